@@ -1,0 +1,33 @@
+# hetlab: `make lab` opens the workbench, `make test` runs every test, `make demo` the main job.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+JOBS ?= 2
+
+.PHONY: lab test test-fast demo bench lint clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+lab: $(STAMP)
+	@if [ -f notebooks/workbench.ipynb ]; then target=notebooks/workbench.ipynb; else target=notebooks; fi; \
+	$(BIN)/jupyter lab $$target
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -p no:cacheprovider --timeout 900 $(PYTEST_ARGS)
+
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -p no:cacheprovider -m "not slow" $(PYTEST_ARGS)
+
+demo: $(STAMP)
+	$(BIN)/hetlab demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check hetlab tests benchmarks
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

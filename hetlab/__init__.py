@@ -1,0 +1,27 @@
+"""hetlab: profile, schedule and run one DL model across heterogeneous devices.
+
+Re-exports only; each name is imported lazily from its module.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+__all__ = ["load", "profile", "schedule", "run", "Workbench", "Problem", "Plan"]
+
+_LAZY = {
+    "load": "hetlab.graph",
+    "profile": "hetlab.cost",
+    "schedule": "hetlab.schedulers",
+    "run": "hetlab.executor",
+    "Workbench": "hetlab.widgets",
+    "Problem": "hetlab.cost.problem",
+    "Plan": "hetlab.schedulers.plan",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'hetlab' has no attribute {name!r}")

@@ -1,0 +1,5 @@
+import sys
+
+from hetlab.cli import main
+
+sys.exit(main())

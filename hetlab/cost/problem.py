@@ -1,0 +1,301 @@
+"""A scheduling problem (spec §2): per-device node costs, edges with bytes and comm, links.
+
+Times are in ``units`` (default ms); ``bandwidth`` is in bytes per time unit. ``cost[d]``
+of ``None`` means device ``d`` cannot run the node. Unknown keys are kept in ``extra``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hetlab.errors import HetlabError
+from hetlab.fileio import atomic_write_json, read_json
+
+INF = math.inf
+
+
+@dataclass
+class PNode:
+    id: str
+    cost: dict[str, float | None]
+    op_type: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class PEdge:
+    src: str
+    dst: str
+    bytes: float = 0.0
+    comm: dict[str, float] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Link:
+    """Per-transfer ``latency`` (time units) and ``bandwidth`` (bytes per time unit, or None)."""
+
+    latency: float = 0.0
+    bandwidth: float | None = None
+
+    def time(self, nbytes: float) -> float:
+        return self.latency + (nbytes / self.bandwidth if self.bandwidth else 0.0)
+
+
+@dataclass
+class Group:
+    """A chain of adjacent nodes with a measured joint cost when fused on one device."""
+
+    nodes: list[str]
+    cost: dict[str, float | None]
+
+
+@dataclass
+class Problem:
+    name: str
+    devices: list[str]
+    nodes: list[PNode]
+    edges: list[PEdge]
+    comm: dict[str, Link] = field(default_factory=dict)
+    groups: list[Group] = field(default_factory=list)
+    units: str = "ms"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    # --- construction -------------------------------------------------------------
+    @classmethod
+    def from_json(cls, doc: Any, source: str = "problem") -> Problem:
+        """Build and validate a problem from its JSON document."""
+        if not isinstance(doc, dict):
+            raise HetlabError(f"{source}: a problem must be a JSON object")
+        try:
+            nodes = [
+                PNode(
+                    id=str(n["id"]),
+                    cost=dict(n["cost"]),
+                    op_type=str(n.get("op_type", "")),
+                    extra={k: v for k, v in n.items() if k not in ("id", "cost", "op_type")},
+                )
+                for n in doc["nodes"]
+            ]
+            edges = [
+                PEdge(
+                    src=str(e["src"]),
+                    dst=str(e["dst"]),
+                    bytes=float(e.get("bytes", 0) or 0),
+                    comm=dict(e.get("comm") or {}),
+                    extra={k: v for k, v in e.items() if k not in ("src", "dst", "bytes", "comm")},
+                )
+                for e in doc.get("edges", [])
+            ]
+            comm = {
+                k: Link(float(v.get("latency", 0) or 0), _opt_float(v.get("bandwidth")))
+                for k, v in (doc.get("comm") or {}).items()
+                if isinstance(v, dict)
+            }
+            groups = [
+                Group([str(x) for x in g["nodes"]], dict(g["cost"])) for g in doc.get("groups", [])
+            ]
+            devices = [str(d) for d in doc["devices"]]
+        except HetlabError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise HetlabError(f"{source}: malformed problem ({type(e).__name__}: {e})") from None
+        known = {"name", "units", "devices", "nodes", "edges", "comm", "groups"}
+        p = cls(
+            name=str(doc.get("name", source)),
+            devices=devices,
+            nodes=nodes,
+            edges=edges,
+            comm=comm,
+            groups=groups,
+            units=str(doc.get("units", "ms")),
+            extra={k: v for k, v in doc.items() if k not in known},
+        )
+        p.validate(source)
+        return p
+
+    @classmethod
+    def load(cls, path: str | Path) -> Problem:
+        return cls.from_json(read_json(path, "problem file"), source=str(path))
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"name": self.name, "units": self.units, "devices": self.devices}
+        doc["nodes"] = [
+            {"id": n.id, **({"op_type": n.op_type} if n.op_type else {}), "cost": n.cost, **n.extra}
+            for n in self.nodes
+        ]
+        doc["edges"] = [
+            {"src": e.src, "dst": e.dst, "bytes": e.bytes, **({"comm": e.comm} if e.comm else {}),
+             **e.extra}
+            for e in self.edges
+        ]  # fmt: skip
+        doc["comm"] = {k: {"latency": v.latency, "bandwidth": v.bandwidth} for k, v in self.comm.items()}
+        if self.groups:
+            doc["groups"] = [{"nodes": g.nodes, "cost": g.cost} for g in self.groups]
+        doc.update(self.extra)
+        return doc
+
+    def save(self, path: str | Path) -> Path:
+        return atomic_write_json(path, self.to_json())
+
+    # --- validation --------------------------------------------------------------
+    def validate(self, source: str = "problem") -> None:
+        """Raise ``HetlabError`` for anything spec §6 calls a bad problem."""
+        if not self.devices:
+            raise HetlabError(f"{source}: the problem lists no devices")
+        if len(set(self.devices)) != len(self.devices):
+            raise HetlabError(f"{source}: duplicate device names in {self.devices}")
+        ids = [n.id for n in self.nodes]
+        if len(set(ids)) != len(ids):
+            raise HetlabError(f"{source}: duplicate node ids")
+        dev = set(self.devices)
+        for n in self.nodes:
+            for d, c in n.cost.items():
+                if d not in dev:
+                    raise HetlabError(f"{source}: node {n.id!r} has a cost for unknown device {d!r}")
+                _check_cost(c, f"{source}: node {n.id!r} on {d!r}")
+            if all(n.cost.get(d) is None for d in self.devices):
+                raise HetlabError(f"{source}: node {n.id!r} ({n.op_type or '?'}) has no device that can run it")
+        idset = set(ids)
+        seen: set[tuple[str, str]] = set()
+        for e in self.edges:
+            for end in (e.src, e.dst):
+                if end not in idset:
+                    raise HetlabError(f"{source}: edge {e.src} -> {e.dst} names unknown node {end!r}")
+            if (e.src, e.dst) in seen:
+                raise HetlabError(f"{source}: duplicate edge {e.src} -> {e.dst}")
+            seen.add((e.src, e.dst))
+            if e.bytes < 0 or not math.isfinite(e.bytes):
+                raise HetlabError(f"{source}: edge {e.src} -> {e.dst} has invalid bytes {e.bytes}")
+            for k, v in e.comm.items():
+                _check_cost(v, f"{source}: comm {k} of edge {e.src} -> {e.dst}", allow_null=False)
+        for k, link in self.comm.items():
+            _check_cost(link.latency, f"{source}: latency of link {k}", allow_null=False)
+            if link.bandwidth is not None and link.bandwidth <= 0:
+                raise HetlabError(f"{source}: bandwidth of link {k} must be positive or null")
+        for g in self.groups:
+            for v in g.nodes:
+                if v not in idset:
+                    raise HetlabError(f"{source}: group {g.nodes} names unknown node {v!r}")
+            for d, c in g.cost.items():
+                if d not in dev:
+                    raise HetlabError(f"{source}: group {g.nodes} has a cost for unknown device {d!r}")
+                _check_cost(c, f"{source}: group {g.nodes} on {d!r}")
+        self._check_acyclic(source)
+
+    def _check_acyclic(self, source: str) -> None:
+        try:
+            self.topo
+        except ValueError:
+            raise HetlabError(f"{source}: the problem graph has a cycle") from None
+
+    # --- fast views used by the simulator and schedulers -------------------------
+    @cached_property
+    def index(self) -> dict[str, int]:
+        return {n.id: i for i, n in enumerate(self.nodes)}
+
+    @cached_property
+    def dev_index(self) -> dict[str, int]:
+        return {d: i for i, d in enumerate(self.devices)}
+
+    @cached_property
+    def cost_matrix(self) -> np.ndarray:
+        """``[n_nodes, n_devices]`` compute times, ``inf`` where unsupported."""
+        m = np.full((len(self.nodes), len(self.devices)), INF)
+        for i, n in enumerate(self.nodes):
+            for j, d in enumerate(self.devices):
+                c = n.cost.get(d)
+                if c is not None:
+                    m[i, j] = float(c)
+        return m
+
+    @cached_property
+    def preds(self) -> list[list[tuple[int, int]]]:
+        """For each node index: ``(pred index, edge index)`` pairs."""
+        out: list[list[tuple[int, int]]] = [[] for _ in self.nodes]
+        for k, e in enumerate(self.edges):
+            out[self.index[e.dst]].append((self.index[e.src], k))
+        return out
+
+    @cached_property
+    def succs(self) -> list[list[tuple[int, int]]]:
+        out: list[list[tuple[int, int]]] = [[] for _ in self.nodes]
+        for k, e in enumerate(self.edges):
+            out[self.index[e.src]].append((self.index[e.dst], k))
+        return out
+
+    @cached_property
+    def comm_tensor(self) -> np.ndarray:
+        """``[n_edges, n_devices, n_devices]`` transfer time of each edge between devices
+        (0 on the diagonal), per spec §2: the edge's own ``comm`` else the link model."""
+        nd = len(self.devices)
+        out = np.zeros((len(self.edges), nd, nd))
+        links = {}
+        for a in self.devices:
+            for b in self.devices:
+                if a != b:
+                    links[a, b] = self.comm.get(f"{a}->{b}") or self.comm.get("default") or Link()
+        for k, e in enumerate(self.edges):
+            for i, a in enumerate(self.devices):
+                for j, b in enumerate(self.devices):
+                    if i != j:
+                        own = e.comm.get(f"{a}->{b}")
+                        out[k, i, j] = float(own) if own is not None else links[a, b].time(e.bytes)
+        return out
+
+    @cached_property
+    def topo(self) -> list[int]:
+        """Node indices in topological order (stable); ``ValueError`` on a cycle."""
+        indeg = [len(p) for p in self.preds]
+        ready = [i for i, d in enumerate(indeg) if d == 0]
+        out: list[int] = []
+        while ready:
+            nxt: list[int] = []
+            for v in ready:
+                out.append(v)
+                for w, _ in self.succs[v]:
+                    indeg[w] -= 1
+                    if indeg[w] == 0:
+                        nxt.append(w)
+            ready = nxt
+        if len(out) != len(self.nodes):
+            raise ValueError("cycle")
+        return out
+
+    def comm_cost(self, src: str, dst: str, a: str, b: str) -> float:
+        """Transfer time of edge ``src -> dst`` when ``src`` runs on ``a`` and ``dst`` on ``b``."""
+        if a == b:
+            return 0.0
+        k = self.edge_index[(src, dst)]
+        return float(self.comm_tensor[k, self.dev_index[a], self.dev_index[b]])
+
+    @cached_property
+    def edge_index(self) -> dict[tuple[str, str], int]:
+        return {(e.src, e.dst): k for k, e in enumerate(self.edges)}
+
+    def group_cost(self, members: list[str] | tuple[str, ...], device: str) -> float | None:
+        """The fused cost of exactly this group on ``device``, or None."""
+        key = tuple(members)
+        for g in self.groups:
+            if tuple(g.nodes) == key or set(g.nodes) == set(key):
+                return g.cost.get(device)
+        return None
+
+
+def _opt_float(v: Any) -> float | None:
+    return None if v is None else float(v)
+
+
+def _check_cost(c: Any, where: str, allow_null: bool = True) -> None:
+    if c is None and allow_null:
+        return
+    if isinstance(c, bool) or not isinstance(c, (int, float)):
+        raise HetlabError(f"{where}: cost must be a number{' or null' if allow_null else ''}, got {c!r}")
+    if not math.isfinite(c) or c < 0:
+        raise HetlabError(f"{where}: cost must be a finite non-negative number, got {c!r}")

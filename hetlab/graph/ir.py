@@ -1,0 +1,223 @@
+"""The operator DAG of a model (spec §1): plain data that can ``lint()`` itself.
+
+Sizes are in bytes, ``flops`` counts floating-point operations (a multiply-add is 2).
+Nothing here imports onnx; ``hetlab.graph.onnx_io`` builds an ``OpGraph`` from a file.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from hetlab.errors import HetlabError
+
+DTYPE_BYTES = {
+    "float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "int64": 8, "int32": 4,
+    "int16": 2, "int8": 1, "uint8": 1, "uint16": 2, "uint32": 4, "uint64": 8, "bool": 1,
+    "string": 8, "complex64": 8, "complex128": 16,
+}  # fmt: skip
+
+
+@dataclass
+class Tensor:
+    """A value of the model: ``shape`` is a tuple of ints once fixed, ``dtype`` a numpy name."""
+
+    name: str
+    shape: tuple[int, ...] | None
+    dtype: str = "float32"
+
+    @property
+    def nbytes(self) -> int:
+        if self.shape is None:
+            return 0
+        n = 1
+        for d in self.shape:
+            n *= int(d)
+        return n * DTYPE_BYTES.get(self.dtype, 4)
+
+
+@dataclass
+class Node:
+    """One vertex: an ONNX node of the main graph (``Constant`` nodes are folded away).
+
+    ``inputs``/``outputs`` are tensor names ('' for an omitted optional input);
+    ``outer_inputs`` are outer-graph tensors read by control-flow bodies; ``attrs`` holds
+    plain Python values (numpy arrays for tensor attributes; subgraph bodies are not kept).
+    """
+
+    id: str
+    op_type: str
+    inputs: list[str]
+    outputs: list[str]
+    attrs: dict[str, Any] = field(default_factory=dict)
+    domain: str = ""
+    index: int = 0
+    outer_inputs: list[str] = field(default_factory=list)
+    uprank: int = 1
+    flops: int = 0
+    out_bytes: int = 0
+
+
+@dataclass
+class Edge:
+    """``src -> dst``: the tensors of ``src`` that ``dst`` reads, and their total bytes."""
+
+    src: str
+    dst: str
+    bytes: int
+    tensors: list[str]
+
+
+@dataclass
+class OpGraph:
+    """A model as an operator DAG. ``tensors`` has the fixed shape of every value;
+    ``consts`` names initializers (and folded Constant outputs); ``inputs``/``outputs``
+    are the model's graph inputs and outputs; ``model_path`` is the ONNX file on disk."""
+
+    name: str
+    nodes: list[Node]
+    edges: list[Edge]
+    tensors: dict[str, Tensor] = field(default_factory=dict)
+    inputs: list[str] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+    consts: set[str] = field(default_factory=set)
+    model_path: str | None = None
+    input_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._index: dict[str, int] = {n.id: i for i, n in enumerate(self.nodes)}
+
+    # --- lookup -------------------------------------------------------------------
+    def node(self, node_id: str) -> Node:
+        try:
+            return self.nodes[self._index[node_id]]
+        except KeyError:
+            raise HetlabError(f"unknown node id {node_id!r} in model {self.name!r}") from None
+
+    def __contains__(self, node_id: str) -> bool:
+        return node_id in self._index
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def preds(self, node_id: str) -> list[str]:
+        return self._adj()[0].get(node_id, [])
+
+    def succs(self, node_id: str) -> list[str]:
+        return self._adj()[1].get(node_id, [])
+
+    def _adj(self) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+        cache = getattr(self, "_adj_cache", None)
+        if cache is None or cache[0] != len(self.edges):
+            p: dict[str, list[str]] = defaultdict(list)
+            s: dict[str, list[str]] = defaultdict(list)
+            for e in self.edges:
+                p[e.dst].append(e.src)
+                s[e.src].append(e.dst)
+            cache = (len(self.edges), (dict(p), dict(s)))
+            self._adj_cache = cache
+        return cache[1]
+
+    def producer(self) -> dict[str, str]:
+        """Tensor name -> id of the node that writes it."""
+        return {t: n.id for n in self.nodes for t in n.outputs if t}
+
+    # --- structure ------------------------------------------------------------------
+    def topo_order(self) -> list[str]:
+        """Node ids in a topological order (Kahn, stable in model order); raises on a cycle."""
+        indeg = {n.id: 0 for n in self.nodes}
+        for e in self.edges:
+            indeg[e.dst] += 1
+        ready = [n.id for n in self.nodes if indeg[n.id] == 0]
+        out: list[str] = []
+        i = 0
+        while i < len(ready):
+            v = ready[i]
+            i += 1
+            out.append(v)
+            for w in self.succs(v):
+                indeg[w] -= 1
+                if indeg[w] == 0:
+                    ready.append(w)
+        if len(out) != len(self.nodes):
+            stuck = sorted(v for v, d in indeg.items() if d > 0)[:5]
+            raise HetlabError(f"graph {self.name!r} has a cycle through {', '.join(stuck)}")
+        return out
+
+    def compute_upranks(self) -> None:
+        """Upward rank, HOPE eq. 8: 1 for a source, else 1 + max over predecessors."""
+        for v in self.topo_order():
+            ps = self.preds(v)
+            self.node(v).uprank = 1 + max((self.node(u).uprank for u in ps), default=0)
+
+    def levels(self) -> dict[int, list[str]]:
+        """Node ids grouped by upward rank."""
+        out: dict[int, list[str]] = defaultdict(list)
+        for n in self.nodes:
+            out[n.uprank].append(n.id)
+        return dict(sorted(out.items()))
+
+    def lint(self) -> None:
+        """Check ids are unique, every edge joins known nodes once per ordered pair, there
+        are no self-loops and no cycle. Raises ``HetlabError`` naming the first fault."""
+        if len(self._index) != len(self.nodes):
+            dup = [k for k, c in Counter(n.id for n in self.nodes).items() if c > 1]
+            raise HetlabError(f"duplicate node ids: {', '.join(dup[:5])}")
+        seen: set[tuple[str, str]] = set()
+        for e in self.edges:
+            for end in (e.src, e.dst):
+                if end not in self._index:
+                    raise HetlabError(f"dangling edge {e.src} -> {e.dst}: no node {end!r}")
+            if e.src == e.dst:
+                raise HetlabError(f"self-loop on node {e.src!r}")
+            if (e.src, e.dst) in seen:
+                raise HetlabError(f"duplicate edge {e.src} -> {e.dst}")
+            if e.bytes < 0:
+                raise HetlabError(f"edge {e.src} -> {e.dst} has negative bytes")
+            seen.add((e.src, e.dst))
+        self.topo_order()
+
+    # --- summaries and JSON ------------------------------------------------------
+    def summary(self) -> dict[str, Any]:
+        lv = self.levels()
+        widest = max(lv.items(), key=lambda kv: len(kv[1])) if lv else (0, [])
+        return {
+            "model": self.name,
+            "vertices": len(self.nodes),
+            "edges": len(self.edges),
+            "depth": max(lv, default=0),
+            "widest_level": {"uprank": widest[0], "width": len(widest[1])},
+            "ops": dict(Counter(n.op_type for n in self.nodes).most_common()),
+            "flops": sum(n.flops for n in self.nodes),
+            "inputs": {k: list(v) for k, v in self.input_shapes.items()},
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        """The document of ``hetlab graph --json`` (spec §1), with extra keys for shapes."""
+        return {
+            "model": self.name,
+            "model_path": self.model_path,
+            "inputs": {k: list(v) for k, v in self.input_shapes.items()},
+            "nodes": [
+                {
+                    "id": n.id,
+                    "op_type": n.op_type,
+                    "uprank": n.uprank,
+                    "flops": n.flops,
+                    "out_bytes": n.out_bytes,
+                    "inputs": n.inputs,
+                    "outputs": n.outputs,
+                    "shapes": [_shape(self.tensors.get(t)) for t in n.outputs],
+                }
+                for n in self.nodes
+            ],
+            "edges": [
+                {"src": e.src, "dst": e.dst, "bytes": e.bytes, "tensors": e.tensors}
+                for e in self.edges
+            ],
+        }
+
+
+def _shape(t: Tensor | None) -> list[int] | None:
+    return None if t is None or t.shape is None else list(t.shape)

@@ -1,0 +1,8 @@
+"""Scheduling algorithms behind one interface (``schedule``), the simulator and bounds."""
+
+from hetlab.schedulers.base import REGISTRY, Decision, Param, algorithm, algorithms, schedule
+from hetlab.schedulers.plan import Assignment, Plan
+from hetlab.schedulers.sim import Timing, simulate
+
+__all__ = ["REGISTRY", "Assignment", "Decision", "Param", "Plan", "Timing", "algorithm",
+           "algorithms", "schedule", "simulate"]  # fmt: skip

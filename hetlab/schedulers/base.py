@@ -1,0 +1,121 @@
+"""One interface for every scheduling algorithm, and the registry the CLI and widgets read.
+
+An algorithm is a function ``(problem, **params) -> Decision``; ``schedule`` times the
+decision with the standard simulator and returns a ``Plan``. Register with::
+
+    @register("heft", "HEFT (Topcuoglu et al., 2002)", params=[Param("...", ...)])
+    def heft(problem: Problem) -> Decision: ...
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from hetlab.cost.problem import Problem
+from hetlab.errors import HetlabError
+from hetlab.schedulers.plan import Plan
+
+# module name for each algorithm (imported lazily so `hetlab --help` stays fast)
+MODULES = {
+    "ilp": "ilp", "greedy": "greedy", "heft": "heft", "peft": "peft", "dmda": "dmda",
+    "dmdar": "dmda", "mosaic": "mosaic", "overseer": "overseer",
+    "partitiontuner": "partitiontuner", "opseq": "seq", "typeseq": "seq", "single": "seq",
+}  # fmt: skip
+
+
+@dataclass
+class Param:
+    """A tunable parameter: ``kind`` is 'int', 'float' or 'bool'; bounds are inclusive."""
+
+    name: str
+    kind: str
+    default: Any
+    low: float | None = None
+    high: float | None = None
+    help: str = ""
+
+    def coerce(self, value: Any, algo: str) -> Any:
+        try:
+            v = {"int": int, "float": float, "bool": bool}[self.kind](value)
+        except (TypeError, ValueError):
+            raise HetlabError(f"{algo}: parameter {self.name} must be {self.kind}, got {value!r}") from None
+        if self.kind == "int" and float(value) != v:
+            raise HetlabError(f"{algo}: parameter {self.name} must be an integer, got {value!r}")
+        if (self.low is not None and v < self.low) or (self.high is not None and v > self.high):
+            raise HetlabError(
+                f"{algo}: parameter {self.name}={value} is out of range [{self.low}, {self.high}]"
+            )
+        return v
+
+
+@dataclass
+class Decision:
+    """What an algorithm decides; times come from the simulator, never from the algorithm."""
+
+    device_of: dict[str, str]
+    order: list[str]
+    fused: list[list[str]] = field(default_factory=list)
+    sequential: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Algorithm:
+    name: str
+    title: str
+    func: Callable[..., Decision]
+    params: list[Param]
+    sequential: bool = False
+
+
+REGISTRY: dict[str, Algorithm] = {}
+
+
+def register(name: str, title: str, params: list[Param] | None = None, sequential: bool = False):
+    def deco(func: Callable[..., Decision]) -> Callable[..., Decision]:
+        REGISTRY[name] = Algorithm(name, title, func, list(params or []), sequential)
+        return func
+
+    return deco
+
+
+def algorithm(name: str) -> Algorithm:
+    """Look up an algorithm by name (``single:DEVICE`` maps to ``single``)."""
+    base = name.split(":", 1)[0]
+    if base not in MODULES:
+        raise HetlabError(f"unknown algorithm {name!r}; choose one of: {', '.join(algorithms())}")
+    importlib.import_module(f"hetlab.schedulers.{MODULES[base]}")
+    if base not in REGISTRY:
+        raise HetlabError(f"algorithm {base!r} is not available in this build")
+    return REGISTRY[base]
+
+
+def algorithms() -> list[str]:
+    return [k for k in MODULES if k != "single"] + ["single:DEVICE"]
+
+
+def schedule(problem: Problem, algo: str, **params: Any) -> Plan:
+    """Run ``algo`` on ``problem`` and return the simulated plan (spec §3, §4).
+
+    ``params`` not given take their defaults; ``None`` values are treated as not given.
+    """
+    a = algorithm(algo)
+    given = {k: v for k, v in params.items() if v is not None}
+    known = {p.name for p in a.params}
+    unknown = sorted(set(given) - known - {"progress"})
+    if unknown:
+        raise HetlabError(f"{algo}: unknown parameter(s) {', '.join(unknown)}; it takes {sorted(known) or 'none'}")
+    kw = {p.name: p.coerce(given.get(p.name, p.default), algo) for p in a.params if p.default is not None or p.name in given}
+    if ":" in algo:
+        kw["device"] = algo.split(":", 1)[1]
+    if "progress" in given:
+        kw["progress"] = given["progress"]
+    t0 = time.perf_counter()
+    dec = a.func(problem, **kw)
+    dt = time.perf_counter() - t0
+    shown = {k: v for k, v in kw.items() if k != "progress"}
+    return Plan.build(problem, algo, dec.device_of, dec.order, dec.fused,
+                      dec.sequential or a.sequential, shown, dt, dec.extra)  # fmt: skip

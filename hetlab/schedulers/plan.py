@@ -1,0 +1,141 @@
+"""A plan (spec §4): a device and a start/finish time per node, as the simulator computes them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from hetlab.cost.problem import Problem
+from hetlab.errors import HetlabError
+from hetlab.fileio import atomic_write_json, read_json
+from hetlab.schedulers.sim import simulate
+
+
+@dataclass
+class Assignment:
+    node: str
+    device: str
+    start: float
+    finish: float
+
+
+@dataclass
+class Plan:
+    """``assignments`` in global order (sorted by start); times in the problem's units."""
+
+    problem: str
+    algo: str
+    assignments: list[Assignment]
+    makespan: float
+    params: dict[str, Any] = field(default_factory=dict)
+    solve_seconds: float = 0.0
+    sequential: bool = False
+    fused: list[list[str]] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def build(
+        cls,
+        problem: Problem,
+        algo: str,
+        device_of: dict[str, str],
+        order: Sequence[str],
+        fused: Sequence[Sequence[str]] = (),
+        sequential: bool = False,
+        params: dict[str, Any] | None = None,
+        solve_seconds: float = 0.0,
+        extra: dict[str, Any] | None = None,
+    ) -> Plan:
+        """Simulate (spec §3) and record the result; this is how every scheduler makes a plan."""
+        t = simulate(problem, device_of, order, fused, sequential)
+        pos = {v: i for i, v in enumerate(order)}
+        ids = sorted(device_of, key=lambda v: (t.start[v], pos[v]))
+        return cls(
+            problem=problem.name,
+            algo=algo,
+            assignments=[Assignment(v, device_of[v], t.start[v], t.finish[v]) for v in ids],
+            makespan=t.makespan,
+            params=dict(params or {}),
+            solve_seconds=solve_seconds,
+            sequential=sequential,
+            fused=[list(g) for g in fused],
+            extra=dict(extra or {}),
+        )
+
+    # --- views ---------------------------------------------------------------
+    @property
+    def device_of(self) -> dict[str, str]:
+        return {a.node: a.device for a in self.assignments}
+
+    @property
+    def order(self) -> list[str]:
+        """Global order: by start time, ties kept in the stored (topological) order."""
+        return [a.node for a in self.assignments]
+
+    def device_order(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for a in self.assignments:
+            out.setdefault(a.device, []).append(a.node)
+        return out
+
+    def resimulate(self, problem: Problem) -> Plan:
+        """The same assignment and order, timed again under ``problem``."""
+        return Plan.build(problem, self.algo, self.device_of, self.order, self.fused,
+                          self.sequential, self.params, self.solve_seconds, self.extra)  # fmt: skip
+
+    # --- JSON ------------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "problem": self.problem,
+            "algo": self.algo,
+            "params": self.params,
+            "makespan": self.makespan,
+            "solve_seconds": self.solve_seconds,
+            "sequential": self.sequential,
+            "assignments": [
+                {"node": a.node, "device": a.device, "start": a.start, "finish": a.finish}
+                for a in self.assignments
+            ],
+            "fused": self.fused,
+            **self.extra,
+        }
+
+    @classmethod
+    def from_json(cls, doc: Any, source: str = "plan") -> Plan:
+        if not isinstance(doc, dict):
+            raise HetlabError(f"{source}: a plan must be a JSON object")
+        try:
+            asg = [
+                Assignment(str(a["node"]), str(a["device"]), float(a.get("start", 0.0)),
+                           float(a.get("finish", 0.0)))
+                for a in doc["assignments"]
+            ]  # fmt: skip
+            known = {"problem", "algo", "params", "makespan", "solve_seconds", "sequential",
+                     "assignments", "fused"}  # fmt: skip
+            plan = cls(
+                problem=str(doc.get("problem", "")),
+                algo=str(doc.get("algo", "")),
+                assignments=asg,
+                makespan=float(doc.get("makespan", max((a.finish for a in asg), default=0.0))),
+                params=dict(doc.get("params") or {}),
+                solve_seconds=float(doc.get("solve_seconds", 0.0) or 0.0),
+                sequential=bool(doc.get("sequential", False)),
+                fused=[[str(x) for x in g] for g in doc.get("fused") or []],
+                extra={k: v for k, v in doc.items() if k not in known},
+            )
+        except (KeyError, TypeError, ValueError) as e:
+            raise HetlabError(f"{source}: malformed plan ({type(e).__name__}: {e})") from None
+        seen: set[str] = set()
+        for a in plan.assignments:
+            if a.node in seen:
+                raise HetlabError(f"{source}: node {a.node!r} appears twice in assignments")
+            seen.add(a.node)
+        return plan
+
+    @classmethod
+    def load(cls, path: str | Path) -> Plan:
+        return cls.from_json(read_json(path, "plan file"), source=str(path))
+
+    def save(self, path: str | Path) -> Path:
+        return atomic_write_json(path, self.to_json())

@@ -1,0 +1,115 @@
+"""The standard timing model of spec §3: the one simulator every reported makespan comes from.
+
+A schedule is a device per node, a global order (each device's order is its subsequence;
+any deadlock-free set of per-device orders has such a topological merge), optional fused
+groups and a ``sequential`` flag. Receives are blocking: a unit occupies its device for its
+compute time plus the transfer time of every input edge that comes from another device.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from hetlab.cost.problem import Problem
+from hetlab.errors import HetlabError
+
+
+@dataclass
+class Timing:
+    start: dict[str, float]
+    finish: dict[str, float]
+    makespan: float
+
+
+def simulate(
+    problem: Problem,
+    device_of: dict[str, str],
+    order: Sequence[str],
+    fused: Sequence[Sequence[str]] = (),
+    sequential: bool = False,
+) -> Timing:
+    """ASAP start and finish times (in the problem's units) of every node.
+
+    ``order`` must list every node once, in an order where each node follows its
+    predecessors; a fused group runs at the position of its last member.
+    """
+    idx = problem.index
+    dix = problem.dev_index
+    n = len(problem.nodes)
+    if len(order) != n or len(set(order)) != n:
+        raise HetlabError(f"plan order must list each of the {n} nodes exactly once")
+    group_of: dict[int, int] = {}
+    groups: list[list[int]] = []
+    for g in fused:
+        members = [idx[v] for v in g]
+        for m in members:
+            if m in group_of:
+                raise HetlabError(f"node {problem.nodes[m].id!r} is in two fused groups")
+            group_of[m] = len(groups)
+        groups.append(members)
+    dev = [0] * n
+    for v, d in device_of.items():
+        if v not in idx:
+            raise HetlabError(f"plan places unknown node {v!r}")
+        if d not in dix:
+            raise HetlabError(f"plan uses unknown device {d!r} (devices: {', '.join(problem.devices)})")
+        dev[idx[v]] = dix[d]
+    if len(device_of) != n:
+        missing = [x.id for x in problem.nodes if x.id not in device_of][:3]
+        raise HetlabError(f"plan leaves nodes without a device: {', '.join(missing)}")
+
+    pos = {idx[v]: i for i, v in enumerate(order)}
+    last_pos = [max(pos[m] for m in g) for g in groups]
+    cost = problem.cost_matrix
+    comm = problem.comm_tensor
+    preds = problem.preds
+    start = [0.0] * n
+    finish = [-1.0] * n
+    dev_free = [0.0] * len(problem.devices)
+    clock = 0.0
+    for i, v in enumerate(order):
+        vi = idx[v]
+        gi = group_of.get(vi)
+        if gi is not None and last_pos[gi] != i:
+            continue
+        members = groups[gi] if gi is not None else [vi]
+        d = dev[vi]
+        inside = set(members)
+        ready = 0.0
+        recv = 0.0
+        for m in members:
+            if dev[m] != d:
+                raise HetlabError(f"fused group {[problem.nodes[x].id for x in members]} spans devices")
+            for u, k in preds[m]:
+                if u in inside:
+                    continue
+                if finish[u] < 0:
+                    raise HetlabError(
+                        f"plan order runs {problem.nodes[m].id!r} before its predecessor "
+                        f"{problem.nodes[u].id!r}"
+                    )
+                ready = max(ready, finish[u])
+                if dev[u] != d:
+                    recv += comm[k, dev[u], d]
+        if gi is not None:
+            names = [problem.nodes[m].id for m in members]
+            c = problem.group_cost(names, problem.devices[d])
+            if c is None:
+                raise HetlabError(f"no fused cost for group {names} on {problem.devices[d]!r}")
+        else:
+            c = cost[vi, d]
+            if c == float("inf"):
+                raise HetlabError(f"node {v!r} cannot run on {problem.devices[d]!r}")
+        s = max(ready, clock if sequential else dev_free[d])
+        f = float(s + c + recv)
+        for m in members:
+            start[m], finish[m] = s, f
+        dev_free[d] = f
+        clock = f
+    names = [x.id for x in problem.nodes]
+    return Timing(
+        start=dict(zip(names, start)),
+        finish=dict(zip(names, finish)),
+        makespan=max(finish, default=0.0),
+    )

@@ -1,0 +1,115 @@
+"""The device interface: a few hooks behind which every backend sits (tinygrad-style).
+
+A *unit* is one node or a chain of nodes that run on one device as one dispatch (an
+onnxruntime session over the extracted subgraph, or one OpenCL command sequence). Buffers
+are opaque handles; the host layout (a C-contiguous numpy array) is the exchange format.
+Times are seconds on ``time.perf_counter()``'s clock unless a name says ms.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from hetlab.graph.ir import Node, OpGraph
+
+
+@dataclass
+class Unit:
+    """A prepared, runnable piece of a graph on one device.
+
+    ``inputs``: tensors read from outside the unit (not weights, which the device holds);
+    ``outputs``: tensors written by the unit that are read outside it or are model outputs.
+    ``handle`` is the backend's own (a session, a list of kernel launches...).
+    """
+
+    device: str
+    nodes: list[str]
+    inputs: list[str]
+    outputs: list[str]
+    handle: Any = None
+
+
+@dataclass
+class NodeTime:
+    """Measured interval of one node (or a whole unit, when ``node`` is the unit's first)."""
+
+    node: str
+    start: float
+    finish: float
+
+
+@dataclass
+class RunResult:
+    outputs: dict[str, Any]
+    start: float
+    finish: float
+    node_times: list[NodeTime] = field(default_factory=list)
+
+
+class Device(ABC):
+    """A compute device. Subclasses set ``name`` and ``kind`` and implement the hooks."""
+
+    name: str
+    kind: str
+
+    # --- identity -----------------------------------------------------------
+    @abstractmethod
+    def info(self) -> dict[str, Any]:
+        """The entry of ``hetlab devices --json`` (spec §5): at least name and kind."""
+
+    def fingerprint(self) -> str:
+        """A stable string that changes when the hardware or driver changes (profile cache key)."""
+        i = self.info()
+        return "|".join(f"{k}={i[k]}" for k in sorted(i) if k not in ("name",))
+
+    @abstractmethod
+    def supports(self, node: Node, graph: OpGraph) -> bool:
+        """Whether this device can run ``node`` with its shapes and attributes. Decided
+        before any run: an op refused here is never discovered mid-run."""
+
+    def why_not(self, node: Node, graph: OpGraph) -> str | None:
+        """A short reason when ``supports`` is False (for UIs and error messages)."""
+        return None if self.supports(node, graph) else f"{node.op_type} is not supported on {self.name}"
+
+    # --- buffers --------------------------------------------------------------
+    def alloc(self, shape: Sequence[int], dtype: str = "float32") -> Any:
+        return np.empty(tuple(shape), dtype=dtype)
+
+    def copy_in(self, array: np.ndarray) -> Any:
+        """Host array -> device buffer (identity on host-memory devices)."""
+        return array
+
+    def copy_out(self, buf: Any) -> np.ndarray:
+        """Device buffer -> host array (blocking)."""
+        return np.asarray(buf)
+
+    def free(self, buf: Any) -> None:
+        """Release a buffer after its last use (no-op where the GC does it)."""
+
+    # --- running -------------------------------------------------------------
+    @abstractmethod
+    def prepare(self, graph: OpGraph, nodes: Sequence[str]) -> Unit:
+        """Compile/build everything ``nodes`` need (sessions, programs, weights) once."""
+
+    @abstractmethod
+    def run(self, unit: Unit, inputs: dict[str, Any]) -> RunResult:
+        """Run a prepared unit on device buffers; blocks until its outputs are ready."""
+
+    def bind_thread(self) -> None:
+        """Called once on the worker thread that drives this device (pin it to its cores)."""
+
+    def close(self) -> None:
+        """Release sessions, queues and buffers."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name} ({self.kind})>"
+
+
+def now() -> float:
+    """The one clock every measured interval uses (seconds)."""
+    return time.perf_counter()

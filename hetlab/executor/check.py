@@ -1,0 +1,92 @@
+"""Inputs and the correctness check of a run (spec §5): seeded random inputs, a plain
+onnxruntime session on ``model_path`` as the reference, and ``max_rel_err``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from hetlab.errors import HetlabError
+from hetlab.graph.ir import OpGraph
+
+INT_HIGH = 4  # integer inputs are drawn from [0, INT_HIGH): valid as indices, lengths, ids
+
+
+def random_inputs(graph: OpGraph, seed: int = 0) -> dict[str, np.ndarray]:
+    """Seeded random tensors of the model's input shapes: floats ~ N(0, 1), integers in a
+    small valid range, booleans fair coins."""
+    rng = np.random.default_rng(seed)
+    out: dict[str, np.ndarray] = {}
+    for name in graph.inputs:
+        shape = tuple(graph.input_shapes.get(name) or (graph.tensors[name].shape or ()))
+        dtype = np.dtype(graph.tensors[name].dtype if name in graph.tensors else "float32")
+        if dtype.kind == "f":
+            out[name] = rng.standard_normal(shape).astype(dtype)
+        elif dtype.kind in "iu":
+            out[name] = rng.integers(0, INT_HIGH, size=shape).astype(dtype)
+        elif dtype.kind == "b":
+            out[name] = rng.integers(0, 2, size=shape).astype(bool)
+        else:
+            raise HetlabError(f"cannot make a random value for input {name!r} of type {dtype}; "
+                              f"give it with --input {name}=FILE.npy")  # fmt: skip
+    return out
+
+
+def load_inputs(graph: OpGraph, given: Mapping[str, str], seed: int = 0) -> dict[str, np.ndarray]:
+    """Random inputs, with ``given`` (input name -> .npy path) replacing some of them."""
+    out = random_inputs(graph, seed)
+    for name, path in given.items():
+        if name not in graph.inputs:
+            raise HetlabError(f"--input {name}: the model has no input {name!r} "
+                              f"(inputs: {', '.join(graph.inputs)})")  # fmt: skip
+        p = Path(path)
+        if not p.is_file():
+            raise HetlabError(f"--input {name}: file not found: {p}")
+        try:
+            arr = np.load(p, allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise HetlabError(f"--input {name}: {p} is not a .npy array ({e})") from None
+        want = out[name]
+        if tuple(arr.shape) != tuple(want.shape):
+            raise HetlabError(f"--input {name}: {p} has shape {list(arr.shape)}, the model "
+                              f"expects {list(want.shape)}")  # fmt: skip
+        out[name] = np.ascontiguousarray(arr.astype(want.dtype, copy=False))
+    return out
+
+
+def reference_outputs(model_path: str, inputs: Mapping[str, Any], outputs: list[str]) -> dict[str, Any]:
+    """The model's outputs from one plain onnxruntime CPU session (default options)."""
+    import onnxruntime as ort
+
+    if not model_path:
+        raise HetlabError("--check needs the model's ONNX file (graph.model_path is empty)")
+    try:
+        sess = ort.InferenceSession(str(model_path), providers=["CPUExecutionProvider"])
+        names = [i.name for i in sess.get_inputs()]
+        res = sess.run(outputs, {k: inputs[k] for k in names})
+    except Exception as e:  # noqa: BLE001 - the reference run itself failed
+        raise HetlabError(f"the reference onnxruntime run of {model_path} failed: {e}") from None
+    return dict(zip(outputs, res))
+
+
+def max_rel_err(outs: Mapping[str, Any], ref: Mapping[str, Any]) -> float:
+    """Largest ``||out - ref|| / ||ref||`` over the outputs (absolute error where
+    ``||ref|| = 0``); non-numeric outputs count 0 when equal and 1 when not."""
+    worst = 0.0
+    for k, r in ref.items():
+        o = outs[k]
+        r = np.asarray(r)
+        o = np.asarray(o)
+        if r.shape != o.shape:
+            return float("inf")
+        if r.dtype.kind not in "fiucb":
+            worst = max(worst, 0.0 if np.array_equal(r, o) else 1.0)
+            continue
+        r64 = r.astype(np.float64)
+        d = float(np.linalg.norm((o.astype(np.float64) - r64).ravel()))
+        n = float(np.linalg.norm(r64.ravel()))
+        err = d / n if n > 0 else d
+        worst = max(worst, err if np.isfinite(err) else float("inf"))
+    return worst

@@ -9,29 +9,10 @@ from typing import Any, Mapping
 import numpy as np
 
 from hetlab.errors import HetlabError
+from hetlab.graph.inputs import random_inputs
 from hetlab.graph.ir import OpGraph
 
-INT_HIGH = 4  # integer inputs are drawn from [0, INT_HIGH): valid as indices, lengths, ids
-
-
-def random_inputs(graph: OpGraph, seed: int = 0) -> dict[str, np.ndarray]:
-    """Seeded random tensors of the model's input shapes: floats ~ N(0, 1), integers in a
-    small valid range, booleans fair coins."""
-    rng = np.random.default_rng(seed)
-    out: dict[str, np.ndarray] = {}
-    for name in graph.inputs:
-        shape = tuple(graph.input_shapes.get(name) or (graph.tensors[name].shape or ()))
-        dtype = np.dtype(graph.tensors[name].dtype if name in graph.tensors else "float32")
-        if dtype.kind == "f":
-            out[name] = rng.standard_normal(shape).astype(dtype)
-        elif dtype.kind in "iu":
-            out[name] = rng.integers(0, INT_HIGH, size=shape).astype(dtype)
-        elif dtype.kind == "b":
-            out[name] = rng.integers(0, 2, size=shape).astype(bool)
-        else:
-            raise HetlabError(f"cannot make a random value for input {name!r} of type {dtype}; "
-                              f"give it with --input {name}=FILE.npy")  # fmt: skip
-    return out
+__all__ = ["load_inputs", "max_rel_err", "random_inputs", "reference_outputs"]
 
 
 def load_inputs(graph: OpGraph, given: Mapping[str, str], seed: int = 0) -> dict[str, np.ndarray]:

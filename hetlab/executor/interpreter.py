@@ -59,6 +59,11 @@ class Executor:
         self.devices = dict(devices) if isinstance(devices, Mapping) else {d.name: d for d in devices}
         check_plan(graph, device_of, list(self.devices), order)
         self.device_of = dict(device_of)
+        for n in graph.nodes:
+            dev = self.devices[self.device_of[n.id]]
+            if not dev.supports(n, graph):
+                why = dev.why_not(n, graph) or f"{n.op_type} is not supported"
+                raise HetlabError(f"plan places {n.id!r} ({n.op_type}) on {dev.name}, which cannot run it: {why}")
         self.specs: list[UnitSpec] = build_units(graph, self.device_of, order)
         self.sequential = sequential
         self.units: list[Unit] = []

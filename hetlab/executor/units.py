@@ -1,9 +1,8 @@
 """Plan -> units: the dispatches the executor makes (issue 6, item 1).
 
-A unit is a maximal run of consecutive nodes in one device's order such that every edge
-between devices leaves a unit from its *last* node and enters a unit at its *first* node.
-So a unit never waits for another device once it has started, and never holds back a
-tensor another device needs. Each device's order is the plan's global order restricted to
+A unit is a run of consecutive nodes in one device's order that waits for other devices
+only before it starts (every input from another device comes from a unit it waits for) and
+holds back no tensor another device could use sooner. Each device's order is the plan's global order restricted to
 that device; because the global order is topological, the unit graph is acyclic.
 """
 
@@ -61,33 +60,40 @@ def check_plan(graph: OpGraph, device_of: Mapping[str, str], devices: Sequence[s
 def build_units(graph: OpGraph, device_of: Mapping[str, str],
                 order: Sequence[str] | None = None) -> list[UnitSpec]:
     """Split a placement into units (see module doc). ``order`` defaults to the graph's
-    topological order. Units are numbered in global order of their first node."""
+    topological order. Units are numbered in global order of their first node.
+
+    A node with an input from another device joins the open unit only if that input's unit
+    is one the open unit already waits for; otherwise it starts a unit. A unit closes after
+    a node whose output another device reads, unless each such reader also waits for a later
+    node of this device (then closing early would not let the reader start any sooner)."""
     order = list(order) if order is not None else graph.topo_order()
-    cross_in: set[str] = set()
-    cross_out: set[str] = set()
-    for e in graph.edges:
-        if device_of[e.src] != device_of[e.dst]:
-            cross_out.add(e.src)
-            cross_in.add(e.dst)
+    pos = {v: i for i, v in enumerate(order)}
+    close_after: set[str] = set()
+    for v in order:
+        d = device_of[v]
+        for w in graph.succs(v):
+            if device_of[w] != d and not any(
+                device_of[p] == d and pos[p] > pos[v] for p in graph.preds(w)
+            ):
+                close_after.add(v)
+                break
     open_unit: dict[str, UnitSpec] = {}  # device -> unit still accepting nodes
     units: list[UnitSpec] = []
     unit_of: dict[str, int] = {}
     seq: dict[str, int] = {}
     for v in order:
         d = device_of[v]
+        deps = {unit_of[p] for p in graph.preds(v) if device_of[p] != d}
         u = open_unit.get(d)
-        if u is None or v in cross_in:
-            u = UnitSpec(index=len(units), device=d, nodes=[], seq=seq.get(d, 0))
+        if u is None or not deps <= set(u.deps):
+            u = UnitSpec(index=len(units), device=d, nodes=[], seq=seq.get(d, 0), deps=sorted(deps))
             seq[d] = u.seq + 1
             units.append(u)
             open_unit[d] = u
         u.nodes.append(v)
         unit_of[v] = u.index
-        if v in cross_out:
+        if v in close_after:
             open_unit.pop(d, None)
-    for u in units:
-        deps = {unit_of[p] for v in u.nodes for p in graph.preds(v) if device_of[p] != u.device}
-        u.deps = sorted(deps)
     return units
 
 

@@ -82,7 +82,11 @@ def _declared_dims(vi: onnx.ValueInfoProto) -> list[Dim]:
     t = vi.type.tensor_type
     if not t.HasField("shape"):
         return []
-    return [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim]
+    # '?' is what some exporters write for "unknown": an unnamed dimension, not a shared name
+    return [
+        d.dim_value if d.HasField("dim_value") else (d.dim_param if d.dim_param not in ("", "?") else None)
+        for d in t.shape.dim
+    ]
 
 
 def _attrs(node: onnx.NodeProto) -> dict[str, Any]:
@@ -188,9 +192,13 @@ def _infer(m: onnx.ModelProto) -> dict[str, Tensor]:
 
 
 def _ort_shapes(
-    fm: onnx.ModelProto, fixed: dict[str, tuple[int, ...]], names: list[str], known: dict[str, Tensor]
+    fm: onnx.ModelProto,
+    fixed: dict[str, tuple[int, ...]],
+    names: list[str],
+    known: dict[str, Tensor],
+    values: dict[str, np.ndarray],
 ) -> dict[str, Tensor]:
-    """Shapes of ``names`` recorded from one onnxruntime run on seeded inputs."""
+    """Shapes of ``names`` recorded from one onnxruntime run on seeded inputs (or ``values``)."""
     import onnxruntime as ort
 
     from hetlab.graph.inputs import random_arrays
@@ -211,15 +219,19 @@ def _ort_shapes(
             specs.append(Tensor(vi.name, fixed[vi.name], _dtype(vi.type.tensor_type.elem_type)))
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    so.log_severity_level = 3
+    so.log_severity_level = 4
+    feeds = {**random_arrays(specs, seed=0), **values}
     try:
         sess = ort.InferenceSession(rm.SerializeToString(), so, providers=["CPUExecutionProvider"])
-        outs = sess.run(names, random_arrays(specs, seed=0))
+        ro = ort.RunOptions()
+        ro.log_severity_level = 4
+        outs = sess.run(names, feeds, ro)
     except Exception as e:
         first = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
         raise HetlabError(
             f"cannot determine the shapes of {len(names)} tensor(s) (e.g. {names[0]!r}): shape inference "
-            f"left them open and onnxruntime could not run the model: {first}"
+            f"left them open and onnxruntime could not run the model on seeded random inputs ({first}); "
+            f"give valid input values with --input NAME=FILE.npy or NAME=NUMBER"
         ) from None
     res: dict[str, Tensor] = {}
     for t, v in zip(names, outs):
@@ -228,8 +240,18 @@ def _ort_shapes(
     return res
 
 
-def load(model: str | Path, shapes: dict[str, tuple[int, ...]] | None = None) -> OpGraph:
-    """Load a zoo name or an .onnx path into an ``OpGraph`` with every shape fixed (spec §1)."""
+def load(
+    model: str | Path,
+    shapes: dict[str, tuple[int, ...]] | None = None,
+    values: dict[str, np.ndarray] | None = None,
+) -> OpGraph:
+    """Load a zoo name or an .onnx path into an ``OpGraph`` with every shape fixed (spec §1).
+
+    ``values`` are input arrays for the one onnxruntime run that records data-dependent shapes
+    (seeded random inputs otherwise); their shapes count as given ``shapes``.
+    """
+    values = dict(values or {})
+    shapes = {**{k: tuple(v.shape) for k, v in values.items()}, **dict(shapes or {})}
     path = resolve_model_path(model)
     m = read_model(path)
     g = m.graph
@@ -262,7 +284,7 @@ def load(model: str | Path, shapes: dict[str, tuple[int, ...]] | None = None) ->
         if t and (t not in tensors or tensors[t].shape is None)
     ]  # fmt: skip
     if missing:
-        tensors.update(_ort_shapes(fm, fixed, missing, tensors))
+        tensors.update(_ort_shapes(fm, fixed, missing, tensors, values))
 
     producer: dict[str, str] = {}
     nodes: list[Node] = []

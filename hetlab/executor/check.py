@@ -3,7 +3,6 @@ onnxruntime session on ``model_path`` as the reference, and ``max_rel_err``."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
@@ -15,23 +14,18 @@ from hetlab.graph.ir import OpGraph
 __all__ = ["load_inputs", "max_rel_err", "random_inputs", "reference_outputs"]
 
 
-def load_inputs(graph: OpGraph, given: Mapping[str, str], seed: int = 0) -> dict[str, np.ndarray]:
-    """Random inputs, with ``given`` (input name -> .npy path) replacing some of them."""
+def load_inputs(graph: OpGraph, given: Mapping[str, Any], seed: int = 0) -> dict[str, np.ndarray]:
+    """Seeded random inputs, with ``given`` arrays (``--input``) replacing some of them
+    (cast to the input's type; the shape must be the model's)."""
     out = random_inputs(graph, seed)
-    for name, path in given.items():
+    for name, arr in given.items():
         if name not in graph.inputs:
             raise HetlabError(f"--input {name}: the model has no input {name!r} "
                               f"(inputs: {', '.join(graph.inputs)})")  # fmt: skip
-        p = Path(path)
-        if not p.is_file():
-            raise HetlabError(f"--input {name}: file not found: {p}")
-        try:
-            arr = np.load(p, allow_pickle=False)
-        except (OSError, ValueError) as e:
-            raise HetlabError(f"--input {name}: {p} is not a .npy array ({e})") from None
+        arr = np.asarray(arr)
         want = out[name]
         if tuple(arr.shape) != tuple(want.shape):
-            raise HetlabError(f"--input {name}: {p} has shape {list(arr.shape)}, the model "
+            raise HetlabError(f"--input {name}: the value has shape {list(arr.shape)}, the model "
                               f"expects {list(want.shape)}")  # fmt: skip
         out[name] = np.ascontiguousarray(arr.astype(want.dtype, copy=False))
     return out

@@ -9,7 +9,7 @@ from typing import Any
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    from hetlab.graph.cli import add_shape_arg
+    from hetlab.graph.cli import add_input_arg, add_shape_arg
 
     p.add_argument("model", help="an .onnx file or a zoo model name (see `hetlab zoo`)")
     how = p.add_mutually_exclusive_group(required=True)
@@ -21,25 +21,12 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--warmup", type=int, default=1, metavar="N", help="unmeasured runs first (default 1)")
     p.add_argument("--check", action="store_true", help="compare outputs with a plain onnxruntime session")
     p.add_argument("--trace", metavar="TRACE.json", help="write the timeline as Chrome trace-event JSON")
-    p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
-                   help="use this array for an input instead of a seeded random one (repeatable)")  # fmt: skip
+    add_input_arg(p)
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     p.add_argument("--platform", metavar="FILE", help="TOML/JSON file naming CPU core groups and OpenCL devices")
     p.add_argument("--profile", metavar="PROBLEM.json",
                    help="with --device: predict the run's time on this problem (spec §2)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print the report of spec §5 as JSON")
-
-
-def parse_inputs(items: list[str]) -> dict[str, str]:
-    from hetlab.errors import HetlabError
-
-    out: dict[str, str] = {}
-    for it in items:
-        name, sep, path = it.partition("=")
-        if not sep or not name.strip() or not path.strip():
-            raise HetlabError(f"malformed --input {it!r}: write NAME=FILE.npy")
-        out[name.strip()] = path.strip()
-    return out
 
 
 def main(args: argparse.Namespace) -> int:
@@ -48,14 +35,14 @@ def main(args: argparse.Namespace) -> int:
     from hetlab.executor.api import run
     from hetlab.executor.check import load_inputs
     from hetlab.graph.onnx_io import load
-    from hetlab.graph.shapes import parse_shape_args
+    from hetlab.graph.shapes import parse_input_args, parse_shape_args
 
     if args.repeat < 1:
         raise HetlabError(f"--repeat must be at least 1, got {args.repeat}")
     if args.warmup < 0:
         raise HetlabError(f"--warmup must be 0 or more, got {args.warmup}")
-    given = parse_inputs(args.input)
     shapes = parse_shape_args(args.shape)
+    given = parse_input_args(args.input)
     plan: Any
     problem = None
     if args.plan:
@@ -73,7 +60,7 @@ def main(args: argparse.Namespace) -> int:
             raise HetlabError(f"unknown device {args.device!r}; devices here: {', '.join(names)} "
                               "(see 'hetlab devices')")  # fmt: skip
         plan = args.device
-    graph = load(args.model, shapes)
+    graph = load(args.model, shapes, given)
     feed = load_inputs(graph, given, args.seed)
     report = run(graph, plan, devs, repeat=args.repeat, check=args.check, inputs=feed,
                  warmup=args.warmup, problem=problem, trace=args.trace)  # fmt: skip

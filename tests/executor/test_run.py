@@ -111,7 +111,8 @@ def test_cli_refuses_plans_that_do_not_match(model, tmp_path, capsys, edit, msg)
 @pytest.mark.parametrize("args,msg", [
     (["--device", "nope"], "unknown device 'nope'"),
     (["--device", "cpu0", "--input", "x"], "malformed --input"),
-    (["--device", "cpu0", "--input", "q=/nonexistent.npy"], "no input 'q'"),
+    (["--device", "cpu0", "--input", "x=3"], "0 dimensions"),
+    (["--device", "cpu0", "--input", "q=2"], "names q"),
     (["--device", "cpu0", "--repeat", "0"], "--repeat"),
 ])  # fmt: skip
 def test_cli_bad_arguments_are_one_line(model, capsys, args, msg):

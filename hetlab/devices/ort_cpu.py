@@ -61,6 +61,7 @@ class OrtCpuDevice(Device):
         self.optimize = optimize
         self._sessions: dict[tuple[frozenset[str], tuple[str, ...] | None, str], Any] = {}
         self._lock = threading.Lock()
+        self._run_options: Any = None
 
     def info(self) -> dict[str, Any]:
         import onnxruntime as ort
@@ -122,14 +123,20 @@ class OrtCpuDevice(Device):
     def run(self, unit: Unit, inputs: dict[str, Any]) -> RunResult:
         sess = unit.handle
         feed = {t: inputs[t] for t in unit.inputs}
+        if self._run_options is None:
+            import onnxruntime as ort
+
+            self._run_options = ort.RunOptions()
+            self._run_options.log_severity_level = 3
         t0 = now()
-        res = sess.run(unit.outputs, feed)
+        res = sess.run(unit.outputs, feed, self._run_options)
         t1 = now()
         nt = [NodeTime(unit.nodes[0], t0, t1)] if len(unit.nodes) == 1 else []
         return RunResult(outputs=dict(zip(unit.outputs, res)), start=t0, finish=t1, node_times=nt)
 
     def copy_in(self, array: Any) -> Any:
-        return np.ascontiguousarray(array)
+        # not np.ascontiguousarray: it turns a 0-d array into a 1-d one
+        return np.asarray(array, order="C")
 
     def bind_thread(self) -> None:
         """Pin the calling (dispatching) thread to this group's cores."""

@@ -27,7 +27,7 @@ def load_inputs(graph: OpGraph, given: Mapping[str, Any], seed: int = 0) -> dict
         if tuple(arr.shape) != tuple(want.shape):
             raise HetlabError(f"--input {name}: the value has shape {list(arr.shape)}, the model "
                               f"expects {list(want.shape)}")  # fmt: skip
-        out[name] = np.ascontiguousarray(arr.astype(want.dtype, copy=False))
+        out[name] = np.asarray(arr, dtype=want.dtype, order="C")
     return out
 
 
@@ -38,9 +38,13 @@ def reference_outputs(model_path: str, inputs: Mapping[str, Any], outputs: list[
     if not model_path:
         raise HetlabError("--check needs the model's ONNX file (graph.model_path is empty)")
     try:
-        sess = ort.InferenceSession(str(model_path), providers=["CPUExecutionProvider"])
+        so = ort.SessionOptions()
+        so.log_severity_level = 3
+        sess = ort.InferenceSession(str(model_path), so, providers=["CPUExecutionProvider"])
         names = [i.name for i in sess.get_inputs()]
-        res = sess.run(outputs, {k: inputs[k] for k in names})
+        ro = ort.RunOptions()
+        ro.log_severity_level = 3
+        res = sess.run(outputs, {k: inputs[k] for k in names}, ro)
     except Exception as e:  # noqa: BLE001 - the reference run itself failed
         raise HetlabError(f"the reference onnxruntime run of {model_path} failed: {e}") from None
     return dict(zip(outputs, res))

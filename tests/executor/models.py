@@ -47,3 +47,21 @@ def two_branch(path, channels: int = 8, size: int = 16, seed: int = 0) -> str:
          helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, C])], inits,
     )  # fmt: skip
     return save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def scalar_edge(path) -> str:
+    """x[2,3] -> ReduceSum to a 0-d scalar ``s`` -> Unsqueeze(s) and Mul(x, s): a scalar
+    tensor that crosses devices when ``sum`` and its readers are placed apart."""
+    n = helper.make_node
+    axes = numpy_helper.from_array(np.array([0], np.int64), "axes")
+    nodes = [
+        n("ReduceSum", ["x"], ["s"], name="sum", keepdims=0),
+        n("Unsqueeze", ["s", "axes"], ["u"], name="unsq"),
+        n("Mul", ["x", "s"], ["y"], name="mul"),
+    ]
+    g = helper.make_graph(
+        nodes, "scalar_edge", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3]),
+         helper.make_tensor_value_info("u", TensorProto.FLOAT, [1])], [axes],
+    )  # fmt: skip
+    return save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)

@@ -7,7 +7,7 @@ import os
 
 import numpy as np
 import pytest
-from models import two_branch
+from models import scalar_edge, two_branch
 
 from hetlab.cli import main as cli_main
 from hetlab.cost.problem import Problem
@@ -120,3 +120,9 @@ def test_cli_bad_arguments_are_one_line(model, capsys, args, msg):
     assert cli_main(["run", path, *args]) == 2
     err = capsys.readouterr().err.strip()
     assert msg in err and err.count("\n") == 0
+
+
+def test_scalar_tensors_stay_scalar_across_devices(tmp_path, groups):
+    g = load(scalar_edge(tmp_path / "s.onnx"))
+    rep = run(g, {"sum": "cpu0", "unsq": "cpu1", "mul": "cpu1"}, groups, check=True, warmup=0)
+    assert rep.max_rel_err < 1e-6 and rep.outputs["u"].shape == (1,)

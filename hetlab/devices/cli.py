@@ -19,7 +19,8 @@ def describe(info: dict[str, Any]) -> str:
         return f"{info.get('threads')} thread(s) on core(s) {_ranges(cores)}"
     if info.get("kind") == "opencl":
         parts = [info.get("device"), f"platform {info.get('platform')}" if info.get("platform") else None,
-                 f"driver {info.get('driver')}" if info.get("driver") else None,
+                 f"driver {info.get('driver_version') or info.get('driver')}"
+                 if info.get("driver_version") or info.get("driver") else None,
                  f"{info.get('compute_units')} compute units" if info.get("compute_units") else None]  # fmt: skip
         return ", ".join(str(x) for x in parts if x)
     return ", ".join(f"{k}={v}" for k, v in info.items() if k not in ("name", "kind"))

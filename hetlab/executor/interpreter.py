@@ -20,6 +20,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+import numpy as np
+
 from hetlab.devices.base import Device, Unit, now
 from hetlab.errors import HetlabError
 from hetlab.executor.trace import Event
@@ -193,6 +195,7 @@ class Executor:
             w.jobs.put(None)
         for w in self._workers.values():
             w.thread.join(timeout=5)
+            w.release()
         self._workers.clear()
 
     def __enter__(self) -> Executor:
@@ -211,6 +214,8 @@ class _Worker:
         self.specs = specs
         self.jobs: queue.Queue = queue.Queue()
         self.bind_error: BaseException | None = None
+        self.received: set[str] = set()
+        self.pool: dict[str, Any] = {}  # tensor -> buffer reused across runs (OpenCL)
         self.thread = threading.Thread(target=self._loop, name=f"hetlab-{device}", daemon=True)
         self.thread.start()
 
@@ -268,7 +273,7 @@ class _Worker:
         unit = ex.units[s.index]
         for t in ex.recv[s.index]:
             a = now()
-            local[t] = dev.copy_in(ex.host[t])
+            local[t] = self._receive(t, ex.host[t])
             ex._events.append(Event("recv", dev.name, t, ex.ms(a), ex.ms(now()), {"unit": s.index}))
         res = dev.run(unit, {t: local[t] for t in unit.inputs})
         local.update(res.outputs)
@@ -282,8 +287,35 @@ class _Worker:
             ex._events.append(Event("send", dev.name, t, ex.ms(a), ex.ms(now()), {"unit": s.index}))
         for t in ex.free_after[s.index]:
             buf = local.pop(t, None)
-            if buf is not None:
+            if buf is not None and t in self.received and t not in self.pool:
                 dev.free(buf)
+
+    def _receive(self, t: str, array: Any) -> Any:
+        """Host -> this device. Devices with ``write(buf, array)`` (OpenCL) keep one buffer
+        per received tensor across runs (allocated once, overwritten each run, freed at
+        ``close``); others get ``copy_in`` and ``free`` after the tensor's last use here.
+        Unit outputs belong to the unit (a device may reuse them next run): never freed here."""
+        self.received.add(t)
+        write = getattr(self.dev, "write", None)
+        if write is None:
+            return self.dev.copy_in(array)
+        array = np.asarray(array)
+        shape = tuple(array.shape)
+        buf = self.pool.get(t)
+        if buf is None or tuple(getattr(buf, "shape", ())) != shape or getattr(buf, "dtype", None) != str(array.dtype):
+            if buf is not None:
+                self.dev.free(buf)
+            buf = self.pool[t] = self.dev.alloc(shape, str(array.dtype))
+        write(buf, array)
+        return buf
+
+    def release(self) -> None:
+        for buf in self.pool.values():
+            try:
+                self.dev.free(buf)
+            except Exception:  # noqa: BLE001 - a lost device cannot free; nothing to do
+                pass
+        self.pool.clear()
 
     def _run_fallback(self, s: UnitSpec) -> None:
         """Run ``s`` on the fallback device from host copies (its own device has failed)."""

@@ -9,9 +9,10 @@ after another (``sequential=True``); no inter-operator parallelism.
 
 Boundary transfers: an edge that crosses into a slice from an earlier one is charged at the
 link between the *previous* slice's device and this slice's device (the chain view: the
-activations flow through the cut). On a chain this is exact, and the DP is optimal over all
-segmentations; on a DAG, an edge from two slices back may in truth come from another device,
-and the simulator (spec §3) reports what the plan really costs.
+activations flow through the cut); consecutive slices are on different devices. On a chain
+this is exact, and the DP is optimal over all segmentations; on a DAG, an edge from two
+slices back may in truth come from another device, and the simulator (spec §3) reports what
+the plan really costs.
 
 O(n^2 D^2) time with numpy, n = nodes, D = devices. Times in the problem's units.
 """
@@ -44,12 +45,14 @@ def mosaic_slices(problem: Problem) -> tuple[float, list[tuple[int, int, int]]]:
     best[0] = 0.0
     cut = np.zeros((n + 1, nd), dtype=int)  # slice start a of the best slice ending at b on d
     prev = np.zeros((n + 1, nd), dtype=int)  # device of the slice before it
+    same = np.arange(nd)
     diff = np.zeros((n + 1, nd, nd))  # cross[a] = cumsum(diff)[a]: comm into [a, b) from < a
     for b in range(1, n + 1):
         for s, k in into[b - 1]:  # edges s -> b-1 now end inside [a, b) for s < a <= b-1
             diff[s + 1] += comm[k]
             diff[b] -= comm[k]
         cross = np.cumsum(diff[:b], axis=0)  # [b, D(prev), D(this)]
+        cross[1:, same, same] = np.inf  # a slice follows one on another device
         enter = best[:b, :, None] + cross  # via previous device d'
         via = enter.argmin(axis=1)  # [b, D]
         entry = np.take_along_axis(enter, via[:, None, :], axis=1)[:, 0, :]
@@ -66,10 +69,7 @@ def mosaic_slices(problem: Problem) -> tuple[float, list[tuple[int, int, int]]]:
     value = float(best[n].min()) if n else 0.0
     while b > 0:
         a = int(cut[b, d])
-        if slices and slices[-1][2] == d:  # same device on both sides: one slice
-            slices[-1] = (a, slices[-1][1], d)
-        else:
-            slices.append((a, b, d))
+        slices.append((a, b, d))
         b, d = a, int(prev[b, d])
     return value, slices[::-1]
 

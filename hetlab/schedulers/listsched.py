@@ -51,10 +51,13 @@ class Timeline:
         self.order.append(v)
 
     def decision(self, sequential: bool = False, extra: dict | None = None) -> Decision:
+        """The placements so far, in placement order; ``predicted_makespan`` is this timeline's
+        own latest finish (the simulator must agree: tests check it)."""
         ids = [n.id for n in self.problem.nodes]
+        predicted = float(self.finish[self.order].max()) if self.order else 0.0
         return Decision(
             device_of={ids[v]: self.problem.devices[self.dev[v]] for v in self.order},
             order=[ids[v] for v in self.order],
             sequential=sequential,
-            extra=dict(extra or {}),
+            extra={"predicted_makespan": predicted, **(extra or {})},
         )

@@ -74,7 +74,9 @@ def mosaic_slices(problem: Problem) -> tuple[float, list[tuple[int, int, int]]]:
     return value, slices[::-1]
 
 
-@register("mosaic", "MOSAIC (Han et al., 2019): DP slicing of the topological chain", sequential=True)
+@register(
+    "mosaic", "MOSAIC (Han et al., 2019): DP slicing of the topological chain", sequential=True
+)
 def mosaic(problem: Problem, progress: Any = None) -> Decision:
     """Slice the topological chain into per-device segments; run them sequentially."""
     value, slices = mosaic_slices(problem)

@@ -62,7 +62,9 @@ def overseer_devices(problem: Problem) -> tuple[list[int], float]:
 @register(
     "overseer",
     "OverSeer (Mukherjee et al., 2019): spanning tree + DP",
-    params=[Param("parallel", "bool", False, help="let independent nodes overlap (paper: sequential)")],
+    params=[
+        Param("parallel", "bool", False, help="let independent nodes overlap (paper: sequential)")
+    ],
 )
 def overseer(problem: Problem, parallel: bool = False, progress: Any = None) -> Decision:
     """Tree DP device choice; topological order, sequential unless ``parallel``."""

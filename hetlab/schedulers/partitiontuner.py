@@ -68,7 +68,9 @@ def _branch_groups(problem: Problem, br: list[int]) -> dict[int, list[tuple[int,
         span = sorted(at[x] for x in idx)
         if span[-1] - span[0] != len(span) - 1 or len(set(span)) != len(span):
             continue
-        c = np.array([np.inf if g.cost.get(d) is None else float(g.cost[d]) for d in problem.devices])
+        c = np.array(
+            [np.inf if g.cost.get(d) is None else float(g.cost[d]) for d in problem.devices]
+        )
         if np.isfinite(c).any():
             out.setdefault(span[-1], []).append((span[0], c))
     return out

@@ -104,9 +104,11 @@ def test_valid_plans_on_random_dags(algo, p, data):
     assert plan.makespan == pytest.approx(t.makespan)
     assert plan.makespan >= trivial_bound(p) - 1e-9
     assert plan.sequential == (dec.sequential or alg.sequential)
+    if "predicted_makespan" in dec.extra:  # list schedulers model spec §3 exactly
+        assert dec.extra["predicted_makespan"] == pytest.approx(plan.makespan)
     if plan.sequential:  # one unit at a time: no overlap at all
         spans = sorted({(a.start, a.finish) for a in plan.assignments})
-        assert all(f1 <= s2 + 1e-9 for (_, f1), (s2, _) in zip(spans, spans[1:]))
+        assert all(f1 <= s2 + 1e-9 for (_, f1), (s2, _) in itertools.pairwise(spans))
 
 
 def brute_force_sequential(p: Problem) -> float:
@@ -128,7 +130,7 @@ def test_mosaic_dp_equals_brute_force_on_chains(p):
     brute = brute_force_sequential(p)
     assert value == pytest.approx(brute)
     assert schedule(p, "mosaic").makespan == pytest.approx(brute)
-    assert all(a[2] != b[2] for a, b in zip(slices, slices[1:]))
+    assert all(a[2] != b[2] for a, b in itertools.pairwise(slices))
 
 
 @settings(max_examples=25, deadline=None)

@@ -12,7 +12,11 @@ from hetlab.schedulers import schedule
 
 # ../shared/hope-profiles next to the repository (or the shared folder of a worktree)
 _DIRS = [Path(__file__).resolve().parents[3] / "shared", Path("/work/shared")]
-FILE = next((d for d in _DIRS if d.is_dir()), _DIRS[0]) / "hope-profiles" / "nasnet-large-huawei_p40.json"
+FILE = (
+    next((d for d in _DIRS if d.is_dir()), _DIRS[0])
+    / "hope-profiles"
+    / "nasnet-large-huawei_p40.json"
+)
 
 ALGOS = ["heft", "peft", "dmda", "dmdar", "mosaic", "overseer", "partitiontuner", "opseq",
          "typeseq", "single:cpu", "single:gpu"]  # fmt: skip

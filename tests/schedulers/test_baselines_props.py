@@ -147,3 +147,23 @@ def test_every_baseline_is_registered():
     for name in BASELINES:
         algorithm(name)
         assert name in REGISTRY
+
+
+@settings(max_examples=25, deadline=None)
+@given(p=problems(max_nodes=6, chain=True))
+def test_partitiontuner_on_chains_is_mosaic_plus_groups(p):
+    # a chain is one branch: PartitionTuner's DP is MOSAIC's (optimal) one with fused groups
+    # as extra choices, so it is never worse, and equal when no group is cheaper
+    pt, mo = schedule(p, "partitiontuner").makespan, schedule(p, "mosaic").makespan
+    assert pt <= mo + 1e-9
+    if not p.groups:
+        assert pt == pytest.approx(mo)
+
+
+@pytest.mark.parametrize("algo", [*BASELINES[:-1], "single:d0"])
+def test_one_device_runs_everything_back_to_back(algo):
+    doc = {"name": "one", "devices": ["d0"],
+           "nodes": [{"id": f"n{i}", "cost": {"d0": float(i + 1)}} for i in range(5)],
+           "edges": [{"src": "n0", "dst": "n2"}, {"src": "n1", "dst": "n2"},
+                     {"src": "n2", "dst": "n4"}]}  # fmt: skip
+    assert schedule(Problem.from_json(doc), algo).makespan == 15.0

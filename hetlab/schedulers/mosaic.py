@@ -2,7 +2,8 @@
 and constraint-aware model slicing and execution for accurate and efficient inference",
 PACT 2019), as HOPE (§1, §6) describes and compares against it.
 
-The DAG is treated as a linear model: its nodes in topological order form a chain, which a
+The DAG is treated as a linear model: its nodes in the model's layer order (the problem's node
+order, kept wherever it is topological: ``model_chain``) form a chain, which a
 dynamic program cuts into contiguous slices, one device per slice, minimising the sequential
 time = compute of every slice + the transfers at slice boundaries. The slices then run one
 after another (``sequential=True``); no inter-operator parallelism.
@@ -25,11 +26,18 @@ import numpy as np
 
 from hetlab.cost.problem import Problem
 from hetlab.schedulers.base import Decision, register
+from hetlab.schedulers.ranks import priority_order
+
+
+def model_chain(problem: Problem) -> list[int]:
+    """Node indices in the problem's own order where that is topological, else the topological
+    order that always takes the ready node listed first."""
+    return priority_order(problem, -np.arange(len(problem.nodes), dtype=float))
 
 
 def mosaic_slices(problem: Problem) -> tuple[float, list[tuple[int, int, int]]]:
     """The DP: (its sequential time, slices as (first position, end position, device))."""
-    chain = problem.topo
+    chain = model_chain(problem)
     n, nd = len(chain), len(problem.devices)
     pos = {v: i for i, v in enumerate(chain)}
     cost = problem.cost_matrix[chain]  # [n, D] in chain order
@@ -80,7 +88,7 @@ def mosaic_slices(problem: Problem) -> tuple[float, list[tuple[int, int, int]]]:
 def mosaic(problem: Problem, progress: Any = None) -> Decision:
     """Slice the topological chain into per-device segments; run them sequentially."""
     value, slices = mosaic_slices(problem)
-    ids = [problem.nodes[v].id for v in problem.topo]
+    ids = [problem.nodes[v].id for v in model_chain(problem)]
     device_of = {ids[i]: problem.devices[d] for a, b, d in slices for i in range(a, b)}
     return Decision(device_of, ids, sequential=True,
                     extra={"slices": len(slices), "dp_time": value})  # fmt: skip

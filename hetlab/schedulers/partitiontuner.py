@@ -57,26 +57,33 @@ def parallel_levels(problem: Problem, branches: list[list[int]]) -> list[list[in
     return [v for v in key.values() if len(v) > 1]
 
 
-def _branch_groups(problem: Problem, br: list[int]) -> dict[int, list[tuple[int, np.ndarray]]]:
-    """Groups lying as a run ``br[i..j]``: for each end ``j``, (start ``i``, cost per device)."""
-    at = {v: i for i, v in enumerate(br)}
-    out: dict[int, list[tuple[int, np.ndarray]]] = {}
+GroupRuns = dict[int, list[tuple[int, np.ndarray]]]  # run end j -> (run start i, cost per device)
+
+
+def branch_groups(problem: Problem, branches: list[list[int]]) -> list[GroupRuns]:
+    """For each branch, the groups lying in it as a contiguous run ``br[i..j]``, by ``j``."""
+    where = {v: (b, i) for b, br in enumerate(branches) for i, v in enumerate(br)}
+    out: list[GroupRuns] = [{} for _ in branches]
     for g in problem.groups:
-        idx = [problem.index[x] for x in g.nodes]
-        if len(idx) < 2 or any(x not in at for x in idx):
-            continue
-        span = sorted(at[x] for x in idx)
-        if span[-1] - span[0] != len(span) - 1 or len(set(span)) != len(span):
+        at = [where[problem.index[x]] for x in g.nodes]
+        span = sorted(i for _, i in at)
+        if (
+            len(at) < 2
+            or len({b for b, _ in at}) != 1
+            or span != list(range(span[0], span[-1] + 1))
+        ):
             continue
         c = np.array(
             [np.inf if g.cost.get(d) is None else float(g.cost[d]) for d in problem.devices]
         )
         if np.isfinite(c).any():
-            out.setdefault(span[-1], []).append((span[0], c))
+            out[at[0][0]].setdefault(span[-1], []).append((span[0], c))
     return out
 
 
-def _map_branch(problem: Problem, br: list[int], dev: list[int]) -> list[tuple[int, int, int]]:
+def _map_branch(
+    problem: Problem, br: list[int], groups: GroupRuns, dev: list[int]
+) -> list[tuple[int, int, int]]:
     """Backend finder DP on one branch: units as (first position, last position, device)."""
     cost, comm = problem.cost_matrix, problem.comm_tensor
     m, nd = len(br), cost.shape[1]
@@ -84,7 +91,6 @@ def _map_branch(problem: Problem, br: list[int], dev: list[int]) -> list[tuple[i
     for u, k in problem.preds[br[0]]:
         entry += comm[k, dev[u]]
     link = [problem.preds[br[i]][0][1] if i else -1 for i in range(m)]  # edge br[i-1] -> br[i]
-    groups = _branch_groups(problem, br)
     best = np.full((m + 1, nd), np.inf)
     back: list[list[tuple[int, int]]] = [[(0, 0)] * nd for _ in range(m + 1)]  # (start, prev dev)
 
@@ -118,8 +124,8 @@ def partitiontuner(problem: Problem, progress: Any = None) -> Decision:
     branches = extract_branches(problem)
     dev = [-1] * len(problem.nodes)
     fused: list[list[str]] = []
-    for br in branches:
-        for i, j, d in _map_branch(problem, br, dev):
+    for br, groups in zip(branches, branch_groups(problem, branches), strict=True):
+        for i, j, d in _map_branch(problem, br, groups, dev):
             for v in br[i : j + 1]:
                 dev[v] = d
             if j > i:

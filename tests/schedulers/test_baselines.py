@@ -69,6 +69,14 @@ def test_golden_branches():
     assert parallel_levels(p, extract_branches(p)) == [[1, 2]]
 
 
+def test_partitiontuner_ignores_groups_across_branches():
+    p = golden()
+    doc = p.to_json()
+    doc["groups"].append({"nodes": ["v2", "v3"], "cost": {"cpu": 0.1, "npu": None}})  # a fork
+    plan = schedule(Problem.from_json(doc), "partitiontuner")
+    assert ["v2", "v3"] not in plan.fused and plan.makespan == 12.5
+
+
 def test_golden_single_devices():
     p = golden()
     assert schedule(p, "single:cpu").makespan == 31.0

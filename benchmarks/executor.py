@@ -25,12 +25,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hetlab.devices.ort_cpu import OrtCpuDevice  # noqa: E402
-from hetlab.devices.platform import devices  # noqa: E402
-from hetlab.executor import Executor  # noqa: E402
-from hetlab.executor.check import random_inputs  # noqa: E402
-from hetlab.graph.onnx_io import load  # noqa: E402
-from hetlab.graph.shapes import parse_shape_args  # noqa: E402
+from hetlab.devices.ort_cpu import OrtCpuDevice
+from hetlab.devices.platform import devices
+from hetlab.executor import Executor
+from hetlab.executor.check import random_inputs
+from hetlab.graph.onnx_io import load
+from hetlab.graph.shapes import parse_shape_args
 
 ZOO_PREFERENCE = ("googlenet", "inception_v3", "squeezenet", "resnet18", "mobilenet_v2")
 
@@ -110,12 +110,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=30)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--chunks", type=int, default=0)
+    ap.add_argument("--spin", default="stop", choices=["stop", "on", "off"], help="ORT pool spinning")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
     model = a.model or pick_model()
     g = load(model, parse_shape_args(a.shape))
     devs = [d for d in devices() if d.kind == "onnxruntime-cpu"]
     dev = next(d for d in devs if d.name == a.device) if a.device else devs[0]
+    dev = OrtCpuDevice(dev.name, dev.cores, dev.threads, spin=a.spin)
     feed = random_inputs(g, 0)
     sess = plain_session(g.model_path, dev.threads)
     names = [i.name for i in sess.get_inputs()]
@@ -123,26 +125,27 @@ def main(argv: list[str] | None = None) -> int:
     ex = Executor(g, {n.id: dev.name for n in g.nodes}, [dev])
     ex.prepare()
     variants = {"plain": lambda: sess.run(None, plain_feed), "executor": lambda: ex.run_once(feed)}
-    if a.chunks > 1:  # K units on K aliases of the same cores: a chain of K dispatches
-        order = g.topo_order()
-        k = a.chunks
-        aliases = [OrtCpuDevice(f"{dev.name}_{i}", dev.cores, dev.threads) for i in range(k)]
-        place = {v: aliases[i * k // len(order)].name for i, v in enumerate(order)}
-        exk = Executor(g, place, aliases, order)
-        exk.prepare()
-        variants[f"executor_{k}units"] = lambda: exk.run_once(feed)
+    samples: dict[str, list[float]] = {k: [] for k in variants}
     for fn in variants.values():  # warm up
         fn()
         fn()
-    samples: dict[str, list[float]] = {k: [] for k in variants}
-    for _ in range(a.rounds):
+    for _ in range(a.rounds):  # alternate, so that load drifts hit both
         for k, fn in variants.items():
             samples[k] += timed(fn, a.repeat)
     ex.close()
-    if a.chunks > 1:
+    if a.chunks > 1:  # K units on K aliases of the same cores: a chain of K dispatches
+        order = g.topo_order()
+        k = a.chunks
+        aliases = [OrtCpuDevice(f"{dev.name}_{i}", dev.cores, dev.threads, spin=a.spin) for i in range(k)]
+        place = {v: aliases[i * k // len(order)].name for i, v in enumerate(order)}
+        exk = Executor(g, place, aliases, order)
+        exk.prepare()
+        exk.run_once(feed)
+        samples[f"executor_{k}units"] = timed(lambda: exk.run_once(feed), a.repeat * a.rounds)
         exk.close()
     med = {k: round(statistics.median(v), 4) for k, v in samples.items()}
     doc = {"model": g.name, "model_path": g.model_path, "nodes": len(g.nodes), "device": dev.info(),
+           "python": sys.version.split()[0],
            "runs_each": a.rounds * a.repeat, "median_ms": med,
            "ratio_executor_over_plain": round(med["executor"] / med["plain"], 4)}  # fmt: skip
     if a.chunks > 1:

@@ -20,15 +20,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from executor import pick_model  # noqa: E402
+from executor import pick_model
 
-from hetlab.cost.problem import Problem  # noqa: E402
-from hetlab.devices.platform import devices  # noqa: E402
-from hetlab.executor import run  # noqa: E402
-from hetlab.executor.check import random_inputs  # noqa: E402
-from hetlab.graph.onnx_io import load  # noqa: E402
-from hetlab.graph.shapes import parse_shape_args  # noqa: E402
-from hetlab.schedulers import schedule  # noqa: E402
+from hetlab.cost.problem import Problem
+from hetlab.devices.ort_cpu import OrtCpuDevice
+from hetlab.devices.platform import devices
+from hetlab.executor import run
+from hetlab.executor.check import random_inputs
+from hetlab.graph.onnx_io import load
+from hetlab.graph.shapes import parse_shape_args
+from hetlab.schedulers import schedule
 
 
 def profile_nodes(graph, devs, feed, samples: int) -> dict[str, dict[str, float]]:
@@ -58,9 +59,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--algo", default="heft")
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--samples", type=int, default=7)
+    ap.add_argument("--spin", default="stop", choices=["stop", "on", "off"], help="ORT pool spinning")
     a = ap.parse_args(argv)
     g = load(a.model or pick_model(), parse_shape_args(a.shape))
-    devs = [d for d in devices() if d.kind == "onnxruntime-cpu"]
+    devs = [OrtCpuDevice(d.name, d.cores, d.threads, spin=a.spin) for d in devices() if d.kind == "onnxruntime-cpu"]
     feed = random_inputs(g, 0)
     import os
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -22,6 +23,10 @@ from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
 
 KIND = "onnxruntime-cpu"
+# Pool threads of a session spin between ops. A device runs many sessions (one per unit) on
+# the same cores, so by default they stop spinning when a run ends ("stop"), leaving the
+# cores to the next unit's pool; "on" is onnxruntime's default, "off" never spins.
+SPIN = ("stop", "on", "off")
 
 
 @lru_cache(maxsize=1)
@@ -51,7 +56,10 @@ class OrtCpuDevice(Device):
     kind = KIND
 
     def __init__(self, name: str, cores: Sequence[int], threads: int | None = None,
-                 pin: bool = True, optimize: bool = True) -> None:  # fmt: skip
+                 pin: bool = True, optimize: bool = True, spin: str = "stop") -> None:  # fmt: skip
+        if spin not in SPIN:
+            raise HetlabError(f"CPU device {name!r}: spin must be one of {', '.join(SPIN)}, not {spin!r}")
+        self.spin = spin
         self.name = name
         self.cores = sorted(int(c) for c in cores)
         if not self.cores:
@@ -67,7 +75,7 @@ class OrtCpuDevice(Device):
         import onnxruntime as ort
 
         return {"name": self.name, "kind": self.kind, "threads": self.threads, "cores": self.cores,
-                "onnxruntime": ort.__version__}  # fmt: skip
+                "spin": self.spin, "onnxruntime": ort.__version__}  # fmt: skip
 
     def supports(self, node: Node, graph: OpGraph) -> bool:
         return (node.domain or "", node.op_type) in ort_cpu_ops()
@@ -88,6 +96,10 @@ class OrtCpuDevice(Device):
         so.log_severity_level = 3
         if not self.optimize:
             so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        if self.spin == "stop":
+            so.add_session_config_entry("session.force_spinning_stop", "1")
+        elif self.spin == "off":
+            so.add_session_config_entry("session.intra_op.allow_spinning", "0")
         if self.pin and self.threads > 1:
             so.add_session_config_entry("session.intra_op_thread_affinities",
                                         affinity_string(self.cores, self.threads))  # fmt: skip

@@ -9,6 +9,7 @@ them and names devices::
     name = "big"
     cores = [0, 1, 2, 3]
     threads = 4          # optional, default len(cores)
+    spin = "stop"        # optional: pool threads stop spinning after a run (or "on", "off")
 
     [opencl]
     include = ["cl0"]    # optional: keep only these OpenCL devices (default: all)
@@ -120,7 +121,7 @@ def validate_platform(doc: Any, source: str = "platform") -> dict[str, Any]:
             if (not isinstance(cores, list) or not cores
                     or not all(isinstance(c, int) and not isinstance(c, bool) for c in cores)):  # fmt: skip
                 raise HetlabError(f"{where} ({name}): 'cores' must be a non-empty list of core ids")
-            bad = sorted(set(c for c in cores if c not in have))
+            bad = sorted({c for c in cores if c not in have})
             if bad:
                 raise HetlabError(f"{where} ({name}): core(s) {bad} do not exist here; "
                                   f"this process can use cores {sorted(have)}")  # fmt: skip
@@ -131,7 +132,10 @@ def validate_platform(doc: Any, source: str = "platform") -> dict[str, Any]:
             threads = g.get("threads", len(cores))
             if not isinstance(threads, int) or isinstance(threads, bool) or not 1 <= threads <= 1024:
                 raise HetlabError(f"{where} ({name}): 'threads' must be a positive integer")
-            groups.append({"name": name, "cores": sorted(set(cores)), "threads": threads})
+            spin = g.get("spin", "stop")
+            if spin not in ("stop", "on", "off"):
+                raise HetlabError(f"{where} ({name}): 'spin' must be stop, on or off")
+            groups.append({"name": name, "cores": sorted(set(cores)), "threads": threads, "spin": spin})
     cl = doc.get("opencl", {})
     if not isinstance(cl, dict):
         raise HetlabError(f"{source}: 'opencl' must be a table with include/exclude/names")
@@ -180,7 +184,8 @@ def devices(platform: str | os.PathLike | dict | None = None) -> list[Device]:
     from hetlab.devices.ort_cpu import OrtCpuDevice
 
     groups = conf["cpu"] or default_groups()
-    out: list[Device] = [OrtCpuDevice(g["name"], g["cores"], g.get("threads")) for g in groups]
+    out: list[Device] = [OrtCpuDevice(g["name"], g["cores"], g.get("threads"), spin=g.get("spin", "stop"))
+                         for g in groups]  # fmt: skip
     cl = conf["opencl"]
     for d in opencl_devices():
         if "include" in cl and d.name not in cl["include"]:

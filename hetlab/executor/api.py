@@ -9,9 +9,10 @@ the repetitions (after ``warmup`` unmeasured ones), ``predicted_ms`` (the plan's
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -3,7 +3,8 @@ onnxruntime session on ``model_path`` as the reference, and ``max_rel_err``."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 

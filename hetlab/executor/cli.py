@@ -77,8 +77,8 @@ def format_report(doc: dict[str, Any]) -> str:
     lat = doc["latency_ms"]
     lines = [
         f"model      {doc.get('model')}  ({doc['model_path']})",
-        f"latency    median {lat['median']:.3f} ms  (p10 {lat['p10']:.3f}, p90 {lat['p90']:.3f}; "
-        f"{doc['repeat']} runs)",
+        (f"latency    median {lat['median']:.3f} ms  (p10 {lat['p10']:.3f}, p90 {lat['p90']:.3f}; "
+         f"{doc['repeat']} runs)"),
     ]
     if doc.get("predicted_ms") is not None:
         pred = doc["predicted_ms"]

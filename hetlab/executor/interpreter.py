@@ -17,24 +17,18 @@ from __future__ import annotations
 
 import queue
 import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
-
-import numpy as np
+from typing import Any
 
 from hetlab.devices.base import Device, Unit, now
 from hetlab.errors import HetlabError
 from hetlab.executor.trace import Event
 from hetlab.executor.units import UnitSpec, build_units, check_plan
+from hetlab.executor.worker import RunError, Worker
 from hetlab.graph.ir import OpGraph
 
 HOST = "host"
-
-
-class RunError(HetlabError):
-    """A unit failed during a run (not a bad input): names the unit, its device and nodes."""
-
-    exit_code = 1
 
 
 @dataclass
@@ -56,8 +50,10 @@ class Executor:
 
     def __init__(self, graph: OpGraph, device_of: Mapping[str, str],
                  devices: Sequence[Device] | Mapping[str, Device],
-                 order: Sequence[str] | None = None, sequential: bool = False) -> None:  # fmt: skip
+                 order: Sequence[str] | None = None, sequential: bool = False,
+                 main_thread: bool = True) -> None:  # fmt: skip
         self.graph = graph
+        self.main_thread = main_thread
         self.devices = dict(devices) if isinstance(devices, Mapping) else {d.name: d for d in devices}
         check_plan(graph, device_of, list(self.devices), order)
         self.device_of = dict(device_of)
@@ -73,7 +69,7 @@ class Executor:
         self.fallbacks: dict[int, dict[str, Any]] = {}
         self._fb_units: dict[int, Unit] = {}
         self._fb_lock = threading.Lock()
-        self._workers: dict[str, _Worker] = {}
+        self._workers: dict[str, Worker] = {}
         others = [d.name for d in self.devices.values() if d.kind != "opencl"]
         self.fallback_device = others[0] if others else None
 
@@ -90,8 +86,11 @@ class Executor:
                 raise RunError(f"preparing {s.label} failed: {type(e).__name__}: {e}") from e
         self._route()
         used = [d for d in self.devices if any(s.device == d for s in self.specs)]
+        cpus = [d for d in used if self.devices[d].kind != "opencl"]
+        self._inline = cpus[0] if self.main_thread and cpus else None
         for d in used:
-            self._workers[d] = _Worker(self, d, [s for s in self.specs if s.device == d])
+            self._workers[d] = Worker(self, d, [s for s in self.specs if s.device == d],
+                                       threaded=d != self._inline)  # fmt: skip
 
     def _route(self) -> None:
         """Where each unit input comes from, which outputs go to the host, when to free."""
@@ -157,13 +156,18 @@ class Executor:
         self._node_times: dict[int, list[tuple[str, float, float]]] = {}
         finished: queue.Queue = queue.Queue()
         self._t0 = t0 = now()
-        for w in self._workers.values():
+        threaded = [w for w in self._workers.values() if w.thread is not None]
+        for w in threaded:
             w.jobs.put(finished)
-        for _ in self._workers:
+        if self._inline is not None:  # HOPE: the main thread drives the first CPU group
+            self._workers[self._inline].run_here()
+        for _ in threaded:
             finished.get()
         wall = (now() - t0) * 1000.0
         if self._abort is not None:
             s, e = self._abort
+            if not isinstance(e, Exception):
+                raise e
             if isinstance(e, HetlabError) and not isinstance(e, RunError):
                 raise e
             raise RunError(f"{s.label} failed: {type(e).__name__}: {e}") from e
@@ -201,152 +205,16 @@ class Executor:
 
     def close(self) -> None:
         for w in self._workers.values():
-            w.jobs.put(None)
+            if w.thread is not None:
+                w.jobs.put(None)
         for w in self._workers.values():
-            w.thread.join(timeout=5)
+            if w.thread is not None:
+                w.thread.join(timeout=5)
             w.release()
         self._workers.clear()
 
-    def __enter__(self) -> Executor:
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-class _Worker:
-    """The thread that drives one device: pinned once, then runs its units per job."""
-
-    def __init__(self, ex: Executor, device: str, specs: list[UnitSpec]) -> None:
-        self.ex = ex
-        self.dev = ex.devices[device]
-        self.specs = specs
-        self.jobs: queue.Queue = queue.Queue()
-        self.bind_error: BaseException | None = None
-        self.received: set[str] = set()
-        self.pool: dict[str, Any] = {}  # tensor -> buffer reused across runs (OpenCL)
-        self.thread = threading.Thread(target=self._loop, name=f"hetlab-{device}", daemon=True)
-        self.thread.start()
-
-    def _loop(self) -> None:
-        try:
-            self.dev.bind_thread()
-        except BaseException as e:  # reported at the first run
-            self.bind_error = e
-        while True:
-            finished = self.jobs.get()
-            if finished is None:
-                return
-            try:
-                if self.bind_error is not None:
-                    raise RunError(f"cannot pin the thread of {self.dev.name}: {self.bind_error}")
-                self._run_all()
-            except BaseException as e:
-                self.ex.fail(self.specs[0], e)
-            finally:
-                finished.put(self.dev.name)
-
-    def _run_all(self) -> None:
-        ex = self.ex
-        self.local: dict[str, Any] = {}
-        for s in self.specs:
-            for p in s.deps:
-                ex._done[p].wait()
-            if ex.sequential:
-                ex.wait_turn(s)
-            if ex._abort is not None:
-                return
-            try:
-                if self.dev.name in ex.failed:
-                    self._run_fallback(s)
-                else:
-                    self._run_unit(s)
-            except BaseException as e:
-                if self.dev.kind == "opencl" and ex.fallback_device and self.dev.name not in ex.failed:
-                    ex.failed[self.dev.name] = f"{type(e).__name__}: {e}"
-                    try:
-                        self._run_fallback(s)
-                    except BaseException as e2:
-                        ex.fail(s, e2)
-                        return
-                else:
-                    ex.fail(s, e)
-                    return
-            ex._done[s.index].set()
-            if ex.sequential:
-                ex.end_turn()
-
-    def _run_unit(self, s: UnitSpec) -> None:
-        ex, dev = self.ex, self.dev
-        local = self.local
-        unit = ex.units[s.index]
-        for t in ex.recv[s.index]:
-            a = now()
-            local[t] = self._receive(t, ex.host[t])
-            ex._events.append(Event("recv", dev.name, t, ex.ms(a), ex.ms(now()), {"unit": s.index}))
-        res = dev.run(unit, {t: local[t] for t in unit.inputs})
-        local.update(res.outputs)
-        ex._events.append(Event("unit", dev.name, s.label, ex.ms(res.start), ex.ms(res.finish),
-                                {"unit": s.index, "nodes": len(s.nodes)}))  # fmt: skip
-        if res.node_times:
-            ex._node_times[s.index] = [(nt.node, ex.ms(nt.start), ex.ms(nt.finish)) for nt in res.node_times]
-        for t in ex.publish[s.index]:
-            a = now()
-            ex.host[t] = dev.copy_out(local[t])
-            ex._events.append(Event("send", dev.name, t, ex.ms(a), ex.ms(now()), {"unit": s.index}))
-        for t in ex.free_after[s.index]:
-            buf = local.pop(t, None)
-            if buf is not None and t in self.received and t not in self.pool:
-                dev.free(buf)
-
-    def _receive(self, t: str, array: Any) -> Any:
-        """Host -> this device. Devices with ``write(buf, array)`` (OpenCL) keep one buffer
-        per received tensor across runs (allocated once, overwritten each run, freed at
-        ``close``); others get ``copy_in`` and ``free`` after the tensor's last use here.
-        Unit outputs belong to the unit (a device may reuse them next run): never freed here."""
-        self.received.add(t)
-        write = getattr(self.dev, "write", None)
-        if write is None:
-            return self.dev.copy_in(array)
-        array = np.asarray(array)
-        shape = tuple(array.shape)
-        buf = self.pool.get(t)
-        if buf is None or tuple(getattr(buf, "shape", ())) != shape or getattr(buf, "dtype", None) != str(array.dtype):
-            if buf is not None:
-                self.dev.free(buf)
-            buf = self.pool[t] = self.dev.alloc(shape, str(array.dtype))
-        write(buf, array)
-        return buf
-
-    def release(self) -> None:
-        for buf in self.pool.values():
-            try:
-                self.dev.free(buf)
-            except Exception:  # noqa: BLE001 - a lost device cannot free; nothing to do
-                pass
-        self.pool.clear()
-
-    def _run_fallback(self, s: UnitSpec) -> None:
-        """Run ``s`` on the fallback device from host copies (its own device has failed)."""
-        ex = self.ex
-        local = self.local
-        cpu = ex.devices[ex.fallback_device]
-        unit = ex.fallback_unit(s)
-        inputs = {}
-        for t in unit.inputs:
-            if t in ex.host:
-                inputs[t] = ex.host[t]
-            elif t in local:
-                inputs[t] = self.dev.copy_out(local[t])
-            else:
-                raise RunError(f"tensor {t!r} is lost with failed device {self.dev.name}")
-        res = cpu.run(unit, {t: cpu.copy_in(inputs[t]) for t in unit.inputs})
-        for t, v in res.outputs.items():
-            ex.host[t] = cpu.copy_out(v)
-        ex._events.append(Event("unit", self.dev.name, f"{s.label} -> {cpu.name}", ex.ms(res.start),
-                                ex.ms(res.finish), {"unit": s.index, "fallback": cpu.name}))  # fmt: skip
-        for t in ex.free_after[s.index]:
-            local.pop(t, None)
-        ex.fallbacks.setdefault(s.index, {
-            "unit": s.index, "device": self.dev.name, "to": cpu.name, "nodes": len(s.nodes),
-            "first": s.nodes[0], "error": ex.failed.get(self.dev.name, "")})  # fmt: skip

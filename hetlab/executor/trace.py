@@ -7,9 +7,10 @@ file opens in Perfetto (ui.perfetto.dev) and chrome://tracing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from hetlab.fileio import atomic_write_json
 

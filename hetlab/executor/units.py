@@ -8,8 +8,8 @@ that device; because the global order is topological, the unit graph is acyclic.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import OpGraph

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import itertools
 import random
 
 import numpy as np
@@ -15,10 +16,10 @@ from hetlab.schedulers.sim import simulate
 
 def fork(ms: float = 30.0) -> Problem:
     """s -> (x1 -> x2) | (y1 -> y2) -> j, with a 4 KiB tensor on every edge."""
-    c = lambda v: {"a": v, "b": v}  # noqa: E731
+    c = lambda v: {"a": v, "b": v}
     nodes = [{"id": "s", "cost": c(1)}, {"id": "x1", "cost": c(ms)}, {"id": "x2", "cost": c(1)},
              {"id": "y1", "cost": c(ms)}, {"id": "y2", "cost": c(1)}, {"id": "j", "cost": c(1)}]
-    e = lambda u, v: {"src": u, "dst": v, "bytes": 4096}  # noqa: E731
+    e = lambda u, v: {"src": u, "dst": v, "bytes": 4096}
     edges = [e("s", "x1"), e("x1", "x2"), e("s", "y1"), e("y1", "y2"), e("x2", "j"), e("y2", "j")]
     return Problem.from_json({"name": "fork", "devices": ["a", "b"], "nodes": nodes, "edges": edges})
 
@@ -62,7 +63,7 @@ def test_each_unit_starts_after_its_producers_finished(seed):
     for s in ex.specs:  # a device runs its units one at a time, in plan order
         by_dev.setdefault(s.device, []).append(evs[s.index])
     for lst in by_dev.values():
-        assert all(a.finish <= b.start for a, b in zip(lst, lst[1:]))
+        assert all(a.finish <= b.start for a, b in itertools.pairwise(lst))
     assert set(rep.outputs) == set(g.outputs)
 
 
@@ -113,7 +114,7 @@ def test_sequential_plans_run_one_unit_at_a_time():
     plan = Plan.build(p, "seq", SPLIT, g.topo_order(), sequential=True)
     rep = run(g, plan, [FakeDevice("a", p), FakeDevice("b", p)], warmup=0)
     evs = sorted((ev for ev in rep.events if ev.kind == "unit"), key=lambda e: e.start)
-    assert all(x.finish <= y.start for x, y in zip(evs, evs[1:]))
+    assert all(x.finish <= y.start for x, y in itertools.pairwise(evs))
     assert rep.predicted_ms == pytest.approx(simulate(p, SPLIT, g.topo_order(), sequential=True).makespan)
 
 

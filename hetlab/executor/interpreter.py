@@ -19,7 +19,7 @@ import queue
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 from hetlab.devices.base import Device, Unit, now
 from hetlab.errors import HetlabError

@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--algo", default="heft")
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--samples", type=int, default=7)
-    ap.add_argument("--spin", default="stop", choices=["stop", "on", "off"], help="ORT pool spinning")
+    ap.add_argument("--spin", default="on", choices=["stop", "on", "off"], help="ORT pool spinning")
     a = ap.parse_args(argv)
     g = load(a.model or pick_model(), parse_shape_args(a.shape))
     devs = [OrtCpuDevice(d.name, d.cores, d.threads, spin=a.spin) for d in devices() if d.kind == "onnxruntime-cpu"]

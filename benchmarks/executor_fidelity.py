@@ -52,6 +52,30 @@ def profile_nodes(graph, devs, feed, samples: int) -> dict[str, dict[str, float]
     return cost
 
 
+def breakdown(rep, cost) -> dict[str, dict[str, float]]:
+    """Per device, in the median run: units, their measured busy time, the profiled cost of
+    their nodes, transfer time, and the time the device's queue sat waiting (ms)."""
+    out: dict[str, dict[str, float]] = {}
+    nodes_of = {r["unit"]: [] for r in rep.timeline}
+    for r in rep.timeline:
+        nodes_of[r["unit"]].append(r["node"])
+    for ev in rep.events:
+        d = out.setdefault(ev.device, {"units": 0, "busy": 0.0, "profiled": 0.0, "xfer": 0.0, "first": ev.start, "last": 0.0})
+        if ev.kind == "unit":
+            d["units"] += 1
+            d["busy"] += ev.finish - ev.start
+            d["profiled"] += sum(cost[v][ev.device] for v in nodes_of.get(ev.args["unit"], []))
+        else:
+            d["xfer"] += ev.finish - ev.start
+        d["first"] = min(d["first"], ev.start)
+        d["last"] = max(d["last"], ev.finish)
+    for d in out.values():
+        d["idle"] = d["last"] - d["first"] - d["busy"] - d["xfer"]
+        for k in list(d):
+            d[k] = round(d[k], 3)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model")
@@ -81,7 +105,8 @@ def main(argv: list[str] | None = None) -> int:
         rep = run(g, plan, devs, repeat=a.repeat, check=True, inputs=feed, warmup=2)
         out[algo] = {"predicted_ms": round(plan.makespan, 3), "measured": rep.latency_ms,
                      "ratio": round(rep.latency_ms["median"] / plan.makespan, 3), "units": rep.units,
-                     "devices": rep.devices, "max_rel_err": rep.max_rel_err}  # fmt: skip
+                     "devices": rep.devices, "max_rel_err": rep.max_rel_err,
+                     "breakdown": breakdown(rep, cost)}  # fmt: skip
     print(json.dumps(out, indent=1))
     return 0
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import onnx
 from onnx import TensorProto, helper, numpy_helper
@@ -27,7 +27,7 @@ from onnx import TensorProto, helper, numpy_helper
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hetlab.graph.onnx_io import strip_weights  # noqa: E402
+from hetlab.graph.onnx_io import strip_weights
 
 ZOO = ROOT / "data" / "zoo"
 OPSET = 17
@@ -107,7 +107,8 @@ def build_lstm(steps: int = LSTM_STEPS, hidden: int = LSTM_HIDDEN, inp: int = LS
 
 
 def _torch_export(module, shape: tuple[int, ...]):
-    """Export ``module`` (eval mode, batch 1, static shapes) with the legacy exporter."""
+    """Export ``module`` (eval mode, batch 1, static shapes) with the legacy exporter,
+    BatchNormalization kept unfused."""
     import io
 
     import torch
@@ -124,8 +125,74 @@ def _torch_export(module, shape: tuple[int, ...]):
             opset_version=OPSET,
             do_constant_folding=True,
             dynamo=False,
+            # eval mode, but keep BatchNormalization as its own operator (EVAL would fold it
+            # into the Conv before it), as in the papers' models and the ONNX model zoo
+            training=torch.onnx.TrainingMode.PRESERVE,
         )
     return onnx.load_from_string(buf.getvalue())
+
+
+def _static_shape(vi) -> list[int] | None:
+    dims = vi.type.tensor_type.shape.dim
+    if not vi.type.tensor_type.HasField("shape") or any(not d.HasField("dim_value") for d in dims):
+        return None
+    return [d.dim_value for d in dims]
+
+
+def _eval_node(node, values: dict):
+    """Run one node on constant inputs with onnx's reference evaluator."""
+    import numpy as np
+    from onnx.reference import ReferenceEvaluator
+
+    ins = [i for i in node.input if i]
+    g = helper.make_graph([node], "fold", [], [helper.make_tensor_value_info(o, 0, None)
+                                             for o in node.output if o],
+                          [numpy_helper.from_array(np.asarray(values[i]), i) for i in ins])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=8)
+    return ReferenceEvaluator(m).run(None, {})
+
+
+def fold_constants(model):
+    """Fold what is static at batch 1: ``Shape`` of a tensor whose shape is known and every
+    node whose inputs are all constants (timm's TF-"same" padding arithmetic, ``Identity``
+    copies of de-duplicated initializers). Their outputs become initializers, so the
+    operator DAG holds only the model's real operators. Repeats until nothing changes."""
+    import numpy as np
+
+    while True:
+        model = onnx.shape_inference.infer_shapes(model, data_prop=True)
+        g = model.graph
+        shapes = {vi.name: _static_shape(vi) for vi in [*g.input, *g.value_info, *g.output]}
+        values = {t.name: numpy_helper.to_array(t) for t in g.initializer}
+        outputs = {o.name for o in g.output}
+        keep, folded = [], 0
+        for node in g.node:
+            ins = [i for i in node.input if i]
+            new = None
+            if node.op_type == "Shape" and shapes.get(node.input[0]) is not None:
+                a = {x.name: x.i for x in node.attribute}
+                new = [np.array(shapes[node.input[0]][a.get("start", 0):a.get("end", None)],
+                                np.int64)]
+            else:
+                constant = node.op_type == "Constant" or (ins and all(i in values for i in ins))
+                if constant and not any(o in outputs for o in node.output):
+                    new = _eval_node(node, values)
+            if new is None:
+                keep.append(node)
+                continue
+            folded += 1
+            for name, v in zip(node.output, new):
+                values[name] = np.asarray(v)
+                g.initializer.append(numpy_helper.from_array(np.asarray(v), name))
+        del g.node[:]
+        g.node.extend(keep)
+        used = {i for n in g.node for i in n.input} | outputs
+        live = [t for t in g.initializer if t.name in used]
+        del g.initializer[:]
+        g.initializer.extend(live)
+        del g.value_info[:]
+        if not folded:
+            return model
 
 
 def _torchvision(name: str, **kw):
@@ -143,22 +210,27 @@ def _timm(name: str):
 def _pnasnet_mobile():
     """PNASNet-5 Mobile (Liu et al. 2018, Table 5; the TF-slim ``mobile_imagenet_config``:
     9 cells, 2 of them reductions, F = 54 filters, stem multiplier 1, 1080 features at
-    224x224). timm only ships PNASNet-5 Large, so this reuses timm's ``CellStem0`` and
-    ``Cell`` modules with the mobile widths (``PNASNet5Large`` hard-codes its widths)."""
+    224x224; the second stem cell has 28 filters where TF-slim has 27). timm only ships
+    PNASNet-5 Large, so this reuses timm's ``CellStem0`` and ``Cell`` modules with the
+    mobile widths (``PNASNet5Large`` hard-codes its widths), wired as its forward pass."""
+    from functools import partial
+
     import torch
     from timm.layers import ConvNormAct, create_classifier
     from timm.models.pnasnet import Cell, CellStem0
 
     f = 54  # num_conv_filters; cells output 5 * filters, filters doubling at reductions
     stem = 32  # 32 * stem_multiplier(1.0)
-    s0, s1 = f // 4, f // 2  # stem cells at filter scaling 1/4 and 1/2
+    # stem cells at filter scaling 1/4 and 1/2: int(13.5) = 13 as in TF-slim, and 27 rounded
+    # up to 28, since timm's FactorizedReduction makes 2 * (width // 2) channels
+    s0, s1 = f // 4, 28
 
     class PNASNet5Mobile(torch.nn.Module):
         def __init__(self, num_classes: int = 1000) -> None:
             super().__init__()
             self.conv_0 = ConvNormAct(3, stem, kernel_size=3, stride=2, padding=0,
-                                      norm_kwargs=dict(eps=0.001, momentum=0.1),
-                                      apply_act=False)
+                                      norm_layer=partial(torch.nn.BatchNorm2d, eps=0.001,
+                                                         momentum=0.1), apply_act=False)
             self.cell_stem_0 = CellStem0(in_chs_left=stem, out_chs_left=s0,
                                          in_chs_right=stem, out_chs_right=s0)
             self.cell_stem_1 = Cell(in_chs_left=stem, out_chs_left=s1, in_chs_right=5 * s0,
@@ -207,12 +279,12 @@ MODELS: dict[str, tuple[Callable, tuple[int, ...], str, str]] = {
     "pnasnet_large": (lambda: _timm("pnasnet5large"), (1, 3, 331, 331), "timm pnasnet5large",
                       "PNASNet-5 Large (Liu et al. 2018)"),
     "pnasnet_mobile": (_pnasnet_mobile, (1, 3, 224, 224),
-                       "timm pnasnet Cell/CellStem0 with PNASNet-5 Mobile widths "
-                       "(9 cells, F=54, stem 32; built in data/export_zoo.py)",
+                       ("timm pnasnet Cell/CellStem0 with PNASNet-5 Mobile widths "
+                        "(9 cells, F=54, stem 32; built in data/export_zoo.py)"),
                        "PNASNet-5 Mobile (Liu et al. 2018)"),
     "lstm": (build_lstm, (LSTM_STEPS, 1, LSTM_INPUT), "onnx.helper in data/export_zoo.py",
-             "HOPE's LSTM: 1 layer, 1024 hidden units, 10 time steps, input size 1024, "
-             "batch 1, unrolled into per-gate MatMul/Add/Sigmoid/Tanh/Mul operators"),
+             ("HOPE's LSTM: 1 layer, 1024 hidden units, 10 time steps, input size 1024, "
+              "batch 1, unrolled into per-gate MatMul/Add/Sigmoid/Tanh/Mul operators")),
 }
 
 
@@ -236,7 +308,7 @@ def export(name: str) -> dict:
     if name == "lstm":
         model = builder()
     else:
-        model = _torch_export(builder(), shape)
+        model = fold_constants(_torch_export(builder(), shape))
     model.producer_name = model.producer_name or "hetlab/data/export_zoo.py"
     onnx.checker.check_model(model)
     n = vertices(model)

@@ -106,6 +106,34 @@ def _consumers(graph) -> dict[str, tuple[object, int]]:
     return first
 
 
+_RECTIFIERS = {"Relu", "Sigmoid", "Softplus", "Clip"}  # outputs >= 0 (Clip: ReLU6 mostly)
+_PASS_THROUGH = {"Pad", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Concat",
+                 "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Identity", "Slice",
+                 "Split"}  # fmt: skip
+
+
+def _gain(node, producers: dict) -> float:
+    """He's gain: 2 when the data input of ``node`` (input 0) comes out of a ReLU-like op,
+    possibly through pooling/padding/reshaping ops, else 1 (LeCun), so that stacked
+    convolutions without activations in between (separable convs) keep their scale."""
+    seen: set[str] = set()
+    frontier = [node.input[0]] if node is not None and node.input else []
+    while frontier:
+        name = frontier.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        p = producers.get(name)
+        if p is None:
+            return 1.0
+        if p.op_type in _RECTIFIERS:
+            continue
+        if p.op_type not in _PASS_THROUGH:
+            return 1.0
+        frontier.extend(p.input[:1] if p.op_type != "Concat" else p.input)
+    return 2.0 if seen else 1.0
+
+
 def _rng(seed: int, name: str) -> np.random.Generator:
     import hashlib
 
@@ -125,9 +153,10 @@ def _fan_in(node, index: int, shape: tuple[int, ...]) -> int:
     return max(1, shape[-1] if shape else 1)
 
 
-def _synth_values(t, node, index: int, seed: int) -> np.ndarray:
+def _synth_values(t, node, index: int, seed: int, gain: float = 2.0) -> np.ndarray:
     """Sensible values for stripped tensor ``t`` read by ``node`` at input ``index``:
-    He-scaled normal conv/matmul weights, small biases, near-identity BatchNormalization,
+    normal conv/matmul weights of variance ``gain / fan_in`` (He), small biases,
+    near-identity BatchNormalization,
     uniform(+-1/sqrt(hidden)) LSTM/GRU/RNN weights; an ``init=`` hint overrides them."""
     shape = tuple(int(d) for d in t.dims)
     rng = _rng(seed, t.name)
@@ -141,7 +170,9 @@ def _synth_values(t, node, index: int, seed: int) -> np.ndarray:
             return rng.uniform(-s, s, shape)
         if kind == "normal":
             return rng.standard_normal(shape) * s
-        raise _zoo_error(f"unknown init hint {hint!r} on tensor {t.name!r}; use uniform:S or normal:S")
+        raise _zoo_error(
+            f"unknown init hint {hint!r} on tensor {t.name!r}; use uniform:S or normal:S"
+        )
     if op in ("LSTM", "GRU", "RNN") and index in (1, 2, 3):
         hidden = attrs["hidden_size"].i if "hidden_size" in attrs else shape[-1]
         s = 1.0 / np.sqrt(max(1, hidden))
@@ -153,7 +184,7 @@ def _synth_values(t, node, index: int, seed: int) -> np.ndarray:
             return rng.uniform(0.5, 1.5, shape)
         return 0.05 * rng.standard_normal(shape)  # bias, running mean
     if op in ("Conv", "ConvTranspose", "Gemm", "MatMul") and index in (0, 1) and len(shape) >= 2:
-        return rng.standard_normal(shape) * np.sqrt(2.0 / _fan_in(node, index, shape))
+        return rng.standard_normal(shape) * np.sqrt(gain / _fan_in(node, index, shape))
     if op in ("Conv", "ConvTranspose", "Gemm") and index == 2:
         return 0.01 * rng.standard_normal(shape)
     if op in ("Mul", "Div"):
@@ -181,11 +212,12 @@ def materialize(stripped_path: str | Path, out_path: str | Path, seed: int = 0) 
     except Exception as e:  # noqa: BLE001 - protobuf raises several types
         raise _zoo_error(f"{src} is not a readable ONNX file ({type(e).__name__})") from None
     consumers = _consumers(model.graph)
+    producers = {o: n for g in _walk_graphs(model.graph) for n in g.node for o in n.output}
     for g in _walk_graphs(model.graph):
         for t in g.initializer:
             if _is_stripped(t):
                 node, index = consumers.get(t.name, (None, -1))
-                _fill(t, _synth_values(t, node, index, seed))
+                _fill(t, _synth_values(t, node, index, seed, _gain(node, producers)))
         for node in g.node:
             if node.op_type != "Constant":
                 continue
@@ -193,5 +225,6 @@ def materialize(stripped_path: str | Path, out_path: str | Path, seed: int = 0) 
                 if attr.name == "value" and attr.type == 4 and _is_stripped(attr.t):
                     user, index = consumers.get(node.output[0], (None, -1))
                     attr.t.name = attr.t.name or node.output[0]
-                    _fill(attr.t, _synth_values(attr.t, user, index, seed))
+                    gain = _gain(user, producers)
+                    _fill(attr.t, _synth_values(attr.t, user, index, seed, gain))
     return atomic_write_bytes(out_path, model.SerializeToString())

@@ -3,7 +3,8 @@ ONNX graphs without their big weights, and materialized on first use.
 
 ``path(name)`` returns an ONNX file that runs in plain onnxruntime: the stored graph with every
 stripped weight synthesized from (seed, tensor name) by ``hetlab.graph.onnx_io.materialize``.
-It is built once and cached as ``<cache>/<name>-<sha256 of the stored file>[:12].onnx``, where
+It is built once and cached as ``<cache>/<name>-<sha256 of the stored file>[:12].onnx`` (the
+hash also covers ``onnx_io.SYNTH_VERSION``, so a new synthesis rebuilds the files), where
 ``<cache>`` is ``$HETLAB_CACHE/zoo`` or else ``~/.cache/hetlab/zoo``. Files are written
 atomically, so processes that race on the same model each produce the same complete file.
 ``data/export_zoo.py`` (torch, run once by hand) made the stored files.
@@ -65,7 +66,12 @@ def cache_dir() -> Path:
 
 @lru_cache(maxsize=64)
 def _sha256(p: Path, size: int, mtime_ns: int) -> str:
-    return hashlib.sha256(p.read_bytes()).hexdigest()
+    from hetlab.graph.onnx_io import SYNTH_VERSION
+
+    data = p.read_bytes()
+    if SYNTH_VERSION != 1:
+        data += f"hetlab-synth-v{SYNTH_VERSION}".encode()
+    return hashlib.sha256(data).hexdigest()
 
 
 def path(name: str, seed: int = 0) -> Path:

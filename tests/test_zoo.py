@@ -213,3 +213,33 @@ def test_lstm_gates_are_parallel_branches():
         assert len(step) == 4 and sorted(n.op_type for n in step) == ["Sigmoid"] * 3 + ["Tanh"]
         for n in step:
             assert not (_ancestors(n, producer) & {s.name for s in step})
+
+
+def test_concurrent_builds_agree(tmp_path, monkeypatch):
+    """Two threads materializing the same model into an empty cache get one complete file."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setenv("HETLAB_CACHE", str(tmp_path))
+    with ThreadPoolExecutor(2) as pool:
+        a, b = pool.map(zoo.path, ["squeezenet", "squeezenet"])
+    assert a == b and onnx.load(str(a)).graph.node
+    import hashlib
+
+    sha = hashlib.sha256((DATA / "zoo" / "squeezenet.onnx").read_bytes()).hexdigest()
+    assert a.name == f"squeezenet-{sha[:12]}.onnx"
+    assert [p.name for p in (tmp_path / "zoo").iterdir()] == [a.name]  # no temp files left
+
+
+def test_bad_cache_and_bad_files_are_one_line_errors(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    monkeypatch.setenv("HETLAB_CACHE", str(blocker / "sub"))
+    with pytest.raises(HetlabError, match="HETLAB_CACHE"):
+        zoo.path("lstm")
+    junk = tmp_path / "junk.onnx"
+    junk.write_bytes(b"\x00\xffnot an onnx model at all")
+    with pytest.raises(HetlabError, match="not a readable ONNX file"):
+        materialize(junk, tmp_path / "out.onnx")
+    with pytest.raises(HetlabError, match="not found"):
+        materialize(tmp_path / "missing.onnx", tmp_path / "out.onnx")
+    assert not (tmp_path / "out.onnx").exists()

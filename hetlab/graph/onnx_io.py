@@ -29,6 +29,7 @@ def extract(graph: OpGraph, node_ids: Sequence[str], outputs: Sequence[str] | No
 # Zoo files store each big float initializer with its name, dims and data_type but no values
 # (``strip_weights``); ``materialize`` fills them back deterministically from (seed, name).
 
+SYNTH_VERSION = 1  # bump when materialize() would give other values (keys the zoo cache)
 _STRIP_MIN_ELEMENTS = 16  # float tensors with more elements than this lose their values
 _STRIPPED_DOC = "hetlab:stripped"  # doc_string prefix of a stripped tensor; an optional
 # init hint follows after a space, e.g. "hetlab:stripped uniform:0.03125" (see _synth_values).

@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=30)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--chunks", type=int, default=0)
-    ap.add_argument("--spin", default="on", choices=["stop", "on", "off"], help="ORT pool spinning")
+    ap.add_argument("--spin", default="auto", choices=["auto", "on", "stop", "off"], help="ORT pool spinning")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
     model = a.model or pick_model()

@@ -4,8 +4,10 @@ with the executor, and compare the measured median with the plan's makespan (iss
 
     python benchmarks/executor_fidelity.py [--model NAME|PATH] [--algo heft] [--repeat 20]
 
-This is a crude stand-in for the profiler of issue 5 (links between CPU groups are free:
-tensors stay in host memory). Times in ms.
+This is a crude stand-in for the profiler of issue 5. "raw": node costs as profiled, free
+links (tensors stay in host memory); "calibrated": each device's node costs scaled so that
+they sum to the whole model's one-session time there, and every cross-device edge costs the
+measured thread wake-up. Times in ms.
 """
 
 from __future__ import annotations
@@ -52,6 +54,48 @@ def profile_nodes(graph, devs, feed, samples: int) -> dict[str, dict[str, float]
     return cost
 
 
+def whole_model_ms(graph, dev, feed, samples: int) -> float:
+    """Median time (ms) of the whole model as one session on ``dev``."""
+    dev.bind_thread()
+    unit = dev.prepare(graph, [n.id for n in graph.nodes])
+    ins = {t: feed[t] for t in unit.inputs}
+    dev.run(unit, ins)
+    ts = []
+    for _ in range(samples):
+        t = time.perf_counter()
+        dev.run(unit, ins)
+        ts.append((time.perf_counter() - t) * 1000.0)
+    return statistics.median(ts)
+
+
+def handoff_ms(devs, n: int = 200) -> float:
+    """Half the round trip of a wake-up between threads pinned to two groups (ms): what a
+    cross-device dependency costs the executor beyond the data (host memory is shared)."""
+    import threading
+
+    ping, pong = threading.Event(), threading.Event()
+
+    def echo():
+        devs[1].bind_thread()
+        for _ in range(n):
+            ping.wait()
+            ping.clear()
+            pong.set()
+
+    th = threading.Thread(target=echo)
+    th.start()
+    devs[0].bind_thread()
+    ts = []
+    for _ in range(n):
+        t = time.perf_counter()
+        ping.set()
+        pong.wait()
+        pong.clear()
+        ts.append((time.perf_counter() - t) * 500.0)
+    th.join()
+    return statistics.median(ts)
+
+
 def breakdown(rep, cost) -> dict[str, dict[str, float]]:
     """Per device, in the median run: units, their measured busy time, the profiled cost of
     their nodes, transfer time, and the time the device's queue sat waiting (ms)."""
@@ -83,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--algo", default="heft")
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--samples", type=int, default=7)
-    ap.add_argument("--spin", default="on", choices=["stop", "on", "off"], help="ORT pool spinning")
+    ap.add_argument("--spin", default="auto", choices=["auto", "on", "stop", "off"], help="ORT pool spinning")
     a = ap.parse_args(argv)
     g = load(a.model or pick_model(), parse_shape_args(a.shape))
     devs = [OrtCpuDevice(d.name, d.cores, d.threads, spin=a.spin) for d in devices() if d.kind == "onnxruntime-cpu"]
@@ -92,18 +136,29 @@ def main(argv: list[str] | None = None) -> int:
 
     saved = os.sched_getaffinity(0)
     cost = profile_nodes(g, devs, feed, a.samples)
+    whole = {d.name: whole_model_ms(g, d, feed, a.samples) for d in devs}
+    lat = handoff_ms(devs)
     os.sched_setaffinity(0, saved)
     names = [d.name for d in devs]
-    prob = Problem.from_json({
-        "name": g.name, "devices": names,
-        "nodes": [{"id": n.id, "op_type": n.op_type, "cost": cost[n.id]} for n in g.nodes],
-        "edges": [{"src": e.src, "dst": e.dst, "bytes": e.bytes} for e in g.edges],
-    })  # fmt: skip
-    out = {"model": g.name, "nodes": len(g.nodes), "devices": [d.info() for d in devs]}
-    for algo in [f"single:{names[0]}", a.algo]:
+    scale = {d: whole[d] / sum(cost[v][d] for v in cost) for d in names}
+    calibrated = {v: {d: c * scale[d] for d, c in cs.items()} for v, cs in cost.items()}
+
+    def problem(costs, latency):
+        return Problem.from_json({
+            "name": g.name, "devices": names,
+            "nodes": [{"id": n.id, "op_type": n.op_type, "cost": costs[n.id]} for n in g.nodes],
+            "edges": [{"src": e.src, "dst": e.dst, "bytes": e.bytes} for e in g.edges],
+            "comm": {"default": {"latency": latency, "bandwidth": None}},
+        })  # fmt: skip
+
+    out = {"model": g.name, "nodes": len(g.nodes), "devices": [d.info() for d in devs],
+           "whole_ms": whole, "scale": scale, "handoff_ms": round(lat, 4)}  # fmt: skip
+    runs = [("raw", problem(cost, 0.0), f"single:{names[0]}"), ("raw", problem(cost, 0.0), a.algo),
+            ("calibrated", problem(calibrated, lat), a.algo)]  # fmt: skip
+    for label, prob, algo in runs:
         plan = schedule(prob, algo)
         rep = run(g, plan, devs, repeat=a.repeat, check=True, inputs=feed, warmup=2)
-        out[algo] = {"predicted_ms": round(plan.makespan, 3), "measured": rep.latency_ms,
+        out[f"{label} {algo}"] = {"predicted_ms": round(plan.makespan, 3), "measured": rep.latency_ms,
                      "ratio": round(rep.latency_ms["median"] / plan.makespan, 3), "units": rep.units,
                      "devices": rep.devices, "max_rel_err": rep.max_rel_err,
                      "breakdown": breakdown(rep, cost)}  # fmt: skip

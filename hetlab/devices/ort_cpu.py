@@ -24,10 +24,12 @@ from hetlab.graph.ir import Node, OpGraph
 
 KIND = "onnxruntime-cpu"
 # Pool threads of a session spin between ops. "on" is onnxruntime's default; "stop" makes them
-# stop when a run ends (leaving the cores to the next unit's pool); "off" never spins. On the
-# 16-core host, "on" was faster both for one unit (1.04x a plain session vs 1.31x) and for a
-# chain of 30 units (6.3 ms vs 13.3 ms): waking parked threads costs more than the spinning.
-SPIN = ("on", "stop", "off")
+# stop when a run ends, leaving the cores to the next unit's pool; "off" never spins; "auto"
+# (default) is "on" for a session over the whole model and "stop" for a part of one. On the
+# 16-core host a one-session plan ran 1.04x a plain session with "on" (1.31x with "stop"),
+# while with hundreds of sessions on a group (profiling, a 100-unit plan) "on" made even the
+# one-session run 5x slower (googlenet 27 ms against 5.1 ms): parked pools must not spin.
+SPIN = ("auto", "on", "stop", "off")
 
 
 @lru_cache(maxsize=1)
@@ -57,7 +59,7 @@ class OrtCpuDevice(Device):
     kind = KIND
 
     def __init__(self, name: str, cores: Sequence[int], threads: int | None = None,
-                 pin: bool = True, optimize: bool = True, spin: str = "on") -> None:  # fmt: skip
+                 pin: bool = True, optimize: bool = True, spin: str = "auto") -> None:  # fmt: skip
         if spin not in SPIN:
             raise HetlabError(f"CPU device {name!r}: spin must be one of {', '.join(SPIN)}, not {spin!r}")
         self.spin = spin
@@ -87,7 +89,8 @@ class OrtCpuDevice(Device):
         return f"onnxruntime has no CPU kernel for {node.domain or 'ai.onnx'}::{node.op_type}"
 
     # --- sessions --------------------------------------------------------------------
-    def session_options(self) -> Any:
+    def session_options(self, whole: bool = False) -> Any:
+        """Options of a unit's session; ``whole``: it covers the whole model (see SPIN)."""
         import onnxruntime as ort
 
         so = ort.SessionOptions()
@@ -97,9 +100,10 @@ class OrtCpuDevice(Device):
         so.log_severity_level = 3
         if not self.optimize:
             so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        if self.spin == "stop":
+        spin = ("on" if whole else "stop") if self.spin == "auto" else self.spin
+        if spin == "stop":
             so.add_session_config_entry("session.force_spinning_stop", "1")
-        elif self.spin == "off":
+        elif spin == "off":
             so.add_session_config_entry("session.intra_op.allow_spinning", "0")
         if self.pin and self.threads > 1:
             so.add_session_config_entry("session.intra_op_thread_affinities",
@@ -123,7 +127,8 @@ class OrtCpuDevice(Device):
 
                     src = extract(graph, list(nodes), list(outputs) if outputs is not None else None)
                 try:
-                    sess = ort.InferenceSession(src, self.session_options(), providers=["CPUExecutionProvider"])
+                    so = self.session_options(whole=bool(whole))
+                    sess = ort.InferenceSession(src, so, providers=["CPUExecutionProvider"])
                 except Exception as e:  # noqa: BLE001 - onnxruntime raises its own types
                     first = nodes[0] if nodes else "?"
                     raise HetlabError(f"{self.name}: onnxruntime cannot build a session for "

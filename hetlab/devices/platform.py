@@ -9,7 +9,7 @@ them and names devices::
     name = "big"
     cores = [0, 1, 2, 3]
     threads = 4          # optional, default len(cores)
-    spin = "on"          # optional: onnxruntime pool spinning: on (default), stop, off
+    spin = "auto"        # optional: onnxruntime pool spinning: auto (default), on, stop, off
 
     [opencl]
     include = ["cl0"]    # optional: keep only these OpenCL devices (default: all)
@@ -132,9 +132,9 @@ def validate_platform(doc: Any, source: str = "platform") -> dict[str, Any]:
             threads = g.get("threads", len(cores))
             if not isinstance(threads, int) or isinstance(threads, bool) or not 1 <= threads <= 1024:
                 raise HetlabError(f"{where} ({name}): 'threads' must be a positive integer")
-            spin = g.get("spin", "on")
-            if spin not in ("stop", "on", "off"):
-                raise HetlabError(f"{where} ({name}): 'spin' must be stop, on or off")
+            spin = g.get("spin", "auto")
+            if spin not in ("auto", "on", "stop", "off"):
+                raise HetlabError(f"{where} ({name}): 'spin' must be auto, on, stop or off")
             groups.append({"name": name, "cores": sorted(set(cores)), "threads": threads, "spin": spin})
     cl = doc.get("opencl", {})
     if not isinstance(cl, dict):
@@ -184,7 +184,7 @@ def devices(platform: str | os.PathLike | dict | None = None) -> list[Device]:
     from hetlab.devices.ort_cpu import OrtCpuDevice
 
     groups = conf["cpu"] or default_groups()
-    out: list[Device] = [OrtCpuDevice(g["name"], g["cores"], g.get("threads"), spin=g.get("spin", "on"))
+    out: list[Device] = [OrtCpuDevice(g["name"], g["cores"], g.get("threads"), spin=g.get("spin", "auto"))
                          for g in groups]  # fmt: skip
     cl = conf["opencl"]
     for d in opencl_devices():

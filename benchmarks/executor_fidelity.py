@@ -127,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--algo", default="heft")
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--samples", type=int, default=7)
+    ap.add_argument("--latency", type=float, action="append", default=[],
+                    help="also schedule the calibrated costs with this link latency (ms; repeatable)")
     ap.add_argument("--spin", default="auto", choices=["auto", "on", "stop", "off"], help="ORT pool spinning")
     a = ap.parse_args(argv)
     g = load(a.model or pick_model(), parse_shape_args(a.shape))
@@ -155,13 +157,14 @@ def main(argv: list[str] | None = None) -> int:
            "whole_ms": whole, "scale": scale, "handoff_ms": round(lat, 4)}  # fmt: skip
     runs = [("raw", problem(cost, 0.0), f"single:{names[0]}"), ("raw", problem(cost, 0.0), a.algo),
             ("calibrated", problem(calibrated, lat), a.algo)]  # fmt: skip
+    runs += [(f"calibrated+{x}ms", problem(calibrated, x), a.algo) for x in a.latency]
     for label, prob, algo in runs:
         plan = schedule(prob, algo)
         rep = run(g, plan, devs, repeat=a.repeat, check=True, inputs=feed, warmup=2)
         out[f"{label} {algo}"] = {"predicted_ms": round(plan.makespan, 3), "measured": rep.latency_ms,
                      "ratio": round(rep.latency_ms["median"] / plan.makespan, 3), "units": rep.units,
                      "devices": rep.devices, "max_rel_err": rep.max_rel_err,
-                     "breakdown": breakdown(rep, cost)}  # fmt: skip
+                     "breakdown": breakdown(rep, cost if label == "raw" else calibrated)}  # fmt: skip
     print(json.dumps(out, indent=1))
     return 0
 

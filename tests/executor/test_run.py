@@ -126,3 +126,12 @@ def test_scalar_tensors_stay_scalar_across_devices(tmp_path, groups):
     g = load(scalar_edge(tmp_path / "s.onnx"))
     rep = run(g, {"sum": "cpu0", "unsq": "cpu1", "mul": "cpu1"}, groups, check=True, warmup=0)
     assert rep.max_rel_err < 1e-6 and rep.outputs["u"].shape == (1,)
+
+
+def test_api_takes_a_model_path_and_a_device_name(model):
+    from hetlab import run as lazy_run
+
+    path, _ = model
+    rep = lazy_run(path, "cpu0", repeat=2, check=True)
+    assert rep.devices == {"cpu0": 13} and rep.units == 1 and rep.max_rel_err < 1e-5
+    assert rep.model_path == os.path.abspath(path)

@@ -127,7 +127,7 @@ def run(graph: OpGraph | str, plan: Any, devices: Sequence[Device] | Mapping[str
         predicted_ms=None if predicted is None else round(predicted, 4),
         max_rel_err=err,
         devices=dict(Counter(device_of[n.id] for n in graph.nodes)),
-        timeline=node_timeline(mid.events, units_of, mid.node_times),
+        timeline=node_timeline(mid.events, units_of, mid.node_times, {n.id: n.flops for n in graph.nodes}),
         fallbacks=sorted(ex.fallbacks.values(), key=lambda f: f["unit"]),
         units=len(ex.specs),
         repeat=repeat,

@@ -29,9 +29,11 @@ class Event:
 
 
 def node_timeline(events: Sequence[Event], unit_nodes: dict[int, list[str]],
-                  node_times: dict[int, list[tuple[str, float, float]]]) -> list[dict[str, Any]]:
+                  node_times: dict[int, list[tuple[str, float, float]]],
+                  weights: dict[str, float] | None = None) -> list[dict[str, Any]]:
     """Spec §5 ``timeline``: one entry per node. Where a device timed each node, its own
-    interval; else the unit's interval split evenly over its nodes, with a ``unit`` field."""
+    interval; else the unit's interval split over its nodes in proportion to ``weights``
+    (e.g. flops; evenly without), with a ``unit`` field saying it is a unit's share."""
     out: list[dict[str, Any]] = []
     for ev in events:
         if ev.kind != "unit":
@@ -44,10 +46,18 @@ def node_timeline(events: Sequence[Event], unit_nodes: dict[int, list[str]],
                             "finish": round(f, 4), "unit": uid})  # fmt: skip
             continue
         nodes = unit_nodes[uid]
-        step = (ev.finish - ev.start) / max(1, len(nodes))
-        for k, node in enumerate(nodes):
-            out.append({"node": node, "device": ev.device, "start": round(ev.start + k * step, 4),
-                        "finish": round(ev.start + (k + 1) * step, 4), "unit": uid})  # fmt: skip
+        w = [1.0] * len(nodes)
+        if weights:
+            raw = [max(0.0, float(weights.get(v, 0.0))) for v in nodes]
+            floor = 0.02 * sum(raw) / max(1, len(raw))  # shape ops still get a sliver
+            w = [x + floor for x in raw] if sum(raw) > 0 else w
+        total = sum(w)
+        t = ev.start
+        for node, x in zip(nodes, w):
+            f = t + (ev.finish - ev.start) * x / total
+            out.append({"node": node, "device": ev.device, "start": round(t, 4), "finish": round(f, 4),
+                        "unit": uid})  # fmt: skip
+            t = f
     out.sort(key=lambda r: (r["start"], r["device"]))
     return out
 

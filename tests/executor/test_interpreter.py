@@ -163,3 +163,16 @@ def test_devices_with_write_reuse_receive_buffers_across_runs():
     finally:
         ex.close()
     assert b.frees == 1
+
+
+def test_unit_time_is_shared_by_flops_when_nodes_are_not_timed():
+    from hetlab.executor.trace import Event, node_timeline
+
+    ev = Event("unit", "a", "u", 1.0, 11.0, {"unit": 0})
+    rows = node_timeline([ev], {0: ["x", "y", "z"]}, {}, {"x": 0, "y": 300, "z": 100})
+    assert [r["node"] for r in rows] == ["x", "y", "z"] and rows[0]["start"] == 1.0
+    assert rows[-1]["finish"] == 11.0
+    span = {r["node"]: r["finish"] - r["start"] for r in rows}
+    assert span["y"] == pytest.approx(3 * span["z"], rel=0.05) and 0 < span["x"] < span["z"]
+    even = node_timeline([ev], {0: ["x", "y"]}, {})
+    assert [r["finish"] - r["start"] for r in even] == pytest.approx([5.0, 5.0])

@@ -11,6 +11,19 @@ pool threads slow the other down: 1.3-2.4x on the 16-core host.)
 ``--chunks K`` also runs the same device split into K units (forced by placing each chunk
 on a distinct alias of the same group) to estimate the per-unit dispatch overhead.
 Times are per-inference medians in ms.
+
+Measured 2026-11-22 on the lent nvidia-h200 host (16 cores, no SMT, gVisor; onnxruntime 1.30,
+Python 3.12), cpu0 = 8 threads on cores 0-7, ``--repeat 20 --rounds 5``, 100 runs each:
+
+    model         plain   executor  ratio
+    googlenet      5.05     4.67    0.92
+    inception_v3  15.68    16.15    1.03
+    squeezenet     2.40     2.67    1.11
+
+The one-unit plan loads ``model_path`` itself, so the difference is dispatch (the main thread
+pinned to the group, queues, events): about 0.1 ms per inference. Across repeated calls the
+ratio moved by up to +-0.2 on that shared host (googlenet 0.80-1.28); blocks of runs, not
+single runs, are alternated because sessions' spinning pool threads slow each other down.
 """
 
 from __future__ import annotations

@@ -8,6 +8,16 @@ This is a crude stand-in for the profiler of issue 5. "raw": node costs as profi
 links (tensors stay in host memory); "calibrated": each device's node costs scaled so that
 they sum to the whole model's one-session time there, and every cross-device edge costs the
 measured thread wake-up. Times in ms.
+
+Measured 2026-11-22 on the lent nvidia-h200 host (two groups of 8 cores), heft plans:
+- Per-node costs profiled in isolation sum to 1.8-2.3x the whole model's one-session time
+  (googlenet 12.5 vs 5.6 ms, inception_v3 33.7 vs 19.2): no fusion, per-session overhead.
+  "raw" heft plans then run 1.4-2.0x their prediction, and slower than one group.
+- Each unit costs ~0.1-0.15 ms beyond its nodes' calibrated costs (session.run, pool
+  wake-up, Python), which free links do not model. Calibrated costs with a 0.15 ms link
+  latency brought measured/predicted to 1.23 (googlenet, 28 units) and 1.15 (inception_v3,
+  45 units); 0.5 ms gave 0.99 and 0.88. So the profiler should scale node costs to the
+  whole-model time and the calibrator should charge ~0.15 ms per cross-device edge.
 """
 
 from __future__ import annotations

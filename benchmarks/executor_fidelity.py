@@ -139,10 +139,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--samples", type=int, default=7)
     ap.add_argument("--latency", type=float, action="append", default=[],
                     help="also schedule the calibrated costs with this link latency (ms; repeatable)")
+    ap.add_argument("--small-flops", type=float, default=0,
+                    help="units under this many flops run on one thread (OrtCpuDevice.small_flops)")
     ap.add_argument("--spin", default="auto", choices=["auto", "on", "stop", "off"], help="ORT pool spinning")
     a = ap.parse_args(argv)
     g = load(a.model or pick_model(), parse_shape_args(a.shape))
-    devs = [OrtCpuDevice(d.name, d.cores, d.threads, spin=a.spin) for d in devices() if d.kind == "onnxruntime-cpu"]
+    devs = [OrtCpuDevice(d.name, d.cores, d.threads, spin=a.spin, small_flops=int(a.small_flops))
+            for d in devices() if d.kind == "onnxruntime-cpu"]  # fmt: skip
     feed = random_inputs(g, 0)
     import os
 

@@ -59,10 +59,12 @@ class OrtCpuDevice(Device):
     kind = KIND
 
     def __init__(self, name: str, cores: Sequence[int], threads: int | None = None,
-                 pin: bool = True, optimize: bool = True, spin: str = "auto") -> None:  # fmt: skip
+                 pin: bool = True, optimize: bool = True, spin: str = "auto",
+                 small_flops: int = 0) -> None:  # fmt: skip
         if spin not in SPIN:
             raise HetlabError(f"CPU device {name!r}: spin must be one of {', '.join(SPIN)}, not {spin!r}")
         self.spin = spin
+        self.small_flops = int(small_flops)  # units below this many flops run on one thread
         self.name = name
         self.cores = sorted(int(c) for c in cores)
         if not self.cores:
@@ -89,12 +91,13 @@ class OrtCpuDevice(Device):
         return f"onnxruntime has no CPU kernel for {node.domain or 'ai.onnx'}::{node.op_type}"
 
     # --- sessions --------------------------------------------------------------------
-    def session_options(self, whole: bool = False) -> Any:
+    def session_options(self, whole: bool = False, threads: int | None = None) -> Any:
         """Options of a unit's session; ``whole``: it covers the whole model (see SPIN)."""
+        threads = threads or self.threads
         import onnxruntime as ort
 
         so = ort.SessionOptions()
-        so.intra_op_num_threads = self.threads
+        so.intra_op_num_threads = threads
         so.inter_op_num_threads = 1
         so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         so.log_severity_level = 3
@@ -105,9 +108,9 @@ class OrtCpuDevice(Device):
             so.add_session_config_entry("session.force_spinning_stop", "1")
         elif spin == "off":
             so.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        if self.pin and self.threads > 1:
+        if self.pin and threads > 1:
             so.add_session_config_entry("session.intra_op_thread_affinities",
-                                        affinity_string(self.cores, self.threads))  # fmt: skip
+                                        affinity_string(self.cores, threads))  # fmt: skip
         return so
 
     def prepare(self, graph: OpGraph, nodes: Sequence[str], outputs: Sequence[str] | None = None) -> Unit:
@@ -127,7 +130,9 @@ class OrtCpuDevice(Device):
 
                     src = extract(graph, list(nodes), list(outputs) if outputs is not None else None)
                 try:
-                    so = self.session_options(whole=bool(whole))
+                    flops = sum(graph.node(v).flops for v in nodes)
+                    small = not whole and flops < self.small_flops
+                    so = self.session_options(whole=bool(whole), threads=1 if small else None)
                     sess = ort.InferenceSession(src, so, providers=["CPUExecutionProvider"])
                 except Exception as e:  # noqa: BLE001 - onnxruntime raises its own types
                     first = nodes[0] if nodes else "?"

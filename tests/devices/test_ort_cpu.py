@@ -84,3 +84,13 @@ def test_info_and_bind_thread_pins_the_calling_thread():
     t.join()
     assert seen["aff"] == {core}
     assert os.sched_getaffinity(0) == before  # only the worker thread was pinned
+
+
+def test_small_units_can_run_on_one_thread(model):
+    _, g = model
+    dev = OrtCpuDevice("g", [0, 1], small_flops=10**12)
+    assert dev.session_options().intra_op_num_threads == 2
+    unit = dev.prepare(g, ["b_sig"])
+    assert unit.handle.get_session_options().intra_op_num_threads == 1
+    whole = dev.prepare(g, [n.id for n in g.nodes])  # the whole model keeps the group's threads
+    assert whole.handle.get_session_options().intra_op_num_threads == 2

@@ -15,9 +15,10 @@ Measured 2026-11-22 on the lent nvidia-h200 host (two groups of 8 cores), heft p
   "raw" heft plans then run 1.4-2.0x their prediction, and slower than one group.
 - Each unit costs ~0.1-0.15 ms beyond its nodes' calibrated costs (session.run, pool
   wake-up, Python), which free links do not model. Calibrated costs with a 0.15 ms link
-  latency brought measured/predicted to 1.23 (googlenet, 28 units) and 1.15 (inception_v3,
-  45 units); 0.5 ms gave 0.99 and 0.88. So the profiler should scale node costs to the
-  whole-model time and the calibrator should charge ~0.15 ms per cross-device edge.
+  latency brought measured/predicted to 1.15-1.50 over four calls (googlenet 28-32 units,
+  inception_v3 44-53 units); 0.5 ms gave 0.99 and 0.88. So the profiler should scale node
+  costs to the whole-model time and the calibrator should charge >= 0.15 ms per
+  cross-device edge. ``--small-flops`` (one thread for small units) made no clear difference.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["devices", "get", "first_cpu", "OrtCpuDevice", "FakeDevice"]
+__all__ = ["FakeDevice", "OrtCpuDevice", "devices", "first_cpu", "get"]
 
 _LAZY = {
     "devices": "hetlab.devices.platform",

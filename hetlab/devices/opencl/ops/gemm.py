@@ -1,0 +1,136 @@
+"""Gemm and MatMul on the tiled GEMM kernel (gemm.cl), plus ``gemm_launch``, shared with Conv.
+
+Tile choice: 64x64 tiles (4x4 outputs per work-item) when they give at least two work-groups
+per compute unit, else 32x32 (2x2); when even that leaves compute units idle and K is long,
+K is split across work-groups and a second launch sums the partials (split-K).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from hetlab.devices.opencl.ops import Op, register
+from hetlab.devices.opencl.ops.common import attr, bcast_strides, f32, i32, is_const
+from hetlab.graph.ir import Node, OpGraph
+
+TK = 16
+
+
+def choose_tiling(M: int, N: int, K: int, batch: int, cu: int, force_splits: int | None = None
+                  ) -> tuple[int, int, int]:
+    """(tile edge, K splits, K elements per split) for a GEMM on ``cu`` compute units."""
+    tiles64 = math.ceil(M / 64) * math.ceil(N / 64) * batch
+    ts = 64 if tiles64 >= 2 * cu else 32
+    tiles = math.ceil(M / ts) * math.ceil(N / ts) * batch
+    splits = 1
+    if force_splits:
+        splits = force_splits
+    elif tiles < cu and K >= 512:
+        splits = max(1, min(math.ceil(2 * cu / tiles), K // 256, 16))
+    klen = math.ceil(math.ceil(K / splits) / TK) * TK
+    splits = max(1, math.ceil(K / klen))
+    return ts, splits, klen
+
+
+def gemm_launch(ctx: Any, node: Node, *, M: int, N: int, K: int, A: Any, sam: int, sak: int,
+                B: Any, sbk: int, sbn: int, C: Any, ldc: int, offs: Sequence[Sequence[int]],
+                bias: Any = None, sbias_m: int = 0, sbias_n: int = 0, alpha: float = 1.0,
+                beta: float = 1.0, act: Sequence[Any] = (), conv: Sequence[int] | None = None) -> None:
+    """Add the launch(es) of C[b] = act(alpha * A[b] @ B[b] + beta * bias[b]) to ``ctx``."""
+    nb = len(offs)
+    dev = ctx.device
+    ts, splits, klen = choose_tiling(M, N, K, nb, int(dev.dev.max_compute_units),
+                                     getattr(dev, "gemm_splits", None))
+    opts = f"-DTS={ts} -DA_KC={int(sak == 1)} -DB_NC={int(sbn == 1)}" + (" -DCONV" if conv else "")
+    k = ctx.kernel("gemm.cl", "gemm", opts)
+    offs_buf = ctx.upload(np.asarray(offs, dtype=np.int32).reshape(nb, 4), dtype="int32")
+    cp = ctx.ints(list(conv) if conv else [0] * 11)
+    has_bias = bias is not None
+    bias_buf = bias if has_bias else ctx.scratch(1)
+    act = tuple(act) or ctx.act(node)
+    dst, csplit = (C, 0) if splits == 1 else (ctx.scratch(splits * nb * M * N), M * N)
+    gsize = (math.ceil(N / ts) * 16, math.ceil(M / ts) * 16, nb * splits)
+    ctx.launch(node, k, gsize, (16, 16, 1), [
+        i32(M), i32(N), i32(K), A, i32(sam), i32(sak), B, i32(sbk), i32(sbn), dst, i32(ldc),
+        i32(csplit), offs_buf, i32(splits), i32(klen), bias_buf, i32(sbias_m), i32(sbias_n),
+        f32(alpha), f32(beta), i32(has_bias), *act, cp])
+    if splits > 1:
+        r = ctx.kernel("gemm.cl", "gemm_splitk")
+        ctx.launch(node, r, (N, M, nb), (16, 16, 1), [
+            i32(M), i32(N), i32(splits), i32(nb), dst, C, i32(ldc), offs_buf, bias_buf,
+            i32(sbias_m), i32(sbias_n), f32(alpha), f32(beta), i32(has_bias), *act])
+
+
+@register
+class Gemm(Op):
+    op_types = ("Gemm",)
+
+    def check(self, node: Node, graph: OpGraph) -> str | None:
+        if len(graph.tensors[node.inputs[0]].shape) != 2 or len(graph.tensors[node.inputs[1]].shape) != 2:
+            return "Gemm needs 2-D A and B"
+        return None
+
+    def build(self, node: Node, ctx: Any) -> None:
+        a, b = node.inputs[0], node.inputs[1]
+        c = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2] else ""
+        ta, tb = int(attr(node, "transA", 0)), int(attr(node, "transB", 0))
+        M, N = ctx.shape(node.outputs[0])
+        ashape = ctx.shape(a)
+        K = ashape[0] if ta else ashape[1]
+        sam, sak = (1, M) if ta else (K, 1)
+        bconst = ctx.const(b)
+        if bconst is not None and tb:  # pre-transpose constant weights to row-major [K, N]
+            B, sbk, sbn = ctx.upload(np.asarray(bconst).T, key=("T", b)), N, 1
+        else:
+            B = ctx.tensor_or_const(b)
+            sbk, sbn = (1, K) if tb else (N, 1)
+        bias, sbm, sbn_ = None, 0, 0
+        if c:
+            cshape = ctx.shape(c) if ctx.const(c) is None else np.shape(ctx.const(c))
+            sbm, sbn_ = bcast_strides(cshape, (M, N))
+            bias = ctx.tensor_or_const(c)
+        gemm_launch(ctx, node, M=M, N=N, K=K, A=ctx.tensor_or_const(a), sam=sam, sak=sak, B=B,
+                    sbk=sbk, sbn=sbn, C=ctx.t(ctx.out(node)), ldc=N, offs=[(0, 0, 0, 0)],
+                    bias=bias, sbias_m=sbm, sbias_n=sbn_, alpha=attr(node, "alpha", 1.0),
+                    beta=attr(node, "beta", 1.0))
+
+
+@register
+class MatMul(Op):
+    op_types = ("MatMul",)
+
+    def build(self, node: Node, ctx: Any) -> None:
+        a, b = node.inputs
+        ash, bsh = list(ctx.shape(a)), list(ctx.shape(b))
+        if len(ash) == 1:
+            ash = [1] + ash
+        if len(bsh) == 1:
+            bsh = bsh + [1]
+        M, K = ash[-2], ash[-1]
+        N = bsh[-1]
+        abat, bbat = ash[:-2], bsh[:-2]
+        obat = list(np.broadcast_shapes(tuple(abat), tuple(bbat)))
+        A, B = ctx.tensor_or_const(a), ctx.tensor_or_const(b)
+        C = ctx.t(ctx.out(node))
+        if all(d == 1 for d in bbat) and list(abat) == obat:  # fold A's batch into M
+            Mf = M * int(np.prod(abat, dtype=np.int64))
+            offs = [(0, 0, 0, 0)]
+            gemm_launch(ctx, node, M=Mf, N=N, K=K, A=A, sam=K, sak=1, B=B, sbk=N, sbn=1, C=C,
+                        ldc=N, offs=offs)
+            return
+        sa = bcast_strides(abat, obat) if obat else []
+        sb = bcast_strides(bbat, obat) if obat else []
+        offs = []
+        for idx in np.ndindex(*obat) if obat else [()]:
+            ia = sum(i * s for i, s in zip(idx, sa)) * M * K
+            ib = sum(i * s for i, s in zip(idx, sb)) * K * N
+            ic = int(np.ravel_multi_index(idx, obat)) * M * N if obat else 0
+            offs.append((ia, ib, ic, 0))
+        gemm_launch(ctx, node, M=M, N=N, K=K, A=A, sam=K, sak=1, B=B, sbk=N, sbn=1, C=C, ldc=N,
+                    offs=offs)
+
+
+__all__ = ["gemm_launch", "choose_tiling", "Gemm", "MatMul", "is_const"]

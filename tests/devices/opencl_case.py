@@ -42,12 +42,22 @@ def _attrs(n: onnx.NodeProto) -> dict[str, Any]:
     return out
 
 
-def reference(model: onnx.ModelProto, inputs: dict[str, np.ndarray], names: Sequence[str]) -> list[np.ndarray]:
+def _elem_types(model: onnx.ModelProto) -> dict[str, int]:
     m = onnx.ModelProto()
     m.CopyFrom(model)
     del m.graph.output[:]
+    inf = onnx.shape_inference.infer_shapes(m)
+    return {v.name: v.type.tensor_type.elem_type for v in inf.graph.value_info
+            if v.type.tensor_type.elem_type}
+
+
+def reference(model: onnx.ModelProto, inputs: dict[str, np.ndarray], names: Sequence[str]) -> list[np.ndarray]:
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    types = _elem_types(model)
+    del m.graph.output[:]
     for t in names:
-        m.graph.output.append(helper.make_tensor_value_info(t, onnx.TensorProto.FLOAT, None))
+        m.graph.output.append(helper.make_tensor_value_info(t, types.get(t, onnx.TensorProto.FLOAT), None))
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     so.intra_op_num_threads = 1

@@ -87,6 +87,29 @@ def test_conv_output_read_twice_not_fused(dev):
     assert not unit.handle.fused
 
 
+def test_inception_block_writes_concat_in_place(dev):
+    """Conv/pool branches write their slice of the Concat output; nested Concat too."""
+    x = rnd(1, 6, 9, 9)
+    w = {f"w{i}": rnd(c, 6, k, k, seed=i) for i, (c, k) in enumerate([(5, 1), (3, 3), (4, 3)])}
+    nodes = [N("Conv", ["x", "w0"], ["a0"]), N("Relu", ["a0"], ["a"]),
+             N("Conv", ["x", "w1"], ["b"], pads=[1, 1, 1, 1]),
+             N("Conv", ["x", "w2"], ["c"], pads=[1, 1, 1, 1]),
+             N("Concat", ["b", "c"], ["bc"], axis=1),
+             N("MaxPool", ["x"], ["p"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             N("Sigmoid", ["x"], ["s"]),
+             N("Concat", ["a", "bc", "p", "s"], ["y"], axis=1)]
+    _, (unit, _), _ = run_case(dev, nodes, {"x": x}, w)
+    plan = unit.handle
+    copies = [L for L in plan.launches if L.node in ("n4", "n7")]
+    assert len(copies) == 1 and len(plan.launches) == 6  # only the Sigmoid output is copied
+
+
+def test_concat_batch_not_in_place(dev):
+    nodes = [N("Conv", ["x", "w"], ["a"]), N("Concat", ["a", "x"], ["y"], axis=1)]
+    _, (unit, _), _ = run_case(dev, nodes, {"x": rnd(2, 3, 4, 4)}, {"w": rnd(2, 3, 1, 1, seed=1)})
+    assert len(unit.handle.launches) == 3
+
+
 # --- GEMM ------------------------------------------------------------------------------
 @pytest.mark.parametrize("ta,tb", [(0, 0), (1, 0), (0, 1), (1, 1)])
 @pytest.mark.parametrize("cshape", [(29,), (1, 29), (19, 1), (19, 29), ()])

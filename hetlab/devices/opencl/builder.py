@@ -103,6 +103,7 @@ class UnitBuilder:
         self._uploads: dict[tuple, Any] = {}
         self._plan_outputs()
         self._plan_fusion()
+        self._plan_concat()
 
     # --- planning -------------------------------------------------------------------
     def _plan_outputs(self) -> None:
@@ -142,6 +143,37 @@ class UnitBuilder:
                 if a is not None and act_params(a, self) is not None:
                     self.act_of[n.id], self.fused[a.id] = a, n.id
                     self.final[n.id] = a.outputs[0]
+
+    def _plan_concat(self) -> None:
+        """Let producers write straight into their slice of a Concat output (no copy) when the
+        slice is contiguous (all dims before the axis are 1), the Concat is the tensor's only
+        reader, and the producer's kernel takes an output offset (ELIDE_INTO)."""
+        self.sub: dict[str, tuple[str, int]] = {}
+        writer = {t: self.graph.node(h) for h, t in self.final.items()}
+        for n in reversed(self.nodes):
+            if n.op_type != "Concat" or n.id in self.fused:
+                continue
+            ys = self.shape(n.outputs[0])
+            ax = int(n.attrs.get("axis", 0)) % len(ys)
+            if int(np.prod(ys[:ax], dtype=np.int64)) != 1:
+                continue
+            inner, pos = int(np.prod(ys[ax + 1:], dtype=np.int64)), 0
+            for t in n.inputs:
+                xs = self.shape(t) if t in self.graph.tensors else np.shape(self.const(t))
+                off, pos = pos * inner, pos + int(xs[ax])
+                w = writer.get(t)
+                if (w is not None and w.op_type in ELIDE_INTO and t not in self.outputs
+                        and self.consumers.get(t) == [n.id] and n.inputs.count(t) == 1
+                        and not (w.op_type == "Conv" and _depthwise(w, self))):
+                    self.sub[t] = (n.outputs[0], off)
+
+    def dest(self, node: Node) -> tuple[Ref, int]:
+        """The buffer and element offset where ``node``'s (final) output is written."""
+        name, off = self.out(node), 0
+        while name in self.sub:
+            name, o = self.sub[name]
+            off += o
+        return Ref(self.alias.get(name, name)), off
 
     # --- context for ops ---------------------------------------------------------------
     def shape(self, name: str) -> tuple[int, ...]:
@@ -235,6 +267,14 @@ class UnitBuilder:
                     slots, shapes, keep=self.keep)
         return Unit(device=self.device.name, nodes=self.node_ids, inputs=inputs,
                     outputs=list(self.outputs), handle=plan)
+
+
+ELIDE_INTO = ("Conv", "MaxPool", "AveragePool", "Concat")
+
+
+def _depthwise(node: Node, b: "UnitBuilder") -> bool:
+    g = int(node.attrs.get("group", 1))
+    return g > 1 and b.shape(node.inputs[0])[1] // g == 1
 
 
 def _weights(graph: OpGraph) -> dict[str, np.ndarray]:

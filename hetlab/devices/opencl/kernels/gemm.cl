@@ -54,10 +54,13 @@ void gemm(const int M, const int N, const int K,
     const int KHW = KH * KW;
 #endif
     float acc[WPT][WPT];
+    #pragma unroll
     for (int i = 0; i < WPT; ++i)
+        #pragma unroll
         for (int j = 0; j < WPT; ++j) acc[i][j] = 0.0f;
 
     for (int k0 = kbeg; k0 < kend; k0 += TK) {
+        #pragma unroll
         for (int l = 0; l < LOADS_A; ++l) {
             const int idx = tid + l * 256;
 #if A_KC
@@ -68,6 +71,7 @@ void gemm(const int M, const int N, const int K,
             const int gm = m0 + mm, gk = k0 + kk;
             As[kk][mm] = (gm < M && gk < kend) ? Ab[gm * sam + gk * sak] : 0.0f;
         }
+        #pragma unroll
         for (int l = 0; l < LOADS_A; ++l) {
             const int idx = tid + l * 256;
 #if B_NC || defined(CONV)
@@ -91,11 +95,16 @@ void gemm(const int M, const int N, const int K,
             Bs[kk][nn] = v;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
+        #pragma unroll
         for (int kk = 0; kk < TK; ++kk) {
             float a[WPT], bb[WPT];
+            #pragma unroll
             for (int i = 0; i < WPT; ++i) a[i] = As[kk][ty + 16 * i];
+            #pragma unroll
             for (int j = 0; j < WPT; ++j) bb[j] = Bs[kk][tx + 16 * j];
+            #pragma unroll
             for (int i = 0; i < WPT; ++i)
+                #pragma unroll
                 for (int j = 0; j < WPT; ++j) acc[i][j] = mad(a[i], bb[j], acc[i][j]);
         }
         barrier(CLK_LOCAL_MEM_FENCE);

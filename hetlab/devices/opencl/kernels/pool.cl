@@ -9,7 +9,7 @@ inline float act(float v, float slope, float lo, float hi) {
 // DH, DW, PHE, PWE] (PHE/PWE: end pads, for count_include_pad windows). Global (OW, OH, planes).
 // mode: 0 max, 1 average excluding pads, 2 average including pads.
 __kernel void pool2d(__global const float* x, __global float* y, __constant int* pp,
-                     const int mode)
+                     const int mode, const int yoff)
 {
     const int ow = get_global_id(0), oh = get_global_id(1), p = get_global_id(2);
     const int H = pp[0], W = pp[1], OH = pp[2], OW = pp[3];
@@ -36,7 +36,7 @@ __kernel void pool2d(__global const float* x, __global float* y, __constant int*
         const int we = min(w0 + (KW - 1) * DW + 1, W + pp[13]);
         cnt = ((he - h0 - 1) / DH + 1) * ((we - w0 - 1) / DW + 1);
     }
-    y[((size_t)p * OH + oh) * OW + ow] = mode == 0 ? acc : acc / (float)max(cnt, 1);
+    y[yoff + ((size_t)p * OH + oh) * OW + ow] = mode == 0 ? acc : acc / (float)max(cnt, 1);
 }
 
 // Reduce: one work-group of RL items per output element. rm = [ndo, oshape[6], ostr[6],

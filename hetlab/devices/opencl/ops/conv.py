@@ -62,8 +62,8 @@ class Conv(Op):
             B_arr = ((np.asarray(B_arr, dtype=np.float64) if B_arr is not None else 0.0) - mean) * s + beta
         Wb = ctx.upload(W_arr, key=("W", node.id)) if W_arr is not None else ctx.t(w)
         Bb = ctx.upload(B_arr, key=("B", node.id)) if B_arr is not None else (ctx.t(b) if b else None)
-        y = ctx.t(ctx.out(node))
         cig, cog = Cin // G, Cout // G
+        y, yoff = ctx.dest(node)
         if cig == 1 and G > 1:
             cp = [g[k] for k in ("H", "W", "OH", "OW", "KH", "KW", "SH", "SW", "PH", "PW", "DH", "DW")]
             k = ctx.kernel("conv_misc.cl", "depthwise")
@@ -74,7 +74,7 @@ class Conv(Op):
             return
         HW, OHW = g["H"] * g["W"], g["OH"] * g["OW"]
         Kd = cig * g["KH"] * g["KW"]
-        offs = [(gi * cog * Kd, n * Cin * HW + gi * cig * HW, n * Cout * OHW + gi * cog * OHW, gi * cog)
+        offs = [(gi * cog * Kd, n * Cin * HW + gi * cig * HW, yoff + n * Cout * OHW + gi * cog * OHW, gi * cog)
                 for n in range(Nb) for gi in range(G)]
         pointwise = g["KH"] == g["KW"] == 1 and g["SH"] == g["SW"] == 1 and g["PH"] == g["PW"] == 0
         conv = None if pointwise else [g[k] for k in ("H", "W", "OW", "KH", "KW", "SH", "SW", "PH",

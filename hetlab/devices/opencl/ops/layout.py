@@ -106,11 +106,13 @@ class Concat(Op):
         ys = ctx.shape(node.outputs[0])
         ax = int(attr(node, "axis", 0)) % len(ys)
         yst = strides(ys)
+        y, base = ctx.dest(node)
         pos = 0
         for t in node.inputs:
             xs = ctx.shape(t) if ctx.const(t) is None else tuple(np.shape(ctx.const(t)))
-            copy_launch(ctx, node, ctx.tensor_or_const(t), ctx.t(node.outputs[0]), xs, strides(xs),
-                        yst, 0, pos * yst[ax])
+            if t not in ctx.sub:  # else its producer already wrote it in place
+                copy_launch(ctx, node, ctx.tensor_or_const(t), y, xs, strides(xs), yst, 0,
+                            base + pos * yst[ax])
             pos += xs[ax]
 
 

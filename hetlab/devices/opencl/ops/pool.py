@@ -43,8 +43,9 @@ class Pool(Op):
         else:
             pp = [xs[2], xs[3], ys[2], ys[3], k[0], k[1], s[0], s[1], pb[0], pb[1], d[0], d[1], pe[0], pe[1]]
         mode = 0 if node.op_type == "MaxPool" else 1 + int(attr(node, "count_include_pad", 0))
+        y, yoff = ctx.dest(node)
         ctx.launch(node, ctx.kernel("pool.cl", "pool2d"), (pp[3], pp[2], xs[0] * xs[1]), None,
-                   [ctx.t(node.inputs[0]), ctx.t(node.outputs[0]), ctx.ints(pp), i32(mode)])
+                   [ctx.t(node.inputs[0]), y, ctx.ints(pp), i32(mode), i32(yoff)])
 
 
 def _merge(shape: Sequence[int], st: Sequence[int]) -> tuple[list[int], list[int]]:

@@ -55,9 +55,10 @@ void gemm(const int M, const int N, const int K,
 #endif
     float acc[WPT][WPT];
     #pragma unroll
-    for (int i = 0; i < WPT; ++i)
+    for (int i = 0; i < WPT; ++i) {
         #pragma unroll
         for (int j = 0; j < WPT; ++j) acc[i][j] = 0.0f;
+    }
 
     for (int k0 = kbeg; k0 < kend; k0 += TK) {
         #pragma unroll
@@ -103,9 +104,10 @@ void gemm(const int M, const int N, const int K,
             #pragma unroll
             for (int j = 0; j < WPT; ++j) bb[j] = Bs[kk][tx + 16 * j];
             #pragma unroll
-            for (int i = 0; i < WPT; ++i)
+            for (int i = 0; i < WPT; ++i) {
                 #pragma unroll
                 for (int j = 0; j < WPT; ++j) acc[i][j] = mad(a[i], bb[j], acc[i][j]);
+            }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }

@@ -23,7 +23,7 @@ def choose_tiling(M: int, N: int, K: int, batch: int, cu: int, force_splits: int
                   ) -> tuple[int, int, int]:
     """(tile edge, K splits, K elements per split) for a GEMM on ``cu`` compute units."""
     tiles64 = math.ceil(M / 64) * math.ceil(N / 64) * batch
-    ts = 64 if tiles64 >= 2 * cu else 32
+    ts = 64 if tiles64 >= 2 * cu and min(M, N) > 32 else 32
     tiles = math.ceil(M / ts) * math.ceil(N / ts) * batch
     splits = 1
     if force_splits:

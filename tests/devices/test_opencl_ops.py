@@ -130,6 +130,19 @@ def test_matmul(dev, sa, sb):
     run_case(dev, [N("MatMul", ["a", "b"])], {"a": rnd(*sa), "b": rnd(*sb, seed=1)})
 
 
+@pytest.mark.parametrize("bshape,first", [((29,), True), ((1, 29), False), ((1,), True), ((5, 29), True)])
+def test_matmul_add_bias_fused(dev, bshape, first):
+    nodes = [N("MatMul", ["a", "w"], ["m"]), N("Add", ["m", "b"] if first else ["b", "m"], ["s"]), N("Relu", ["s"], ["y"])]
+    _, (unit, _), _ = run_case(dev, nodes, {"a": rnd(2, 5, 13)}, {"w": rnd(13, 29, seed=1), "b": rnd(*bshape, seed=2)})
+    assert len(unit.handle.launches) == (2 if bshape == (5, 29) else 1)
+
+
+def test_gemm_add_bias_fused(dev):
+    nodes = [N("Gemm", ["a", "w"], ["m"], transB=1), N("Add", ["m", "b"], ["y"])]
+    _, (unit, _), _ = run_case(dev, nodes, {"a": rnd(3, 13)}, {"w": rnd(7, 13, seed=1), "b": rnd(7, seed=2)})
+    assert len(unit.handle.launches) == 1
+
+
 def test_matmul_split_k(dev):
     dev.gemm_splits = 4
     try:

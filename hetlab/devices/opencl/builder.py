@@ -99,6 +99,7 @@ class UnitBuilder:
         self.final: dict[str, str] = {}
         self.act_of: dict[str, Node] = {}
         self.bn_of: dict[str, Node] = {}
+        self.bias_of: dict[str, np.ndarray] = {}
         self.keep: list[Any] = []
         self._uploads: dict[tuple, Any] = {}
         self._plan_outputs()
@@ -138,11 +139,35 @@ class UnitBuilder:
                         and len([o for o in bn.outputs if o]) == 1:
                     self.bn_of[n.id], self.fused[bn.id] = bn, n.id
                     self.final[n.id] = bn.outputs[0]
+            if n.op_type in ("MatMul", "Gemm") and not (n.op_type == "Gemm" and len(n.inputs) > 2
+                                                        and n.inputs[2]):
+                self._plan_bias(n)
             if n.op_type in ACT_HOSTS:
                 a = self._sole_reader(self.final[n.id], ACTIVATIONS)
                 if a is not None and act_params(a, self) is not None:
                     self.act_of[n.id], self.fused[a.id] = a, n.id
                     self.final[n.id] = a.outputs[0]
+
+    def _plan_bias(self, n: Node) -> None:
+        """Fold ``MatMul -> Add(constant row vector)`` into the GEMM epilogue."""
+        y = n.outputs[0]
+        add = self._sole_reader(y, ("Add",))
+        cons = self.consumers.get(y, [])
+        if add is None and len(cons) == 1 and cons[0] in self.node_ids and y not in self.outputs:
+            a = self.graph.node(cons[0])  # Add(bias, y): y second
+            add = a if a.op_type == "Add" and a.inputs[1:] == [y] and a.id not in self.fused else None
+        if add is None:
+            return
+        other = add.inputs[1] if add.inputs[0] == y else add.inputs[0]
+        c = self.const(other)
+        ys = self.shape(y)
+        if c is None or self.shape(add.outputs[0]) != ys or c.dtype.kind != "f":
+            return
+        if c.ndim > len(ys) or any(d != 1 for d in c.shape[:-1]) or c.shape[-1:] not in ((ys[-1],), (1,)):
+            return
+        self.bias_of[n.id] = np.broadcast_to(c.reshape(-1), (ys[-1],))
+        self.fused[add.id] = n.id
+        self.final[n.id] = add.outputs[0]
 
     def _plan_concat(self) -> None:
         """Let producers write straight into their slice of a Concat output (no copy) when the

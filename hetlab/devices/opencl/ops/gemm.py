@@ -88,6 +88,8 @@ class Gemm(Op):
             B = ctx.tensor_or_const(b)
             sbk, sbn = (1, K) if tb else (N, 1)
         bias, sbm, sbn_ = None, 0, 0
+        if node.id in ctx.bias_of:
+            bias, sbn_ = ctx.upload(ctx.bias_of[node.id], key=("bias", node.id)), 1
         if c:
             cshape = ctx.shape(c) if ctx.const(c) is None else np.shape(ctx.const(c))
             sbm, sbn_ = bcast_strides(cshape, (M, N))
@@ -115,11 +117,14 @@ class MatMul(Op):
         obat = list(np.broadcast_shapes(tuple(abat), tuple(bbat)))
         A, B = ctx.tensor_or_const(a), ctx.tensor_or_const(b)
         C = ctx.t(ctx.out(node))
+        bias = {}
+        if node.id in ctx.bias_of:
+            bias = dict(bias=ctx.upload(ctx.bias_of[node.id], key=("bias", node.id)), sbias_n=1)
         if all(d == 1 for d in bbat) and list(abat) == obat:  # fold A's batch into M
             Mf = M * int(np.prod(abat, dtype=np.int64))
             offs = [(0, 0, 0, 0)]
             gemm_launch(ctx, node, M=Mf, N=N, K=K, A=A, sam=K, sak=1, B=B, sbk=N, sbn=1, C=C,
-                        ldc=N, offs=offs)
+                        ldc=N, offs=offs, **bias)
             return
         sa = bcast_strides(abat, obat) if obat else []
         sb = bcast_strides(bbat, obat) if obat else []
@@ -130,7 +135,7 @@ class MatMul(Op):
             ic = int(np.ravel_multi_index(idx, obat)) * M * N if obat else 0
             offs.append((ia, ib, ic, 0))
         gemm_launch(ctx, node, M=M, N=N, K=K, A=A, sam=K, sak=1, B=B, sbk=N, sbn=1, C=C, ldc=N,
-                    offs=offs)
+                    offs=offs, **bias)
 
 
 __all__ = ["gemm_launch", "choose_tiling", "Gemm", "MatMul", "is_const"]

@@ -137,6 +137,17 @@ def test_matmul_add_bias_fused(dev, bshape, first):
     assert len(unit.handle.launches) == (2 if bshape == (5, 29) else 1)
 
 
+def test_two_matmuls_add_fused(dev):
+    """x@W + h@R (an LSTM gate): the later MatMul adds the earlier one's output."""
+    nodes = [N("MatMul", ["x", "w"], ["p"]), N("MatMul", ["h", "r"], ["q"]), N("Add", ["p", "q"], ["s"]),
+             N("Sigmoid", ["s"], ["y"])]
+    _, (unit, _), _ = run_case(dev, nodes, {"x": rnd(2, 3, 9), "h": rnd(2, 3, 4, seed=3)},
+                               {"w": rnd(9, 16, seed=1), "r": rnd(4, 16, seed=2)})
+    assert len(unit.handle.launches) == 3 and unit.handle.fused == {"n2": "n1"}
+    nodes = [N("MatMul", ["x", "w"], ["p"]), N("MatMul", ["x", "r"], ["q"]), N("Add", ["q", "p"], ["y"])]
+    run_case(dev, nodes, {"x": rnd(2, 2, 3, 9)}, {"w": rnd(2, 1, 9, 16, seed=1), "r": rnd(9, 16, seed=2)})
+
+
 def test_gemm_add_bias_fused(dev):
     nodes = [N("Gemm", ["a", "w"], ["m"], transB=1), N("Add", ["m", "b"], ["y"])]
     _, (unit, _), _ = run_case(dev, nodes, {"a": rnd(3, 13)}, {"w": rnd(7, 13, seed=1), "b": rnd(7, seed=2)})

@@ -149,23 +149,40 @@ class UnitBuilder:
                     self.final[n.id] = a.outputs[0]
 
     def _plan_bias(self, n: Node) -> None:
-        """Fold ``MatMul -> Add(constant row vector)`` into the GEMM epilogue."""
+        """Fold ``MatMul -> Add(row vector or same-shape tensor)`` into the GEMM epilogue.
+        ``bias_of[n.id]`` = (row values, None) for a constant row, (None, tensor) otherwise."""
         y = n.outputs[0]
-        add = self._sole_reader(y, ("Add",))
         cons = self.consumers.get(y, [])
-        if add is None and len(cons) == 1 and cons[0] in self.node_ids and y not in self.outputs:
-            a = self.graph.node(cons[0])  # Add(bias, y): y second
-            add = a if a.op_type == "Add" and a.inputs[1:] == [y] and a.id not in self.fused else None
-        if add is None:
+        if len(cons) != 1 or cons[0] not in self.node_ids or y in self.outputs:
+            return
+        add = self.graph.node(cons[0])
+        if add.op_type != "Add" or add.id in self.fused or sorted(add.inputs).count(y) != 1:
             return
         other = add.inputs[1] if add.inputs[0] == y else add.inputs[0]
-        c = self.const(other)
         ys = self.shape(y)
-        if c is None or self.shape(add.outputs[0]) != ys or c.dtype.kind != "f":
+        if self.shape(add.outputs[0]) != ys:
             return
-        if c.ndim > len(ys) or any(d != 1 for d in c.shape[:-1]) or c.shape[-1:] not in ((ys[-1],), (1,)):
-            return
-        self.bias_of[n.id] = np.broadcast_to(c.reshape(-1), (ys[-1],))
+        c = self.const(other)
+        if c is not None:
+            if c.dtype.kind != "f" or c.ndim > len(ys) or any(d != 1 for d in c.shape[:-1]):
+                if tuple(c.shape) != ys:
+                    return
+            elif c.shape[-1:] not in ((ys[-1],), (1,)) and c.ndim:
+                return
+            if tuple(c.shape) != ys:
+                self.bias_of[n.id] = (np.broadcast_to(c.reshape(-1), (ys[-1],)), None)
+            else:
+                self.bias_of[n.id] = (None, other)
+        else:
+            t = self.graph.tensors.get(other)
+            if t is None or t.dtype != "float32" or tuple(t.shape) != ys:
+                return
+            if other in self.produced:  # its producer must run before n
+                pos = {v: i for i, v in enumerate(self.node_ids)}
+                prod = next(m for m in self.nodes if other in m.outputs)
+                if pos[prod.id] > pos[n.id] or prod.id in self.fused:
+                    return
+            self.bias_of[n.id] = (None, other)
         self.fused[add.id] = n.id
         self.final[n.id] = add.outputs[0]
 

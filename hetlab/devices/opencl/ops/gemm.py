@@ -64,6 +64,14 @@ def gemm_launch(ctx: Any, node: Node, *, M: int, N: int, K: int, A: Any, sam: in
             i32(sbias_m), i32(sbias_n), f32(alpha), f32(beta), i32(has_bias), *act])
 
 
+def _fused_bias(ctx: Any, node: Node, N: int) -> tuple[Any, int, int]:
+    """(buffer, stride along m, stride along n) of the Add folded into this GEMM."""
+    row, tensor = ctx.bias_of[node.id]
+    if row is not None:
+        return ctx.upload(row, key=("bias", node.id)), 0, 1
+    return ctx.tensor_or_const(tensor), N, 1
+
+
 @register
 class Gemm(Op):
     op_types = ("Gemm",)
@@ -89,7 +97,7 @@ class Gemm(Op):
             sbk, sbn = (1, K) if tb else (N, 1)
         bias, sbm, sbn_ = None, 0, 0
         if node.id in ctx.bias_of:
-            bias, sbn_ = ctx.upload(ctx.bias_of[node.id], key=("bias", node.id)), 1
+            bias, sbm, sbn_ = _fused_bias(ctx, node, N)
         if c:
             cshape = ctx.shape(c) if ctx.const(c) is None else np.shape(ctx.const(c))
             sbm, sbn_ = bcast_strides(cshape, (M, N))
@@ -117,9 +125,11 @@ class MatMul(Op):
         obat = list(np.broadcast_shapes(tuple(abat), tuple(bbat)))
         A, B = ctx.tensor_or_const(a), ctx.tensor_or_const(b)
         C = ctx.t(ctx.out(node))
-        bias = {}
+        bias: dict[str, Any] = {}
         if node.id in ctx.bias_of:
-            bias = dict(bias=ctx.upload(ctx.bias_of[node.id], key=("bias", node.id)), sbias_n=1)
+            b_, sm_, sn_ = _fused_bias(ctx, node, N)
+            bias = dict(bias=b_, sbias_m=sm_, sbias_n=sn_)
+        full = bool(bias) and bias["sbias_m"] != 0
         if all(d == 1 for d in bbat) and list(abat) == obat:  # fold A's batch into M
             Mf = M * int(np.prod(abat, dtype=np.int64))
             offs = [(0, 0, 0, 0)]
@@ -133,7 +143,7 @@ class MatMul(Op):
             ia = sum(i * s for i, s in zip(idx, sa)) * M * K
             ib = sum(i * s for i, s in zip(idx, sb)) * K * N
             ic = int(np.ravel_multi_index(idx, obat)) * M * N if obat else 0
-            offs.append((ia, ib, ic, 0))
+            offs.append((ia, ib, ic, ic if full else 0))
         gemm_launch(ctx, node, M=M, N=N, K=K, A=A, sam=K, sak=1, B=B, sbk=N, sbn=1, C=C, ldc=N,
                     offs=offs, **bias)
 

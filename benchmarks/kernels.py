@@ -13,6 +13,7 @@ else to benchmarks/results/kernels-<device>.json. Needs numpy and pyopencl only.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -26,8 +27,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hetlab.devices.opencl import discover  # noqa: E402
-from hetlab.graph.ir import Node, OpGraph, Tensor  # noqa: E402
+from hetlab.devices.opencl import discover
+from hetlab.graph.ir import Node, OpGraph, Tensor
 
 # name, (N, Cin, H, W), (Cout, KH, KW), stride, pads (t, l, b, r)
 CONVS = [
@@ -145,7 +146,7 @@ def torch_reference(results: list[dict[str, Any]], repeat: int) -> dict[str, Any
     try:
         import torch
         import torch.nn.functional as F
-    except Exception as e:
+    except ImportError as e:
         return {"skipped": f"torch not importable: {e}"}
     if not torch.cuda.is_available():
         return {"skipped": "torch has no CUDA device"}
@@ -157,11 +158,11 @@ def torch_reference(results: list[dict[str, Any]], repeat: int) -> dict[str, Any
         if r["kind"] == "conv":
             xs, ws, s, p = r["torch_args"]
             x, w = torch.randn(*xs, device="cuda"), torch.randn(*ws, device="cuda")
-            fn = lambda: F.conv2d(x, w, stride=s, padding=p)  # noqa: E731
+            fn = functools.partial(F.conv2d, x, w, stride=s, padding=p)
         else:
             m, n, k = r["torch_args"]
             a, b = torch.randn(m, k, device="cuda"), torch.randn(k, n, device="cuda")
-            fn = lambda: a @ b  # noqa: E731
+            fn = functools.partial(torch.matmul, a, b)
         for _ in range(5):
             fn()
         torch.cuda.synchronize()
@@ -178,6 +179,30 @@ def torch_reference(results: list[dict[str, Any]], repeat: int) -> dict[str, Any
     return out
 
 
+def register_nvidia_icd() -> str | None:
+    """Point the OpenCL ICD loader at NVIDIA's libnvidia-opencl (for containers where no
+    /etc/OpenCL/vendors/nvidia.icd exists). Must run before pyopencl is imported."""
+    import glob
+    import subprocess
+    import tempfile
+
+    cands: list[str] = []
+    try:
+        out = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True, check=False).stdout
+        cands += [ln.split("=>")[-1].strip() for ln in out.splitlines() if "libnvidia-opencl.so" in ln]
+    except OSError:
+        pass
+    for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/local/nvidia/lib64", "/usr/local/nvidia/lib",
+              "/usr/lib"):
+        cands += sorted(glob.glob(f"{d}/libnvidia-opencl.so*"))
+    if not cands:
+        return None
+    vendors = tempfile.mkdtemp(prefix="icd-")
+    Path(vendors, "nvidia.icd").write_text(cands[0] + "\n")
+    os.environ["OCL_ICD_VENDORS"] = vendors
+    return cands[0]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--device-index", type=int, default=0, help="index into hetlab's OpenCL devices (cl0, cl1...)")
@@ -185,7 +210,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--torch", action="store_true", help="also time torch conv2d/matmul (cuDNN, fp32, no TF32)")
     ap.add_argument("--repeat", type=int, default=None)
     ap.add_argument("--out", default=None, help="JSON path (default $OUT/kernels.json or benchmarks/results/)")
+    ap.add_argument("--nvidia-icd", action="store_true",
+                    help="register NVIDIA's OpenCL library with the ICD loader first (containers)")
     args = ap.parse_args(argv)
+    if args.nvidia_icd:
+        print(f"nvidia icd: {register_nvidia_icd()}")
     devs = discover()
     if not devs:
         print("no OpenCL device found", file=sys.stderr)
@@ -218,6 +247,8 @@ def main(argv: list[str] | None = None) -> int:
            "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     if args.torch:
         doc["torch"] = torch_reference(results, repeat)
+        if "skipped" in doc["torch"]:
+            print(f"torch reference skipped: {doc['torch']['skipped']}")
         for name, r in (doc["torch"] or {}).get("cases", {}).items():
             print(f"torch {name:34s} {r['kernel_s'] * 1e6:10.1f} us {r['gflops']:9.1f} GFLOP/s")
     path = Path(args.out) if args.out else (

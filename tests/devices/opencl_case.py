@@ -3,7 +3,8 @@ with onnxruntime. Builds the OpGraph directly (independent of hetlab.graph.onnx_
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import onnx

@@ -7,10 +7,10 @@ import pytest
 
 pytest.importorskip("pyopencl")
 zoo = pytest.importorskip("hetlab.zoo", reason="hetlab.zoo (zoo models) is not available yet")
-import onnxruntime as ort  # noqa: E402
+import onnxruntime as ort
 
-from hetlab.devices.opencl import discover  # noqa: E402
-from hetlab.graph import onnx_io  # noqa: E402
+from hetlab.devices.opencl import discover
+from hetlab.graph import onnx_io
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from onnx import helper
 from tests.devices.opencl_case import rnd, run_case
 
 pytest.importorskip("pyopencl")
-from hetlab.devices.opencl import discover  # noqa: E402
+from hetlab.devices.opencl import discover
 
 
 @pytest.fixture(scope="module")
@@ -26,16 +26,16 @@ def N(op, ins, outs=("y",), **kw):
 
 # --- convolution -------------------------------------------------------------------------
 CONV_CASES = [
-    dict(x=(1, 5, 9, 7), w=(6, 5, 3, 3), kw=dict(pads=[1, 1, 1, 1])),
-    dict(x=(2, 4, 11, 10), w=(8, 4, 3, 3), kw=dict(strides=[2, 2])),
-    dict(x=(1, 6, 10, 9), w=(9, 2, 3, 3), kw=dict(group=3, pads=[2, 1, 0, 1], dilations=[2, 1])),
-    dict(x=(1, 8, 9, 9), w=(8, 1, 3, 3), kw=dict(group=8, pads=[1, 1, 1, 1], strides=[2, 2])),
-    dict(x=(1, 4, 7, 7), w=(8, 1, 3, 3), kw=dict(group=4, auto_pad="SAME_UPPER")),
-    dict(x=(1, 70, 6, 5), w=(67, 70, 1, 1), kw={}),
-    dict(x=(1, 3, 13, 13), w=(5, 3, 5, 3), kw=dict(auto_pad="SAME_LOWER", strides=[2, 3])),
-    dict(x=(1, 3, 8, 8), w=(4, 3, 1, 7), kw=dict(pads=[0, 3, 0, 3])),
-    dict(x=(2, 3, 17), w=(5, 3, 3), kw=dict(strides=[2], pads=[1, 1])),
-    dict(x=(1, 8, 12, 12), w=(130, 8, 3, 3), kw=dict(pads=[1, 1, 1, 1])),  # 64x64 tiles
+    {"x": (1, 5, 9, 7), "w": (6, 5, 3, 3), "kw": {"pads": [1, 1, 1, 1]}},
+    {"x": (2, 4, 11, 10), "w": (8, 4, 3, 3), "kw": {"strides": [2, 2]}},
+    {"x": (1, 6, 10, 9), "w": (9, 2, 3, 3), "kw": {"group": 3, "pads": [2, 1, 0, 1], "dilations": [2, 1]}},
+    {"x": (1, 8, 9, 9), "w": (8, 1, 3, 3), "kw": {"group": 8, "pads": [1, 1, 1, 1], "strides": [2, 2]}},
+    {"x": (1, 4, 7, 7), "w": (8, 1, 3, 3), "kw": {"group": 4, "auto_pad": "SAME_UPPER"}},
+    {"x": (1, 70, 6, 5), "w": (67, 70, 1, 1), "kw": {}},
+    {"x": (1, 3, 13, 13), "w": (5, 3, 5, 3), "kw": {"auto_pad": "SAME_LOWER", "strides": [2, 3]}},
+    {"x": (1, 3, 8, 8), "w": (4, 3, 1, 7), "kw": {"pads": [0, 3, 0, 3]}},
+    {"x": (2, 3, 17), "w": (5, 3, 3), "kw": {"strides": [2], "pads": [1, 1]}},
+    {"x": (1, 8, 12, 12), "w": (130, 8, 3, 3), "kw": {"pads": [1, 1, 1, 1]}},  # 64x64 tiles
 ]
 
 
@@ -58,8 +58,8 @@ def test_conv_runtime_weights_and_split_k(dev):
         dev.gemm_splits = None
 
 
-@pytest.mark.parametrize("kw", [dict(strides=[2, 2]), dict(strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1]),
-                                dict(group=2, dilations=[2, 1]), dict(strides=[3, 2], output_shape=[10, 8])])
+@pytest.mark.parametrize("kw", [{"strides": [2, 2]}, {"strides": [2, 2], "pads": [1, 1, 1, 1], "output_padding": [1, 1]},
+                                {"group": 2, "dilations": [2, 1]}, {"strides": [3, 2], "output_shape": [10, 8]}])
 def test_conv_transpose(dev, kw):
     run_case(dev, [N("ConvTranspose", ["x", "w", "b"], **kw)], {"x": rnd(1, 4, 4, 5)},
              {"w": rnd(4, 3, 3, 3, seed=1), "b": rnd(6 if kw.get("group") else 3, seed=2)}
@@ -163,7 +163,7 @@ def test_matmul_split_k(dev):
 
 
 # --- elementwise -------------------------------------------------------------------------
-UNARY = [("Relu", {}), ("LeakyRelu", dict(alpha=0.3)), ("Sigmoid", {}), ("HardSigmoid", dict(alpha=0.3, beta=0.4)),
+UNARY = [("Relu", {}), ("LeakyRelu", {"alpha": 0.3}), ("Sigmoid", {}), ("HardSigmoid", {"alpha": 0.3, "beta": 0.4}),
          ("HardSwish", {}), ("Tanh", {}), ("Exp", {}), ("Erf", {}), ("Neg", {}), ("Abs", {}), ("Softplus", {})]
 
 
@@ -223,7 +223,7 @@ def test_concat_split(dev):
 @pytest.mark.parametrize("starts,ends,axes,steps", [([1, 0], [3, 5], [0, 2], [1, 2]), ([-1], [-100], [1], [-2]),
                                                     ([2], [1000], [-1], [1]), ([0, 5], [2, 0], [0, 1], [1, -1])])
 def test_slice(dev, starts, ends, axes, steps):
-    arr = lambda v: np.array(v, dtype=np.int64)  # noqa: E731
+    arr = lambda v: np.array(v, dtype=np.int64)
     run_case(dev, [N("Slice", ["x", "s", "e", "a", "st"])], {"x": rnd(4, 6, 7)},
              {"s": arr(starts), "e": arr(ends), "a": arr(axes), "st": arr(steps)})
 
@@ -252,9 +252,9 @@ def test_pad_negative_crop(dev):
 
 
 # --- pooling, normalisation, reductions ------------------------------------------------
-POOLS = [dict(kernel_shape=[3, 3], strides=[2, 2]), dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
-         dict(kernel_shape=[2, 3], strides=[2, 2], ceil_mode=1), dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1),
-         dict(kernel_shape=[3, 3], auto_pad="SAME_UPPER", strides=[2, 2])]
+POOLS = [{"kernel_shape": [3, 3], "strides": [2, 2]}, {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]},
+         {"kernel_shape": [2, 3], "strides": [2, 2], "ceil_mode": 1}, {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "ceil_mode": 1},
+         {"kernel_shape": [3, 3], "auto_pad": "SAME_UPPER", "strides": [2, 2]}]
 
 
 @pytest.mark.parametrize("kw", POOLS, ids=range(len(POOLS)))
@@ -314,7 +314,7 @@ RESIZE = [("nearest", "asymmetric", "floor", [1, 1, 2, 2]), ("nearest", "half_pi
 
 @pytest.mark.parametrize("mode,ctm,nm,scales", RESIZE)
 def test_resize_scales(dev, mode, ctm, nm, scales):
-    kw = dict(mode=mode, coordinate_transformation_mode=ctm)
+    kw = {"mode": mode, "coordinate_transformation_mode": ctm}
     if nm:
         kw["nearest_mode"] = nm
     run_case(dev, [N("Resize", ["x", "", "s"], **kw)], {"x": rnd(1, 2, 5, 4)}, {"s": np.array(scales, dtype=np.float32)})

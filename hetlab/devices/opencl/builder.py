@@ -314,7 +314,7 @@ class UnitBuilder:
 ELIDE_INTO = ("Conv", "MaxPool", "AveragePool", "Concat")
 
 
-def _depthwise(node: Node, b: "UnitBuilder") -> bool:
+def _depthwise(node: Node, b: UnitBuilder) -> bool:
     g = int(node.attrs.get("group", 1))
     return g > 1 and b.shape(node.inputs[0])[1] // g == 1
 

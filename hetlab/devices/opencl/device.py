@@ -18,9 +18,10 @@ seconds on hetlab's clock. The error is the duration of one enqueue call (micros
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -34,7 +35,7 @@ KERNEL_DIR = Path(__file__).parent / "kernels"
 def _cl():
     try:
         import pyopencl as cl
-    except Exception as e:  # pragma: no cover - depends on the machine
+    except (ImportError, OSError) as e:  # pragma: no cover - depends on the machine
         raise HetlabError(f"pyopencl is not importable ({e}); install pyopencl to use OpenCL") from None
     return cl
 
@@ -53,19 +54,22 @@ class CLBuffer:
         return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
 
 
-def discover() -> list["OpenCLDevice"]:
+def discover() -> list[OpenCLDevice]:
     """Every OpenCL device pyopencl finds, named cl0, cl1... in platform order."""
     try:
         cl = _cl()
+    except HetlabError:
+        return []
+    try:
         platforms = cl.get_platforms()
-    except Exception:
+    except cl.Error:  # no ICD registered: no OpenCL platform at all
         return []
     out: list[OpenCLDevice] = []
     for p in platforms:
         try:
             devs = p.get_devices()
-        except Exception:
-            continue
+        except cl.Error:  # a platform without devices
+            devs = []
         for d in devs:
             out.append(OpenCLDevice(d, f"cl{len(out)}"))
     return out

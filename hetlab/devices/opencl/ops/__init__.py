@@ -12,7 +12,7 @@ from typing import Any
 from hetlab.errors import HetlabError, UnsupportedOp
 from hetlab.graph.ir import Node, OpGraph
 
-REGISTRY: dict[str, "Op"] = {}
+REGISTRY: dict[str, Op] = {}
 
 
 class Op:
@@ -84,6 +84,14 @@ def why_not(node: Node, graph: OpGraph) -> str | None:
         return str(e)
 
 
-from hetlab.devices.opencl.ops import (  # noqa: E402,F401  (registration side effects)
-    activation, binary, conv, gemm, layout, lstm, norm, pool, resize,
+from hetlab.devices.opencl.ops import (  # noqa: F401  (registration side effects)
+    activation,
+    binary,
+    conv,
+    gemm,
+    layout,
+    lstm,
+    norm,
+    pool,
+    resize,
 )

@@ -11,7 +11,15 @@ from typing import Any
 import numpy as np
 
 from hetlab.devices.opencl.ops import Op, _check_tensor, register
-from hetlab.devices.opencl.ops.common import bcast_strides, f32, grid1, i32, is_const, nd_meta, numel
+from hetlab.devices.opencl.ops.common import (
+    bcast_strides,
+    f32,
+    grid1,
+    i32,
+    is_const,
+    nd_meta,
+    numel,
+)
 from hetlab.graph.ir import Node, OpGraph
 
 CODES = {"Add": 0, "Sub": 1, "Mul": 2, "Div": 3, "Pow": 4, "Max": 5, "Min": 6, "Sum": 0}
@@ -38,7 +46,6 @@ class Binary(Op):
         code = CODES[node.op_type]
         out = ctx.out(node)
         oshape = ctx.shape(node.outputs[0])
-        n = numel(oshape)
         ins = list(node.inputs)
         if len(ins) == 1:
             ins = [ins[0], ins[0]]

@@ -8,7 +8,8 @@ K is split across work-groups and a second launch sums the partials (split-K).
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -128,7 +129,7 @@ class MatMul(Op):
         bias: dict[str, Any] = {}
         if node.id in ctx.bias_of:
             b_, sm_, sn_ = _fused_bias(ctx, node, N)
-            bias = dict(bias=b_, sbias_m=sm_, sbias_n=sn_)
+            bias = {"bias": b_, "sbias_m": sm_, "sbias_n": sn_}
         full = bool(bias) and bias["sbias_m"] != 0
         if all(d == 1 for d in bbat) and list(abat) == obat:  # fold A's batch into M
             Mf = M * int(np.prod(abat, dtype=np.int64))
@@ -148,4 +149,4 @@ class MatMul(Op):
                     offs=offs, **bias)
 
 
-__all__ = ["gemm_launch", "choose_tiling", "Gemm", "MatMul", "is_const"]
+__all__ = ["Gemm", "MatMul", "choose_tiling", "gemm_launch", "is_const"]

@@ -10,7 +10,16 @@ import numpy as np
 
 from hetlab.devices.opencl.ops import Op, register
 from hetlab.devices.opencl.ops.common import (
-    attr, bcast_strides, const_value, f32, grid1, i32, is_const, nd_meta, numel, strides,
+    attr,
+    bcast_strides,
+    const_value,
+    f32,
+    grid1,
+    i32,
+    is_const,
+    nd_meta,
+    numel,
+    strides,
 )
 from hetlab.graph.ir import Node, OpGraph
 
@@ -195,4 +204,4 @@ class Pad(Op):
             i32(PAD_MODES[attr(node, "mode", "constant")]), f32(value)])
 
 
-__all__ = ["copy_launch", "const_value"]
+__all__ = ["const_value", "copy_launch"]

@@ -3,12 +3,22 @@ pools and ReduceMean/ReduceSum/ReduceMax (pool.cl), LRN."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from hetlab.devices.opencl.ops import Op, register
-from hetlab.devices.opencl.ops.common import attr, conv_pads, f32, grid1, i32, is_const, numel, strides
+from hetlab.devices.opencl.ops.common import (
+    attr,
+    conv_pads,
+    f32,
+    grid1,
+    i32,
+    is_const,
+    numel,
+    strides,
+)
 from hetlab.graph.ir import Node, OpGraph
 
 RL = 64

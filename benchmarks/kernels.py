@@ -179,6 +179,52 @@ def torch_reference(results: list[dict[str, Any]], repeat: int) -> dict[str, Any
     return out
 
 
+def bench_model(dev: Any, model: str, repeat: int, threads: int) -> dict[str, Any]:
+    """Whole model as one OpenCL unit vs an onnxruntime CPU session (needs onnx, onnxruntime)."""
+    import collections
+
+    import onnxruntime as ort
+
+    from hetlab.graph import onnx_io
+
+    g = onnx_io.load(model)
+    rng = np.random.default_rng(0)
+    feed = {k: rng.standard_normal(g.tensors[k].shape).astype(g.tensors[k].dtype) for k in g.inputs}
+    ids = [n.id for n in g.nodes if dev.supports(n, g)]
+    if len(ids) != len(g.nodes):
+        return {"model": model, "skipped": f"{len(g.nodes) - len(ids)} nodes unsupported on {dev.name}"}
+    t0 = time.perf_counter()
+    unit = dev.prepare(g, ids)
+    prep = time.perf_counter() - t0
+    bufs = {k: dev.copy_in(feed[k]) for k in unit.inputs}
+    for _ in range(3):
+        dev.run(unit, bufs)
+    walls, by_op = [], collections.Counter()
+    for i in range(repeat):
+        dev.record_node_times = i == 0
+        r = dev.run(unit, bufs)
+        walls.append(r.finish - r.start)
+        for t in r.node_times:
+            by_op[g.node(t.node).op_type] += t.finish - t.start
+    dev.record_node_times = True
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    sess = ort.InferenceSession(g.model_path, so, providers=["CPUExecutionProvider"])
+    refs = sess.run(g.outputs, feed)
+    err = max(float(np.linalg.norm(dev.copy_out(r.outputs[o]) - ref) / max(np.linalg.norm(ref), 1e-30))
+              for o, ref in zip(g.outputs, refs))
+    cpu = []
+    for _ in range(max(repeat, 5)):
+        t0 = time.perf_counter()
+        sess.run(g.outputs, feed)
+        cpu.append(time.perf_counter() - t0)
+    gpu_ms, cpu_ms = statistics.median(walls) * 1e3, statistics.median(cpu) * 1e3
+    return {"model": g.name, "nodes": len(g.nodes), "launches": len(unit.handle.launches),
+            "prepare_s": prep, "opencl_ms": gpu_ms, "ort_cpu_ms": cpu_ms, "ort_threads": threads,
+            "speedup": cpu_ms / gpu_ms, "max_rel_err": err,
+            "device_ms_by_op": {k: v * 1e3 for k, v in by_op.most_common()}}
+
+
 def register_nvidia_icd() -> str | None:
     """Point the OpenCL ICD loader at NVIDIA's libnvidia-opencl (for containers where no
     /etc/OpenCL/vendors/nvidia.icd exists). Must run before pyopencl is imported."""
@@ -210,6 +256,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--torch", action="store_true", help="also time torch conv2d/matmul (cuDNN, fp32, no TF32)")
     ap.add_argument("--repeat", type=int, default=None)
     ap.add_argument("--out", default=None, help="JSON path (default $OUT/kernels.json or benchmarks/results/)")
+    ap.add_argument("--model", action="append", default=[],
+                    help="also time a whole model (zoo name or .onnx) vs onnxruntime CPU; repeatable")
+    ap.add_argument("--ort-threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--nvidia-icd", action="store_true",
                     help="register NVIDIA's OpenCL library with the ICD loader first (containers)")
     args = ap.parse_args(argv)
@@ -245,6 +294,17 @@ def main(argv: list[str] | None = None) -> int:
     doc = {"device": info, "fingerprint": dev.fingerprint(), "quick": args.quick, "repeat": repeat,
            "cases": results, "launch_overhead": lo, "bandwidth": bw,
            "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    doc["models"] = []
+    for m in args.model:
+        r = bench_model(dev, m, max(repeat, 10), args.ort_threads)
+        doc["models"].append(r)
+        if "skipped" in r:
+            print(f"model {m}: skipped ({r['skipped']})")
+        else:
+            top = ", ".join(f"{k} {v:.2f}" for k, v in list(r["device_ms_by_op"].items())[:4])
+            print(f"model {r['model']}: OpenCL {r['opencl_ms']:.2f} ms ({r['launches']} launches) vs onnxruntime "
+                  f"{r['ort_threads']} threads {r['ort_cpu_ms']:.2f} ms -> {r['speedup']:.2f}x, "
+                  f"max_rel_err {r['max_rel_err']:.1e}; device ms by op: {top}")
     if args.torch:
         doc["torch"] = torch_reference(results, repeat)
         if "skipped" in doc["torch"]:

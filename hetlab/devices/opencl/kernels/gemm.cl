@@ -7,7 +7,8 @@
 //   TS      64 or 32 (tile edge)
 //   A_KC    1 if A is contiguous along k (row-major A), else contiguous along m
 //   B_NC    1 if B is contiguous along n, else contiguous along k
-//   CONV    B is the implicit im2col matrix of an NCHW input (B(k,n) = x[ci, ih, iw])
+//   CONV    B is the implicit im2col matrix of an NCHW input (B(k,n) = x[ci, ih, iw]),
+//           addressed through the per-k table ktab (no divisions in the K loop)
 // Per-batch base offsets come from `offs[b]` = (A, B, C, bias) element offsets, so grouped
 // convolutions and broadcast batched MatMul share one kernel. get_group_id(2) = b * splits + s:
 // with splits > 1 each group sums its K-slice into a raw partial tile (reduced by gemm_splitk).
@@ -34,7 +35,7 @@ void gemm(const int M, const int N, const int K,
           __global const float* bias, const int sbias_m, const int sbias_n,
           const float alpha, const float beta, const int has_bias,
           const float slope, const float lo, const float hi,
-          __constant int* cp)
+          __constant int* cp, __global const int4* ktab)
 {
     __local float As[TK][TS + 1];
     __local float Bs[TK][TS + 1];
@@ -49,9 +50,12 @@ void gemm(const int M, const int N, const int K,
     const int kbeg = s * klen;
     const int kend = min(K, kbeg + klen);
 #ifdef CONV
-    const int H = cp[0], W = cp[1], OW = cp[2], KH = cp[3], KW = cp[4];
-    const int SH = cp[5], SW = cp[6], PH = cp[7], PW = cp[8], DH = cp[9], DW = cp[10];
-    const int KHW = KH * KW;
+    const int H = cp[0], W = cp[1], OW = cp[2];
+    const int SH = cp[5], SW = cp[6], PH = cp[7], PW = cp[8];
+    const int n_loc = tid % TS, gn_c = n0 + n_loc;
+    const int n_ok = gn_c < N;
+    const int oh_c = gn_c / OW, ow_c = gn_c - (gn_c / OW) * OW;
+    const int ih0 = oh_c * SH - PH, iw0 = ow_c * SW - PW;
 #endif
     float acc[WPT][WPT];
     #pragma unroll
@@ -72,29 +76,34 @@ void gemm(const int M, const int N, const int K,
             const int gm = m0 + mm, gk = k0 + kk;
             As[kk][mm] = (gm < M && gk < kend) ? Ab[gm * sam + gk * sak] : 0.0f;
         }
+#ifdef CONV
+        // each work-item always loads the same column n (256 % TS == 0): ih0/iw0 are fixed,
+        // and ktab[k] = (ci*H*W + kh*DH*W + kw*DW, kh*DH, kw*DW) replaces the divisions.
+        #pragma unroll
+        for (int l = 0; l < LOADS_A; ++l) {
+            const int kk = tid / TS + l * (256 / TS);
+            const int gk = k0 + kk;
+            float v = 0.0f;
+            if (n_ok && gk < kend) {
+                const int4 t = ktab[gk];
+                const int ih = ih0 + t.y, iw = iw0 + t.z;
+                if (ih >= 0 && ih < H && iw >= 0 && iw < W) v = Bb[t.x + ih0 * W + iw0];
+            }
+            Bs[kk][n_loc] = v;
+        }
+#else
         #pragma unroll
         for (int l = 0; l < LOADS_A; ++l) {
             const int idx = tid + l * 256;
-#if B_NC || defined(CONV)
+#if B_NC
             const int nn = idx % TS, kk = idx / TS;
 #else
             const int nn = idx / TK, kk = idx % TK;
 #endif
             const int gn = n0 + nn, gk = k0 + kk;
-            float v = 0.0f;
-            if (gn < N && gk < kend) {
-#ifdef CONV
-                const int ci = gk / KHW, r = gk - ci * KHW;
-                const int kh = r / KW, kw = r - kh * KW;
-                const int oh = gn / OW, ow = gn - oh * OW;
-                const int ih = oh * SH - PH + kh * DH, iw = ow * SW - PW + kw * DW;
-                if (ih >= 0 && ih < H && iw >= 0 && iw < W) v = Bb[(ci * H + ih) * W + iw];
-#else
-                v = Bb[gk * sbk + gn * sbn];
-#endif
-            }
-            Bs[kk][nn] = v;
+            Bs[kk][nn] = (gn < N && gk < kend) ? Bb[gk * sbk + gn * sbn] : 0.0f;
         }
+#endif
         barrier(CLK_LOCAL_MEM_FENCE);
         #pragma unroll
         for (int kk = 0; kk < TK; ++kk) {

@@ -49,6 +49,7 @@ def gemm_launch(ctx: Any, node: Node, *, M: int, N: int, K: int, A: Any, sam: in
     k = ctx.kernel("gemm.cl", "gemm", opts)
     offs_buf = ctx.upload(np.asarray(offs, dtype=np.int32).reshape(nb, 4), dtype="int32")
     cp = ctx.ints(list(conv) if conv else [0] * 11)
+    ktab = ctx.upload(_conv_table(conv, K), dtype="int32") if conv else ctx.ints([0, 0, 0, 0])
     has_bias = bias is not None
     bias_buf = bias if has_bias else ctx.scratch(1)
     act = tuple(act) or ctx.act(node)
@@ -57,7 +58,7 @@ def gemm_launch(ctx: Any, node: Node, *, M: int, N: int, K: int, A: Any, sam: in
     ctx.launch(node, k, gsize, (16, 16, 1), [
         i32(M), i32(N), i32(K), A, i32(sam), i32(sak), B, i32(sbk), i32(sbn), dst, i32(ldc),
         i32(csplit), offs_buf, i32(splits), i32(klen), bias_buf, i32(sbias_m), i32(sbias_n),
-        f32(alpha), f32(beta), i32(has_bias), *act, cp])
+        f32(alpha), f32(beta), i32(has_bias), *act, cp, ktab])
     if splits > 1:
         r = ctx.kernel("gemm.cl", "gemm_splitk")
         ctx.launch(node, r, (N, M, nb), (16, 16, 1), [
@@ -71,6 +72,15 @@ def _fused_bias(ctx: Any, node: Node, N: int) -> tuple[Any, int, int]:
     if row is not None:
         return ctx.upload(row, key=("bias", node.id)), 0, 1
     return ctx.tensor_or_const(tensor), N, 1
+
+
+def _conv_table(conv: Sequence[int], K: int) -> np.ndarray:
+    """Per-k im2col offsets [K, 4]: (ci*H*W + kh*DH*W + kw*DW, kh*DH, kw*DW, 0)."""
+    H, W, _, KH, KW, _, _, _, _, DH, DW = conv
+    k = np.arange(K)
+    ci, r = np.divmod(k, KH * KW)
+    kh, kw = np.divmod(r, KW)
+    return np.stack([ci * H * W + kh * DH * W + kw * DW, kh * DH, kw * DW, 0 * k], axis=1).astype(np.int32)
 
 
 @register

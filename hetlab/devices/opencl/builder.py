@@ -1,8 +1,7 @@
 """Turn a list of graph nodes into a prebuilt OpenCL launch plan (the unit's handle).
 
-``UnitBuilder`` fuses cheap pairs first (BatchNormalization into a preceding Conv whose output
-only the BN reads; Relu/LeakyRelu/Clip into the epilogue of the op producing their input),
-then lets each op's ``build`` add launches through the context methods below. Intermediate
+``UnitBuilder`` first plans fusions (``fusion.py``), then lets each op's ``build`` add
+launches through the context methods below. Intermediate
 tensors get one buffer each, allocated once per unit; kernel arguments are set once here, so
 a run only rebinds the buffers of the unit's inputs and enqueues.
 """
@@ -15,12 +14,10 @@ from typing import Any
 import numpy as np
 
 from hetlab.devices.base import Unit
+from hetlab.devices.opencl.fusion import plan_concat, plan_fusion
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
 
-ACTIVATIONS = ("Relu", "LeakyRelu", "Clip")
-ACT_HOSTS = ("Conv", "ConvTranspose", "Gemm", "MatMul", "Add", "Sub", "Mul", "Div",
-             "BatchNormalization", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish")
 NO_ACT = (np.float32(1.0), np.float32(-np.finfo(np.float32).max), np.float32(np.finfo(np.float32).max))
 
 
@@ -103,8 +100,8 @@ class UnitBuilder:
         self.keep: list[Any] = []
         self._uploads: dict[tuple, Any] = {}
         self._plan_outputs()
-        self._plan_fusion()
-        self._plan_concat()
+        plan_fusion(self)
+        plan_concat(self)
 
     # --- planning -------------------------------------------------------------------
     def _plan_outputs(self) -> None:
@@ -118,96 +115,6 @@ class UnitBuilder:
         gout = set(self.graph.outputs)
         self.outputs = [t for t in self.produced
                         if t in gout or any(c not in inside for c in self.consumers.get(t, []))]
-
-    def _sole_reader(self, t: str, ops: tuple[str, ...]) -> Node | None:
-        cons = self.consumers.get(t, [])
-        if len(cons) != 1 or t in self.outputs or cons[0] not in self.node_ids:
-            return None
-        n = self.graph.node(cons[0])
-        return n if n.op_type in ops and n.inputs[0] == t and n.id not in self.fused else None
-
-    def _plan_fusion(self) -> None:
-        from hetlab.devices.opencl.ops.activation import act_params
-
-        for n in self.nodes:
-            if n.id in self.fused:
-                continue
-            self.final[n.id] = n.outputs[0]
-            if n.op_type == "Conv" and all(self.const(t) is not None for t in n.inputs[1:] if t):
-                bn = self._sole_reader(n.outputs[0], ("BatchNormalization",))
-                if bn is not None and all(self.const(t) is not None for t in bn.inputs[1:5]) \
-                        and len([o for o in bn.outputs if o]) == 1:
-                    self.bn_of[n.id], self.fused[bn.id] = bn, n.id
-                    self.final[n.id] = bn.outputs[0]
-            if n.op_type in ("MatMul", "Gemm") and not (n.op_type == "Gemm" and len(n.inputs) > 2
-                                                        and n.inputs[2]):
-                self._plan_bias(n)
-            if n.op_type in ACT_HOSTS:
-                a = self._sole_reader(self.final[n.id], ACTIVATIONS)
-                if a is not None and act_params(a, self) is not None:
-                    self.act_of[n.id], self.fused[a.id] = a, n.id
-                    self.final[n.id] = a.outputs[0]
-
-    def _plan_bias(self, n: Node) -> None:
-        """Fold ``MatMul -> Add(row vector or same-shape tensor)`` into the GEMM epilogue.
-        ``bias_of[n.id]`` = (row values, None) for a constant row, (None, tensor) otherwise."""
-        y = n.outputs[0]
-        cons = self.consumers.get(y, [])
-        if len(cons) != 1 or cons[0] not in self.node_ids or y in self.outputs:
-            return
-        add = self.graph.node(cons[0])
-        if add.op_type != "Add" or add.id in self.fused or sorted(add.inputs).count(y) != 1:
-            return
-        other = add.inputs[1] if add.inputs[0] == y else add.inputs[0]
-        ys = self.shape(y)
-        if self.shape(add.outputs[0]) != ys:
-            return
-        c = self.const(other)
-        if c is not None:
-            if c.dtype.kind != "f" or c.ndim > len(ys) or any(d != 1 for d in c.shape[:-1]):
-                if tuple(c.shape) != ys:
-                    return
-            elif c.shape[-1:] not in ((ys[-1],), (1,)) and c.ndim:
-                return
-            if tuple(c.shape) != ys:
-                self.bias_of[n.id] = (np.broadcast_to(c.reshape(-1), (ys[-1],)), None)
-            else:
-                self.bias_of[n.id] = (None, other)
-        else:
-            t = self.graph.tensors.get(other)
-            if t is None or t.dtype != "float32" or tuple(t.shape) != ys:
-                return
-            if other in self.produced:  # its producer must run before n
-                pos = {v: i for i, v in enumerate(self.node_ids)}
-                prod = next(m for m in self.nodes if other in m.outputs)
-                if pos[prod.id] > pos[n.id] or prod.id in self.fused:
-                    return
-            self.bias_of[n.id] = (None, other)
-        self.fused[add.id] = n.id
-        self.final[n.id] = add.outputs[0]
-
-    def _plan_concat(self) -> None:
-        """Let producers write straight into their slice of a Concat output (no copy) when the
-        slice is contiguous (all dims before the axis are 1), the Concat is the tensor's only
-        reader, and the producer's kernel takes an output offset (ELIDE_INTO)."""
-        self.sub: dict[str, tuple[str, int]] = {}
-        writer = {t: self.graph.node(h) for h, t in self.final.items()}
-        for n in reversed(self.nodes):
-            if n.op_type != "Concat" or n.id in self.fused:
-                continue
-            ys = self.shape(n.outputs[0])
-            ax = int(n.attrs.get("axis", 0)) % len(ys)
-            if int(np.prod(ys[:ax], dtype=np.int64)) != 1:
-                continue
-            inner, pos = int(np.prod(ys[ax + 1:], dtype=np.int64)), 0
-            for t in n.inputs:
-                xs = self.shape(t) if t in self.graph.tensors else np.shape(self.const(t))
-                off, pos = pos * inner, pos + int(xs[ax])
-                w = writer.get(t)
-                if (w is not None and w.op_type in ELIDE_INTO and t not in self.outputs
-                        and self.consumers.get(t) == [n.id] and n.inputs.count(t) == 1
-                        and not (w.op_type == "Conv" and _depthwise(w, self))):
-                    self.sub[t] = (n.outputs[0], off)
 
     def dest(self, node: Node) -> tuple[Ref, int]:
         """The buffer and element offset where ``node``'s (final) output is written."""
@@ -309,14 +216,6 @@ class UnitBuilder:
                     slots, shapes, keep=self.keep)
         return Unit(device=self.device.name, nodes=self.node_ids, inputs=inputs,
                     outputs=list(self.outputs), handle=plan)
-
-
-ELIDE_INTO = ("Conv", "MaxPool", "AveragePool", "Concat")
-
-
-def _depthwise(node: Node, b: UnitBuilder) -> bool:
-    g = int(node.attrs.get("group", 1))
-    return g > 1 and b.shape(node.inputs[0])[1] // g == 1
 
 
 def _weights(graph: OpGraph) -> dict[str, np.ndarray]:

@@ -115,3 +115,27 @@ def test_tiling_choice():
     assert choose_tiling(2048, 2048, 2048, 1, 132)[:2] == (64, 1)
     ts, splits, klen = choose_tiling(384, 64, 2048, 1, 132)
     assert ts == 32 and splits > 1 and klen * splits >= 2048 and klen % 16 == 0
+
+
+def test_two_units_chain_device_buffers(dev):
+    """Unit outputs (device buffers) feed the next unit directly, as the executor chains them."""
+    import onnxruntime  # noqa: F401  (reference below)
+
+    from tests.devices.opencl_case import reference
+
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Add", ["p", "p"], ["y"])]
+    inits = {"w": rnd(4, 3, 3, 3, seed=1)}
+    inputs = {"x": rnd(1, 3, 6, 6)}
+    m = make_model(nodes, inputs, inits, ["y"])
+    g = to_graph(m, inputs, 17)
+    u1 = dev.prepare(g, ["n0", "n1"])
+    u2 = dev.prepare(g, ["n2", "n3"])
+    assert u1.inputs == ["x"] and u1.outputs == ["r"] and u2.inputs == ["r"] and u2.outputs == ["y"]
+    r1 = dev.run(u1, inputs)
+    assert isinstance(r1.outputs["r"], CLBuffer)
+    r2 = dev.run(u2, r1.outputs)
+    (ref,) = reference(m, inputs, ["y"])
+    np.testing.assert_allclose(dev.copy_out(r2.outputs["y"]), ref, rtol=1e-5, atol=1e-5)
+    assert r1.finish <= r2.start

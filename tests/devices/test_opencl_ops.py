@@ -164,12 +164,20 @@ def test_matmul_split_k(dev):
 
 # --- elementwise -------------------------------------------------------------------------
 UNARY = [("Relu", {}), ("LeakyRelu", {"alpha": 0.3}), ("Sigmoid", {}), ("HardSigmoid", {"alpha": 0.3, "beta": 0.4}),
-         ("HardSwish", {}), ("Tanh", {}), ("Exp", {}), ("Erf", {}), ("Neg", {}), ("Abs", {}), ("Softplus", {})]
+         ("HardSwish", {}), ("Tanh", {}), ("Exp", {}), ("Erf", {}), ("Neg", {}), ("Abs", {}), ("Softplus", {}),
+         ("Elu", {"alpha": 0.7}), ("Gelu", {}), ("Gelu", {"approximate": "tanh"})]
 
 
-@pytest.mark.parametrize("op,kw", UNARY, ids=[u[0] for u in UNARY])
+@pytest.mark.parametrize("op,kw", UNARY, ids=[u[0] + str(u[1]) for u in UNARY])
 def test_unary(dev, op, kw):
-    run_case(dev, [N(op, ["x"], **kw)], {"x": rnd(2, 3, 7, 5, lo=-4, hi=4)})
+    run_case(dev, [N(op, ["x"], **kw)], {"x": rnd(2, 3, 7, 5, lo=-4, hi=4)}, opset=20 if op == "Gelu" else 17)
+
+
+def test_prelu_layernorm(dev):
+    run_case(dev, [N("PRelu", ["x", "s"])], {"x": rnd(2, 3, 4, 5)}, {"s": rnd(3, 1, 1, seed=1)})
+    run_case(dev, [N("LayerNormalization", ["x", "g", "b"], axis=-1, epsilon=1e-3)], {"x": rnd(2, 5, 70)},
+             {"g": rnd(70, seed=1), "b": rnd(70, seed=2)})
+    run_case(dev, [N("LayerNormalization", ["x", "g"], axis=1)], {"x": rnd(3, 4, 6)}, {"g": rnd(4, 6, seed=1)})
 
 
 def test_sqrt_log_reciprocal(dev):

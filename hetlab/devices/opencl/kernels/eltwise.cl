@@ -25,7 +25,8 @@ inline void nd_offsets(__constant int* m, int i, int* ia, int* ib) {
 }
 
 // op: 0 relu-family (epilogue only), 1 sigmoid, 2 hardsigmoid(p0=alpha, p1=beta), 3 hardswish,
-//     4 tanh, 5 exp, 6 sqrt, 7 erf, 8 neg, 9 abs, 10 log, 11 reciprocal, 12 softplus
+//     4 tanh, 5 exp, 6 sqrt, 7 erf, 8 neg, 9 abs, 10 log, 11 reciprocal, 12 softplus,
+//     13 elu(p0=alpha), 14 gelu (erf), 15 gelu (tanh approximation)
 __kernel void unary(__global const float* x, __global float* y, const int n, const int op,
                     const float p0, const float p1,
                     const float slope, const float lo, const float hi)
@@ -46,12 +47,15 @@ __kernel void unary(__global const float* x, __global float* y, const int n, con
         case 10: v = log(v); break;
         case 11: v = 1.0f / v; break;
         case 12: v = log1p(exp(-fabs(v))) + fmax(v, 0.0f); break;
+        case 13: v = v < 0.0f ? p0 * (exp(v) - 1.0f) : v; break;
+        case 14: v = 0.5f * v * (1.0f + erf(v * 0.70710678118654752f)); break;
+        case 15: v = 0.5f * v * (1.0f + tanh(0.79788456080286536f * (v + 0.044715f * v * v * v))); break;
         default: break;
     }
     y[i] = act(v, slope, lo, hi);
 }
 
-// op: 0 add, 1 sub, 2 mul, 3 div, 4 pow, 5 max, 6 min
+// op: 0 add, 1 sub, 2 mul, 3 div, 4 pow, 5 max, 6 min, 7 prelu (b = slope)
 __kernel void binary(__global const float* a, __global const float* b, __global float* y,
                      __constant int* meta, const int n, const int op,
                      const float slope, const float lo, const float hi)
@@ -69,7 +73,8 @@ __kernel void binary(__global const float* a, __global const float* b, __global 
         case 3: v = u / w; break;
         case 4: v = pow(u, w); break;
         case 5: v = fmax(u, w); break;
-        default: v = fmin(u, w); break;
+        case 6: v = fmin(u, w); break;
+        default: v = u < 0.0f ? u * w : u; break;
     }
     y[i] = act(v, slope, lo, hi);
 }

@@ -128,3 +128,40 @@ __kernel void lrn(__global const float* x, __global float* y, const int n, const
     }
     y[i] = x[i] / pow(bias + alpha / (float)size * s, beta);
 }
+
+// LayerNormalization over rows of L contiguous elements: y = (x - mean) / sqrt(var + eps)
+// * scale[j] + bias[j] (scale/bias broadcast over rows). One work-group per row.
+__kernel __attribute__((reqd_work_group_size(RL, 1, 1)))
+void layernorm(__global const float* x, __global float* y, __global const float* scale,
+               __global const float* bias, const int has_bias, const int L, const float eps)
+{
+    __local float buf[RL];
+    const int row = get_group_id(0), l = get_local_id(0);
+    __global const float* xr = x + (size_t)row * L;
+    float s = 0.0f;
+    for (int j = l; j < L; j += RL) s += xr[j];
+    buf[l] = s;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int k = RL / 2; k > 0; k >>= 1) {
+        if (l < k) buf[l] += buf[l + k];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const float mean = buf[0] / L;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    s = 0.0f;
+    for (int j = l; j < L; j += RL) {
+        const float d = xr[j] - mean;
+        s += d * d;
+    }
+    buf[l] = s;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int k = RL / 2; k > 0; k >>= 1) {
+        if (l < k) buf[l] += buf[l + k];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const float inv = rsqrt(buf[0] / L + eps);
+    for (int j = l; j < L; j += RL) {
+        const float v = (xr[j] - mean) * inv * scale[j];
+        y[(size_t)row * L + j] = has_bias ? v + bias[j] : v;
+    }
+}

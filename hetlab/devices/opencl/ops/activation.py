@@ -17,7 +17,7 @@ from hetlab.graph.ir import Node, OpGraph
 FMAX = float(np.finfo(np.float32).max)
 CODES = {"Relu": 0, "LeakyRelu": 0, "Clip": 0, "Sigmoid": 1, "HardSigmoid": 2, "HardSwish": 3,
          "Tanh": 4, "Exp": 5, "Sqrt": 6, "Erf": 7, "Neg": 8, "Abs": 9, "Log": 10,
-         "Reciprocal": 11, "Softplus": 12}
+         "Reciprocal": 11, "Softplus": 12, "Elu": 13, "Gelu": 14}
 
 
 def act_params(node: Node, ctx: Any) -> tuple[np.float32, np.float32, np.float32] | None:
@@ -49,6 +49,8 @@ class Unary(Op):
         return [0]
 
     def check(self, node: Node, graph: OpGraph) -> str | None:
+        if node.op_type == "Gelu" and attr(node, "approximate", "none") not in ("none", "tanh"):
+            return "Gelu approximate mode"
         if node.op_type == "Clip":
             for t in node.inputs[1:3]:
                 if t and not is_const(graph, t):
@@ -65,6 +67,10 @@ class Unary(Op):
         p0, p1 = 0.0, 0.0
         if node.op_type == "HardSigmoid":
             p0, p1 = attr(node, "alpha", 0.2), attr(node, "beta", 0.5)
+        elif node.op_type == "Elu":
+            p0 = attr(node, "alpha", 1.0)
+        elif node.op_type == "Gelu" and attr(node, "approximate", "none") == "tanh":
+            code = 15
         k = ctx.kernel("eltwise.cl", "unary")
         g, l = grid1(n)
         ctx.launch(node, k, g, l, [ctx.t(node.inputs[0]), ctx.t(ctx.out(node)), i32(n), i32(code),

@@ -22,7 +22,7 @@ from hetlab.devices.opencl.ops.common import (
 )
 from hetlab.graph.ir import Node, OpGraph
 
-CODES = {"Add": 0, "Sub": 1, "Mul": 2, "Div": 3, "Pow": 4, "Max": 5, "Min": 6, "Sum": 0}
+CODES = {"Add": 0, "Sub": 1, "Mul": 2, "Div": 3, "Pow": 4, "Max": 5, "Min": 6, "Sum": 0, "PRelu": 7}
 
 
 @register

@@ -187,7 +187,11 @@ class UnitBuilder:
 
         for n in self.nodes:
             if n.id not in self.fused:
-                op_for(n.op_type).build(n, self)
+                try:
+                    op_for(n.op_type).build(n, self)
+                except (KeyError, IndexError, TypeError, ValueError) as e:
+                    raise HetlabError(f"{self.device.name} cannot build node {n.id} ({n.op_type}): "
+                                      f"{type(e).__name__}: {e}") from None
         buffers: dict[str, Any] = {}
         slots: dict[str, list[tuple[Launch, int]]] = {}
         inputs: list[str] = []

@@ -82,6 +82,8 @@ def why_not(node: Node, graph: OpGraph) -> str | None:
         return op.why_not(node, graph)
     except HetlabError as e:
         return str(e)
+    except (KeyError, IndexError, TypeError, ValueError) as e:  # malformed node: refuse it
+        return f"{node.op_type} node {node.id} could not be checked ({type(e).__name__}: {e})"
 
 
 from hetlab.devices.opencl.ops import (  # noqa: F401  (registration side effects)

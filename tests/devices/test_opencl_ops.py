@@ -154,6 +154,16 @@ def test_gemm_add_bias_fused(dev):
     assert len(unit.handle.launches) == 1
 
 
+@pytest.mark.parametrize("m", [1, 2, 3, 4])
+def test_skinny_gemv(dev, m):
+    nodes = [N("MatMul", ["a", "w"], ["p"]), N("Add", ["p", "b"], ["y"])]
+    _, (unit, _), _ = run_case(dev, nodes, {"a": rnd(m, 150)}, {"w": rnd(150, 37, seed=1), "b": rnd(37, seed=2)})
+    assert len(unit.handle.launches) == 1
+    run_case(dev, [N("Gemm", ["a", "w", "c"], alpha=0.5, beta=2.0)], {"a": rnd(m, 40)},
+             {"w": rnd(40, 19, seed=1), "c": rnd(m, 19, seed=2)})
+    run_case(dev, [N("MatMul", ["a", "w"])], {"a": rnd(3, m, 21)}, {"w": rnd(3, 21, 5, seed=1)})
+
+
 def test_matmul_split_k(dev):
     dev.gemm_splits = 4
     try:
@@ -349,3 +359,8 @@ def test_lstm(dev, direction):
 def test_lstm_no_bias_no_state(dev):
     inits = {"W": rnd(1, 16, 3, seed=1), "R": rnd(1, 16, 4, seed=2)}
     run_case(dev, [N("LSTM", ["X", "W", "R"], ["Y"], hidden_size=4)], {"X": rnd(3, 1, 3)}, inits)
+
+
+def test_lstm_runtime_weights(dev):
+    ins = {"X": rnd(4, 2, 3), "W": rnd(1, 16, 3, seed=1), "R": rnd(1, 16, 4, seed=2)}
+    run_case(dev, [N("LSTM", ["X", "W", "R"], ["Y", "Yh"], hidden_size=4)], ins, outputs=["Y", "Yh"])

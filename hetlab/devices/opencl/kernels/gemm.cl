@@ -161,3 +161,42 @@ __kernel void gemm_splitk(const int M, const int N, const int splits, const int 
     if (has_bias) v += beta * bias[off.w + m * sbias_m + n * sbias_n];
     C[off.z + m * ldc + n] = act(v, slope, lo, hi);
 }
+
+// Skinny GEMM (M <= 4, A k-contiguous, B n-contiguous): the FC layers and LSTM steps at batch 1.
+// A 16 x 16 work-group covers 16 columns; its 16 rows of work-items split K and reduce through
+// local memory. Global (ceil(N/16)*16, 16, batch). Same epilogue and offsets as gemm.
+#define GV_M 4
+__kernel __attribute__((reqd_work_group_size(16, 16, 1)))
+void gemv(const int M, const int N, const int K,
+          __global const float* A, const int sam, __global const float* B, const int sbk,
+          __global float* C, const int ldc, __global const int4* offs,
+          __global const float* bias, const int sbias_m, const int sbias_n,
+          const float alpha, const float beta, const int has_bias,
+          const float slope, const float lo, const float hi)
+{
+    __local float red[16][GV_M][17];
+    const int tx = get_local_id(0), ks = get_local_id(1);
+    const int n = get_group_id(0) * 16 + tx;
+    const int4 off = offs[get_group_id(2)];
+    __global const float* Ab = A + off.x;
+    __global const float* Bb = B + off.y;
+    float acc[GV_M] = {0.0f, 0.0f, 0.0f, 0.0f};
+    if (n < N) {
+        for (int k = ks; k < K; k += 16) {
+            const float bv = Bb[k * sbk + n];
+            #pragma unroll
+            for (int m = 0; m < GV_M; ++m)
+                if (m < M) acc[m] = mad(Ab[m * sam + k], bv, acc[m]);
+        }
+    }
+    #pragma unroll
+    for (int m = 0; m < GV_M; ++m) red[ks][m][tx] = acc[m];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (ks < M && n < N) {  // row ks of the output: sum the 16 K-slices
+        float v = 0.0f;
+        for (int s = 0; s < 16; ++s) v += red[s][ks][tx];
+        v *= alpha;
+        if (has_bias) v += beta * bias[off.w + ks * sbias_m + n * sbias_n];
+        C[off.z + ks * ldc + n] = act(v, slope, lo, hi);
+    }
+}

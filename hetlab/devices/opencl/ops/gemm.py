@@ -1,5 +1,6 @@
 """Gemm and MatMul on the tiled GEMM kernel (gemm.cl), plus ``gemm_launch``, shared with Conv.
 
+Skinny products (M <= 4: FC layers, LSTM steps at batch 1) use the ``gemv`` kernel instead.
 Tile choice: 64x64 tiles (4x4 outputs per work-item) when they give at least two work-groups
 per compute unit, else 32x32 (2x2); when even that leaves compute units idle and K is long,
 K is split across work-groups and a second launch sums the partials (split-K).
@@ -43,16 +44,22 @@ def gemm_launch(ctx: Any, node: Node, *, M: int, N: int, K: int, A: Any, sam: in
     """Add the launch(es) of C[b] = act(alpha * A[b] @ B[b] + beta * bias[b]) to ``ctx``."""
     nb = len(offs)
     dev = ctx.device
+    has_bias = bias is not None
+    bias_buf = bias if has_bias else ctx.scratch(1)
+    act = tuple(act) or ctx.act(node)
+    offs_buf = ctx.upload(np.asarray(offs, dtype=np.int32).reshape(nb, 4), dtype="int32")
+    if M <= 4 and sak == 1 and sbn == 1 and not conv and not getattr(dev, "gemm_splits", None):
+        k = ctx.kernel("gemm.cl", "gemv", "-DTS=32 -DA_KC=1 -DB_NC=1")
+        ctx.launch(node, k, (math.ceil(N / 16) * 16, 16, nb), (16, 16, 1), [
+            i32(M), i32(N), i32(K), A, i32(sam), B, i32(sbk), C, i32(ldc), offs_buf, bias_buf,
+            i32(sbias_m), i32(sbias_n), f32(alpha), f32(beta), i32(has_bias), *act])
+        return
     ts, splits, klen = choose_tiling(M, N, K, nb, int(dev.dev.max_compute_units),
                                      getattr(dev, "gemm_splits", None))
     opts = f"-DTS={ts} -DA_KC={int(sak == 1)} -DB_NC={int(sbn == 1)}" + (" -DCONV" if conv else "")
     k = ctx.kernel("gemm.cl", "gemm", opts)
-    offs_buf = ctx.upload(np.asarray(offs, dtype=np.int32).reshape(nb, 4), dtype="int32")
     cp = ctx.ints(list(conv) if conv else [0] * 11)
     ktab = ctx.upload(_conv_table(conv, K), dtype="int32") if conv else ctx.ints([0, 0, 0, 0])
-    has_bias = bias is not None
-    bias_buf = bias if has_bias else ctx.scratch(1)
-    act = tuple(act) or ctx.act(node)
     dst, csplit = (C, 0) if splits == 1 else (ctx.scratch(splits * nb * M * N), M * N)
     gsize = (math.ceil(N / ts) * 16, math.ceil(M / ts) * 16, nb * splits)
     ctx.launch(node, k, gsize, (16, 16, 1), [

@@ -60,15 +60,18 @@ class LSTM(Op):
         Xw = ctx.scratch(T * B * G4)
         Z = ctx.scratch(B * G4)
         c = ctx.scratch(B * H)
-        W, R = ctx.tensor_or_const(w), ctx.tensor_or_const(r)
+        # constant weights are stored transposed ([D, I, 4H], [D, H, 4H]) so that B is
+        # n-contiguous (coalesced; batch-1 steps then take the skinny gemv kernel)
+        wl = _weight_layout(ctx, w, I, G4)
+        rl = _weight_layout(ctx, r, H, G4)
         zeros = ctx.upload(np.zeros(B * H, dtype=np.float32))
         for d in range(D):
             bias = None
             if bias_val is not None:
                 bv = np.asarray(bias_val, dtype=np.float64)[d]
                 bias = ctx.upload(bv[:G4] + bv[G4:])
-            gemm_launch(ctx, node, M=T * B, N=G4, K=I, A=ctx.t(x), sam=I, sak=1, B=W, sbk=1, sbn=I,
-                        C=Xw, ldc=G4, offs=[(0, d * G4 * I, 0, 0)], bias=bias, sbias_m=0,
+            gemm_launch(ctx, node, M=T * B, N=G4, K=I, A=ctx.t(x), sam=I, sak=1, B=wl[0], sbk=wl[1],
+                        sbn=wl[2], C=Xw, ldc=G4, offs=[(0, d * G4 * I, 0, 0)], bias=bias, sbias_m=0,
                         sbias_n=1, act=_none())
             if c0:
                 copy_launch(ctx, node, ctx.t(c0), c, (B * H,), (1,), (1,), d * B * H, 0)
@@ -79,7 +82,7 @@ class LSTM(Op):
                 else range(T - 1, -1, -1)
             prev: tuple[Any, int] = (ctx.t(h0), d * B * H) if h0 else (zeros, 0)
             for t in steps:
-                gemm_launch(ctx, node, M=B, N=G4, K=H, A=prev[0], sam=H, sak=1, B=R, sbk=1, sbn=H,
+                gemm_launch(ctx, node, M=B, N=G4, K=H, A=prev[0], sam=H, sak=1, B=rl[0], sbk=rl[1], sbn=rl[2],
                             C=Z, ldc=G4, offs=[(prev[1], d * G4 * H, 0, t * B * G4)], bias=Xw,
                             sbias_m=G4, sbias_n=1, act=_none())
                 hoff = (t * D + d) * B * H
@@ -90,6 +93,14 @@ class LSTM(Op):
                 copy_launch(ctx, node, Y, ctx.t(outs[1]), (B * H,), (1,), (1,), prev[1], d * B * H)
             if outs[2]:
                 copy_launch(ctx, node, c, ctx.t(outs[2]), (B * H,), (1,), (1,), 0, d * B * H)
+
+
+def _weight_layout(ctx: Any, name: str, k: int, g4: int) -> tuple[Any, int, int]:
+    """(buffer, stride along k, stride along the 4H gates) of W or R."""
+    c = ctx.const(name)
+    if c is None:
+        return ctx.t(name), 1, k
+    return ctx.upload(np.ascontiguousarray(np.transpose(c, (0, 2, 1))), key=("T", name)), g4, 1
 
 
 def _none() -> tuple[np.float32, np.float32, np.float32]:

@@ -27,6 +27,16 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profile", metavar="PROBLEM.json",
                    help="with --device: predict the run's time on this problem (spec §2)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print the report of spec §5 as JSON")
+    a = p.add_argument_group("adaptive execution (issue 9)")
+    a.add_argument("--adaptive", action="store_true",
+                   help="re-plan away from a device that slows down (contention) and back when it recovers")  # fmt: skip
+    a.add_argument("--threshold", type=float, default=1.5, help="slowdown that counts as contention (1.5)")
+    a.add_argument("--patience", type=int, default=2, help="consecutive slow runs before switching (2)")
+    a.add_argument("--probe-every", type=int, default=4, help="runs between probes of the original plan (4)")
+    a.add_argument("--interfere", metavar="DEVICE:START[:STOP]",
+                   help="run a CPU burner on DEVICE's cores (or a busy OpenCL queue) during runs START..STOP-1")  # fmt: skip
+    a.add_argument("--compare", action="store_true", help="with --adaptive: also run without adapting, same schedule")
+    a.add_argument("--adaptive-trace", metavar="TRACE.json", help="write the adaptive latency trace as JSON")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -62,6 +72,10 @@ def main(args: argparse.Namespace) -> int:
         plan = args.device
     graph = load(args.model, shapes, given)
     feed = load_inputs(graph, given, args.seed)
+    if args.adaptive:
+        return _main_adaptive(args, graph, plan, devs, feed, problem)
+    if args.interfere or args.compare or args.adaptive_trace:
+        raise HetlabError("--interfere, --compare and --adaptive-trace need --adaptive")
     report = run(graph, plan, devs, repeat=args.repeat, check=args.check, inputs=feed,
                  warmup=args.warmup, problem=problem, trace=args.trace)  # fmt: skip
     doc = report.to_json()
@@ -70,6 +84,32 @@ def main(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         print(format_report(doc))
+    return 0
+
+
+def _main_adaptive(args: argparse.Namespace, graph: Any, plan: Any, devs: list, feed: dict, problem: Any) -> int:
+    from hetlab.executor.adaptive import AdaptiveConfig
+    from hetlab.executor.adaptive_report import adaptive_run
+    from hetlab.executor.api import placement
+
+    devmap = {d.name: d for d in devs}
+    device_of, order, _seq, predicted = placement(graph, plan, devmap)
+    cfg = AdaptiveConfig(threshold=args.threshold, patience=args.patience, probe_every=args.probe_every)
+    doc = adaptive_run(graph, device_of, order, devmap, feed, args.repeat, cfg, problem, args.interfere,
+                       args.compare, args.check, predicted, args.adaptive_trace)  # fmt: skip
+    if args.json:
+        json.dump(doc, sys.stdout)
+        sys.stdout.write("\n")
+        return 0
+    lat = doc["latency_ms"]
+    print(f"model      {doc['model']}  ({doc['model_path']})")
+    print(f"adaptive   median {lat['median']:.3f} ms (p10 {lat['p10']:.3f}, p90 {lat['p90']:.3f}; {args.repeat} runs)")
+    if "static_median_ms" in doc:
+        print(f"static     median {doc['static_median_ms']:.3f} ms (same interference, no switching)")
+    for s in doc["adaptive"]["switches"]:
+        print(f"switch     before run {s['run']}: {s['from']} -> {s['to']} ({s['device']} at {s['slowdown']}x)")
+    if doc.get("max_rel_err") is not None:
+        print(f"check      max_rel_err {doc['max_rel_err']:.2e} against plain onnxruntime")
     return 0
 
 

@@ -1,0 +1,86 @@
+"""Adaptive execution: switches away from a slowed device and back, beats the static run;
+the burner is bounded and pinned; the figure marks the switch points; CLI checks."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from hetlab.cost.problem import Problem
+from hetlab.devices.fake import FakeDevice, graph_from_problem
+from hetlab.errors import HetlabError
+from hetlab.executor.adaptive import AdaptiveConfig, run_adaptive
+from hetlab.executor.check import random_inputs
+
+DOC = {"name": "diamond", "devices": ["d0", "d1"],
+       "nodes": [{"id": "a", "cost": {"d0": 1, "d1": 1}}, {"id": "b", "cost": {"d0": 8, "d1": 8}},
+                 {"id": "c", "cost": {"d0": 8, "d1": 8}}, {"id": "d", "cost": {"d0": 1, "d1": 1}}],
+       "edges": [{"src": "a", "dst": "b", "bytes": 4}, {"src": "a", "dst": "c", "bytes": 4},
+                 {"src": "b", "dst": "d", "bytes": 4}, {"src": "c", "dst": "d", "bytes": 4}]}  # fmt: skip
+SLOW = range(4, 20)  # runs during which d0 is 4x slower (more than half of the 28)
+
+
+def _run(adaptive: bool):
+    p = Problem.from_json(DOC)
+    g = graph_from_problem(p)
+    devs = [FakeDevice("d0", p), FakeDevice("d1", p)]
+
+    def slow(i, trace):
+        devs[0].time_scale = 4.0 if i in SLOW else 1.0
+
+    dof = {"a": "d0", "b": "d0", "c": "d1", "d": "d0"}
+    return run_adaptive(g, dof, devs, random_inputs(g, 0), 28, AdaptiveConfig(), problem=p,
+                        adaptive=adaptive, before_run=slow)[0]  # fmt: skip
+
+
+def test_adaptive_switches_away_and_back_and_beats_static():
+    ad, st = _run(True), _run(False)
+    away = [s for s in ad.switches if s["to"] != "base"]
+    back = [s for s in ad.switches if s["to"] == "base"]
+    assert away and away[0]["device"] == "d0" and SLOW.start < away[0]["run"] <= SLOW.start + 4
+    assert back and back[-1]["run"] >= SLOW.stop and back[-1]["run"] <= SLOW.stop + 2 * AdaptiveConfig().probe_every
+    degraded = [r for r in ad.runs if r.plan != "base"]
+    assert degraded and all(r.devices == ["d1"] for r in degraded)
+    assert ad.median_ms() < 0.8 * st.median_ms() and not st.switches
+    assert ad.runs[-1].plan == "base"
+
+
+def test_config_is_checked():
+    with pytest.raises(HetlabError):
+        AdaptiveConfig(threshold=0.9)
+
+
+def test_figure_marks_switch_points():
+    from hetlab.viz.adaptive import adaptive_figure
+
+    ad, st = _run(True), _run(False)
+    fig = adaptive_figure(ad, st)
+    assert len(fig.layout.shapes) == len(ad.switches) + len(ad.marks)
+    assert fig.data[0].name.startswith("static")
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="needs Linux affinity")
+def test_burner_is_pinned_stoppable_and_bounded():
+    from hetlab.executor.interference import CpuBurner
+
+    core = sorted(os.sched_getaffinity(0))[-1]
+    b = CpuBurner([core], duration_s=0.6, procs=1).start()
+    assert b.running
+    assert os.sched_getaffinity(b._ps[0].pid) == {core} or not b.running
+    time.sleep(1.5)
+    assert not b.running  # stopped by itself
+    b.stop()
+    with CpuBurner([core], duration_s=30, procs=1) as b2:
+        assert b2.running
+    assert not b2.running
+
+
+def test_run_cli_adaptive_flags_need_adaptive():
+    from test_cli_run import hetlab
+
+    r = hetlab("run", "squeezenet", "--device", "cpu0", "--interfere", "cpu0:1:2", "--repeat", "2")
+    assert r.returncode == 2 and "need --adaptive" in r.stderr
+    r = hetlab("run", "squeezenet", "--device", "cpu0", "--adaptive", "--interfere", "cpu0:5:2", "--repeat", "3")
+    assert r.returncode == 2 and "--interfere" in r.stderr and len(r.stderr.strip().splitlines()) == 1

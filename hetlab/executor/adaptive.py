@@ -12,7 +12,10 @@ The profile is measured in place: each device's ms per FLOP over the first ``cal
 runs (median busy time / FLOPs placed on it); a run's slowdown on a device is its busy
 time over (that rate x the FLOPs the current plan puts there), so the degraded plan is
 watched too (if the device it moved to is contended as well, it goes back). A probe also
-switches back when the original plan's latency beats the degraded plan's recent median. Times in ms. The trace
+switches back when the original plan's latency beats the degraded plan's recent median.
+A switch that does not pay (the degraded plan's first ``patience`` runs are no faster than
+the original's last ``patience``) is undone, and switching away is then held off for
+``probe_every`` x 1, 2, 4... runs (back-off against flapping on a machine-wide slowdown). Times in ms. The trace
 (per-run latency, plan, devices, slowdowns, switch points) is JSON for ``viz.adaptive``.
 """
 
@@ -152,6 +155,8 @@ def run_adaptive(graph: OpGraph, device_of: Mapping[str, str], devices: Sequence
     rate: dict[str, float] = {}  # ms per FLOP, per device, from the calibration runs
     current, slow_dev, strikes, since_switch, last_worst = "base", "", 0, 0, ""
     recent: list[float] = []  # latencies of the degraded plan since the last switch
+    base_lat: list[float] = []  # latencies of the original plan (not probes)
+    before, hold_until, backoff = float("inf"), 0, 1
     try:
         executor("base")
         for i in range(repeat):
@@ -186,7 +191,9 @@ def run_adaptive(graph: OpGraph, device_of: Mapping[str, str], devices: Sequence
                 label != "base" or not rest or slow[worst] >= cfg.relative * statistics.median(rest))
             strikes = strikes + 1 if contended and worst == last_worst else int(contended)
             last_worst = worst
-            if label == "base" and not probe and strikes >= cfg.patience:
+            if label == "base" and not probe:
+                base_lat.append(rep.wall_ms)
+            if label == "base" and not probe and strikes >= cfg.patience and i >= hold_until:
                 key = f"without:{worst}"
                 if key not in placements:
                     placements[key] = without(graph, device_of, worst, devmap, trace.baseline_ms, problem,
@@ -195,13 +202,18 @@ def run_adaptive(graph: OpGraph, device_of: Mapping[str, str], devices: Sequence
                     trace.switches.append({"run": i + 1, "from": "base", "to": key, "device": worst,
                                            "slowdown": slow[worst]})  # fmt: skip
                     point.note = f"{worst} {slow[worst]:.2f}x slower than its profile: switch away"
+                    before = statistics.median(base_lat[-cfg.patience:])
                     current, slow_dev, strikes, since_switch, recent = key, worst, 0, 0, []
             elif label != "base":
                 recent.append(rep.wall_ms)
-                if strikes >= cfg.patience:  # the device we moved to is contended too: go back
+                no_gain = len(recent) == cfg.patience and statistics.median(recent) >= before
+                if strikes >= cfg.patience or no_gain:  # moved onto a contended device, or no better
+                    why = "no faster than before" if no_gain else f"{worst} slow too ({slow[worst]:.2f}x)"
                     trace.switches.append({"run": i + 1, "from": current, "to": "base", "device": worst,
-                                           "slowdown": slow[worst]})  # fmt: skip
-                    point.note = f"{worst} slow too ({slow[worst]:.2f}x): back to the original plan"
+                                           "slowdown": slow.get(worst)})  # fmt: skip
+                    point.note = f"{why}: back to the original plan, hold {cfg.probe_every * backoff} runs"
+                    hold_until = i + 1 + cfg.probe_every * backoff
+                    backoff *= 2
                     current, strikes, since_switch = "base", 0, 0
             elif probe:
                 better = bool(recent) and rep.wall_ms < statistics.median(recent)
@@ -210,7 +222,7 @@ def run_adaptive(graph: OpGraph, device_of: Mapping[str, str], devices: Sequence
                     trace.switches.append({"run": i + 1, "from": current, "to": "base", "device": slow_dev,
                                            "slowdown": slow.get(slow_dev)})  # fmt: skip
                     point.note = f"probe: {slow_dev} {why} ({slow.get(slow_dev, 0):.2f}x): switch back"
-                    current, strikes, since_switch = "base", 0, 0
+                    current, strikes, since_switch, backoff = "base", 0, 0, 1
     finally:
         for ex in execs.values():
             ex.close()

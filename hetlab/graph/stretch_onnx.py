@@ -135,7 +135,7 @@ def build(g: OpGraph, plan: Any) -> onnx.ModelProto:
     try:
         onnx.checker.check_model(m)
         onnx.shape_inference.infer_shapes(m, check_type=True, strict_mode=True)
-    except Exception as e:  # a bug in the rewrite, not a bad input
+    except Exception as e:  # noqa: BLE001 - a bug in the rewrite, not a bad input
         raise HetlabError(f"the stretched model is not valid ONNX: {str(e).splitlines()[0]}") from None
     return m
 

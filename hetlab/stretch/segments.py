@@ -16,6 +16,7 @@ Pure analysis of an ``OpGraph`` (no onnx import). Definitions used here:
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 from hetlab.graph.ir import OpGraph
@@ -118,7 +119,7 @@ def segments(g: OpGraph) -> list[Segment]:
     order = g.topo_order()
     cuts = cut_tensors(g)
     segs: list[Segment] = []
-    for (p0, t0), (p1, t1) in zip(cuts, cuts[1:]):
+    for (p0, t0), (p1, t1) in itertools.pairwise(cuts):
         nodes = order[p0 + 1 : p1 + 1]
         if segs and _spatial(g, t0) is not None and _spatial(g, t0) == _spatial(g, t1):
             segs[-1].nodes += nodes

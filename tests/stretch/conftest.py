@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from stretch_helpers import DEVICES, cost_model
 
 from hetlab import zoo
 from hetlab.graph import load
 from hetlab.stretch.search import GRID, search
-from hetlab.stretch.transform import Constraints, CostModel
-
-DEVICES = ["cpu0", "cpu1"]
-
-
-def cost_model() -> CostModel:
-    return CostModel({"cpu0": 2e7, "cpu1": 2e7}, {"cpu0": 0.02, "cpu1": 0.02})
+from hetlab.stretch.transform import Constraints
 
 
 @pytest.fixture(scope="session")

@@ -65,11 +65,14 @@ def test_figure_marks_switch_points():
 def test_burner_is_pinned_stoppable_and_bounded():
     from hetlab.executor.interference import CpuBurner
 
-    core = sorted(os.sched_getaffinity(0))[-1]
-    b = CpuBurner([core], duration_s=0.6, procs=1).start()
+    core = max(os.sched_getaffinity(0))
+    b = CpuBurner([core], duration_s=0.8, procs=1).start()
     assert b.running
-    assert os.sched_getaffinity(b._ps[0].pid) == {core} or not b.running
-    time.sleep(1.5)
+    t0 = time.monotonic()
+    while os.sched_getaffinity(b._ps[0].pid) != {core} and time.monotonic() - t0 < 0.4:
+        time.sleep(0.01)  # the child pins itself first thing
+    assert os.sched_getaffinity(b._ps[0].pid) == {core}
+    time.sleep(2.0)
     assert not b.running  # stopped by itself
     b.stop()
     with CpuBurner([core], duration_s=30, procs=1) as b2:
@@ -78,7 +81,7 @@ def test_burner_is_pinned_stoppable_and_bounded():
 
 
 def test_run_cli_adaptive_flags_need_adaptive():
-    from test_cli_run import hetlab
+    from test_cli_run import hetlab  # beside this file
 
     r = hetlab("run", "squeezenet", "--device", "cpu0", "--interfere", "cpu0:1:2", "--repeat", "2")
     assert r.returncode == 2 and "need --adaptive" in r.stderr

@@ -6,7 +6,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from conftest import DEVICES, cost_model
+from stretch_helpers import DEVICES, cost_model
 
 from hetlab.errors import HetlabError
 from hetlab.graph import load

@@ -17,9 +17,28 @@ static pass each. The stretched model has fresh random weights (accuracy needs r
 On a GPU host (one command, e.g. the lead's batched run), pass the devices there, e.g.
 ``--devices cpu0,cl0`` (cl0 = the GPU's OpenCL device) or ``--devices cpu0,cpu1,cl0``.
 
-Measured 2026-11-22 on the 2-core dev VM (cpu0 = core 0, cpu1 = core 1, one thread each),
-shared with six other helpers' jobs (load average 5-10 on 2 cores): noisy, see the results
-file ``benchmarks/results/stretch-dev-vm.json`` for every sample.
+Measured 2026-11-22 00:40-00:48 UTC on the 2-core dev VM (cpu0 = core 0, cpu1 = core 1,
+one thread each), shared with six other helpers' jobs (load average 5-10 on 2 cores), with
+the defaults (``--repeat 10 --rounds 2 --adaptive-repeat 24``); every sample is in
+``benchmarks/results/stretch-dev-vm.json``:
+
+    parallel capacity: two pinned single-thread sessions at once each ran 2.05x slower than
+    one alone (capacity 0.97 of 2; 1.82 in another probe minutes earlier)
+
+    model       original@cpu0  original@cpu1  stretched@cpu0+cpu1  speedup  max_rel_err
+    resnet50        239.6          243.5            346.6            0.69x    2.4e-07
+    squeezenet       41.5           73.1             96.7            0.43x    0
+
+    burner (3 procs pinned to core 0) during runs 4..19 of 24, stretched model:
+    resnet50     adaptive 817.6 ms  static 756.0 ms  (switched away at 6, undone at 8: no gain)
+    squeezenet   adaptive 169.7 ms  static 349.1 ms  (away at 10, back at 23 after the burner)
+
+So on this VM the stretched models are *slower*: there is no second free core to win (the
+parallel-capacity probe), and the restore convs add 4% (resnet50) to 15% (squeezenet) FLOPs.
+Pinning a burner to core 0 slows core 1 about as much (the other jobs move there), so the
+adaptive gain is sometimes large (squeezenet 2.1x) and sometimes nil (resnet50). The issue's
+speedup criterion needs a host with spare parallel devices: run this file there, e.g. the
+16-core GPU hosts (cpu0/cpu1 = 8 + 8 cores, cl0 = the GPU through OpenCL).
 """
 
 from __future__ import annotations
@@ -41,6 +60,57 @@ def hetlab(*args: str) -> dict:
     if r.returncode != 0:
         raise SystemExit(f"hetlab {' '.join(args)} failed: {r.stderr.strip()}")
     return json.loads(r.stdout)
+
+
+def parallel_capacity(devices: list[str], model: str = "squeezenet", n: int = 8) -> dict:
+    """How many of ``devices`` can really work at once here: one plain onnxruntime session
+    per device (one thread, pinned to the group's first core), alone and all together;
+    capacity = len(devices) x alone / together (2.0 = two free cores, 1.0 = one)."""
+    import os
+    import threading
+    import time
+
+    import numpy as np
+    import onnxruntime as ort
+
+    from hetlab import zoo
+    from hetlab.devices.platform import devices as platform_devices
+
+    cores = {d.name: d.cores[0] for d in platform_devices() if d.name in devices and getattr(d, "cores", None)}
+    if len(cores) < 2:
+        return {"skipped": "needs two CPU groups"}
+    path = str(zoo.path(model))
+    x = {"input": np.random.default_rng(0).standard_normal((1, 3, 224, 224)).astype(np.float32)}
+
+    def session():
+        o = ort.SessionOptions()
+        o.intra_op_num_threads = o.inter_op_num_threads = 1
+        return ort.InferenceSession(path, o)
+
+    sessions = {d: session() for d in cores}
+    out: dict[str, float] = {}
+
+    def work(d: str) -> None:
+        os.sched_setaffinity(0, {cores[d]})
+        sessions[d].run(None, x)
+        t = time.perf_counter()
+        for _ in range(n):
+            sessions[d].run(None, x)
+        out[d] = (time.perf_counter() - t) / n * 1000
+
+    first = next(iter(cores))
+    t1 = threading.Thread(target=work, args=(first,))  # a thread: the process keeps its affinity
+    t1.start()
+    t1.join()
+    alone = out[first]
+    ts = [threading.Thread(target=work, args=(d,)) for d in cores]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    together = statistics.mean(out.values())
+    return {"model": model, "alone_ms": round(alone, 2), "together_ms": round(together, 2),
+            "capacity": round(len(cores) * alone / together, 2)}  # fmt: skip
 
 
 def bench_model(model: str, devices: list[str], repeat: int, rounds: int, tmp: Path) -> dict:
@@ -84,7 +154,10 @@ def main() -> None:
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "stretch.json"))
     a = ap.parse_args()
     devices = a.devices.split(",")
-    doc = {"devices": devices, "repeat": a.repeat, "rounds": a.rounds, "models": [], "adaptive": []}
+    cap = parallel_capacity(devices)
+    print(f"parallel capacity of {','.join(devices)}: {cap}", flush=True)
+    doc = {"devices": devices, "repeat": a.repeat, "rounds": a.rounds, "parallel_capacity": cap,
+           "models": [], "adaptive": []}  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         for m in a.models.split(","):
             res = bench_model(m, devices, a.repeat, a.rounds, Path(tmp))

@@ -40,8 +40,9 @@ def parse_interfere(text: str | None, devices: Mapping[str, Device], repeat: int
 def interference_hook(spec: tuple[str, int, int] | None, devices: Mapping[str, Device], max_s: float = 300.0,
                       procs: int = 3):
     """A ``before_run`` callback that starts/stops the generator; returns (hook, stop_all).
-    ``procs`` burner processes share the group's cores (a heavy contending application; on a
-    shared machine one burner mostly pushes other processes to the other cores)."""
+    ``procs`` (at least 2 per core) burner processes share the group's cores (a heavy
+    contending application; on a shared machine one burner mostly pushes other processes
+    to the other cores)."""
     from hetlab.executor.interference import CpuBurner, OpenClBusyQueue, cores_of
 
     state: dict[str, Any] = {"gen": None}
@@ -57,7 +58,7 @@ def interference_hook(spec: tuple[str, int, int] | None, devices: Mapping[str, D
         name, start, stop = spec
         dev = devices[name]
         if i == start:
-            gen = OpenClBusyQueue(dev, max_s) if dev.kind == "opencl" else CpuBurner(cores_of(dev), max_s, procs)
+            gen = OpenClBusyQueue(dev, max_s) if dev.kind == "opencl" else CpuBurner(cores_of(dev), max_s, max(procs, 2 * len(cores_of(dev))))
             state["gen"] = gen.start()
             trace.marks.append({"run": i, "event": f"interference on {name}"})
         elif i == stop:

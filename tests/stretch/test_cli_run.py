@@ -76,3 +76,24 @@ def test_stretch_of_a_model_without_stages_is_one_line(tmp_path):
     r = hetlab("stretch", str(tmp_path / "mlp.onnx"), "--devices", "cpu0,cpu1", "--throughput", "cpu0=1,cpu1=1",
                "--out", str(tmp_path / "o.onnx"))  # fmt: skip
     assert r.returncode == 2 and "no stage boundary" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_stretch_takes_throughputs_from_a_profiled_problem(tmp_path, graphs):
+    from stretch_helpers import cost_model
+
+    from hetlab.stretch.search import costs_from_problem, estimated_problem
+
+    g = graphs["squeezenet"]
+    cm = cost_model()
+    cm.throughput["cpu1"] = 1e7
+    prob = estimated_problem(g, cm, ["cpu0", "cpu1"])
+    got = costs_from_problem(g, prob, ["cpu0", "cpu1"])
+    assert got.throughput["cpu0"] / got.throughput["cpu1"] == pytest.approx(2.0, rel=0.05)
+    prob.save(tmp_path / "p.json")
+    r = hetlab("stretch", "squeezenet", "--devices", "cpu0,cpu1", "--profile", str(tmp_path / "p.json"),
+               "--out", str(tmp_path / "s.onnx"), "--json")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    parts = json.loads(r.stdout)["parts"]
+    for p in parts:
+        f0, f1 = (b["flops"] for b in p["branches"])
+        assert f0 > f1  # the faster device gets the bigger branch (eq. 6)

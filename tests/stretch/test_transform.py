@@ -95,3 +95,19 @@ def test_model_without_stages_is_refused(tmp_path):
     onnx.save(m, str(tmp_path / "mlp.onnx"))
     with pytest.raises(HetlabError, match="no stage boundary"):
         plan_stretch(load(str(tmp_path / "mlp.onnx")), DEVICES, cost_model())
+
+
+def test_tiny_alpha_leaves_nothing_to_branch(graphs):
+    with pytest.raises(HetlabError, match="raise --alpha"):
+        plan_stretch(graphs["squeezenet"], DEVICES, cost_model(), Constraints(alpha=1e-6))
+
+
+def test_three_devices_three_branches_by_throughput(graphs):
+    cm = cost_model()
+    cm.throughput["cl0"] = 4e7  # twice as fast: about half of the FLOPs
+    cm.overhead["cl0"] = 0.02
+    sp = plan_stretch(graphs["squeezenet"], [*DEVICES, "cl0"], cm, meeting="merged")
+    for p in sp.parts:
+        fl = {b.device: b.flops for b in p.branches}
+        assert set(fl) == {"cpu0", "cpu1", "cl0"}
+        assert fl["cl0"] / sum(fl.values()) == pytest.approx(0.5, abs=0.1)

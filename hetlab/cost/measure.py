@@ -1,0 +1,102 @@
+"""Timing one prepared unit on one device: warm-up, adaptive repeats, robust statistics.
+
+Two timers, both on ``hetlab.devices.base.now`` (seconds), reported in ms:
+- an onnxruntime session (a unit whose handle has ``run_with_iobinding``) runs through an
+  IO binding: inputs bound once, outputs left in onnxruntime's arena. That is how a node
+  runs inside a whole-model session; ``session.run`` would add a copy of every output
+  into a fresh numpy array and the Python feed conversion, which a whole-model run does not pay.
+- any other device: ``device.run(unit, buffers)`` on inputs copied in once; the unit's own
+  ``start``/``finish`` give the interval; outputs are freed after each run.
+
+Per-call overhead (the dispatch a whole-model run pays once, not once per node) is measured
+on ``probe.onnx`` (one Relu on one float) with the same timer and subtracted by the profiler.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hetlab.cost.stats import robust_stats
+from hetlab.devices.base import Device, Unit, now
+
+PROBE_MODEL = Path(__file__).with_name("probe.onnx")
+
+
+@dataclass
+class Budget:
+    """``repeat``: the most timed runs; ``min_repeat``: the fewest; ``seconds``: the time a
+    measurement may take (slow ops get fewer repeats); ``warmup``: untimed first runs."""
+
+    repeat: int = 20
+    warmup: int = 2
+    min_repeat: int = 5
+    seconds: float = 0.25
+
+    def key(self) -> dict[str, Any]:
+        return {"repeat": self.repeat, "warmup": self.warmup, "min_repeat": self.min_repeat,
+                "seconds": self.seconds}  # fmt: skip
+
+
+def make_runner(device: Device, unit: Unit, arrays: dict[str, np.ndarray]) -> tuple[Callable[[], float], str]:
+    """A function that runs ``unit`` once and returns its time (s), and the timer's name."""
+    sess = unit.handle
+    if hasattr(sess, "run_with_iobinding") and hasattr(sess, "io_binding"):
+        b = sess.io_binding()
+        for t in unit.inputs:
+            b.bind_cpu_input(t, np.ascontiguousarray(arrays[t]))
+        for t in unit.outputs:
+            b.bind_output(t)
+        run_ob = sess.run_with_iobinding
+
+        def once_ort() -> float:
+            t0 = now()
+            run_ob(b)
+            return now() - t0
+
+        return once_ort, "iobinding"
+    bufs = {t: device.copy_in(arrays[t]) for t in unit.inputs}
+
+    def once() -> float:
+        r = device.run(unit, bufs)
+        dt = r.finish - r.start
+        for v in r.outputs.values():
+            device.free(v)
+        return dt
+
+    return once, "device.run"
+
+
+def time_unit(run_once: Callable[[], float], budget: Budget) -> dict[str, Any]:
+    """Warm up, pick the number of repeats from the warm-up's speed, run, and summarize (ms)."""
+    warm = [run_once() for _ in range(max(1, budget.warmup))]
+    est = min(warm)
+    n = budget.repeat
+    if est > 0:
+        n = min(budget.repeat, max(budget.min_repeat, int(budget.seconds / est)))
+    samples = [run_once() * 1e3 for _ in range(max(1, n))]
+    st = robust_stats(samples)
+    return {k: (round(v, 6) if isinstance(v, float) and math.isfinite(v) else v) for k, v in st.items()}
+
+
+def probe_overhead(device: Device, budget: Budget) -> float:
+    """Per-call overhead of ``device`` in ms: the median time of a one-element Relu unit,
+    or 0 when the device cannot run it."""
+    from hetlab.graph.onnx_io import load
+
+    g = load(str(PROBE_MODEL))
+    node = g.nodes[0]
+    try:
+        if not device.supports(node, g):
+            return 0.0
+        unit = device.prepare(g, [node.id])
+        run_once, _ = make_runner(device, unit, {"x": np.ones(1, np.float32)})
+        b = Budget(repeat=max(50, budget.repeat), warmup=5, min_repeat=50, seconds=0.2)
+        return float(time_unit(run_once, b)["median"])
+    except Exception:  # noqa: BLE001 - a device without a probe simply has no correction
+        return 0.0

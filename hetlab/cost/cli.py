@@ -76,9 +76,8 @@ def main(args: argparse.Namespace) -> int:
 
         def progress(done: int, total: int, msg: str) -> None:
             bar.total = total
-            bar.n = done
             bar.set_postfix_str(msg[:40], refresh=False)
-            bar.refresh()
+            bar.update(done - bar.n)  # redraws at most every mininterval
 
     try:
         p = profile(graph, devs, repeat=args.repeat, warmup=args.warmup, seconds=args.seconds,

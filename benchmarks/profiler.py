@@ -24,11 +24,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hetlab.cost.measure import Budget, make_runner, time_unit  # noqa: E402
-from hetlab.cost.profiler import profile  # noqa: E402
-from hetlab.cost.stats import spearman  # noqa: E402
-from hetlab.graph.inputs import random_inputs  # noqa: E402
-from hetlab.graph.onnx_io import load  # noqa: E402
+from hetlab.cost.measure import Budget, make_runner, time_unit
+from hetlab.cost.profiler import profile
+from hetlab.cost.stats import spearman
+from hetlab.graph.inputs import random_inputs
+from hetlab.graph.onnx_io import load
 
 
 def whole_model_ms(graph, dev, n: int = 20) -> dict[str, float]:

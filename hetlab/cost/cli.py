@@ -23,6 +23,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--warmup", type=int, default=2, metavar="N", help="untimed runs first (default 2)")
     p.add_argument("--seconds", type=float, default=0.25, metavar="S",
                    help="time one op's measurement may take before repeats are cut (default 0.25)")  # fmt: skip
+    p.add_argument("--rounds", type=int, default=2, metavar="R",
+                   help="visits per op; its samples are spread over them against load drift (default 2)")  # fmt: skip
     p.add_argument("--groups", action="store_true",
                    help="also measure fused groups (Conv->Relu, Conv->BatchNormalization->Relu, MatMul->Add)")  # fmt: skip
     p.add_argument("--pattern", action="append", default=[], metavar="A->B",
@@ -61,8 +63,8 @@ def main(args: argparse.Namespace) -> int:
 
     if args.repeat < 1:
         raise HetlabError(f"--repeat must be at least 1 (got {args.repeat})")
-    if args.warmup < 0 or args.seconds <= 0:
-        raise HetlabError("--warmup must be >= 0 and --seconds > 0")
+    if args.warmup < 0 or args.seconds <= 0 or args.rounds < 1:
+        raise HetlabError("--warmup must be >= 0, --seconds > 0 and --rounds >= 1")
     patterns = parse_patterns(args.pattern) if args.pattern else list(DEFAULT_PATTERNS)
     shapes, values = parse_shape_args(args.shape), parse_input_args(args.input)
     devs = select_devices(args.devices, args.platform)
@@ -81,7 +83,7 @@ def main(args: argparse.Namespace) -> int:
 
     try:
         p = profile(graph, devs, repeat=args.repeat, warmup=args.warmup, seconds=args.seconds,
-                    groups=args.groups or bool(args.pattern), patterns=patterns, progress=progress,
+                    rounds=args.rounds, groups=args.groups or bool(args.pattern), patterns=patterns, progress=progress,
                     cache=not args.no_cache, comm=not args.no_comm)  # fmt: skip
     finally:
         if bar is not None:

@@ -72,16 +72,25 @@ def make_runner(device: Device, unit: Unit, arrays: dict[str, np.ndarray]) -> tu
     return once, "device.run"
 
 
+def plan_repeats(warm_s: list[float], budget: Budget) -> int:
+    """Timed runs for a unit whose warm-up runs took ``warm_s`` seconds: ``budget.repeat``,
+    cut so the measurement takes about ``budget.seconds``, but at least ``budget.min_repeat``."""
+    est = min(warm_s) if warm_s else 0.0
+    if est <= 0:
+        return max(1, budget.repeat)
+    return max(1, min(budget.repeat, max(budget.min_repeat, int(budget.seconds / est))))
+
+
+def summarize(samples_ms: list[float]) -> dict[str, Any]:
+    """``robust_stats`` rounded to ns (ms values)."""
+    st = robust_stats(samples_ms)
+    return {k: (round(v, 6) if isinstance(v, float) and math.isfinite(v) else v) for k, v in st.items()}
+
+
 def time_unit(run_once: Callable[[], float], budget: Budget) -> dict[str, Any]:
     """Warm up, pick the number of repeats from the warm-up's speed, run, and summarize (ms)."""
-    warm = [run_once() for _ in range(max(1, budget.warmup))]
-    est = min(warm)
-    n = budget.repeat
-    if est > 0:
-        n = min(budget.repeat, max(budget.min_repeat, int(budget.seconds / est)))
-    samples = [run_once() * 1e3 for _ in range(max(1, n))]
-    st = robust_stats(samples)
-    return {k: (round(v, 6) if isinstance(v, float) and math.isfinite(v) else v) for k, v in st.items()}
+    n = plan_repeats([run_once() for _ in range(max(1, budget.warmup))], budget)
+    return summarize([run_once() * 1e3 for _ in range(n)])
 
 
 def probe_overhead(device: Device, budget: Budget) -> float:

@@ -20,8 +20,9 @@ from typing import Any
 
 from hetlab.cost import calibrator as cal
 from hetlab.cost.cache import ProfileCache, file_sha256
+from hetlab.cost.device_pass import measure_device
 from hetlab.cost.groups import DEFAULT_PATTERNS, find_groups
-from hetlab.cost.measure import Budget, make_runner, probe_overhead, time_unit
+from hetlab.cost.measure import Budget, probe_overhead
 from hetlab.cost.problem import Group, Link, PEdge, PNode, Problem
 from hetlab.cost.signature import group_signature, node_signature
 from hetlab.cost.values import Values
@@ -44,11 +45,13 @@ def profile(
     cache: bool = True,
     comm: bool = True,
     seconds: float = 0.25,
+    rounds: int = 2,
     name: str | None = None,
 ) -> Problem:
     """Measure ``graph`` on ``devices`` (Device objects or names) and return the Problem.
 
-    ``repeat``/``warmup``/``seconds``: see ``measure.Budget``; ``groups``: also measure chains
+    ``repeat``/``warmup``/``seconds``: see ``measure.Budget``; ``rounds``: visits per unit
+    (its samples are spread over them, see ``device_pass``); ``groups``: also measure chains
     matching ``patterns`` as fused units; ``comm``: calibrate every ordered device pair and
     measure every distinct edge shape; ``progress(done, total, message)`` is called after each
     measurement (raise KeyboardInterrupt from it to stop: what is done stays cached)."""
@@ -58,8 +61,8 @@ def profile(
 
         graph = load(graph)
     devs = _resolve(devices)
-    if repeat < 1 or warmup < 0:
-        raise HetlabError(f"--repeat must be >= 1 and --warmup >= 0 (got {repeat}, {warmup})")
+    if repeat < 1 or warmup < 0 or rounds < 1:
+        raise HetlabError(f"repeat and rounds must be >= 1 and warmup >= 0 (got {repeat}, {rounds}, {warmup})")
     budget = Budget(repeat=repeat, warmup=warmup, min_repeat=min(5, repeat), seconds=seconds)
     from hetlab.graph.onnx_io import weights
 
@@ -79,13 +82,13 @@ def profile(
     needed += [t for c in greps.values() for t in unit_io(graph, c)[0]]
     values = Values(graph, needed)
     model_sha = file_sha256(graph.model_path) if graph.model_path else graph.name
-    pc = ProfileCache(model_sha, graph.input_shapes, budget.key(), enabled=cache)
+    pc = ProfileCache(model_sha, graph.input_shapes, {**budget.key(), "rounds": rounds}, enabled=cache)
 
     support = {(d.name, s): _supports(d, graph, v) for d in devs for s, v in reps.items()}
     gsupport = {(d.name, s): all(support[d.name, sig[v]] for v in c) for d in devs for s, c in greps.items()}
     pairs = [(a, b) for a in devs for b in devs if a is not b] if comm else []
     shapes = _edge_shapes(graph) if comm else {}
-    total = (len(devs) + sum(support.values()) + sum(gsupport.values())
+    total = (len(devs) + rounds * (sum(support.values()) + sum(gsupport.values()))
              + len(pairs) * (len(cal.DEFAULT_SIZES) + len(shapes)))  # fmt: skip
     done = [0, 0]  # progress count, fresh measurements
 
@@ -111,12 +114,11 @@ def profile(
                 store.put("overhead", "probe", ov)
             overhead[d.name] = float(ov)
             tick(f"{d.name}: per-call overhead {ov:.4f} ms")
-            for s, v in reps.items():
-                if support[d.name, s]:
-                    op_stats[d.name, s] = _measured(store, "ops", s, d, graph, [v], values, budget, tick)
-            for s, c in greps.items():
-                if gsupport[d.name, s]:
-                    g_stats[d.name, s] = _measured(store, "groups", s, d, graph, c, values, budget, tick)
+            items = [("ops", s, [v]) for s, v in reps.items() if support[d.name, s]]
+            items += [("groups", s, c) for s, c in greps.items() if gsupport[d.name, s]]
+            res = measure_device(d, store, items, graph, values, budget, rounds, tick)
+            for (sec, s), st in res.items():
+                (op_stats if sec == "ops" else g_stats)[d.name, s] = st
             store.flush()
         for a, b in pairs:
             store = pc.link(a.fingerprint(), b.fingerprint(), cal.settings())
@@ -178,7 +180,7 @@ def profile(
                   "input_shapes": {k: list(v) for k, v in graph.input_shapes.items()}},
         "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "platform": _platform(devs),
-        "profile": {**budget.key(), "signatures": len(reps), "group_signatures": len(greps),
+        "profile": {**budget.key(), "rounds": rounds, "signatures": len(reps), "group_signatures": len(greps),
                     "groups": len(chains), "measured": done[1], "total_tasks": total,
                     "overhead_ms": overhead, "values": values.note or "cached",
                     "wall_s": round(time.perf_counter() - t_start, 3),
@@ -192,28 +194,6 @@ def profile(
                 comm=comm_links, groups=grp, extra=extra)  # fmt: skip
     p.validate(f"profile of {graph.name}")
     return p
-
-
-def _measured(store: Any, section: str, s: str, d: Device, graph: OpGraph, nodes: list[str],
-              values: Values, budget: Budget, tick: Callable[..., None]) -> dict[str, Any] | None:  # fmt: skip
-    """The cached statistics of signature ``s`` on ``d``, else measure ``nodes`` as one unit."""
-    label = f"{d.name}: {graph.node(nodes[0]).op_type}" + ("" if len(nodes) == 1 else f" +{len(nodes) - 1}")
-    hit = store.get(section, s)
-    if hit is not None:
-        tick(label + " (cached)")
-        return hit if "median" in hit else None
-    try:
-        unit = d.prepare(graph, nodes)
-        run_once, timer = make_runner(d, unit, values.get(unit.inputs))
-        st: dict[str, Any] = {**time_unit(run_once, budget), "timer": timer}
-    except (KeyboardInterrupt, HetlabError):
-        raise
-    except Exception as e:  # noqa: BLE001 - a device that fails an op it claimed cannot run it
-        msg = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
-        st = {"error": msg}
-    store.put(section, s, st)
-    tick(label, True)
-    return st if "median" in st else None
 
 
 def _supports(d: Device, graph: OpGraph, v: str) -> bool:

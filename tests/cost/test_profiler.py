@@ -90,7 +90,7 @@ def test_interrupt_keeps_finished_measurements(chain_model):
 
     def stop_after_two(done, total, msg):
         calls.append(msg)
-        if len(calls) == 3:  # overhead probe + 2 ops
+        if len(calls) == 6:  # overhead probe, round 1 of 3 ops, round 2 of 2 ops
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):

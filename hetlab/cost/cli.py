@@ -25,6 +25,9 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="time one op's measurement may take before repeats are cut (default 0.25)")  # fmt: skip
     p.add_argument("--rounds", type=int, default=2, metavar="R",
                    help="visits per op; its samples are spread over them against load drift (default 2)")  # fmt: skip
+    p.add_argument("--context", type=int, default=16, metavar="W",
+                   help="window of consecutive ops measured together to correct isolated costs "
+                        "(default 16; 0 = isolated costs only)")  # fmt: skip
     p.add_argument("--groups", action="store_true",
                    help="also measure fused groups (Conv->Relu, Conv->BatchNormalization->Relu, MatMul->Add)")  # fmt: skip
     p.add_argument("--pattern", action="append", default=[], metavar="A->B",
@@ -83,7 +86,7 @@ def main(args: argparse.Namespace) -> int:
 
     try:
         p = profile(graph, devs, repeat=args.repeat, warmup=args.warmup, seconds=args.seconds,
-                    rounds=args.rounds, groups=args.groups or bool(args.pattern), patterns=patterns, progress=progress,
+                    rounds=args.rounds, context=args.context, groups=args.groups or bool(args.pattern), patterns=patterns, progress=progress,
                     cache=not args.no_cache, comm=not args.no_comm)  # fmt: skip
     finally:
         if bar is not None:

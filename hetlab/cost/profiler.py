@@ -20,6 +20,7 @@ from typing import Any
 
 from hetlab.cost import calibrator as cal
 from hetlab.cost.cache import ProfileCache, file_sha256
+from hetlab.cost.context import factors, windows
 from hetlab.cost.device_pass import measure_device
 from hetlab.cost.groups import DEFAULT_PATTERNS, find_groups
 from hetlab.cost.measure import Budget, probe_overhead
@@ -46,12 +47,14 @@ def profile(
     comm: bool = True,
     seconds: float = 0.25,
     rounds: int = 2,
+    context: int = 16,
     name: str | None = None,
 ) -> Problem:
     """Measure ``graph`` on ``devices`` (Device objects or names) and return the Problem.
 
     ``repeat``/``warmup``/``seconds``: see ``measure.Budget``; ``rounds``: visits per unit
-    (its samples are spread over them, see ``device_pass``); ``groups``: also measure chains
+    (its samples are spread over them, see ``device_pass``); ``context``: window size of the
+    in-context correction (``context.py``; 0 or 1: isolated costs only); ``groups``: also measure chains
     matching ``patterns`` as fused units; ``comm``: calibrate every ordered device pair and
     measure every distinct edge shape; ``progress(done, total, message)`` is called after each
     measurement (raise KeyboardInterrupt from it to stop: what is done stays cached)."""
@@ -76,19 +79,23 @@ def profile(
     greps: dict[str, list[str]] = {}
     for s, c in zip(gsig, chains):
         greps.setdefault(s, c)
+    wins = windows(graph, context)
+    wsig = [group_signature(graph, w, consts) for w in wins]
     from hetlab.graph.onnx_io import unit_io
 
     needed = [t for v in reps.values() for t in unit_io(graph, [v])[0]]
     needed += [t for c in greps.values() for t in unit_io(graph, c)[0]]
+    needed += [t for w in wins for t in unit_io(graph, w)[0]]
     values = Values(graph, needed)
     model_sha = file_sha256(graph.model_path) if graph.model_path else graph.name
     pc = ProfileCache(model_sha, graph.input_shapes, {**budget.key(), "rounds": rounds}, enabled=cache)
 
     support = {(d.name, s): _supports(d, graph, v) for d in devs for s, v in reps.items()}
     gsupport = {(d.name, s): all(support[d.name, sig[v]] for v in c) for d in devs for s, c in greps.items()}
+    wsupport = {(d.name, k): all(support[d.name, sig[v]] for v in w) for d in devs for k, w in enumerate(wins)}
     pairs = [(a, b) for a in devs for b in devs if a is not b] if comm else []
     shapes = _edge_shapes(graph) if comm else {}
-    total = (len(devs) + rounds * (sum(support.values()) + sum(gsupport.values()))
+    total = (len(devs) + rounds * (sum(support.values()) + sum(gsupport.values()) + sum(wsupport.values()))
              + len(pairs) * (len(cal.DEFAULT_SIZES) + len(shapes)))  # fmt: skip
     done = [0, 0]  # progress count, fresh measurements
 
@@ -100,6 +107,7 @@ def profile(
 
     op_stats: dict[tuple[str, str], dict[str, Any] | None] = {}
     g_stats: dict[tuple[str, str], dict[str, Any] | None] = {}
+    w_stats: dict[tuple[str, str], dict[str, Any] | None] = {}
     overhead: dict[str, float] = {}
     links: dict[str, dict[str, Any]] = {}
     shape_ms: dict[tuple[str, str], float] = {}
@@ -116,9 +124,10 @@ def profile(
             tick(f"{d.name}: per-call overhead {ov:.4f} ms")
             items = [("ops", s, [v]) for s, v in reps.items() if support[d.name, s]]
             items += [("groups", s, c) for s, c in greps.items() if gsupport[d.name, s]]
+            items += [("windows", wsig[k], w) for k, w in enumerate(wins) if wsupport[d.name, k]]
             res = measure_device(d, store, items, graph, values, budget, rounds, tick)
             for (sec, s), st in res.items():
-                (op_stats if sec == "ops" else g_stats)[d.name, s] = st
+                {"ops": op_stats, "groups": g_stats, "windows": w_stats}[sec][d.name, s] = st
             store.flush()
         for a, b in pairs:
             store = pc.link(a.fingerprint(), b.fingerprint(), cal.settings())
@@ -157,13 +166,25 @@ def profile(
             return None
         return round(max(st["median"] - overhead[dev], FLOOR_MS), 6)
 
+    iso = {n.id: {d.name: cost(op_stats.get((d.name, sig[n.id])), d.name) for d in devs} for n in graph.nodes}
+    ctx: dict[str, dict[str, float]] = {}
+    for k, w in enumerate(wins):
+        for d in devs:
+            f = factors(cost(w_stats.get((d.name, wsig[k])), d.name), [iso[v][d.name] for v in w])
+            if f is not None:
+                for v in w:
+                    ctx.setdefault(v, {})[d.name] = round(f, 4)
     nodes = []
     for n in graph.nodes:
         s = sig[n.id]
-        c = {d.name: cost(op_stats.get((d.name, s)), d.name) for d in devs}
+        c = {d.name: None if iso[n.id][d.name] is None
+             else round(max(iso[n.id][d.name] * ctx.get(n.id, {}).get(d.name, 1.0), FLOOR_MS), 6)
+             for d in devs}  # fmt: skip
         stats = {d.name: op_stats[d.name, s] for d in devs if op_stats.get((d.name, s)) is not None}
         why = {d.name: d.why_not(n, graph) or "not supported" for d in devs if not support[d.name, s]}
         extra: dict[str, Any] = {"signature": s, "stats": stats}
+        if n.id in ctx:
+            extra["context"] = ctx[n.id]
         if why:
             extra["unsupported"] = why
         nodes.append(PNode(id=n.id, op_type=n.op_type, cost=c, extra=extra))
@@ -184,12 +205,17 @@ def profile(
                     "groups": len(chains), "measured": done[1], "total_tasks": total,
                     "overhead_ms": overhead, "values": values.note or "cached",
                     "wall_s": round(time.perf_counter() - t_start, 3),
-                    "cost": "median ms of isolated runs minus the device's per-call overhead"},
+                    "context_window": context if wins else 0, "windows": len(wins),
+                    "cost": "median ms of isolated runs minus the device's per-call overhead"
+                            + (", times its window's in-context factor" if wins else "")},
         "calibration": {k: {x: f[x] for x in ("latency", "bandwidth", "r2", "max_rel_err", "points")}
                         for k, f in links.items()},
     }  # fmt: skip
     if comm:
         extra["calibration"]["distinct_shapes"] = len(shapes)
+    if wins:
+        extra["context_windows"] = [{"nodes": w, "cost": {d.name: cost(w_stats.get((d.name, wsig[k])), d.name)
+                                                          for d in devs}} for k, w in enumerate(wins)]  # fmt: skip
     p = Problem(name=name or graph.name, devices=[d.name for d in devs], nodes=nodes, edges=edges,
                 comm=comm_links, groups=grp, extra=extra)  # fmt: skip
     p.validate(f"profile of {graph.name}")

@@ -15,7 +15,7 @@ from hetlab.cost.profiler import profile
 from hetlab.errors import HetlabError
 from hetlab.graph.onnx_io import load
 
-FAST = {"repeat": 5, "warmup": 1, "seconds": 0.02}
+FAST = {"repeat": 5, "warmup": 1, "seconds": 0.02, "context": 0}
 
 
 def test_node_ids_costs_and_problem_roundtrip(chain_model):
@@ -120,3 +120,19 @@ def test_groups_default_patterns(group_model):
     by = {tuple(gr["nodes"]): gr["cost"] for gr in doc["groups"]}
     assert by[("conv2", "bn2", "relu2")]["b"] is None
     assert by[("conv1", "relu1")]["a"] > 0
+
+
+def test_context_windows_rescale_isolated_costs(chain_model):
+    g = load(chain_model)
+    p = profile(g, [OrtTestDevice("a")], comm=False, **{**FAST, "context": 3})
+    wins = p.extra["context_windows"]
+    assert [w["nodes"] for w in wins] == [["r1", "r2", "r3"], ["reshape", "sig"]]
+    by = {n.id: n for n in p.nodes}
+    for w in wins:
+        f = by[w["nodes"][0]].extra["context"]["a"]
+        assert all(by[v].extra["context"]["a"] == f for v in w["nodes"])
+        iso = [max(by[v].extra["stats"]["a"]["median"] - p.extra["profile"]["overhead_ms"]["a"], 1e-4)
+               for v in w["nodes"]]
+        assert sum(by[v].cost["a"] for v in w["nodes"]) == pytest.approx(f * sum(iso), rel=1e-3, abs=1e-5)
+        if 0.2 < f < 5.0:  # not clamped: the members add up to the window's measured time
+            assert sum(by[v].cost["a"] for v in w["nodes"]) == pytest.approx(w["cost"]["a"], rel=1e-2, abs=1e-4)

@@ -80,6 +80,7 @@ def profile(
     for s, c in zip(gsig, chains):
         greps.setdefault(s, c)
     wins = windows(graph, context)
+    topo_pos = {v: i for i, v in enumerate(graph.topo_order())}
     wsig = [group_signature(graph, w, consts) for w in wins]
     from hetlab.graph.onnx_io import unit_io
 
@@ -125,6 +126,10 @@ def profile(
             items = [("ops", s, [v]) for s, v in reps.items() if support[d.name, s]]
             items += [("groups", s, c) for s, c in greps.items() if gsupport[d.name, s]]
             items += [("windows", wsig[k], w) for k, w in enumerate(wins) if wsupport[d.name, k]]
+            # in topological order, each window right after its members: a window and the
+            # ops it rescales are measured under the same load
+            items.sort(key=lambda it: (topo_pos[it[2][-1]] if it[0] == "windows" else topo_pos[it[2][0]],
+                                       it[0] == "windows"))  # fmt: skip
             res = measure_device(d, store, items, graph, values, budget, rounds, tick)
             for (sec, s), st in res.items():
                 {"ops": op_stats, "groups": g_stats, "windows": w_stats}[sec][d.name, s] = st

@@ -25,9 +25,9 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="time one op's measurement may take before repeats are cut (default 0.25)")  # fmt: skip
     p.add_argument("--rounds", type=int, default=2, metavar="R",
                    help="visits per op; its samples are spread over them against load drift (default 2)")  # fmt: skip
-    p.add_argument("--context", type=int, default=16, metavar="W",
+    p.add_argument("--context", type=int, default=8, metavar="W",
                    help="window of consecutive ops measured together to correct isolated costs "
-                        "(default 16; 0 = isolated costs only)")  # fmt: skip
+                        "(default 8; 0 = isolated costs only)")  # fmt: skip
     p.add_argument("--groups", action="store_true",
                    help="also measure fused groups (Conv->Relu, Conv->BatchNormalization->Relu, MatMul->Add)")  # fmt: skip
     p.add_argument("--pattern", action="append", default=[], metavar="A->B",

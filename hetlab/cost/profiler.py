@@ -20,7 +20,7 @@ from typing import Any
 
 from hetlab.cost import calibrator as cal
 from hetlab.cost.cache import ProfileCache, file_sha256
-from hetlab.cost.context import factors, windows
+from hetlab.cost.context import type_factors, windows
 from hetlab.cost.device_pass import measure_device
 from hetlab.cost.groups import DEFAULT_PATTERNS, find_groups
 from hetlab.cost.measure import Budget, probe_overhead
@@ -47,7 +47,7 @@ def profile(
     comm: bool = True,
     seconds: float = 0.25,
     rounds: int = 2,
-    context: int = 16,
+    context: int = 8,
     name: str | None = None,
 ) -> Problem:
     """Measure ``graph`` on ``devices`` (Device objects or names) and return the Problem.
@@ -173,12 +173,14 @@ def profile(
 
     iso = {n.id: {d.name: cost(op_stats.get((d.name, sig[n.id])), d.name) for d in devs} for n in graph.nodes}
     ctx: dict[str, dict[str, float]] = {}
-    for k, w in enumerate(wins):
-        for d in devs:
-            f = factors(cost(w_stats.get((d.name, wsig[k])), d.name), [iso[v][d.name] for v in w])
-            if f is not None:
-                for v in w:
-                    ctx.setdefault(v, {})[d.name] = round(f, 4)
+    for d in devs:
+        f = type_factors([cost(w_stats.get((d.name, wsig[k])), d.name) for k in range(len(wins))],
+                         [[(graph.node(v).op_type, iso[v][d.name]) for v in w] for w in wins])  # fmt: skip
+        for w in wins:
+            for v in w:
+                ty = graph.node(v).op_type
+                if ty in f and iso[v][d.name] is not None:
+                    ctx.setdefault(v, {})[d.name] = round(f[ty], 4)
     nodes = []
     for n in graph.nodes:
         s = sig[n.id]
@@ -212,7 +214,7 @@ def profile(
                     "wall_s": round(time.perf_counter() - t_start, 3),
                     "context_window": context if wins else 0, "windows": len(wins),
                     "cost": "median ms of isolated runs minus the device's per-call overhead"
-                            + (", times its window's in-context factor" if wins else "")},
+                            + (", times its op type's in-context factor" if wins else "")},
         "calibration": {k: {x: f[x] for x in ("latency", "bandwidth", "r2", "max_rel_err", "points")}
                         for k, f in links.items()},
     }  # fmt: skip

@@ -128,11 +128,27 @@ def test_context_windows_rescale_isolated_costs(chain_model):
     wins = p.extra["context_windows"]
     assert [w["nodes"] for w in wins] == [["r1", "r2", "r3"], ["reshape", "sig"]]
     by = {n.id: n for n in p.nodes}
-    for w in wins:
-        f = by[w["nodes"][0]].extra["context"]["a"]
-        assert all(by[v].extra["context"]["a"] == f for v in w["nodes"])
-        iso = [max(by[v].extra["stats"]["a"]["median"] - p.extra["profile"]["overhead_ms"]["a"], 1e-4)
-               for v in w["nodes"]]
-        assert sum(by[v].cost["a"] for v in w["nodes"]) == pytest.approx(f * sum(iso), rel=1e-3, abs=1e-5)
-        if 0.2 < f < 5.0:  # not clamped: the members add up to the window's measured time
-            assert sum(by[v].cost["a"] for v in w["nodes"]) == pytest.approx(w["cost"]["a"], rel=1e-2, abs=1e-4)
+    ov = p.extra["profile"]["overhead_ms"]["a"]
+    f = {v: by[v].extra["context"]["a"] for v in by}
+    assert f["r1"] == f["r2"] == f["r3"]  # one factor per op type: equal ops stay equal
+    assert len({by[v].cost["a"] for v in ("r1", "r2", "r3")}) == 1
+    for v, n in by.items():
+        iso = max(n.extra["stats"]["a"]["median"] - ov, 1e-4)
+        assert n.cost["a"] == pytest.approx(max(f[v] * iso, 1e-4), rel=1e-3, abs=1e-5)
+    relu_w = wins[0]["cost"]["a"]
+    if 0.2 < f["r1"] < 5.0:  # the Relu window alone fixes the Relu factor
+        assert sum(by[v].cost["a"] for v in ("r1", "r2", "r3")) == pytest.approx(relu_w, rel=0.1)
+
+
+def test_type_factors_recover_known_factors():
+    from hetlab.cost.context import type_factors
+
+    # three types; windows mix them; true factors Conv 0.5, Relu 0.2 (clamped floor), Pool 1.5
+    members = [[("Conv", 4.0), ("Relu", 1.0)], [("Conv", 2.0), ("Pool", 1.0)],
+               [("Pool", 2.0), ("Relu", 1.0)], [("Conv", 1.0), ("Relu", 1.0), ("Pool", 1.0)]]
+    true = {"Conv": 0.5, "Relu": 0.2, "Pool": 1.5}
+    win = [sum(true[t] * c for t, c in m) for m in members]
+    f = type_factors(win, members)
+    for t, v in true.items():
+        assert f[t] == pytest.approx(v, abs=0.05)
+    assert type_factors([None], [[("Conv", 1.0)]]) == {}

@@ -392,11 +392,17 @@ def extract(graph: OpGraph, node_ids: Sequence[str], outputs: Sequence[str] | No
     const_nodes = [n for n in g.node if n.op_type == "Constant" and n.output and n.output[0] in reads
                    and n.output[0] not in produced]  # fmt: skip
 
-    def vi(t: str) -> onnx.ValueInfoProto:
+    # Control-flow bodies are checked against the unit's input shapes for every branch, even the
+    # one that will not run; fixed shapes can contradict a dormant branch, so such units declare
+    # their inputs with the element type only.
+    loose = any(graph.node(v).op_type in ("If", "Loop", "Scan") for v in sel)
+
+    def vi(t: str, fixed: bool = True) -> onnx.ValueInfoProto:
         ti = graph.tensors.get(t)
         if ti is None or ti.dtype in ("string",):
             return helper.make_empty_tensor_value_info(t)
-        return helper.make_tensor_value_info(t, helper.np_dtype_to_tensor_dtype(np.dtype(ti.dtype)), ti.shape)
+        shape = ti.shape if fixed else None
+        return helper.make_tensor_value_info(t, helper.np_dtype_to_tensor_dtype(np.dtype(ti.dtype)), shape)
 
     body = list(const_nodes)
     for v in sel:  # node names become the unique vertex ids (onnxruntime rejects duplicates)
@@ -404,7 +410,8 @@ def extract(graph: OpGraph, node_ids: Sequence[str], outputs: Sequence[str] | No
         n.CopyFrom(g.node[graph.node(v).index])
         n.name = v
         body.append(n)
-    sg = helper.make_graph(body, f"{graph.name}_unit", [vi(t) for t in ins], [vi(t) for t in outs], inits)
+    sg = helper.make_graph(body, f"{graph.name}_unit", [vi(t, not loose) for t in ins],
+                           [vi(t, not loose) for t in outs], inits)  # fmt: skip
     sm = helper.make_model(sg, opset_imports=list(m.opset_import), ir_version=m.ir_version)
     sm.functions.extend(m.functions)
     return sm.SerializeToString()

@@ -6,7 +6,7 @@ Two timers, both on ``hetlab.devices.base.now`` (seconds), reported in ms:
   runs inside a whole-model session; ``session.run`` would add a copy of every output
   into a fresh numpy array and the Python feed conversion, which a whole-model run does not pay.
 - any other device: ``device.run(unit, buffers)`` on inputs copied in once; the unit's own
-  ``start``/``finish`` give the interval; outputs are freed after each run.
+  ``start``/``finish`` give the interval; outputs stay the device's (a unit may reuse them).
 
 Per-call overhead (the dispatch a whole-model run pays once, not once per node) is measured
 on ``probe.onnx`` (one Relu on one float) with the same timer and subtracted by the profiler.
@@ -67,12 +67,9 @@ def make_runner(device: Device, unit: Unit, arrays: dict[str, np.ndarray]) -> tu
         return once_ort, "iobinding"
     bufs = {t: device.copy_in(arrays[t]) for t in unit.inputs}
 
-    def once() -> float:
+    def once() -> float:  # outputs may be the unit's own buffers (OpenCL): never free them
         r = device.run(unit, bufs)
-        dt = r.finish - r.start
-        for v in r.outputs.values():
-            device.free(v)
-        return dt
+        return r.finish - r.start
 
     return once, "device.run"
 

@@ -100,3 +100,28 @@ def init(name: str, arr: np.ndarray) -> onnx.TensorProto:
     return numpy_helper.from_array(arr, name)
 
 
+
+
+class OwnedOutputsDevice(OrtTestDevice):
+    """Like OrtTestDevice, but its handle hides the session (the generic ``device.run`` timer)
+    and, like OpenCL, its outputs are its own: freeing one is an error."""
+
+    kind = "test-owned"
+
+    class _Handle:
+        def __init__(self, sess: Any) -> None:
+            self.sess = sess
+
+    def prepare(self, graph: OpGraph, nodes: Sequence[str]) -> Unit:
+        u = super().prepare(graph, nodes)
+        u.handle = self._Handle(u.handle)
+        return u
+
+    def run(self, unit: Unit, inputs: dict[str, Any]) -> RunResult:
+        t0 = now()
+        outs = unit.handle.sess.run(unit.outputs, {t: inputs[t] for t in unit.inputs})
+        return RunResult({k: ("owned", k) for k in unit.outputs}, t0, now()) if outs else RunResult({}, t0, now())
+
+    def free(self, buf: Any) -> None:
+        if isinstance(buf, tuple) and buf and buf[0] == "owned":
+            raise AssertionError("freed a buffer the unit owns")

@@ -152,3 +152,11 @@ def test_type_factors_recover_known_factors():
     for t, v in true.items():
         assert f[t] == pytest.approx(v, abs=0.05)
     assert type_factors([None], [[("Conv", 1.0)]]) == {}
+
+
+def test_generic_device_timer_keeps_unit_outputs(chain_model):
+    from cost_helpers import OwnedOutputsDevice
+
+    p = profile(load(chain_model), [OwnedOutputsDevice("o")], comm=False, **FAST)
+    assert all(n.extra["stats"]["o"]["timer"] == "device.run" for n in p.nodes)
+    assert all(n.cost["o"] > 0 for n in p.nodes)

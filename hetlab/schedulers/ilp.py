@@ -4,8 +4,9 @@ Xia et al., "HOPE: a heterogeneity-oriented parallel execution engine for infere
 mobiles", HPC Chinese Journal 2022, §2.1-2.2. The graph is cut into subgraphs of at most ``nt``
 vertices (``partition.py``); they are solved in topological order, each on top of what the
 earlier ones left: device-free times, predecessor finish times and predecessor devices (so
-transfers across the boundary are charged exactly). Boundary handling: each window also sees
-the next ``lookahead`` subgraphs (only the first is committed), and its makespan counts a
+transfers across the boundary are charged exactly). Boundary handling: a window may also see
+the next ``lookahead`` subgraphs (only the first is committed; off by default, it is slow), and
+its makespan counts a
 lower bound of the work after each node (``tail``) so that a subgraph does not finish early
 at the expense of what follows. The solver's start times are only used to order each
 device's nodes; ``Plan.build`` re-times everything ASAP (spec §3), which is never later.
@@ -107,7 +108,7 @@ def _commit(problem: Problem, tl: Timeline, part: list[int], res, groups, topo_p
 
 
 def ilp_timeline(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limit: float | None = 10.0,
-                 groups: bool = False, lookahead: int = 1, progress: Progress | None = None):  # fmt: skip
+                 groups: bool = False, lookahead: int = 0, progress: Progress | None = None):  # fmt: skip
     """Run the partitioned ILP; returns (timeline, info dict)."""
     parts = partition(problem, nt, epsilon)
     exact = len(parts) == 1
@@ -161,11 +162,11 @@ def _plain_tail(problem: Problem, best: np.ndarray) -> np.ndarray:
         Param("nt", "int", 12, 1, 2000, "largest subgraph (vertices) solved by one ILP"),
         Param("time_limit", "float", 10.0, 0.01, 86400.0, "seconds per subgraph ILP; best incumbent after"),
         Param("groups", "bool", False, None, None, "let the ILP choose fused groups (PartitionTuner)"),
-        Param("lookahead", "int", 1, 0, 8, "following subgraphs each ILP also sees (not committed)"),
+        Param("lookahead", "int", 0, 0, 8, "following subgraphs each ILP also sees (not committed)"),
     ],
 )  # fmt: skip
 def ilp(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limit: float = 10.0,
-        groups: bool = False, lookahead: int = 1, progress: Progress | None = None) -> Decision:  # fmt: skip
+        groups: bool = False, lookahead: int = 0, progress: Progress | None = None) -> Decision:  # fmt: skip
     t0 = time.perf_counter()
     tl, info = ilp_timeline(problem, epsilon, nt, time_limit, groups, lookahead, progress)
     device_of, order, fused = tl.decision_parts()

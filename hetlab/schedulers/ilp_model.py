@@ -16,6 +16,7 @@ take the group cost. Times are in the problem's units.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 
@@ -40,9 +41,9 @@ class WindowResult:
 
 
 def _solver(time_limit: float | None, exact: bool):
-    gap = 1e-7 if exact else 1e-4
+    gap = 1e-7 if exact else 1e-3
     if "HiGHS" in pulp.listSolvers(onlyAvailable=True):
-        return _WarmHiGHS(msg=False, timeLimit=time_limit, gapRel=gap, gapAbs=1e-7, threads=1)
+        return _WarmHiGHS(msg=bool(os.environ.get('HETLAB_ILP_LOG')), timeLimit=time_limit, gapRel=gap, gapAbs=1e-7, threads=1)
     return pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit, gapRel=gap, warmStart=True, threads=1)
 
 
@@ -99,9 +100,22 @@ def solve_window(
             ok |= set(np.flatnonzero(np.isfinite(groups[gi][1])).tolist())
         allowed[v] = sorted(ok)
 
+    # release time of each node (earliest start any schedule of this window can give it):
+    # big-Ms are H - release, much tighter than H when the prefix already took long
+    rel: dict[int, float] = {}
+    for v in W:
+        r = min(float(tl.dev_free[d]) for d in allowed[v])
+        for w, _ in problem.preds[v]:
+            if w not in inw:
+                r = max(r, float(tl.finish[w]))
+            elif set(grp_of.get(w, [])) & set(grp_of.get(v, [])):
+                r = max(r, rel[w])  # may be fused with v: same start
+            else:
+                r = max(r, rel[w] + float(np.min(cost[w])))
+        rel[v] = min(r, warm_start[v])
     lp = pulp.LpProblem("hope_window", pulp.LpMinimize)
     y = {(v, d): pulp.LpVariable(f"y_{v}_{d}", cat="Binary") for v in W for d in allowed[v]}
-    s = {v: pulp.LpVariable(f"s_{v}", lowBound=0, upBound=H) for v in W}
+    s = {v: pulp.LpVariable(f"s_{v}", lowBound=rel[v], upBound=H) for v in W}
     f = {v: pulp.LpVariable(f"f_{v}", lowBound=0, upBound=H) for v in W}
     u = {gi: pulp.LpVariable(f"u_{gi}", cat="Binary") for gi in range(len(groups))}
     C = pulp.LpVariable("C", lowBound=0)
@@ -120,13 +134,17 @@ def solve_window(
         for w, k in problem.preds[v]:
             if w in inw:
                 shared = [g for g in grp_of.get(v, []) if g in grp_of.get(w, [])]
-                lp += s[v] >= f[w] - (M * pulp.lpSum(u[g] for g in shared) if shared else 0)
+                lp += s[v] >= f[w] - ((H - rel[v]) * pulp.lpSum(u[g] for g in shared) if shared else 0)
+                # z[k,a,b] = y[w,a] * y[v,b] exactly (flow form: rows and columns sum to y)
                 for a in allowed[w]:
                     for b in allowed[v]:
+                        z[k, a, b] = zz = pulp.LpVariable(f"z_{k}_{a}_{b}", lowBound=0)
                         if a != b and comm[k, a, b] > 0:
-                            z[k, a, b] = zz = pulp.LpVariable(f"z_{k}_{a}_{b}", lowBound=0)
-                            lp += zz >= y[w, a] + y[v, b] - 1
                             recv[v].append(float(comm[k, a, b]) * zz)
+                for a in allowed[w]:
+                    lp += pulp.lpSum(z[k, a, b] for b in allowed[v]) == y[w, a]
+                for b in allowed[v]:
+                    lp += pulp.lpSum(z[k, a, b] for a in allowed[w]) == y[v, b]
             else:
                 lp += s[v] >= float(tl.finish[w])
                 a = int(tl.dev[w])
@@ -153,6 +171,12 @@ def solve_window(
             lp += s[first] - s[m] <= M * (1 - u[gi])
             lp += f[m] - f[last] <= M * (1 - u[gi])
             lp += f[last] - f[m] <= M * (1 - u[gi])
+    # device load cuts (valid: a device runs its nodes one at a time after it becomes free)
+    for d in range(nd):
+        on_d = [(v, float(cost[v, d])) for v in W if (v, d) in y and np.isfinite(cost[v, d])]
+        if len(on_d) > 1:
+            lp += C >= float(tl.dev_free[d]) + pulp.lpSum(c * y[v, d] for v, c in on_d) + min(
+                float(tail[v]) for v, _ in on_d) - (M * pulp.lpSum(u.values()) if u else 0)
     # transitive closure inside the window: reach[v] = bitmask of descendants
     reach = {v: 0 for v in W}
     for v in reversed(W):
@@ -173,8 +197,10 @@ def solve_window(
             sd[a, b] = ss = pulp.LpVariable(f"sd_{a}_{b}", lowBound=0, upBound=1)
             for d in common:
                 lp += ss >= y[a, d] + y[b, d] - 1
-            lp += s[b] >= f[a] - M * (1 - oo) - M * (1 - ss)
-            lp += s[a] >= f[b] - M * oo - M * (1 - ss)
+            lp += oo <= ss  # an order only matters on a shared device (breaks symmetry)
+            mb, ma = H - rel[b], H - rel[a]
+            lp += s[b] >= f[a] - mb * (1 - oo) - mb * (1 - ss)
+            lp += s[a] >= f[b] - ma * oo - ma * (1 - ss)
     # MIP start from the warm schedule (no fused groups)
     for (v, d), var in y.items():
         var.setInitialValue(1.0 if warm_dev[v] == d else 0.0)
@@ -188,8 +214,9 @@ def solve_window(
         uu, vv = problem.index[e.src], problem.index[e.dst]
         var.setInitialValue(1.0 if (warm_dev[uu] == a and warm_dev[vv] == b) else 0.0)
     for (a, b), var in o.items():
-        var.setInitialValue(1.0 if (warm_start[a], pos[a]) <= (warm_start[b], pos[b]) else 0.0)
-        sd[a, b].setInitialValue(1.0 if warm_dev[a] == warm_dev[b] else 0.0)
+        same = warm_dev[a] == warm_dev[b]
+        var.setInitialValue(1.0 if same and (warm_start[a], pos[a]) <= (warm_start[b], pos[b]) else 0.0)
+        sd[a, b].setInitialValue(1.0 if same else 0.0)
     C.setInitialValue(warm_obj)
     solver = _solver(time_limit, exact)
     lp.solve(solver)
@@ -199,6 +226,9 @@ def solve_window(
     model = getattr(lp, "solverModel", None)
     if model is not None and hasattr(model, "getInfo"):
         gap = float(model.getInfo().mip_gap)
+        ms = str(model.getModelStatus())
+        if "Optimal" not in ms:  # pulp reports a time limit with an incumbent as optimal
+            status = "TimeLimit" if "TimeLimit" in ms else ms.split(".")[-1]
     if not has_sol or C.varValue is None:
         return WindowResult(dict(warm_dev), dict(warm_start), [], warm_obj, gap, "warm:" + status,
                             time.perf_counter() - t0, warm_obj)  # fmt: skip

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -62,7 +63,14 @@ class _WarmHiGHS(pulp.HiGHS):  # type: ignore[misc,valid-type]
         super().callSolver(lp)
 
 
-def solve_window(
+def solve_window(*args, **kwargs) -> WindowResult:
+    """``_solve_window`` with PuLP's 4.0 deprecation notices silenced."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return _solve_window(*args, **kwargs)
+
+
+def _solve_window(
     problem: Problem,
     tl: Timeline,
     nodes: list[int],

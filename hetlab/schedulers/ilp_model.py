@@ -28,6 +28,9 @@ from hetlab.cost.problem import Problem
 from hetlab.schedulers.timeline import Timeline
 
 
+GAP_SHARE = 0.03  # MIP gap allowed in a non-exact window, as a share of its best-cost work
+
+
 @dataclass
 class WindowResult:
     device: dict[int, int]
@@ -41,11 +44,16 @@ class WindowResult:
     extra: dict = field(default_factory=dict)
 
 
-def _solver(time_limit: float | None, exact: bool):
-    gap = 1e-7 if exact else 1e-3
+def _solver(time_limit: float | None, exact: bool, gap_abs: float):
+    """HiGHS through highspy when installed, else CBC. Exact windows close the gap fully;
+    others stop within ``gap_abs`` (problem units), a share of the window's own work: a
+    relative gap would measure against the whole prefix's length and grow along the graph."""
+    rel, gap_abs = (1e-7, 1e-7) if exact else (1e-7, max(gap_abs, 1e-7))
     if "HiGHS" in pulp.listSolvers(onlyAvailable=True):
-        return _WarmHiGHS(msg=bool(os.environ.get('HETLAB_ILP_LOG')), timeLimit=time_limit, gapRel=gap, gapAbs=1e-7, threads=1)
-    return pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit, gapRel=gap, warmStart=True, threads=1)
+        return _WarmHiGHS(msg=bool(os.environ.get("HETLAB_ILP_LOG")), timeLimit=time_limit,
+                          gapRel=rel, gapAbs=gap_abs, threads=1)  # fmt: skip
+    return pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit, gapRel=rel, gapAbs=gap_abs,
+                             warmStart=True, threads=1)  # fmt: skip
 
 
 class _WarmHiGHS(pulp.HiGHS):  # type: ignore[misc,valid-type]
@@ -82,12 +90,15 @@ def _solve_window(
     time_limit: float | None,
     exact: bool,
     spread: float = 0.0,
+    succ_dev: dict[int, int] | None = None,
 ) -> WindowResult:
     """Solve the ILP of ``nodes`` (topological order) on top of the placed prefix ``tl``.
 
     ``groups``: (member indices in chain order, cost per device with inf = none) fully inside
     the window. ``warm_*``: a feasible schedule of the window (a MIP start and the big-M).
     ``spread``: weight of the sum of finishes (compactness) relative to the makespan.
+    ``succ_dev``: an expected device of later nodes (from a full plan); an edge leaving the
+    window then also counts its transfer and that successor's cost in the makespan estimate.
     """
     t0 = time.perf_counter()
     cost, comm, nd = problem.cost_matrix, problem.comm_tensor, len(problem.devices)
@@ -95,6 +106,11 @@ def _solve_window(
     inw = set(W)
     pos = {v: i for i, v in enumerate(W)}
     warm_obj = max(warm_finish[v] + tail[v] for v in W)
+    for v in W if succ_dev else ():
+        for w, k in problem.succs[v]:
+            dw = succ_dev.get(w)
+            if w not in inw and dw is not None and tl.finish[w] < 0:
+                warm_obj = max(warm_obj, warm_finish[v] + cost[w, dw] + tail[w] + comm[k, warm_dev[v], dw])
     H = warm_obj * 1.01 + 1e-6 + spread * sum(warm_finish.values())
     M = H
     grp_of: dict[int, list[int]] = {}
@@ -160,6 +176,11 @@ def _solve_window(
         work = pulp.lpSum(float(cost[v, d]) * y[v, d] for d in allowed[v] if np.isfinite(cost[v, d]))
         lp += f[v] >= s[v] + work + pulp.lpSum(recv[v]) - (M * fusedsum[v] if v in grp_of else 0)
         lp += C >= f[v] + float(tail[v])
+        for w, k in problem.succs[v] if succ_dev else ():
+            dw = succ_dev.get(w)
+            if w not in inw and dw is not None and tl.finish[w] < 0:
+                lp += C >= f[v] + float(cost[w, dw] + tail[w]) + pulp.lpSum(
+                    float(comm[k, d, dw]) * y[v, d] for d in allowed[v] if d != dw and comm[k, d, dw] > 0)
     for gi, (mem, gcost) in enumerate(groups):
         first, last = mem[0], mem[-1]
         lp += f[last] >= s[first] + pulp.lpSum(
@@ -226,7 +247,7 @@ def _solve_window(
         var.setInitialValue(1.0 if same and (warm_start[a], pos[a]) <= (warm_start[b], pos[b]) else 0.0)
         sd[a, b].setInitialValue(1.0 if same else 0.0)
     C.setInitialValue(warm_obj)
-    solver = _solver(time_limit, exact)
+    solver = _solver(time_limit, exact, GAP_SHARE * sum(float(np.min(cost[v])) for v in W))
     lp.solve(solver)
     status = pulp.LpStatus[lp.status]
     has_sol = lp.sol_status in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible)

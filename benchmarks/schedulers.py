@@ -26,13 +26,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hetlab.cost.problem import Problem  # noqa: E402
-from hetlab.errors import HetlabError  # noqa: E402
-from hetlab.fileio import atomic_write_bytes  # noqa: E402
-from hetlab.schedulers import schedule  # noqa: E402
-from hetlab.schedulers.base import algorithm  # noqa: E402
-from hetlab.schedulers.bounds import lower_bound, validate_plan  # noqa: E402
-from tests.schedulers.helpers import layered_problem  # noqa: E402
+from hetlab.cost.problem import Problem
+from hetlab.errors import HetlabError
+from hetlab.fileio import atomic_write_bytes
+from hetlab.schedulers import schedule
+from hetlab.schedulers.base import algorithm
+from hetlab.schedulers.bounds import lower_bound, validate_plan
+from tests.schedulers.helpers import layered_problem
 
 PROFILES = Path(os.environ.get("HETLAB_HOPE_PROFILES", ROOT.parent.parent / "shared" / "hope-profiles"))
 

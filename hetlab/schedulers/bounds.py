@@ -105,10 +105,12 @@ def validate_plan(problem: Problem, plan: Plan, tol: float = TOL) -> None:
     for d, s, f in units.values():
         by_dev.setdefault(d, []).append((s, f))
     for d, iv in by_dev.items():
-        iv.sort()
-        for (s0, f0), (s1, f1) in zip(iv, iv[1:]):
-            if s1 < f0 - tol and f1 > s1 and f0 > s0:
+        busy_until = -float("inf")
+        for s1, f1 in sorted(iv):
+            if f1 > s1 and s1 < busy_until - tol:
                 raise HetlabError(f"plan overlaps two units on {d!r} at t={s1:g}")
+            if f1 > s1:
+                busy_until = max(busy_until, f1)
     t = simulate(problem, plan.device_of, plan.order, plan.fused, plan.sequential)
     for a in plan.assignments:
         if abs(t.start[a.node] - a.start) > tol or abs(t.finish[a.node] - a.finish) > tol:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import heapq
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -93,7 +93,7 @@ def _commit(problem: Problem, tl: Timeline, part: list[int], res, groups, topo_p
             for w, _ in problem.preds[m]:
                 if w in unit_of and unit_of[w] != u:
                     indeg[u] += 1
-    key = lambda u: (round(res.start[u[0]], 9), min(topo_pos[m] for m in u))  # noqa: E731
+    key = lambda u: (round(res.start[u[0]], 9), min(topo_pos[m] for m in u))
     heap = [(key(u), u) for u in units if indeg[u] == 0]
     heapq.heapify(heap)
     while heap:
@@ -151,7 +151,7 @@ def _forward(problem, parts, exact, lookahead, usable, tail, ref, time_limit,
         W = [v for p in parts[i : i + 1 + (0 if exact else lookahead)] for v in p]
         inw = set(W)
         wg = [(m, c) for m, c in usable if all(x in inw for x in m)]
-        obj, wd, ws, wf = _warm(problem, tl, W, tail, ref.dev, g_pos)
+        _, wd, ws, wf = _warm(problem, tl, W, tail, ref.dev, g_pos)
         res = solve_window(problem, tl, W, tail, wg, wd, ws, wf, time_limit, exact,
                            spread=0.0 if exact else 1e-3 / len(W), succ_dev=None if exact else guide)  # fmt: skip
         if res.gap is not None:

@@ -27,7 +27,6 @@ import pulp
 from hetlab.cost.problem import Problem
 from hetlab.schedulers.timeline import Timeline
 
-
 GAP_SHARE = 0.03  # MIP gap allowed in a non-exact window, as a share of its best-cost work
 
 
@@ -59,7 +58,7 @@ def _solver(time_limit: float | None, exact: bool, gap_abs: float):
 class _WarmHiGHS(pulp.HiGHS):  # type: ignore[misc,valid-type]
     """pulp's HiGHS with the variables' initial values passed as a MIP start."""
 
-    def callSolver(self, lp):  # noqa: N802 (pulp's name)
+    def callSolver(self, lp):
         import highspy
 
         cols = lp.variables()

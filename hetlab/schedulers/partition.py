@@ -18,7 +18,7 @@ rank cut and is split into consecutive chunks, which is acyclic too.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from hetlab.cost.problem import Problem
 

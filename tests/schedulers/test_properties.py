@@ -15,7 +15,7 @@ from hetlab.schedulers.bounds import lower_bound, validate_plan
 from hetlab.schedulers.partition import partition
 from tests.schedulers.helpers import random_problem
 
-SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+SETTINGS = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow], "derandomize": True}
 
 
 def heuristics(problem) -> list[str]:

@@ -100,15 +100,15 @@ def hope_plan_ms(doc: dict) -> float | None:
     return None
 
 
-def part_b(out: Path, pattern: str, time_limit: float, nt: int) -> None:
-    files = sorted(glob.glob(str(PROFILES / pattern)))
+def part_b(out: Path, pattern: str, time_limit: float, nt: int, passes: int | None, tag: str) -> None:
+    files = sorted(glob.glob(str(PROFILES / pattern)), key=lambda f: (os.path.getsize(f), f))
     rows, ratios, worse = [], [], []
     for f in files:
         doc = json.loads(Path(f).read_text())
         p = Problem.from_json(doc, f)
         lb = lower_bound(p)
         t = time.perf_counter()
-        plan = schedule(p, "ilp", nt=nt, time_limit=time_limit)
+        plan = schedule(p, "ilp", nt=nt, time_limit=time_limit, passes=passes)
         dt = time.perf_counter() - t
         validate_plan(p, plan)
         g = schedule(p, "greedy").makespan
@@ -121,7 +121,8 @@ def part_b(out: Path, pattern: str, time_limit: float, nt: int) -> None:
                "lower_bound_ms": round(lb, 4), "gap_to_lb": round(plan.makespan / lb - 1, 4),
                "best_single": dev, "best_single_ms": round(single, 4),
                "gain_over_single": round(single / plan.makespan - 1, 4), "subgraphs": info.get("subgraphs"),
-               "limit_hits": info.get("solves", {}).get("limit"), "wall_s": round(dt, 2)}  # fmt: skip
+               "limit_hits": info.get("solves", {}).get("limit"), "time_limit_s": time_limit,
+               "passes": len(info.get("passes") or [1]), "wall_s": round(dt, 2)}  # fmt: skip
         rows.append(row)
         if hope:
             ratios.append(plan.makespan / hope)
@@ -130,7 +131,7 @@ def part_b(out: Path, pattern: str, time_limit: float, nt: int) -> None:
         print(f"(b) {row['problem']:32s} n={len(p.nodes):4d} ilp {plan.makespan:9.2f} hope {hope or float('nan'):9.2f} "
               f"ratio {row['ilp_over_hope'] or '-':>6}  lb-gap {row['gap_to_lb']:6.1%}  "
               f"vs single {dev} {row['gain_over_single']:6.1%}  {dt:6.1f} s", flush=True)  # fmt: skip
-        write_csv(out / "schedulers_hope.csv", rows)
+        write_csv(out / f"schedulers_hope{tag}.csv", rows)
     if ratios:
         gm = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
         print(f"(b) geometric mean ilp/HOPE over {len(ratios)} plans: {gm:.4f} (need <= 0.95: {gm <= 0.95}); "
@@ -144,13 +145,15 @@ def main() -> None:
     ap.add_argument("--time-limit", type=float, default=10.0, help="(b) seconds per subgraph")
     ap.add_argument("--a-time-limit", type=float, default=None, help="(a) seconds per subgraph (default: ilp's)")
     ap.add_argument("--nt", type=int, default=12)
+    ap.add_argument("--passes", type=int, default=None, help="(b) ilp passes (default: ilp's)")
+    ap.add_argument("--tag", default="", help="(b) suffix of the CSV name, for subsets")
     ap.add_argument("--platform", default=socket.gethostname().split(".")[0] or "local")
     args = ap.parse_args()
     out = ROOT / "benchmarks" / "results" / args.platform
     if args.part in ("a", "both"):
         part_a(out, args.a_time_limit)
     if args.part in ("b", "both"):
-        part_b(out, args.files, args.time_limit, args.nt)
+        part_b(out, args.files, args.time_limit, args.nt, args.passes, args.tag)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,9 @@ transfers across the boundary are charged exactly). Boundary handling: a window 
 the next ``lookahead`` subgraphs (only the first is committed; off by default, it is slow), and
 its makespan counts a
 lower bound of the work after each node (``tail``) so that a subgraph does not finish early
-at the expense of what follows. The solver's start times are only used to order each
+at the expense of what follows; from the second of ``passes`` forward passes on, the devices
+of the best plan so far stand in for the later nodes, so an edge leaving a subgraph is charged
+its transfer to where its successor is expected to run (the phones' transfers are large). The solver's start times are only used to order each
 device's nodes; ``Plan.build`` re-times everything ASAP (spec §3), which is never later.
 The plan is never worse than ``greedy`` (HOPE GS): both are simulated and the better kept,
 and greedy's schedule of each window is the ILP's MIP start. With ``nt`` >= #nodes it is exact.
@@ -31,6 +33,8 @@ from hetlab.schedulers.partition import partition
 from hetlab.schedulers.timeline import Timeline
 
 Progress = Callable[[int, int, str], None]
+WINDOW_TIME_LIMIT = 0.5  # s per subgraph by default: the incumbent is rarely improved later
+EXACT_TIME_LIMIT = 60.0  # s for a single (exact) ILP by default
 
 
 def fusable_tail(problem: Problem, best: np.ndarray) -> np.ndarray:
@@ -107,7 +111,7 @@ def _commit(problem: Problem, tl: Timeline, part: list[int], res, groups, topo_p
                         heapq.heappush(heap, (key(unit_of[w]), unit_of[w]))
 
 
-def ilp_timeline(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limit: float | None = 10.0,
+def ilp_timeline(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limit: float | None = None,
                  groups: bool = False, lookahead: int = 0, passes: int = 2,
                  progress: Progress | None = None):  # fmt: skip
     """Run the partitioned ILP; returns (timeline, info dict)."""
@@ -128,6 +132,8 @@ def ilp_timeline(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limi
     gaps, stats = [], {"optimal": 0, "limit": 0, "warm": 0}
     best_tl, results = g_tl, []
     passes = 1 if exact else passes
+    if time_limit is None:
+        time_limit = EXACT_TIME_LIMIT if exact else WINDOW_TIME_LIMIT
     for rnd in range(passes):
         ref = best_tl  # the best plan so far: MIP starts and the expected devices of later nodes
         tl = _forward(problem, parts, exact, lookahead, usable, tail, ref, time_limit,
@@ -136,7 +142,8 @@ def ilp_timeline(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limi
         if tl.makespan < best_tl.makespan - 1e-12 or (exact and tl.makespan <= best_tl.makespan + 1e-12):
             best_tl = tl
     info = {"subgraphs": len(parts), "mip_gap_max": max(gaps, default=None), "solves": stats,
-            "greedy_makespan": g_tl.makespan, "ilp_makespan": min(results), "passes": results}  # fmt: skip
+            "greedy_makespan": g_tl.makespan, "ilp_makespan": min(results), "passes": results,
+            "time_limit_s": time_limit}  # fmt: skip
     return best_tl, info
 
 
@@ -179,13 +186,14 @@ def _plain_tail(problem: Problem, best: np.ndarray) -> np.ndarray:
     params=[
         Param("epsilon", "float", 0.2, 0.0, 1.0, "balance of each up-rank bisection (Algorithm 1)"),
         Param("nt", "int", 12, 1, 2000, "largest subgraph (vertices) solved by one ILP"),
-        Param("time_limit", "float", 10.0, 0.01, 86400.0, "seconds per subgraph ILP; best incumbent after"),
+        Param("time_limit", "float", None, 0.01, 86400.0,
+              "seconds per subgraph ILP, then its best incumbent (default 0.5; 60 when exact)"),
         Param("groups", "bool", False, None, None, "let the ILP choose fused groups (PartitionTuner)"),
         Param("lookahead", "int", 0, 0, 8, "following subgraphs each ILP also sees (not committed)"),
         Param("passes", "int", 2, 1, 10, "forward passes; each after the first is guided by the last plan"),
     ],
 )  # fmt: skip
-def ilp(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limit: float = 10.0,
+def ilp(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limit: float | None = None,
         groups: bool = False, lookahead: int = 0, passes: int = 2,
         progress: Progress | None = None) -> Decision:  # fmt: skip
     t0 = time.perf_counter()

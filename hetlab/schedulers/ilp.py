@@ -12,19 +12,22 @@ at the expense of what follows; from the second of ``passes`` forward passes on,
 of the best plan so far stand in for the later nodes, so an edge leaving a subgraph is charged
 its transfer to where its successor is expected to run (the phones' transfers are large). The solver's start times are only used to order each
 device's nodes; ``Plan.build`` re-times everything ASAP (spec §3), which is never later.
-The plan is never worse than ``greedy`` (HOPE GS): both are simulated and the better kept,
-and greedy's schedule of each window is the ILP's MIP start. With ``nt`` >= #nodes it is exact.
+The plan is never worse than ``greedy`` (HOPE GS), nor than heft/peft/dmda where this build
+has them: they are simulated, the best is the first pass's MIP start and guide, and it is kept
+if no pass beats it. With ``nt`` >= #nodes it is exact.
 """
 
 from __future__ import annotations
 
 import heapq
+import importlib
 import time
 from collections.abc import Callable
 
 import numpy as np
 
 from hetlab.cost.problem import Problem
+from hetlab.errors import HetlabError
 from hetlab.schedulers.base import Decision, Param, register
 from hetlab.schedulers.bounds import best_costs
 from hetlab.schedulers.greedy import greedy_timeline
@@ -121,6 +124,7 @@ def ilp_timeline(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limi
     best = best_costs(problem) if groups else problem.cost_matrix.min(axis=1)
     tail = fusable_tail(problem, best) if groups else _plain_tail(problem, best)
     g_tl = greedy_timeline(problem)
+    ref_tl, ref_name = _best_reference(problem, g_tl)
     part_of = {v: i for i, p in enumerate(parts) for v in p}
     usable = []
     if groups:
@@ -130,7 +134,7 @@ def ilp_timeline(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limi
                 cvec = np.array([np.inf if g.cost.get(d) is None else float(g.cost[d]) for d in problem.devices])
                 usable.append((mem, cvec))
     gaps, stats = [], {"optimal": 0, "limit": 0, "warm": 0}
-    best_tl, results = g_tl, []
+    best_tl, results = ref_tl, []
     passes = 1 if exact else passes
     if time_limit is None:
         time_limit = EXACT_TIME_LIMIT if exact else WINDOW_TIME_LIMIT
@@ -143,8 +147,36 @@ def ilp_timeline(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limi
             best_tl = tl
     info = {"subgraphs": len(parts), "mip_gap_max": max(gaps, default=None), "solves": stats,
             "greedy_makespan": g_tl.makespan, "ilp_makespan": min(results), "passes": results,
-            "time_limit_s": time_limit}  # fmt: skip
+            "time_limit_s": time_limit, "reference": ref_name,
+            "reference_makespan": ref_tl.makespan}  # fmt: skip
     return best_tl, info
+
+
+REFERENCES = ("heft", "peft", "dmda")  # fast list schedulers used as MIP starts when built
+
+
+def _best_reference(problem: Problem, g_tl: Timeline) -> tuple[Timeline, str]:
+    """The best of greedy and the fast list schedulers present in this build, as a timeline:
+    the first pass's MIP starts and guide, and the plan kept if no pass beats it."""
+    from hetlab.schedulers.base import MODULES, REGISTRY
+
+    best, name = g_tl, "greedy"
+    for algo in REFERENCES:
+        try:
+            importlib.import_module(f"hetlab.schedulers.{MODULES[algo]}")
+            a = REGISTRY[algo]
+            dec = a.func(problem)
+        except (ImportError, KeyError, HetlabError):
+            continue
+        if a.sequential or dec.sequential or dec.fused:
+            continue
+        t = Timeline(problem)
+        idx = problem.index
+        for v in dec.order:
+            t.place([idx[v]], problem.dev_index[dec.device_of[v]])
+        if t.makespan < best.makespan - 1e-12:
+            best, name = t, algo
+    return best, name
 
 
 def _forward(problem, parts, exact, lookahead, usable, tail, ref, time_limit,
@@ -199,6 +231,6 @@ def ilp(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limit: float 
     t0 = time.perf_counter()
     tl, info = ilp_timeline(problem, epsilon, nt, time_limit, groups, lookahead, passes, progress)
     device_of, order, fused = tl.decision_parts()
-    info["fallback"] = "greedy" if info["greedy_makespan"] < info["ilp_makespan"] else None
+    info["fallback"] = info["reference"] if info["reference_makespan"] <= info["ilp_makespan"] else None
     info["solve_wall_s"] = round(time.perf_counter() - t0, 3)
     return Decision(device_of, order, fused, extra={"ilp": info})

@@ -10,7 +10,9 @@ its makespan counts a
 lower bound of the work after each node (``tail``) so that a subgraph does not finish early
 at the expense of what follows; from the second of ``passes`` forward passes on, the devices
 of the best plan so far stand in for the later nodes, so an edge leaving a subgraph is charged
-its transfer to where its successor is expected to run (the phones' transfers are large). The solver's start times are only used to order each
+its transfer to where its successor is expected to run (the phones' transfers are large), and
+every second pass cuts the same topological sequence half a subgraph later, so decisions on
+either side of a first-pass boundary are taken together (still <= ``nt`` vertices each). The solver's start times are only used to order each
 device's nodes; ``Plan.build`` re-times everything ASAP (spec §3), which is never later.
 The plan is never worse than ``greedy`` (HOPE GS), nor than heft/peft/dmda where this build
 has them: they are simulated, the best is the first pass's MIP start and guide, and it is kept
@@ -125,23 +127,18 @@ def ilp_timeline(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limi
     tail = fusable_tail(problem, best) if groups else _plain_tail(problem, best)
     g_tl = greedy_timeline(problem)
     ref_tl, ref_name = _best_reference(problem, g_tl)
-    part_of = {v: i for i, p in enumerate(parts) for v in p}
-    usable = []
-    if groups:
-        for g in problem.groups:
-            mem = sorted((problem.index[x] for x in g.nodes), key=topo_pos.__getitem__)
-            if len({part_of[m] for m in mem}) == 1:
-                cvec = np.array([np.inf if g.cost.get(d) is None else float(g.cost[d]) for d in problem.devices])
-                usable.append((mem, cvec))
     gaps, stats = [], {"optimal": 0, "limit": 0, "warm": 0}
     best_tl, results = ref_tl, []
     passes = 1 if exact else passes
     if time_limit is None:
         time_limit = EXACT_TIME_LIMIT if exact else WINDOW_TIME_LIMIT
-    for rnd in range(passes):
+    plan_windows = [parts if rnd % 2 == 0 else staggered(parts) for rnd in range(passes)]
+    count = [0, sum(len(w) for w in plan_windows)]
+    for rnd, windows in enumerate(plan_windows):
         ref = best_tl  # the best plan so far: MIP starts and the expected devices of later nodes
-        tl = _forward(problem, parts, exact, lookahead, usable, tail, ref, time_limit,
-                      topo_pos, gaps, stats, progress, rnd, passes)  # fmt: skip
+        usable = _usable_groups(problem, windows, topo_pos) if groups else []
+        tl = _forward(problem, windows, exact, lookahead, usable, tail, ref, time_limit,
+                      topo_pos, gaps, stats, progress, rnd, count)  # fmt: skip
         results.append(tl.makespan)
         if tl.makespan < best_tl.makespan - 1e-12 or (exact and tl.makespan <= best_tl.makespan + 1e-12):
             best_tl = tl
@@ -150,6 +147,34 @@ def ilp_timeline(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limi
             "time_limit_s": time_limit, "reference": ref_name,
             "reference_makespan": ref_tl.makespan}  # fmt: skip
     return best_tl, info
+
+
+def staggered(parts: list[list[int]]) -> list[list[int]]:
+    """The same topological sequence cut half a subgraph later: [p0 first half], [p0 second
+    half + p1 first half], ... Each piece is a contiguous stretch of one topological order (so
+    convex) and has at most max(len) vertices; odd passes use it so boundaries move."""
+    out: list[list[int]] = []
+    carry: list[int] = []
+    for p in parts:
+        h = len(p) // 2
+        if carry or p[:h]:
+            out.append(carry + p[:h])
+        carry = p[h:]
+    if carry:
+        out.append(carry)
+    return [w for w in out if w]
+
+
+def _usable_groups(problem: Problem, windows: list[list[int]], topo_pos) -> list:
+    """Fused groups lying inside one window, as (members in topological order, cost per device)."""
+    where = {v: i for i, w in enumerate(windows) for v in w}
+    out = []
+    for g in problem.groups:
+        mem = sorted((problem.index[x] for x in g.nodes), key=topo_pos.__getitem__)
+        if len({where[m] for m in mem}) == 1:
+            out.append((mem, np.array([np.inf if g.cost.get(d) is None else float(g.cost[d])
+                                       for d in problem.devices])))  # fmt: skip
+    return out
 
 
 REFERENCES = ("heft", "peft", "dmda")  # fast list schedulers used as MIP starts when built
@@ -180,12 +205,11 @@ def _best_reference(problem: Problem, g_tl: Timeline) -> tuple[Timeline, str]:
 
 
 def _forward(problem, parts, exact, lookahead, usable, tail, ref, time_limit,
-             topo_pos, gaps, stats, progress, rnd, passes) -> Timeline:
+             topo_pos, gaps, stats, progress, rnd, count) -> Timeline:
     """One pass over the subgraphs in topological order, guided by the plan ``ref``."""
     tl = Timeline(problem)
     guide = {v: int(ref.dev[v]) for v in range(len(problem.nodes))}
     g_pos = {v: i for i, v in enumerate(ref.order)}
-    total = len(parts) * passes
     for i, part in enumerate(parts):
         W = [v for p in parts[i : i + 1 + (0 if exact else lookahead)] for v in p]
         inw = set(W)
@@ -198,7 +222,8 @@ def _forward(problem, parts, exact, lookahead, usable, tail, ref, time_limit,
         stats["optimal" if res.status == "Optimal" else "warm" if res.status.startswith("warm") else "limit"] += 1
         _commit(problem, tl, part, res, wg, topo_pos)
         if progress is not None:
-            progress(rnd * len(parts) + i + 1, total,
+            count[0] += 1
+            progress(count[0], count[1],
                      f"pass {rnd + 1}, subgraph {i + 1}/{len(parts)} ({len(W)} nodes, {res.seconds:.2f} s)")  # fmt: skip
         if exact:
             stats["objective"] = res.objective
@@ -222,7 +247,7 @@ def _plain_tail(problem: Problem, best: np.ndarray) -> np.ndarray:
               "seconds per subgraph ILP, then its best incumbent (default 0.5; 60 when exact)"),
         Param("groups", "bool", False, None, None, "let the ILP choose fused groups (PartitionTuner)"),
         Param("lookahead", "int", 0, 0, 8, "following subgraphs each ILP also sees (not committed)"),
-        Param("passes", "int", 2, 1, 10, "forward passes; each after the first is guided by the last plan"),
+        Param("passes", "int", 2, 1, 10, "forward passes; later ones are guided by the best plan so far and cut subgraphs half a subgraph later on odd passes"),
     ],
 )  # fmt: skip
 def ilp(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limit: float | None = None,

@@ -4,19 +4,21 @@ Xia et al., "HOPE: a heterogeneity-oriented parallel execution engine for infere
 mobiles", HPC Chinese Journal 2022, §2.1-2.2. The graph is cut into subgraphs of at most ``nt``
 vertices (``partition.py``); they are solved in topological order, each on top of what the
 earlier ones left: device-free times, predecessor finish times and predecessor devices (so
-transfers across the boundary are charged exactly). Boundary handling: a window may also see
-the next ``lookahead`` subgraphs (only the first is committed; off by default, it is slow), and
-its makespan counts a
-lower bound of the work after each node (``tail``) so that a subgraph does not finish early
-at the expense of what follows; from the second of ``passes`` forward passes on, the devices
-of the best plan so far stand in for the later nodes, so an edge leaving a subgraph is charged
-its transfer to where its successor is expected to run (the phones' transfers are large), and
-every second pass cuts the same topological sequence half a subgraph later, so decisions on
-either side of a first-pass boundary are taken together (still <= ``nt`` vertices each). The solver's start times are only used to order each
-device's nodes; ``Plan.build`` re-times everything ASAP (spec §3), which is never later.
-The plan is never worse than ``greedy`` (HOPE GS), nor than heft/peft/dmda where this build
-has them: they are simulated, the best is the first pass's MIP start and guide, and it is kept
-if no pass beats it. With ``nt`` >= #nodes it is exact.
+transfers across the boundary are charged exactly).
+
+Boundary handling (the phones' transfers are large): each window's makespan counts a lower
+bound of the work after each node (``tail``), so a subgraph does not finish early at the
+expense of what follows; from the second of ``passes`` forward passes on, the devices of the
+best plan so far stand in for later nodes, so an edge leaving a subgraph is charged its
+transfer to where its successor is expected to run; every second pass cuts the same
+topological sequence half a subgraph later (still <= ``nt`` vertices), so both sides of a
+first-pass boundary are decided together. ``lookahead`` lets a window also see the next
+subgraphs without committing them (off by default: slow).
+
+The solver's start times only order each device's nodes; ``Plan.build`` re-times everything
+ASAP (spec §3), which is never later. The plan is never worse than ``greedy`` (HOPE GS), nor
+than heft/peft/dmda where this build has them: the best of them is the first pass's MIP start
+and guide, and is kept if no pass beats it. With ``nt`` >= #nodes it is exact (one ILP).
 """
 
 from __future__ import annotations

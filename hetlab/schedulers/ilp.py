@@ -211,6 +211,7 @@ def _forward(problem, parts, exact, lookahead, usable, tail, ref, time_limit,
     """One pass over the subgraphs in topological order, guided by the plan ``ref``."""
     tl = Timeline(problem)
     guide = {v: int(ref.dev[v]) for v in range(len(problem.nodes))}
+    best_work = problem.cost_matrix.min(axis=1)
     g_pos = {v: i for i, v in enumerate(ref.order)}
     for i, part in enumerate(parts):
         W = [v for p in parts[i : i + 1 + (0 if exact else lookahead)] for v in p]
@@ -218,7 +219,8 @@ def _forward(problem, parts, exact, lookahead, usable, tail, ref, time_limit,
         wg = [(m, c) for m, c in usable if all(x in inw for x in m)]
         _, wd, ws, wf = _warm(problem, tl, W, tail, ref.dev, g_pos)
         res = solve_window(problem, tl, W, tail, wg, wd, ws, wf, time_limit, exact,
-                           spread=0.0 if exact else 1e-3 / len(W), succ_dev=None if exact else guide)  # fmt: skip
+                           spread=0.0 if exact else 1e-3 / len(W), succ_dev=None if exact else guide,
+                           rest_work=None if exact else float(best_work[tl.finish < 0].sum() - best_work[W].sum()))  # fmt: skip
         if res.gap is not None:
             gaps.append(res.gap)
         stats["optimal" if res.status == "Optimal" else "warm" if res.status.startswith("warm") else "limit"] += 1

@@ -90,6 +90,7 @@ def _solve_window(
     exact: bool,
     spread: float = 0.0,
     succ_dev: dict[int, int] | None = None,
+    rest_work: float | None = None,
 ) -> WindowResult:
     """Solve the ILP of ``nodes`` (topological order) on top of the placed prefix ``tl``.
 
@@ -98,6 +99,9 @@ def _solve_window(
     ``spread``: weight of the sum of finishes (compactness) relative to the makespan.
     ``succ_dev``: an expected device of later nodes (from a full plan); an edge leaving the
     window then also counts its transfer and that successor's cost in the makespan estimate.
+    ``rest_work``: best-cost work of the nodes after the window; then also
+    ``C >= (sum_d last finish on d + rest_work) / #devices``, so a window leaves the devices
+    evenly loaded for what follows.
     """
     t0 = time.perf_counter()
     cost, comm, nd = problem.cost_matrix, problem.comm_tensor, len(problem.devices)
@@ -199,6 +203,14 @@ def _solve_window(
             lp += s[first] - s[m] <= M * (1 - u[gi])
             lp += f[m] - f[last] <= M * (1 - u[gi])
             lp += f[last] - f[m] <= M * (1 - u[gi])
+    if rest_work is not None:
+        last = {d: pulp.LpVariable(f"L_{d}", lowBound=float(tl.dev_free[d]), upBound=H) for d in range(nd)}
+        for (v, d), var in y.items():
+            lp += last[d] >= f[v] - (H - rel[v]) * (1 - var)
+        lp += nd * C >= pulp.lpSum(last.values()) + float(rest_work)
+        for d in range(nd):
+            last[d].setInitialValue(max([float(tl.dev_free[d])] + [warm_finish[v] for v in W if warm_dev[v] == d]))
+        warm_obj = max(warm_obj, (sum(last[d].varValue for d in range(nd)) + rest_work) / nd)
     # device load cuts (valid: a device runs its nodes one at a time after it becomes free)
     for d in range(nd):
         on_d = [(v, float(cost[v, d])) for v in W if (v, d) in y and np.isfinite(cost[v, d])]

@@ -25,6 +25,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--capacity", type=float, default=1.0, help="branches' FLOPs / segment FLOPs, at least (1.0)")
     p.add_argument("--throughput", metavar="A=GFLOPS,...", help="device throughputs instead of measuring them")
     p.add_argument("--profile", metavar="PROBLEM.json", help="take device throughputs from a profiled problem")
+    p.add_argument("--profiler", action="store_true",
+                   help="profile the original model (hetlab.cost.profile, small budget) for the throughputs and link")  # fmt: skip
     p.add_argument("--algo", default="heft", help="scheduler that scores candidates (default heft)")
     p.add_argument("--seed", type=int, default=0, help="seed of the fresh weights (default 0)")
     p.add_argument("--platform", metavar="FILE", help="TOML/JSON file naming CPU core groups and OpenCL devices")
@@ -86,7 +88,13 @@ def main(args: argparse.Namespace) -> int:
         unknown = [d for d in names if d not in devs]
         if unknown:
             raise HetlabError(f"unknown device {unknown[0]!r}; devices here: {', '.join(devs)} (see 'hetlab devices')")
-        cm = measure_costs(g, devs, names)
+        if args.profiler:
+            from hetlab.cost import profile
+
+            prob = profile(g, [devs[d] for d in names], repeat=3, warmup=1, seconds=0.05, rounds=1)
+            cm = costs_from_problem(g, prob, names)
+        else:
+            cm = measure_costs(g, devs, names)
     best, rows = search(g, names, cm, c, algo=args.algo)
     path = write(g, best.plan, out, seed=args.seed)
     plan_out = Path(args.plan_out) if args.plan_out else out.with_suffix(".plan.json")

@@ -87,3 +87,19 @@ def test_run_cli_adaptive_flags_need_adaptive():
     assert r.returncode == 2 and "need --adaptive" in r.stderr
     r = hetlab("run", "squeezenet", "--device", "cpu0", "--adaptive", "--interfere", "cpu0:5:2", "--repeat", "3")
     assert r.returncode == 2 and "--interfere" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_run_cli_adaptive_json_has_the_report_and_trace(tmp_path):
+    import json
+
+    from test_cli_run import hetlab  # beside this file
+
+    tr = tmp_path / "t.json"
+    r = hetlab("run", "squeezenet", "--device", "cpu0", "--adaptive", "--repeat", "4", "--compare",
+               "--check", "--adaptive-trace", str(tr), "--json")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert {"model_path", "latency_ms", "max_rel_err", "devices", "timeline"} <= set(doc)
+    assert doc["max_rel_err"] <= 1e-3 and len(doc["adaptive"]["runs"]) == 4 and "static_median_ms" in doc
+    saved = json.loads(tr.read_text())
+    assert saved["adaptive"]["runs"] == doc["adaptive"]["runs"] and "static" in saved

@@ -89,7 +89,7 @@ def bench_model(model: str, graph: Any, problem: Any, devices: list[Any], platfo
             else:
                 sched_s = None if share is None else 0.25 * deadline.model_left() / left_plans
                 plan = schedule(problem, algo, **algo_params(algo, len(problem.nodes), sched_s))
-        except HetlabError as e:
+        except (HetlabError, ImportError) as e:  # ImportError: an algorithm not in this build
             emit(T.row(model, platform, device_set, label, algo, status=f"schedule error: {e}"))
             continue
         if deadline.expired():

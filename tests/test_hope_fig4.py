@@ -88,5 +88,7 @@ def test_budget_lowers_repeats_and_ilp_limits():
     assert hope_fig4.run_repeats(100.0, None, 20) == 20
     assert hope_fig4.run_repeats(100.0, 1.0, 20) == 4  # 1 s / 150 ms - 2 warm-up/slack
     assert hope_fig4.run_repeats(1000.0, 1.0, 20) == 3
-    assert hope_fig4.algo_params("ilp", 120, 2.0) == {"time_limit": 0.1}
+    assert hope_fig4.algo_params("ilp", 120, 4.0) == {"time_limit": 0.1, "passes": 2}  # 20 windows
+    assert hope_fig4.algo_params("ilp", 1200, 4.0) == {"time_limit": 0.02, "passes": 1}
+    assert hope_fig4.algo_params("ilp", 120, 4.0, {"time_limit"}) == {"time_limit": 0.1}
     assert hope_fig4.algo_params("heft", 120, 2.0) == {}

@@ -108,11 +108,12 @@ class Deadline:
         return max(0.5, min(self.model_t0 + self.alloc - time.monotonic(), self.left()))
 
     def expired(self) -> bool:
-        """Past this model's share by half again, or past the whole budget."""
+        """Past twice this model's share, or past the whole budget (past the share, plans
+        still run, with the fewest repeats)."""
         if self.budget is None:
             return False
         now = time.monotonic()
-        return now > self.model_t0 + 1.5 * self.alloc or self.left() <= 0
+        return now > self.model_t0 + 2.0 * self.alloc or self.left() <= 0
 
     def profile_settings(self) -> dict[str, Any]:
         """``hetlab.cost.profile`` keyword arguments: its defaults without a budget; under

@@ -37,10 +37,13 @@ def figure(rows: Sequence[dict[str, Any]]) -> Any:
         fig.add_bar(name=lab, x=models, y=ys, error_y={"type": "data", "symmetric": False, "array": hi,
                                                          "arrayminus": lo, "thickness": 1})  # fmt: skip
     plat = sorted({r["platform"] for r in ok})
+    vals = [r["normalized"] for r in ok if r["normalized"] > 0]
+    spread = max(vals) / min(vals) if vals else 1.0
     fig.update_layout(
-        barmode="group", template="plotly_white", width=max(700, 110 * len(models) + 200), height=420,
-        title=f"Normalized inference latency (measured median / {', '.join(base)}) on {', '.join(plat)}",
-        yaxis_title=f"latency / {', '.join(base)}", legend={"orientation": "h", "y": -0.18},
+        barmode="group", template="plotly_white", width=max(700, 110 * len(models) + 200), height=440,
+        title=f"Normalized inference latency (measured median / {', '.join(base)})<br><sup>{', '.join(plat)}</sup>",
+        yaxis_title=f"latency / {', '.join(base)}" + (" (log)" if spread > 20 else ""),
+        yaxis_type="log" if spread > 20 else "linear", legend={"orientation": "h", "y": -0.18},
     )  # fmt: skip
     fig.add_hline(y=1.0, line_dash="dot", line_color="gray")
     return fig

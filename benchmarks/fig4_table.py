@@ -30,6 +30,7 @@ HETERO: list[tuple[str, str]] = [
     ("HOPE:GS", "greedy"),
     ("HOPE:LP", "ilp"),
 ]
+RUN_FIRST = ["ilp", "greedy", "dmdar", "mosaic", "heft", "overseer", "partitiontuner"]
 COLUMNS = [
     "model", "platform", "device_set", "algorithm", "algo", "devices_used", "predicted_ms",
     "measured_median_ms", "measured_p10_ms", "measured_p90_ms", "norm_to", "normalized",

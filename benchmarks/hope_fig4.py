@@ -85,7 +85,9 @@ def bench_model(model: str, graph: Any, problem: Any, devices: list[Any], platfo
     singles = {}
     for d in problem.devices:
         singles[d] = schedule(problem, f"single:{d}")
-    plans_todo = T.single_device_plans({d: p.makespan for d, p in singles.items()}, kinds) + T.HETERO
+    # HOPE's own and its paper's baselines first: under a budget, what is left out is at the end
+    hetero = sorted(T.HETERO, key=lambda la: T.RUN_FIRST.index(la[1]) if la[1] in T.RUN_FIRST else 99)
+    plans_todo = T.single_device_plans({d: p.makespan for d, p in singles.items()}, kinds) + hetero
     feed = feed if feed is not None else random_inputs(graph, 0)
     ref = reference_outputs(graph.model_path, feed, list(graph.outputs)) if check and graph.model_path else None
     share = deadline.share()  # seconds for this model's scheduling + runs

@@ -54,8 +54,9 @@ def test_table_on_a_fake_platform(tmp_path):
     assert len(ran) >= 7  # singles + the baselines on main (greedy/ilp once merged)
     for r in ran:
         assert r["norm_to"] == "GPU-only" and r["n_runs"] == 3
-        # the fake devices replay the problem: measured ~ predicted (thread hand-offs add a little)
-        assert r["predicted_ms"] * 0.8 <= r["measured_median_ms"] <= r["predicted_ms"] * 1.6 + 3, r
+        # the fake devices replay the problem by sleeping: never much faster than predicted;
+        # slower by thread hand-offs (generous: this may run on a loaded 2-core machine)
+        assert r["predicted_ms"] * 0.8 <= r["measured_median_ms"] <= r["predicted_ms"] * 3 + 10, r
         assert math.isclose(r["normalized"], r["measured_median_ms"] / by["GPU-only"]["measured_median_ms"],
                             rel_tol=1e-3)  # fmt: skip
     assert by["GPU-only"]["normalized"] == 1.0

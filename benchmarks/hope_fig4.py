@@ -92,6 +92,7 @@ def bench_model(model: str, graph: Any, problem: Any, devices: list[Any], platfo
     ref = reference_outputs(graph.model_path, feed, list(graph.outputs)) if check and graph.model_path else None
     share = deadline.share()  # seconds for this model's scheduling + runs
     n_plans = len(plans_todo)
+    slow = 1.0  # measured / predicted so far on this model: repeats are chosen at the measured pace
     for i, (label, algo) in enumerate(plans_todo):
         left_plans = n_plans - i
         try:
@@ -107,7 +108,7 @@ def bench_model(model: str, graph: Any, problem: Any, devices: list[Any], platfo
             emit(T.row(model, platform, device_set, label, algo, plan, status="skipped (budget)"))
             continue
         run_s = None if share is None else 0.7 * deadline.model_left() / left_plans
-        n = run_repeats(plan.makespan, run_s, repeat)
+        n = run_repeats(plan.makespan * slow, run_s, repeat)
         t0 = time.perf_counter()
         try:
             rep = run(graph, plan, devmap, repeat=n, check=False, inputs=feed)
@@ -116,6 +117,8 @@ def bench_model(model: str, graph: Any, problem: Any, devices: list[Any], platfo
             continue
         if ref is not None:
             rep.max_rel_err = max_rel_err(rep.outputs, ref)
+        if plan.makespan > 0:
+            slow = min(50.0, max(slow, rep.latency_ms["median"] / plan.makespan))
         emit(T.row(model, platform, device_set, label, algo, plan, rep, run_wall_s=time.perf_counter() - t0))
 
 

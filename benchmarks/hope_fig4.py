@@ -95,6 +95,9 @@ def bench_model(model: str, graph: Any, problem: Any, devices: list[Any], platfo
     slow = 1.0  # measured / predicted so far on this model: repeats are chosen at the measured pace
     for i, (label, algo) in enumerate(plans_todo):
         left_plans = n_plans - i
+        if deadline.expired() and not algo.startswith("single:"):
+            emit(T.row(model, platform, device_set, label, algo, status="skipped (budget)"))
+            continue
         try:
             if algo.startswith("single:"):
                 plan = singles[algo.split(":", 1)[1]]

@@ -30,7 +30,8 @@ def cpu_model() -> str:
 
 def _git_commit() -> str | None:
     try:
-        r = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
+        r = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], check=False, capture_output=True, text=True,
+                           timeout=5)
         return r.stdout.strip() or None
     except (OSError, subprocess.SubprocessError):
         return None
@@ -46,7 +47,7 @@ def fingerprint(devices: Sequence[Any]) -> dict[str, Any]:
     cl = [{k: i.get(k) for k in ("name", "platform", "device", "driver_version", "device_version", "compute_units")}
           for i in infos if i.get("kind") == "opencl"]  # fmt: skip
     return {
-        "when_utc": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "when_utc": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "host": socket.gethostname(),
         "cpu_model": cpu_model(),
         "logical_cpus": os.cpu_count(),
@@ -155,7 +156,7 @@ def profile_model(graph: Any, devices: Sequence[Any], path: Path, settings: dict
             p = Problem.load(path)
             if list(p.devices) == names and len(p.nodes) == len(graph.nodes):
                 return p, f"read from {path.name}"
-        except Exception:  # noqa: BLE001 - a stale or broken file is simply re-measured
+        except Exception:  # noqa: BLE001, S110 - a stale or broken file is simply re-measured
             pass
     from hetlab.cost import profile
 

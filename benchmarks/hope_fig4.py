@@ -19,7 +19,6 @@ whatever does not fit is recorded as skipped.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time
@@ -29,11 +28,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
-import fig4_table as T  # noqa: E402
-from fig4_env import Deadline, fingerprint, platform_slug, profile_model  # noqa: E402
+import fig4_table as T
+from fig4_env import Deadline, fingerprint, platform_slug, profile_model
 
-from hetlab.errors import HetlabError  # noqa: E402
-from hetlab.fileio import atomic_write_json  # noqa: E402
+from hetlab.errors import HetlabError
+from hetlab.fileio import atomic_write_json
 
 ALL = ["squeezenet", "lstm", "googlenet", "resnet50", "inception_v3", "inception_v4", "pnasnet_mobile",
        "pnasnet_large", "nasnet_large"]  # fmt: skip

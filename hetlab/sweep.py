@@ -21,22 +21,16 @@ from __future__ import annotations
 
 import argparse
 import glob
-import hashlib
-import io
-import itertools
-import json
-import math
 import os
-import socket
-import sys
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from hetlab.errors import HetlabError
+from hetlab.sweep_run import cells, run_sweep, solve_cell
 
-CELL_VERSION = 1  # bump when a cell's record changes meaning: old checkpoints are then ignored
+__all__ = ["cells", "configure", "local_client", "main", "run_sweep", "solve_cell"]
+
 FLAGS = {"epsilon": "epsilon", "nt": "nt", "k": "k", "time_limit": "time-limit"}
 
 
@@ -87,171 +81,6 @@ def grid_from_args(args: argparse.Namespace) -> dict[str, list[Any]]:
             raise HetlabError(f"--param {item!r}: write NAME=V1,V2 (e.g. --param passes=1,2)")
         grid[name.strip()] = parse_values(vals, f"--param {name}")
     return grid
-
-
-def problem_sha(doc: Mapping[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
-
-
-def cells(problems: Mapping[str, Mapping[str, Any]], algos: Sequence[str], grid: Mapping[str, list[Any]]) -> list[dict[str, Any]]:
-    """Every cell: each problem x algorithm x the values of the grid's parameters that the
-    algorithm takes (the others are left out, so they do not multiply its cells)."""
-    from hetlab.schedulers.base import algorithm
-
-    shas = {name: problem_sha(doc) for name, doc in problems.items()}
-    out = []
-    for algo in algos:
-        takes = {p.name for p in algorithm(algo).params}
-        names = [k for k in grid if k in takes]
-        for name in problems:
-            for values in itertools.product(*(grid[k] for k in names)):
-                params = dict(zip(names, values))
-                key = hashlib.sha256(json.dumps([CELL_VERSION, shas[name], algo, params], sort_keys=True,
-                                                default=str).encode()).hexdigest()[:20]  # fmt: skip
-                out.append({"key": key, "problem": name, "algo": algo, "params": params})
-    unknown = sorted(set(grid) - {p.name for a in algos for p in algorithm(a).params})
-    if unknown:
-        raise HetlabError(f"no algorithm among {', '.join(algos)} takes parameter(s) {', '.join(unknown)}")
-    return out
-
-
-_PROBLEMS: dict[str, Any] = {}
-
-
-def solve_cell(doc: Mapping[str, Any], algo: str, params: Mapping[str, Any]) -> dict[str, Any]:
-    """Schedule one cell (runs on a worker): makespan, lower bound (problem units), their
-    gap, solve seconds; ``status`` is ``ok`` or the error's one line."""
-    from hetlab.cost.problem import Problem
-    from hetlab.schedulers import schedule
-
-    t0 = time.perf_counter()
-    rec: dict[str, Any] = {"worker": f"{socket.gethostname()}:{os.getpid()}"}
-    try:
-        sha = problem_sha(doc) if len(_PROBLEMS) < 64 else None
-        prob = _PROBLEMS.get(sha) if sha else None
-        if prob is None:
-            prob = Problem.from_json(dict(doc))
-            if sha:
-                _PROBLEMS[sha] = prob
-        plan = schedule(prob, algo, **params)
-        rec.update(status="ok", makespan=float(plan.makespan), solve_seconds=float(plan.solve_seconds),
-                   n_nodes=len(prob.nodes), n_devices=len(prob.devices),
-                   devices_used=len({a.device for a in plan.assignments}))  # fmt: skip
-        try:
-            from hetlab.schedulers.bounds import lower_bound
-
-            lb = float(lower_bound(prob))
-        except ImportError:
-            lb = math.nan
-        rec["lower_bound"] = lb
-        rec["gap"] = plan.makespan / lb - 1 if lb > 0 else math.nan
-    except HetlabError as e:
-        rec.update(status=f"error: {e}")
-    rec["wall_s"] = round(time.perf_counter() - t0, 4)
-    return rec
-
-
-def read_checkpoints(cell_dir: Path, keys: set[str]) -> dict[str, dict[str, Any]]:
-    done = {}
-    for key in keys:
-        f = cell_dir / f"{key}.json"
-        if f.is_file():
-            try:
-                done[key] = json.loads(f.read_text())
-            except (OSError, ValueError):
-                continue  # a damaged checkpoint is recomputed
-    return done
-
-
-def table(records: Sequence[Mapping[str, Any]], grid_names: Sequence[str]) -> Any:
-    """The pandas DataFrame: one row per cell, one column per swept parameter (NaN where
-    the algorithm does not take it)."""
-    import pandas as pd
-
-    rows = []
-    for r in records:
-        row = {"problem": r["problem"], "algo": r["algo"]}
-        row.update({k: r["params"].get(k) for k in grid_names})
-        row.update({k: v for k, v in r["result"].items()})
-        row.update(key=r["key"], reused=r.get("reused", False))
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def write_table(df: Any, out: Path) -> Path:
-    """``sweep.parquet`` when pyarrow is there, else ``sweep.csv`` (atomically)."""
-    from hetlab.fileio import atomic_write_bytes
-
-    try:
-        import pyarrow  # noqa: F401
-
-        buf = io.BytesIO()
-        df.to_parquet(buf, index=False)
-        return atomic_write_bytes(out / "sweep.parquet", buf.getvalue())
-    except ImportError:
-        return atomic_write_bytes(out / "sweep.csv", df.to_csv(index=False).encode())
-
-
-def progress_bar(done: int, total: int, reused: int, t0: float, stream: Any = None) -> None:
-    stream = stream or sys.stderr
-    w = 30
-    fill = int(w * done / max(1, total))
-    rate = (done - reused) / max(1e-9, time.monotonic() - t0)
-    eta = (total - done) / rate if rate > 0 else math.inf
-    eta_s = "" if done == total or math.isinf(eta) else f" eta {eta:.0f}s"
-    stream.write(f"\r[{'#' * fill}{'.' * (w - fill)}] {done}/{total} cells ({reused} reused){eta_s}  ")
-    if done == total:
-        stream.write("\n")
-    stream.flush()
-
-
-def run_sweep(problems: Mapping[str, Mapping[str, Any]], algos: Sequence[str], grid: Mapping[str, list[Any]],
-              out: str | Path, client: Any = None, progress: bool | Callable[[int, int, int], Any] = True) -> Any:  # fmt: skip
-    """Solve the grid on ``client`` (a ``dask.distributed.Client``; default: a LocalCluster
-    for the call), checkpointing each cell under ``out/cells``; returns the DataFrame (also
-    written, see ``write_table``) with ``attrs["computed"]``/``attrs["reused"]`` counts."""
-    from hetlab.fileio import atomic_write_json
-
-    out = Path(out)
-    cell_dir = out / "cells"
-    cell_dir.mkdir(parents=True, exist_ok=True)
-    todo_all = cells(problems, algos, grid)
-    done = read_checkpoints(cell_dir, {c["key"] for c in todo_all})
-    todo = [c for c in todo_all if c["key"] not in done]
-    total, n_reused, t0 = len(todo_all), len(done), time.monotonic()
-    tick = progress if callable(progress) else (lambda d, t, r: progress_bar(d, t, r, t0)) if progress else None
-    if tick:
-        tick(len(done), total, n_reused)
-    if todo:
-        own = client is None
-        if own:
-            client = local_client()
-        try:
-            from dask.distributed import as_completed
-
-            needed = sorted({c["problem"] for c in todo})
-            scattered = dict(zip(needed, client.scatter([dict(problems[n]) for n in needed])))
-            futs = {client.submit(solve_cell, scattered[c["problem"]], c["algo"], c["params"],
-                                  key=f"hetlab-cell-{c['key']}", pure=False): c for c in todo}  # fmt: skip
-            for fut, result in as_completed(futs, with_results=True):
-                c = futs[fut]
-                rec = {**c, "result": result}
-                atomic_write_json(cell_dir / f"{c['key']}.json", rec)
-                done[c["key"]] = rec
-                if tick:
-                    tick(len(done), total, n_reused)
-        finally:
-            if own:
-                cluster = getattr(client, "cluster", None)
-                client.close()
-                if cluster is not None:
-                    cluster.close()
-    fresh = {c["key"] for c in todo}
-    records = [{**done[c["key"]], "reused": c["key"] not in fresh} for c in todo_all]
-    df = table(records, list(grid))
-    df.attrs.update(computed=len(todo), reused=n_reused)
-    write_table(df, out)
-    return df
 
 
 def local_client(workers: int | None = None, threads: bool = False) -> Any:

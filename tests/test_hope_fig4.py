@@ -9,12 +9,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-import fig4_table as T  # noqa: E402
-import hope_fig4  # noqa: E402
-from fig4_env import Deadline, platform_slug  # noqa: E402
+import fig4_table as T
+import hope_fig4
+from fig4_env import Deadline, platform_slug
 
-from hetlab.cost.problem import Problem  # noqa: E402
-from hetlab.devices.fake import FakeDevice, graph_from_problem  # noqa: E402
+from hetlab.cost.problem import Problem
+from hetlab.devices.fake import FakeDevice, graph_from_problem
 
 
 def fake_problem() -> Problem:

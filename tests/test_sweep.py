@@ -8,8 +8,8 @@ import pytest
 
 pytest.importorskip("dask.distributed")
 
-from hetlab.sweep import cells, run_sweep  # noqa: E402
-from tests.executor.dags import inception_problem, random_problem  # noqa: E402
+from hetlab.sweep import cells, run_sweep
+from tests.executor.dags import inception_problem, random_problem
 
 
 @pytest.fixture(scope="module")
@@ -82,3 +82,16 @@ def _available(name: str) -> bool:
         return True
     except (HetlabError, ModuleNotFoundError):
         return False
+
+
+def test_a_crashing_cell_is_recorded_and_not_checkpointed(client, tmp_path, monkeypatch):
+    from hetlab.schedulers import base
+
+    def boom(problem, **kw):
+        raise ZeroDivisionError("boom")
+
+    algo = base.algorithm("heft")
+    monkeypatch.setattr(algo, "func", boom)  # threads of this process share the registry
+    df = run_sweep({"rand": random_problem(8, 3).to_json()}, ["heft"], {}, tmp_path, client, progress=False)
+    assert df["status"].iloc[0].startswith("failed: ZeroDivisionError")
+    assert not list((tmp_path / "cells").glob("*.json"))

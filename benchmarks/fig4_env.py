@@ -10,7 +10,6 @@ import socket
 import subprocess
 import time
 from collections.abc import Sequence
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -129,22 +128,6 @@ def math_inf() -> float:
     return float("inf")
 
 
-@contextmanager
-def unit_outputs_kept(devices: Sequence[Any]):
-    """Workaround while profiling: ``cost.measure.make_runner`` calls ``device.free`` on
-    each run's outputs, but an OpenCL unit's outputs are the unit's own buffers (reused by
-    its next run), so freeing them crashes PoCL on the next run. Freeing is skipped on
-    OpenCL devices meanwhile (their buffers are released when garbage collected)."""
-    patched = [d for d in devices if getattr(d, "kind", "") == "opencl"]
-    for d in patched:
-        d.free = lambda buf: None  # instance attribute shadows the method
-    try:
-        yield
-    finally:
-        for d in patched:
-            d.__dict__.pop("free", None)
-
-
 def profile_model(graph: Any, devices: Sequence[Any], path: Path, settings: dict[str, Any]) -> tuple[Any, str]:
     """The model's Problem on ``devices``: read from ``path`` when it was profiled there on
     the same devices, else measured (the profiler's own cache is reused) and saved there."""
@@ -167,8 +150,7 @@ def profile_model(graph: Any, devices: Sequence[Any], path: Path, settings: dict
             last[0] = time.monotonic()
             print(f"  profiling {graph.name}: {done}/{total} {msg[:60]}", flush=True)
 
-    with unit_outputs_kept(devices):
-        p = profile(graph, list(devices), progress=progress, **settings)
+    p = profile(graph, list(devices), progress=progress, **settings)
     path.parent.mkdir(parents=True, exist_ok=True)
     p.save(path)
     return p, "measured" + (f" ({', '.join(f'{k}={v}' for k, v in settings.items())})" if settings else "")

@@ -111,6 +111,9 @@ def bench_model(model: str, graph: Any, problem: Any, devices: list[Any], platfo
             continue
         run_s = None if share is None else 0.7 * deadline.model_left() / left_plans
         n = run_repeats(plan.makespan * slow, run_s, repeat)
+        if share is not None and plan.makespan * slow * (n + 1) / 1000.0 > deadline.left():
+            emit(T.row(model, platform, device_set, label, algo, plan, status="skipped (budget)"))
+            continue
         t0 = time.perf_counter()
         try:
             rep = run(graph, plan, devmap, repeat=n, check=False, inputs=feed)

@@ -71,9 +71,11 @@ def run_repeats(predicted_ms: float, seconds: float | None, most: int, least: in
 
 
 def bench_model(model: str, graph: Any, problem: Any, devices: list[Any], platform: str, rows: list[dict],
-                emit: Any, deadline: Deadline, repeat: int, check: bool, feed: dict | None = None) -> None:  # fmt: skip
+                emit: Any, deadline: Deadline, repeat: int, check: bool, feed: dict | None = None,
+                trace_dir: Path | None = None) -> None:  # fmt: skip
     """Schedule ``problem`` with every algorithm and run each plan on ``devices``; each row
-    goes to ``rows`` and ``emit(row)`` as soon as it exists."""
+    goes to ``rows`` and ``emit(row)`` as soon as it exists; with ``trace_dir``, the median
+    run's timeline of each plan as Chrome trace JSON there (``<model>-<label>.json``)."""
     from hetlab.executor import run
     from hetlab.executor.check import max_rel_err, random_inputs, reference_outputs
     from hetlab.schedulers import schedule
@@ -122,6 +124,8 @@ def bench_model(model: str, graph: Any, problem: Any, devices: list[Any], platfo
             continue
         if ref is not None:
             rep.max_rel_err = max_rel_err(rep.outputs, ref)
+        if trace_dir is not None:
+            rep.write_trace(trace_dir / f"{model}-{label.replace(':', '_')}.json")
         if plan.makespan > 0:
             slow = min(50.0, max(slow, rep.latency_ms["median"] / plan.makespan))
         emit(T.row(model, platform, device_set, label, algo, plan, rep, run_wall_s=time.perf_counter() - t0))
@@ -170,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--platform", help="platform file (TOML/JSON) for hetlab.devices.platform")
     ap.add_argument("--devices", help="comma-separated subset of the platform's devices")
     ap.add_argument("--no-check", action="store_true", help="skip the output check")
+    ap.add_argument("--traces", action="store_true", help="write each plan's median-run timeline to DIR/traces/")
     ap.add_argument("--plot-only", metavar="CSV", help="only make the figure from a table")
     a = ap.parse_args(argv)
     try:
@@ -223,7 +228,8 @@ def bench(a: argparse.Namespace) -> int:
         graph = load(str(zoo.path(m)))
         problem, how = profile_model(graph, devs, out / "problems" / f"{m}.json", deadline.profile_settings())
         say(f"{m:<15} {len(problem.nodes)} nodes, profile {how} in {time.monotonic() - t0:.1f}s")
-        bench_model(m, graph, problem, devs, slug, rows, emit, deadline, a.repeat, not a.no_check)
+        bench_model(m, graph, problem, devs, slug, rows, emit, deadline, a.repeat, not a.no_check,
+                    trace_dir=out / "traces" if a.traces else None)  # fmt: skip
     summ = {"summary": T.summary(rows), "wall_s": round(time.monotonic() - t_start, 1), "budget_s": a.budget,
             "models": models, "platform": slug}  # fmt: skip
     atomic_write_json(out / "summary.json", summ)

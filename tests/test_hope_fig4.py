@@ -44,7 +44,7 @@ def test_table_on_a_fake_platform(tmp_path):
     graph = graph_from_problem(p)
     rows: list[dict] = []
     hope_fig4.bench_model("fake", graph, p, devs, "fakeplat", rows, rows.append,
-                          Deadline(None, {"fake": 14}), repeat=3, check=False)  # fmt: skip
+                          Deadline(None, {"fake": 14}), repeat=3, check=False, trace_dir=tmp_path)  # fmt: skip
     T.normalize(rows)
     by = {r["algorithm"]: r for r in rows}
     assert list(by)[:2] == ["CPU-only", "GPU-only"] and len(rows) == 2 + len(T.HETERO)
@@ -62,6 +62,8 @@ def test_table_on_a_fake_platform(tmp_path):
     assert by["GPU-only"]["normalized"] == 1.0
     # the GPU-only plan must fall back for 'out' (unsupported on gpu0)
     assert "cpu0:1" in by["GPU-only"]["devices_used"]
+    assert (tmp_path / "fake-HOPE_LP.json").is_file() or by["HOPE:LP"]["status"] != "ok"
+    assert len(list(tmp_path.glob("fake-*.json"))) == len(ran)
 
     path = T.write_csv(tmp_path / "t.csv", rows)
     back = T.read_csv(path)

@@ -1,0 +1,177 @@
+"""``hetlab sweep``: a grid of problems x algorithms x parameters solved on Dask (issue 8).
+
+    hetlab sweep PROBLEM.json... [--models a,b] --algos greedy,ilp [--epsilon 0.1,0.2]
+        [--nt 8,12] [--k 2,3] [--time-limit 0.5,2] [--param NAME=V1,V2] --out DIR
+        [--scheduler tcp://HOST:PORT | --workers N [--threads]]
+
+Each cell (one problem, one algorithm, one value of each parameter the algorithm takes) is
+``schedule(problem, algo, **params)`` on a Dask worker; its record (makespan and lower bound
+in the problem's units, ms for profiles; solve seconds) is written to ``DIR/cells/<key>.json``
+as soon as it arrives, ``key`` hashing the problem's content, the algorithm and the
+parameters, so a stopped sweep started again only computes the missing cells. The table of
+the whole grid is ``DIR/sweep.parquet`` (with pyarrow) or ``DIR/sweep.csv``. By default a
+``dask.distributed.LocalCluster`` of one single-threaded worker process per core runs it;
+``--scheduler`` uses a running cluster instead (``dask scheduler`` + ``dask worker`` on a lab's
+machines, each with hetlab installed): problems travel to workers as data, no shared files.
+``--models`` profiles zoo models on this machine's devices first (the profiler's cache is
+reused) and sweeps their problems too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from hetlab.errors import HetlabError
+from hetlab.sweep_run import cells, run_sweep, solve_cell
+
+__all__ = ["cells", "configure", "local_client", "main", "run_sweep", "solve_cell"]
+
+FLAGS = {"epsilon": "epsilon", "nt": "nt", "k": "k", "time_limit": "time-limit"}
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("problems", nargs="*", help="problem files or globs (spec §2), e.g. shared/hope-profiles/*.json")
+    p.add_argument("--models", help="comma-separated zoo models to profile here and sweep too")
+    p.add_argument("--devices", help="with --models: devices to profile on (default all)")
+    p.add_argument("--platform", metavar="FILE", help="with --models: platform file")
+    p.add_argument("--algos", required=True, help="comma-separated algorithms, e.g. greedy,ilp,heft")
+    for name, flag in FLAGS.items():
+        p.add_argument(f"--{flag}", dest=name, help=f"comma-separated values of {name}")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2", help="any other parameter")
+    p.add_argument("--out", required=True, metavar="DIR", help="results: sweep table, cells/ checkpoints")
+    p.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="a running Dask scheduler (default: LocalCluster)")
+    p.add_argument("--workers", type=int, help="LocalCluster workers (default: usable cores)")
+    p.add_argument("--threads", action="store_true", help="LocalCluster of threads in this process")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def parse_values(text: str, what: str) -> list[Any]:
+    """``"0.1,0.2"`` -> ``[0.1, 0.2]`` (ints stay ints; ``true``/``false``; ``none``)."""
+    out: list[Any] = []
+    for s in text.split(","):
+        s = s.strip()
+        if not s:
+            continue
+        low = s.lower()
+        if low in ("true", "false"):
+            out.append(low == "true")
+        elif low == "none":
+            out.append(None)
+        else:
+            try:
+                out.append(int(s) if s.lstrip("-").isdigit() else float(s))
+            except ValueError:
+                raise HetlabError(f"{what}: {s!r} is not a number; give comma-separated values") from None
+    if not out:
+        raise HetlabError(f"{what}: no values given")
+    return out
+
+
+def grid_from_args(args: argparse.Namespace) -> dict[str, list[Any]]:
+    grid = {name: parse_values(getattr(args, name), f"--{flag}")
+            for name, flag in FLAGS.items() if getattr(args, name, None)}  # fmt: skip
+    for item in args.param:
+        name, eq, vals = item.partition("=")
+        if not eq or not name.strip():
+            raise HetlabError(f"--param {item!r}: write NAME=V1,V2 (e.g. --param passes=1,2)")
+        grid[name.strip()] = parse_values(vals, f"--param {name}")
+    return grid
+
+
+def local_client(workers: int | None = None, threads: bool = False) -> Any:
+    """A Client on a new LocalCluster: ``workers`` single-threaded workers (default: the
+    usable cores), as processes (or threads of this process with ``threads``)."""
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        raise HetlabError('hetlab sweep needs Dask: pip install "dask[distributed]"') from None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    n = workers or cores
+    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=not threads, dashboard_address=None)
+    return Client(cluster)
+
+
+def load_problems(paths: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """``{name: problem document}`` from files/globs; names are file stems (made unique)."""
+    from hetlab.fileio import read_json
+
+    files: list[str] = []
+    for p in paths:
+        hit = sorted(glob.glob(p)) if any(ch in p for ch in "*?[") else [p]
+        if not hit:
+            raise HetlabError(f"no problem file matches {p!r}")
+        files += hit
+    out: dict[str, dict[str, Any]] = {}
+    for f in files:
+        if not Path(f).is_file():
+            raise HetlabError(f"problem file not found: {f}")
+        name = Path(f).stem
+        while name in out:
+            name += "_"
+        doc = read_json(f, "problem")
+        from hetlab.cost.problem import Problem
+
+        Problem.from_json(doc, source=f)  # validate here: one clear line, before any worker starts
+        out[name] = doc
+    return out
+
+
+def profiled_models(models: Sequence[str], devices: str | None, platform: str | None, out: Path) -> dict[str, dict[str, Any]]:
+    """Profile zoo ``models`` on this machine (saved under ``out/problems``) as documents."""
+    from hetlab import zoo
+    from hetlab.devices.platform import devices as platform_devices
+    from hetlab.graph import load
+
+    try:
+        from hetlab.cost import profile
+    except ImportError:
+        raise HetlabError("--models needs the profiler (hetlab.cost.profile); give problem files instead") from None
+    devs = platform_devices(platform)
+    if devices:
+        devs = [d for d in devs if d.name in devices.split(",")]
+    docs = {}
+    for m in models:
+        p = profile(load(str(zoo.path(m))), devs)
+        docs[m] = p.to_json()
+        p.save(out / "problems" / f"{m}.json")
+    return docs
+
+
+def main(args: argparse.Namespace) -> int:
+    algos = [a.strip() for a in args.algos.split(",") if a.strip()]
+    grid = grid_from_args(args)
+    out = Path(args.out)
+    problems = load_problems(args.problems) if args.problems else {}
+    if args.models:
+        problems.update(profiled_models(args.models.split(","), args.devices, args.platform, out))
+    if not problems:
+        raise HetlabError("give problem files (or globs) and/or --models")
+    cells(problems, algos, grid)  # unknown algorithms/parameters fail before a cluster starts
+    client = None
+    if args.scheduler:
+        from dask.distributed import Client
+
+        try:
+            client = Client(args.scheduler, timeout=10)
+        except OSError as e:
+            raise HetlabError(f"cannot reach the Dask scheduler {args.scheduler}: {e}") from None
+    else:
+        client = local_client(args.workers, args.threads)
+    try:
+        df = run_sweep(problems, algos, grid, out, client, progress=not args.quiet)
+    finally:
+        cluster = getattr(client, "cluster", None)
+        client.close()
+        if cluster is not None and not args.scheduler:
+            cluster.close()
+    ok = df[df["status"] == "ok"]
+    print(f"{len(df)} cells ({df.attrs['computed']} computed, {df.attrs['reused']} reused), {len(ok)} ok -> {out}")
+    if len(ok):
+        cols = ["makespan", "gap", "solve_seconds"]
+        print(ok.groupby("algo")[cols].median().round(4).to_string())
+    return 0

@@ -1,0 +1,97 @@
+"""The HOPE Fig. 4 benchmark's table logic on a fake platform (FakeDevice replays a problem)."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import fig4_table as T
+import hope_fig4
+from fig4_env import Deadline, platform_slug
+
+from hetlab.cost.problem import Problem
+from hetlab.devices.fake import FakeDevice, graph_from_problem
+
+
+def fake_problem() -> Problem:
+    """A fork-join DAG: 3 branches of 4 nodes; the GPU is 4x faster on the branches."""
+    nodes = [{"id": "in", "cost": {"cpu0": 0.3, "cpu1": 0.4, "gpu0": 0.6}}]
+    edges = []
+    ends = []
+    for b in range(3):
+        last = "in"
+        for k in range(4):
+            v = f"b{b}k{k}"
+            nodes.append({"id": v, "cost": {"cpu0": 2.0, "cpu1": 2.4, "gpu0": 0.5}})
+            edges.append({"src": last, "dst": v, "bytes": 4096})
+            last = v
+        ends.append(last)
+    nodes.append({"id": "out", "cost": {"cpu0": 0.3, "cpu1": 0.4, "gpu0": None}})
+    edges += [{"src": e, "dst": "out", "bytes": 4096} for e in ends]
+    return Problem.from_json({"name": "fake", "devices": ["cpu0", "cpu1", "gpu0"], "nodes": nodes, "edges": edges,
+                              "comm": {f"{a}->{b}": {"latency": 0.05, "bandwidth": 1e6} for a in ("cpu0", "cpu1", "gpu0")
+                                       for b in ("cpu0", "cpu1", "gpu0") if a != b}})  # fmt: skip
+
+
+def test_table_on_a_fake_platform(tmp_path):
+    p = fake_problem()
+    devs = [FakeDevice("cpu0", p, kind="onnxruntime-cpu"), FakeDevice("cpu1", p, kind="onnxruntime-cpu"),
+            FakeDevice("gpu0", p, kind="gpu")]  # fmt: skip
+    graph = graph_from_problem(p)
+    rows: list[dict] = []
+    hope_fig4.bench_model("fake", graph, p, devs, "fakeplat", rows, rows.append,
+                          Deadline(None, {"fake": 14}), repeat=3, check=False, trace_dir=tmp_path)  # fmt: skip
+    T.normalize(rows)
+    by = {r["algorithm"]: r for r in rows}
+    assert list(by)[:2] == ["CPU-only", "GPU-only"] and len(rows) == 2 + len(T.HETERO)
+    assert by["CPU-only"]["algo"] == "single:cpu0"  # the faster CPU group
+    assert by["GPU-only"]["algo"] == "single:gpu0"
+    ran = [r for r in rows if r["status"] == "ok"]
+    assert len(ran) >= 7  # singles + the baselines on main (greedy/ilp once merged)
+    for r in ran:
+        assert r["norm_to"] == "GPU-only" and r["n_runs"] == 3
+        # the fake devices replay the problem by sleeping: never much faster than predicted;
+        # slower by thread hand-offs (generous: this may run on a loaded 2-core machine)
+        assert r["predicted_ms"] * 0.8 <= r["measured_median_ms"] <= r["predicted_ms"] * 3 + 10, r
+        assert math.isclose(r["normalized"], r["measured_median_ms"] / by["GPU-only"]["measured_median_ms"],
+                            rel_tol=1e-3)  # fmt: skip
+    assert by["GPU-only"]["normalized"] == 1.0
+    # the GPU-only plan must fall back for 'out' (unsupported on gpu0)
+    assert "cpu0:1" in by["GPU-only"]["devices_used"]
+    assert (tmp_path / "fake-HOPE_LP.json").is_file() or by["HOPE:LP"]["status"] != "ok"
+    assert len(list(tmp_path.glob("fake-*.json"))) == len(ran)
+
+    path = T.write_csv(tmp_path / "t.csv", rows)
+    back = T.read_csv(path)
+    assert [r["algorithm"] for r in back] == [r["algorithm"] for r in rows]
+    assert back[0]["measured_median_ms"] == rows[0]["measured_median_ms"]
+    s = T.summary(back)
+    assert set(s) == {"fake", "_mean"}
+    best = min(by["CPU-only"]["measured_median_ms"], by["GPU-only"]["measured_median_ms"])
+    assert s["fake"]["best_single"] == best
+
+
+def test_normalization_without_a_gpu_and_the_slug():
+    rows = [T.row("m", "p", "a+b", lab, "x") for lab in ("CPU-only", "OpenCL-CPU-only", "HEFT")]
+    for r, ms in zip(rows, (10.0, 40.0, 8.0)):
+        r["measured_median_ms"] = ms
+    T.normalize(rows)
+    assert [r["normalized"] for r in rows] == [0.25, 1.0, 0.2]
+    assert [r["normalized_cpu"] for r in rows] == [1.0, 4.0, 0.8]
+    fp = {"cpu_model": "Intel(R) Xeon(R) Processor @ 2.50GHz", "usable_cpus": 2,
+          "opencl": [{"platform": "Portable Computing Language", "device": "pthread"}]}  # fmt: skip
+    assert platform_slug(fp) == "Intel-Xeon-2_50GHz-2c+pocl"
+
+
+def test_budget_lowers_repeats_and_ilp_limits():
+    assert hope_fig4.run_repeats(100.0, None, 20) == 20
+    assert hope_fig4.run_repeats(100.0, 1.0, 20) == 4  # 1 s / 150 ms - 2 warm-up/slack
+    assert hope_fig4.run_repeats(1000.0, 1.0, 20) == 3
+    assert hope_fig4.algo_params("ilp", 120, 4.0) == {"time_limit": 0.1, "passes": 2}  # 20 windows
+    assert hope_fig4.algo_params("ilp", 1200, 4.0) == {"time_limit": 0.02, "passes": 1}
+    assert hope_fig4.algo_params("ilp", 120, 4.0, {"time_limit"}) == {"time_limit": 0.1}
+    assert hope_fig4.algo_params("heft", 120, 2.0) == {}

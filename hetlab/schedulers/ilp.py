@@ -120,7 +120,7 @@ def _commit(problem: Problem, tl: Timeline, part: list[int], res, groups, topo_p
 
 def ilp_timeline(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limit: float | None = None,
                  groups: bool = False, lookahead: int = 0, passes: int = 2,
-                 progress: Progress | None = None, balance: bool = True):  # fmt: skip
+                 progress: Progress | None = None, balance: bool = False):  # fmt: skip
     """Run the partitioned ILP; returns (timeline, info dict)."""
     parts = partition(problem, nt, epsilon)
     exact = len(parts) == 1
@@ -251,12 +251,12 @@ def _plain_tail(problem: Problem, best: np.ndarray) -> np.ndarray:
               "seconds per subgraph ILP, then its best incumbent (default 0.5; 60 when exact)"),
         Param("groups", "bool", False, None, None, "let the ILP choose fused groups (PartitionTuner)"),
         Param("lookahead", "int", 0, 0, 8, "following subgraphs each ILP also sees (not committed)"),
-        Param("balance", "bool", True, None, None, "count the remaining work spread over the devices in each window's makespan"),
+        Param("balance", "bool", False, None, None, "count the remaining work spread over the devices in each window's makespan"),
         Param("passes", "int", 2, 1, 10, "forward passes; later ones are guided by the best plan so far and cut subgraphs half a subgraph later on odd passes"),
     ],
 )  # fmt: skip
 def ilp(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limit: float | None = None,
-        groups: bool = False, lookahead: int = 0, passes: int = 2, balance: bool = True,
+        groups: bool = False, lookahead: int = 0, passes: int = 2, balance: bool = False,
         progress: Progress | None = None) -> Decision:  # fmt: skip
     t0 = time.perf_counter()
     tl, info = ilp_timeline(problem, epsilon, nt, time_limit, groups, lookahead, passes, progress, balance)

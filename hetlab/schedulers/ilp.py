@@ -16,9 +16,10 @@ first-pass boundary are decided together. ``lookahead`` lets a window also see t
 subgraphs without committing them (off by default: slow).
 
 The solver's start times only order each device's nodes; ``Plan.build`` re-times everything
-ASAP (spec §3), which is never later. The plan is never worse than ``greedy`` (HOPE GS), nor
-than heft/peft/dmda where this build has them: the best of them is the first pass's MIP start
-and guide, and is kept if no pass beats it. With ``nt`` >= #nodes it is exact (one ILP).
+ASAP (spec §3), which is never later. The plan is never worse than ``greedy`` (HOPE GS), the
+best single device, or heft/peft/dmda where this build has them: the best of these is the
+first pass's MIP start and guide, and is kept if no pass beats it. With ``nt`` >= #nodes it
+is exact (one ILP).
 """
 
 from __future__ import annotations
@@ -183,11 +184,18 @@ REFERENCES = ("heft", "peft", "dmda")  # fast list schedulers used as MIP starts
 
 
 def _best_reference(problem: Problem, g_tl: Timeline) -> tuple[Timeline, str]:
-    """The best of greedy and the fast list schedulers present in this build, as a timeline:
+    """The best of greedy, each single device and the fast list schedulers in this build:
     the first pass's MIP starts and guide, and the plan kept if no pass beats it."""
     from hetlab.schedulers.base import MODULES, REGISTRY
 
     best, name = g_tl, "greedy"
+    for j, dev in enumerate(problem.devices):  # the whole model on one device
+        if np.isfinite(problem.cost_matrix[:, j]).all():
+            t = Timeline(problem)
+            for v in problem.topo:
+                t.place([v], j)
+            if t.makespan < best.makespan - 1e-12:
+                best, name = t, f"single:{dev}"
     for algo in REFERENCES:
         try:
             importlib.import_module(f"hetlab.schedulers.{MODULES[algo]}")

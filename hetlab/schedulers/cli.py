@@ -26,6 +26,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--time-limit", type=float, dest="time_limit", help="ilp: seconds per subgraph")
     parser.add_argument("--groups", action="store_true", default=None, help="ilp: may choose fused groups")
     parser.add_argument("--lookahead", type=int, help="ilp: following subgraphs each ILP also sees")
+    parser.add_argument("--passes", type=int, help="ilp: forward passes over the subgraphs")
     parser.add_argument("--merge-threshold", type=float, dest="merge_threshold",
                         help="greedy: cost below which an op joins its single predecessor")  # fmt: skip
     parser.add_argument("--list", action="store_true", help="list the algorithms and their parameters")
@@ -112,7 +113,7 @@ def main(args: argparse.Namespace) -> int:
         raise HetlabError(f"schedule: {src!r} is not a problem file; for a model give --profile PROBLEM.json "
                           "(made by 'hetlab profile')")  # fmt: skip
     problem = Problem.load(src)
-    names = ("epsilon", "nt", "k", "time_limit", "groups", "lookahead", "merge_threshold")
+    names = ("epsilon", "nt", "k", "time_limit", "groups", "lookahead", "passes", "merge_threshold")
     params = {k: getattr(args, k) for k in names if getattr(args, k) is not None}
     progress, close = _progress(args.quiet)
     if progress is not None and "progress" in inspect.signature(algo.func).parameters:

@@ -16,9 +16,10 @@ first-pass boundary are decided together. ``lookahead`` lets a window also see t
 subgraphs without committing them (off by default: slow).
 
 The solver's start times only order each device's nodes; ``Plan.build`` re-times everything
-ASAP (spec §3), which is never later. The plan is never worse than ``greedy`` (HOPE GS), nor
-than heft/peft/dmda where this build has them: the best of them is the first pass's MIP start
-and guide, and is kept if no pass beats it. With ``nt`` >= #nodes it is exact (one ILP).
+ASAP (spec §3), which is never later. The plan is never worse than ``greedy`` (HOPE GS), the
+best single device, or heft/peft/dmda where this build has them: the best of these is the
+first pass's MIP start and guide, and is kept if no pass beats it. With ``nt`` >= #nodes it
+is exact (one ILP).
 """
 
 from __future__ import annotations
@@ -120,7 +121,7 @@ def _commit(problem: Problem, tl: Timeline, part: list[int], res, groups, topo_p
 
 def ilp_timeline(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limit: float | None = None,
                  groups: bool = False, lookahead: int = 0, passes: int = 2,
-                 progress: Progress | None = None):  # fmt: skip
+                 progress: Progress | None = None, balance: bool = False):  # fmt: skip
     """Run the partitioned ILP; returns (timeline, info dict)."""
     parts = partition(problem, nt, epsilon)
     exact = len(parts) == 1
@@ -140,7 +141,7 @@ def ilp_timeline(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limi
         ref = best_tl  # the best plan so far: MIP starts and the expected devices of later nodes
         usable = _usable_groups(problem, windows, topo_pos) if groups else []
         tl = _forward(problem, windows, exact, lookahead, usable, tail, ref, time_limit,
-                      topo_pos, gaps, stats, progress, rnd, count)  # fmt: skip
+                      topo_pos, gaps, stats, progress, rnd, count, balance)  # fmt: skip
         results.append(tl.makespan)
         if tl.makespan < best_tl.makespan - 1e-12 or (exact and tl.makespan <= best_tl.makespan + 1e-12):
             best_tl = tl
@@ -183,11 +184,18 @@ REFERENCES = ("heft", "peft", "dmda")  # fast list schedulers used as MIP starts
 
 
 def _best_reference(problem: Problem, g_tl: Timeline) -> tuple[Timeline, str]:
-    """The best of greedy and the fast list schedulers present in this build, as a timeline:
+    """The best of greedy, each single device and the fast list schedulers in this build:
     the first pass's MIP starts and guide, and the plan kept if no pass beats it."""
     from hetlab.schedulers.base import MODULES, REGISTRY
 
     best, name = g_tl, "greedy"
+    for j, dev in enumerate(problem.devices):  # the whole model on one device
+        if np.isfinite(problem.cost_matrix[:, j]).all():
+            t = Timeline(problem)
+            for v in problem.topo:
+                t.place([v], j)
+            if t.makespan < best.makespan - 1e-12:
+                best, name = t, f"single:{dev}"
     for algo in REFERENCES:
         try:
             importlib.import_module(f"hetlab.schedulers.{MODULES[algo]}")
@@ -207,7 +215,7 @@ def _best_reference(problem: Problem, g_tl: Timeline) -> tuple[Timeline, str]:
 
 
 def _forward(problem, parts, exact, lookahead, usable, tail, ref, time_limit,
-             topo_pos, gaps, stats, progress, rnd, count) -> Timeline:
+             topo_pos, gaps, stats, progress, rnd, count, balance=True) -> Timeline:
     """One pass over the subgraphs in topological order, guided by the plan ``ref``."""
     tl = Timeline(problem)
     guide = {v: int(ref.dev[v]) for v in range(len(problem.nodes))}
@@ -220,7 +228,7 @@ def _forward(problem, parts, exact, lookahead, usable, tail, ref, time_limit,
         _, wd, ws, wf = _warm(problem, tl, W, tail, ref.dev, g_pos)
         res = solve_window(problem, tl, W, tail, wg, wd, ws, wf, time_limit, exact,
                            spread=0.0 if exact else 1e-3 / len(W), succ_dev=None if exact else guide,
-                           rest_work=None if exact else float(best_work[tl.finish < 0].sum() - best_work[W].sum()))  # fmt: skip
+                           rest_work=None if exact or not balance else float(best_work[tl.finish < 0].sum() - best_work[W].sum()))  # fmt: skip
         if res.gap is not None:
             gaps.append(res.gap)
         stats["optimal" if res.status == "Optimal" else "warm" if res.status.startswith("warm") else "limit"] += 1
@@ -251,14 +259,15 @@ def _plain_tail(problem: Problem, best: np.ndarray) -> np.ndarray:
               "seconds per subgraph ILP, then its best incumbent (default 0.5; 60 when exact)"),
         Param("groups", "bool", False, None, None, "let the ILP choose fused groups (PartitionTuner)"),
         Param("lookahead", "int", 0, 0, 8, "following subgraphs each ILP also sees (not committed)"),
+        Param("balance", "bool", False, None, None, "count the remaining work spread over the devices in each window's makespan"),
         Param("passes", "int", 2, 1, 10, "forward passes; later ones are guided by the best plan so far and cut subgraphs half a subgraph later on odd passes"),
     ],
 )  # fmt: skip
 def ilp(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limit: float | None = None,
-        groups: bool = False, lookahead: int = 0, passes: int = 2,
+        groups: bool = False, lookahead: int = 0, passes: int = 2, balance: bool = False,
         progress: Progress | None = None) -> Decision:  # fmt: skip
     t0 = time.perf_counter()
-    tl, info = ilp_timeline(problem, epsilon, nt, time_limit, groups, lookahead, passes, progress)
+    tl, info = ilp_timeline(problem, epsilon, nt, time_limit, groups, lookahead, passes, progress, balance)
     device_of, order, fused = tl.decision_parts()
     info["fallback"] = info["reference"] if info["reference_makespan"] <= info["ilp_makespan"] else None
     info["solve_wall_s"] = round(time.perf_counter() - t0, 3)

@@ -19,7 +19,7 @@ def golden_doc() -> dict:
         "nodes": [{"id": k, "cost": {"cpu": a, "npu": b}} for k, (a, b) in c.items()],
         "edges": [{"src": a, "dst": b, "bytes": 0} for a, b in edges],
         "groups": [{"nodes": ["v4", "v5"], "cost": {"cpu": 10.5, "npu": 2.5}},
-                   {"nodes": ["v6", "v7"], "cost": {"cpu": 1.5, "npu": 2.0}}],  # fmt: skip
+                   {"nodes": ["v6", "v7"], "cost": {"cpu": 1.5, "npu": 2.0}}],
     }
 
 

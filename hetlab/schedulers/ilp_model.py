@@ -204,7 +204,9 @@ def _solve_window(
             lp += f[m] - f[last] <= M * (1 - u[gi])
             lp += f[last] - f[m] <= M * (1 - u[gi])
     if rest_work is not None:
-        last = {d: pulp.LpVariable(f"L_{d}", lowBound=float(tl.dev_free[d]), upBound=H) for d in range(nd)}
+        # a device may become free only after the horizon (the window need not use it)
+        last = {d: pulp.LpVariable(f"L_{d}", lowBound=float(tl.dev_free[d]), upBound=max(H, float(tl.dev_free[d])))
+                for d in range(nd)}  # fmt: skip
         for (v, d), var in y.items():
             lp += last[d] >= f[v] - (H - rel[v]) * (1 - var)
         lp += nd * C >= pulp.lpSum(last.values()) + float(rest_work)

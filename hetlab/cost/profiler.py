@@ -45,6 +45,7 @@ def profile(
     progress: Progress | None = None,
     cache: bool = True,
     comm: bool = True,
+    handoff: bool = True,
     seconds: float = 0.25,
     rounds: int = 2,
     context: int = 8,
@@ -55,7 +56,8 @@ def profile(
     ``repeat``/``warmup``/``seconds``: see ``measure.Budget``; ``rounds``: visits per unit
     (its samples are spread over them, see ``device_pass``); ``context``: window size of the
     in-context correction (``context.py``; 0 or 1: isolated costs only); ``groups``: also measure chains
-    matching ``patterns`` as fused units; ``comm``: calibrate every ordered device pair and
+    matching ``patterns`` as fused units; ``handoff``: add the executor's measured cross-device
+    handoff to each link (``executor.handoff``); ``comm``: calibrate every ordered device pair and
     measure every distinct edge shape; ``progress(done, total, message)`` is called after each
     measurement (raise KeyboardInterrupt from it to stop: what is done stays cached)."""
     t_start = time.perf_counter()
@@ -225,6 +227,11 @@ def profile(
                                                           for d in devs}} for k, w in enumerate(wins)]  # fmt: skip
     p = Problem(name=name or graph.name, devices=[d.name for d in devs], nodes=nodes, edges=edges,
                 comm=comm_links, groups=grp, extra=extra)  # fmt: skip
+    if comm and len(devs) > 1 and handoff:
+        # the executor's unit-boundary cost is part of a real transfer (lazy: executor is downstream)
+        from hetlab.executor.handoff import apply_handoff, measure_handoff
+
+        apply_handoff(p, measure_handoff(devs))
     p.validate(f"profile of {graph.name}")
     return p
 

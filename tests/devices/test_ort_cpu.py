@@ -6,7 +6,7 @@ import threading
 import numpy as np
 import onnxruntime as ort
 import pytest
-from models import two_branch
+from tests.executor.models import two_branch
 
 from hetlab.devices.ort_cpu import OrtCpuDevice, affinity_string
 from hetlab.graph.ir import Node

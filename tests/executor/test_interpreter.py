@@ -5,7 +5,7 @@ import random
 
 import numpy as np
 import pytest
-from dags import random_problem
+from tests.executor.dags import random_problem
 
 from hetlab.cost.problem import Problem
 from hetlab.devices.fake import FakeDevice, graph_from_problem

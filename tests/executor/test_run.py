@@ -7,7 +7,7 @@ import os
 
 import numpy as np
 import pytest
-from models import scalar_edge, two_branch
+from tests.executor.models import scalar_edge, two_branch
 
 from hetlab.cli import main as cli_main
 from hetlab.cost.problem import Problem

@@ -3,7 +3,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from dags import inception_problem, random_problem
+from tests.executor.dags import inception_problem, random_problem
 
 from hetlab.devices.fake import graph_from_problem
 from hetlab.errors import HetlabError

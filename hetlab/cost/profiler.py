@@ -119,10 +119,10 @@ def profile(
         for d in devs:
             store = pc.device(d.fingerprint())
             d.bind_thread()
-            ov = store.get("overhead", "probe")
+            ov = store.get("overhead", "probe-slope")
             if ov is None:
                 ov = probe_overhead(d, budget)
-                store.put("overhead", "probe", ov)
+                store.put("overhead", "probe-slope", ov)
             overhead[d.name] = float(ov)
             tick(f"{d.name}: per-call overhead {ov:.4f} ms")
             items = [("ops", s, [v]) for s, v in reps.items() if support[d.name, s]]

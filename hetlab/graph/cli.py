@@ -1,0 +1,65 @@
+"""``hetlab graph`` and ``hetlab zoo`` (spec §1)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def add_shape_arg(p: argparse.ArgumentParser) -> None:
+    """The ``--shape NAME=1x3x224x224`` option (repeatable) shared by every model command."""
+    p.add_argument("--shape", action="append", default=[], metavar="NAME=DIMS",
+                   help="fix an input's shape, e.g. input=1x3x640x640 (repeatable)")  # fmt: skip
+
+
+def configure_graph(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", help="an .onnx file or a zoo model name (see `hetlab zoo`)")
+    add_shape_arg(p)
+    p.add_argument("--json", action="store_true", help="print the graph document of spec §1")
+
+
+def configure_zoo(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def format_summary(s: dict) -> str:
+    w = s["widest_level"]
+    lines = [
+        f"model      {s['model']}",
+        f"inputs     " + ", ".join(f"{k}={'x'.join(map(str, v))}" for k, v in s["inputs"].items()),
+        f"vertices   {s['vertices']}",
+        f"edges      {s['edges']}",
+        f"depth      {s['depth']} (max upward rank)",
+        f"widest     {w['width']} vertices at upward rank {w['uprank']}",
+        f"GFLOPs     {s['flops'] / 1e9:.3f}",
+        "ops        " + ", ".join(f"{k} {v}" for k, v in s["ops"].items()),
+    ]
+    return "\n".join(lines)
+
+
+def main_graph(args: argparse.Namespace) -> int:
+    from hetlab.graph.onnx_io import load
+    from hetlab.graph.shapes import parse_shape_args
+
+    g = load(args.model, parse_shape_args(args.shape))
+    if args.json:
+        json.dump(g.to_json(), sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        print(format_summary(g.summary()))
+    return 0
+
+
+def main_zoo(args: argparse.Namespace) -> int:
+    from hetlab import zoo
+
+    rows = [{"name": n, **{k: v for k, v in zoo.info(n).items() if k != "file"}} for n in zoo.names()]
+    if args.json:
+        json.dump(rows, sys.stdout)
+        sys.stdout.write("\n")
+        return 0
+    for r in rows:
+        shapes = ", ".join(f"{k}={'x'.join(map(str, v))}" for k, v in r.get("inputs", {}).items())
+        print(f"{r['name']:<16}{r.get('vertices', '?'):>6} vertices   {shapes}")
+    return 0

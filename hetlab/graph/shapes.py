@@ -1,0 +1,87 @@
+"""Input shapes: ``--shape NAME=1x3x224x224`` parsing and the symbolic-dimension rule of spec §1.
+
+A symbolic dimension is fixed by ``--shape``; symbolic dimensions with the same name share one
+value across inputs; a symbolic *first* dimension otherwise defaults to 1; anything still
+unresolved is an error naming the input and the dimension.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Sequence
+
+from hetlab.errors import HetlabError
+
+Dim = int | str | None  # a fixed size, a symbolic name, or an unnamed unknown
+
+
+def parse_shape_args(args: Iterable[str] | None) -> dict[str, tuple[int, ...]]:
+    """``["x=1x3x224x224", "mask=1x77"]`` -> ``{"x": (1, 3, 224, 224), "mask": (1, 77)}``."""
+    out: dict[str, tuple[int, ...]] = {}
+    for a in args or []:
+        m = re.fullmatch(r"\s*([^=\s][^=]*?)\s*=\s*(\d+(?:\s*[x,]\s*\d+)*)\s*", a)
+        if not m:
+            raise HetlabError(
+                f"malformed --shape {a!r}: write NAME=DIMxDIMx... with positive integers, "
+                "e.g. --shape input=1x3x224x224"
+            )
+        dims = tuple(int(d) for d in re.split(r"\s*[x,]\s*", m.group(2)))
+        if any(d <= 0 for d in dims):
+            raise HetlabError(f"malformed --shape {a!r}: every dimension must be positive")
+        out[m.group(1)] = dims
+    return out
+
+
+def resolve_input_shapes(
+    declared: dict[str, Sequence[Dim]], given: dict[str, tuple[int, ...]] | None = None
+) -> dict[str, tuple[int, ...]]:
+    """Fix every dimension of every input (see the module docstring)."""
+    given = dict(given or {})
+    unknown = sorted(set(given) - set(declared))
+    if unknown:
+        raise HetlabError(
+            f"--shape names {', '.join(unknown)}, which the model does not have as an input; "
+            f"its inputs are: {', '.join(declared) or 'none'}"
+        )
+    sym: dict[str, int] = {}
+    for name, dims in given.items():
+        decl = declared[name]
+        if len(dims) != len(decl):
+            raise HetlabError(
+                f"--shape {name} has {len(dims)} dimensions but the model declares {len(decl)} "
+                f"({_fmt(decl)})"
+            )
+        for i, (g, d) in enumerate(zip(dims, decl)):
+            if isinstance(d, int) and d > 0 and d != g:
+                raise HetlabError(f"--shape {name}: dimension {i} is fixed at {d} in the model, not {g}")
+            if isinstance(d, str):
+                if sym.setdefault(d, g) != g:
+                    raise HetlabError(f"--shape gives symbolic dimension {d!r} two values: {sym[d]} and {g}")
+    out: dict[str, tuple[int, ...]] = {}
+    for name, decl in declared.items():
+        if name in given:
+            out[name] = given[name]
+            continue
+        dims: list[int] = []
+        for i, d in enumerate(decl):
+            if isinstance(d, int) and d > 0:
+                dims.append(d)
+            elif isinstance(d, str) and d in sym:
+                dims.append(sym[d])
+            elif i == 0:
+                dims.append(1)
+                if isinstance(d, str):
+                    sym[d] = 1
+            else:
+                label = f"{d!r}" if isinstance(d, str) else "unnamed"
+                example = "x".join(str(x) if isinstance(x, int) and x > 0 else "N" for x in decl)
+                raise HetlabError(
+                    f"input {name!r} has an unresolved {label} dimension {i} ({_fmt(decl)}); "
+                    f"fix it with --shape {name}={example}"
+                )
+        out[name] = tuple(dims)
+    return out
+
+
+def _fmt(decl: Sequence[Dim]) -> str:
+    return "[" + ", ".join("?" if d is None else str(d) for d in decl) + "]"

@@ -57,14 +57,14 @@ def _eft(problem: Problem, order: list[str], bias: dict[str, str] | None = None)
 
 def _stub_greedy(problem: Problem, k: int = 3) -> Decision:
     order = [problem.nodes[i].id for i in problem.topo]
-    last = problem.devices[-1]
-    return _eft(problem, order, {v: last for i, v in enumerate(order) if i % (k + 1) == 0})
+    slow = problem.devices[0]
+    return _eft(problem, order, {v: slow for i, v in enumerate(order) if i % (k + 1) == k})
 
 
 def _stub_ilp(problem: Problem, epsilon: float = 0.2, nt: int = 12) -> Decision:
     order = [problem.nodes[i].id for i in problem.topo]
-    first = problem.devices[0]
-    return _eft(problem, order, {v: first for i, v in enumerate(order) if i % max(2, nt) == 0})
+    slow = problem.devices[0]
+    return _eft(problem, order, {v: slow for i, v in enumerate(order) if i % max(2, nt) == 1})
 
 
 class StubDevice:
@@ -111,15 +111,16 @@ def _importable(mod: str, attr: str) -> bool:
         return False
 
 
-def install(setitem: Any = None) -> list[str]:
-    """Stub every missing piece; ``setitem`` is ``monkeypatch.setitem`` in tests (undone after)."""
+def install(setitem: Any = None, force: bool = False) -> list[str]:
+    """Stub every missing piece (every piece with ``force``); ``setitem`` is
+    ``monkeypatch.setitem`` in tests, so that it is undone after the test."""
     put = setitem or (lambda d, k, v: d.__setitem__(k, v))
     done = []
     for algo, func, params in (
         ("greedy", _stub_greedy, [Param("k", "int", 3, 1, 10)]),
         ("ilp", _stub_ilp, [Param("epsilon", "float", 0.2, 0.0, 1.0), Param("nt", "int", 12, 2, 200)]),
     ):
-        if not _importable(f"hetlab.schedulers.{algo}", "__name__"):
+        if force or not _importable(f"hetlab.schedulers.{algo}", "__name__"):
             put(sys.modules, f"hetlab.schedulers.{algo}", types.ModuleType(f"hetlab.schedulers.{algo}"))
             saved = REGISTRY.get(algo)
             register(algo, f"stub {algo}", params)(func)
@@ -137,7 +138,7 @@ def install(setitem: Any = None) -> list[str]:
         ("hetlab.graph.onnx_io", "load"): ("load_graph", lambda m, s=None: tiny_graph(m)),
     }  # fmt: skip
     for (mod, attr), (name, func) in repl.items():
-        if not _importable(mod, attr):
+        if force or not _importable(mod, attr):
             if setitem:
                 setitem(backend.__dict__, name, func)
             else:

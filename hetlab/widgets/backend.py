@@ -92,3 +92,27 @@ def report_json(report: Any) -> dict[str, Any]:
         return report.to_json()
     return {"timeline": getattr(report, "timeline", []), "latency_ms": getattr(report, "latency_ms", None),
             "predicted_ms": getattr(report, "predicted_ms", None)}  # fmt: skip
+
+
+PIECES = {
+    "zoo": ("hetlab.zoo", "names", "the model zoo"),
+    "loader": ("hetlab.graph.onnx_io", "load", "the ONNX loader"),
+    "devices": ("hetlab.devices.platform", "devices", "device discovery"),
+    "profiler": ("hetlab.cost.profiler", "profile", "the profiler"),
+    "executor": ("hetlab.executor", "run", "the executor"),
+}
+
+
+def missing(*pieces: str) -> list[str]:
+    """Reasons for each of ``pieces`` ('zoo', 'loader', 'devices', 'profiler', 'executor',
+    'algo:NAME') that this build lacks; an empty list when all are there."""
+    out = []
+    for p in pieces:
+        try:
+            if p.startswith("algo:"):
+                algorithm_params(p[5:])
+            else:
+                _need(*PIECES[p])
+        except HetlabError as e:
+            out.append(str(e))
+    return out

@@ -141,6 +141,8 @@ class Workbench(W.VBox):
     @traitlets.observe("problem")
     def _on_problem(self, change: dict) -> None:
         p = self.problem
+        if p is not None and self.graph is not None and {n.id for n in p.nodes} != {n.id for n in self.graph.nodes}:
+            self.graph = None  # a profile of another model: explore the profile alone
         opts = ["uprank", "op"] + ([f"cost:{d}" for d in p.devices] if p is not None else [])
         opts += ["plan: ILP", "plan: compared"] if p is not None else []
         cur = self.color_select.value

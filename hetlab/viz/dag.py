@@ -38,10 +38,12 @@ def dag_figure(obj: Any, color: Any = "uprank", problem: Any = None, height: int
         problem = obj
     costs = _costs(problem, lay)
     n = len(lay.ids)
-    ex = np.full(len(lay.src) * 3, np.nan)
-    ey = np.full(len(lay.src) * 3, np.nan)
-    ex[0::3], ex[1::3] = lay.x[lay.src], lay.x[lay.dst]
-    ey[0::3], ey[1::3] = lay.y[lay.src], lay.y[lay.dst]
+    # one trace for all edges: segments separated by gaps (None, which plotly's JSON writes as
+    # null, as it does NaN; a bare NaN is not valid JSON and breaks FigureWidget messages)
+    ex: list[float | None] = [None] * (len(lay.src) * 3)
+    ey: list[float | None] = [None] * (len(lay.src) * 3)
+    ex[0::3], ex[1::3] = lay.x[lay.src].tolist(), lay.x[lay.dst].tolist()
+    ey[0::3], ey[1::3] = lay.y[lay.src].tolist(), lay.y[lay.dst].tolist()
     edge = go.Scatter(x=ex, y=ey, mode="lines", hoverinfo="skip", name="edges",
                       line=dict(width=0.6, color="rgba(120,120,120,0.45)"), showlegend=False)  # fmt: skip
     text = []

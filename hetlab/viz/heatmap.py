@@ -20,7 +20,9 @@ def heatmap_figure(problem, height: int | None = None) -> go.Figure:
     ok = np.isfinite(cm)
     pos = cm[ok & (cm > 0)]
     floor = float(pos.min()) if pos.size else 1e-3
-    z = np.where(ok, np.log10(np.maximum(np.where(ok, cm, floor), floor)), np.nan).T
+    zlog = np.log10(np.maximum(np.where(ok, cm, floor), floor))
+    # unsupported cells are gaps: None (JSON null), never NaN (invalid JSON in widget messages)
+    z = [[float(zlog[k, j]) if ok[k, j] else None for k in range(len(cm))] for j in range(cm.shape[1])]
     devs = list(problem.devices)
     ids = [lay.ids[i] for i in order]
     ops = [lay.op_types[i] for i in order]
@@ -48,7 +50,8 @@ def heatmap_figure(problem, height: int | None = None) -> go.Figure:
     tick = dict(tickmode="array", tickvals=xs, ticktext=ops, tickangle=-60, tickfont=dict(size=9)) \
         if len(ids) <= 40 else dict(title=f"{len(ids)} ops, sorted by upward rank (hover for names)")
     fig.update_layout(
-        title=dict(text=f"profiled cost per op and device ({problem.units}, log colour; x = cannot run)",
+        title=dict(text=f"profiled cost per op and device (log colour: dark {fmt_ms(float(pos.min()) if pos.size else None)}"
+                        f" → yellow {fmt_ms(float(pos.max()) if pos.size else None)}; x = cannot run)",
                    font=dict(size=13)),
         height=height or 140 + 40 * len(devs), font=FONT, plot_bgcolor="#d9d9d9",
         margin=dict(l=10, r=10, t=40, b=40), xaxis=dict(showgrid=False, zeroline=False, **tick),

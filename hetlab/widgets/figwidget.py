@@ -22,9 +22,21 @@ def placeholder(fw: go.FigureWidget, message: str) -> None:
         fw.layout.yaxis.visible = False
 
 
+def _no_colorbar(fig: go.Figure) -> go.Figure:
+    """plotly 7.1's FigureWidget draws nothing at all for a trace with a colour bar (seen in
+    JupyterLab 4.6 + Chromium): widgets show the scale in the title instead."""
+    for t in fig.data:
+        if "showscale" in t:
+            t.showscale = False
+        if "marker" in t and "showscale" in t.marker:
+            t.marker.showscale = False
+    return fig
+
+
 def update_in_place(fw: go.FigureWidget, fig: go.Figure) -> None:
     """Make ``fw`` show ``fig``: traces updated in place when the trace types match (the
     usual case: new costs, a new plan), else replaced; layout overwritten; one batch."""
+    fig = _no_colorbar(go.Figure(fig))
     with fw.batch_update():
         same = len(fw.data) == len(fig.data) and all(a.type == b.type for a, b in zip(fw.data, fig.data))
         if same:

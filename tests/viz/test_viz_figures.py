@@ -43,9 +43,9 @@ def test_dag_single_edge_trace_nan_separated():
     assert len(fig.data) == 2
     edge, nodes = fig.data
     assert edge.mode == "lines" and nodes.mode == "markers"
-    x = np.asarray(edge.x, dtype=float)
+    x = np.asarray([np.nan if v is None else v for v in edge.x], dtype=float)
     assert len(x) == 3 * len(p.edges)
-    assert np.isnan(x[2::3]).all() and not np.isnan(x[0::3]).any()
+    assert np.isnan(x[2::3]).all() and not np.isnan(x[0::3]).any()  # gap after each segment
     assert len(nodes.x) == len(p.nodes)
     # hover names op, costs; unsupported cost shows n/a
     h = dict(zip([n.id for n in p.nodes], nodes.text))
@@ -77,7 +77,7 @@ def test_heatmap_log_scale_and_unsupported_marked():
     p = tiny_problem()
     fig = heatmap_figure(p)
     heat, marks = fig.data
-    z = np.asarray(heat.z, dtype=float)
+    z = np.asarray([[np.nan if v is None else v for v in row] for row in heat.z], dtype=float)
     assert z.shape == (2, 8)
     assert math.isclose(z[0, 0], math.log10(4.0))  # a on cpu, first by rank
     assert np.isnan(z[1, 7])  # h on gpu: unsupported, sorted last
@@ -151,3 +151,15 @@ def test_nasnet_large_dag_under_one_second():
     assert time.perf_counter() - t0 < 1.0
     assert len(h.data) == 2  # final_layer ops cannot run on the phone GPU
     assert any("final_layer/Mean" in t for t in h.data[1].text)
+
+
+def test_figures_are_valid_json_for_widgets():
+    """FigureWidget messages must be strict JSON: no NaN/Infinity anywhere."""
+    import json
+
+    import plotly.io as pio
+
+    p = tiny_problem()
+    for fig in (dag_figure(p), dag_figure(p, color="cost:gpu"), heatmap_figure(p), gantt_figure(_plan(p), p),
+                compare_figure([_plan(p), _plan(p)], ["a", "b"], problem=p)):
+        json.loads(pio.to_json(fig, validate=False), parse_constant=lambda c: pytest.fail(f"{c} in figure JSON"))

@@ -10,6 +10,7 @@ are installed in the kernel first (the test says which).
 from __future__ import annotations
 
 import json
+import re
 import os
 import secrets
 import shutil
@@ -128,14 +129,18 @@ def test_workbench_in_chromium(lab):
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
             page = browser.new_page(viewport={"width": 1400, "height": 2600})
             page.set_default_timeout(60_000)
+            console: list[str] = []
+            page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
             try:
                 page.goto(f"{url}/lab/tree/notebooks/{nb.name}?token={token}")
                 page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
                 _run_all(page)
                 # the widget: sliders and at least DAG, heatmap and two Gantts drawn
                 page.wait_for_selector(".widget-hslider", timeout=60_000)
-                page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 8",
-                                       timeout=120_000)  # fmt: skip
+                # DAG, heatmap and the two Gantts must draw traces, not empty axes
+                page.wait_for_function(
+                    "[...document.querySelectorAll('.js-plotly-plot')].filter(p => p.querySelector('.plot .trace')).length >= 4",
+                    timeout=120_000)  # fmt: skip
                 page.wait_for_function(f"({GANTT_JS})('greedy') !== null", timeout=60_000)
                 assert page.locator(".widget-hslider").count() >= 3
                 text = page.locator(".jp-Notebook").inner_text()
@@ -152,7 +157,7 @@ def test_workbench_in_chromium(lab):
                 page.keyboard.press("Enter")
                 page.wait_for_function(f"({GANTT_JS})('greedy') !== {json.dumps(before)}", timeout=60_000)
 
-                run = page.get_by_role("button", name="Run", exact=True)
+                run = page.locator("button.jupyter-button").filter(has_text=re.compile(r"^\W*Run\W*$")).first
                 run.scroll_into_view_if_needed()
                 assert run.is_enabled(), page.locator(".jp-Notebook").inner_text()[-800:]
                 run.click()
@@ -161,9 +166,11 @@ def test_workbench_in_chromium(lab):
                 assert measured.count(";") >= 1
                 page.locator(".jp-OutputArea-output .widget-vbox").first.screenshot(path=str(ART / "workbench_widget.png"))
                 page.screenshot(path=str(ART / "workbench_after_run.png"))
+                bad = [c for c in console if "plotly" in c.lower() or "setting state" in c.lower()]
+                assert not bad, bad
             except Exception:
                 page.screenshot(path=str(ART / "failure.png"))
-                (ART / "failure.txt").write_text(page.locator("body").inner_text())
+                (ART / "failure.txt").write_text("\n".join(console) + "\n----\n" + page.locator("body").inner_text())
                 raise
             browser.close()
     finally:

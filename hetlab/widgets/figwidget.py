@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 
-def new_widget(fig: go.Figure | None = None, height: int = 300) -> go.FigureWidget:
+def new_widget(fig: go.Figure | dict | None = None, height: int = 300) -> go.FigureWidget:
     fw = go.FigureWidget(fig) if fig is not None else go.FigureWidget()
     if fig is None:
         fw.update_layout(height=height, margin=dict(l=10, r=10, t=40, b=30))
@@ -51,11 +51,12 @@ def update_in_place(fw: go.FigureWidget, fig: go.Figure) -> None:
             if fw.data:
                 fw.data = []
             fw.add_traces(list(fig.data))
+        # one relayout: setting 'xaxis.visible' and 'xaxis' in one batch makes plotly.js
+        # refuse the whole state ("cannot set yaxis.visible and a parent attribute")
         lj = fig.layout.to_plotly_json()
         lj.pop("template", None)
-        fw.layout.xaxis.visible = True
-        fw.layout.yaxis.visible = True
-        for k in ("annotations", "shapes"):
-            if k not in lj:
-                fw.layout[k] = []
+        for ax in ("xaxis", "yaxis"):
+            lj[ax] = {"visible": True, **lj.get(ax, {})}
+        lj.setdefault("annotations", [])
+        lj.setdefault("shapes", [])
         fw.layout.update(lj, overwrite=True)

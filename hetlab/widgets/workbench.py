@@ -20,6 +20,8 @@ from hetlab.widgets.controls import Controls, disable, say, section
 from hetlab.widgets.figwidget import new_widget, placeholder, update_in_place
 from hetlab.widgets.shapes import parse_shapes
 
+FIGURES = ("dag_fig", "heat_fig", "ilp_fig", "greedy_fig", "run_fig")
+GANTT_WIDTH = 470  # px: two side by side fit a 1000 px notebook column
 SLIDER_PARAMS = {"epsilon": "eps_slider", "nt": "nt_slider", "k": "k_slider"}
 
 
@@ -48,20 +50,24 @@ class Workbench(W.VBox):
         self.greedy_fig = new_widget(height=220)
         self.run_fig = new_widget(height=220)
         for f in (self.ilp_fig, self.greedy_fig):
-            f.layout.autosize = True
-        half = W.Layout(width="50%", min_width="360px")
+            f.layout.width = GANTT_WIDTH
+        half = W.Layout(width=f"{GANTT_WIDTH + 10}px")
+        self._boxes = {name: W.Box([getattr(self, name)], layout=half if name in ("ilp_fig", "greedy_fig") else W.Layout())
+                       for name in FIGURES}  # fmt: skip
+        self._shown = False
+        bx = self._boxes
         super().__init__(children=[
             W.HTML("<h3 style='margin:4px 0'>hetlab workbench</h3>"),
             section("1 · model"), W.HBox([c.model_picker, c.shape_text, c.load_button]), c.model_status,
             section("2 · devices and profile"), W.HBox([c.device_select, W.VBox([c.profile_button, c.progress])]),
             c.profile_status,
-            section("3 · operator DAG"), c.color_select, self.dag_fig, self.heat_fig,
+            section("3 · operator DAG"), c.color_select, bx["dag_fig"], bx["heat_fig"],
             section("4 · schedule"), W.HBox([c.algo_select, c.eps_slider, c.nt_slider, c.k_slider],
                                             layout=W.Layout(flex_flow="row wrap")),
             c.solve_status,
-            W.HBox([W.Box([self.ilp_fig], layout=half), W.Box([self.greedy_fig], layout=half)]),
+            W.HBox([bx["ilp_fig"], bx["greedy_fig"]]),
             section("5 · run for real"), W.HBox([c.run_choice, c.repeat, c.run_button]), c.run_status,
-            self.run_fig,
+            bx["run_fig"],
             section("6 · files"), W.HBox([c.path_text, c.save_profile_button, c.load_profile_button,
                                          c.save_plans_button, c.load_plans_button],
                                         layout=W.Layout(flex_flow="row wrap")),
@@ -81,6 +87,18 @@ class Workbench(W.VBox):
             c.model_picker.value = str(model)
             self.load_model()
         self._refresh_all()
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        """On first display, swap each figure for a fresh FigureWidget holding its current
+        state: updates sent before the browser has loaded a figure's module can be lost,
+        which leaves a blank plot (seen with plotly 7.1 in JupyterLab 4.6)."""
+        if not self._shown:
+            self._shown = True
+            for name in FIGURES:
+                fresh = new_widget(getattr(self, name).to_dict())
+                setattr(self, name, fresh)
+                self._boxes[name].children = (fresh,)
+        return super()._repr_mimebundle_(**kwargs)
 
     # --- setup -------------------------------------------------------------------------
     def _init_algos(self, compare: str) -> None:
@@ -192,7 +210,7 @@ class Workbench(W.VBox):
             if plan is None:
                 continue
             g = gantt_figure(plan, self.problem, title=name, height=220)
-            g.update_layout(title_font_size=12, xaxis_range=[0, end * 1.02 or 1])
+            g.update_layout(title_font_size=12, xaxis_range=[0, end * 1.02 or 1], width=GANTT_WIDTH)
             update_in_place(fig, g)
 
     # --- actions -------------------------------------------------------------------

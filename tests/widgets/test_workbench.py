@@ -147,3 +147,18 @@ def test_real_loader_on_a_small_onnx_file(tmp_path, monkeypatch):
     assert [n.id for n in wb.graph.nodes] == ["r1", "s1"]
     assert len(wb.dag_fig.data[1].x) == 2 and "2x4" in wb.dag_fig.data[1].text[0]
     assert wb.profile_button.disabled and "no devices" in wb.profile_button.tooltip
+
+
+def test_first_display_hands_the_browser_fresh_figures_with_full_state(stubs):
+    wb = Workbench(model="tiny")
+    wb.profile_button.click()
+    old = wb.greedy_fig
+    bundle = wb._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert wb.greedy_fig is not old and wb._boxes["greedy_fig"].children == (wb.greedy_fig,)
+    assert list(wb.greedy_fig.data[0].base) == list(old.data[0].base)
+    assert wb.dag_fig.layout.yaxis.visible is False  # the DAG hides its meaningless y axis
+    wb._repr_mimebundle_()
+    fresh = wb.greedy_fig
+    wb.k_slider.value = 1  # later updates go to the displayed figure
+    assert wb.greedy_fig is fresh and list(fresh.data[0].base) != list(old.data[0].base)

@@ -55,6 +55,11 @@ def lab(tmp_path):
     settings = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)
     (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false", "checkForUpdates": false}')
+    # JupyterLab 4 renders notebooks "windowed" (off-screen cells detached); a plotly
+    # FigureWidget first drawn while detached can stay blank, so the test lays out every cell
+    nbset = tmp_path / "settings" / "@jupyterlab" / "notebook-extension"
+    nbset.mkdir(parents=True)
+    (nbset / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
     env = dict(os.environ, PYTHONPATH=str(ROOT), JUPYTERLAB_SETTINGS_DIR=str(tmp_path / "settings"),
                JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "ws"), JUPYTER_RUNTIME_DIR=str(tmp_path / "rt"))  # fmt: skip
     cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ServerApp.ip=127.0.0.1",
@@ -139,7 +144,7 @@ def test_workbench_in_chromium(lab):
                 page.wait_for_selector(".widget-hslider", timeout=60_000)
                 # DAG, heatmap and the two Gantts must draw traces, not empty axes
                 page.wait_for_function(
-                    "[...document.querySelectorAll('.js-plotly-plot')].filter(p => p.querySelector('.plot .trace')).length >= 4",
+                    "[...document.querySelectorAll('.js-plotly-plot')].filter(p => p.querySelector('.plot .trace, .plot .hm')).length >= 4",
                     timeout=120_000)  # fmt: skip
                 page.wait_for_function(f"({GANTT_JS})('greedy') !== null", timeout=60_000)
                 assert page.locator(".widget-hslider").count() >= 3

@@ -61,7 +61,7 @@ def dag_figure(obj: Any, color: Any = "uprank", problem: Any = None, height: int
     marker: dict[str, Any] = dict(size=7 if n < 400 else 5, line=dict(width=0))
     title = f"{getattr(obj, 'name', '')}: {n} ops, {len(lay.src)} edges, depth {int(lay.uprank.max(initial=0))}"
     if isinstance(color, str) and color == "uprank":
-        marker.update(color=lay.uprank, colorscale="Viridis", showscale=True,
+        marker.update(color=lay.uprank.tolist(), colorscale="Viridis", showscale=True,
                       colorbar=dict(title=dict(text="uprank"), thickness=12))  # fmt: skip
         title += " — colour: upward rank"
     elif isinstance(color, str) and color == "op":
@@ -76,7 +76,7 @@ def dag_figure(obj: Any, color: Any = "uprank", problem: Any = None, height: int
         pos = c[ok & (c > 0)]
         floor = float(pos.min()) if pos.size else 1e-3
         z = np.log10(np.where(ok, np.maximum(c, floor), floor))
-        marker.update(color=z, colorscale="Plasma", showscale=True,
+        marker.update(color=z.tolist(), colorscale="Plasma", showscale=True,
                       symbol=np.where(ok, "circle", "x").tolist(),
                       colorbar=dict(title=dict(text=f"log10 ms<br>{dev}"), thickness=12))  # fmt: skip
         title += f" — colour: cost on {dev} (x = cannot run)"
@@ -88,7 +88,9 @@ def dag_figure(obj: Any, color: Any = "uprank", problem: Any = None, height: int
         keys = " ".join(f"<span style='color:{pal[d]}'>■</span> {d}" for d in devs)
         title += f" — colour: device {keys}"
         text = [t + f"<br>on {dmap.get(v, '?')}" for t, v in zip(text, lay.ids)]
-    nodes = go.Scatter(x=lay.x, y=lay.y, mode="markers", marker=marker, text=text,
+    # plain lists, not numpy arrays: FigureWidget ships arrays as binary buffers, which the
+    # browser sometimes failed to draw (blank DAG) while list-based figures always drew
+    nodes = go.Scatter(x=lay.x.tolist(), y=lay.y.tolist(), mode="markers", marker=marker, text=text,
                        hovertemplate="%{text}<extra></extra>", name="ops", showlegend=False)  # fmt: skip
     fig = go.Figure([edge, nodes])
     fig.update_layout(

@@ -20,6 +20,8 @@ def placeholder(fw: go.FigureWidget, message: str) -> None:
         fw.layout.title = dict(text=f"<i>{message}</i>", font=dict(size=12, color="#777"))
         fw.layout.xaxis.visible = False
         fw.layout.yaxis.visible = False
+        fw.layout.height = 70  # a one-line message, not an empty plot area
+        fw.layout.plot_bgcolor = "white"
 
 
 def _no_colorbar(fig: go.Figure) -> go.Figure:

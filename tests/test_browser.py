@@ -141,7 +141,7 @@ def test_workbench_in_chromium(lab):
                 page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
                 _run_all(page)
                 # the widget: sliders and at least DAG, heatmap and two Gantts drawn
-                page.wait_for_selector(".widget-hslider", timeout=180_000)  # a loaded 2-core machine
+                page.wait_for_selector(".widget-hslider", timeout=60_000)
                 # DAG, heatmap and the two Gantts must draw traces, not empty axes
                 page.wait_for_function(
                     "[...document.querySelectorAll('.js-plotly-plot')].filter(p => p.querySelector('.plot .trace, .plot .hm')).length >= 4",

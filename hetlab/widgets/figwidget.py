@@ -9,22 +9,7 @@ def new_widget(fig: go.Figure | dict | None = None, height: int = 300) -> go.Fig
     fw = go.FigureWidget(fig) if fig is not None else go.FigureWidget()
     if fig is None:
         fw.update_layout(height=height, margin=dict(l=10, r=10, t=40, b=30))
-    fw.observe(lambda change: _heal(fw, change), names="_js2py_traceDeltas")
     return fw
-
-
-def _heal(fw: go.FigureWidget, change: dict) -> None:
-    """A browser view reports its traces after drawing. plotly 7.1's view sometimes draws
-    before the widget's state has arrived and then shows empty axes for good (seen in
-    JupyterLab 4.6); when it reports no traces while we have some, send them again as
-    messages, which a drawn view applies."""
-    msg = change.get("new")
-    if not msg or msg.get("trace_deltas") or not fw.data:
-        return
-    fw._send_addTraces_msg([t.to_plotly_json() for t in fw.data])
-    lay = fw.layout.to_plotly_json()
-    lay.pop("template", None)
-    fw._send_relayout_msg(lay)
 
 
 def placeholder(fw: go.FigureWidget, message: str) -> None:

@@ -162,20 +162,3 @@ def test_first_display_hands_the_browser_fresh_figures_with_full_state(stubs):
     fresh = wb.greedy_fig
     wb.k_slider.value = 1  # later updates go to the displayed figure
     assert wb.greedy_fig is fresh and list(fresh.data[0].base) != list(old.data[0].base)
-
-
-def test_a_blank_browser_view_gets_the_traces_again(stubs):
-    from hetlab.widgets.figwidget import _heal
-
-    wb = Workbench(model="tiny")
-    wb.profile_button.click()
-    sent = []
-    fw = wb.greedy_fig
-    fw._send_addTraces_msg = lambda traces: sent.append(("add", traces))
-    fw._send_relayout_msg = lambda lay: sent.append(("relayout", lay))
-    _heal(fw, {"new": {"trace_deltas": [{}], "trace_edit_id": 1}})  # a view that drew its trace
-    assert sent == []
-    _heal(fw, {"new": {"trace_deltas": [], "trace_edit_id": 1}})  # a view that drew nothing
-    assert [k for k, _ in sent] == ["add", "relayout"]
-    assert list(sent[0][1][0]["base"]) == list(fw.data[0].base)
-    assert "makespan" in sent[1][1]["title"]["text"]

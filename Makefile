@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 JOBS ?= 2
 
-.PHONY: lab test test-fast demo bench lint clean
+.PHONY: lab test test-fast demo bench lint clean thirdparty
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -17,7 +17,10 @@ lab: $(STAMP)
 	@if [ -f notebooks/workbench.ipynb ]; then target=notebooks/workbench.ipynb; else target=notebooks; fi; \
 	$(BIN)/jupyter lab $$target
 
-test: $(STAMP)
+thirdparty: $(STAMP)
+	-$(BIN)/python tests/thirdparty/fetch.py
+
+test: $(STAMP) thirdparty
 	$(BIN)/python -m pytest -p no:cacheprovider --timeout 900 $(PYTEST_ARGS)
 
 test-fast: $(STAMP)

@@ -1,20 +1,84 @@
-"""``hetlab demo``: the headless main job. It grows with the product: load a zoo model, profile
-it on this machine's devices, schedule it with every algorithm, run the best plan for real, and
-compare the measured latency with the prediction."""
+"""``hetlab demo``: the headless main job, end to end on this machine's real devices.
+
+Load a zoo model, profile it on the devices, schedule it with HOPE's ILP and greedy search and
+the baselines, run the best plan and the best single device for real with ``--check``, and
+print predicted against measured latency.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
+import time
+
+DEMO_ALGOS = ("ilp", "greedy", "heft", "dmdar", "mosaic", "partitiontuner")
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("model", nargs="?", default="squeezenet", help="zoo name or .onnx path")
+    p.add_argument("model", nargs="?", default="squeezenet", help="zoo name or .onnx path (default squeezenet)")
+    p.add_argument("--devices", default=None, help="comma-separated device names (default: every CPU group, "
+                   "plus the first OpenCL device when it is a GPU)")  # fmt: skip
+    p.add_argument("--repeat", type=int, default=10, help="measured runs per plan (median reported)")
+    p.add_argument("--quick", action="store_true", help="fewer profiling repeats (a rough profile)")
+
+
+def _default_devices(devs: list) -> list:
+    cpus = [d for d in devs if d.kind == "onnxruntime-cpu"]
+    gpus = [d for d in devs if d.kind == "opencl" and "GPU" in str(d.info().get("type", "")).upper()]
+    return cpus + gpus[:1]
 
 
 def main(args: argparse.Namespace) -> int:
+    from hetlab.cost.profiler import profile
+    from hetlab.devices.platform import devices as platform_devices
+    from hetlab.errors import HetlabError
+    from hetlab.executor import run
     from hetlab.graph.cli import format_summary
     from hetlab.graph.onnx_io import load
+    from hetlab.schedulers import schedule
+    from hetlab.schedulers.bounds import lower_bound
+
+    def say(msg: str) -> None:
+        print(msg, flush=True)
 
     g = load(args.model)
-    print(format_summary(g.summary()))
+    say(format_summary(g.summary()))
+    every = platform_devices()
+    if args.devices:
+        want = [s.strip() for s in args.devices.split(",") if s.strip()]
+        byname = {d.name: d for d in every}
+        missing = [w for w in want if w not in byname]
+        if missing:
+            raise HetlabError(f"unknown device(s) {', '.join(missing)}; this machine has {', '.join(byname)}")
+        devs = [byname[w] for w in want]
+    else:
+        devs = _default_devices(every)
+    say(f"\ndevices    {', '.join(f'{d.name} ({d.kind})' for d in devs)}")
+    t0 = time.perf_counter()
+    rep = dict(repeat=5, rounds=1, seconds=0.05) if args.quick else {}
+    problem = profile(g, devs, **rep)
+    say(f"profiled   {len(problem.nodes)} ops on {len(devs)} devices in {time.perf_counter() - t0:.1f} s")
+    say(f"lower bnd  {lower_bound(problem):.3f} ms\n")
+    plans = {}
+    for d in devs:
+        plans[f"single:{d.name}"] = schedule(problem, f"single:{d.name}")
+    for a in DEMO_ALGOS:
+        try:
+            plans[a] = schedule(problem, a)
+        except HetlabError as e:
+            say(f"{a:<16}skipped: {e}")
+    say(f"{'algorithm':<16}{'predicted ms':>13}{'solve s':>9}")
+    for name, p in plans.items():
+        say(f"{name:<16}{p.makespan:>13.3f}{p.solve_seconds:>9.2f}")
+    best_single = min((k for k in plans if k.startswith("single:")), key=lambda k: plans[k].makespan)
+    best = min((k for k in plans if not k.startswith("single:")), key=lambda k: plans[k].makespan)
+    say(f"\nrunning {best} and {best_single} for real ({args.repeat} runs each, --check)")
+    say(f"{'plan':<16}{'predicted':>10}{'measured':>10}{'p10':>8}{'p90':>8}{'error':>8}{'max_rel_err':>12}")
+    for k in (best_single, best):
+        r = run(g, plans[k], devs, repeat=args.repeat, check=True).to_json()
+        lat = r["latency_ms"]
+        err = (lat["median"] - plans[k].makespan) / plans[k].makespan * 100
+        say(f"{k:<16}{plans[k].makespan:>10.2f}{lat['median']:>10.2f}{lat['p10']:>8.2f}{lat['p90']:>8.2f}"
+            f"{err:>7.0f}%{r['max_rel_err']:>12.1e}")  # fmt: skip
+    sys.stdout.flush()
     return 0

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent / "graph"))
-from conftest import diamond  # noqa: E402,F401  (fixture)
+from tests.graph.models import diamond  # noqa: F401  (fixture)
 
 
 def hetlab(*args: str) -> subprocess.CompletedProcess:
@@ -35,7 +34,7 @@ def test_graph_json_and_summary(diamond):  # noqa: F811
         (["graph", "no_such_zoo_model"], "zoo"),
         (["graph", "{diamond}", "--shape", "x=1by3"], "malformed --shape"),
         (["graph", "{diamond}", "--shape", "x=1x3"], "dimensions"),
-        (["schedule"], "hetlab schedule"),
+        (["schedule"], "PROBLEM.json"),
         (["frobnicate"], "invalid choice"),
     ],
 )

@@ -5,8 +5,8 @@ from hetlab.graph.ir import Edge, Node, OpGraph, Tensor
 __all__ = ["Edge", "Node", "OpGraph", "Tensor", "load"]
 
 
-def load(model: str, shapes: dict[str, tuple[int, ...]] | None = None) -> OpGraph:
+def load(model: str, shapes: dict[str, tuple[int, ...]] | None = None, values=None) -> OpGraph:
     """Load a zoo name or an ``.onnx`` path into an ``OpGraph`` (see ``onnx_io.load``)."""
     from hetlab.graph.onnx_io import load as _load
 
-    return _load(model, shapes)
+    return _load(model, shapes, values)

@@ -13,9 +13,16 @@ def add_shape_arg(p: argparse.ArgumentParser) -> None:
                    help="fix an input's shape, e.g. input=1x3x640x640 (repeatable)")  # fmt: skip
 
 
+def add_input_arg(p: argparse.ArgumentParser) -> None:
+    """``--input NAME=FILE.npy`` or ``NAME=NUMBER`` (repeatable)."""
+    p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
+                   help="an input's value (a .npy file or a number); otherwise seeded random")  # fmt: skip
+
+
 def configure_graph(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", help="an .onnx file or a zoo model name (see `hetlab zoo`)")
     add_shape_arg(p)
+    add_input_arg(p)
     p.add_argument("--json", action="store_true", help="print the graph document of spec §1")
 
 
@@ -27,7 +34,7 @@ def format_summary(s: dict) -> str:
     w = s["widest_level"]
     lines = [
         f"model      {s['model']}",
-        f"inputs     " + ", ".join(f"{k}={'x'.join(map(str, v))}" for k, v in s["inputs"].items()),
+        "inputs     " + ", ".join(f"{k}={'x'.join(map(str, v)) or 'scalar'}" for k, v in s["inputs"].items()),
         f"vertices   {s['vertices']}",
         f"edges      {s['edges']}",
         f"depth      {s['depth']} (max upward rank)",
@@ -40,9 +47,9 @@ def format_summary(s: dict) -> str:
 
 def main_graph(args: argparse.Namespace) -> int:
     from hetlab.graph.onnx_io import load
-    from hetlab.graph.shapes import parse_shape_args
+    from hetlab.graph.shapes import parse_input_args, parse_shape_args
 
-    g = load(args.model, parse_shape_args(args.shape))
+    g = load(args.model, parse_shape_args(args.shape), parse_input_args(args.input))
     if args.json:
         json.dump(g.to_json(), sys.stdout)
         sys.stdout.write("\n")

@@ -85,3 +85,30 @@ def resolve_input_shapes(
 
 def _fmt(decl: Sequence[Dim]) -> str:
     return "[" + ", ".join("?" if d is None else str(d) for d in decl) + "]"
+
+
+def parse_input_args(args: Iterable[str] | None) -> dict[str, "np.ndarray"]:
+    """``["sr=16000", "x=frame.npy"]`` -> arrays: a ``.npy`` file, or a number (a scalar of the
+    input's type is cast later by the consumer; integers become int64, others float32)."""
+    import numpy as np
+
+    out: dict[str, np.ndarray] = {}
+    for a in args or []:
+        name, sep, val = a.partition("=")
+        if not sep or not name.strip() or not val.strip():
+            raise HetlabError(f"malformed --input {a!r}: write NAME=FILE.npy or NAME=NUMBER")
+        name, val = name.strip(), val.strip()
+        if val.endswith(".npy"):
+            try:
+                out[name] = np.load(val, allow_pickle=False)
+            except (OSError, ValueError) as e:
+                raise HetlabError(f"--input {name}: cannot read {val}: {e}") from None
+            continue
+        try:
+            out[name] = np.array(int(val), dtype=np.int64)
+        except ValueError:
+            try:
+                out[name] = np.array(float(val), dtype=np.float32)
+            except ValueError:
+                raise HetlabError(f"malformed --input {a!r}: the value must be a .npy file or a number") from None
+    return out

@@ -7,7 +7,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from conftest import F, save
+from tests.graph.models import F, save
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 

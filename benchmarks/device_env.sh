@@ -1,0 +1,10 @@
+# Source this on the lent GPU machine (see DEVELOPERS.md / benchmarks/README.md):
+#   registers NVIDIA's OpenCL driver with the ICD loader, installs the carried wheels
+#   (pyopencl, pulp, highspy; built for its Python 3.12) and puts hetlab on PYTHONPATH.
+mkdir -p /tmp/icd
+echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
+cp /etc/OpenCL/vendors/*.icd /tmp/icd/ 2>/dev/null || true
+export OCL_ICD_VENDORS=/tmp/icd
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+  --target /tmp/site .whl/*.whl || return 1
+export PYTHONPATH=/tmp/site:$PWD HETLAB_CACHE=/tmp/hetlab-cache PYTHONUNBUFFERED=1

@@ -1,0 +1,98 @@
+"""``hetlab profile MODEL --devices a,b [--shape ...] [--repeat N] [--groups] --out PROBLEM.json``
+(spec §2): measure a model on real devices and write the problem atomically."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from hetlab.errors import HetlabError
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    from hetlab.graph.cli import add_input_arg, add_shape_arg
+
+    p.add_argument("model", help="an .onnx file or a zoo model name (see `hetlab zoo`)")
+    p.add_argument("--devices", required=True, metavar="A,B",
+                   help="comma-separated device names (see `hetlab devices`)")  # fmt: skip
+    add_shape_arg(p)
+    add_input_arg(p)
+    p.add_argument("--repeat", type=int, default=20, metavar="N",
+                   help="most timed runs per op and device (fewer for slow ops; default 20)")  # fmt: skip
+    p.add_argument("--warmup", type=int, default=2, metavar="N", help="untimed runs first (default 2)")
+    p.add_argument("--seconds", type=float, default=0.25, metavar="S",
+                   help="time one op's measurement may take before repeats are cut (default 0.25)")  # fmt: skip
+    p.add_argument("--rounds", type=int, default=2, metavar="R",
+                   help="visits per op; its samples are spread over them against load drift (default 2)")  # fmt: skip
+    p.add_argument("--context", type=int, default=8, metavar="W",
+                   help="window of consecutive ops measured together to correct isolated costs "
+                        "(default 8; 0 = isolated costs only)")  # fmt: skip
+    p.add_argument("--groups", action="store_true",
+                   help="also measure fused groups (Conv->Relu, Conv->BatchNormalization->Relu, MatMul->Add)")  # fmt: skip
+    p.add_argument("--pattern", action="append", default=[], metavar="A->B",
+                   help="a group pattern instead of the defaults (repeatable; implies --groups)")  # fmt: skip
+    p.add_argument("--no-comm", action="store_true", help="skip link calibration and edge transfers")
+    p.add_argument("--no-cache", action="store_true", help="measure everything again, cache nothing")
+    p.add_argument("--platform", metavar="FILE", help="platform file naming the devices (TOML or JSON)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--out", required=True, metavar="PROBLEM.json", help="where to write the problem")
+
+
+def select_devices(names: str, platform: str | None) -> list[Any]:
+    """The named devices of this machine; an unknown name is one line listing them all."""
+    wanted = [n.strip() for n in names.split(",") if n.strip()]
+    if not wanted:
+        raise HetlabError("--devices names no device; e.g. --devices cpu0,cl0 (see 'hetlab devices')")
+    try:
+        from hetlab.devices.platform import devices
+    except ImportError:
+        raise HetlabError("this build has no device platform yet (hetlab.devices.platform)") from None
+    have = {d.name: d for d in devices(platform)}
+    for n in wanted:
+        if n not in have:
+            raise HetlabError(f"unknown device {n!r}; devices here: {', '.join(have) or 'none'}")
+    if len(set(wanted)) != len(wanted):
+        raise HetlabError(f"--devices names a device twice: {','.join(wanted)}")
+    return [have[n] for n in wanted]
+
+
+def main(args: argparse.Namespace) -> int:
+    from hetlab.cost.groups import DEFAULT_PATTERNS, parse_patterns
+    from hetlab.cost.profiler import profile
+    from hetlab.fileio import atomic_write_json
+    from hetlab.graph.onnx_io import load
+    from hetlab.graph.shapes import parse_input_args, parse_shape_args
+
+    if args.repeat < 1:
+        raise HetlabError(f"--repeat must be at least 1 (got {args.repeat})")
+    if args.warmup < 0 or args.seconds <= 0 or args.rounds < 1:
+        raise HetlabError("--warmup must be >= 0, --seconds > 0 and --rounds >= 1")
+    patterns = parse_patterns(args.pattern) if args.pattern else list(DEFAULT_PATTERNS)
+    shapes, values = parse_shape_args(args.shape), parse_input_args(args.input)
+    devs = select_devices(args.devices, args.platform)
+    graph = load(args.model, shapes, values)
+    bar = None
+    progress = None
+    if not args.quiet:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=0, desc=f"profile {graph.name}", unit="op", file=sys.stderr, leave=False)
+
+        def progress(done: int, total: int, msg: str) -> None:
+            bar.total = total
+            bar.set_postfix_str(msg[:40], refresh=False)
+            bar.update(done - bar.n)  # redraws at most every mininterval
+
+    try:
+        p = profile(graph, devs, repeat=args.repeat, warmup=args.warmup, seconds=args.seconds,
+                    rounds=args.rounds, context=args.context, groups=args.groups or bool(args.pattern), patterns=patterns, progress=progress,
+                    cache=not args.no_cache, comm=not args.no_comm)  # fmt: skip
+    finally:
+        if bar is not None:
+            bar.close()
+    atomic_write_json(args.out, p.to_json())
+    prof = p.extra.get("profile", {})
+    print(f"{graph.name}: {len(p.nodes)} nodes, {prof.get('signatures')} distinct ops on "
+          f"{', '.join(p.devices)} in {prof.get('wall_s')} s -> {args.out}", file=sys.stderr)  # fmt: skip
+    return 0

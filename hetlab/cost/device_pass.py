@@ -1,0 +1,66 @@
+"""One device's pass over the units to measure, in rounds.
+
+Contention on a shared machine drifts over seconds. Rather than take all of one op's samples
+at one moment, the pass visits every unit ``rounds`` times and takes a share of its samples
+each time (the first visit prepares it and runs the warm-up); the statistics pool them. A unit
+is stored in the cache after its last round, so Ctrl-C keeps every unit finished so far.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from hetlab.cost.measure import Budget, make_runner, plan_repeats, summarize
+from hetlab.cost.values import Values
+from hetlab.devices.base import Device
+from hetlab.errors import HetlabError
+from hetlab.graph.ir import OpGraph
+
+Item = tuple[str, str, list[str]]  # (cache section, signature, node ids)
+
+
+def measure_device(d: Device, store: Any, items: Sequence[Item], graph: OpGraph, values: Values,
+                   budget: Budget, rounds: int, tick: Callable[..., None]) -> dict[tuple[str, str], Any]:  # fmt: skip
+    """Statistics (or None when the unit failed) per ``(section, signature)``; cached ones are
+    taken from ``store``. ``tick(message, fresh)`` is called once per unit and round."""
+    out: dict[tuple[str, str], Any] = {}
+    todo: list[Item] = []
+    for sec, s, nodes in items:
+        hit = store.get(sec, s)
+        if hit is None:
+            todo.append((sec, s, nodes))
+            continue
+        out[sec, s] = hit if "median" in hit else None
+        for _ in range(rounds):
+            tick(f"{_label(d, graph, nodes)} (cached)")
+    state: dict[str, dict[str, Any]] = {}
+    for r in range(rounds):
+        for sec, s, nodes in todo:
+            st = state.setdefault(s, {"samples": []})
+            if "error" not in st:
+                try:
+                    if r == 0:
+                        unit = d.prepare(graph, nodes)
+                        st["run"], st["timer"] = make_runner(d, unit, values.get(unit.inputs))
+                        warm = [st["run"]() for _ in range(max(1, budget.warmup))]
+                        st["n"] = plan_repeats(warm, budget)
+                    share = st["n"] * (r + 1) // rounds - st["n"] * r // rounds
+                    st["samples"].extend(st["run"]() * 1e3 for _ in range(max(share, 1 if r == 0 else 0)))
+                except (KeyboardInterrupt, HetlabError):
+                    raise
+                except Exception as e:  # noqa: BLE001 - a device failing an op it claimed: cannot run it
+                    msg = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
+                    st.clear()
+                    st["error"] = msg
+            if r == rounds - 1:
+                res = {"error": st["error"]} if "error" in st else {**summarize(st["samples"]), "timer": st["timer"]}
+                store.put(sec, s, res)
+                out[sec, s] = res if "median" in res else None
+                state.pop(s, None)
+            tick(_label(d, graph, nodes), r == rounds - 1)
+    return out
+
+
+def _label(d: Device, graph: OpGraph, nodes: list[str]) -> str:
+    return f"{d.name}: {graph.node(nodes[0]).op_type}" + ("" if len(nodes) == 1 else f" +{len(nodes) - 1}")

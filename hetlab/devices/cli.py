@@ -1,0 +1,52 @@
+"""``hetlab devices [--json] [--platform FILE]`` (spec §5): the devices of this machine."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print the spec §5 JSON list")
+    p.add_argument("--platform", metavar="FILE", help="TOML/JSON file naming CPU core groups and OpenCL devices")
+
+
+def describe(info: dict[str, Any]) -> str:
+    """One human line for a device's ``info()``."""
+    if info.get("kind") == "onnxruntime-cpu":
+        cores = info.get("cores", [])
+        return f"{info.get('threads')} thread(s) on core(s) {_ranges(cores)}"
+    if info.get("kind") == "opencl":
+        parts = [info.get("device"), f"platform {info.get('platform')}" if info.get("platform") else None,
+                 f"driver {info.get('driver_version') or info.get('driver')}"
+                 if info.get("driver_version") or info.get("driver") else None,
+                 f"{info.get('compute_units')} compute units" if info.get("compute_units") else None]  # fmt: skip
+        return ", ".join(str(x) for x in parts if x)
+    return ", ".join(f"{k}={v}" for k, v in info.items() if k not in ("name", "kind"))
+
+
+def _ranges(cores: list[int]) -> str:
+    out, i = [], 0
+    cs = sorted(cores)
+    while i < len(cs):
+        j = i
+        while j + 1 < len(cs) and cs[j + 1] == cs[j] + 1:
+            j += 1
+        out.append(str(cs[i]) if i == j else f"{cs[i]}-{cs[j]}")
+        i = j + 1
+    return ",".join(out)
+
+
+def main(args: argparse.Namespace) -> int:
+    from hetlab.devices.platform import devices
+
+    infos = [d.info() for d in devices(args.platform)]
+    if args.json:
+        print(json.dumps(infos, indent=1, default=str))
+        return 0
+    w = max(len(i["name"]) for i in infos)
+    k = max(len(i["kind"]) for i in infos)
+    for i in infos:
+        print(f"{i['name']:<{w}}  {i['kind']:<{k}}  {describe(i)}")
+    return 0

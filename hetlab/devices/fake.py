@@ -1,0 +1,144 @@
+"""A device that replays a problem's costs (issue 4): executor and widget tests run anywhere.
+
+``run`` sleeps for the unit's cost (the problem's fused-group cost when the unit is exactly a
+group, else the sum of its nodes' costs; ms in the problem, scaled by ``time_scale``) and
+returns zero arrays of the outputs' shapes, or opaque tokens when a shape is unknown.
+``graph_from_problem`` makes an ``OpGraph`` whose tensors carry each edge's bytes, so a
+problem file alone is enough to drive the executor.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from hetlab.cost.problem import Problem
+from hetlab.devices.base import Device, RunResult, Unit, now
+from hetlab.errors import HetlabError
+from hetlab.graph.ir import Edge, Node, OpGraph, Tensor
+
+
+class DeviceFailure(RuntimeError):
+    """What a FakeDevice raises when told to fail (to test fallbacks)."""
+
+
+class FakeDevice(Device):
+    """Replays ``problem``'s costs for device ``name`` (the problem's device of that name,
+    or ``as_device``). ``fail_on``: node ids whose unit raises ``DeviceFailure``."""
+
+    def __init__(self, name: str, problem: Problem, kind: str = "fake", as_device: str | None = None,
+                 time_scale: float = 1.0, fail_on: Sequence[str] = ()) -> None:  # fmt: skip
+        self.name = name
+        self.kind = kind
+        self.problem = problem
+        self.pdev = as_device or name
+        if self.pdev not in problem.dev_index:
+            raise HetlabError(f"fake device {name!r}: problem {problem.name!r} has no device {self.pdev!r}")
+        self.time_scale = float(time_scale)
+        self.fail_on = set(fail_on)
+        self.copies_in = 0  # host -> device transfers made (the tensor cache test reads it)
+        self.copied: list[Any] = []
+        self._lock = threading.Lock()
+
+    def info(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, "replays": self.problem.name, "as": self.pdev}
+
+    def supports(self, node: Node, graph: OpGraph) -> bool:
+        i = self.problem.index.get(node.id)
+        return i is not None and self.problem.nodes[i].cost.get(self.pdev) is not None
+
+    def copy_in(self, array: Any) -> Any:
+        with self._lock:
+            self.copies_in += 1
+            self.copied.append(array)
+        return array
+
+    def cost_ms(self, nodes: Sequence[str]) -> float:
+        """Replayed duration of a unit (ms, before ``time_scale``)."""
+        g = self.problem.group_cost(list(nodes), self.pdev) if len(nodes) > 1 else None
+        if g is not None:
+            return float(g)
+        m = self.problem.cost_matrix
+        j = self.problem.dev_index[self.pdev]
+        return float(sum(m[self.problem.index[v], j] for v in nodes))
+
+    def prepare(self, graph: OpGraph, nodes: Sequence[str]) -> Unit:
+        inside = set(nodes)
+        produced = {t for v in nodes for t in graph.node(v).outputs if t}
+        inputs: list[str] = []
+        for v in nodes:
+            n = graph.node(v)
+            for t in list(n.inputs) + list(n.outer_inputs):
+                if t and t not in produced and t not in graph.consts and t not in inputs:
+                    inputs.append(t)
+        read_outside = {t for n in graph.nodes if n.id not in inside for t in list(n.inputs) + list(n.outer_inputs)}
+        outputs = [t for t in produced if t in read_outside or t in graph.outputs]
+        outputs.sort()
+        handle = {"ms": self.cost_ms(nodes), "fail": bool(self.fail_on & inside),
+                  "shapes": {t: graph.tensors[t] for t in outputs if t in graph.tensors}}  # fmt: skip
+        return Unit(device=self.name, nodes=list(nodes), inputs=inputs, outputs=outputs, handle=handle)
+
+    def run(self, unit: Unit, inputs: dict[str, Any]) -> RunResult:
+        missing = [t for t in unit.inputs if t not in inputs]
+        if missing:
+            raise HetlabError(f"{self.name}: unit {unit.nodes[0]} is missing input {missing[0]!r}")
+        t0 = now()
+        if unit.handle["fail"]:
+            raise DeviceFailure(f"{self.name}: simulated device failure")
+        sleep_until(t0 + unit.handle["ms"] * self.time_scale / 1000.0)
+        outs: dict[str, Any] = {}
+        for t in unit.outputs:
+            ten = unit.handle["shapes"].get(t)
+            if ten is not None and ten.shape is not None:
+                outs[t] = np.zeros(ten.shape, dtype=ten.dtype)
+            else:
+                outs[t] = ("token", t)
+        return RunResult(outputs=outs, start=t0, finish=now())
+
+
+def sleep_until(deadline: float) -> None:
+    """Sleep (releasing the GIL, so fake devices overlap) until ``deadline`` on ``now()``'s
+    clock; the last ~0.2 ms is a short spin for sub-ms precision."""
+    while True:
+        left = deadline - now()
+        if left <= 0:
+            return
+        if left > 3e-4:
+            time.sleep(left - 2e-4)
+        else:
+            time.sleep(0)
+
+
+def graph_from_problem(problem: Problem) -> OpGraph:
+    """An OpGraph with the problem's nodes and edges: node ``v`` writes tensor ``v:out``,
+    a float32 vector of (largest outgoing edge bytes / 4) elements, read by its successors;
+    sources read the one model input ``input``; sinks are model outputs."""
+    out_bytes: dict[str, float] = {n.id: 0.0 for n in problem.nodes}
+    preds: dict[str, list[str]] = {n.id: [] for n in problem.nodes}
+    for e in problem.edges:
+        out_bytes[e.src] = max(out_bytes[e.src], e.bytes)
+        preds[e.dst].append(e.src)
+    has_succ = {e.src for e in problem.edges}
+    tensors = {"input": Tensor("input", (1,), "float32")}
+    nodes: list[Node] = []
+    for i, pn in enumerate(problem.nodes):
+        t = f"{pn.id}:out"
+        tensors[t] = Tensor(t, (max(1, int(out_bytes[pn.id]) // 4),), "float32")
+        ins = [f"{p}:out" for p in preds[pn.id]] or ["input"]
+        nodes.append(Node(id=pn.id, op_type=pn.op_type or "Fake", inputs=ins, outputs=[t], index=i,
+                          out_bytes=tensors[t].nbytes))  # fmt: skip
+    edges = [Edge(e.src, e.dst, int(e.bytes), [f"{e.src}:out"]) for e in problem.edges]
+    g = OpGraph(name=problem.name, nodes=nodes, edges=edges, tensors=tensors, inputs=["input"],
+                outputs=[f"{n.id}:out" for n in problem.nodes if n.id not in has_succ],
+                input_shapes={"input": (1,)})  # fmt: skip
+    g.compute_upranks()
+    return g
+
+
+def fake_devices(problem: Problem, time_scale: float = 1.0) -> list[FakeDevice]:
+    """One FakeDevice per device of ``problem``, named as the problem names them."""
+    return [FakeDevice(d, problem, time_scale=time_scale) for d in problem.devices]

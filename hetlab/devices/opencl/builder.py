@@ -1,0 +1,236 @@
+"""Turn a list of graph nodes into a prebuilt OpenCL launch plan (the unit's handle).
+
+``UnitBuilder`` first plans fusions (``fusion.py``), then lets each op's ``build`` add
+launches through the context methods below. Intermediate
+tensors get one buffer each, allocated once per unit; kernel arguments are set once here, so
+a run only rebinds the buffers of the unit's inputs and enqueues.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from hetlab.devices.base import Unit
+from hetlab.devices.opencl.fusion import plan_concat, plan_fusion
+from hetlab.errors import HetlabError
+from hetlab.graph.ir import Node, OpGraph
+
+NO_ACT = (np.float32(1.0), np.float32(-np.finfo(np.float32).max), np.float32(np.finfo(np.float32).max))
+
+
+@dataclass
+class Ref:
+    """A kernel argument that is a tensor's buffer, resolved when the plan is finished."""
+
+    name: str
+
+
+@dataclass
+class Launch:
+    node: str
+    kernel: Any
+    gsize: tuple[int, ...]
+    lsize: tuple[int, ...] | None
+    args: list[Any]
+
+
+@dataclass
+class Plan:
+    """The handle of a prepared OpenCL unit."""
+
+    device: Any
+    launches: list[Launch]
+    node_ids: list[str]
+    fused: dict[str, str]
+    alias: dict[str, str]
+    buffers: dict[str, Any]
+    slots: dict[str, list[tuple[Launch, int]]]
+    shapes: dict[str, tuple[int, ...]]
+    keep: list[Any] = field(default_factory=list)
+    _bound: dict[str, Any] = field(default_factory=dict)
+    _stage: dict[str, Any] = field(default_factory=dict)
+
+    def staging(self, name: str) -> Any:
+        root = self.alias.get(name, name)
+        if root not in self._stage:
+            self._stage[root] = self.device.alloc(self.shapes[root])
+        return self._stage[root]
+
+    def bind(self, name: str, buf: Any) -> None:
+        root = self.alias.get(name, name)
+        if self._bound.get(root) is buf:
+            return
+        for launch, i in self.slots.get(root, []):
+            launch.kernel.set_arg(i, buf.buf)
+        self._bound[root] = buf
+
+    def result(self, name: str) -> Any:
+        root = self.alias.get(name, name)
+        buf = self.buffers.get(root) or self._bound[root]
+        if buf.shape != self.shapes[name]:
+            buf = type(buf)(buf.buf, self.shapes[name], buf.dtype, buf.device)
+        return buf
+
+
+class UnitBuilder:
+    """Build context handed to every op's ``build(node, ctx)``."""
+
+    def __init__(self, device: Any, graph: OpGraph, node_ids: list[str]) -> None:
+        from hetlab.devices.opencl.ops import why_not
+
+        self.device, self.graph = device, graph
+        order = {v: i for i, v in enumerate(graph.topo_order())}
+        self.node_ids = sorted(dict.fromkeys(node_ids), key=lambda v: order[v])
+        self.nodes = [graph.node(v) for v in self.node_ids]
+        for n in self.nodes:
+            reason = why_not(n, graph)
+            if reason:
+                raise HetlabError(f"{self.device.name} cannot run node {n.id}: {reason}")
+        self.weights = _weights(graph)
+        self.launches: list[Launch] = []
+        self.alias: dict[str, str] = {}
+        self.fused: dict[str, str] = {}
+        self.final: dict[str, str] = {}
+        self.act_of: dict[str, Node] = {}
+        self.bn_of: dict[str, Node] = {}
+        self.bias_of: dict[str, np.ndarray] = {}
+        self.keep: list[Any] = []
+        self._uploads: dict[tuple, Any] = {}
+        self._plan_outputs()
+        plan_fusion(self)
+        plan_concat(self)
+
+    # --- planning -------------------------------------------------------------------
+    def _plan_outputs(self) -> None:
+        inside = set(self.node_ids)
+        self.consumers: dict[str, list[str]] = {}
+        for n in self.graph.nodes:
+            for t in dict.fromkeys(n.inputs + n.outer_inputs):
+                if t:
+                    self.consumers.setdefault(t, []).append(n.id)
+        self.produced = [t for n in self.nodes for t in n.outputs if t]
+        gout = set(self.graph.outputs)
+        self.outputs = [t for t in self.produced
+                        if t in gout or any(c not in inside for c in self.consumers.get(t, []))]
+
+    def dest(self, node: Node) -> tuple[Ref, int]:
+        """The buffer and element offset where ``node``'s (final) output is written."""
+        name, off = self.out(node), 0
+        while name in self.sub:
+            name, o = self.sub[name]
+            off += o
+        return Ref(self.alias.get(name, name)), off
+
+    # --- context for ops ---------------------------------------------------------------
+    def shape(self, name: str) -> tuple[int, ...]:
+        return tuple(int(d) for d in self.graph.tensors[name].shape)
+
+    def const(self, name: str) -> np.ndarray | None:
+        return self.weights.get(name) if name else None
+
+    def out(self, node: Node) -> str:
+        """The tensor ``node``'s launch writes (its fused activation's output, if any)."""
+        return self.final.get(node.id, node.outputs[0])
+
+    def act(self, node: Node) -> tuple[np.float32, np.float32, np.float32]:
+        from hetlab.devices.opencl.ops.activation import act_params
+
+        a = self.act_of.get(node.id)
+        return NO_ACT if a is None else act_params(a, self)
+
+    def t(self, name: str) -> Ref:
+        return Ref(self.alias.get(name, name))
+
+    def tensor_or_const(self, name: str) -> Any:
+        """A float input: its uploaded value when constant, else the tensor reference."""
+        c = self.const(name)
+        return self.upload(c, key=("const", name)) if c is not None else self.t(name)
+
+    def upload(self, array: np.ndarray, key: Any = None, dtype: str = "float32") -> Any:
+        if key is not None and key in self._uploads:
+            return self._uploads[key]
+        b = self.device.copy_in(np.ascontiguousarray(np.asarray(array, dtype=dtype)).reshape(-1))
+        self.keep.append(b)
+        if key is not None:
+            self._uploads[key] = b.buf
+        return b.buf
+
+    def ints(self, values: list[int]) -> Any:
+        return self.upload(np.asarray(values, dtype=np.int32), dtype="int32")
+
+    def scratch(self, n_floats: int) -> Any:
+        b = self.device.alloc((max(int(n_floats), 1),))
+        self.keep.append(b)
+        return b.buf
+
+    def kernel(self, filename: str, name: str, options: str = "") -> Any:
+        return self.device.kernel(filename, name, options)
+
+    def launch(self, node: Node, kernel: Any, gsize: tuple[int, ...], lsize: tuple[int, ...] | None,
+               args: list[Any]) -> None:
+        if lsize is not None:
+            gsize = tuple(-(-g // l) * l for g, l in zip(gsize, lsize))
+        if min(gsize) <= 0:
+            return
+        self.launches.append(Launch(node.id, kernel, tuple(int(g) for g in gsize),
+                                    None if lsize is None else tuple(lsize), args))
+
+    def make_alias(self, out: str, src: str) -> None:
+        self.alias[out] = self.alias.get(src, src)
+
+    # --- finishing -----------------------------------------------------------------------
+    def build(self) -> Unit:
+        from hetlab.devices.opencl.ops import op_for
+
+        for n in self.nodes:
+            if n.id not in self.fused:
+                try:
+                    op_for(n.op_type).build(n, self)
+                except (KeyError, IndexError, TypeError, ValueError) as e:
+                    raise HetlabError(f"{self.device.name} cannot build node {n.id} ({n.op_type}): "
+                                      f"{type(e).__name__}: {e}") from None
+        buffers: dict[str, Any] = {}
+        slots: dict[str, list[tuple[Launch, int]]] = {}
+        inputs: list[str] = []
+        shapes = {t: self.shape(t) for n in self.nodes for t in n.inputs + n.outputs if t}
+        own = {t for t in self.produced if t not in self.alias}
+        for L in self.launches:
+            for i, a in enumerate(L.args):
+                if isinstance(a, Ref):
+                    if a.name in own:
+                        if a.name not in buffers:
+                            buffers[a.name] = self.device.alloc(self.shape(a.name))
+                        L.kernel.set_arg(i, buffers[a.name].buf)
+                    else:
+                        slots.setdefault(a.name, []).append((L, i))
+                        if a.name not in inputs:
+                            inputs.append(a.name)
+                else:
+                    L.kernel.set_arg(i, a)
+        for t in self.outputs:  # outputs that are views of unit inputs
+            root = self.alias.get(t, t)
+            if root not in own and root not in inputs:
+                inputs.append(root)
+            if root in own and root not in buffers:
+                buffers[root] = self.device.alloc(self.shape(root))
+        plan = Plan(self.device, self.launches, self.node_ids, self.fused, self.alias, buffers,
+                    slots, shapes, keep=self.keep)
+        return Unit(device=self.device.name, nodes=self.node_ids, inputs=inputs,
+                    outputs=list(self.outputs), handle=plan)
+
+
+def _weights(graph: OpGraph) -> dict[str, np.ndarray]:
+    """Constant tensors of ``graph`` (cached on the graph object)."""
+    w = getattr(graph, "_hetlab_weights", None)
+    if w is None:
+        if not graph.consts:
+            w = {}
+        else:
+            from hetlab.graph import onnx_io
+
+            w = onnx_io.weights(graph)
+        graph._hetlab_weights = w  # type: ignore[attr-defined]
+    return w

@@ -1,0 +1,246 @@
+"""OpenCL devices driven through pyopencl, with hetlab's own kernels (``kernels/*.cl``).
+
+One ``OpenCLDevice`` per device pyopencl finds (``cl0``, ``cl1``... in platform order). Each
+has its own in-order command queue with profiling enabled and a program cache (a program is
+compiled once per device, keyed by its source and build options).
+
+Buffers: where the device shares memory with the host (``host_unified_memory``: integrated
+GPUs, CPU devices such as PoCL) they are allocated with ``CL_MEM_ALLOC_HOST_PTR`` and filled
+or read through ``clEnqueueMapBuffer``/unmap, so the CPU writes straight into the memory the
+kernels read (HOPE §4.4). Otherwise ``enqueue_copy`` moves the data.
+
+Timing: every launch returns an event. The run notes ``perf_counter()`` just before the first
+enqueue (``t0``); the first event's ``CL_PROFILING_COMMAND_QUEUED`` stamp is the device-clock
+time of that same moment, so a device stamp ``s`` (ns) maps to ``t0 + (s - queued0) * 1e-9``
+seconds on hetlab's clock. The error is the duration of one enqueue call (microseconds).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hetlab.devices.base import Device, NodeTime, RunResult, Unit, now
+from hetlab.errors import HetlabError
+from hetlab.graph.ir import Node, OpGraph
+
+KERNEL_DIR = Path(__file__).parent / "kernels"
+
+
+def _cl():
+    try:
+        import pyopencl as cl
+    except (ImportError, OSError) as e:  # pragma: no cover - depends on the machine
+        raise HetlabError(f"pyopencl is not importable ({e}); install pyopencl to use OpenCL") from None
+    return cl
+
+
+@dataclass
+class CLBuffer:
+    """A device buffer holding one C-contiguous tensor of ``shape`` and ``dtype``."""
+
+    buf: Any
+    shape: tuple[int, ...]
+    dtype: str
+    device: str
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
+
+
+def discover() -> list[OpenCLDevice]:
+    """Every OpenCL device pyopencl finds, named cl0, cl1... in platform order."""
+    try:
+        cl = _cl()
+    except HetlabError:
+        return []
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error:  # no ICD registered: no OpenCL platform at all
+        return []
+    out: list[OpenCLDevice] = []
+    for p in platforms:
+        try:
+            devs = p.get_devices()
+        except cl.Error:  # a platform without devices
+            devs = []
+        for d in devs:
+            out.append(OpenCLDevice(d, f"cl{len(out)}"))
+    return out
+
+
+class OpenCLDevice(Device):
+    """An OpenCL device; see the module docstring for buffers and timing."""
+
+    kind = "opencl"
+
+    def __init__(self, cl_device: Any, name: str) -> None:
+        cl = _cl()
+        self.cl = cl
+        self.name = name
+        self.dev = cl_device
+        self.ctx = cl.Context([cl_device])
+        self.queue = cl.CommandQueue(self.ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+        self.unified = bool(getattr(cl_device, "host_unified_memory", False))
+        self._programs: dict[tuple[str, str], Any] = {}
+        self.record_node_times = True
+
+    # --- identity -----------------------------------------------------------
+    def info(self) -> dict[str, Any]:
+        d = self.dev
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "platform": d.platform.name.strip(),
+            "device": d.name.strip(),
+            "driver_version": d.driver_version.strip(),
+            "device_version": d.version.strip(),
+            "compute_units": int(d.max_compute_units),
+            "global_mem_bytes": int(d.global_mem_size),
+            "local_mem_bytes": int(d.local_mem_size),
+            "max_work_group_size": int(d.max_work_group_size),
+            "host_unified_memory": self.unified,
+        }
+
+    def supports(self, node: Node, graph: OpGraph) -> bool:
+        return self.why_not(node, graph) is None
+
+    def why_not(self, node: Node, graph: OpGraph) -> str | None:
+        from hetlab.devices.opencl.ops import why_not
+
+        return why_not(node, graph)
+
+    # --- programs -----------------------------------------------------------
+    def program(self, filename: str, options: str = "") -> Any:
+        """The built program of ``kernels/<filename>`` with ``options`` (compiled once)."""
+        src = (KERNEL_DIR / filename).read_text()
+        key = (hashlib.sha1(src.encode()).hexdigest(), options)
+        prg = self._programs.get(key)
+        if prg is None:
+            try:
+                prg = self.cl.Program(self.ctx, src).build(options=options.split())
+            except self.cl.RuntimeError as e:
+                raise HetlabError(f"OpenCL build of {filename} failed on {self.name}: {str(e)[:300]}") from None
+            self._programs[key] = prg
+        return prg
+
+    def kernel(self, filename: str, name: str, options: str = "") -> Any:
+        """A fresh kernel object (own argument slots) of a cached program."""
+        return self.cl.Kernel(self.program(filename, options), name)
+
+    # --- buffers --------------------------------------------------------------
+    def raw_buffer(self, nbytes: int) -> Any:
+        mf = self.cl.mem_flags
+        flags = mf.READ_WRITE | (mf.ALLOC_HOST_PTR if self.unified else 0)
+        return self.cl.Buffer(self.ctx, flags, max(int(nbytes), 4))
+
+    def alloc(self, shape: Sequence[int], dtype: str = "float32") -> CLBuffer:
+        shape = tuple(int(s) for s in shape)
+        n = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+        return CLBuffer(self.raw_buffer(n), shape, str(np.dtype(dtype)), self.name)
+
+    def write(self, dst: CLBuffer, array: np.ndarray) -> None:
+        """Host array -> existing device buffer (mapped when zero-copy, else a copy)."""
+        a = np.ascontiguousarray(array, dtype=dst.dtype).reshape(-1)
+        if a.size == 0:
+            return
+        if self.unified:
+            cl = self.cl
+            m, _ = cl.enqueue_map_buffer(self.queue, dst.buf, cl.map_flags.WRITE_INVALIDATE_REGION,
+                                         0, a.shape, a.dtype)
+            m[...] = a
+            m.base.release(self.queue)
+        else:
+            self.cl.enqueue_copy(self.queue, dst.buf, a, is_blocking=False)
+        self.queue.finish()
+
+    def copy_in(self, array: np.ndarray) -> CLBuffer:
+        array = np.asarray(array)
+        buf = self.alloc(array.shape, str(array.dtype))
+        self.write(buf, array)
+        return buf
+
+    def copy_out(self, buf: Any) -> np.ndarray:
+        if not isinstance(buf, CLBuffer):
+            return np.asarray(buf)
+        out = np.empty(buf.shape, dtype=buf.dtype)
+        if out.size == 0:
+            return out
+        if self.unified:
+            cl = self.cl
+            m, _ = cl.enqueue_map_buffer(self.queue, buf.buf, cl.map_flags.READ, 0,
+                                         (out.size,), out.dtype)
+            out.reshape(-1)[...] = m
+            m.base.release(self.queue)
+            self.queue.finish()
+        else:
+            self.cl.enqueue_copy(self.queue, out, buf.buf, is_blocking=True)
+        return out
+
+    def free(self, buf: Any) -> None:
+        if isinstance(buf, CLBuffer):
+            buf.buf.release()
+
+    # --- running -------------------------------------------------------------
+    def prepare(self, graph: OpGraph, nodes: Sequence[str]) -> Unit:
+        from hetlab.devices.opencl.builder import UnitBuilder
+
+        return UnitBuilder(self, graph, list(nodes)).build()
+
+    def run(self, unit: Unit, inputs: dict[str, Any]) -> RunResult:
+        """Enqueue the unit's prebuilt launches and wait. Outputs are the unit's own buffers,
+        overwritten by its next run (copy them out or consume them before that)."""
+        h = unit.handle
+        for name in unit.inputs:
+            if name not in inputs:
+                raise HetlabError(f"unit on {self.name} needs input {name!r}; pass it to run()")
+            h.bind(name, self._as_buffer(h, name, inputs[name]))
+        cl, q = self.cl, self.queue
+        enqueue = cl.enqueue_nd_range_kernel
+        t0 = now()
+        events = [enqueue(q, L.kernel, L.gsize, L.lsize) for L in h.launches]
+        q.finish()
+        t1 = now()
+        outs = {name: h.result(name) for name in unit.outputs}
+        times = self._node_times(h, events, t0, t1) if self.record_node_times else []
+        return RunResult(outputs=outs, start=t0, finish=t1, node_times=times)
+
+    def _as_buffer(self, h: Any, name: str, value: Any) -> CLBuffer:
+        if isinstance(value, CLBuffer) and value.device == self.name:
+            return value
+        if isinstance(value, CLBuffer):
+            raise HetlabError(f"input {name!r} lives on {value.device}; copy it out before passing it to {self.name}")
+        stage = h.staging(name)
+        self.write(stage, np.asarray(value))
+        return stage
+
+    def _node_times(self, h: Any, events: list, t0: float, t1: float) -> list[NodeTime]:
+        if not events:
+            return []
+        q0 = events[0].profile.queued
+        span: dict[str, list[float]] = {}
+        for L, ev in zip(h.launches, events):
+            s = min(max(t0 + (ev.profile.start - q0) * 1e-9, t0), t1)
+            f = min(max(t0 + (ev.profile.end - q0) * 1e-9, s), t1)
+            cur = span.get(L.node)
+            span[L.node] = [s, f] if cur is None else [min(cur[0], s), max(cur[1], f)]
+        out = []
+        for nid in h.node_ids:
+            host = h.fused.get(nid)
+            if host is not None and host in span:  # fused into its producer's launch
+                f = span[host][1]
+                out.append(NodeTime(nid, f, f))
+            elif nid in span:
+                out.append(NodeTime(nid, *span[nid]))
+            else:  # a pure view (Reshape, Identity...): no launch
+                out.append(NodeTime(nid, t0, t0))
+        return out
+
+    def close(self) -> None:
+        self._programs.clear()

@@ -1,0 +1,121 @@
+"""Fusion planning for a unit (run by ``UnitBuilder`` before any op builds):
+
+- BatchNormalization into a preceding Conv whose output only the BN reads (weights folded);
+- ``MatMul``/``Gemm`` + ``Add`` of a constant row vector or of a same-shape tensor computed
+  earlier, into the GEMM epilogue's bias;
+- Relu/LeakyRelu/Clip into the epilogue of the op producing their input;
+- Concat inputs written in place: producers whose kernels take an output offset write their
+  slice of the Concat output directly when it is contiguous and the Concat is their only reader.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from hetlab.graph.ir import Node
+
+ACTIVATIONS = ("Relu", "LeakyRelu", "Clip")
+ACT_HOSTS = ("Conv", "ConvTranspose", "Gemm", "MatMul", "Add", "Sub", "Mul", "Div",
+             "BatchNormalization", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish")
+ELIDE_INTO = ("Conv", "MaxPool", "AveragePool", "Concat")
+
+
+def _depthwise(node: Node, b: Any) -> bool:
+    g = int(node.attrs.get("group", 1))
+    return g > 1 and b.shape(node.inputs[0])[1] // g == 1
+
+
+def _sole_reader(ub: Any, t: str, ops: tuple[str, ...]) -> Node | None:
+    cons = ub.consumers.get(t, [])
+    if len(cons) != 1 or t in ub.outputs or cons[0] not in ub.node_ids:
+        return None
+    n = ub.graph.node(cons[0])
+    return n if n.op_type in ops and n.inputs[0] == t and n.id not in ub.fused else None
+
+
+def plan_fusion(ub: Any) -> None:
+    from hetlab.devices.opencl.ops.activation import act_params
+
+    for n in ub.nodes:
+        if n.id in ub.fused:
+            continue
+        ub.final[n.id] = n.outputs[0]
+        if n.op_type == "Conv" and all(ub.const(t) is not None for t in n.inputs[1:] if t):
+            bn = _sole_reader(ub, n.outputs[0], ("BatchNormalization",))
+            if bn is not None and all(ub.const(t) is not None for t in bn.inputs[1:5]) \
+                    and len([o for o in bn.outputs if o]) == 1:
+                ub.bn_of[n.id], ub.fused[bn.id] = bn, n.id
+                ub.final[n.id] = bn.outputs[0]
+        if n.op_type in ("MatMul", "Gemm") and not (n.op_type == "Gemm" and len(n.inputs) > 2
+                                                    and n.inputs[2]):
+            _plan_bias(ub, n)
+        if n.op_type in ACT_HOSTS:
+            a = _sole_reader(ub, ub.final[n.id], ACTIVATIONS)
+            if a is not None and act_params(a, ub) is not None:
+                ub.act_of[n.id], ub.fused[a.id] = a, n.id
+                ub.final[n.id] = a.outputs[0]
+
+
+def _plan_bias(ub: Any, n: Node) -> None:
+    """Fold ``MatMul -> Add(row vector or same-shape tensor)`` into the GEMM epilogue.
+    ``bias_of[n.id]`` = (row values, None) for a constant row, (None, tensor) otherwise."""
+    y = n.outputs[0]
+    cons = ub.consumers.get(y, [])
+    if len(cons) != 1 or cons[0] not in ub.node_ids or y in ub.outputs:
+        return
+    add = ub.graph.node(cons[0])
+    if add.op_type != "Add" or add.id in ub.fused or sorted(add.inputs).count(y) != 1:
+        return
+    other = add.inputs[1] if add.inputs[0] == y else add.inputs[0]
+    ys = ub.shape(y)
+    if ub.shape(add.outputs[0]) != ys:
+        return
+    c = ub.const(other)
+    if c is not None:
+        if c.dtype.kind != "f" or c.ndim > len(ys) or any(d != 1 for d in c.shape[:-1]):
+            if tuple(c.shape) != ys:
+                return
+        elif c.shape[-1:] not in ((ys[-1],), (1,)) and c.ndim:
+            return
+        if tuple(c.shape) != ys:
+            ub.bias_of[n.id] = (np.broadcast_to(c.reshape(-1), (ys[-1],)), None)
+        else:
+            ub.bias_of[n.id] = (None, other)
+    else:
+        t = ub.graph.tensors.get(other)
+        if t is None or t.dtype != "float32" or tuple(t.shape) != ys:
+            return
+        if other in ub.produced:  # its producer must run before n
+            pos = {v: i for i, v in enumerate(ub.node_ids)}
+            prod = next(m for m in ub.nodes if other in m.outputs)
+            if pos[prod.id] > pos[n.id] or prod.id in ub.fused:
+                return
+        ub.bias_of[n.id] = (None, other)
+    ub.fused[add.id] = n.id
+    ub.final[n.id] = add.outputs[0]
+
+
+def plan_concat(ub: Any) -> None:
+    """Let producers write straight into their slice of a Concat output (no copy) when the
+    slice is contiguous (all dims before the axis are 1), the Concat is the tensor's only
+    reader, and the producer's kernel takes an output offset (ELIDE_INTO)."""
+    ub.sub: dict[str, tuple[str, int]] = {}
+    writer = {t: ub.graph.node(h) for h, t in ub.final.items()}
+    for n in reversed(ub.nodes):
+        if n.op_type != "Concat" or n.id in ub.fused:
+            continue
+        ys = ub.shape(n.outputs[0])
+        ax = int(n.attrs.get("axis", 0)) % len(ys)
+        if int(np.prod(ys[:ax], dtype=np.int64)) != 1:
+            continue
+        inner, pos = int(np.prod(ys[ax + 1:], dtype=np.int64)), 0
+        for t in n.inputs:
+            xs = ub.shape(t) if t in ub.graph.tensors else np.shape(ub.const(t))
+            off, pos = pos * inner, pos + int(xs[ax])
+            w = writer.get(t)
+            if (w is not None and w.op_type in ELIDE_INTO and t not in ub.outputs
+                    and ub.consumers.get(t) == [n.id] and n.inputs.count(t) == 1
+                    and not (w.op_type == "Conv" and _depthwise(w, ub))):
+                ub.sub[t] = (n.outputs[0], off)

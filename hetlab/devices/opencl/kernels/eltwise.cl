@@ -1,0 +1,136 @@
+// Elementwise, broadcasting and data-movement kernels. OpenCL 1.2 C.
+// An "nd meta" block (int32, __constant) is [ndim, shape[6], sa[6], sb[6], offa, offb]:
+// the iteration shape (row-major, trailing ndim entries used) and element strides of two
+// operands (0 = broadcast). Strides may be negative (Slice with a negative step).
+
+#define MAXD 6
+
+inline float act(float v, float slope, float lo, float hi) {
+    v = v < 0.0f ? v * slope : v;
+    return fmin(fmax(v, lo), hi);
+}
+
+inline void nd_offsets(__constant int* m, int i, int* ia, int* ib) {
+    const int nd = m[0];
+    int a = m[19], b = m[20];
+    for (int d = MAXD - 1; d >= MAXD - nd; --d) {
+        const int s = m[1 + d];
+        const int c = i % s;
+        i /= s;
+        a += c * m[7 + d];
+        b += c * m[13 + d];
+    }
+    *ia = a;
+    *ib = b;
+}
+
+// op: 0 relu-family (epilogue only), 1 sigmoid, 2 hardsigmoid(p0=alpha, p1=beta), 3 hardswish,
+//     4 tanh, 5 exp, 6 sqrt, 7 erf, 8 neg, 9 abs, 10 log, 11 reciprocal, 12 softplus,
+//     13 elu(p0=alpha), 14 gelu (erf), 15 gelu (tanh approximation)
+__kernel void unary(__global const float* x, __global float* y, const int n, const int op,
+                    const float p0, const float p1,
+                    const float slope, const float lo, const float hi)
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    float v = x[i];
+    switch (op) {
+        case 1: v = 1.0f / (1.0f + exp(-v)); break;
+        case 2: v = fmin(fmax(p0 * v + p1, 0.0f), 1.0f); break;
+        case 3: v = v * fmin(fmax(v / 6.0f + 0.5f, 0.0f), 1.0f); break;
+        case 4: v = tanh(v); break;
+        case 5: v = exp(v); break;
+        case 6: v = sqrt(v); break;
+        case 7: v = erf(v); break;
+        case 8: v = -v; break;
+        case 9: v = fabs(v); break;
+        case 10: v = log(v); break;
+        case 11: v = 1.0f / v; break;
+        case 12: v = log1p(exp(-fabs(v))) + fmax(v, 0.0f); break;
+        case 13: v = v < 0.0f ? p0 * (exp(v) - 1.0f) : v; break;
+        case 14: v = 0.5f * v * (1.0f + erf(v * 0.70710678118654752f)); break;
+        case 15: v = 0.5f * v * (1.0f + tanh(0.79788456080286536f * (v + 0.044715f * v * v * v))); break;
+        default: break;
+    }
+    y[i] = act(v, slope, lo, hi);
+}
+
+// op: 0 add, 1 sub, 2 mul, 3 div, 4 pow, 5 max, 6 min, 7 prelu (b = slope)
+__kernel void binary(__global const float* a, __global const float* b, __global float* y,
+                     __constant int* meta, const int n, const int op,
+                     const float slope, const float lo, const float hi)
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    int ia, ib;
+    nd_offsets(meta, i, &ia, &ib);
+    const float u = a[ia], w = b[ib];
+    float v;
+    switch (op) {
+        case 0: v = u + w; break;
+        case 1: v = u - w; break;
+        case 2: v = u * w; break;
+        case 3: v = u / w; break;
+        case 4: v = pow(u, w); break;
+        case 5: v = fmax(u, w); break;
+        case 6: v = fmin(u, w); break;
+        default: v = u < 0.0f ? u * w : u; break;
+    }
+    y[i] = act(v, slope, lo, hi);
+}
+
+// dst[offb + ...] = src[offa + ...] over the meta shape (Transpose, Slice, Concat, Split, Expand).
+__kernel void copy_nd(__global const float* src, __global float* dst, __constant int* meta,
+                      const int n)
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    int ia, ib;
+    nd_offsets(meta, i, &ia, &ib);
+    dst[ib] = src[ia];
+}
+
+// y = act(x * scale[c] + shift[c]), c = (i / inner) % C (BatchNormalization as an affine).
+__kernel void affine(__global const float* x, __global float* y, __global const float* scale,
+                     __global const float* shift, const int n, const int C, const int inner,
+                     const float slope, const float lo, const float hi)
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const int c = (i / inner) % C;
+    y[i] = act(mad(x[i], scale[c], shift[c]), slope, lo, hi);
+}
+
+__kernel void fill(__global float* y, const int n, const float value)
+{
+    const int i = get_global_id(0);
+    if (i < n) y[i] = value;
+}
+
+// Pad. pm = [ndim, out_shape[6], in_shape[6], pad_begin[6]] (trailing ndim used).
+// mode: 0 constant, 1 reflect, 2 edge.
+__kernel void pad(__global const float* x, __global float* y, __constant int* pm, const int n,
+                  const int mode, const float value)
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const int nd = pm[0];
+    int r = i, src = 0, stride = 1, inside = 1;
+    for (int d = MAXD - 1; d >= MAXD - nd; --d) {
+        const int os = pm[1 + d], is = pm[7 + d];
+        int c = r % os - pm[13 + d];
+        r /= os;
+        if (c < 0 || c >= is) {
+            if (mode == 0) inside = 0;
+            else if (mode == 2) c = clamp(c, 0, is - 1);
+            else {
+                const int p = max(2 * is - 2, 1);
+                c = abs(c) % p;
+                if (c >= is) c = p - c;
+            }
+        }
+        src += c * stride;
+        stride *= is;
+    }
+    y[i] = inside ? x[src] : value;
+}

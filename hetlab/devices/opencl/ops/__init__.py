@@ -1,0 +1,99 @@
+"""Registry of OpenCL op builders, keyed by ONNX op type.
+
+Each op class answers ``why_not(node, graph)`` (None when supported: checks attributes,
+dtypes -- fp32 compute -- and which inputs must be constant) and ``build(node, ctx)``, which
+adds kernel launches through the ``UnitBuilder`` context.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hetlab.errors import HetlabError, UnsupportedOp
+from hetlab.graph.ir import Node, OpGraph
+
+REGISTRY: dict[str, Op] = {}
+
+
+class Op:
+    """Base class: ``op_types`` it serves, the input indices that must be float32 tensors."""
+
+    op_types: tuple[str, ...] = ()
+    max_rank = 6
+
+    def float_inputs(self, node: Node) -> list[int]:
+        return [i for i, t in enumerate(node.inputs) if t]
+
+    def why_not(self, node: Node, graph: OpGraph) -> str | None:
+        for i in self.float_inputs(node):
+            if i >= len(node.inputs) or not node.inputs[i]:
+                continue
+            r = _check_tensor(graph, node.inputs[i], self.max_rank)
+            if r:
+                return r
+        for t in node.outputs[:1]:
+            r = _check_tensor(graph, t, self.max_rank)
+            if r:
+                return r
+        return self.check(node, graph)
+
+    def check(self, node: Node, graph: OpGraph) -> str | None:
+        return None
+
+    def build(self, node: Node, ctx: Any) -> None:
+        raise NotImplementedError
+
+
+def _check_tensor(graph: OpGraph, name: str, max_rank: int) -> str | None:
+    t = graph.tensors.get(name)
+    if t is None or t.shape is None:
+        return f"tensor {name!r} has no fixed shape"
+    if t.dtype != "float32":
+        return f"tensor {name!r} is {t.dtype} (OpenCL kernels compute in float32)"
+    if len(t.shape) > max_rank:
+        return f"tensor {name!r} has rank {len(t.shape)} > {max_rank}"
+    if any(int(d) <= 0 for d in t.shape):
+        return f"tensor {name!r} is empty"
+    return None
+
+
+def register(cls: type[Op]) -> type[Op]:
+    inst = cls()
+    for t in cls.op_types:
+        REGISTRY[t] = inst
+    return cls
+
+
+def op_for(op_type: str) -> Op:
+    try:
+        return REGISTRY[op_type]
+    except KeyError:
+        raise UnsupportedOp(f"no OpenCL kernel for op type {op_type!r}; registered: "
+                            f"{', '.join(sorted(REGISTRY))}") from None
+
+
+def why_not(node: Node, graph: OpGraph) -> str | None:
+    if node.domain not in ("", "ai.onnx"):
+        return f"{node.domain}.{node.op_type} is outside the ONNX domain"
+    op = REGISTRY.get(node.op_type)
+    if op is None:
+        return f"{node.op_type} has no OpenCL kernel"
+    try:
+        return op.why_not(node, graph)
+    except HetlabError as e:
+        return str(e)
+    except (KeyError, IndexError, TypeError, ValueError) as e:  # malformed node: refuse it
+        return f"{node.op_type} node {node.id} could not be checked ({type(e).__name__}: {e})"
+
+
+from hetlab.devices.opencl.ops import (  # noqa: F401  (registration side effects)
+    activation,
+    binary,
+    conv,
+    gemm,
+    layout,
+    lstm,
+    norm,
+    pool,
+    resize,
+)

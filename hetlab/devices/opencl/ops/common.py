@@ -1,0 +1,102 @@
+"""Small helpers shared by the op builders: strides, nd-meta blocks, attributes, constants."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from hetlab.graph.ir import Node, OpGraph
+
+MAXD = 6
+LOCAL = 256
+
+
+def strides(shape: Sequence[int]) -> list[int]:
+    out, s = [], 1
+    for d in reversed(shape):
+        out.append(s)
+        s *= int(d)
+    return out[::-1]
+
+
+def numel(shape: Sequence[int]) -> int:
+    return int(np.prod([int(d) for d in shape], dtype=np.int64))
+
+
+def nd_meta(shape: Sequence[int], sa: Sequence[int], sb: Sequence[int], offa: int = 0,
+            offb: int = 0) -> list[int]:
+    """The int block [ndim, shape[6], sa[6], sb[6], offa, offb] of eltwise.cl, with size-1
+    dims dropped and mergeable neighbours merged (so same-shape operands become 1-D)."""
+    dims = [(int(n), int(a), int(b)) for n, a, b in zip(shape, sa, sb) if int(n) != 1]
+    merged: list[tuple[int, int, int]] = []
+    for n, a, b in dims:
+        if merged:
+            pn, pa, pb = merged[-1]
+            if pa == a * n and pb == b * n:
+                merged[-1] = (pn * n, a, b)
+                continue
+        merged.append((n, a, b))
+    if len(merged) > MAXD:
+        raise ValueError(f"{len(merged)} dims after merging > {MAXD}")
+    pad = [(1, 0, 0)] * (MAXD - len(merged)) + merged
+    return ([len(merged)] + [p[0] for p in pad] + [p[1] for p in pad] + [p[2] for p in pad]
+            + [int(offa), int(offb)])
+
+
+def bcast_strides(in_shape: Sequence[int], out_shape: Sequence[int]) -> list[int]:
+    """Element strides of a row-major ``in_shape`` operand broadcast to ``out_shape``."""
+    r = len(out_shape)
+    shp = [1] * (r - len(in_shape)) + [int(d) for d in in_shape]
+    st = strides(shp)
+    return [0 if shp[i] == 1 and int(out_shape[i]) != 1 else st[i] for i in range(r)]
+
+
+def attr(node: Node, key: str, default: Any = None) -> Any:
+    v = node.attrs.get(key, default)
+    return v.decode() if isinstance(v, bytes) else v
+
+
+def const_value(graph: OpGraph, name: str) -> np.ndarray | None:
+    """A constant input's value (None when not constant or omitted)."""
+    if not name or name not in graph.consts:
+        return None
+    from hetlab.devices.opencl.builder import _weights
+
+    return _weights(graph).get(name)
+
+
+def is_const(graph: OpGraph, name: str) -> bool:
+    return bool(name) and name in graph.consts
+
+
+def i32(v: Any) -> np.int32:
+    return np.int32(v)
+
+
+def f32(v: Any) -> np.float32:
+    return np.float32(v)
+
+
+def grid1(n: int) -> tuple[tuple[int], tuple[int]]:
+    return (n,), (LOCAL,)
+
+
+def conv_pads(node: Node, in_sp: Sequence[int], out_sp: Sequence[int], k: Sequence[int],
+              s: Sequence[int], d: Sequence[int]) -> tuple[list[int], list[int]]:
+    """Begin and end pads of a Conv/Pool from ``auto_pad`` or ``pads``."""
+    r = len(in_sp)
+    auto = attr(node, "auto_pad", "NOTSET") or "NOTSET"
+    if auto in ("SAME_UPPER", "SAME_LOWER"):
+        begin, end = [], []
+        for i in range(r):
+            total = max(0, (out_sp[i] - 1) * s[i] + (k[i] - 1) * d[i] + 1 - in_sp[i])
+            b = total // 2 if auto == "SAME_UPPER" else total - total // 2
+            begin.append(b)
+            end.append(total - b)
+        return begin, end
+    if auto == "VALID":
+        return [0] * r, [0] * r
+    pads = list(attr(node, "pads", [0] * (2 * r)))
+    return [int(p) for p in pads[:r]], [int(p) for p in pads[r:]]

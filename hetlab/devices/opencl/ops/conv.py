@@ -1,0 +1,121 @@
+"""Conv (implicit-im2col tiled GEMM; 1x1 stride-1 as a plain GEMM; depthwise direct) and
+ConvTranspose (direct gather kernel). 1-D convolutions run as 2-D with H = 1.
+
+A BatchNormalization fused by the builder is folded into the weights and bias here:
+``W' = W * s``, ``b' = (b - mean) * s + beta`` with ``s = gamma / sqrt(var + eps)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from hetlab.devices.opencl.ops import Op, register
+from hetlab.devices.opencl.ops.common import attr, conv_pads, i32
+from hetlab.devices.opencl.ops.gemm import gemm_launch
+from hetlab.graph.ir import Node, OpGraph
+
+
+def _geometry(node: Node, xs: tuple[int, ...], ys: tuple[int, ...], ksp: list[int]) -> dict:
+    r = len(xs) - 2
+    s = list(attr(node, "strides", [1] * r))
+    d = list(attr(node, "dilations", [1] * r))
+    pb, pe = conv_pads(node, xs[2:], ys[2:], ksp, s, d)
+    if r == 1:  # 1-D as 2-D with H = 1
+        return {"H": 1, "W": xs[2], "OH": 1, "OW": ys[2], "KH": 1, "KW": ksp[0], "SH": 1, "SW": s[0], "PH": 0, "PW": pb[0],
+                    "DH": 1, "DW": d[0], "PHE": 0, "PWE": pe[0]}
+    return {"H": xs[2], "W": xs[3], "OH": ys[2], "OW": ys[3], "KH": ksp[0], "KW": ksp[1], "SH": s[0], "SW": s[1],
+                "PH": pb[0], "PW": pb[1], "DH": d[0], "DW": d[1], "PHE": pe[0], "PWE": pe[1]}
+
+
+def _rank_check(node: Node, graph: OpGraph) -> str | None:
+    r = len(graph.tensors[node.inputs[0]].shape)
+    if r not in (3, 4):
+        return f"{node.op_type} on rank-{r} input (only 1-D and 2-D convolutions)"
+    if len(graph.tensors[node.inputs[1]].shape) != r:
+        return "weight rank differs from input rank"
+    return None
+
+
+@register
+class Conv(Op):
+    op_types = ("Conv",)
+
+    def check(self, node: Node, graph: OpGraph) -> str | None:
+        return _rank_check(node, graph)
+
+    def build(self, node: Node, ctx: Any) -> None:
+        x, w = node.inputs[0], node.inputs[1]
+        b = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2] else ""
+        xs, ys, ws = ctx.shape(x), ctx.shape(node.outputs[0]), ctx.shape(w)
+        G = int(attr(node, "group", 1))
+        Nb, Cin = xs[0], xs[1]
+        Cout = ws[0]
+        g = _geometry(node, xs, ys, list(ws[2:]))
+        W_arr, B_arr = ctx.const(w), ctx.const(b) if b else None
+        bn = ctx.bn_of.get(node.id)
+        if bn is not None:
+            gamma, beta, mean, var = (np.asarray(ctx.const(t), dtype=np.float64) for t in bn.inputs[1:5])
+            s = gamma / np.sqrt(var + float(attr(bn, "epsilon", 1e-5)))
+            W_arr = np.asarray(W_arr, dtype=np.float64) * s.reshape(-1, *([1] * (len(ws) - 1)))
+            B_arr = ((np.asarray(B_arr, dtype=np.float64) if B_arr is not None else 0.0) - mean) * s + beta
+        Wb = ctx.upload(W_arr, key=("W", node.id)) if W_arr is not None else ctx.t(w)
+        Bb = ctx.upload(B_arr, key=("B", node.id)) if B_arr is not None else (ctx.t(b) if b else None)
+        cig, cog = Cin // G, Cout // G
+        y, yoff = ctx.dest(node)
+        if cig == 1 and G > 1:
+            cp = [g[k] for k in ("H", "W", "OH", "OW", "KH", "KW", "SH", "SW", "PH", "PW", "DH", "DW")]
+            k = ctx.kernel("conv_misc.cl", "depthwise")
+            has = Bb is not None
+            ctx.launch(node, k, (g["OW"], g["OH"], Nb * Cout), None if g["OW"] < 8 else (8, 8, 1),
+                       [ctx.t(x), Wb, Bb if has else ctx.scratch(1), i32(has), y,
+                        ctx.ints(cp + [Cin, Cout]), *ctx.act(node)])
+            return
+        HW, OHW = g["H"] * g["W"], g["OH"] * g["OW"]
+        Kd = cig * g["KH"] * g["KW"]
+        offs = [(gi * cog * Kd, n * Cin * HW + gi * cig * HW, yoff + n * Cout * OHW + gi * cog * OHW, gi * cog)
+                for n in range(Nb) for gi in range(G)]
+        pointwise = g["KH"] == g["KW"] == 1 and g["SH"] == g["SW"] == 1 and g["PH"] == g["PW"] == 0
+        conv = None if pointwise else [g[k] for k in ("H", "W", "OW", "KH", "KW", "SH", "SW", "PH",
+                                                      "PW", "DH", "DW")]
+        gemm_launch(ctx, node, M=cog, N=OHW, K=Kd, A=Wb, sam=Kd, sak=1, B=ctx.t(x), sbk=HW, sbn=1,
+                    C=y, ldc=OHW, offs=offs, bias=Bb, sbias_m=1, sbias_n=0, conv=conv)
+
+
+@register
+class ConvTranspose(Op):
+    op_types = ("ConvTranspose",)
+
+    def check(self, node: Node, graph: OpGraph) -> str | None:
+        return _rank_check(node, graph)
+
+    def build(self, node: Node, ctx: Any) -> None:
+        x, w = node.inputs[0], node.inputs[1]
+        b = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2] else ""
+        xs, ys, ws = ctx.shape(x), ctx.shape(node.outputs[0]), ctx.shape(w)
+        r = len(xs) - 2
+        G = int(attr(node, "group", 1))
+        s = list(attr(node, "strides", [1] * r))
+        d = list(attr(node, "dilations", [1] * r))
+        op = list(attr(node, "output_padding", [0] * r))
+        auto = attr(node, "auto_pad", "NOTSET") or "NOTSET"
+        if "output_shape" in node.attrs or auto in ("SAME_UPPER", "SAME_LOWER"):
+            pb = []
+            for i in range(r):
+                total = s[i] * (xs[2 + i] - 1) + op[i] + (ws[2 + i] - 1) * d[i] + 1 - ys[2 + i]
+                pb.append(total // 2 if auto == "SAME_UPPER" else total - total // 2)
+        elif auto == "VALID":
+            pb = [0] * r
+        else:
+            pb = [int(p) for p in list(attr(node, "pads", [0] * 2 * r))[:r]]
+        if r == 1:
+            cp = [1, xs[2], 1, ys[2], 1, ws[2], 1, s[0], 0, pb[0], 1, d[0]]
+        else:
+            cp = [xs[2], xs[3], ys[2], ys[3], ws[2], ws[3], s[0], s[1], pb[0], pb[1], d[0], d[1]]
+        Cin, Cout = xs[1], ys[1]
+        has = bool(b)
+        k = ctx.kernel("conv_misc.cl", "conv_transpose")
+        ctx.launch(node, k, (cp[3], cp[2], xs[0] * Cout), None, [
+            ctx.t(x), ctx.tensor_or_const(w), ctx.tensor_or_const(b) if has else ctx.scratch(1),
+            i32(has), ctx.t(ctx.out(node)), ctx.ints(cp + [Cin, Cout, G]), *ctx.act(node)])

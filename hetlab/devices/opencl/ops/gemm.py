@@ -1,0 +1,169 @@
+"""Gemm and MatMul on the tiled GEMM kernel (gemm.cl), plus ``gemm_launch``, shared with Conv.
+
+Skinny products (M <= 4: FC layers, LSTM steps at batch 1) use the ``gemv`` kernel instead.
+Tile choice: 64x64 tiles (4x4 outputs per work-item) when they give at least two work-groups
+per compute unit, else 32x32 (2x2); when even that leaves compute units idle and K is long,
+K is split across work-groups and a second launch sums the partials (split-K).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from hetlab.devices.opencl.ops import Op, register
+from hetlab.devices.opencl.ops.common import attr, bcast_strides, f32, i32, is_const
+from hetlab.graph.ir import Node, OpGraph
+
+TK = 16
+
+
+def choose_tiling(M: int, N: int, K: int, batch: int, cu: int, force_splits: int | None = None
+                  ) -> tuple[int, int, int]:
+    """(tile edge, K splits, K elements per split) for a GEMM on ``cu`` compute units."""
+    tiles64 = math.ceil(M / 64) * math.ceil(N / 64) * batch
+    ts = 64 if tiles64 >= 2 * cu and min(M, N) > 32 else 32
+    tiles = math.ceil(M / ts) * math.ceil(N / ts) * batch
+    splits = 1
+    if force_splits:
+        splits = force_splits
+    elif tiles < cu and K >= 512:
+        splits = max(1, min(math.ceil(2 * cu / tiles), K // 256, 16))
+    klen = math.ceil(math.ceil(K / splits) / TK) * TK
+    splits = max(1, math.ceil(K / klen))
+    return ts, splits, klen
+
+
+def gemm_launch(ctx: Any, node: Node, *, M: int, N: int, K: int, A: Any, sam: int, sak: int,
+                B: Any, sbk: int, sbn: int, C: Any, ldc: int, offs: Sequence[Sequence[int]],
+                bias: Any = None, sbias_m: int = 0, sbias_n: int = 0, alpha: float = 1.0,
+                beta: float = 1.0, act: Sequence[Any] = (), conv: Sequence[int] | None = None) -> None:
+    """Add the launch(es) of C[b] = act(alpha * A[b] @ B[b] + beta * bias[b]) to ``ctx``."""
+    nb = len(offs)
+    dev = ctx.device
+    has_bias = bias is not None
+    bias_buf = bias if has_bias else ctx.scratch(1)
+    act = tuple(act) or ctx.act(node)
+    offs_buf = ctx.upload(np.asarray(offs, dtype=np.int32).reshape(nb, 4), dtype="int32")
+    if M <= 4 and sak == 1 and sbn == 1 and not conv and not getattr(dev, "gemm_splits", None):
+        k = ctx.kernel("gemm.cl", "gemv", "-DTS=32 -DA_KC=1 -DB_NC=1")
+        ctx.launch(node, k, (math.ceil(N / 16) * 16, 16, nb), (16, 16, 1), [
+            i32(M), i32(N), i32(K), A, i32(sam), B, i32(sbk), C, i32(ldc), offs_buf, bias_buf,
+            i32(sbias_m), i32(sbias_n), f32(alpha), f32(beta), i32(has_bias), *act])
+        return
+    ts, splits, klen = choose_tiling(M, N, K, nb, int(dev.dev.max_compute_units),
+                                     getattr(dev, "gemm_splits", None))
+    opts = f"-DTS={ts} -DA_KC={int(sak == 1)} -DB_NC={int(sbn == 1)}" + (" -DCONV" if conv else "")
+    k = ctx.kernel("gemm.cl", "gemm", opts)
+    cp = ctx.ints(list(conv) if conv else [0] * 11)
+    ktab = ctx.upload(_conv_table(conv, K), dtype="int32") if conv else ctx.ints([0, 0, 0, 0])
+    dst, csplit = (C, 0) if splits == 1 else (ctx.scratch(splits * nb * M * N), M * N)
+    gsize = (math.ceil(N / ts) * 16, math.ceil(M / ts) * 16, nb * splits)
+    ctx.launch(node, k, gsize, (16, 16, 1), [
+        i32(M), i32(N), i32(K), A, i32(sam), i32(sak), B, i32(sbk), i32(sbn), dst, i32(ldc),
+        i32(csplit), offs_buf, i32(splits), i32(klen), bias_buf, i32(sbias_m), i32(sbias_n),
+        f32(alpha), f32(beta), i32(has_bias), *act, cp, ktab])
+    if splits > 1:
+        r = ctx.kernel("gemm.cl", "gemm_splitk")
+        ctx.launch(node, r, (N, M, nb), (16, 16, 1), [
+            i32(M), i32(N), i32(splits), i32(nb), dst, C, i32(ldc), offs_buf, bias_buf,
+            i32(sbias_m), i32(sbias_n), f32(alpha), f32(beta), i32(has_bias), *act])
+
+
+def _fused_bias(ctx: Any, node: Node, N: int) -> tuple[Any, int, int]:
+    """(buffer, stride along m, stride along n) of the Add folded into this GEMM."""
+    row, tensor = ctx.bias_of[node.id]
+    if row is not None:
+        return ctx.upload(row, key=("bias", node.id)), 0, 1
+    return ctx.tensor_or_const(tensor), N, 1
+
+
+def _conv_table(conv: Sequence[int], K: int) -> np.ndarray:
+    """Per-k im2col offsets [K, 4]: (ci*H*W + kh*DH*W + kw*DW, kh*DH, kw*DW, 0)."""
+    H, W, _, KH, KW, _, _, _, _, DH, DW = conv
+    k = np.arange(K)
+    ci, r = np.divmod(k, KH * KW)
+    kh, kw = np.divmod(r, KW)
+    return np.stack([ci * H * W + kh * DH * W + kw * DW, kh * DH, kw * DW, 0 * k], axis=1).astype(np.int32)
+
+
+@register
+class Gemm(Op):
+    op_types = ("Gemm",)
+
+    def check(self, node: Node, graph: OpGraph) -> str | None:
+        if len(graph.tensors[node.inputs[0]].shape) != 2 or len(graph.tensors[node.inputs[1]].shape) != 2:
+            return "Gemm needs 2-D A and B"
+        return None
+
+    def build(self, node: Node, ctx: Any) -> None:
+        a, b = node.inputs[0], node.inputs[1]
+        c = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2] else ""
+        ta, tb = int(attr(node, "transA", 0)), int(attr(node, "transB", 0))
+        M, N = ctx.shape(node.outputs[0])
+        ashape = ctx.shape(a)
+        K = ashape[0] if ta else ashape[1]
+        sam, sak = (1, M) if ta else (K, 1)
+        bconst = ctx.const(b)
+        if bconst is not None and tb:  # pre-transpose constant weights to row-major [K, N]
+            B, sbk, sbn = ctx.upload(np.asarray(bconst).T, key=("T", b)), N, 1
+        else:
+            B = ctx.tensor_or_const(b)
+            sbk, sbn = (1, K) if tb else (N, 1)
+        bias, sbm, sbn_ = None, 0, 0
+        if node.id in ctx.bias_of:
+            bias, sbm, sbn_ = _fused_bias(ctx, node, N)
+        if c:
+            cshape = ctx.shape(c) if ctx.const(c) is None else np.shape(ctx.const(c))
+            sbm, sbn_ = bcast_strides(cshape, (M, N))
+            bias = ctx.tensor_or_const(c)
+        gemm_launch(ctx, node, M=M, N=N, K=K, A=ctx.tensor_or_const(a), sam=sam, sak=sak, B=B,
+                    sbk=sbk, sbn=sbn, C=ctx.t(ctx.out(node)), ldc=N, offs=[(0, 0, 0, 0)],
+                    bias=bias, sbias_m=sbm, sbias_n=sbn_, alpha=attr(node, "alpha", 1.0),
+                    beta=attr(node, "beta", 1.0))
+
+
+@register
+class MatMul(Op):
+    op_types = ("MatMul",)
+
+    def build(self, node: Node, ctx: Any) -> None:
+        a, b = node.inputs
+        ash, bsh = list(ctx.shape(a)), list(ctx.shape(b))
+        if len(ash) == 1:
+            ash = [1] + ash
+        if len(bsh) == 1:
+            bsh = bsh + [1]
+        M, K = ash[-2], ash[-1]
+        N = bsh[-1]
+        abat, bbat = ash[:-2], bsh[:-2]
+        obat = list(np.broadcast_shapes(tuple(abat), tuple(bbat)))
+        A, B = ctx.tensor_or_const(a), ctx.tensor_or_const(b)
+        C = ctx.t(ctx.out(node))
+        bias: dict[str, Any] = {}
+        if node.id in ctx.bias_of:
+            b_, sm_, sn_ = _fused_bias(ctx, node, N)
+            bias = {"bias": b_, "sbias_m": sm_, "sbias_n": sn_}
+        full = bool(bias) and bias["sbias_m"] != 0
+        if all(d == 1 for d in bbat) and list(abat) == obat:  # fold A's batch into M
+            Mf = M * int(np.prod(abat, dtype=np.int64))
+            offs = [(0, 0, 0, 0)]
+            gemm_launch(ctx, node, M=Mf, N=N, K=K, A=A, sam=K, sak=1, B=B, sbk=N, sbn=1, C=C,
+                        ldc=N, offs=offs, **bias)
+            return
+        sa = bcast_strides(abat, obat) if obat else []
+        sb = bcast_strides(bbat, obat) if obat else []
+        offs = []
+        for idx in np.ndindex(*obat) if obat else [()]:
+            ia = sum(i * s for i, s in zip(idx, sa)) * M * K
+            ib = sum(i * s for i, s in zip(idx, sb)) * K * N
+            ic = int(np.ravel_multi_index(idx, obat)) * M * N if obat else 0
+            offs.append((ia, ib, ic, ic if full else 0))
+        gemm_launch(ctx, node, M=M, N=N, K=K, A=A, sam=K, sak=1, B=B, sbk=N, sbn=1, C=C, ldc=N,
+                    offs=offs, **bias)
+
+
+__all__ = ["Gemm", "MatMul", "choose_tiling", "gemm_launch", "is_const"]

@@ -1,0 +1,207 @@
+"""Data movement: views (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout -- no kernel,
+the output aliases the input buffer) and strided copies (Transpose, Slice, Concat, Split,
+Expand) plus Pad. Shape inputs are never read: output shapes are fixed in the graph."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from hetlab.devices.opencl.ops import Op, register
+from hetlab.devices.opencl.ops.common import (
+    attr,
+    bcast_strides,
+    const_value,
+    f32,
+    grid1,
+    i32,
+    is_const,
+    nd_meta,
+    numel,
+    strides,
+)
+from hetlab.graph.ir import Node, OpGraph
+
+
+def copy_launch(ctx: Any, node: Node, src: Any, dst: Any, shape, sa, sb, offa=0, offb=0) -> None:
+    meta = nd_meta(shape, sa, sb, offa, offb)
+    n = numel(shape)
+    g, l = grid1(n)
+    ctx.launch(node, ctx.kernel("eltwise.cl", "copy_nd"), g, l, [src, dst, ctx.ints(meta), i32(n)])
+
+
+@register
+class View(Op):
+    op_types = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout")
+
+    def float_inputs(self, node: Node) -> list[int]:
+        return [0]
+
+    def check(self, node: Node, graph: OpGraph) -> str | None:
+        if node.op_type == "Dropout" and len(node.outputs) > 1 and node.outputs[1]:
+            return "Dropout's mask output is not produced"
+        return None
+
+    def build(self, node: Node, ctx: Any) -> None:
+        ctx.make_alias(node.outputs[0], node.inputs[0])
+
+
+@register
+class Transpose(Op):
+    op_types = ("Transpose",)
+
+    def build(self, node: Node, ctx: Any) -> None:
+        xs = ctx.shape(node.inputs[0])
+        perm = list(attr(node, "perm", list(range(len(xs)))[::-1]))
+        st = strides(xs)
+        ys = ctx.shape(node.outputs[0])
+        copy_launch(ctx, node, ctx.t(node.inputs[0]), ctx.t(node.outputs[0]), ys,
+                    [st[p] for p in perm], strides(ys))
+
+
+def _slice_params(node: Node, graph_or_ctx_const) -> tuple[list, list, list] | None:
+    get = graph_or_ctx_const
+    if len(node.inputs) > 1:
+        vals = [get(node.inputs[i]) if len(node.inputs) > i and node.inputs[i] else None
+                for i in range(1, 5)]
+        if vals[0] is None or vals[1] is None:
+            return None
+        starts = [int(v) for v in np.asarray(vals[0]).reshape(-1)]
+        axes = None if vals[2] is None else [int(v) for v in np.asarray(vals[2]).reshape(-1)]
+        steps = None if vals[3] is None else [int(v) for v in np.asarray(vals[3]).reshape(-1)]
+    else:
+        starts = list(attr(node, "starts", []))
+        axes = attr(node, "axes", None)
+        steps = None
+    axes = list(range(len(starts))) if axes is None else list(axes)
+    steps = [1] * len(starts) if steps is None else steps
+    return starts, axes, steps
+
+
+@register
+class Slice(Op):
+    op_types = ("Slice",)
+
+    def float_inputs(self, node: Node) -> list[int]:
+        return [0]
+
+    def check(self, node: Node, graph: OpGraph) -> str | None:
+        for t in node.inputs[1:]:
+            if t and not is_const(graph, t):
+                return "Slice starts/ends/axes/steps must be constants"
+        return None
+
+    def build(self, node: Node, ctx: Any) -> None:
+        xs, ys = ctx.shape(node.inputs[0]), ctx.shape(node.outputs[0])
+        starts, axes, steps = _slice_params(node, ctx.const)
+        st = strides(xs)
+        sa, off = list(st), 0
+        for s0, ax, step in zip(starts, axes, steps):
+            ax = ax % len(xs)
+            dim = xs[ax]
+            s0 = s0 + dim if s0 < 0 else s0
+            s0 = min(max(s0, 0), dim if step > 0 else dim - 1)
+            off += s0 * st[ax]
+            sa[ax] = st[ax] * step
+        copy_launch(ctx, node, ctx.t(node.inputs[0]), ctx.t(node.outputs[0]), ys, sa, strides(ys), off, 0)
+
+
+@register
+class Concat(Op):
+    op_types = ("Concat",)
+
+    def build(self, node: Node, ctx: Any) -> None:
+        ys = ctx.shape(node.outputs[0])
+        ax = int(attr(node, "axis", 0)) % len(ys)
+        yst = strides(ys)
+        y, base = ctx.dest(node)
+        pos = 0
+        for t in node.inputs:
+            xs = ctx.shape(t) if ctx.const(t) is None else tuple(np.shape(ctx.const(t)))
+            if t not in ctx.sub:  # else its producer already wrote it in place
+                copy_launch(ctx, node, ctx.tensor_or_const(t), y, xs, strides(xs), yst, 0,
+                            base + pos * yst[ax])
+            pos += xs[ax]
+
+
+@register
+class Split(Op):
+    op_types = ("Split",)
+
+    def float_inputs(self, node: Node) -> list[int]:
+        return [0]
+
+    def why_not(self, node: Node, graph: OpGraph) -> str | None:
+        r = super().why_not(node, graph)
+        if r is None and any(not o for o in node.outputs):
+            return "Split with omitted outputs"
+        return r
+
+    def build(self, node: Node, ctx: Any) -> None:
+        xs = ctx.shape(node.inputs[0])
+        ax = int(attr(node, "axis", 0)) % len(xs)
+        st = strides(xs)
+        pos = 0
+        for o in node.outputs:
+            ys = ctx.shape(o)
+            copy_launch(ctx, node, ctx.t(node.inputs[0]), ctx.t(o), ys, st, strides(ys), pos * st[ax], 0)
+            pos += ys[ax]
+
+
+@register
+class Expand(Op):
+    op_types = ("Expand",)
+
+    def float_inputs(self, node: Node) -> list[int]:
+        return [0]
+
+    def build(self, node: Node, ctx: Any) -> None:
+        xs, ys = ctx.shape(node.inputs[0]), ctx.shape(node.outputs[0])
+        copy_launch(ctx, node, ctx.t(node.inputs[0]), ctx.t(node.outputs[0]), ys,
+                    bcast_strides(xs, ys), strides(ys))
+
+
+PAD_MODES = {"constant": 0, "reflect": 1, "edge": 2}
+
+
+@register
+class Pad(Op):
+    op_types = ("Pad",)
+
+    def float_inputs(self, node: Node) -> list[int]:
+        return [0]
+
+    def check(self, node: Node, graph: OpGraph) -> str | None:
+        if attr(node, "mode", "constant") not in PAD_MODES:
+            return f"Pad mode {attr(node, 'mode')!r}"
+        for t in node.inputs[1:]:
+            if t and not is_const(graph, t):
+                return "Pad pads/value/axes must be constants"
+        return None
+
+    def build(self, node: Node, ctx: Any) -> None:
+        xs, ys = ctx.shape(node.inputs[0]), ctx.shape(node.outputs[0])
+        r = len(xs)
+        if len(node.inputs) > 1 and node.inputs[1]:
+            pads = [int(v) for v in np.asarray(ctx.const(node.inputs[1])).reshape(-1)]
+            cv = ctx.const(node.inputs[2]) if len(node.inputs) > 2 and node.inputs[2] else None
+            value = 0.0 if cv is None else float(np.asarray(cv).reshape(-1)[0])
+            axes_in = ctx.const(node.inputs[3]) if len(node.inputs) > 3 and node.inputs[3] else None
+        else:
+            pads = [int(v) for v in attr(node, "pads", [0] * 2 * r)]
+            value, axes_in = float(attr(node, "value", 0.0)), None
+        axes = list(range(r)) if axes_in is None else [int(a) % r for a in np.asarray(axes_in).reshape(-1)]
+        begin = [0] * r
+        for i, a in enumerate(axes):
+            begin[a] = pads[i]
+        lead = 6 - r
+        pm = [r] + [1] * lead + list(ys) + [1] * lead + list(xs) + [0] * lead + begin
+        n = numel(ys)
+        g, l = grid1(n)
+        ctx.launch(node, ctx.kernel("eltwise.cl", "pad"), g, l, [
+            ctx.t(node.inputs[0]), ctx.t(node.outputs[0]), ctx.ints(pm), i32(n),
+            i32(PAD_MODES[attr(node, "mode", "constant")]), f32(value)])
+
+
+__all__ = ["const_value", "copy_launch"]

@@ -1,0 +1,108 @@
+"""ONNX LSTM (forward, reverse, bidirectional; default activations; layout 0).
+
+Per direction: one GEMM for the input projection of all time steps (``X @ W^T + Wb + Rb``),
+then per step a GEMM ``h @ R^T`` whose bias operand is that step's slice of the projection,
+followed by ``lstm_cell`` (gates i, o, f, c) writing h straight into Y[t, d].
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from hetlab.devices.opencl.ops import Op, register
+from hetlab.devices.opencl.ops.common import attr, const_value, f32, grid1, i32, is_const
+from hetlab.devices.opencl.ops.gemm import gemm_launch
+from hetlab.devices.opencl.ops.layout import copy_launch
+from hetlab.graph.ir import Node, OpGraph
+
+
+@register
+class LSTM(Op):
+    op_types = ("LSTM",)
+
+    def float_inputs(self, node: Node) -> list[int]:
+        return [i for i in (0, 1, 2, 3, 5, 6) if i < len(node.inputs) and node.inputs[i]]
+
+    def why_not(self, node: Node, graph: OpGraph) -> str | None:
+        r = super().why_not(node, graph)
+        if r:
+            return r
+        acts = attr(node, "activations", None)
+        if acts and [a.decode() if isinstance(a, bytes) else a for a in acts] not in (
+                ["Sigmoid", "Tanh", "Tanh"], ["Sigmoid", "Tanh", "Tanh"] * 2):
+            return "LSTM with non-default activations"
+        if "clip" in node.attrs or int(attr(node, "input_forget", 0)) or int(attr(node, "layout", 0)):
+            return "LSTM clip/input_forget/layout=1"
+        ins = node.inputs + [""] * (8 - len(node.inputs))
+        if ins[7]:
+            return "LSTM peepholes"
+        if ins[3] and not is_const(graph, ins[3]):
+            return "LSTM bias must be constant"
+        if ins[4]:
+            sl = const_value(graph, ins[4])
+            T = graph.tensors[ins[0]].shape[0]
+            if sl is None or not np.all(np.asarray(sl) == T):
+                return "LSTM sequence_lens other than the full length"
+        return None
+
+    def build(self, node: Node, ctx: Any) -> None:
+        ins = node.inputs + [""] * (8 - len(node.inputs))
+        outs = node.outputs + [""] * (3 - len(node.outputs))
+        x, w, r, b, _, h0, c0 = ins[:7]
+        T, B, I = ctx.shape(x)
+        D, G4, _ = ctx.shape(w)
+        H = G4 // 4
+        direction = attr(node, "direction", "forward")
+        bias_val = ctx.const(b) if b else None
+        Y = ctx.t(outs[0]) if outs[0] else ctx.scratch(T * D * B * H)
+        Xw = ctx.scratch(T * B * G4)
+        Z = ctx.scratch(B * G4)
+        c = ctx.scratch(B * H)
+        # constant weights are stored transposed ([D, I, 4H], [D, H, 4H]) so that B is
+        # n-contiguous (coalesced; batch-1 steps then take the skinny gemv kernel)
+        wl = _weight_layout(ctx, w, I, G4)
+        rl = _weight_layout(ctx, r, H, G4)
+        zeros = ctx.upload(np.zeros(B * H, dtype=np.float32))
+        for d in range(D):
+            bias = None
+            if bias_val is not None:
+                bv = np.asarray(bias_val, dtype=np.float64)[d]
+                bias = ctx.upload(bv[:G4] + bv[G4:])
+            gemm_launch(ctx, node, M=T * B, N=G4, K=I, A=ctx.t(x), sam=I, sak=1, B=wl[0], sbk=wl[1],
+                        sbn=wl[2], C=Xw, ldc=G4, offs=[(0, d * G4 * I, 0, 0)], bias=bias, sbias_m=0,
+                        sbias_n=1, act=_none())
+            if c0:
+                copy_launch(ctx, node, ctx.t(c0), c, (B * H,), (1,), (1,), d * B * H, 0)
+            else:
+                g, l = grid1(B * H)
+                ctx.launch(node, ctx.kernel("eltwise.cl", "fill"), g, l, [c, i32(B * H), f32(0.0)])
+            steps = range(T) if direction == "forward" or (direction == "bidirectional" and d == 0) \
+                else range(T - 1, -1, -1)
+            prev: tuple[Any, int] = (ctx.t(h0), d * B * H) if h0 else (zeros, 0)
+            for t in steps:
+                gemm_launch(ctx, node, M=B, N=G4, K=H, A=prev[0], sam=H, sak=1, B=rl[0], sbk=rl[1], sbn=rl[2],
+                            C=Z, ldc=G4, offs=[(prev[1], d * G4 * H, 0, t * B * G4)], bias=Xw,
+                            sbias_m=G4, sbias_n=1, act=_none())
+                hoff = (t * D + d) * B * H
+                ctx.launch(node, ctx.kernel("conv_misc.cl", "lstm_cell"), (H, B), None,
+                           [Z, c, Y, i32(H), i32(hoff)])
+                prev = (Y, hoff)
+            if outs[1]:
+                copy_launch(ctx, node, Y, ctx.t(outs[1]), (B * H,), (1,), (1,), prev[1], d * B * H)
+            if outs[2]:
+                copy_launch(ctx, node, c, ctx.t(outs[2]), (B * H,), (1,), (1,), 0, d * B * H)
+
+
+def _weight_layout(ctx: Any, name: str, k: int, g4: int) -> tuple[Any, int, int]:
+    """(buffer, stride along k, stride along the 4H gates) of W or R."""
+    c = ctx.const(name)
+    if c is None:
+        return ctx.t(name), 1, k
+    return ctx.upload(np.ascontiguousarray(np.transpose(c, (0, 2, 1))), key=("T", name)), g4, 1
+
+
+def _none() -> tuple[np.float32, np.float32, np.float32]:
+    m = float(np.finfo(np.float32).max)
+    return f32(1.0), f32(-m), f32(m)

@@ -1,0 +1,171 @@
+"""CPU core groups served by onnxruntime (issue 4, kind ``onnxruntime-cpu``).
+
+A device is a group of cores. Each unit is the ONNX subgraph of its nodes, run as its own
+``InferenceSession`` with ``intra_op_num_threads`` = the group's threads, sequential
+execution, and its pool threads pinned to the group's cores through the
+``session.intra_op_thread_affinities`` config entry (1-based logical processor ids, one
+entry per pool thread; onnxruntime leaves the calling thread alone, so ``bind_thread``
+pins the dispatching thread with ``os.sched_setaffinity``). Sessions are cached by node set.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from hetlab.devices.base import Device, NodeTime, RunResult, Unit, now
+from hetlab.errors import HetlabError
+from hetlab.graph.ir import Node, OpGraph
+
+KIND = "onnxruntime-cpu"
+# Pool threads of a session spin between ops. "on" is onnxruntime's default; "stop" makes them
+# stop when a run ends, leaving the cores to the next unit's pool; "off" never spins; "auto"
+# (default) is "on" for a session over the whole model and "stop" for a part of one. On the
+# 16-core host a one-session plan ran 1.04x a plain session with "on" (1.31x with "stop"),
+# while with hundreds of sessions on a group (profiling, a 100-unit plan) "on" made even the
+# one-session run 5x slower (googlenet 27 ms against 5.1 ms): parked pools must not spin.
+SPIN = ("auto", "on", "stop", "off")
+
+
+@lru_cache(maxsize=1)
+def ort_cpu_ops() -> frozenset[tuple[str, str]]:
+    """``(domain, op_type)`` of every op onnxruntime's CPU provider has a kernel for."""
+    from onnxruntime.capi import onnxruntime_pybind11_state as C
+
+    ops = {(k.domain, k.op_name) for k in C.get_all_opkernel_def() if k.provider == "CPUExecutionProvider"}
+    ops |= {("ai.onnx", op) for d, op in ops if d == ""}
+    return frozenset(ops)
+
+
+def affinity_string(cores: Sequence[int], threads: int) -> str:
+    """onnxruntime's intra-op affinity config for ``threads`` threads on ``cores``: one
+    entry per pool thread (the calling thread is thread 0 and pinned by ``bind_thread``),
+    each pinned to one physical core (its hyperthread siblings, 1-based ids), cycling
+    through the group's physical cores when threads outnumber them."""
+    from hetlab.devices.platform import physical_cores
+
+    phys = physical_cores(list(cores))
+    return ";".join(",".join(str(c + 1) for c in phys[i % len(phys)]) for i in range(1, threads))
+
+
+class OrtCpuDevice(Device):
+    """A group of CPU cores (``cores``: logical processor ids) driven by onnxruntime."""
+
+    kind = KIND
+
+    def __init__(self, name: str, cores: Sequence[int], threads: int | None = None,
+                 pin: bool = True, optimize: bool = True, spin: str = "auto",
+                 small_flops: int = 0) -> None:  # fmt: skip
+        if spin not in SPIN:
+            raise HetlabError(f"CPU device {name!r}: spin must be one of {', '.join(SPIN)}, not {spin!r}")
+        self.spin = spin
+        self.small_flops = int(small_flops)  # units below this many flops run on one thread
+        self.name = name
+        self.cores = sorted(int(c) for c in cores)
+        if not self.cores:
+            raise HetlabError(f"CPU device {name!r} has no cores")
+        self.threads = int(threads or len(self.cores))
+        self.pin = pin
+        self.optimize = optimize
+        self._sessions: dict[tuple[frozenset[str], tuple[str, ...] | None, str], Any] = {}
+        self._lock = threading.Lock()
+        self._run_options: Any = None
+
+    def info(self) -> dict[str, Any]:
+        import onnxruntime as ort
+
+        return {"name": self.name, "kind": self.kind, "threads": self.threads, "cores": self.cores,
+                "spin": self.spin, "onnxruntime": ort.__version__}  # fmt: skip
+
+    def supports(self, node: Node, graph: OpGraph) -> bool:
+        return (node.domain or "", node.op_type) in ort_cpu_ops()
+
+    def why_not(self, node: Node, graph: OpGraph) -> str | None:
+        if self.supports(node, graph):
+            return None
+        return f"onnxruntime has no CPU kernel for {node.domain or 'ai.onnx'}::{node.op_type}"
+
+    # --- sessions --------------------------------------------------------------------
+    def session_options(self, whole: bool = False, threads: int | None = None) -> Any:
+        """Options of a unit's session; ``whole``: it covers the whole model (see SPIN)."""
+        threads = threads or self.threads
+        import onnxruntime as ort
+
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = threads
+        so.inter_op_num_threads = 1
+        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        so.log_severity_level = 3
+        if not self.optimize:
+            so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        spin = ("on" if whole else "stop") if self.spin == "auto" else self.spin
+        if spin == "stop":
+            so.add_session_config_entry("session.force_spinning_stop", "1")
+        elif spin == "off":
+            so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        if self.pin and threads > 1:
+            so.add_session_config_entry("session.intra_op_thread_affinities",
+                                        affinity_string(self.cores, threads))  # fmt: skip
+        return so
+
+    def prepare(self, graph: OpGraph, nodes: Sequence[str], outputs: Sequence[str] | None = None) -> Unit:
+        """One session over ``nodes``' subgraph (the model file itself when ``nodes`` is the
+        whole model), cached by node set."""
+        import onnxruntime as ort
+
+        key = (frozenset(nodes), tuple(outputs) if outputs is not None else None, graph.model_path or graph.name)
+        with self._lock:
+            sess = self._sessions.get(key)
+            if sess is None:
+                whole = len(key[0]) == len(graph.nodes) and outputs is None and graph.model_path
+                if whole:
+                    src: Any = str(graph.model_path)
+                else:
+                    from hetlab.graph.onnx_io import extract
+
+                    src = extract(graph, list(nodes), list(outputs) if outputs is not None else None)
+                try:
+                    flops = sum(graph.node(v).flops for v in nodes)
+                    small = not whole and flops < self.small_flops
+                    so = self.session_options(whole=bool(whole), threads=1 if small else None)
+                    sess = ort.InferenceSession(src, so, providers=["CPUExecutionProvider"])
+                except Exception as e:  # noqa: BLE001 - onnxruntime raises its own types
+                    first = nodes[0] if nodes else "?"
+                    raise HetlabError(f"{self.name}: onnxruntime cannot build a session for "
+                                      f"{len(nodes)} node(s) from {first!r}: {str(e).splitlines()[0]}") from None  # fmt: skip
+                self._sessions[key] = sess
+        ins = [i.name for i in sess.get_inputs()]
+        outs = [o.name for o in sess.get_outputs()]
+        return Unit(device=self.name, nodes=list(nodes), inputs=ins, outputs=outs, handle=sess)
+
+    def run(self, unit: Unit, inputs: dict[str, Any]) -> RunResult:
+        sess = unit.handle
+        feed = {t: inputs[t] for t in unit.inputs}
+        if self._run_options is None:
+            import onnxruntime as ort
+
+            self._run_options = ort.RunOptions()
+            self._run_options.log_severity_level = 3
+        t0 = now()
+        res = sess.run(unit.outputs, feed, self._run_options)
+        t1 = now()
+        nt = [NodeTime(unit.nodes[0], t0, t1)] if len(unit.nodes) == 1 else []
+        return RunResult(outputs=dict(zip(unit.outputs, res)), start=t0, finish=t1, node_times=nt)
+
+    def copy_in(self, array: Any) -> Any:
+        # not np.ascontiguousarray: it turns a 0-d array into a 1-d one
+        return np.asarray(array, order="C")
+
+    def bind_thread(self) -> None:
+        """Pin the calling (dispatching) thread to this group's cores."""
+        if self.pin and hasattr(os, "sched_setaffinity"):
+            os.sched_setaffinity(0, self.cores)
+
+    def close(self) -> None:
+        with self._lock:
+            self._sessions.clear()

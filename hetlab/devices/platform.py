@@ -1,0 +1,222 @@
+"""The devices of this machine: CPU core groups, then every OpenCL device found (issue 4).
+
+Default CPU groups come from the cores this process may use (``os.sched_getaffinity``):
+fewer than 4 cores -> one group per core (``cpu0``, ``cpu1``, ...); 4 or more -> two
+halves (16 cores -> 8 + 8). A platform file (``--platform FILE``, TOML or JSON) overrides
+them and names devices::
+
+    [[cpu]]
+    name = "big"
+    cores = [0, 1, 2, 3]
+    threads = 4          # optional, default len(cores)
+    spin = "auto"        # optional: onnxruntime pool spinning: auto (default), on, stop, off
+
+    [opencl]
+    include = ["cl0"]    # optional: keep only these OpenCL devices (default: all)
+    exclude = []         # optional
+    names = {cl0 = "gpu"}  # optional: rename
+
+The JSON form has the same keys. OpenCL discovery (``hetlab.devices.opencl.discover``) is
+imported lazily; when it is missing or finds nothing, there are no OpenCL devices.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from hetlab.devices.base import Device
+from hetlab.errors import HetlabError
+
+NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
+_CACHE: dict[Any, list[Device]] = {}
+
+
+def available_cores() -> list[int]:
+    """Logical processor ids this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return sorted(os.sched_getaffinity(0))
+    return list(range(os.cpu_count() or 1))
+
+
+def physical_cores(cores: list[int]) -> list[list[int]]:
+    """``cores`` grouped by physical core (hyperthread siblings together, from sysfs),
+    in order of their first logical id; one per logical id where sysfs says nothing."""
+    key: dict[int, tuple[str, str]] = {}
+    for c in cores:
+        base = Path(f"/sys/devices/system/cpu/cpu{c}/topology")
+        try:
+            key[c] = ((base / "physical_package_id").read_text().strip(), (base / "core_id").read_text().strip())
+        except OSError:
+            key[c] = ("cpu", str(c))
+    phys: dict[tuple[str, str], list[int]] = {}
+    for c in sorted(cores):
+        phys.setdefault(key[c], []).append(c)
+    return sorted(phys.values(), key=lambda g: g[0])
+
+
+def default_groups(cores: list[int] | None = None) -> list[dict[str, Any]]:
+    """``[{"name", "cores", "threads"}]``: one group per physical core below 4 physical
+    cores, else two halves (16 -> 8 + 8); hyperthread siblings stay in one group, and a
+    group runs one thread per physical core."""
+    phys = physical_cores(available_cores() if cores is None else sorted(cores))
+    if len(phys) < 4:
+        parts = [[p] for p in phys]
+    else:
+        half = (len(phys) + 1) // 2
+        parts = [phys[:half], phys[half:]]
+    return [{"name": f"cpu{i}", "cores": sorted(c for p in part for c in p), "threads": len(part)}
+            for i, part in enumerate(parts)]  # fmt: skip
+
+
+def read_platform(path: str | os.PathLike) -> dict[str, Any]:
+    """Parse and validate a platform file (TOML, or JSON by extension or content)."""
+    p = Path(path)
+    if not p.is_file():
+        raise HetlabError(f"platform file not found: {p}")
+    try:
+        text = p.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise HetlabError(f"cannot read platform file {p}: {e}") from None
+    if p.suffix.lower() == ".json" or text.lstrip().startswith("{"):
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise HetlabError(f"platform file {p} is not valid JSON (line {e.lineno}: {e.msg})") from None
+    else:
+        import tomllib
+
+        try:
+            doc = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise HetlabError(f"platform file {p} is not valid TOML ({e})") from None
+    return validate_platform(doc, str(p))
+
+
+def validate_platform(doc: Any, source: str = "platform") -> dict[str, Any]:
+    """Check a platform document; returns ``{"cpu": [groups] | None, "opencl": {...}}``."""
+    if not isinstance(doc, dict):
+        raise HetlabError(f"{source}: a platform must be a table/object with 'cpu' and/or 'opencl'")
+    have = set(available_cores())
+    groups = None
+    if "cpu" in doc:
+        raw = doc["cpu"]
+        if not isinstance(raw, list) or not raw:
+            raise HetlabError(f"{source}: 'cpu' must be a non-empty list of groups ([[cpu]] in TOML)")
+        groups, used, names = [], {}, set()
+        for i, g in enumerate(raw):
+            where = f"{source}: cpu group {i + 1}"
+            if not isinstance(g, dict):
+                raise HetlabError(f"{where} must be a table with name and cores")
+            name = g.get("name", f"cpu{i}")
+            if not isinstance(name, str) or not NAME_RE.match(name):
+                raise HetlabError(f"{where}: bad name {name!r} (letters, digits, _ . -)")
+            if name in names:
+                raise HetlabError(f"{where}: duplicate device name {name!r}")
+            names.add(name)
+            cores = g.get("cores")
+            if (not isinstance(cores, list) or not cores
+                    or not all(isinstance(c, int) and not isinstance(c, bool) for c in cores)):  # fmt: skip
+                raise HetlabError(f"{where} ({name}): 'cores' must be a non-empty list of core ids")
+            bad = sorted({c for c in cores if c not in have})
+            if bad:
+                raise HetlabError(f"{where} ({name}): core(s) {bad} do not exist here; "
+                                  f"this process can use cores {sorted(have)}")  # fmt: skip
+            for c in cores:
+                if c in used:
+                    raise HetlabError(f"{where} ({name}): core {c} is already in group {used[c]!r}")
+                used[c] = name
+            threads = g.get("threads", len(cores))
+            if not isinstance(threads, int) or isinstance(threads, bool) or not 1 <= threads <= 1024:
+                raise HetlabError(f"{where} ({name}): 'threads' must be a positive integer")
+            spin = g.get("spin", "auto")
+            if spin not in ("auto", "on", "stop", "off"):
+                raise HetlabError(f"{where} ({name}): 'spin' must be auto, on, stop or off")
+            groups.append({"name": name, "cores": sorted(set(cores)), "threads": threads, "spin": spin})
+    cl = doc.get("opencl", {})
+    if not isinstance(cl, dict):
+        raise HetlabError(f"{source}: 'opencl' must be a table with include/exclude/names")
+    out_cl: dict[str, Any] = {}
+    for key in ("include", "exclude"):
+        v = cl.get(key)
+        if v is not None:
+            if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+                raise HetlabError(f"{source}: opencl.{key} must be a list of device names")
+            out_cl[key] = list(v)
+    names = cl.get("names", {})
+    if not isinstance(names, dict) or not all(isinstance(v, str) and NAME_RE.match(v) for v in names.values()):
+        raise HetlabError(f"{source}: opencl.names must map device names to new names")
+    out_cl["names"] = dict(names)
+    return {"cpu": groups, "opencl": out_cl}
+
+
+def opencl_devices() -> list[Device]:
+    """Every OpenCL device found, or none when the backend is absent or finds nothing."""
+    try:
+        from hetlab.devices.opencl import discover
+    except ImportError:
+        return []
+    try:
+        return list(discover())
+    except HetlabError:
+        raise
+    except Exception:  # noqa: BLE001 - no ICD, broken driver: no OpenCL devices
+        return []
+
+
+def devices(platform: str | os.PathLike | dict | None = None) -> list[Device]:
+    """The devices of this machine (CPU groups then OpenCL), per ``platform`` if given
+    (a file path or an already parsed document). Cached per platform file and mtime, so
+    the sessions a device has built are reused by later runs."""
+    if platform is None:
+        key: Any = None
+        conf: dict[str, Any] = {"cpu": None, "opencl": {"names": {}}}
+    elif isinstance(platform, dict):
+        key, conf = False, validate_platform(platform)
+    else:
+        conf = read_platform(platform)
+        key = (str(Path(platform).resolve()), Path(platform).stat().st_mtime_ns)
+    if key is not False and key in _CACHE:
+        return list(_CACHE[key])
+    from hetlab.devices.ort_cpu import OrtCpuDevice
+
+    groups = conf["cpu"] or default_groups()
+    out: list[Device] = [OrtCpuDevice(g["name"], g["cores"], g.get("threads"), spin=g.get("spin", "auto"))
+                         for g in groups]  # fmt: skip
+    cl = conf["opencl"]
+    for d in opencl_devices():
+        if "include" in cl and d.name not in cl["include"]:
+            continue
+        if d.name in cl.get("exclude", []):
+            continue
+        if d.name in cl["names"]:
+            d.name = cl["names"][d.name]
+        out.append(d)
+    names = [d.name for d in out]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise HetlabError(f"two devices are named {dup[0]!r}; rename one in the platform file")
+    if key is not False:
+        _CACHE[key] = list(out)
+    return out
+
+
+def get(name: str, platform: str | os.PathLike | dict | None = None) -> Device:
+    """The device called ``name``; an unknown name is one clear error."""
+    devs = devices(platform)
+    for d in devs:
+        if d.name == name:
+            return d
+    raise HetlabError(f"unknown device {name!r}; devices here: {', '.join(d.name for d in devs)} "
+                      "(see 'hetlab devices')")  # fmt: skip
+
+
+def first_cpu(devs: list[Device]) -> Device:
+    """The first non-OpenCL device (where unsupported nodes and fallbacks run)."""
+    for d in devs:
+        if d.kind != "opencl":
+            return d
+    raise HetlabError("no CPU device: the platform file must list at least one [[cpu]] group")

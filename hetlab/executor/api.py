@@ -1,0 +1,142 @@
+"""``hetlab.run(graph, plan, devices, repeat=..., check=...) -> RunReport`` (issue 6, item 5).
+
+The report is spec §5's document: ``model_path``, ``latency_ms`` {median, p10, p90} over
+the repetitions (after ``warmup`` unmeasured ones), ``predicted_ms`` (the plan's makespan),
+``max_rel_err`` against a plain onnxruntime session, ``devices`` (node counts) and the
+``timeline`` of the median repetition; plus ``fallbacks`` and a few extra keys.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hetlab.devices.base import Device
+from hetlab.errors import HetlabError
+from hetlab.executor.check import max_rel_err, random_inputs, reference_outputs
+from hetlab.executor.interpreter import Executor
+from hetlab.executor.trace import Event, node_timeline, write_trace
+from hetlab.graph.ir import OpGraph
+
+
+@dataclass
+class RunReport:
+    model_path: str | None
+    latency_ms: dict[str, float]
+    predicted_ms: float | None
+    max_rel_err: float | None
+    devices: dict[str, int]
+    timeline: list[dict[str, Any]]
+    fallbacks: list[dict[str, Any]] = field(default_factory=list)
+    units: int = 0
+    repeat: int = 1
+    samples_ms: list[float] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    device_names: list[str] = field(default_factory=list)
+    outputs: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "model_path": self.model_path,
+            "latency_ms": self.latency_ms,
+            "predicted_ms": self.predicted_ms,
+            "max_rel_err": self.max_rel_err,
+            "devices": self.devices,
+            "timeline": self.timeline,
+            "fallbacks": self.fallbacks,
+            "units": self.units,
+            "repeat": self.repeat,
+            "samples_ms": [round(x, 4) for x in self.samples_ms],
+            **self.extra,
+        }
+
+    def write_trace(self, path: str | Path) -> Path:
+        """Chrome trace-event JSON of the median repetition, one row per device."""
+        return write_trace(path, self.events, self.device_names)
+
+
+def placement(graph: OpGraph, plan: Any, devices: Mapping[str, Device]) -> tuple[dict[str, str], list[str] | None, bool, float | None]:
+    """``(device_of, order, sequential, predicted_ms)`` from a Plan, a node -> device mapping,
+    or a device name (every node it supports there, the rest on the first CPU device)."""
+    from hetlab.schedulers.plan import Plan
+
+    if isinstance(plan, Plan):
+        return plan.device_of, plan.order, plan.sequential, float(plan.makespan)
+    if isinstance(plan, str):
+        if plan not in devices:
+            raise HetlabError(f"unknown device {plan!r} (devices here: {', '.join(devices)}); "
+                              "see 'hetlab devices'")  # fmt: skip
+        dev = devices[plan]
+        cpus = [d for d in devices.values() if d.kind != "opencl"]
+        fb = cpus[0].name if cpus else plan
+        return {n.id: plan if dev.supports(n, graph) else fb for n in graph.nodes}, None, False, None
+    if isinstance(plan, Mapping):
+        return {str(k): str(v) for k, v in plan.items()}, None, False, None
+    raise HetlabError(f"a plan must be a Plan, a node -> device mapping or a device name, not {type(plan).__name__}")
+
+
+def run(graph: OpGraph | str, plan: Any, devices: Sequence[Device] | Mapping[str, Device] | None = None,
+        repeat: int = 1, check: bool = False, inputs: Mapping[str, Any] | None = None,
+        warmup: int = 1, seed: int = 0, problem: Any = None, trace: str | Path | None = None) -> RunReport:  # fmt: skip
+    """Run ``graph`` by ``plan`` on ``devices`` (default: this machine's, see
+    ``hetlab.devices.platform``) ``repeat`` times; see the module doc for the report.
+    ``problem``: when given and ``plan`` is no Plan, ``predicted_ms`` is simulated on it."""
+    if isinstance(graph, (str, Path)):
+        from hetlab.graph import load
+
+        graph = load(str(graph))
+    if devices is None:
+        from hetlab.devices.platform import devices as platform_devices
+
+        devices = platform_devices()
+    devmap = dict(devices) if isinstance(devices, Mapping) else {d.name: d for d in devices}
+    if repeat < 1:
+        raise HetlabError(f"--repeat must be at least 1, got {repeat}")
+    device_of, order, sequential, predicted = placement(graph, plan, devmap)
+    ex = Executor(graph, device_of, devmap, order, sequential)
+    if predicted is None and problem is not None:
+        from hetlab.schedulers.sim import simulate
+
+        predicted = float(simulate(problem, device_of, order or graph.topo_order()).makespan)
+    feed = dict(inputs) if inputs is not None else random_inputs(graph, seed)
+    try:
+        ex.prepare()
+        for _ in range(max(0, warmup)):
+            ex.run_once(feed)
+        reps = [ex.run_once(feed) for _ in range(repeat)]
+    finally:
+        ex.close()
+    walls = np.array([r.wall_ms for r in reps])
+    mid = reps[int(np.argsort(walls)[len(walls) // 2])]
+    err = None
+    if check:
+        ref = reference_outputs(graph.model_path or "", feed, list(graph.outputs))
+        err = max_rel_err(mid.outputs, ref)
+    units_of = {s.index: s.nodes for s in ex.specs}
+    report = RunReport(
+        model_path=str(Path(graph.model_path).resolve()) if graph.model_path else None,
+        latency_ms={"median": round(float(np.median(walls)), 4),
+                    "p10": round(float(np.percentile(walls, 10)), 4),
+                    "p90": round(float(np.percentile(walls, 90)), 4)},
+        predicted_ms=None if predicted is None else round(predicted, 4),
+        max_rel_err=err,
+        devices=dict(Counter(device_of[n.id] for n in graph.nodes)),
+        timeline=node_timeline(mid.events, units_of, mid.node_times, {n.id: n.flops for n in graph.nodes}),
+        fallbacks=sorted(ex.fallbacks.values(), key=lambda f: f["unit"]),
+        units=len(ex.specs),
+        repeat=repeat,
+        samples_ms=[float(w) for w in walls],
+        events=mid.events,
+        device_names=[d for d in devmap if d in set(device_of.values())],
+        outputs=mid.outputs,
+        extra={"model": graph.name, "algo": getattr(plan, "algo", None)},
+    )  # fmt: skip
+    if trace is not None:
+        report.write_trace(trace)
+    return report

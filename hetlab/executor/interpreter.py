@@ -1,0 +1,220 @@
+"""The interpreter over a plan (issue 6; HOPE §4.2-4.3), in the style of torch.fx's
+``Interpreter.run -> run_node``, with one pinned worker thread per device.
+
+- Each device's units form a queue in plan order; its worker waits on a per-unit event of
+  every unit on another device it depends on, so a finished unit wakes its successors on
+  their own devices (HOPE's per-operator ``executed`` flag, one per unit here).
+- A tensor that changes device is copied to the host once by its producer (``send``) and
+  into each receiving device once by the first unit there that reads it (``recv``, in the
+  receiver's stream): tensor caching. Buffers are freed after their last use on a device.
+- Units are prepared once (sessions, programs) and run many times.
+- If a unit fails on an OpenCL device, it and the rest of that device's units run on the
+  first other device (the first CPU group) from host copies; the report lists them.
+Times: ``now()`` seconds on devices, ms from the repetition's start in events.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Self
+
+from hetlab.devices.base import Device, Unit, now
+from hetlab.errors import HetlabError
+from hetlab.executor.trace import Event
+from hetlab.executor.units import UnitSpec, build_units, check_plan
+from hetlab.executor.worker import RunError, Worker
+from hetlab.graph.ir import OpGraph
+
+HOST = "host"
+
+
+@dataclass
+class Rep:
+    """One repetition's result: wall time (ms), model outputs on the host, measured events."""
+
+    wall_ms: float
+    outputs: dict[str, Any]
+    events: list[Event]
+    node_times: dict[int, list[tuple[str, float, float]]] = field(default_factory=dict)
+
+
+class Executor:
+    """Runs ``graph`` placed by ``device_of`` (node -> device name) on ``devices``.
+
+    ``order``: the plan's global order (default: topological); ``sequential``: one unit at
+    a time in global order (spec §3's sequential plans). Call ``prepare`` once (``run_once``
+    does it if needed), ``run_once`` many times, ``close`` at the end."""
+
+    def __init__(self, graph: OpGraph, device_of: Mapping[str, str],
+                 devices: Sequence[Device] | Mapping[str, Device],
+                 order: Sequence[str] | None = None, sequential: bool = False,
+                 main_thread: bool = True) -> None:  # fmt: skip
+        self.graph = graph
+        self.main_thread = main_thread
+        self.devices = dict(devices) if isinstance(devices, Mapping) else {d.name: d for d in devices}
+        check_plan(graph, device_of, list(self.devices), order)
+        self.device_of = dict(device_of)
+        for n in graph.nodes:
+            dev = self.devices[self.device_of[n.id]]
+            if not dev.supports(n, graph):
+                why = dev.why_not(n, graph) or f"{n.op_type} is not supported"
+                raise HetlabError(f"plan places {n.id!r} ({n.op_type}) on {dev.name}, which cannot run it: {why}")
+        self.specs: list[UnitSpec] = build_units(graph, self.device_of, order)
+        self.sequential = sequential
+        self.units: list[Unit] = []
+        self.failed: dict[str, str] = {}  # device -> first error
+        self.fallbacks: dict[int, dict[str, Any]] = {}
+        self._fb_units: dict[int, Unit] = {}
+        self._fb_lock = threading.Lock()
+        self._workers: dict[str, Worker] = {}
+        others = [d.name for d in self.devices.values() if d.kind != "opencl"]
+        self.fallback_device = others[0] if others else None
+
+    # --- preparing ----------------------------------------------------------------
+    def prepare(self) -> None:
+        if self.units:
+            return
+        for s in self.specs:
+            try:
+                self.units.append(self.devices[s.device].prepare(self.graph, s.nodes))
+            except HetlabError:
+                raise
+            except Exception as e:
+                raise RunError(f"preparing {s.label} failed: {type(e).__name__}: {e}") from e
+        self._route()
+        used = [d for d in self.devices if any(s.device == d for s in self.specs)]
+        cpus = [d for d in used if self.devices[d].kind != "opencl"]
+        self._inline = cpus[0] if self.main_thread and cpus else None
+        for d in used:
+            self._workers[d] = Worker(self, d, [s for s in self.specs if s.device == d],
+                                       threaded=d != self._inline)  # fmt: skip
+
+    def _route(self) -> None:
+        """Where each unit input comes from, which outputs go to the host, when to free."""
+        g = self.graph
+        producer: dict[str, int] = {}
+        for s, u in zip(self.specs, self.units):
+            for t in u.outputs:
+                producer[t] = s.index
+        n = len(self.specs)
+        self.recv: list[list[str]] = [[] for _ in range(n)]
+        self.publish: list[list[str]] = [[] for _ in range(n)]
+        self.free_after: list[list[str]] = [[] for _ in range(n)]
+        self.const_inputs: set[str] = set()
+        have: dict[tuple[str, str], int] = {}  # (device, tensor) -> unit that brought/made it
+        last: dict[tuple[str, str], int] = {}
+        published: set[str] = set()
+        for s, u in zip(self.specs, self.units):
+            for t in u.inputs:
+                p = producer.get(t)
+                if p is None and t not in g.inputs:
+                    if t not in g.consts:
+                        raise RunError(f"{s.label} reads {t!r}, which no unit produces and is no model input")
+                    self.const_inputs.add(t)  # a device that wants weights fed like inputs
+                src = HOST if p is None else self.specs[p].device
+                if src != s.device and (s.device, t) not in have:
+                    self.recv[s.index].append(t)
+                    have[s.device, t] = s.index
+                    if p is not None and t not in published:
+                        self.publish[p].append(t)
+                        published.add(t)
+                last[s.device, t] = s.index
+            for t in u.outputs:
+                have[s.device, t] = s.index
+                last.setdefault((s.device, t), s.index)
+                if t in g.outputs and t not in published:
+                    self.publish[s.index].append(t)
+                    published.add(t)
+        missing = [t for t in g.outputs if t not in published]
+        if missing:
+            raise RunError(f"no unit produces model output {missing[0]!r}")
+        self.consts: dict[str, Any] = {}
+        if self.const_inputs:
+            from hetlab.graph.onnx_io import weights
+
+            w = weights(g)
+            self.consts = {t: w[t] for t in self.const_inputs}
+        for (d, t), i in last.items():
+            self.free_after[i].append(t)
+
+    # --- running ------------------------------------------------------------------
+    def run_once(self, inputs: Mapping[str, Any]) -> Rep:
+        """One inference: every worker runs its queue; returns outputs and the timeline."""
+        self.prepare()
+        absent = [t for t in self.graph.inputs if t not in inputs]
+        if absent:
+            raise HetlabError(f"missing model input {absent[0]!r}")
+        self._done = [threading.Event() for _ in self.specs]
+        self._abort: tuple[UnitSpec, BaseException] | None = None
+        self._turn = 0
+        self._turn_cv = threading.Condition()
+        self.host: dict[str, Any] = {**self.consts, **inputs}
+        self._events: list[Event] = []
+        self._node_times: dict[int, list[tuple[str, float, float]]] = {}
+        finished: queue.Queue = queue.Queue()
+        self._t0 = t0 = now()
+        threaded = [w for w in self._workers.values() if w.thread is not None]
+        for w in threaded:
+            w.jobs.put(finished)
+        if self._inline is not None:  # HOPE: the main thread drives the first CPU group
+            self._workers[self._inline].run_here()
+        for _ in threaded:
+            finished.get()
+        wall = (now() - t0) * 1000.0
+        if self._abort is not None:
+            s, e = self._abort
+            if not isinstance(e, Exception):
+                raise e
+            if isinstance(e, HetlabError) and not isinstance(e, RunError):
+                raise e
+            raise RunError(f"{s.label} failed: {type(e).__name__}: {e}") from e
+        outs = {t: self.host[t] for t in self.graph.outputs}
+        events = sorted(self._events, key=lambda ev: (ev.start, ev.device))
+        return Rep(wall, outs, events, self._node_times)
+
+    def ms(self, t: float) -> float:
+        return (t - self._t0) * 1000.0
+
+    def fail(self, spec: UnitSpec, e: BaseException) -> None:
+        if self._abort is None:
+            self._abort = (spec, e)
+        for ev in self._done:
+            ev.set()
+        with self._turn_cv:
+            self._turn_cv.notify_all()
+
+    def wait_turn(self, spec: UnitSpec) -> None:
+        with self._turn_cv:
+            while self._turn != spec.index and self._abort is None:
+                self._turn_cv.wait()
+
+    def end_turn(self) -> None:
+        with self._turn_cv:
+            self._turn += 1
+            self._turn_cv.notify_all()
+
+    def fallback_unit(self, spec: UnitSpec) -> Unit:
+        with self._fb_lock:
+            if spec.index not in self._fb_units:
+                dev = self.devices[self.fallback_device]
+                self._fb_units[spec.index] = dev.prepare(self.graph, spec.nodes)
+            return self._fb_units[spec.index]
+
+    def close(self) -> None:
+        for w in self._workers.values():
+            if w.thread is not None:
+                w.jobs.put(None)
+        for w in self._workers.values():
+            if w.thread is not None:
+                w.thread.join(timeout=5)
+            w.release()
+        self._workers.clear()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

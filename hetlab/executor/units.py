@@ -1,0 +1,104 @@
+"""Plan -> units: the dispatches the executor makes (issue 6, item 1).
+
+A unit is a run of consecutive nodes in one device's order that waits for other devices
+only before it starts (every input from another device comes from a unit it waits for) and
+holds back no tensor another device could use sooner. Each device's order is the plan's global order restricted to
+that device; because the global order is topological, the unit graph is acyclic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from hetlab.errors import HetlabError
+from hetlab.graph.ir import OpGraph
+
+
+@dataclass
+class UnitSpec:
+    """``index`` is the unit's position in the global order; ``seq`` its position on its device."""
+
+    index: int
+    device: str
+    nodes: list[str]
+    seq: int = 0
+    deps: list[int] = field(default_factory=list)  # units on other devices it waits for
+
+    @property
+    def label(self) -> str:
+        first, last = self.nodes[0], self.nodes[-1]
+        span = first if first == last else f"{first}..{last} ({len(self.nodes)} nodes)"
+        return f"unit {self.index} on {self.device} [{span}]"
+
+
+def check_plan(graph: OpGraph, device_of: Mapping[str, str], devices: Sequence[str],
+               order: Sequence[str] | None = None) -> None:
+    """Refuse a plan that does not match the model: unknown or missing nodes, unknown devices,
+    an order that is not topological. One line, before anything runs."""
+    unknown = [v for v in device_of if v not in graph]
+    if unknown:
+        raise HetlabError(f"plan names {len(unknown)} node(s) not in model {graph.name!r} "
+                          f"(first: {unknown[0]!r}); was the plan made for another model?")  # fmt: skip
+    missing = [n.id for n in graph.nodes if n.id not in device_of]
+    if missing:
+        raise HetlabError(f"plan leaves {len(missing)} node(s) of model {graph.name!r} without a "
+                          f"device (first: {missing[0]!r}); re-run the scheduler on this model")  # fmt: skip
+    bad = sorted({d for d in device_of.values() if d not in devices})
+    if bad:
+        raise HetlabError(f"plan uses unknown device {bad[0]!r} (devices here: {', '.join(devices)}); "
+                          "use --platform to name the devices as the plan does")  # fmt: skip
+    if order is not None:
+        if len(order) != len(graph.nodes) or set(order) != set(device_of):
+            raise HetlabError("plan order must list every node of the model exactly once")
+        pos = {v: i for i, v in enumerate(order)}
+        for e in graph.edges:
+            if pos[e.src] > pos[e.dst]:
+                raise HetlabError(f"plan order runs {e.dst!r} before its predecessor {e.src!r}")
+
+
+def build_units(graph: OpGraph, device_of: Mapping[str, str],
+                order: Sequence[str] | None = None) -> list[UnitSpec]:
+    """Split a placement into units (see module doc). ``order`` defaults to the graph's
+    topological order. Units are numbered in global order of their first node.
+
+    A node with an input from another device joins the open unit only if that input's unit
+    is one the open unit already waits for; otherwise it starts a unit. A unit closes after
+    a node whose output another device reads, unless each such reader also waits for a later
+    node of this device (then closing early would not let the reader start any sooner)."""
+    order = list(order) if order is not None else graph.topo_order()
+    pos = {v: i for i, v in enumerate(order)}
+    close_after: set[str] = set()
+    for v in order:
+        d = device_of[v]
+        for w in graph.succs(v):
+            if device_of[w] != d and not any(
+                device_of[p] == d and pos[p] > pos[v] for p in graph.preds(w)
+            ):
+                close_after.add(v)
+                break
+    open_unit: dict[str, UnitSpec] = {}  # device -> unit still accepting nodes
+    units: list[UnitSpec] = []
+    unit_of: dict[str, int] = {}
+    seq: dict[str, int] = {}
+    for v in order:
+        d = device_of[v]
+        deps = {unit_of[p] for p in graph.preds(v) if device_of[p] != d}
+        u = open_unit.get(d)
+        if u is None or not deps <= set(u.deps):
+            u = UnitSpec(index=len(units), device=d, nodes=[], seq=seq.get(d, 0), deps=sorted(deps))
+            seq[d] = u.seq + 1
+            units.append(u)
+            open_unit[d] = u
+        u.nodes.append(v)
+        unit_of[v] = u.index
+        if v in close_after:
+            open_unit.pop(d, None)
+    return units
+
+
+def single_device_placement(graph: OpGraph, device: str, fallback: str,
+                            supports) -> dict[str, str]:
+    """``--device NAME``: every node ``supports(node)`` accepts on ``device``, the rest on
+    ``fallback`` (the first CPU device)."""
+    return {n.id: device if supports(n) else fallback for n in graph.nodes}

@@ -1,0 +1,180 @@
+"""The thread that drives one device for the interpreter (``interpreter.Executor``):
+waits for the units each unit depends on, receives tensors from the host (once per device),
+runs the unit, sends what other devices need to the host, frees buffers after last use, and
+re-runs a failed OpenCL unit on the fallback CPU device. Times: ``now()`` seconds."""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from hetlab.devices.base import now
+from hetlab.errors import HetlabError
+from hetlab.executor.trace import Event
+from hetlab.executor.units import UnitSpec
+
+if TYPE_CHECKING:
+    from hetlab.executor.interpreter import Executor
+
+
+class RunError(HetlabError):
+    """A unit failed during a run (not a bad input): names the unit, its device and nodes."""
+
+    exit_code = 1
+
+
+class Worker:
+    """The thread that drives one device: pinned once, then runs its units per job; or,
+    when not ``threaded``, the caller's thread, pinned for the run and restored after."""
+
+    def __init__(self, ex: Executor, device: str, specs: list[UnitSpec], threaded: bool = True) -> None:
+        self.ex = ex
+        self.dev = ex.devices[device]
+        self.specs = specs
+        self.jobs: queue.Queue = queue.Queue()
+        self.bind_error: BaseException | None = None
+        self.received: set[str] = set()
+        self.pool: dict[str, Any] = {}  # tensor -> buffer reused across runs (OpenCL)
+        self.thread: threading.Thread | None = None
+        if threaded:
+            self.thread = threading.Thread(target=self._loop, name=f"hetlab-{device}", daemon=True)
+            self.thread.start()
+
+    def run_here(self) -> None:
+        """Run this device's queue on the calling thread, pinned for the run."""
+        saved = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+        try:
+            self.dev.bind_thread()
+            self._run_all()
+        except BaseException as e:  # noqa: BLE001 - Ctrl-C too: others stop, run_once re-raises
+            self.ex.fail(self.specs[0], e)
+        finally:
+            if saved is not None:
+                os.sched_setaffinity(0, saved)
+
+    def _loop(self) -> None:
+        try:
+            self.dev.bind_thread()
+        except BaseException as e:  # noqa: BLE001 - reported at the first run
+            self.bind_error = e
+        while True:
+            finished = self.jobs.get()
+            if finished is None:
+                return
+            try:
+                if self.bind_error is not None:
+                    raise RunError(f"cannot pin the thread of {self.dev.name}: {self.bind_error}")
+                self._run_all()
+            except BaseException as e:  # noqa: BLE001 - recorded, re-raised by run_once
+                self.ex.fail(self.specs[0], e)
+            finally:
+                finished.put(self.dev.name)
+
+    def _run_all(self) -> None:
+        ex = self.ex
+        self.local: dict[str, Any] = {}
+        for s in self.specs:
+            for p in s.deps:
+                ex._done[p].wait()
+            if ex.sequential:
+                ex.wait_turn(s)
+            if ex._abort is not None:
+                return
+            try:
+                if self.dev.name in ex.failed:
+                    self._run_fallback(s)
+                else:
+                    self._run_unit(s)
+            except BaseException as e:  # noqa: BLE001 - recorded, re-raised by run_once
+                if self.dev.kind == "opencl" and ex.fallback_device and self.dev.name not in ex.failed:
+                    ex.failed[self.dev.name] = f"{type(e).__name__}: {e}"
+                    try:
+                        self._run_fallback(s)
+                    except BaseException as e2:  # noqa: BLE001 - recorded, re-raised by run_once
+                        ex.fail(s, e2)
+                        return
+                else:
+                    ex.fail(s, e)
+                    return
+            ex._done[s.index].set()
+            if ex.sequential:
+                ex.end_turn()
+
+    def _run_unit(self, s: UnitSpec) -> None:
+        ex, dev = self.ex, self.dev
+        local = self.local
+        unit = ex.units[s.index]
+        for t in ex.recv[s.index]:
+            a = now()
+            local[t] = self._receive(t, ex.host[t])
+            ex._events.append(Event("recv", dev.name, t, ex.ms(a), ex.ms(now()), {"unit": s.index}))
+        res = dev.run(unit, {t: local[t] for t in unit.inputs})
+        local.update(res.outputs)
+        ex._events.append(Event("unit", dev.name, s.label, ex.ms(res.start), ex.ms(res.finish),
+                                {"unit": s.index, "nodes": len(s.nodes)}))  # fmt: skip
+        if res.node_times:
+            ex._node_times[s.index] = [(nt.node, ex.ms(nt.start), ex.ms(nt.finish)) for nt in res.node_times]
+        for t in ex.publish[s.index]:
+            a = now()
+            ex.host[t] = dev.copy_out(local[t])
+            ex._events.append(Event("send", dev.name, t, ex.ms(a), ex.ms(now()), {"unit": s.index}))
+        for t in ex.free_after[s.index]:
+            buf = local.pop(t, None)
+            if buf is not None and t in self.received and t not in self.pool:
+                dev.free(buf)
+
+    def _receive(self, t: str, array: Any) -> Any:
+        """Host -> this device. Devices with ``write(buf, array)`` (OpenCL) keep one buffer
+        per received tensor across runs (allocated once, overwritten each run, freed at
+        ``close``); others get ``copy_in`` and ``free`` after the tensor's last use here.
+        Unit outputs belong to the unit (a device may reuse them next run): never freed here."""
+        self.received.add(t)
+        write = getattr(self.dev, "write", None)
+        if write is None:
+            return self.dev.copy_in(array)
+        array = np.asarray(array)
+        shape = tuple(array.shape)
+        buf = self.pool.get(t)
+        if buf is None or tuple(getattr(buf, "shape", ())) != shape or getattr(buf, "dtype", None) != str(array.dtype):
+            if buf is not None:
+                self.dev.free(buf)
+            buf = self.pool[t] = self.dev.alloc(shape, str(array.dtype))
+        write(buf, array)
+        return buf
+
+    def release(self) -> None:
+        for buf in self.pool.values():
+            try:
+                self.dev.free(buf)
+            except Exception:  # noqa: BLE001, S110 - a lost device cannot free; nothing to do
+                pass
+        self.pool.clear()
+
+    def _run_fallback(self, s: UnitSpec) -> None:
+        """Run ``s`` on the fallback device from host copies (its own device has failed)."""
+        ex = self.ex
+        local = self.local
+        cpu = ex.devices[ex.fallback_device]
+        unit = ex.fallback_unit(s)
+        inputs = {}
+        for t in unit.inputs:
+            if t in ex.host:
+                inputs[t] = ex.host[t]
+            elif t in local:
+                inputs[t] = self.dev.copy_out(local[t])
+            else:
+                raise RunError(f"tensor {t!r} is lost with failed device {self.dev.name}")
+        res = cpu.run(unit, {t: cpu.copy_in(inputs[t]) for t in unit.inputs})
+        for t, v in res.outputs.items():
+            ex.host[t] = cpu.copy_out(v)
+        ex._events.append(Event("unit", self.dev.name, f"{s.label} -> {cpu.name}", ex.ms(res.start),
+                                ex.ms(res.finish), {"unit": s.index, "fallback": cpu.name}))  # fmt: skip
+        for t in ex.free_after[s.index]:
+            local.pop(t, None)
+        ex.fallbacks.setdefault(s.index, {
+            "unit": s.index, "device": self.dev.name, "to": cpu.name, "nodes": len(s.nodes),
+            "first": s.nodes[0], "error": ex.failed.get(self.dev.name, "")})  # fmt: skip

@@ -1,0 +1,136 @@
+"""``hetlab schedule``: compute a plan for a problem (spec §4) and write it atomically.
+
+``PROBLEM`` is a problem JSON (spec §2), or a model name/path with ``--profile PROBLEM.json``
+(the profile is loaded; profiling itself is ``hetlab profile``). A one-line summary (makespan,
+lower bound, gap, solve seconds) goes to stderr; ``--list`` prints the algorithms and their
+parameters (JSON with ``--json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import sys
+from pathlib import Path
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("problem", nargs="?", help="problem JSON (spec §2), or MODEL with --profile")
+    parser.add_argument("--algo", help="algorithm name (see --list), e.g. ilp, greedy, heft, single:cpu0")
+    parser.add_argument("--profile", metavar="PROBLEM.json", help="the profiled problem when PROBLEM is a model")
+    parser.add_argument("--out", metavar="PLAN.json", help="where to write the plan (default: stdout)")
+    parser.add_argument("--epsilon", type=float, help="ilp: balance of the up-rank bisection [0, 1]")
+    parser.add_argument("--nt", type=int, help="ilp: largest subgraph (vertices) per ILP")
+    parser.add_argument("--k", type=int, help="greedy: ops mapped jointly per step")
+    parser.add_argument("--time-limit", type=float, dest="time_limit", help="ilp: seconds per subgraph")
+    parser.add_argument("--groups", action="store_true", default=None, help="ilp: may choose fused groups")
+    parser.add_argument("--lookahead", type=int, help="ilp: following subgraphs each ILP also sees")
+    parser.add_argument("--merge-threshold", type=float, dest="merge_threshold",
+                        help="greedy: cost below which an op joins its single predecessor")  # fmt: skip
+    parser.add_argument("--list", action="store_true", help="list the algorithms and their parameters")
+    parser.add_argument("--json", action="store_true", help="with --list: print JSON")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar or summary line")
+
+
+def registry_listing() -> list[dict]:
+    """Every algorithm with its title and parameters (what the widgets build controls from)."""
+    from hetlab.errors import HetlabError
+    from hetlab.schedulers.base import MODULES
+
+    out = []
+    for name in MODULES:
+        try:
+            a = _lookup(name)
+        except HetlabError:
+            continue  # not built yet in this checkout
+        shown = "single:DEVICE" if name == "single" else name
+        out.append({"name": shown, "title": a.title, "sequential": a.sequential, "params": [
+            {"name": p.name, "kind": p.kind, "default": p.default, "low": p.low, "high": p.high,
+             "help": p.help} for p in a.params]})  # fmt: skip
+    return out
+
+
+def _lookup(name: str):
+    """``base.algorithm`` with a module missing from this build as a clear ``HetlabError``."""
+    from hetlab.errors import HetlabError
+    from hetlab.schedulers.base import algorithm
+
+    try:
+        return algorithm(name)
+    except ModuleNotFoundError as e:
+        if not (e.name or "").startswith("hetlab"):
+            raise
+        raise HetlabError(f"algorithm {name!r} is not available in this build") from None
+
+
+def _progress(quiet: bool):
+    if quiet:
+        return None, None
+    from tqdm import tqdm
+
+    state: dict = {}
+
+    def progress(done: int, total: int, msg: str) -> None:
+        bar = state.get("bar")
+        if bar is None:
+            bar = state["bar"] = tqdm(total=total, file=sys.stderr, delay=1.0, unit="subgraph", leave=False)
+        bar.set_postfix_str(msg, refresh=False)
+        bar.update(done - bar.n)
+
+    def close() -> None:
+        if state.get("bar") is not None:
+            state["bar"].close()
+
+    return progress, close
+
+
+def main(args: argparse.Namespace) -> int:
+    from hetlab.cost.problem import Problem
+    from hetlab.errors import HetlabError
+    from hetlab.schedulers.base import schedule
+    from hetlab.schedulers.bounds import lower_bound, validate_plan
+
+    if args.list:
+        items = registry_listing()
+        if args.json:
+            print(json.dumps(items, indent=1))
+        else:
+            for a in items:
+                ps = ", ".join(f"{p['name']}={p['default']}" for p in a["params"])
+                print(f"{a['name']:16s} {a['title']}" + (f"  [{ps}]" if ps else ""))
+        return 0
+    if not args.problem:
+        raise HetlabError("schedule: give a PROBLEM.json (or MODEL --profile PROBLEM.json), or --list")
+    if not args.algo:
+        raise HetlabError("schedule: --algo is required (see 'hetlab schedule --list')")
+    algo = _lookup(args.algo)  # unknown names fail before any work
+    src = args.problem
+    if args.profile:
+        src = args.profile
+    elif not src.endswith(".json") and not Path(src).is_file():
+        raise HetlabError(f"schedule: {src!r} is not a problem file; for a model give --profile PROBLEM.json "
+                          "(made by 'hetlab profile')")  # fmt: skip
+    problem = Problem.load(src)
+    names = ("epsilon", "nt", "k", "time_limit", "groups", "lookahead", "merge_threshold")
+    params = {k: getattr(args, k) for k in names if getattr(args, k) is not None}
+    progress, close = _progress(args.quiet)
+    if progress is not None and "progress" in inspect.signature(algo.func).parameters:
+        params["progress"] = progress
+    try:
+        plan = schedule(problem, args.algo, **params)
+    finally:
+        if close is not None:
+            close()
+    validate_plan(problem, plan)
+    lb = lower_bound(problem)
+    if args.out:
+        plan.save(args.out)
+    else:
+        print(json.dumps(plan.to_json(), indent=1))
+    if not args.quiet:
+        gap = (plan.makespan / lb - 1.0) * 100 if lb > 0 else 0.0
+        print(f"{args.algo}: makespan {plan.makespan:.4g} {problem.units}, lower bound {lb:.4g} "
+              f"(gap {gap:.1f}%), solve {plan.solve_seconds:.2f} s"
+              + (f" -> {args.out}" if args.out else ""), file=sys.stderr)  # fmt: skip
+    return 0

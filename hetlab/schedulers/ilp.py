@@ -1,0 +1,265 @@
+"""HOPE LP: up-rank partitioning (Algorithm 1) and one ILP (eqs. 1-6) per subgraph, N devices.
+
+Xia et al., "HOPE: a heterogeneity-oriented parallel execution engine for inference on
+mobiles", HPC Chinese Journal 2022, §2.1-2.2. The graph is cut into subgraphs of at most ``nt``
+vertices (``partition.py``); they are solved in topological order, each on top of what the
+earlier ones left: device-free times, predecessor finish times and predecessor devices (so
+transfers across the boundary are charged exactly).
+
+Boundary handling (the phones' transfers are large): each window's makespan counts a lower
+bound of the work after each node (``tail``), so a subgraph does not finish early at the
+expense of what follows; from the second of ``passes`` forward passes on, the devices of the
+best plan so far stand in for later nodes, so an edge leaving a subgraph is charged its
+transfer to where its successor is expected to run; every second pass cuts the same
+topological sequence half a subgraph later (still <= ``nt`` vertices), so both sides of a
+first-pass boundary are decided together. ``lookahead`` lets a window also see the next
+subgraphs without committing them (off by default: slow).
+
+The solver's start times only order each device's nodes; ``Plan.build`` re-times everything
+ASAP (spec §3), which is never later. The plan is never worse than ``greedy`` (HOPE GS), nor
+than heft/peft/dmda where this build has them: the best of them is the first pass's MIP start
+and guide, and is kept if no pass beats it. With ``nt`` >= #nodes it is exact (one ILP).
+"""
+
+from __future__ import annotations
+
+import heapq
+import importlib
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from hetlab.cost.problem import Problem
+from hetlab.errors import HetlabError
+from hetlab.schedulers.base import Decision, Param, register
+from hetlab.schedulers.bounds import best_costs
+from hetlab.schedulers.greedy import greedy_timeline
+from hetlab.schedulers.ilp_model import solve_window
+from hetlab.schedulers.partition import partition
+from hetlab.schedulers.timeline import Timeline
+
+Progress = Callable[[int, int, str], None]
+WINDOW_TIME_LIMIT = 0.5  # s per subgraph by default: the incumbent is rarely improved later
+EXACT_TIME_LIMIT = 60.0  # s for a single (exact) ILP by default
+
+
+def fusable_tail(problem: Problem, best: np.ndarray) -> np.ndarray:
+    """Longest best-cost path after each node; an edge inside a fusable group adds nothing
+    (its head may finish together with its tail), so ``f[v] + tail[v] <= makespan`` always."""
+    pairs = set()
+    for g in problem.groups:
+        ids = [problem.index[x] for x in g.nodes]
+        pairs |= {(a, b) for a in ids for b in ids}
+    tail = np.zeros(len(problem.nodes))
+    for v in reversed(problem.topo):
+        tail[v] = max(((0.0 if (v, w) in pairs else best[w]) + tail[w] for w, _ in problem.succs[v]),
+                      default=0.0)  # fmt: skip
+    return tail
+
+
+def _copy(tl: Timeline) -> Timeline:
+    c = Timeline.__new__(Timeline)
+    c.__dict__.update(tl.__dict__)
+    c.dev, c.start, c.finish, c.dev_free = tl.dev.copy(), tl.start.copy(), tl.finish.copy(), tl.dev_free.copy()
+    c.order, c.fused = [], []
+    return c
+
+
+def _warm(problem: Problem, tl: Timeline, W: list[int], tail, g_dev, g_pos):
+    """The better of the reference plan's placement/order and an earliest-finish list schedule."""
+    best = None
+    for kind in ("ref", "eft"):
+        t = _copy(tl)
+        seq = sorted(W, key=g_pos.__getitem__) if kind == "ref" else W
+        for v in seq:
+            if kind == "ref":
+                d = int(g_dev[v])
+            else:
+                d = min((d for d in range(len(problem.devices)) if np.isfinite(t.cost[v, d])),
+                        key=lambda d: t.timing([v], d)[1])  # fmt: skip
+            t.place([v], d)
+        obj = max(t.finish[v] + tail[v] for v in W)
+        if best is None or obj < best[0]:
+            best = (obj, {v: int(t.dev[v]) for v in W}, {v: float(t.start[v]) for v in W},
+                    {v: float(t.finish[v]) for v in W})  # fmt: skip
+    return best
+
+
+def _commit(problem: Problem, tl: Timeline, part: list[int], res, groups, topo_pos) -> None:
+    """Append ``part``'s units in ILP start order (kept topological by a Kahn heap)."""
+    unit_of = {v: (v,) for v in part}
+    gcost = {}
+    for gi in res.fused:
+        mem, cvec = groups[gi]
+        if all(m in unit_of for m in mem):
+            key = tuple(mem)
+            for m in mem:
+                unit_of[m] = key
+            gcost[key] = float(cvec[res.device[mem[0]]])
+    units = set(unit_of.values())
+    indeg = {u: 0 for u in units}
+    for u in units:
+        for m in u:
+            for w, _ in problem.preds[m]:
+                if w in unit_of and unit_of[w] != u:
+                    indeg[u] += 1
+    key = lambda u: (round(res.start[u[0]], 9), min(topo_pos[m] for m in u))
+    heap = [(key(u), u) for u in units if indeg[u] == 0]
+    heapq.heapify(heap)
+    while heap:
+        _, u = heapq.heappop(heap)
+        tl.place(list(u), res.device[u[0]], gcost.get(u))
+        for m in u:
+            for w, _ in problem.succs[m]:
+                if w in unit_of and unit_of[w] != u:
+                    indeg[unit_of[w]] -= 1
+                    if indeg[unit_of[w]] == 0:
+                        heapq.heappush(heap, (key(unit_of[w]), unit_of[w]))
+
+
+def ilp_timeline(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limit: float | None = None,
+                 groups: bool = False, lookahead: int = 0, passes: int = 2,
+                 progress: Progress | None = None):  # fmt: skip
+    """Run the partitioned ILP; returns (timeline, info dict)."""
+    parts = partition(problem, nt, epsilon)
+    exact = len(parts) == 1
+    topo_pos = {v: i for i, v in enumerate(problem.topo)}
+    best = best_costs(problem) if groups else problem.cost_matrix.min(axis=1)
+    tail = fusable_tail(problem, best) if groups else _plain_tail(problem, best)
+    g_tl = greedy_timeline(problem)
+    ref_tl, ref_name = _best_reference(problem, g_tl)
+    gaps, stats = [], {"optimal": 0, "limit": 0, "warm": 0}
+    best_tl, results = ref_tl, []
+    passes = 1 if exact else passes
+    if time_limit is None:
+        time_limit = EXACT_TIME_LIMIT if exact else WINDOW_TIME_LIMIT
+    plan_windows = [parts if rnd % 2 == 0 else staggered(parts) for rnd in range(passes)]
+    count = [0, sum(len(w) for w in plan_windows)]
+    for rnd, windows in enumerate(plan_windows):
+        ref = best_tl  # the best plan so far: MIP starts and the expected devices of later nodes
+        usable = _usable_groups(problem, windows, topo_pos) if groups else []
+        tl = _forward(problem, windows, exact, lookahead, usable, tail, ref, time_limit,
+                      topo_pos, gaps, stats, progress, rnd, count)  # fmt: skip
+        results.append(tl.makespan)
+        if tl.makespan < best_tl.makespan - 1e-12 or (exact and tl.makespan <= best_tl.makespan + 1e-12):
+            best_tl = tl
+    info = {"subgraphs": len(parts), "mip_gap_max": max(gaps, default=None), "solves": stats,
+            "greedy_makespan": g_tl.makespan, "ilp_makespan": min(results), "passes": results,
+            "time_limit_s": time_limit, "reference": ref_name,
+            "reference_makespan": ref_tl.makespan}  # fmt: skip
+    return best_tl, info
+
+
+def staggered(parts: list[list[int]]) -> list[list[int]]:
+    """The same topological sequence cut half a subgraph later: [p0 first half], [p0 second
+    half + p1 first half], ... Each piece is a contiguous stretch of one topological order (so
+    convex) and has at most max(len) vertices; odd passes use it so boundaries move."""
+    out: list[list[int]] = []
+    carry: list[int] = []
+    for p in parts:
+        h = len(p) // 2
+        if carry or p[:h]:
+            out.append(carry + p[:h])
+        carry = p[h:]
+    if carry:
+        out.append(carry)
+    return [w for w in out if w]
+
+
+def _usable_groups(problem: Problem, windows: list[list[int]], topo_pos) -> list:
+    """Fused groups lying inside one window, as (members in topological order, cost per device)."""
+    where = {v: i for i, w in enumerate(windows) for v in w}
+    out = []
+    for g in problem.groups:
+        mem = sorted((problem.index[x] for x in g.nodes), key=topo_pos.__getitem__)
+        if len({where[m] for m in mem}) == 1:
+            out.append((mem, np.array([np.inf if g.cost.get(d) is None else float(g.cost[d])
+                                       for d in problem.devices])))  # fmt: skip
+    return out
+
+
+REFERENCES = ("heft", "peft", "dmda")  # fast list schedulers used as MIP starts when built
+
+
+def _best_reference(problem: Problem, g_tl: Timeline) -> tuple[Timeline, str]:
+    """The best of greedy and the fast list schedulers present in this build, as a timeline:
+    the first pass's MIP starts and guide, and the plan kept if no pass beats it."""
+    from hetlab.schedulers.base import MODULES, REGISTRY
+
+    best, name = g_tl, "greedy"
+    for algo in REFERENCES:
+        try:
+            importlib.import_module(f"hetlab.schedulers.{MODULES[algo]}")
+            a = REGISTRY[algo]
+            dec = a.func(problem)
+        except (ImportError, KeyError, HetlabError):
+            continue
+        if a.sequential or dec.sequential or dec.fused:
+            continue
+        t = Timeline(problem)
+        idx = problem.index
+        for v in dec.order:
+            t.place([idx[v]], problem.dev_index[dec.device_of[v]])
+        if t.makespan < best.makespan - 1e-12:
+            best, name = t, algo
+    return best, name
+
+
+def _forward(problem, parts, exact, lookahead, usable, tail, ref, time_limit,
+             topo_pos, gaps, stats, progress, rnd, count) -> Timeline:
+    """One pass over the subgraphs in topological order, guided by the plan ``ref``."""
+    tl = Timeline(problem)
+    guide = {v: int(ref.dev[v]) for v in range(len(problem.nodes))}
+    best_work = problem.cost_matrix.min(axis=1)
+    g_pos = {v: i for i, v in enumerate(ref.order)}
+    for i, part in enumerate(parts):
+        W = [v for p in parts[i : i + 1 + (0 if exact else lookahead)] for v in p]
+        inw = set(W)
+        wg = [(m, c) for m, c in usable if all(x in inw for x in m)]
+        _, wd, ws, wf = _warm(problem, tl, W, tail, ref.dev, g_pos)
+        res = solve_window(problem, tl, W, tail, wg, wd, ws, wf, time_limit, exact,
+                           spread=0.0 if exact else 1e-3 / len(W), succ_dev=None if exact else guide,
+                           rest_work=None if exact else float(best_work[tl.finish < 0].sum() - best_work[W].sum()))  # fmt: skip
+        if res.gap is not None:
+            gaps.append(res.gap)
+        stats["optimal" if res.status == "Optimal" else "warm" if res.status.startswith("warm") else "limit"] += 1
+        _commit(problem, tl, part, res, wg, topo_pos)
+        if progress is not None:
+            count[0] += 1
+            progress(count[0], count[1],
+                     f"pass {rnd + 1}, subgraph {i + 1}/{len(parts)} ({len(W)} nodes, {res.seconds:.2f} s)")  # fmt: skip
+        if exact:
+            stats["objective"] = res.objective
+    return tl
+
+
+def _plain_tail(problem: Problem, best: np.ndarray) -> np.ndarray:
+    tail = np.zeros(len(problem.nodes))
+    for v in reversed(problem.topo):
+        tail[v] = max((best[w] + tail[w] for w, _ in problem.succs[v]), default=0.0)
+    return tail
+
+
+@register(
+    "ilp",
+    "HOPE LP: up-rank partitioning + one ILP per subgraph (Xia et al., 2022, eqs. 1-8)",
+    params=[
+        Param("epsilon", "float", 0.2, 0.0, 1.0, "balance of each up-rank bisection (Algorithm 1)"),
+        Param("nt", "int", 12, 1, 2000, "largest subgraph (vertices) solved by one ILP"),
+        Param("time_limit", "float", None, 0.01, 86400.0,
+              "seconds per subgraph ILP, then its best incumbent (default 0.5; 60 when exact)"),
+        Param("groups", "bool", False, None, None, "let the ILP choose fused groups (PartitionTuner)"),
+        Param("lookahead", "int", 0, 0, 8, "following subgraphs each ILP also sees (not committed)"),
+        Param("passes", "int", 2, 1, 10, "forward passes; later ones are guided by the best plan so far and cut subgraphs half a subgraph later on odd passes"),
+    ],
+)  # fmt: skip
+def ilp(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limit: float | None = None,
+        groups: bool = False, lookahead: int = 0, passes: int = 2,
+        progress: Progress | None = None) -> Decision:  # fmt: skip
+    t0 = time.perf_counter()
+    tl, info = ilp_timeline(problem, epsilon, nt, time_limit, groups, lookahead, passes, progress)
+    device_of, order, fused = tl.decision_parts()
+    info["fallback"] = info["reference"] if info["reference_makespan"] <= info["ilp_makespan"] else None
+    info["solve_wall_s"] = round(time.perf_counter() - t0, 3)
+    return Decision(device_of, order, fused, extra={"ilp": info})

@@ -1,0 +1,162 @@
+"""Profiler: ids, costs, unsupported ops, signature dedup, cache, interruption, groups."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from cost_helpers import OrtTestDevice
+
+from hetlab.cost.cache import cache_root
+from hetlab.cost.groups import find_groups, parse_patterns
+from hetlab.cost.problem import Problem
+from hetlab.cost.profiler import profile
+from hetlab.errors import HetlabError
+from hetlab.graph.onnx_io import load
+
+FAST = {"repeat": 5, "warmup": 1, "seconds": 0.02, "context": 0}
+
+
+def test_node_ids_costs_and_problem_roundtrip(chain_model):
+    g = load(chain_model)
+    devs = [OrtTestDevice("a"), OrtTestDevice("b", tag="other")]
+    p = profile(g, devs, **FAST)
+    assert [n.id for n in p.nodes] == [n.id for n in g.nodes]
+    assert [(e.src, e.dst) for e in p.edges] == [(e.src, e.dst) for e in g.edges]
+    for n in p.nodes:
+        for d in ("a", "b"):
+            assert n.cost[d] is not None and n.cost[d] > 0
+            st = n.extra["stats"][d]
+            assert st["p10"] <= st["median"] <= st["p90"] and st["n"] >= 1
+    doc = json.loads(json.dumps(p.to_json()))
+    again = Problem.from_json(doc)
+    assert again.devices == ["a", "b"]
+    assert set(doc["comm"]) == {"a->b", "b->a"}
+    assert doc["platform"]["cpu_model"] and doc["model"]["sha256"] and doc["date"]
+    for e in doc["edges"]:  # host-memory devices: measured transfers exist and are small
+        assert set(e["comm"]) == {"a->b", "b->a"} and all(v < 5.0 for v in e["comm"].values())
+
+
+def test_unsupported_is_null(chain_model):
+    g = load(chain_model)
+    p = profile(g, [OrtTestDevice("a"), OrtTestDevice("b", refuse=["Sigmoid"])], comm=False, **FAST)
+    sig = next(n for n in p.nodes if n.op_type == "Sigmoid")
+    assert sig.cost["b"] is None and sig.cost["a"] is not None
+    assert "b" in sig.extra["unsupported"]
+    assert p.to_json()["nodes"][-1]["cost"]["b"] is None
+
+
+def test_no_device_can_run_a_node(chain_model):
+    with pytest.raises(HetlabError, match="no device"):
+        profile(load(chain_model), [OrtTestDevice("a", refuse=["Reshape"])], comm=False, **FAST)
+
+
+def test_signature_dedup_measures_once(chain_model):
+    g = load(chain_model)
+    dev = OrtTestDevice("a")
+    p = profile(g, [dev], comm=False, cache=False, **FAST)
+    relus = [n for n in p.nodes if n.op_type == "Relu"]
+    assert len(relus) == 3 and len({n.extra["signature"] for n in relus}) == 1
+    assert len({n.cost["a"] for n in relus}) == 1
+    measured = [u for u in dev.prepared if u != ("probe",)]
+    assert len(measured) == 3  # Relu once, Reshape, Sigmoid
+    assert p.extra["profile"]["signatures"] == 3
+
+
+def test_cache_hit_then_shape_change_invalidates(chain_model):
+    g = load(chain_model)
+    dev = OrtTestDevice("a")
+    profile(g, [dev], comm=False, **FAST)
+    n_first = len(dev.prepared)
+    t0 = time.perf_counter()
+    p2 = profile(g, [dev], comm=False, **FAST)
+    assert len(dev.prepared) == n_first  # nothing measured again
+    assert p2.extra["profile"]["measured"] == 0
+    assert time.perf_counter() - t0 < 2.0
+    g2 = load(chain_model, {"x": (2, 4, 8, 8)})
+    profile(g2, [dev], comm=False, **FAST)
+    assert len(dev.prepared) > n_first  # new shapes: measured again
+    # another repeat setting is another cache entry
+    n = len(dev.prepared)
+    profile(g, [dev], comm=False, repeat=6, warmup=1, seconds=0.02)
+    assert len(dev.prepared) > n
+
+
+def test_interrupt_keeps_finished_measurements(chain_model):
+    g = load(chain_model)
+    dev = OrtTestDevice("a")
+    calls = []
+
+    def stop_after_two(done, total, msg):
+        calls.append(msg)
+        if len(calls) == 6:  # overhead probe, round 1 of 3 ops, round 2 of 2 ops
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        profile(g, [dev], comm=False, progress=stop_after_two, **FAST)
+    files = list(cache_root().rglob("*.json"))
+    assert files and not list(cache_root().rglob("*.tmp"))
+    for f in files:
+        json.loads(f.read_text())  # every cache file is whole
+    n_before = len(dev.prepared)
+    p = profile(g, [dev], comm=False, **FAST)
+    assert p.extra["profile"]["measured"] == 1  # only the op not finished before Ctrl-C
+    assert len(dev.prepared) == n_before + 1
+
+
+def test_groups_default_patterns(group_model):
+    g = load(group_model)
+    chains = find_groups(g)
+    assert chains == [["conv1", "relu1"], ["conv2", "bn2", "relu2"], ["mm", "bias_add"]]
+    # conv3's output is also read by add3: not a chain
+    assert find_groups(g, parse_patterns(["Relu->Add"])) == [["relu3", "add3"]]
+    with pytest.raises(HetlabError):
+        parse_patterns(["Conv"])
+    p = profile(g, [OrtTestDevice("a"), OrtTestDevice("b", refuse=["BatchNormalization"])],
+                groups=True, comm=False, **FAST)
+    doc = p.to_json()
+    assert [gr["nodes"] for gr in doc["groups"]] == chains
+    by = {tuple(gr["nodes"]): gr["cost"] for gr in doc["groups"]}
+    assert by[("conv2", "bn2", "relu2")]["b"] is None
+    assert by[("conv1", "relu1")]["a"] > 0
+
+
+def test_context_windows_rescale_isolated_costs(chain_model):
+    g = load(chain_model)
+    p = profile(g, [OrtTestDevice("a")], comm=False, **{**FAST, "context": 3})
+    wins = p.extra["context_windows"]
+    assert [w["nodes"] for w in wins] == [["r1", "r2", "r3"], ["reshape", "sig"]]
+    by = {n.id: n for n in p.nodes}
+    ov = p.extra["profile"]["overhead_ms"]["a"]
+    f = {v: by[v].extra["context"]["a"] for v in by}
+    assert f["r1"] == f["r2"] == f["r3"]  # one factor per op type: equal ops stay equal
+    assert len({by[v].cost["a"] for v in ("r1", "r2", "r3")}) == 1
+    for v, n in by.items():
+        iso = max(n.extra["stats"]["a"]["median"] - ov, 1e-4)
+        assert n.cost["a"] == pytest.approx(max(f[v] * iso, 1e-4), rel=1e-3, abs=1e-5)
+    relu_w = wins[0]["cost"]["a"]
+    if 0.2 < f["r1"] < 5.0:  # the Relu window alone fixes the Relu factor
+        assert sum(by[v].cost["a"] for v in ("r1", "r2", "r3")) == pytest.approx(relu_w, rel=0.1)
+
+
+def test_type_factors_recover_known_factors():
+    from hetlab.cost.context import type_factors
+
+    # three types; windows mix them; true factors Conv 0.5, Relu 0.2 (clamped floor), Pool 1.5
+    members = [[("Conv", 4.0), ("Relu", 1.0)], [("Conv", 2.0), ("Pool", 1.0)],
+               [("Pool", 2.0), ("Relu", 1.0)], [("Conv", 1.0), ("Relu", 1.0), ("Pool", 1.0)]]
+    true = {"Conv": 0.5, "Relu": 0.2, "Pool": 1.5}
+    win = [sum(true[t] * c for t, c in m) for m in members]
+    f = type_factors(win, members)
+    for t, v in true.items():
+        assert f[t] == pytest.approx(v, abs=0.05)
+    assert type_factors([None], [[("Conv", 1.0)]]) == {}
+
+
+def test_generic_device_timer_keeps_unit_outputs(chain_model):
+    from cost_helpers import OwnedOutputsDevice
+
+    p = profile(load(chain_model), [OwnedOutputsDevice("o")], comm=False, **FAST)
+    assert all(n.extra["stats"]["o"]["timer"] == "device.run" for n in p.nodes)
+    assert all(n.cost["o"] > 0 for n in p.nodes)

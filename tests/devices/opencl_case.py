@@ -1,0 +1,123 @@
+"""Test helper: one- or few-node ONNX models -> OpGraph, run on an OpenCL device, compare
+with onnxruntime. Builds the OpGraph directly (independent of hetlab.graph.onnx_io)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import helper, numpy_helper
+
+from hetlab.graph.ir import Edge, Node, OpGraph, Tensor
+
+NP2ONNX = {np.dtype("float32"): onnx.TensorProto.FLOAT, np.dtype("int64"): onnx.TensorProto.INT64,
+           np.dtype("int32"): onnx.TensorProto.INT32}
+
+
+def make_model(nodes: Sequence[onnx.NodeProto], inputs: dict[str, np.ndarray],
+               inits: dict[str, np.ndarray], outputs: Sequence[str], opset: int = 17) -> onnx.ModelProto:
+    g = helper.make_graph(
+        list(nodes), "case",
+        [helper.make_tensor_value_info(k, NP2ONNX[v.dtype], v.shape) for k, v in inputs.items()],
+        [helper.make_tensor_value_info(o, onnx.TensorProto.FLOAT, None) for o in outputs],
+        [numpy_helper.from_array(np.asarray(v), k) for k, v in inits.items()])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def _attrs(n: onnx.NodeProto) -> dict[str, Any]:
+    out = {}
+    for a in n.attribute:
+        v = helper.get_attribute_value(a)
+        if isinstance(v, bytes):
+            v = v.decode()
+        elif isinstance(v, onnx.TensorProto):
+            v = numpy_helper.to_array(v)
+        elif isinstance(v, list) and v and isinstance(v[0], bytes):
+            v = [s.decode() for s in v]
+        out[a.name] = v
+    return out
+
+
+def _elem_types(model: onnx.ModelProto) -> dict[str, int]:
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    del m.graph.output[:]
+    inf = onnx.shape_inference.infer_shapes(m)
+    return {v.name: v.type.tensor_type.elem_type for v in inf.graph.value_info
+            if v.type.tensor_type.elem_type}
+
+
+def reference(model: onnx.ModelProto, inputs: dict[str, np.ndarray], names: Sequence[str]) -> list[np.ndarray]:
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    types = _elem_types(model)
+    del m.graph.output[:]
+    for t in names:
+        m.graph.output.append(helper.make_tensor_value_info(t, types.get(t, onnx.TensorProto.FLOAT), None))
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.intra_op_num_threads = 1
+    sess = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    return sess.run(list(names), inputs)
+
+
+def to_graph(model: onnx.ModelProto, inputs: dict[str, np.ndarray], opset: int | None) -> OpGraph:
+    """An OpGraph with every tensor's shape (taken from an onnxruntime run) and its weights."""
+    g = model.graph
+    weights = {i.name: numpy_helper.to_array(i) for i in g.initializer}
+    every = [t for n in g.node for t in n.output if t]
+    vals = reference(model, inputs, every)
+    tensors = {k: Tensor(k, tuple(v.shape), str(v.dtype)) for k, v in {**inputs, **weights}.items()}
+    tensors.update({k: Tensor(k, tuple(v.shape), str(v.dtype)) for k, v in zip(every, vals)})
+    nodes = [Node(id=n.name or f"n{i}", op_type=n.op_type, inputs=list(n.input),
+                  outputs=list(n.output), attrs=_attrs(n), index=i) for i, n in enumerate(g.node)]
+    prod = {t: n.id for n in nodes for t in n.outputs}
+    edges: dict[tuple[str, str], list[str]] = {}
+    for n in nodes:
+        for t in n.inputs:
+            if t in prod:
+                edges.setdefault((prod[t], n.id), []).append(t)
+    graph = OpGraph(name="case", nodes=nodes,
+                    edges=[Edge(s, d, sum(tensors[t].nbytes for t in ts), ts) for (s, d), ts in edges.items()],
+                    tensors=tensors, inputs=list(inputs), outputs=[o.name for o in g.output],
+                    consts=set(weights), input_shapes={k: v.shape for k, v in inputs.items()})
+    graph._hetlab_weights = weights  # type: ignore[attr-defined]
+    if opset is not None:
+        graph.opset = opset  # type: ignore[attr-defined]
+    return graph
+
+
+def rel_err(out: np.ndarray, ref: np.ndarray) -> float:
+    out, ref = np.asarray(out, np.float64), np.asarray(ref, np.float64)
+    assert out.shape == ref.shape, (out.shape, ref.shape)
+    den = np.linalg.norm(ref)
+    return float(np.linalg.norm(out - ref) / (den if den > 0 else 1.0))
+
+
+def run_case(dev: Any, nodes: Sequence[onnx.NodeProto], inputs: dict[str, np.ndarray],
+             inits: dict[str, np.ndarray] | None = None, outputs: Sequence[str] | None = None,
+             opset: int = 17, tol: float = 1e-4, repeat: int = 1) -> tuple[list[float], Any, OpGraph]:
+    """Run the nodes as one unit on ``dev``; assert every output is within ``tol`` of onnxruntime."""
+    inits = inits or {}
+    outputs = list(outputs or [nodes[-1].output[0]])
+    model = make_model(nodes, inputs, inits, outputs, opset)
+    refs = reference(model, inputs, outputs)
+    graph = to_graph(model, inputs, opset)
+    assert all(dev.supports(n, graph) for n in graph.nodes), [dev.why_not(n, graph) for n in graph.nodes]
+    unit = dev.prepare(graph, [n.id for n in graph.nodes])
+    errs: list[float] = []
+    for _ in range(repeat):
+        res = dev.run(unit, {k: inputs[k] for k in unit.inputs})
+        outs = [dev.copy_out(res.outputs[o]) for o in outputs]
+        errs = [rel_err(o, r) for o, r in zip(outs, refs)]
+        assert max(errs) <= tol, (errs, [n.op_type for n in graph.nodes])
+    return errs, (unit, res), graph
+
+
+def rnd(*shape: int, seed: int = 0, lo: float = -1.0, hi: float = 1.0) -> np.ndarray:
+    return np.random.default_rng(seed + len(shape) * 7 + sum(shape)).uniform(lo, hi, shape).astype(np.float32)

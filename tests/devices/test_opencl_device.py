@@ -1,0 +1,141 @@
+"""OpenCLDevice behaviour: discovery/info, supports() refusals, buffers, input binding, timing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import helper
+
+from tests.devices.opencl_case import make_model, rnd, run_case, to_graph
+
+pytest.importorskip("pyopencl")
+from hetlab.devices.opencl import CLBuffer, discover
+from hetlab.devices.opencl.ops import REGISTRY, op_for
+from hetlab.devices.opencl.ops.gemm import choose_tiling
+from hetlab.errors import HetlabError
+
+
+@pytest.fixture(scope="module")
+def dev():
+    devs = discover()
+    if not devs:
+        pytest.skip("no OpenCL device found (install PoCL or a GPU driver)")
+    return devs[0]
+
+
+def test_discover_names_and_info(dev):
+    devs = discover()
+    assert [d.name for d in devs] == [f"cl{i}" for i in range(len(devs))]
+    info = dev.info()
+    for key in ("platform", "device", "driver_version", "compute_units", "global_mem_bytes", "host_unified_memory"):
+        assert key in info
+    assert info["kind"] == "opencl" and info["compute_units"] >= 1
+    assert dev.fingerprint() == dev.fingerprint() and "driver_version=" in dev.fingerprint()
+
+
+def test_buffer_roundtrip(dev):
+    for a in (rnd(3, 5, 7), np.arange(10, dtype=np.int64), np.zeros((0, 3), np.float32)):
+        b = dev.copy_in(a)
+        assert isinstance(b, CLBuffer) and b.shape == a.shape
+        np.testing.assert_array_equal(dev.copy_out(b), a)
+        dev.free(b)
+
+
+def test_program_cache_compiles_once(dev):
+    p1 = dev.program("eltwise.cl")
+    assert dev.program("eltwise.cl") is p1
+    assert dev.program("eltwise.cl", "-DX=1") is not p1
+
+
+def _graph(nodes, inputs, inits=None, opset=17):
+    m = make_model(nodes, inputs, inits or {}, [nodes[-1].output[0]], opset)
+    return to_graph(m, inputs, opset)
+
+
+def test_shape_arithmetic_refused(dev):
+    x = rnd(2, 3)
+    g = _graph([helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Cast", ["s"], ["y"], to=1)], {"x": x})
+    assert not dev.supports(g.nodes[0], g) and not dev.supports(g.nodes[1], g)
+    assert "Shape" in dev.why_not(g.nodes[0], g)
+    g2 = _graph([helper.make_node("Neg", ["x"], ["y"])], {"x": np.arange(4, dtype=np.int64)})
+    assert "int64" in dev.why_not(g2.nodes[0], g2)
+    with pytest.raises(HetlabError, match="cannot run node"):
+        dev.prepare(g, [g.nodes[0].id])
+
+
+def test_unknown_op_lists_registered():
+    with pytest.raises(HetlabError, match="registered: .*Conv"):
+        op_for("NoSuchOp")
+    required = ["Conv", "ConvTranspose", "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Exp", "Sqrt", "Pow", "Erf", "Add", "Sub", "Mul", "Div", "Concat", "Split", "Slice", "Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Pad", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "LRN", "Gemm", "MatMul", "BatchNormalization", "Softmax", "ReduceMean", "ReduceSum", "Resize", "Dropout", "Identity", "LSTM"]
+    assert not [op for op in required if op not in REGISTRY]
+
+
+def test_attribute_refusals(dev):
+    x = {"x": rnd(1, 2, 4, 4)}
+    g = _graph([helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[2, 2])], x)
+    assert "Indices" in dev.why_not(g.nodes[0], g)
+    g = _graph([helper.make_node("Resize", ["x", "", "s"], ["y"], mode="cubic")], x, {"s": np.array([1, 1, 2, 2], np.float32)})
+    assert "cubic" in dev.why_not(g.nodes[0], g)
+    g = _graph([helper.make_node("Clip", ["x", "lo"], ["y"])], {**x, "lo": np.array(0.0, np.float32)})
+    assert "constant" in dev.why_not(g.nodes[0], g)
+
+
+def test_inputs_rebound_across_runs(dev):
+    """Device buffers and host arrays as inputs; a second run with new data gives new results."""
+    w = rnd(4, 3, 1, 1, seed=1)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"]), helper.make_node("Reshape", ["c", "s"], ["y"])]
+    inputs = {"x": rnd(1, 3, 5, 5)}
+    _, (unit, _), _ = run_case(dev, nodes, inputs, {"w": w, "s": np.array([4, 25], np.int64)})
+    for seed in (5, 6):
+        x = rnd(1, 3, 5, 5, seed=seed)
+        ref = np.einsum("oc,nchw->nohw", w[:, :, 0, 0], x).reshape(4, 25)
+        for feed in (x, dev.copy_in(x)):
+            out = dev.copy_out(dev.run(unit, {"x": feed}).outputs["y"])
+            assert out.shape == (4, 25) and np.allclose(out, ref, atol=1e-5)
+
+
+def test_view_of_input_is_output(dev):
+    nodes = [helper.make_node("Reshape", ["x", "s"], ["y"])]
+    x = rnd(2, 6)
+    _, (unit, _), _ = run_case(dev, nodes, {"x": x}, {"s": np.array([3, 4], np.int64)})
+    assert unit.inputs == ["x"] and unit.handle.launches == []
+
+
+def test_node_times_ordered(dev):
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Sigmoid", ["c"], ["s"]),
+             helper.make_node("MaxPool", ["s"], ["y"], kernel_shape=[2, 2], strides=[2, 2])]
+    _, (unit, res), _ = run_case(dev, nodes, {"x": rnd(1, 3, 8, 8)}, {"w": rnd(4, 3, 3, 3, seed=1)})
+    ts = res.node_times
+    assert [t.node for t in ts] == unit.nodes
+    assert all(res.start <= t.start <= t.finish <= res.finish for t in ts)
+    assert ts[0].finish <= ts[1].start + 1e-6 and ts[1].finish <= ts[2].start + 1e-6  # in-order queue
+
+
+def test_tiling_choice():
+    assert choose_tiling(2048, 2048, 2048, 1, 132)[:2] == (64, 1)
+    ts, splits, klen = choose_tiling(384, 64, 2048, 1, 132)
+    assert ts == 32 and splits > 1 and klen * splits >= 2048 and klen % 16 == 0
+
+
+def test_two_units_chain_device_buffers(dev):
+    """Unit outputs (device buffers) feed the next unit directly, as the executor chains them."""
+    import onnxruntime  # noqa: F401  (reference below)
+
+    from tests.devices.opencl_case import reference
+
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Add", ["p", "p"], ["y"])]
+    inits = {"w": rnd(4, 3, 3, 3, seed=1)}
+    inputs = {"x": rnd(1, 3, 6, 6)}
+    m = make_model(nodes, inputs, inits, ["y"])
+    g = to_graph(m, inputs, 17)
+    u1 = dev.prepare(g, ["n0", "n1"])
+    u2 = dev.prepare(g, ["n2", "n3"])
+    assert u1.inputs == ["x"] and u1.outputs == ["r"] and u2.inputs == ["r"] and u2.outputs == ["y"]
+    r1 = dev.run(u1, inputs)
+    assert isinstance(r1.outputs["r"], CLBuffer)
+    r2 = dev.run(u2, r1.outputs)
+    (ref,) = reference(m, inputs, ["y"])
+    np.testing.assert_allclose(dev.copy_out(r2.outputs["y"]), ref, rtol=1e-5, atol=1e-5)
+    assert r1.finish <= r2.start

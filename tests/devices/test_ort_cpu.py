@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+from models import two_branch
+
+from hetlab.devices.ort_cpu import OrtCpuDevice, affinity_string
+from hetlab.graph.ir import Node
+from hetlab.graph.onnx_io import load
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    path = two_branch(tmp_path_factory.mktemp("m") / "tb.onnx")
+    return path, load(path)
+
+
+def plain(path, x):
+    s = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    return dict(zip(["y", "z"], s.run(["y", "z"], {"x": x})))
+
+
+def test_units_chained_equal_a_plain_session(model):
+    path, g = model
+    x = np.random.default_rng(1).standard_normal((1, 8, 16, 16)).astype(np.float32)
+    dev = OrtCpuDevice("cpu0", [min(os.sched_getaffinity(0))])
+    stem = dev.prepare(g, ["stem", "stem_relu"])
+    assert stem.inputs == ["x"] and stem.outputs == ["s1"]
+    rest = dev.prepare(g, [n.id for n in g.nodes if n.id not in ("stem", "stem_relu")])
+    assert rest.inputs == ["s1"] and sorted(rest.outputs) == ["y", "z"]
+    r1 = dev.run(stem, {"x": x})
+    r2 = dev.run(rest, {"s1": r1.outputs["s1"]})
+    assert r1.start <= r1.finish <= r2.start <= r2.finish
+    ref = plain(path, x)
+    for k in ("y", "z"):
+        np.testing.assert_allclose(r2.outputs[k], ref[k], rtol=1e-5, atol=1e-6)
+
+
+def test_sessions_are_cached_by_node_set(model):
+    _, g = model
+    dev = OrtCpuDevice("cpu0", [0])
+    a = dev.prepare(g, ["b_conv1", "b_sig"])
+    b = dev.prepare(g, ["b_sig", "b_conv1"])
+    assert a.handle is b.handle
+    whole = dev.prepare(g, [n.id for n in g.nodes])
+    assert whole.handle is not a.handle and whole.inputs == ["x"]
+
+
+def test_supports_default_domain_and_control_flow(model):
+    _, g = model
+    dev = OrtCpuDevice("cpu0", [0])
+    assert all(dev.supports(n, g) for n in g.nodes)
+    for op in ("If", "Loop", "Scan", "LSTM", "NonMaxSuppression"):
+        assert dev.supports(Node(op, op, [], []), g)
+    odd = Node("x", "NoSuchOp", [], [], domain="com.example")
+    assert not dev.supports(odd, g) and "NoSuchOp" in dev.why_not(odd, g)
+
+
+def test_affinity_string_is_one_based_one_entry_per_pool_thread():
+    assert affinity_string([0], 1) == ""
+    assert affinity_string([0, 1], 2) == "2"
+    assert affinity_string([4, 5, 6, 7], 4) == "6;7;8"
+    assert affinity_string([2, 3], 4) == "4;3;4"  # more threads than cores: cycle
+
+
+def test_info_and_bind_thread_pins_the_calling_thread():
+    before = os.sched_getaffinity(0)
+    core = max(before)
+    dev = OrtCpuDevice("g", [core])
+    info = dev.info()
+    assert info["kind"] == "onnxruntime-cpu" and info["threads"] == 1 and info["cores"] == [core]
+    seen = {}
+
+    def work():
+        dev.bind_thread()
+        seen["aff"] = os.sched_getaffinity(0)
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    assert seen["aff"] == {core}
+    assert os.sched_getaffinity(0) == before  # only the worker thread was pinned
+
+
+def test_small_units_can_run_on_one_thread(model):
+    _, g = model
+    dev = OrtCpuDevice("g", [0, 1], small_flops=10**12)
+    assert dev.session_options().intra_op_num_threads == 2
+    unit = dev.prepare(g, ["b_sig"])
+    assert unit.handle.get_session_options().intra_op_num_threads == 1
+    whole = dev.prepare(g, [n.id for n in g.nodes])  # the whole model keeps the group's threads
+    assert whole.handle.get_session_options().intra_op_num_threads == 2

@@ -18,8 +18,6 @@ def placeholder(fw: go.FigureWidget, message: str) -> None:
         if fw.data:
             fw.data = []
         fw.layout.title = dict(text=f"<i>{message}</i>", font=dict(size=12, color="#777"))
-        fw.layout.xaxis.visible = False
-        fw.layout.yaxis.visible = False
         fw.layout.height = 70  # a one-line message, not an empty plot area
         fw.layout.plot_bgcolor = "white"
 
@@ -57,8 +55,6 @@ def update_in_place(fw: go.FigureWidget, fig: go.Figure) -> None:
         # refuse the whole state ("cannot set yaxis.visible and a parent attribute")
         lj = fig.layout.to_plotly_json()
         lj.pop("template", None)
-        for ax in ("xaxis", "yaxis"):
-            lj[ax] = {"visible": True, **lj.get(ax, {})}
         lj.setdefault("annotations", [])
         lj.setdefault("shapes", [])
         fw.layout.update(lj, overwrite=True)

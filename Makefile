@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 
 lab: $(STAMP)
 	@if [ -f notebooks/workbench.ipynb ]; then target=notebooks/workbench.ipynb; else target=notebooks; fi; \
-	$(BIN)/jupyter lab $$target
+	root=$$( [ "$$(id -u)" = 0 ] && echo --allow-root ); $(BIN)/jupyter lab $$root $$target
 
 thirdparty: $(STAMP)
 	-$(BIN)/python tests/thirdparty/fetch.py

@@ -22,7 +22,7 @@ def placeholder(fw: go.FigureWidget, message: str) -> None:
         fw.layout.plot_bgcolor = "white"
 
 
-def _no_colorbar(fig: go.Figure) -> go.Figure:
+def no_colorbar(fig: go.Figure) -> go.Figure:
     """plotly 7.1's FigureWidget draws nothing at all for a trace with a colour bar (seen in
     JupyterLab 4.6 + Chromium): widgets show the scale in the title instead."""
     for t in fig.data:
@@ -36,7 +36,7 @@ def _no_colorbar(fig: go.Figure) -> go.Figure:
 def update_in_place(fw: go.FigureWidget, fig: go.Figure) -> None:
     """Make ``fw`` show ``fig``: traces updated in place when the trace types match (the
     usual case: new costs, a new plan), else replaced; layout overwritten; one batch."""
-    fig = _no_colorbar(go.Figure(fig))
+    fig = no_colorbar(go.Figure(fig))
     with fw.batch_update():
         same = len(fw.data) == len(fig.data) and all(a.type == b.type for a, b in zip(fw.data, fig.data))
         if same:

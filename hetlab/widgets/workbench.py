@@ -17,7 +17,7 @@ from hetlab.errors import HetlabError
 from hetlab.viz import dag_figure, gantt_figure, heatmap_figure
 from hetlab.widgets import backend
 from hetlab.widgets.controls import Controls, disable, say, section
-from hetlab.widgets.figwidget import new_widget, placeholder, update_in_place
+from hetlab.widgets.figwidget import new_widget, no_colorbar, placeholder, update_in_place
 from hetlab.widgets.shapes import parse_shapes
 
 FIGURES = ("dag_fig", "heat_fig", "ilp_fig", "greedy_fig", "run_fig")
@@ -348,7 +348,10 @@ class Workbench(W.VBox):
         lat = (doc.get("latency_ms") or {}).get("median")
         self.run_error = None if not lat else (lat - plan.makespan) / plan.makespan
         g = gantt_figure(doc, self.problem, title=f"measured: {self.run_choice.value} plan", height=220)
-        update_in_place(self.run_fig, g)
+        # A fresh widget, not an in-place update: the browser never redraws a FigureWidget that
+        # was first shown as an empty placeholder (plotly 7.1, JupyterLab 4.6, Chromium).
+        self.run_fig = new_widget(no_colorbar(g))
+        self._boxes["run_fig"].children = [self.run_fig]
         msg = f"measured {lat:.3f} ms vs predicted {plan.makespan:.3f} ms ({self.run_error:+.1%})" if lat else "ran"
         if doc.get("max_rel_err") is not None:
             msg += f"; max rel err vs onnxruntime {doc['max_rel_err']:.2g}"

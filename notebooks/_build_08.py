@@ -50,7 +50,11 @@ PROFILES = Path(os.environ.get("HETLAB_HOPE_PROFILES", "../../shared/hope-profil
 LARGE = False   # True: every phone profile and a wider grid (minutes on a few cores)
 files = sorted(glob.glob(str(PROFILES / ("*.json" if LARGE else "inception-v3-*.json"))))
 problems = {Path(f).stem: read_json(f) for f in (files if LARGE else files[:3])}
-print(len(problems), "problems:", ", ".join(problems) or "none found: set HETLAB_HOPE_PROFILES")
+if not problems:  # no phone profiles beside the repository: the course's built-in problems
+    from hetlab.exercises import partitiontuner_example, small_dag
+    print("HOPE phone profiles not found (set HETLAB_HOPE_PROFILES); using built-in problems")
+    problems = {"partitiontuner_table1": partitiontuner_example().to_json(), "small_dag": small_dag().to_json()}
+print(len(problems), "problems:", ", ".join(problems))
 """),
     code("""
 grid = {"nt": [6, 12, 24], "epsilon": [0.1, 0.2, 0.4], "k": [2, 3, 4], "time_limit": [0.5 if LARGE else 0.2]}

@@ -15,16 +15,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.lower().startswith(("model name", "hardware", "cpu model")):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return _pf.processor() or _pf.machine()
+from hetlab.cost.platform_info import cpu_model  # noqa: E402  (one reader of /proc/cpuinfo)
 
 
 def _git_commit() -> str | None:

@@ -13,12 +13,7 @@ import nbformat as nbf
 HERE = Path(__file__).resolve().parent
 
 
-def md(s: str):
-    return nbf.v4.new_markdown_cell(s.strip())
-
-
-def code(s: str):
-    return nbf.v4.new_code_cell(s.strip())
+from _build import code, md  # noqa: E402  (the cell helpers of notebooks/_build.py)
 
 
 CELLS = [

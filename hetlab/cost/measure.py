@@ -121,9 +121,3 @@ def probe_overhead(device: Device, budget: Budget) -> float:
         return max(0.0, one - slope)
     except Exception:  # noqa: BLE001 - a device without a probe simply has no correction
         return 0.0
-        unit = device.prepare(g, [node.id])
-        run_once, _ = make_runner(device, unit, {"x": np.ones(1, np.float32)})
-        b = Budget(repeat=max(50, budget.repeat), warmup=5, min_repeat=50, seconds=0.2)
-        return float(time_unit(run_once, b)["median"])
-    except Exception:  # noqa: BLE001 - a device without a probe simply has no correction
-        return 0.0

@@ -191,7 +191,7 @@ class Problem:
 
     def _check_acyclic(self, source: str) -> None:
         try:
-            self.topo
+            _ = self.topo  # computing the order is the check
         except ValueError:
             raise HetlabError(f"{source}: the problem graph has a cycle") from None
 

@@ -1,8 +1,17 @@
-"""Make the executor's model builders importable from device tests."""
+"""Fixtures shared by the device tests."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "executor"))
+
+@pytest.fixture(scope="module")
+def dev():
+    """The first OpenCL device (PoCL here, the GPU where there is one); skips without one."""
+    pytest.importorskip("pyopencl")
+    from hetlab.devices.opencl import discover
+
+    devs = discover()
+    if not devs:
+        pytest.skip("no OpenCL device found (install PoCL or a GPU driver)")
+    return devs[0]

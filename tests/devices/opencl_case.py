@@ -121,3 +121,4 @@ def run_case(dev: Any, nodes: Sequence[onnx.NodeProto], inputs: dict[str, np.nda
 
 def rnd(*shape: int, seed: int = 0, lo: float = -1.0, hi: float = 1.0) -> np.ndarray:
     return np.random.default_rng(seed + len(shape) * 7 + sum(shape)).uniform(lo, hi, shape).astype(np.float32)
+

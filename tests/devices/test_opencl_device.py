@@ -15,12 +15,6 @@ from hetlab.devices.opencl.ops.gemm import choose_tiling
 from hetlab.errors import HetlabError
 
 
-@pytest.fixture(scope="module")
-def dev():
-    devs = discover()
-    if not devs:
-        pytest.skip("no OpenCL device found (install PoCL or a GPU driver)")
-    return devs[0]
 
 
 def test_discover_names_and_info(dev):

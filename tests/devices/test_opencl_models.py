@@ -9,16 +9,7 @@ pytest.importorskip("pyopencl")
 zoo = pytest.importorskip("hetlab.zoo", reason="hetlab.zoo (zoo models) is not available yet")
 import onnxruntime as ort
 
-from hetlab.devices.opencl import discover
 from hetlab.graph import onnx_io
-
-
-@pytest.fixture(scope="module")
-def dev():
-    devs = discover()
-    if not devs:
-        pytest.skip("no OpenCL device found (install PoCL or a GPU driver)")
-    return devs[0]
 
 
 def _check(dev, name: str) -> None:

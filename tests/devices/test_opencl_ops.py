@@ -9,15 +9,8 @@ from onnx import helper
 from tests.devices.opencl_case import rnd, run_case
 
 pytest.importorskip("pyopencl")
-from hetlab.devices.opencl import discover
 
 
-@pytest.fixture(scope="module")
-def dev():
-    devs = discover()
-    if not devs:
-        pytest.skip("no OpenCL device found (install PoCL or a GPU driver)")
-    return devs[0]
 
 
 def N(op, ins, outs=("y",), **kw):

@@ -103,17 +103,15 @@ class Executor:
         self.recv: list[list[str]] = [[] for _ in range(n)]
         self.publish: list[list[str]] = [[] for _ in range(n)]
         self.free_after: list[list[str]] = [[] for _ in range(n)]
-        self.const_inputs: set[str] = set()
         have: dict[tuple[str, str], int] = {}  # (device, tensor) -> unit that brought/made it
         last: dict[tuple[str, str], int] = {}
         published: set[str] = set()
         for s, u in zip(self.specs, self.units):
             for t in u.inputs:
                 p = producer.get(t)
-                if p is None and t not in g.inputs:
-                    if t not in g.consts:
-                        raise RunError(f"{s.label} reads {t!r}, which no unit produces and is no model input")
-                    self.const_inputs.add(t)  # a device that wants weights fed like inputs
+                if p is None and t not in g.inputs:  # devices hold their own weights (Unit doc)
+                    what = "a constant the device should hold" if t in g.consts else "no unit's output"
+                    raise RunError(f"{s.label} reads {t!r} as an input: it is {what} and no model input")
                 src = HOST if p is None else self.specs[p].device
                 if src != s.device and (s.device, t) not in have:
                     self.recv[s.index].append(t)
@@ -131,12 +129,6 @@ class Executor:
         missing = [t for t in g.outputs if t not in published]
         if missing:
             raise RunError(f"no unit produces model output {missing[0]!r}")
-        self.consts: dict[str, Any] = {}
-        if self.const_inputs:
-            from hetlab.graph.onnx_io import weights
-
-            w = weights(g)
-            self.consts = {t: w[t] for t in self.const_inputs}
         for (d, t), i in last.items():
             self.free_after[i].append(t)
 
@@ -151,7 +143,7 @@ class Executor:
         self._abort: tuple[UnitSpec, BaseException] | None = None
         self._turn = 0
         self._turn_cv = threading.Condition()
-        self.host: dict[str, Any] = {**self.consts, **inputs}
+        self.host: dict[str, Any] = dict(inputs)
         self._events: list[Event] = []
         self._node_times: dict[int, list[tuple[str, float, float]]] = {}
         finished: queue.Queue = queue.Queue()

@@ -204,6 +204,8 @@ class UnitBuilder:
                         if a.name not in buffers:
                             buffers[a.name] = self.device.alloc(self.shape(a.name))
                         L.kernel.set_arg(i, buffers[a.name].buf)
+                    elif a.name in self.weights:  # a constant read as a tensor: the unit holds it
+                        L.kernel.set_arg(i, self._const_buffer(a.name, buffers).buf)
                     else:
                         slots.setdefault(a.name, []).append((L, i))
                         if a.name not in inputs:
@@ -212,7 +214,9 @@ class UnitBuilder:
                     L.kernel.set_arg(i, a)
         for t in self.outputs:  # outputs that are views of unit inputs
             root = self.alias.get(t, t)
-            if root not in own and root not in inputs:
+            if root in self.weights:  # a view of a constant: the unit holds the constant
+                self._const_buffer(root, buffers)
+            elif root not in own and root not in inputs:
                 inputs.append(root)
             if root in own and root not in buffers:
                 buffers[root] = self.device.alloc(self.shape(root))
@@ -220,6 +224,15 @@ class UnitBuilder:
                     slots, shapes, keep=self.keep)
         return Unit(device=self.device.name, nodes=self.node_ids, inputs=inputs,
                     outputs=list(self.outputs), handle=plan)
+
+
+    def _const_buffer(self, name: str, buffers: dict[str, Any]) -> Any:
+        """Upload constant ``name`` once, at prepare time, into the unit's own buffers."""
+        if name not in buffers:
+            w = np.asarray(self.weights[name], dtype=np.float32)
+            buffers[name] = self.device.alloc(w.shape)
+            self.device.write(buffers[name], w)
+        return buffers[name]
 
 
 def _weights(graph: OpGraph) -> dict[str, np.ndarray]:

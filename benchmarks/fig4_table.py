@@ -45,19 +45,9 @@ def device_kind_label(device: Any) -> str:
     kind = getattr(device, "kind", "")
     if kind == "onnxruntime-cpu":
         return "CPU"
-    cl_dev = getattr(device, "dev", None)
-    if kind == "opencl" and cl_dev is not None:
-        try:
-            import pyopencl as cl
-
-            t = int(cl_dev.type)
-            if t & cl.device_type.GPU:
-                return "GPU"
-            if t & cl.device_type.ACCELERATOR:
-                return "ACCEL"
-            return "OpenCL-CPU"
-        except Exception:  # noqa: BLE001 - unknown type: say OpenCL
-            return "OpenCL"
+    if kind == "opencl":
+        t = device.info().get("type", "")
+        return {"GPU": "GPU", "ACCELERATOR": "ACCEL", "CPU": "OpenCL-CPU"}.get(t, "OpenCL")
     return str(kind or "DEV").upper()
 
 

@@ -24,7 +24,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def _default_devices(devs: list) -> list:
     cpus = [d for d in devs if d.kind == "onnxruntime-cpu"]
-    gpus = [d for d in devs if d.kind == "opencl" and "GPU" in str(d.info().get("type", "")).upper()]
+    gpus = [d for d in devs if d.kind == "opencl" and d.info().get("type") == "GPU"]
     return cpus + gpus[:1]
 
 

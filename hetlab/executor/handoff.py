@@ -12,8 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-import numpy as np
-
 from hetlab.cost.problem import Link, Problem
 from hetlab.devices.base import Device
 
@@ -55,8 +53,3 @@ def apply_handoff(problem: Problem, handoff: dict[str, float]) -> Problem:
         problem.__dict__.pop(k, None)
     return problem
 
-
-def handoff_spread(samples: list[float]) -> float:
-    """Relative spread (p90-p10)/median of a list of ms samples (for reports)."""
-    a = np.asarray(samples)
-    return float((np.percentile(a, 90) - np.percentile(a, 10)) / max(np.median(a), 1e-9))

@@ -93,6 +93,7 @@ class OpenCLDevice(Device):
 
     # --- identity -----------------------------------------------------------
     def info(self) -> dict[str, Any]:
+        """spec §5's entry, plus ``type``: GPU, CPU or ACCELERATOR (the OpenCL device type)."""
         d = self.dev
         return {
             "name": self.name,
@@ -106,6 +107,7 @@ class OpenCLDevice(Device):
             "local_mem_bytes": int(d.local_mem_size),
             "max_work_group_size": int(d.max_work_group_size),
             "host_unified_memory": self.unified,
+            "type": device_type(d),
         }
 
     def supports(self, node: Node, graph: OpGraph) -> bool:
@@ -244,3 +246,14 @@ class OpenCLDevice(Device):
 
     def close(self) -> None:
         self._programs.clear()
+
+
+def device_type(d: Any) -> str:
+    """``GPU``, ``ACCELERATOR`` or ``CPU`` from a pyopencl device's type bits."""
+    cl = _cl()
+    t = int(d.type)
+    if t & cl.device_type.GPU:
+        return "GPU"
+    if t & cl.device_type.ACCELERATOR:
+        return "ACCELERATOR"
+    return "CPU"

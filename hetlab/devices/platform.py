@@ -100,6 +100,8 @@ def validate_platform(doc: Any, source: str = "platform") -> dict[str, Any]:
     """Check a platform document; returns ``{"cpu": [groups] | None, "opencl": {...}}``."""
     if not isinstance(doc, dict):
         raise HetlabError(f"{source}: a platform must be a table/object with 'cpu' and/or 'opencl'")
+    if "cpu" not in doc and "opencl" not in doc:  # other keys are ignored, but one of these is the point
+        raise HetlabError(f"{source}: no 'cpu' groups and no 'opencl' section; is this a platform file?")
     have = set(available_cores())
     groups = None
     if "cpu" in doc:

@@ -116,3 +116,13 @@ def test_cli_devices_json_and_bad_platform(tmp_path, capsys):
     assert cli_main(["devices", "--platform", str(f)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "4096" in err
+
+
+def test_a_file_without_cpu_or_opencl_is_refused(tmp_path):
+    from hetlab.devices.platform import read_platform
+    from hetlab.errors import HetlabError
+
+    p = tmp_path / "problem.json"
+    p.write_text('{"name": "x", "devices": ["a"], "nodes": []}')
+    with pytest.raises(HetlabError, match="is this a platform file"):
+        read_platform(p)

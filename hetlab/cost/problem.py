@@ -281,11 +281,16 @@ class Problem:
 
     def group_cost(self, members: list[str] | tuple[str, ...], device: str) -> float | None:
         """The fused cost of exactly this group on ``device``, or None."""
-        key = tuple(members)
+        g = self.group_index.get(frozenset(members))
+        return None if g is None else g.cost.get(device)
+
+    @cached_property
+    def group_index(self) -> dict[frozenset[str], Group]:
+        """Groups by their member set (the first of equal sets wins)."""
+        out: dict[frozenset[str], Group] = {}
         for g in self.groups:
-            if tuple(g.nodes) == key or set(g.nodes) == set(key):
-                return g.cost.get(device)
-        return None
+            out.setdefault(frozenset(g.nodes), g)
+        return out
 
 
 def _opt_float(v: Any) -> float | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any, Sequence
 
 import numpy as np
@@ -43,12 +44,33 @@ class NodeTime:
     finish: float
 
 
+class LazyNodeTimes(Sequence):
+    """Node times computed on first use: reading per-kernel profiling stamps costs a few
+    microseconds per launch, which must not be paid inside a timed run (the executor reads
+    them after its clock has stopped)."""
+
+    def __init__(self, compute: Callable[[], list[NodeTime]]) -> None:
+        self._compute: Callable[[], list[NodeTime]] | None = compute
+        self._items: list[NodeTime] = []
+
+    def _get(self) -> list[NodeTime]:
+        if self._compute is not None:
+            self._items, self._compute = list(self._compute()), None
+        return self._items
+
+    def __getitem__(self, i):  # type: ignore[override]
+        return self._get()[i]
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+
 @dataclass
 class RunResult:
     outputs: dict[str, Any]
     start: float
     finish: float
-    node_times: list[NodeTime] = field(default_factory=list)
+    node_times: Sequence[NodeTime] = field(default_factory=list)  # may be a LazyNodeTimes
 
 
 class Device(ABC):
@@ -74,7 +96,11 @@ class Device(ABC):
 
     def why_not(self, node: Node, graph: OpGraph) -> str | None:
         """A short reason when ``supports`` is False (for UIs and error messages)."""
-        return None if self.supports(node, graph) else f"{node.op_type} is not supported on {self.name}"
+        return (
+            None
+            if self.supports(node, graph)
+            else f"{node.op_type} is not supported on {self.name}"
+        )
 
     # --- buffers --------------------------------------------------------------
     def alloc(self, shape: Sequence[int], dtype: str = "float32") -> Any:

@@ -8,6 +8,10 @@
   into each receiving device once by the first unit there that reads it (``recv``, in the
   receiver's stream): tensor caching. Buffers are freed after their last use on a device.
 - Units are prepared once (sessions, programs) and run many times.
+- While a run has more than one worker, the interpreter's GIL switch interval is 0.1 ms
+  (Python's default is 5 ms): a worker returning from onnxruntime or an OpenCL wait must
+  not queue behind another worker's Python loop (e.g. enqueueing hundreds of kernels) for
+  up to 5 ms. The old interval is restored after the run.
 - If a unit fails on an OpenCL device, it and the rest of that device's units run on the
   first other device (the first CPU group) from host copies; the report lists them.
 Times: ``now()`` seconds on devices, ms from the repetition's start in events.
@@ -16,6 +20,7 @@ Times: ``now()`` seconds on devices, ms from the repetition's start in events.
 from __future__ import annotations
 
 import queue
+import sys
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,7 +43,18 @@ class Rep:
     wall_ms: float
     outputs: dict[str, Any]
     events: list[Event]
-    node_times: dict[int, list[tuple[str, float, float]]] = field(default_factory=dict)
+    raw_node_times: dict[int, Any] = field(default_factory=dict)  # unit -> device NodeTimes (s)
+    t0: float = 0.0  # the run's start on the device clock (s)
+
+    @property
+    def node_times(self) -> dict[int, list[tuple[str, float, float]]]:
+        """Unit -> [(node, start ms, finish ms)] from the run's start; read lazily, since
+        OpenCL's per-kernel stamps cost microseconds each to fetch."""
+        return {i: [(nt.node, (nt.start - self.t0) * 1e3, (nt.finish - self.t0) * 1e3) for nt in raw]
+                for i, raw in self.raw_node_times.items() if len(raw)}  # fmt: skip
+
+
+SWITCH_INTERVAL_S = 1e-4  # GIL switch interval while several workers run (s)
 
 
 class Executor:
@@ -54,14 +70,19 @@ class Executor:
                  main_thread: bool = True) -> None:  # fmt: skip
         self.graph = graph
         self.main_thread = main_thread
-        self.devices = dict(devices) if isinstance(devices, Mapping) else {d.name: d for d in devices}
+        self.switch_interval_s: float | None = SWITCH_INTERVAL_S  # None: leave Python's
+        self.devices = (
+            dict(devices) if isinstance(devices, Mapping) else {d.name: d for d in devices}
+        )
         check_plan(graph, device_of, list(self.devices), order)
         self.device_of = dict(device_of)
         for n in graph.nodes:
             dev = self.devices[self.device_of[n.id]]
             if not dev.supports(n, graph):
                 why = dev.why_not(n, graph) or f"{n.op_type} is not supported"
-                raise HetlabError(f"plan places {n.id!r} ({n.op_type}) on {dev.name}, which cannot run it: {why}")
+                raise HetlabError(
+                    f"plan places {n.id!r} ({n.op_type}) on {dev.name}, which cannot run it: {why}"
+                )
         self.specs: list[UnitSpec] = build_units(graph, self.device_of, order)
         self.sequential = sequential
         self.units: list[Unit] = []
@@ -110,8 +131,12 @@ class Executor:
             for t in u.inputs:
                 p = producer.get(t)
                 if p is None and t not in g.inputs:  # devices hold their own weights (Unit doc)
-                    what = "a constant the device should hold" if t in g.consts else "no unit's output"
-                    raise RunError(f"{s.label} reads {t!r} as an input: it is {what} and no model input")
+                    what = (
+                        "a constant the device should hold" if t in g.consts else "no unit's output"
+                    )
+                    raise RunError(
+                        f"{s.label} reads {t!r} as an input: it is {what} and no model input"
+                    )
                 src = HOST if p is None else self.specs[p].device
                 if src != s.device and (s.device, t) not in have:
                     self.recv[s.index].append(t)
@@ -145,17 +170,23 @@ class Executor:
         self._turn_cv = threading.Condition()
         self.host: dict[str, Any] = dict(inputs)
         self._events: list[Event] = []
-        self._node_times: dict[int, list[tuple[str, float, float]]] = {}
+        self._raw_node_times: dict[int, Any] = {}
         finished: queue.Queue = queue.Queue()
-        self._t0 = t0 = now()
         threaded = [w for w in self._workers.values() if w.thread is not None]
-        for w in threaded:
-            w.jobs.put(finished)
-        if self._inline is not None:  # HOPE: the main thread drives the first CPU group
-            self._workers[self._inline].run_here()
-        for _ in threaded:
-            finished.get()
-        wall = (now() - t0) * 1000.0
+        interval = sys.getswitchinterval()
+        if len(self._workers) > 1 and self.switch_interval_s:
+            sys.setswitchinterval(min(interval, self.switch_interval_s))
+        try:
+            self._t0 = t0 = now()
+            for w in threaded:
+                w.jobs.put(finished)
+            if self._inline is not None:  # HOPE: the main thread drives the first CPU group
+                self._workers[self._inline].run_here()
+            for _ in threaded:
+                finished.get()
+            wall = (now() - t0) * 1000.0
+        finally:
+            sys.setswitchinterval(interval)
         if self._abort is not None:
             s, e = self._abort
             if not isinstance(e, Exception):
@@ -165,7 +196,7 @@ class Executor:
             raise RunError(f"{s.label} failed: {type(e).__name__}: {e}") from e
         outs = {t: self.host[t] for t in self.graph.outputs}
         events = sorted(self._events, key=lambda ev: (ev.start, ev.device))
-        return Rep(wall, outs, events, self._node_times)
+        return Rep(wall, outs, events, self._raw_node_times, t0)
 
     def ms(self, t: float) -> float:
         return (t - self._t0) * 1000.0

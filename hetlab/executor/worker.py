@@ -31,7 +31,9 @@ class Worker:
     """The thread that drives one device: pinned once, then runs its units per job; or,
     when not ``threaded``, the caller's thread, pinned for the run and restored after."""
 
-    def __init__(self, ex: Executor, device: str, specs: list[UnitSpec], threaded: bool = True) -> None:
+    def __init__(
+        self, ex: Executor, device: str, specs: list[UnitSpec], threaded: bool = True
+    ) -> None:
         self.ex = ex
         self.dev = ex.devices[device]
         self.specs = specs
@@ -90,7 +92,11 @@ class Worker:
                 else:
                     self._run_unit(s)
             except BaseException as e:  # noqa: BLE001 - recorded, re-raised by run_once
-                if self.dev.kind == "opencl" and ex.fallback_device and self.dev.name not in ex.failed:
+                if (
+                    self.dev.kind == "opencl"
+                    and ex.fallback_device
+                    and self.dev.name not in ex.failed
+                ):
                     ex.failed[self.dev.name] = f"{type(e).__name__}: {e}"
                     try:
                         self._run_fallback(s)
@@ -116,8 +122,8 @@ class Worker:
         local.update(res.outputs)
         ex._events.append(Event("unit", dev.name, s.label, ex.ms(res.start), ex.ms(res.finish),
                                 {"unit": s.index, "nodes": len(s.nodes)}))  # fmt: skip
-        if res.node_times:
-            ex._node_times[s.index] = [(nt.node, ex.ms(nt.start), ex.ms(nt.finish)) for nt in res.node_times]
+        if res.node_times is not None:  # read after the run's clock stops (may be lazy)
+            ex._raw_node_times[s.index] = res.node_times
         for t in ex.publish[s.index]:
             a = now()
             ex.host[t] = dev.copy_out(local[t])
@@ -139,7 +145,11 @@ class Worker:
         array = np.asarray(array)
         shape = tuple(array.shape)
         buf = self.pool.get(t)
-        if buf is None or tuple(getattr(buf, "shape", ())) != shape or getattr(buf, "dtype", None) != str(array.dtype):
+        if (
+            buf is None
+            or tuple(getattr(buf, "shape", ())) != shape
+            or getattr(buf, "dtype", None) != str(array.dtype)
+        ):
             if buf is not None:
                 self.dev.free(buf)
             buf = self.pool[t] = self.dev.alloc(shape, str(array.dtype))

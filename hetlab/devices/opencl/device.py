@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.base import Device, NodeTime, RunResult, Unit, now
+from hetlab.devices.base import Device, LazyNodeTimes, NodeTime, RunResult, Unit, now
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
 
@@ -210,7 +210,7 @@ class OpenCLDevice(Device):
         q.finish()
         t1 = now()
         outs = {name: h.result(name) for name in unit.outputs}
-        times = self._node_times(h, events, t0, t1) if self.record_node_times else []
+        times = LazyNodeTimes(lambda: self._node_times(h, events, t0, t1)) if self.record_node_times else []
         return RunResult(outputs=outs, start=t0, finish=t1, node_times=times)
 
     def _as_buffer(self, h: Any, name: str, value: Any) -> CLBuffer:

@@ -1,0 +1,201 @@
+"""Measured against predicted, and where the difference goes (issue 6): for each model,
+profile on the devices (or read ``OUT/problems/<model>.json``), schedule with each
+``--algos``, prepare every plan once, then run them in interleaved rounds (each round runs
+every plan x variant once, in a shuffled order) so that drift hits all of them alike.
+
+    python benchmarks/fidelity.py --models googlenet,inception_v3 --devices cpu0,cpu1,cl0 \
+        --algos single:cl0,single:cpu0,heft,greedy,ilp,dmdar --rounds 15 --out DIR
+
+Variants: ``gil0.1ms`` is the executor as built (GIL switch interval 0.1 ms during a run);
+``gil5ms`` leaves Python's default 5 ms. Per plan and variant: the predicted makespan (spec
+§3 on the profile), the measured median / p10 / p90 of ``--rounds`` runs, and, for the
+median run, each device's busy time (sum of its unit dispatches) and transfer time (sends
+and receives) against the plan's predicted busy time (sum of its node costs there) and
+predicted transfers (the plan's idle-on-receive). ``DIR/fidelity.json`` holds everything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+VARIANTS = {"gil0.1ms": 1e-4, "gil5ms": None}
+
+
+def busy_by_device(events: list[Any]) -> dict[str, dict[str, float]]:
+    """Per device: ms in unit dispatches and in transfers (send/recv) during one run."""
+    out: dict[str, dict[str, float]] = {}
+    for ev in events:
+        d = out.setdefault(ev.device, {"units": 0, "unit_ms": 0.0, "transfer_ms": 0.0})
+        if ev.kind == "unit":
+            d["units"] += 1
+            d["unit_ms"] += ev.finish - ev.start
+        elif ev.kind in ("send", "recv"):
+            d["transfer_ms"] += ev.finish - ev.start
+    return {k: {kk: round(vv, 4) for kk, vv in v.items()} for k, v in out.items()}
+
+
+def predicted_busy(plan: Any) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for a in plan.assignments:
+        out[a.device] = out.get(a.device, 0.0) + (a.finish - a.start)
+    return {k: round(v, 4) for k, v in out.items()}
+
+
+def contention(graph: Any, devs: list[Any], feed: dict[str, Any], n: int = 9) -> dict[str, float]:
+    """``{"a|b": slowdown}``: the whole model's median time on ``a`` while ``b`` runs the whole
+    model over and over on its own thread, divided by ``a``'s median alone. The standard
+    timing model (spec §3) takes devices as independent, i.e. every factor 1."""
+    import threading
+
+    units, ins = {}, {}
+    for d in devs:
+        if all(d.supports(x, graph) for x in graph.nodes):
+            units[d.name] = d.prepare(graph, [x.id for x in graph.nodes])
+            ins[d.name] = {t: d.copy_in(feed[t]) for t in units[d.name].inputs}
+    by = {d.name: d for d in devs}
+
+    def times(name: str, k: int, stop: threading.Event | None = None) -> list[float]:
+        by[name].bind_thread()
+        out = []
+        while len(out) < k or (stop is not None and not stop.is_set()):
+            r = by[name].run(units[name], ins[name])
+            out.append((r.finish - r.start) * 1e3)
+            if stop is None and len(out) >= k:
+                break
+        return out
+
+    alone = {a: statistics.median(times(a, n)) for a in units}
+    res = {}
+    for a in units:
+        for b in units:
+            if a == b:
+                continue
+            stop = threading.Event()
+            th = threading.Thread(target=times, args=(b, 1, stop), daemon=True)
+            th.start()
+            together = statistics.median(times(a, n))
+            stop.set()
+            th.join()
+            res[f"{a}|{b}"] = round(together / alone[a], 3)
+    print(
+        "  contention (a's time while b is busy / alone): "
+        + ", ".join(f"{k} x{v:.2f}" for k, v in res.items())
+        + " | alone ms: "
+        + ", ".join(f"{k} {v:.2f}" for k, v in alone.items()),
+        flush=True,
+    )
+    return res
+
+
+def bench_model(
+    model: str, devs: list[Any], algos: list[str], rounds: int, out: Path, seed: int
+) -> list[dict]:
+    from fig4_env import profile_model
+
+    from hetlab import zoo
+    from hetlab.executor.interpreter import Executor
+    from hetlab.executor.check import max_rel_err, reference_outputs
+    from hetlab.graph import load
+    from hetlab.graph.inputs import random_inputs
+    from hetlab.schedulers import schedule
+
+    graph = load(str(zoo.path(model)))
+    t0 = time.monotonic()
+    problem, how = profile_model(graph, devs, out / "problems" / f"{model}.json",
+                                 {"repeat": 10, "warmup": 2, "rounds": 1, "seconds": 0.05})  # fmt: skip
+    print(f"{model}: profile {how} in {time.monotonic() - t0:.1f} s", flush=True)
+    devmap = {d.name: d for d in devs}
+    feed = random_inputs(graph, seed)
+    ref = reference_outputs(graph.model_path or "", feed, list(graph.outputs))
+    cont = contention(graph, devs, feed)
+    plans, execs = {}, {}
+    for algo in algos:
+        try:
+            p = schedule(problem, algo, **({"time_limit": 0.2} if algo == "ilp" else {}))
+        except Exception as e:  # noqa: BLE001 - report and go on
+            print(f"  {algo}: schedule error {e}", flush=True)
+            continue
+        ex = Executor(graph, p.device_of, devmap, p.order, p.sequential)
+        ex.prepare()
+        for _ in range(2):
+            rep = ex.run_once(feed)
+        plans[algo], execs[algo] = p, ex
+        print(f"  {algo}: {len(ex.specs)} units, predicted {p.makespan:.3f} ms, "
+              f"max_rel_err {max_rel_err(rep.outputs, ref):.2e}", flush=True)  # fmt: skip
+    walls: dict[tuple[str, str], list[float]] = {(a, v): [] for a in plans for v in VARIANTS}
+    reps: dict[tuple[str, str], list[Any]] = {k: [] for k in walls}
+    rng = random.Random(seed)
+    keys = list(walls)
+    for _ in range(rounds):
+        rng.shuffle(keys)
+        for a, v in keys:
+            ex = execs[a]
+            ex.switch_interval_s = VARIANTS[v]
+            r = ex.run_once(feed)
+            walls[(a, v)].append(r.wall_ms)
+            reps[(a, v)].append((r.wall_ms, r.events))
+    rows = []
+    for (a, v), w in walls.items():
+        p = plans[a]
+        mid = sorted(reps[(a, v)], key=lambda x: x[0])[len(w) // 2][1]
+        med = statistics.median(w)
+        row = {"model": model, "algo": a, "variant": v, "units": len(execs[a].specs),
+               "devices": dict(sorted({d: sum(1 for x in p.device_of.values() if x == d) for d in set(p.device_of.values())}.items())),
+               "predicted_ms": round(p.makespan, 4), "median_ms": round(med, 4),
+               "p10_ms": round(float(np.percentile(w, 10)), 4), "p90_ms": round(float(np.percentile(w, 90)), 4),
+               "ratio": round(med / p.makespan, 3), "busy_measured": busy_by_device(mid),
+               "busy_predicted": predicted_busy(p), "contention": cont}  # fmt: skip
+        rows.append(row)
+        print(f"  {a:<12} {v:<9} units {row['units']:>3} pred {p.makespan:8.3f} meas {med:8.3f} "
+              f"({row['p10_ms']:.3f}-{row['p90_ms']:.3f}) x{row['ratio']:.2f} busy "
+              + " ".join(f"{d}:{b['unit_ms']:.2f}+{b['transfer_ms']:.2f}/{row['busy_predicted'].get(d, 0):.2f}"
+                         for d, b in sorted(row["busy_measured"].items())), flush=True)  # fmt: skip
+    for ex in execs.values():
+        ex.close()
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--models", default="googlenet,inception_v3")
+    ap.add_argument("--devices", default=None, help="comma-separated device names (default: all)")
+    ap.add_argument("--algos", default="single:cl0,single:cpu0,heft,greedy,ilp,dmdar")
+    ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default="fidelity-out")
+    a = ap.parse_args(argv)
+    from hetlab.devices.platform import devices as platform_devices
+
+    devs = platform_devices()
+    if a.devices:
+        want = a.devices.split(",")
+        devs = [d for d in devs if d.name in want]
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    algos = [
+        x
+        for x in a.algos.split(",")
+        if x.split(":", 1)[-1] in {d.name for d in devs} or ":" not in x
+    ]
+    rows = []
+    for m in a.models.split(","):
+        rows += bench_model(m, devs, algos, a.rounds, out, a.seed)
+        (out / "fidelity.json").write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

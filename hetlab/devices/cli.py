@@ -21,7 +21,8 @@ def describe(info: dict[str, Any]) -> str:
         parts = [info.get("device"), f"platform {info.get('platform')}" if info.get("platform") else None,
                  f"driver {info.get('driver_version') or info.get('driver')}"
                  if info.get("driver_version") or info.get("driver") else None,
-                 f"{info.get('compute_units')} compute units" if info.get("compute_units") else None]  # fmt: skip
+                 f"{info.get('compute_units')} compute units" if info.get("compute_units") else None,
+                 f"driven from core(s) {_ranges(info['host_cores'])}" if info.get("host_cores") else None]  # fmt: skip
         return ", ".join(str(x) for x in parts if x)
     return ", ".join(f"{k}={v}" for k, v in info.items() if k not in ("name", "kind"))
 

@@ -2,7 +2,12 @@
 
 Default CPU groups come from the cores this process may use (``os.sched_getaffinity``):
 fewer than 4 cores -> one group per core (``cpu0``, ``cpu1``, ...); 4 or more -> two
-halves (16 cores -> 8 + 8). A platform file (``--platform FILE``, TOML or JSON) overrides
+halves (16 cores -> 8 + 8). With 4 or more physical cores, each OpenCL GPU (or accelerator)
+first gets one physical core of its own, the last ones, for the thread that drives it
+(16 cores + one GPU -> cpu0 = 0-7, cpu1 = 8-14, the GPU's thread on 15): NVIDIA's driver
+spin-waits on the host, and an unpinned driving thread landing in a group's cores made that
+group's onnxruntime pool run about 2x slower while the GPU was busy (measured on the lent
+H200 host, ``benchmarks/fidelity.py``). A platform file (``--platform FILE``, TOML or JSON) overrides
 them and names devices::
 
     [[cpu]]
@@ -15,6 +20,7 @@ them and names devices::
     include = ["cl0"]    # optional: keep only these OpenCL devices (default: all)
     exclude = []         # optional
     names = {cl0 = "gpu"}  # optional: rename
+    host_cores = {cl0 = [15]}  # optional: pin the thread driving cl0 (default: unpinned)
 
 The JSON form has the same keys. OpenCL discovery (``hetlab.devices.opencl.discover``) is
 imported lazily; when it is missing or finds nothing, there are no OpenCL devices.
@@ -58,11 +64,14 @@ def physical_cores(cores: list[int]) -> list[list[int]]:
     return sorted(phys.values(), key=lambda g: g[0])
 
 
-def default_groups(cores: list[int] | None = None) -> list[dict[str, Any]]:
+def default_groups(cores: list[int] | None = None, reserve: int = 0) -> list[dict[str, Any]]:
     """``[{"name", "cores", "threads"}]``: one group per physical core below 4 physical
     cores, else two halves (16 -> 8 + 8); hyperthread siblings stay in one group, and a
-    group runs one thread per physical core."""
+    group runs one thread per physical core. ``reserve``: physical cores kept out of the
+    groups at the end (see ``host_cores``; ignored below 4 physical cores)."""
     phys = physical_cores(available_cores() if cores is None else sorted(cores))
+    if len(phys) >= 4 and reserve > 0:
+        phys = phys[: max(3, len(phys) - reserve)]
     if len(phys) < 4:
         parts = [[p] for p in phys]
     else:
@@ -70,6 +79,16 @@ def default_groups(cores: list[int] | None = None) -> list[dict[str, Any]]:
         parts = [phys[:half], phys[half:]]
     return [{"name": f"cpu{i}", "cores": sorted(c for p in part for c in p), "threads": len(part)}
             for i, part in enumerate(parts)]  # fmt: skip
+
+
+def host_cores(n_devices: int, cores: list[int] | None = None) -> list[list[int]]:
+    """The logical ids of the last ``n_devices`` physical cores (one each), which
+    ``default_groups(reserve=n_devices)`` leaves out; none below 4 physical cores."""
+    phys = physical_cores(available_cores() if cores is None else sorted(cores))
+    if len(phys) < 4 or n_devices <= 0:
+        return []
+    keep = max(3, len(phys) - n_devices)
+    return [list(p) for p in phys[keep:]]
 
 
 def read_platform(path: str | os.PathLike) -> dict[str, Any]:
@@ -152,6 +171,12 @@ def validate_platform(doc: Any, source: str = "platform") -> dict[str, Any]:
     if not isinstance(names, dict) or not all(isinstance(v, str) and NAME_RE.match(v) for v in names.values()):
         raise HetlabError(f"{source}: opencl.names must map device names to new names")
     out_cl["names"] = dict(names)
+    hc = cl.get("host_cores", {})
+    if not isinstance(hc, dict) or not all(
+            isinstance(v, list) and v and all(isinstance(c, int) and not isinstance(c, bool) and c in have for c in v)
+            for v in hc.values()):  # fmt: skip
+        raise HetlabError(f"{source}: opencl.host_cores must map device names to lists of cores of this machine")
+    out_cl["host_cores"] = {k: sorted(set(v)) for k, v in hc.items()}
     return {"cpu": groups, "opencl": out_cl}
 
 
@@ -185,15 +210,21 @@ def devices(platform: str | os.PathLike | dict | None = None) -> list[Device]:
         return list(_CACHE[key])
     from hetlab.devices.ort_cpu import OrtCpuDevice
 
-    groups = conf["cpu"] or default_groups()
+    cl = conf["opencl"]
+    found = [d for d in opencl_devices()
+             if ("include" not in cl or d.name in cl["include"]) and d.name not in cl.get("exclude", [])]  # fmt: skip
+    pinned = dict(cl.get("host_cores", {}))
+    groups = conf["cpu"]
+    if groups is None:  # defaults: each GPU's driving thread gets a core of its own
+        gpus = [d for d in found if _is_gpu(d)]
+        groups = default_groups(reserve=len(host_cores(len(gpus))))
+        for d, cores in zip(gpus, host_cores(len(gpus))):
+            pinned.setdefault(d.name, cores)
     out: list[Device] = [OrtCpuDevice(g["name"], g["cores"], g.get("threads"), spin=g.get("spin", "auto"))
                          for g in groups]  # fmt: skip
-    cl = conf["opencl"]
-    for d in opencl_devices():
-        if "include" in cl and d.name not in cl["include"]:
-            continue
-        if d.name in cl.get("exclude", []):
-            continue
+    for d in found:
+        if d.name in pinned:
+            d.host_cores = list(pinned[d.name])
         if d.name in cl["names"]:
             d.name = cl["names"][d.name]
         out.append(d)
@@ -204,6 +235,13 @@ def devices(platform: str | os.PathLike | dict | None = None) -> list[Device]:
     if key is not False:
         _CACHE[key] = list(out)
     return out
+
+
+def _is_gpu(d: Device) -> bool:
+    try:
+        return d.info().get("type") in ("GPU", "ACCELERATOR")
+    except Exception:  # noqa: BLE001 - a device that cannot describe itself is not reserved for
+        return False
 
 
 def get(name: str, platform: str | os.PathLike | dict | None = None) -> Device:

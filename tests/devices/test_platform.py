@@ -126,3 +126,32 @@ def test_a_file_without_cpu_or_opencl_is_refused(tmp_path):
     p.write_text('{"name": "x", "devices": ["a"], "nodes": []}')
     with pytest.raises(HetlabError, match="is this a platform file"):
         read_platform(p)
+
+
+class _FakeGpu:
+    kind = "opencl"
+
+    def __init__(self, name: str, kind: str = "GPU") -> None:
+        self.name, self.type, self.host_cores = name, kind, None
+
+    def info(self) -> dict:
+        return {"name": self.name, "type": self.type}
+
+
+def test_each_gpu_gets_a_core_for_its_driving_thread(monkeypatch):
+    cores = list(range(100, 116))  # ids without sysfs topology: one physical core each
+    monkeypatch.setattr(pf, "available_cores", lambda: cores)
+    monkeypatch.setattr(pf, "opencl_devices", lambda: [_FakeGpu("cl0"), _FakeGpu("cl1", "CPU")])
+    devs = pf.devices({"opencl": {}})
+    cpu = [d for d in devs if d.kind == "onnxruntime-cpu"]
+    assert [d.cores for d in cpu] == [cores[:8], cores[8:15]]
+    assert devs[-2].host_cores == [115] and devs[-1].host_cores is None  # PoCL-like CPU device: none
+    # below 4 cores nothing is reserved; a platform file's own groups are kept as written
+    monkeypatch.setattr(pf, "available_cores", lambda: [100, 101])
+    assert [d.cores for d in pf.devices({"opencl": {}}) if d.kind == "onnxruntime-cpu"] == [[100], [101]]
+    doc = {"cpu": [{"name": "a", "cores": [CORES[0]]}], "opencl": {"host_cores": {"cl0": [CORES[-1]]}}}
+    monkeypatch.setattr(pf, "available_cores", lambda: CORES)
+    devs = pf.devices(doc)
+    assert devs[0].cores == [CORES[0]] and devs[1].host_cores == [CORES[-1]]
+    with pytest.raises(HetlabError, match="host_cores"):
+        pf.devices({"opencl": {"host_cores": {"cl0": [99999]}}})

@@ -90,6 +90,7 @@ class OpenCLDevice(Device):
         self.unified = bool(getattr(cl_device, "host_unified_memory", False))
         self._programs: dict[tuple[str, str], Any] = {}
         self.record_node_times = True
+        self.host_cores: list[int] | None = None  # where the driving thread runs (platform)
 
     # --- identity -----------------------------------------------------------
     def info(self) -> dict[str, Any]:
@@ -108,7 +109,15 @@ class OpenCLDevice(Device):
             "max_work_group_size": int(d.max_work_group_size),
             "host_unified_memory": self.unified,
             "type": device_type(d),
+            "host_cores": self.host_cores,
         }
+
+    def bind_thread(self) -> None:
+        """Pin the driving thread to ``host_cores`` when the platform gave some."""
+        import os
+
+        if self.host_cores and hasattr(os, "sched_setaffinity"):
+            os.sched_setaffinity(0, self.host_cores)
 
     def supports(self, node: Node, graph: OpGraph) -> bool:
         return self.why_not(node, graph) is None

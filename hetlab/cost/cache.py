@@ -62,7 +62,9 @@ class Store:
         if path is not None and path.exists():
             try:
                 doc = json.loads(path.read_text())
-                if isinstance(doc, dict) and doc.get("meta") == json.loads(json.dumps(meta, default=str)):
+                if isinstance(doc, dict) and doc.get("meta") == json.loads(
+                    json.dumps(meta, default=str)
+                ):
                     self.doc = doc
             except (OSError, ValueError):
                 pass  # a broken entry is simply remeasured

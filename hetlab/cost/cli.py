@@ -20,7 +20,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     add_input_arg(p)
     p.add_argument("--repeat", type=int, default=20, metavar="N",
                    help="most timed runs per op and device (fewer for slow ops; default 20)")  # fmt: skip
-    p.add_argument("--warmup", type=int, default=2, metavar="N", help="untimed runs first (default 2)")
+    p.add_argument(
+        "--warmup", type=int, default=2, metavar="N", help="untimed runs first (default 2)"
+    )
     p.add_argument("--seconds", type=float, default=0.25, metavar="S",
                    help="time one op's measurement may take before repeats are cut (default 0.25)")  # fmt: skip
     p.add_argument("--rounds", type=int, default=2, metavar="R",
@@ -32,22 +34,34 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="also measure fused groups (Conv->Relu, Conv->BatchNormalization->Relu, MatMul->Add)")  # fmt: skip
     p.add_argument("--pattern", action="append", default=[], metavar="A->B",
                    help="a group pattern instead of the defaults (repeatable; implies --groups)")  # fmt: skip
-    p.add_argument("--no-comm", action="store_true", help="skip link calibration and edge transfers")
-    p.add_argument("--no-cache", action="store_true", help="measure everything again, cache nothing")
-    p.add_argument("--platform", metavar="FILE", help="platform file naming the devices (TOML or JSON)")
+    p.add_argument(
+        "--no-comm", action="store_true", help="skip link calibration and edge transfers"
+    )
+    p.add_argument(
+        "--no-cache", action="store_true", help="measure everything again, cache nothing"
+    )
+    p.add_argument(
+        "--platform", metavar="FILE", help="platform file naming the devices (TOML or JSON)"
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--out", required=True, metavar="PROBLEM.json", help="where to write the problem")
+    p.add_argument(
+        "--out", required=True, metavar="PROBLEM.json", help="where to write the problem"
+    )
 
 
 def select_devices(names: str, platform: str | None) -> list[Any]:
     """The named devices of this machine; an unknown name is one line listing them all."""
     wanted = [n.strip() for n in names.split(",") if n.strip()]
     if not wanted:
-        raise HetlabError("--devices names no device; e.g. --devices cpu0,cl0 (see 'hetlab devices')")
+        raise HetlabError(
+            "--devices names no device; e.g. --devices cpu0,cl0 (see 'hetlab devices')"
+        )
     try:
         from hetlab.devices.platform import devices
     except ImportError:
-        raise HetlabError("this build has no device platform yet (hetlab.devices.platform)") from None
+        raise HetlabError(
+            "this build has no device platform yet (hetlab.devices.platform)"
+        ) from None
     have = {d.name: d for d in devices(platform)}
     for n in wanted:
         if n not in have:

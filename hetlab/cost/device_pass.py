@@ -46,15 +46,23 @@ def measure_device(d: Device, store: Any, items: Sequence[Item], graph: OpGraph,
                         warm = [st["run"]() for _ in range(max(1, budget.warmup))]
                         st["n"] = plan_repeats(warm, budget)
                     share = st["n"] * (r + 1) // rounds - st["n"] * r // rounds
-                    st["samples"].extend(st["run"]() * 1e3 for _ in range(max(share, 1 if r == 0 else 0)))
+                    st["samples"].extend(
+                        st["run"]() * 1e3 for _ in range(max(share, 1 if r == 0 else 0))
+                    )
                 except (KeyboardInterrupt, HetlabError):
                     raise
                 except Exception as e:  # noqa: BLE001 - a device failing an op it claimed: cannot run it
-                    msg = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
+                    msg = (
+                        str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
+                    )
                     st.clear()
                     st["error"] = msg
             if r == rounds - 1:
-                res = {"error": st["error"]} if "error" in st else {**summarize(st["samples"]), "timer": st["timer"]}
+                res = (
+                    {"error": st["error"]}
+                    if "error" in st
+                    else {**summarize(st["samples"]), "timer": st["timer"]}
+                )
                 store.put(sec, s, res)
                 out[sec, s] = res if "median" in res else None
                 state.pop(s, None)
@@ -63,4 +71,6 @@ def measure_device(d: Device, store: Any, items: Sequence[Item], graph: OpGraph,
 
 
 def _label(d: Device, graph: OpGraph, nodes: list[str]) -> str:
-    return f"{d.name}: {graph.node(nodes[0]).op_type}" + ("" if len(nodes) == 1 else f" +{len(nodes) - 1}")
+    return f"{d.name}: {graph.node(nodes[0]).op_type}" + (
+        "" if len(nodes) == 1 else f" +{len(nodes) - 1}"
+    )

@@ -26,12 +26,16 @@ def parse_patterns(specs: Iterable[str | Sequence[str]]) -> list[tuple[str, ...]
     for s in specs:
         p = tuple(x.strip() for x in (s.split("->") if isinstance(s, str) else s))
         if len(p) < 2 or not all(p):
-            raise HetlabError(f"group pattern {s!r} must name at least two op types, e.g. Conv->Relu")
+            raise HetlabError(
+                f"group pattern {s!r} must name at least two op types, e.g. Conv->Relu"
+            )
         out.append(p)
     return out
 
 
-def find_groups(graph: OpGraph, patterns: Iterable[Sequence[str]] = DEFAULT_PATTERNS) -> list[list[str]]:
+def find_groups(
+    graph: OpGraph, patterns: Iterable[Sequence[str]] = DEFAULT_PATTERNS
+) -> list[list[str]]:
     """Disjoint chains of node ids matching ``patterns`` (longest pattern first, model order)."""
     pats = sorted({tuple(p) for p in patterns}, key=len, reverse=True)
     readers: dict[str, set[str]] = {}

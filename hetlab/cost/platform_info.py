@@ -36,7 +36,9 @@ def describe(devices: Sequence[Device]) -> dict[str, Any]:
     return {
         "cpu_model": cpu_model(),
         "logical_cpus": os.cpu_count(),
-        "usable_cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        "usable_cpus": len(os.sched_getaffinity(0))
+        if hasattr(os, "sched_getaffinity")
+        else os.cpu_count(),
         "machine": _pf.machine(),
         "system": f"{_pf.system()} {_pf.release()}",
         "python": _pf.python_version(),

@@ -135,7 +135,9 @@ class Problem:
              **e.extra}
             for e in self.edges
         ]  # fmt: skip
-        doc["comm"] = {k: {"latency": v.latency, "bandwidth": v.bandwidth} for k, v in self.comm.items()}
+        doc["comm"] = {
+            k: {"latency": v.latency, "bandwidth": v.bandwidth} for k, v in self.comm.items()
+        }
         if self.groups:
             doc["groups"] = [{"nodes": g.nodes, "cost": g.cost} for g in self.groups]
         doc.update(self.extra)
@@ -158,16 +160,22 @@ class Problem:
         for n in self.nodes:
             for d, c in n.cost.items():
                 if d not in dev:
-                    raise HetlabError(f"{source}: node {n.id!r} has a cost for unknown device {d!r}")
+                    raise HetlabError(
+                        f"{source}: node {n.id!r} has a cost for unknown device {d!r}"
+                    )
                 _check_cost(c, f"{source}: node {n.id!r} on {d!r}")
             if all(n.cost.get(d) is None for d in self.devices):
-                raise HetlabError(f"{source}: node {n.id!r} ({n.op_type or '?'}) has no device that can run it")
+                raise HetlabError(
+                    f"{source}: node {n.id!r} ({n.op_type or '?'}) has no device that can run it"
+                )
         idset = set(ids)
         seen: set[tuple[str, str]] = set()
         for e in self.edges:
             for end in (e.src, e.dst):
                 if end not in idset:
-                    raise HetlabError(f"{source}: edge {e.src} -> {e.dst} names unknown node {end!r}")
+                    raise HetlabError(
+                        f"{source}: edge {e.src} -> {e.dst} names unknown node {end!r}"
+                    )
             if (e.src, e.dst) in seen:
                 raise HetlabError(f"{source}: duplicate edge {e.src} -> {e.dst}")
             seen.add((e.src, e.dst))
@@ -185,7 +193,9 @@ class Problem:
                     raise HetlabError(f"{source}: group {g.nodes} names unknown node {v!r}")
             for d, c in g.cost.items():
                 if d not in dev:
-                    raise HetlabError(f"{source}: group {g.nodes} has a cost for unknown device {d!r}")
+                    raise HetlabError(
+                        f"{source}: group {g.nodes} has a cost for unknown device {d!r}"
+                    )
                 _check_cost(c, f"{source}: group {g.nodes} on {d!r}")
         self._check_acyclic(source)
 
@@ -301,6 +311,8 @@ def _check_cost(c: Any, where: str, allow_null: bool = True) -> None:
     if c is None and allow_null:
         return
     if isinstance(c, bool) or not isinstance(c, (int, float)):
-        raise HetlabError(f"{where}: cost must be a number{' or null' if allow_null else ''}, got {c!r}")
+        raise HetlabError(
+            f"{where}: cost must be a number{' or null' if allow_null else ''}, got {c!r}"
+        )
     if not math.isfinite(c) or c < 0:
         raise HetlabError(f"{where}: cost must be a finite non-negative number, got {c!r}")

@@ -20,7 +20,7 @@ from typing import Any
 
 from hetlab.cost import calibrator as cal
 from hetlab.cost.cache import ProfileCache, file_sha256
-from hetlab.cost.context import type_factors, windows
+from hetlab.cost.context import type_factors, unit_overhead, windows
 from hetlab.cost.device_pass import measure_device
 from hetlab.cost.groups import DEFAULT_PATTERNS, find_groups
 from hetlab.cost.measure import Budget, probe_overhead
@@ -67,7 +67,9 @@ def profile(
         graph = load(graph)
     devs = _resolve(devices)
     if repeat < 1 or warmup < 0 or rounds < 1:
-        raise HetlabError(f"repeat and rounds must be >= 1 and warmup >= 0 (got {repeat}, {rounds}, {warmup})")
+        raise HetlabError(
+            f"repeat and rounds must be >= 1 and warmup >= 0 (got {repeat}, {rounds}, {warmup})"
+        )
     budget = Budget(repeat=repeat, warmup=warmup, min_repeat=min(5, repeat), seconds=seconds)
     from hetlab.graph.onnx_io import weights
 
@@ -89,16 +91,30 @@ def profile(
     needed = [t for v in reps.values() for t in unit_io(graph, [v])[0]]
     needed += [t for c in greps.values() for t in unit_io(graph, c)[0]]
     needed += [t for w in wins for t in unit_io(graph, w)[0]]
+    everything = [n.id for n in graph.nodes]
+    if wins:  # the whole model as one unit, for the per-unit overhead (context.unit_overhead)
+        needed += list(graph.inputs)
     values = Values(graph, needed)
     model_sha = file_sha256(graph.model_path) if graph.model_path else graph.name
-    pc = ProfileCache(model_sha, graph.input_shapes, {**budget.key(), "rounds": rounds}, enabled=cache)
+    pc = ProfileCache(
+        model_sha, graph.input_shapes, {**budget.key(), "rounds": rounds}, enabled=cache
+    )
 
     support = {(d.name, s): _supports(d, graph, v) for d in devs for s, v in reps.items()}
-    gsupport = {(d.name, s): all(support[d.name, sig[v]] for v in c) for d in devs for s, c in greps.items()}
-    wsupport = {(d.name, k): all(support[d.name, sig[v]] for v in w) for d in devs for k, w in enumerate(wins)}
+    gsupport = {
+        (d.name, s): all(support[d.name, sig[v]] for v in c) for d in devs for s, c in greps.items()
+    }
+    wsupport = {
+        (d.name, k): all(support[d.name, sig[v]] for v in w)
+        for d in devs
+        for k, w in enumerate(wins)
+    }
+    whole_ok = {d.name: bool(wins) and all(wsupport[d.name, k] for k in range(len(wins)))
+                and all(support[d.name, sig[v]] for v in everything) for d in devs}  # fmt: skip
     pairs = [(a, b) for a in devs for b in devs if a is not b] if comm else []
     shapes = _edge_shapes(graph) if comm else {}
-    total = (len(devs) + rounds * (sum(support.values()) + sum(gsupport.values()) + sum(wsupport.values()))
+    total = (len(devs) + rounds * (sum(support.values()) + sum(gsupport.values()) + sum(wsupport.values())
+                                   + sum(whole_ok.values()))
              + len(pairs) * (len(cal.DEFAULT_SIZES) + len(shapes)))  # fmt: skip
     done = [0, 0]  # progress count, fresh measurements
 
@@ -111,6 +127,7 @@ def profile(
     op_stats: dict[tuple[str, str], dict[str, Any] | None] = {}
     g_stats: dict[tuple[str, str], dict[str, Any] | None] = {}
     w_stats: dict[tuple[str, str], dict[str, Any] | None] = {}
+    whole_stats: dict[tuple[str, str], dict[str, Any] | None] = {}
     overhead: dict[str, float] = {}
     links: dict[str, dict[str, Any]] = {}
     shape_ms: dict[tuple[str, str], float] = {}
@@ -132,9 +149,13 @@ def profile(
             # ops it rescales are measured under the same load
             items.sort(key=lambda it: (topo_pos[it[2][-1]] if it[0] == "windows" else topo_pos[it[2][0]],
                                        it[0] == "windows"))  # fmt: skip
+            if whole_ok[d.name]:
+                items.append(("whole", "model", everything))
             res = measure_device(d, store, items, graph, values, budget, rounds, tick)
             for (sec, s), st in res.items():
-                {"ops": op_stats, "groups": g_stats, "windows": w_stats}[sec][d.name, s] = st
+                {"ops": op_stats, "groups": g_stats, "windows": w_stats, "whole": whole_stats}[sec][
+                    d.name, s
+                ] = st
             store.flush()
         for a, b in pairs:
             store = pc.link(a.fingerprint(), b.fingerprint(), cal.settings())
@@ -155,7 +176,11 @@ def profile(
                     except (KeyboardInterrupt, HetlabError):
                         raise
                     except Exception as e:  # noqa: BLE001 - the link model covers this shape
-                        ms = {"error": str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__}
+                        ms = {
+                            "error": str(e).strip().splitlines()[0][:200]
+                            if str(e).strip()
+                            else type(e).__name__
+                        }
                     store.put("shapes", sk, ms)
                     tick(f"{key} {sk}", True)
                 else:
@@ -173,10 +198,20 @@ def profile(
             return None
         return round(max(st["median"] - overhead[dev], FLOOR_MS), 6)
 
-    iso = {n.id: {d.name: cost(op_stats.get((d.name, sig[n.id])), d.name) for d in devs} for n in graph.nodes}
+    iso = {
+        n.id: {d.name: cost(op_stats.get((d.name, sig[n.id])), d.name) for d in devs}
+        for n in graph.nodes
+    }
     ctx: dict[str, dict[str, float]] = {}
+    per_unit: dict[str, float] = {}
+    in_win = {v for w in wins for v in w}
     for d in devs:
-        f = type_factors([cost(w_stats.get((d.name, wsig[k])), d.name) for k in range(len(wins))],
+        win_ms = [cost(w_stats.get((d.name, wsig[k])), d.name) for k in range(len(wins))]
+        rest = [iso[v][d.name] for v in everything if v not in in_win]
+        per_unit[d.name] = c0 = round(
+            unit_overhead(win_ms + rest, cost(whole_stats.get((d.name, "model")), d.name)), 6
+        )
+        f = type_factors([None if t is None else max(t - c0, FLOOR_MS) for t in win_ms],
                          [[(graph.node(v).op_type, iso[v][d.name]) for v in w] for w in wins])  # fmt: skip
         for w in wins:
             for v in w:
@@ -190,7 +225,9 @@ def profile(
              else round(max(iso[n.id][d.name] * ctx.get(n.id, {}).get(d.name, 1.0), FLOOR_MS), 6)
              for d in devs}  # fmt: skip
         stats = {d.name: op_stats[d.name, s] for d in devs if op_stats.get((d.name, s)) is not None}
-        why = {d.name: d.why_not(n, graph) or "not supported" for d in devs if not support[d.name, s]}
+        why = {
+            d.name: d.why_not(n, graph) or "not supported" for d in devs if not support[d.name, s]
+        }
         extra: dict[str, Any] = {"signature": s, "stats": stats}
         if n.id in ctx:
             extra["context"] = ctx[n.id]
@@ -201,7 +238,9 @@ def profile(
     for e in graph.edges:
         sk = cal.shape_key([graph.tensors[t] for t in e.tensors if t in graph.tensors])
         ec = {k: round(ms, 6) for (k, s2), ms in shape_ms.items() if s2 == sk}
-        edges.append(PEdge(src=e.src, dst=e.dst, bytes=float(e.bytes), comm=ec, extra={"shapes": sk}))
+        edges.append(
+            PEdge(src=e.src, dst=e.dst, bytes=float(e.bytes), comm=ec, extra={"shapes": sk})
+        )
     comm_links = {k: Link(round(f["latency"], 6), f["bandwidth"]) for k, f in links.items()}
     grp = [Group(list(c), {d.name: cost(g_stats.get((d.name, s)), d.name) for d in devs})
            for s, c in zip(gsig, chains)]  # fmt: skip
@@ -215,6 +254,7 @@ def profile(
                     "overhead_ms": overhead, "values": values.note or "cached",
                     "wall_s": round(time.perf_counter() - t_start, 3),
                     "context_window": context if wins else 0, "windows": len(wins),
+                    "unit_overhead_ms": per_unit,
                     "cost": "median ms of isolated runs minus the device's per-call overhead"
                             + (", times its op type's in-context factor" if wins else "")},
         "calibration": {k: {x: f[x] for x in ("latency", "bandwidth", "r2", "max_rel_err", "points")}
@@ -229,9 +269,11 @@ def profile(
                 comm=comm_links, groups=grp, extra=extra)  # fmt: skip
     if comm and len(devs) > 1 and handoff:
         # the executor's unit-boundary cost is part of a real transfer (lazy: executor is downstream)
-        from hetlab.executor.handoff import apply_handoff, measure_handoff
+        from hetlab.executor.handoff import add_unit_overhead, apply_handoff, measure_handoff
 
         apply_handoff(p, measure_handoff(devs))
+        if any(per_unit.values()):
+            add_unit_overhead(p, per_unit)
     p.validate(f"profile of {graph.name}")
     return p
 
@@ -253,14 +295,18 @@ def _edge_shapes(graph: OpGraph) -> dict[str, list[Any]]:
 
 def _resolve(devices: Sequence[Device | str]) -> list[Device]:
     if not devices:
-        raise HetlabError("no devices to profile on; name some with --devices (see 'hetlab devices')")
+        raise HetlabError(
+            "no devices to profile on; name some with --devices (see 'hetlab devices')"
+        )
     out: list[Device] = []
     for d in devices:
         if isinstance(d, str):
             try:
                 from hetlab.devices.platform import get
             except ImportError:
-                raise HetlabError("this build has no device platform (hetlab.devices.platform)") from None
+                raise HetlabError(
+                    "this build has no device platform (hetlab.devices.platform)"
+                ) from None
             d = get(d)
         out.append(d)
     names = [d.name for d in out]

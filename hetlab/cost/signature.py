@@ -34,7 +34,9 @@ def _plain(v: Any) -> Any:
     return v
 
 
-def node_key(graph: OpGraph, node_id: str, consts: dict[str, np.ndarray] | None = None) -> list[Any]:
+def node_key(
+    graph: OpGraph, node_id: str, consts: dict[str, np.ndarray] | None = None
+) -> list[Any]:
     """The JSON-able description that ``node_signature`` hashes."""
     n = graph.node(node_id)
     ins = []
@@ -63,13 +65,19 @@ def _digest(obj: Any) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:20]
 
 
-def node_signature(graph: OpGraph, node_id: str, consts: dict[str, np.ndarray] | None = None) -> str:
+def node_signature(
+    graph: OpGraph, node_id: str, consts: dict[str, np.ndarray] | None = None
+) -> str:
     """A short hash of ``node_key``: equal for ops that cost the same."""
     return _digest(node_key(graph, node_id, consts))
 
 
-def group_signature(graph: OpGraph, members: Sequence[str], consts: dict[str, np.ndarray] | None = None) -> str:
+def group_signature(
+    graph: OpGraph, members: Sequence[str], consts: dict[str, np.ndarray] | None = None
+) -> str:
     """Members' node keys in order, plus which member feeds which input of the next."""
-    pos = {t: (i, j) for i, v in enumerate(members) for j, t in enumerate(graph.node(v).outputs) if t}
+    pos = {
+        t: (i, j) for i, v in enumerate(members) for j, t in enumerate(graph.node(v).outputs) if t
+    }
     wiring = [[pos.get(t) for t in graph.node(v).inputs] for v in members]
     return _digest([[node_key(graph, v, consts) for v in members], wiring])

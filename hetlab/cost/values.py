@@ -36,16 +36,26 @@ class Values:
         if self._arrays is None:
             self._arrays = self._record()
         names = list(names)
-        missing = [self.graph.tensors[t] for t in names if t not in self._arrays and t in self.graph.tensors]
+        missing = [
+            self.graph.tensors[t]
+            for t in names
+            if t not in self._arrays and t in self.graph.tensors
+        ]
         extra = random_arrays(missing, seed=self.seed + 1) if missing else {}
-        return {t: self._arrays[t] if t in self._arrays else extra[t] for t in names if t in self._arrays or t in extra}
+        return {
+            t: self._arrays[t] if t in self._arrays else extra[t]
+            for t in names
+            if t in self._arrays or t in extra
+        }
 
     def _record(self) -> dict[str, np.ndarray]:
         g = self.graph
         feeds = random_inputs(g, seed=self.seed)
         inter = [t for t in self.needed if t not in feeds and t in g.tensors]
         want, used = [], 0
-        for t in sorted(inter, key=lambda t: (g.tensors[t].dtype.startswith("float"), g.tensors[t].nbytes)):
+        for t in sorted(
+            inter, key=lambda t: (g.tensors[t].dtype.startswith("float"), g.tensors[t].nbytes)
+        ):
             ten = g.tensors[t]
             if not ten.dtype.startswith("float") or used + ten.nbytes <= self.budget:
                 want.append(t)

@@ -26,7 +26,9 @@ def measure_handoff(devices: Sequence[Device], repeat: int = 25) -> dict[str, fl
     g = load(str(MODEL))
     devs = {d.name: d for d in devices}
     base = {
-        n: float(run(g, {"first": n, "second": n}, devs, repeat=repeat, warmup=3).latency_ms["median"])
+        n: float(
+            run(g, {"first": n, "second": n}, devs, repeat=repeat, warmup=3).latency_ms["median"]
+        )
         for n in devs
     }
     out: dict[str, float] = {}
@@ -34,7 +36,9 @@ def measure_handoff(devices: Sequence[Device], repeat: int = 25) -> dict[str, fl
         for b in devs:
             if a != b:
                 r = run(g, {"first": a, "second": b}, devs, repeat=repeat, warmup=3)
-                out[f"{a}->{b}"] = round(max(0.0, r.latency_ms["median"] - (base[a] + base[b]) / 2), 6)
+                out[f"{a}->{b}"] = round(
+                    max(0.0, r.latency_ms["median"] - (base[a] + base[b]) / 2), 6
+                )
     return out
 
 
@@ -53,3 +57,24 @@ def apply_handoff(problem: Problem, handoff: dict[str, float]) -> Problem:
         problem.__dict__.pop(k, None)
     return problem
 
+
+def add_unit_overhead(problem: Problem, per_unit: dict[str, float]) -> Problem:
+    """Add each receiving device's per-unit cost (ms, ``cost.context.unit_overhead``) to the
+    latency of every link into it and to edges' own measured ``comm`` into it: a tensor that
+    changes device starts a new unit there."""
+    default = problem.comm.get("default") or Link()
+    for a in problem.devices:
+        for b in problem.devices:
+            ms = per_unit.get(b, 0.0)
+            if a == b or not ms:
+                continue
+            key = f"{a}->{b}"
+            link = problem.comm.get(key) or Link(default.latency, default.bandwidth)
+            problem.comm[key] = Link(round(link.latency + ms, 6), link.bandwidth)
+    for e in problem.edges:
+        for key in list(e.comm):
+            ms = per_unit.get(key.split("->", 1)[1], 0.0)
+            e.comm[key] = round(e.comm[key] + ms, 6)
+    problem.extra["unit_overhead_ms"] = dict(per_unit)
+    problem.__dict__.pop("comm_tensor", None)
+    return problem

@@ -114,8 +114,13 @@ def test_groups_default_patterns(group_model):
     assert find_groups(g, parse_patterns(["Relu->Add"])) == [["relu3", "add3"]]
     with pytest.raises(HetlabError):
         parse_patterns(["Conv"])
-    p = profile(g, [OrtTestDevice("a"), OrtTestDevice("b", refuse=["BatchNormalization"])],
-                groups=True, comm=False, **FAST)
+    p = profile(
+        g,
+        [OrtTestDevice("a"), OrtTestDevice("b", refuse=["BatchNormalization"])],
+        groups=True,
+        comm=False,
+        **FAST,
+    )
     doc = p.to_json()
     assert [gr["nodes"] for gr in doc["groups"]] == chains
     by = {tuple(gr["nodes"]): gr["cost"] for gr in doc["groups"]}
@@ -136,17 +141,32 @@ def test_context_windows_rescale_isolated_costs(chain_model):
     for v, n in by.items():
         iso = max(n.extra["stats"]["a"]["median"] - ov, 1e-4)
         assert n.cost["a"] == pytest.approx(max(f[v] * iso, 1e-4), rel=1e-3, abs=1e-5)
-    relu_w = wins[0]["cost"]["a"]
-    if 0.2 < f["r1"] < 5.0:  # the Relu window alone fixes the Relu factor
+    c0 = p.extra["profile"]["unit_overhead_ms"]["a"]  # per-unit cost, from the whole model's run
+    assert c0 >= 0
+    relu_w = wins[0]["cost"]["a"] - c0
+    if 0.2 < f["r1"] < 5.0 and relu_w > 0:  # the Relu window alone fixes the Relu factor
         assert sum(by[v].cost["a"] for v in ("r1", "r2", "r3")) == pytest.approx(relu_w, rel=0.1)
+
+
+def test_unit_overhead_is_what_each_extra_unit_costs():
+    from hetlab.cost.context import unit_overhead
+
+    # 4 units of 1 ms of work each plus 0.2 ms per unit; the whole model pays 0.2 once
+    assert unit_overhead([1.2] * 4, 4.2) == pytest.approx(0.2)
+    assert unit_overhead([1.0, 1.0], 3.0) == 0.0  # never negative
+    assert unit_overhead([1.0, None], 1.5) == 0.0 and unit_overhead([1.0], 0.5) == 0.0
 
 
 def test_type_factors_recover_known_factors():
     from hetlab.cost.context import type_factors
 
     # three types; windows mix them; true factors Conv 0.5, Relu 0.2 (clamped floor), Pool 1.5
-    members = [[("Conv", 4.0), ("Relu", 1.0)], [("Conv", 2.0), ("Pool", 1.0)],
-               [("Pool", 2.0), ("Relu", 1.0)], [("Conv", 1.0), ("Relu", 1.0), ("Pool", 1.0)]]
+    members = [
+        [("Conv", 4.0), ("Relu", 1.0)],
+        [("Conv", 2.0), ("Pool", 1.0)],
+        [("Pool", 2.0), ("Relu", 1.0)],
+        [("Conv", 1.0), ("Relu", 1.0), ("Pool", 1.0)],
+    ]
     true = {"Conv": 0.5, "Relu": 0.2, "Pool": 1.5}
     win = [sum(true[t] * c for t, c in m) for m in members]
     f = type_factors(win, members)
@@ -161,3 +181,27 @@ def test_generic_device_timer_keeps_unit_outputs(chain_model):
     p = profile(load(chain_model), [OwnedOutputsDevice("o")], comm=False, **FAST)
     assert all(n.extra["stats"]["o"]["timer"] == "device.run" for n in p.nodes)
     assert all(n.cost["o"] > 0 for n in p.nodes)
+
+
+def test_unit_overhead_goes_into_links_towards_the_device():
+    from hetlab.cost.problem import Link, PEdge, PNode, Problem
+    from hetlab.executor.handoff import add_unit_overhead
+
+    p = Problem(name="t", devices=["a", "b"], nodes=[PNode("x", "Relu", {"a": 1.0, "b": 1.0}),
+                PNode("y", "Relu", {"a": 1.0, "b": 1.0})], edges=[PEdge("x", "y", 4.0, comm={"a->b": 0.5})],
+                comm={"a->b": Link(0.1, None)})  # fmt: skip
+    add_unit_overhead(p, {"a": 0.0, "b": 0.2})
+    assert p.comm["a->b"].latency == pytest.approx(0.3) and p.edges[0].comm[
+        "a->b"
+    ] == pytest.approx(0.7)
+    assert "b->a" not in p.comm or p.comm["b->a"].latency == pytest.approx(0.0)
+    assert p.extra["unit_overhead_ms"] == {"a": 0.0, "b": 0.2}
+
+
+def test_cheap_units_get_more_samples():
+    from hetlab.cost.measure import CHEAP_MORE, Budget, plan_repeats
+
+    b = Budget(repeat=20, min_repeat=5, seconds=0.25)
+    assert plan_repeats([1e-5], b) == 20 * CHEAP_MORE  # 10 us: 100 samples take 1 ms
+    assert plan_repeats([2e-3], b) == 20  # 2 ms: 100 samples would take 0.2 s
+    assert plan_repeats([0.1], b) == 5  # slow: cut to the time budget, at least min_repeat

@@ -79,7 +79,10 @@ def type_factors(
 def unit_overhead(unit_ms: list[float | None], whole_ms: float | None) -> float:
     """Per-unit cost (ms) from units that partition the model (the windows, plus any vertex
     left out of them timed alone) and the whole model as one unit: (sum - whole) / (n - 1),
-    at least 0; 0 when a time is missing or there are fewer than 2 units."""
+    at least 0 and at most half the cheapest unit; 0 when a time is missing or there are
+    fewer than 2 units."""
     if whole_ms is None or len(unit_ms) < 2 or any(t is None for t in unit_ms):
         return 0.0
-    return max(0.0, (sum(unit_ms) - whole_ms) / (len(unit_ms) - 1))  # type: ignore[arg-type]
+    c0 = (sum(unit_ms) - whole_ms) / (len(unit_ms) - 1)  # type: ignore[arg-type]
+    # a fixed cost above half the cheapest unit is load between the measurements, not overhead
+    return max(0.0, min(c0, 0.5 * min(unit_ms)))  # type: ignore[type-var]

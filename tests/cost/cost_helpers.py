@@ -26,8 +26,13 @@ class OrtTestDevice(Device):
         self.prepared: list[tuple[str, ...]] = []
 
     def info(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": self.kind, "threads": 1, "tag": self.tag,
-                "refuse": sorted(self.refuse)}
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "threads": 1,
+            "tag": self.tag,
+            "refuse": sorted(self.refuse),
+        }
 
     def supports(self, node: Node, graph: OpGraph) -> bool:
         return node.op_type not in self.refuse
@@ -41,9 +46,16 @@ class OrtTestDevice(Device):
         so = ort.SessionOptions()
         so.intra_op_num_threads = 1
         so.log_severity_level = 3
-        sess = ort.InferenceSession(extract(graph, list(nodes)), so, providers=["CPUExecutionProvider"])
-        return Unit(self.name, list(nodes), [i.name for i in sess.get_inputs()],
-                    [o.name for o in sess.get_outputs()], sess)
+        sess = ort.InferenceSession(
+            extract(graph, list(nodes)), so, providers=["CPUExecutionProvider"]
+        )
+        return Unit(
+            self.name,
+            list(nodes),
+            [i.name for i in sess.get_inputs()],
+            [o.name for o in sess.get_outputs()],
+            sess,
+        )
 
     def run(self, unit: Unit, inputs: dict[str, Any]) -> RunResult:
         t0 = now()
@@ -62,7 +74,9 @@ class LinkDevice(Device):
 
     kind = "test-link"
 
-    def __init__(self, name: str, latency_ms: float = 0.0, bw_bytes_per_ms: float | None = None) -> None:
+    def __init__(
+        self, name: str, latency_ms: float = 0.0, bw_bytes_per_ms: float | None = None
+    ) -> None:
         self.name = name
         self.latency_ms = latency_ms
         self.bw = bw_bytes_per_ms
@@ -85,7 +99,9 @@ class LinkDevice(Device):
         raise NotImplementedError
 
 
-def save_model(path: Path, nodes: list, inputs: list, outputs: list, inits: list | None = None) -> str:
+def save_model(
+    path: Path, nodes: list, inputs: list, outputs: list, inits: list | None = None
+) -> str:
     g = helper.make_graph(nodes, "t", inputs, outputs, inits or [])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
     onnx.save(m, str(path))
@@ -98,8 +114,6 @@ def vi(name: str, shape: list, dtype: int = TensorProto.FLOAT) -> onnx.ValueInfo
 
 def init(name: str, arr: np.ndarray) -> onnx.TensorProto:
     return numpy_helper.from_array(arr, name)
-
-
 
 
 class OwnedOutputsDevice(OrtTestDevice):
@@ -120,7 +134,11 @@ class OwnedOutputsDevice(OrtTestDevice):
     def run(self, unit: Unit, inputs: dict[str, Any]) -> RunResult:
         t0 = now()
         outs = unit.handle.sess.run(unit.outputs, {t: inputs[t] for t in unit.inputs})
-        return RunResult({k: ("owned", k) for k in unit.outputs}, t0, now()) if outs else RunResult({}, t0, now())
+        return (
+            RunResult({k: ("owned", k) for k in unit.outputs}, t0, now())
+            if outs
+            else RunResult({}, t0, now())
+        )
 
     def free(self, buf: Any) -> None:
         if isinstance(buf, tuple) and buf and buf[0] == "owned":

@@ -30,8 +30,23 @@ def run_cli(argv, capsys):
 
 def test_profile_writes_problem(fake_platform, chain_model, tmp_path, capsys):
     out = tmp_path / "p.json"
-    rc, _, err = run_cli(["profile", chain_model, "--devices", "t0,t1", "--repeat", "3",
-                          "--seconds", "0.01", "--groups", "--quiet", "--out", str(out)], capsys)
+    rc, _, err = run_cli(
+        [
+            "profile",
+            chain_model,
+            "--devices",
+            "t0,t1",
+            "--repeat",
+            "3",
+            "--seconds",
+            "0.01",
+            "--groups",
+            "--quiet",
+            "--out",
+            str(out),
+        ],
+        capsys,
+    )
     assert rc == 0, err
     p = Problem.load(out)
     assert p.devices == ["t0", "t1"] and len(p.nodes) == 5
@@ -60,14 +75,25 @@ def test_bad_input_is_one_line(fake_platform, chain_model, tmp_path, capsys, arg
 
 
 def test_missing_model_and_missing_out(fake_platform, tmp_path, capsys):
-    rc, _, err = run_cli(["profile", str(tmp_path / "nope.onnx"), "--devices", "t0", "--out",
-                          str(tmp_path / "p.json")], capsys)
+    rc, _, err = run_cli(
+        [
+            "profile",
+            str(tmp_path / "nope.onnx"),
+            "--devices",
+            "t0",
+            "--out",
+            str(tmp_path / "p.json"),
+        ],
+        capsys,
+    )
     assert rc == 2 and "not found" in err and len(err.strip().splitlines()) == 1
     rc, _, err = run_cli(["profile", "x.onnx", "--devices", "t0"], capsys)
     assert rc == 2 and "--out" in err
 
 
-def test_interrupted_cli_leaves_no_output(fake_platform, chain_model, tmp_path, capsys, monkeypatch):
+def test_interrupted_cli_leaves_no_output(
+    fake_platform, chain_model, tmp_path, capsys, monkeypatch
+):
     import hetlab.cost.profiler as prof
 
     real = prof.profile
@@ -78,6 +104,8 @@ def test_interrupted_cli_leaves_no_output(fake_platform, chain_model, tmp_path, 
 
     monkeypatch.setattr(prof, "profile", interrupted)
     out = tmp_path / "p.json"
-    rc, _, _ = run_cli(["profile", chain_model, "--devices", "t0", "--quiet", "--out", str(out)], capsys)
+    rc, _, _ = run_cli(
+        ["profile", chain_model, "--devices", "t0", "--quiet", "--out", str(out)], capsys
+    )
     assert rc == 130 and not out.exists()
     assert json.loads(next(iter((tmp_path / "cache").rglob("*.json"))).read_text())["meta"]

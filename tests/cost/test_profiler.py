@@ -153,6 +153,7 @@ def test_unit_overhead_is_what_each_extra_unit_costs():
 
     # 4 units of 1 ms of work each plus 0.2 ms per unit; the whole model pays 0.2 once
     assert unit_overhead([1.2] * 4, 4.2) == pytest.approx(0.2)
+    assert unit_overhead([1.2, 0.3], 0.5) == pytest.approx(0.15)  # at most half the cheapest unit
     assert unit_overhead([1.0, 1.0], 3.0) == 0.0  # never negative
     assert unit_overhead([1.0, None], 1.5) == 0.0 and unit_overhead([1.0], 0.5) == 0.0
 

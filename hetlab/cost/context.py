@@ -50,7 +50,8 @@ def type_factors(
 
     ``members[w]`` lists ``(op_type, isolated ms)`` of window ``w``. Non-negative least squares
     on relative error (coordinate descent), with a small pull towards 1 so that types the
-    windows say little about stay near their isolated cost; clamped to [0.2, 5]. Windows with
+    windows say little about stay near their isolated cost; clamped to [0.2, 5], then scaled
+    together so that the windows' fitted total equals their measured total. Windows with
     an unmeasured time or member are left out. One factor per type keeps ops of one signature
     equal (their ranks stay reproducible), where one factor per window would not."""
     rows = [
@@ -73,7 +74,13 @@ def type_factors(
         for j in range(len(types)):
             r = b - A @ f + A[:, j] * f[j]
             f[j] = max(0.0, (A[:, j] @ r + lam) / (A[:, j] @ A[:, j] + lam))
-    return {ty: float(min(MAX_FACTOR, max(MIN_FACTOR, f[col[ty]]))) for ty in types}
+    f = np.clip(f, MIN_FACTOR, MAX_FACTOR)
+    # ops that always share windows (Conv and its Relu) trade factors freely; one common scale
+    # makes the windows' total come out right, so the ops add up to the time they took
+    fitted = float((A * T[:, None] @ f).sum())
+    if fitted > 0:
+        f = np.clip(f * (float(T.sum()) / fitted), MIN_FACTOR, MAX_FACTOR)
+    return {ty: float(f[col[ty]]) for ty in types}
 
 
 def unit_overhead(unit_ms: list[float | None], whole_ms: float | None) -> float:

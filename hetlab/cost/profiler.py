@@ -262,6 +262,8 @@ def profile(
                     "wall_s": round(time.perf_counter() - t_start, 3),
                     "context_window": context if wins else 0, "windows": len(wins),
                     "unit_overhead_ms": per_unit,
+                    "whole_model_ms": {k[0]: {x: v[x] for x in ("median", "p10", "p90", "n")}
+                                       for k, v in whole_stats.items() if v},
                     "cost": "median ms of isolated runs minus the device's per-call overhead"
                             + (", times its op type's in-context factor" if wins else "")},
         "calibration": {k: {x: f[x] for x in ("latency", "bandwidth", "r2", "max_rel_err", "points")}

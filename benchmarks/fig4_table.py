@@ -35,7 +35,7 @@ COLUMNS = [
     "model", "platform", "device_set", "algorithm", "algo", "devices_used", "predicted_ms",
     "measured_median_ms", "measured_p10_ms", "measured_p90_ms", "norm_to", "normalized",
     "normalized_cpu", "solve_seconds", "max_rel_err", "n_runs", "units", "fallbacks",
-    "run_wall_s", "status",
+    "run_wall_s", "status", "same_plan_as", "rounds",
 ]  # fmt: skip
 
 
@@ -111,7 +111,7 @@ def row(model: str, platform: str, device_set: str, label: str, algo: str, plan:
     """One table row from a Plan and a RunReport (either may be None: not scheduled/run)."""
     r: dict[str, Any] = dict.fromkeys(COLUMNS, math.nan)
     r.update(model=model, platform=platform, device_set=device_set, algorithm=label, algo=algo,
-             status=status, devices_used="", fallbacks="")  # fmt: skip
+             status=status, devices_used="", fallbacks="", same_plan_as="")  # fmt: skip
     if plan is not None:
         r["predicted_ms"] = round(float(plan.makespan), 4)
         r["solve_seconds"] = round(float(plan.solve_seconds), 4)
@@ -147,7 +147,7 @@ def read_csv(path: str | Path) -> list[dict[str, Any]]:
         for r in csv.DictReader(f):
             for k, v in r.items():
                 if k in ("predicted_ms", "measured_median_ms", "measured_p10_ms", "measured_p90_ms", "normalized",
-                         "normalized_cpu", "solve_seconds", "max_rel_err", "n_runs", "run_wall_s"):  # fmt: skip
+                         "normalized_cpu", "solve_seconds", "max_rel_err", "n_runs", "run_wall_s", "rounds"):  # fmt: skip
                     r[k] = float(v) if v not in ("", None) else math.nan
             out.append(r)
     return out

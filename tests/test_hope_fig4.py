@@ -63,12 +63,26 @@ def test_table_on_a_fake_platform(tmp_path):
     # the GPU-only plan must fall back for 'out' (unsupported on gpu0)
     assert "cpu0:1" in by["GPU-only"]["devices_used"]
     assert (tmp_path / "fake-HOPE_LP.json").is_file() or by["HOPE:LP"]["status"] != "ok"
-    assert len(list(tmp_path.glob("fake-*.json"))) == len(ran)
+    distinct = [r for r in ran if not r["same_plan_as"]]
+    assert len(list(tmp_path.glob("fake-*.json"))) == len(distinct)
+    assert all(r["rounds"] == 3 for r in ran)
+    # a row whose plan is another's reports that row's measurement, and names it
+    for r in ran:
+        if r["same_plan_as"]:
+            first = by[r["same_plan_as"]]
+            assert not first["same_plan_as"] and first["devices_used"] == r["devices_used"]
+            assert (r["measured_median_ms"], r["measured_p10_ms"], r["measured_p90_ms"], r["max_rel_err"]) == (
+                first["measured_median_ms"], first["measured_p10_ms"], first["measured_p90_ms"], first["max_rel_err"])
+            assert math.isnan(r["run_wall_s"]) and r["solve_seconds"] >= 0
+    one_device = [r["devices_used"].split(":")[0] for r in distinct if len(r["devices_used"].split()) == 1]
+    assert len(one_device) == len(set(one_device))  # a one-device plan is never measured twice
 
     path = T.write_csv(tmp_path / "t.csv", rows)
     back = T.read_csv(path)
     assert [r["algorithm"] for r in back] == [r["algorithm"] for r in rows]
     assert back[0]["measured_median_ms"] == rows[0]["measured_median_ms"]
+    assert [r["same_plan_as"] for r in back] == [r["same_plan_as"] for r in rows]
+    assert back[0]["rounds"] == 3.0
     s = T.summary(back)
     assert set(s) == {"fake", "_mean"}
     best = min(by["CPU-only"]["measured_median_ms"], by["GPU-only"]["measured_median_ms"])
@@ -87,10 +101,7 @@ def test_normalization_without_a_gpu_and_the_slug():
     assert platform_slug(fp) == "Intel-Xeon-2_50GHz-2c+pocl"
 
 
-def test_budget_lowers_repeats_and_ilp_limits():
-    assert hope_fig4.run_repeats(100.0, None, 20) == 20
-    assert hope_fig4.run_repeats(100.0, 1.0, 20) == 4  # 1 s / 150 ms - 2 warm-up/slack
-    assert hope_fig4.run_repeats(1000.0, 1.0, 20) == 3
+def test_budget_lowers_ilp_limits():
     assert hope_fig4.algo_params("ilp", 120, 4.0) == {"time_limit": 0.1, "passes": 2}  # 20 windows
     assert hope_fig4.algo_params("ilp", 1200, 4.0) == {"time_limit": 0.02, "passes": 1}
     assert hope_fig4.algo_params("ilp", 120, 4.0, {"time_limit"}) == {"time_limit": 0.1}

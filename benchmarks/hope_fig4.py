@@ -147,7 +147,7 @@ def bench_model(model: str, graph: Any, problem: Any, devices: list[Any], platfo
                 progress(model_rows(model, platform, device_set, entries, done, graph, list(devmap)))
 
         t0 = time.monotonic()
-        F.measure(prepared, feed, repeat, lambda: None if share is None else deadline.model_left(), seed=seed,
+        F.measure(prepared, feed, repeat, deadline.model_seconds_left, seed=seed,
                   on_round=on_round)  # fmt: skip
         say(f"{model:<15} {len(prepared)} distinct plan(s) of {sum(e.plan is not None for e in entries)}, "
             f"{n_rounds[0]} interleaved rounds in {time.monotonic() - t0:.1f}s")

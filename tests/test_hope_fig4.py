@@ -87,6 +87,9 @@ def test_table_on_a_fake_platform(tmp_path):
     assert set(s) == {"fake", "_mean"}
     best = min(by["CPU-only"]["measured_median_ms"], by["GPU-only"]["measured_median_ms"])
     assert s["fake"]["best_single"] == best
+    assert s["fake"]["lp_same_plan_as"] == by["HOPE:LP"]["same_plan_as"]
+    if by["HOPE:LP"]["same_plan_as"] in ("CPU-only", "GPU-only"):
+        assert s["fake"]["lp_gain_vs_best_single"] >= 0  # the same measurement as one of the singles
 
 
 def test_normalization_without_a_gpu_and_the_slug():
@@ -106,3 +109,12 @@ def test_budget_lowers_ilp_limits():
     assert hope_fig4.algo_params("ilp", 1200, 4.0) == {"time_limit": 0.02, "passes": 1}
     assert hope_fig4.algo_params("ilp", 120, 4.0, {"time_limit"}) == {"time_limit": 0.1}
     assert hope_fig4.algo_params("heft", 120, 2.0) == {}
+
+
+def test_deadline_shares_and_the_rounds_clock():
+    d = Deadline(10.0, {"a": 1, "b": 3})
+    assert d.start_model("a") and 2.0 < d.share() <= 2.5
+    assert 2.0 < d.model_seconds_left() <= 2.5  # a's share, not the whole budget
+    d.alloc = -1.0  # share spent: the rounds clock goes negative (no 0.5 s floor as model_left has)
+    assert d.model_seconds_left() < 0 < d.model_left()
+    assert Deadline(None, {"a": 1}).model_seconds_left() is None

@@ -13,7 +13,7 @@ against one plain onnxruntime session per model (``max_rel_err``), then all of t
 timed interleaved: one untimed round, then 3 to ``--repeat`` rounds that each run every
 plan once in a seeded, changing order (``fig4_rounds``), so host drift hits every plan
 alike; median/p10/p90 over a plan's ``n_runs`` (= ``rounds``) wall clocks. Writes
-``DIR/hope_fig4.csv`` (rewritten after every model, and after every round from the third),
+``DIR/hope_fig4.csv`` (rewritten after every model, and during its rounds every 5 s),
 ``DIR/platform.json``, ``DIR/summary.json`` and the figure (``hope_fig4.html``; ``.png``
 when kaleido can render). ``--budget`` shares the seconds over the models by size and
 lowers profiling repeats, ILP time limits and rounds to fit; whatever does not fit is
@@ -69,8 +69,8 @@ def algo_params(algo: str, n_nodes: int, seconds: float | None, takes: set[str] 
 
 @dataclass
 class Entry:
-    """One algorithm's row in the making: its plan, the distinct plan it shares (index into
-    the prepared list), or why it has none."""
+    """One algorithm's row in the making: its plan, the prepared distinct plan it is measured
+    by (shared with the rows of the same program), or why it has none (``status``)."""
 
     label: str
     algo: str
@@ -139,12 +139,13 @@ def bench_model(model: str, graph: Any, problem: Any, devices: list[Any], platfo
             prepared.append(e.prepared)
             if e.plan.makespan > 0:
                 slow = min(50.0, max(slow, e.prepared.warm_ms / e.plan.makespan))
-        n_rounds = [0]
+        n_rounds, last_write = [0], [0.0]
 
-        def on_round(done: int) -> None:
+        def on_round(done: int) -> None:  # provisional rows: after round 3, then every 5 s at most
             n_rounds[0] = done
-            if progress is not None and done >= 3:
+            if progress is not None and done >= 3 and (done == 3 or time.monotonic() - last_write[0] > 5.0):
                 progress(model_rows(model, platform, device_set, entries, done, graph, list(devmap)))
+                last_write[0] = time.monotonic()
 
         t0 = time.monotonic()
         F.measure(prepared, feed, repeat, deadline.model_seconds_left, seed=seed,

@@ -43,8 +43,14 @@ def test_table_on_a_fake_platform(tmp_path):
             FakeDevice("gpu0", p, kind="gpu")]  # fmt: skip
     graph = graph_from_problem(p)
     rows: list[dict] = []
+    partial: list[list[dict]] = []
     hope_fig4.bench_model("fake", graph, p, devs, "fakeplat", rows, rows.append,
-                          Deadline(None, {"fake": 14}), repeat=3, check=False, trace_dir=tmp_path)  # fmt: skip
+                          Deadline(None, {"fake": 14}), repeat=3, check=False, trace_dir=tmp_path,
+                          progress=partial.append)  # fmt: skip
+    # provisional rows once the third round is done: every row, the same measurements
+    assert len(partial) == 1 and [r["algorithm"] for r in partial[0]] == [r["algorithm"] for r in rows]
+    assert [r["measured_median_ms"] for r in partial[0] if r["status"] == "ok"] == [
+        r["measured_median_ms"] for r in rows if r["status"] == "ok"]
     T.normalize(rows)
     by = {r["algorithm"]: r for r in rows}
     assert list(by)[:2] == ["CPU-only", "GPU-only"] and len(rows) == 2 + len(T.HETERO)

@@ -98,6 +98,13 @@ class Deadline:
             return math_inf()
         return max(0.5, min(self.model_t0 + self.alloc - time.monotonic(), self.left()))
 
+    def model_seconds_left(self) -> float | None:
+        """Seconds left of this model's share (and of the whole budget), unfloored, may be
+        negative; ``None`` without a budget."""
+        if self.budget is None:
+            return None
+        return min(self.model_t0 + self.alloc - time.monotonic(), self.left())
+
     def expired(self) -> bool:
         """Past twice this model's share, or past the whole budget (past the share, plans
         still run, with the fewest repeats)."""

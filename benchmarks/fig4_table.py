@@ -35,7 +35,7 @@ COLUMNS = [
     "model", "platform", "device_set", "algorithm", "algo", "devices_used", "predicted_ms",
     "measured_median_ms", "measured_p10_ms", "measured_p90_ms", "norm_to", "normalized",
     "normalized_cpu", "solve_seconds", "max_rel_err", "n_runs", "units", "fallbacks",
-    "run_wall_s", "status",
+    "run_wall_s", "status", "same_plan_as", "rounds",
 ]  # fmt: skip
 
 
@@ -111,7 +111,7 @@ def row(model: str, platform: str, device_set: str, label: str, algo: str, plan:
     """One table row from a Plan and a RunReport (either may be None: not scheduled/run)."""
     r: dict[str, Any] = dict.fromkeys(COLUMNS, math.nan)
     r.update(model=model, platform=platform, device_set=device_set, algorithm=label, algo=algo,
-             status=status, devices_used="", fallbacks="")  # fmt: skip
+             status=status, devices_used="", fallbacks="", same_plan_as="")  # fmt: skip
     if plan is not None:
         r["predicted_ms"] = round(float(plan.makespan), 4)
         r["solve_seconds"] = round(float(plan.solve_seconds), 4)
@@ -147,7 +147,7 @@ def read_csv(path: str | Path) -> list[dict[str, Any]]:
         for r in csv.DictReader(f):
             for k, v in r.items():
                 if k in ("predicted_ms", "measured_median_ms", "measured_p10_ms", "measured_p90_ms", "normalized",
-                         "normalized_cpu", "solve_seconds", "max_rel_err", "n_runs", "run_wall_s"):  # fmt: skip
+                         "normalized_cpu", "solve_seconds", "max_rel_err", "n_runs", "run_wall_s", "rounds"):  # fmt: skip
                     r[k] = float(v) if v not in ("", None) else math.nan
             out.append(r)
     return out
@@ -155,10 +155,14 @@ def read_csv(path: str | Path) -> list[dict[str, Any]]:
 
 def summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Per model: HOPE:LP's measured gain over the best single device and over dmdar/heft/
-    mosaic (``1 - lp / other``, positive = LP faster); and the mean over models."""
+    mosaic (``1 - lp / other``, positive = LP faster), and ``lp_same_plan_as`` (the row whose
+    plan LP's is, when one is; both then report one measurement); and the mean over models."""
     models: dict[str, dict[str, float]] = {}
+    lp_same: dict[str, str] = {}
     for r in rows:
         models.setdefault(r["model"], {})[r["algorithm"]] = _ms(r)
+        if r["algorithm"] == "HOPE:LP":
+            lp_same[r["model"]] = str(r.get("same_plan_as") or "")
     out: dict[str, Any] = {}
     for m, by in models.items():
         lp = by.get("HOPE:LP", math.nan)
@@ -167,6 +171,7 @@ def summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         for k, v in [("best_single", d["best_single"]), ("StarPU-dmdar", by.get("StarPU-dmdar", math.nan)),
                      ("HEFT", by.get("HEFT", math.nan)), ("MOSAIC", by.get("MOSAIC", math.nan))]:  # fmt: skip
             d[f"lp_gain_vs_{k}"] = round(1 - lp / v, 4) if v > 0 and not math.isnan(lp) else math.nan
+        d["lp_same_plan_as"] = lp_same.get(m, "")  # e.g. "GPU-only": LP chose that plan (gain 0 by construction)
         out[m] = d
     keys = {k for d in out.values() for k in d if k.startswith("lp_gain")}
     out["_mean"] = {k: round(sum(vals) / len(vals), 4) if (vals := [d[k] for d in out.values() if k in d

@@ -1,19 +1,23 @@
 """HOPE Fig. 4 on the platform at hand: profile, schedule with every algorithm, run for real.
 
     PYTHONPATH=. python benchmarks/hope_fig4.py [--models a,b | --quick] [--budget SECONDS]
-        [--repeat N] [--out DIR] [--platform FILE] [--no-check]
+        [--repeat N] [--seed S] [--out DIR] [--platform FILE] [--devices a,b] [--no-check] [--traces]
     PYTHONPATH=. python benchmarks/hope_fig4.py --plot-only DIR/hope_fig4.csv
 
 For each model (smallest first): profile on every device (``hetlab.cost.profile``, its cache
 reused; the problem is saved under ``DIR/problems/``), schedule CPU-only, GPU-only (see
 ``fig4_table``), mosaic, dmdar, heft, overseer, partitiontuner, greedy (HOPE:GS) and ilp
-(HOPE:LP), then run each plan with ``hetlab.executor.run`` (prepared once, one warm-up, then
-``n_runs`` timed repetitions; median/p10/p90 of their wall clocks) and check its outputs
-against one plain onnxruntime session per model (``max_rel_err``). Writes ``DIR/hope_fig4.csv``
-(rewritten after every row), ``DIR/platform.json``, ``DIR/summary.json`` and the figure
-(``hope_fig4.html``; ``.png`` when kaleido can render). ``--budget`` shares the seconds
-over the models by size and lowers profiling repeats, ILP time limits and run repeats to fit;
-whatever does not fit is recorded as skipped.
+(HOPE:LP). Algorithms whose plans would run the same program share one measurement
+(``same_plan_as``); each distinct plan is prepared once, run once to check its outputs
+against one plain onnxruntime session per model (``max_rel_err``), then all of them are
+timed interleaved: one untimed round, then 3 to ``--repeat`` rounds that each run every
+plan once in a seeded, changing order (``fig4_rounds``), so host drift hits every plan
+alike; median/p10/p90 over a plan's ``n_runs`` (= ``rounds``) wall clocks. Writes
+``DIR/hope_fig4.csv`` (rewritten after every model, and during its rounds every 5 s),
+``DIR/platform.json``, ``DIR/summary.json`` and the figure (``hope_fig4.html``; ``.png``
+when kaleido can render). ``--budget`` shares the seconds over the models by size and
+lowers profiling repeats, ILP time limits and rounds to fit; whatever does not fit is
+recorded as skipped.
 """
 
 from __future__ import annotations
@@ -22,12 +26,14 @@ import argparse
 import math
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
+import fig4_rounds as F
 import fig4_table as T
 from fig4_env import Deadline, fingerprint, platform_slug, profile_model
 
@@ -61,74 +67,119 @@ def algo_params(algo: str, n_nodes: int, seconds: float | None, takes: set[str] 
     return out
 
 
-def run_repeats(predicted_ms: float, seconds: float | None, most: int, least: int = 3) -> int:
-    """Timed repetitions that fit ``seconds`` (with one warm-up and some slack) at the
-    predicted latency; between ``least`` and ``most``."""
-    if seconds is None:
-        return most
-    per = max(predicted_ms, 0.05) * 1.5 / 1000.0
-    return int(max(least, min(most, seconds / per - 2)))
+@dataclass
+class Entry:
+    """One algorithm's row in the making: its plan, the prepared distinct plan it is measured
+    by (shared with the rows of the same program), or why it has none (``status``)."""
+
+    label: str
+    algo: str
+    plan: Any = None
+    status: str = "ok"
+    prepared: F.Prepared | None = None
+    same_plan_as: str = ""
 
 
 def bench_model(model: str, graph: Any, problem: Any, devices: list[Any], platform: str, rows: list[dict],
                 emit: Any, deadline: Deadline, repeat: int, check: bool, feed: dict | None = None,
-                trace_dir: Path | None = None) -> None:  # fmt: skip
-    """Schedule ``problem`` with every algorithm and run each plan on ``devices``; each row
-    goes to ``rows`` and ``emit(row)`` as soon as it exists; with ``trace_dir``, the median
-    run's timeline of each plan as Chrome trace JSON there (``<model>-<label>.json``)."""
-    from hetlab.executor import run
-    from hetlab.executor.check import max_rel_err, random_inputs, reference_outputs
+                trace_dir: Path | None = None, seed: int = 0, progress: Any = None) -> None:  # fmt: skip
+    """Schedule ``problem`` with every algorithm, prepare each distinct plan once
+    (``fig4_rounds.plan_key``), time them interleaved in rounds (``fig4_rounds.measure``,
+    3 to ``repeat`` rounds as the budget allows) and ``emit(row)`` each algorithm's row at the
+    end, in table order; ``progress(rows)`` gets the model's provisional rows after every
+    round from the third on. With ``trace_dir``, each distinct plan's median-run timeline as
+    Chrome trace JSON there (``<model>-<label of its first algorithm>.json``)."""
+    from hetlab.executor.check import random_inputs, reference_outputs
     from hetlab.schedulers import schedule
 
     devmap = {d.name: d for d in devices}
     device_set = "+".join(problem.devices)
     kinds = {d: T.device_kind_label(devmap[d]) for d in problem.devices}
-    singles = {}
-    for d in problem.devices:
-        singles[d] = schedule(problem, f"single:{d}")
+    singles = {d: schedule(problem, f"single:{d}") for d in problem.devices}
     # HOPE's own and its paper's baselines first: under a budget, what is left out is at the end
     hetero = sorted(T.HETERO, key=lambda la: T.RUN_FIRST.index(la[1]) if la[1] in T.RUN_FIRST else 99)
-    plans_todo = T.single_device_plans({d: p.makespan for d, p in singles.items()}, kinds) + hetero
+    entries = [Entry(label, algo) for label, algo in
+               T.single_device_plans({d: p.makespan for d, p in singles.items()}, kinds) + hetero]  # fmt: skip
     feed = feed if feed is not None else random_inputs(graph, 0)
     ref = reference_outputs(graph.model_path, feed, list(graph.outputs)) if check and graph.model_path else None
     share = deadline.share()  # seconds for this model's scheduling + runs
-    n_plans = len(plans_todo)
-    slow = 1.0  # measured / predicted so far on this model: repeats are chosen at the measured pace
-    for i, (label, algo) in enumerate(plans_todo):
-        left_plans = n_plans - i
-        if deadline.expired() and not algo.startswith("single:"):
-            emit(T.row(model, platform, device_set, label, algo, status="skipped (budget)"))
+    for i, e in enumerate(entries):  # 1. schedule everything
+        if deadline.expired() and not e.algo.startswith("single:"):
+            e.status = "skipped (budget)"
             continue
         try:
-            if algo.startswith("single:"):
-                plan = singles[algo.split(":", 1)[1]]
+            if e.algo.startswith("single:"):
+                e.plan = singles[e.algo.split(":", 1)[1]]
             else:
-                sched_s = None if share is None else 0.25 * deadline.model_left() / left_plans
-                plan = schedule(problem, algo, **algo_params(algo, len(problem.nodes), sched_s, takes(algo)))
-        except (HetlabError, ImportError) as e:  # ImportError: an algorithm not in this build
-            emit(T.row(model, platform, device_set, label, algo, status=f"schedule error: {e}"))
-            continue
-        if deadline.expired():
-            emit(T.row(model, platform, device_set, label, algo, plan, status="skipped (budget)"))
-            continue
-        run_s = None if share is None else 0.7 * deadline.model_left() / left_plans
-        n = run_repeats(plan.makespan * slow, run_s, repeat)
-        if share is not None and plan.makespan * slow * (n + 1) / 1000.0 > deadline.left():
-            emit(T.row(model, platform, device_set, label, algo, plan, status="skipped (budget)"))
-            continue
-        t0 = time.perf_counter()
-        try:
-            rep = run(graph, plan, devmap, repeat=n, check=False, inputs=feed)
-        except HetlabError as e:
-            emit(T.row(model, platform, device_set, label, algo, plan, status=f"run error: {e}"))
-            continue
-        if ref is not None:
-            rep.max_rel_err = max_rel_err(rep.outputs, ref)
+                sched_s = None if share is None else 0.25 * deadline.model_left() / (len(entries) - i)
+                e.plan = schedule(problem, e.algo, **algo_params(e.algo, len(problem.nodes), sched_s, takes(e.algo)))
+        except (HetlabError, ImportError) as ex:  # ImportError: an algorithm not in this build
+            e.status = f"schedule error: {ex}"
+    prepared: list[F.Prepared] = []
+    first: dict[tuple, Entry] = {}
+    slow = 1.0  # measured / predicted so far on this model
+    try:
+        for e in entries:  # 2. prepare each distinct plan once, check its outputs once
+            if e.plan is None or e.status != "ok":
+                continue
+            key = F.plan_key(graph, e.plan)
+            if key in first:
+                e.prepared, e.same_plan_as = first[key].prepared, first[key].label
+                e.status = first[key].status
+                continue
+            first[key] = e
+            if deadline.expired() or (share is not None and e.plan.makespan * slow * 5 / 1000.0 > deadline.left()):
+                e.status = "skipped (budget)"
+                continue
+            try:
+                e.prepared = F.prepare(graph, e.plan, key, devmap, feed, ref)
+            except HetlabError as ex:
+                e.status = f"run error: {ex}"
+                continue
+            prepared.append(e.prepared)
+            if e.plan.makespan > 0:
+                slow = min(50.0, max(slow, e.prepared.warm_ms / e.plan.makespan))
+        n_rounds, last_write = [0], [0.0]
+
+        def on_round(done: int) -> None:  # provisional rows: after round 3, then every 5 s at most
+            n_rounds[0] = done
+            if progress is not None and done >= 3 and (done == 3 or time.monotonic() - last_write[0] > 5.0):
+                progress(model_rows(model, platform, device_set, entries, done, graph, list(devmap)))
+                last_write[0] = time.monotonic()
+
+        t0 = time.monotonic()
+        F.measure(prepared, feed, repeat, deadline.model_seconds_left, seed=seed,
+                  on_round=on_round)  # fmt: skip
+        say(f"{model:<15} {len(prepared)} distinct plan(s) of {sum(e.plan is not None for e in entries)}, "
+            f"{n_rounds[0]} interleaved rounds in {time.monotonic() - t0:.1f}s")
+        for e in entries:
+            if e.prepared is not None and e.prepared.error:
+                e.status = e.prepared.error
         if trace_dir is not None:
-            rep.write_trace(trace_dir / f"{model}-{label.replace(':', '_')}.json")
-        if plan.makespan > 0:
-            slow = min(50.0, max(slow, rep.latency_ms["median"] / plan.makespan))
-        emit(T.row(model, platform, device_set, label, algo, plan, rep, run_wall_s=time.perf_counter() - t0))
+            for e in entries:
+                if e.prepared is not None and not e.same_plan_as and e.prepared.walls:
+                    e.prepared.report(graph, list(devmap)).write_trace(
+                        trace_dir / f"{model}-{e.label.replace(':', '_')}.json")
+        for r in model_rows(model, platform, device_set, entries, n_rounds[0], graph, list(devmap)):
+            emit(r)
+    finally:
+        F.close_all(prepared, devices)
+
+
+def model_rows(model: str, platform: str, device_set: str, entries: list[Entry], rounds: int, graph: Any,
+               devices: list[str]) -> list[dict[str, Any]]:  # fmt: skip
+    """The model's rows from its entries (each algorithm's own plan, its distinct plan's runs)."""
+    out = []
+    for e in entries:
+        p = e.prepared
+        ran = p is not None and bool(p.walls) and e.status == "ok"
+        rep = p.report(graph, devices) if ran else None
+        wall = p.prepare_s + sum(p.walls) / 1000.0 if ran else None
+        r = T.row(model, platform, device_set, e.label, e.algo, e.plan, rep, status=e.status,
+                  run_wall_s=None if e.same_plan_as else wall)  # fmt: skip
+        r.update(same_plan_as=e.same_plan_as, rounds=rounds if ran else math.nan)
+        out.append(r)
+    return out
 
 
 def takes(algo: str) -> set[str]:
@@ -169,7 +220,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--models", help=f"comma-separated zoo models (default all: {','.join(ALL)})")
     ap.add_argument("--quick", action="store_true", help=f"only {','.join(QUICK)}")
     ap.add_argument("--budget", type=float, help="seconds of wall time for everything (lowers repeats)")
-    ap.add_argument("--repeat", type=int, default=20, help="most timed runs per plan (default 20)")
+    ap.add_argument("--repeat", type=int, default=20,
+                    help="most interleaved rounds, i.e. timed runs per plan (default 20; at least 3 are run)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the plans' order in each round (default 0)")
     ap.add_argument("--out", help="result folder (default benchmarks/results/<platform-slug>/)")
     ap.add_argument("--platform", help="platform file (TOML/JSON) for hetlab.devices.platform")
     ap.add_argument("--devices", help="comma-separated subset of the platform's devices")
@@ -229,7 +282,8 @@ def bench(a: argparse.Namespace) -> int:
         problem, how = profile_model(graph, devs, out / "problems" / f"{m}.json", deadline.profile_settings())
         say(f"{m:<15} {len(problem.nodes)} nodes, profile {how} in {time.monotonic() - t0:.1f}s")
         bench_model(m, graph, problem, devs, slug, rows, emit, deadline, a.repeat, not a.no_check,
-                    trace_dir=out / "traces" if a.traces else None)  # fmt: skip
+                    trace_dir=out / "traces" if a.traces else None, seed=a.seed,
+                    progress=lambda part: T.write_csv(csv_path, T.normalize(rows + part)))  # fmt: skip
     summ = {"summary": T.summary(rows), "wall_s": round(time.monotonic() - t_start, 1), "budget_s": a.budget,
             "models": models, "platform": slug}  # fmt: skip
     atomic_write_json(out / "summary.json", summ)

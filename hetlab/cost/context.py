@@ -13,13 +13,13 @@ time (``type_factors``). Ops of one signature keep one cost, so two profiles ran
 This is the "measure ops in batches" variant of removing per-unit overheads (spec §2 costs
 stay measured medians; ``stats`` keeps the isolated ones and ``context`` the factor).
 
-A window is itself a unit: it pays once what any unit pays at its start and end (waking an
-onnxruntime pool that stopped spinning, layout reorders at its edges, an OpenCL sync). Where
-the whole model runs on a device, it is measured too, and that per-unit cost is
-``unit_overhead``: (sum of the windows' times - the whole model's) / (windows - 1). It is
-taken off each window before fitting the factors (so the ops add up to the whole model), and
-the profiler adds it to the latency of every link into the device: a cross-device edge is
-where a plan starts a new unit (on the lent H200 host, 8-thread groups: about 0.1 ms).
+A window is itself a unit: it pays once what any unit pays at its edges (waking an
+onnxruntime pool that stopped spinning, layout reorders, an OpenCL sync). Where the whole model
+runs on a device it is measured too (``device_context``): the fitted factors are then scaled
+together so that the ops add up to the whole model's time less one per-unit cost, and that
+per-unit cost, (sum of the windows' times - the whole model's) / (windows - 1), is what the
+profiler adds to every link into the device, since a cross-device edge starts a new unit.
+Without a whole-model time the windows' own total sets the scale.
 """
 
 from __future__ import annotations
@@ -86,10 +86,34 @@ def type_factors(
 def unit_overhead(unit_ms: list[float | None], whole_ms: float | None) -> float:
     """Per-unit cost (ms) from units that partition the model (the windows, plus any vertex
     left out of them timed alone) and the whole model as one unit: (sum - whole) / (n - 1),
-    at least 0 and at most half the cheapest unit; 0 when a time is missing or there are
+    at least 0 and at most half the median unit; 0 when a time is missing or there are
     fewer than 2 units."""
     if whole_ms is None or len(unit_ms) < 2 or any(t is None for t in unit_ms):
         return 0.0
     c0 = (sum(unit_ms) - whole_ms) / (len(unit_ms) - 1)  # type: ignore[arg-type]
-    # a fixed cost above half the cheapest unit is load between the measurements, not overhead
-    return max(0.0, min(c0, 0.5 * min(unit_ms)))  # type: ignore[type-var]
+    # above half the median unit it is load between the measurements, not overhead
+    return max(0.0, min(c0, 0.5 * float(np.median(unit_ms))))
+
+
+Member = tuple[str, str, "float | None"]  # (node id, op type, isolated ms)
+
+
+def device_context(win_ms: list[float | None], rest_ms: list[float | None], whole_ms: float | None,
+                   members: list[list[Member]], everything: list[Member]) -> tuple[dict[str, float], float, float]:  # fmt: skip
+    """One device's in-context correction: ``(factor per node, per-unit cost ms, scale)``.
+
+    ``win_ms``: the windows' measured times, ``members``: their ops; ``rest_ms``: isolated
+    times of vertices in no window; ``whole_ms``: the whole model as one unit (None if not
+    measured); ``everything``: every node with its type and isolated time. The per-op-type
+    factors (``type_factors``) are multiplied by one scale so that every node's isolated time
+    times its factor adds up to ``whole_ms`` less the per-unit cost (``unit_overhead``)."""
+    c0 = unit_overhead(list(win_ms) + list(rest_ms), whole_ms) if whole_ms is not None else 0.0
+    f = type_factors(list(win_ms), [[(ty, c) for _, ty, c in m] for m in members])
+    in_win = {v for m in members for v, _, _ in m}
+    fac = {v: f.get(ty, 1.0) for v, ty, c in everything if c is not None and (v in in_win or whole_ms is not None)}
+    scale = 1.0
+    if whole_ms is not None:
+        total = sum(fac[v] * c for v, _, c in everything if v in fac)  # type: ignore[operator]
+        if total > 0:
+            scale = min(MAX_FACTOR, max(MIN_FACTOR, (whole_ms - c0) / total))
+    return {v: round(min(MAX_FACTOR * 5, x * scale), 4) for v, x in fac.items()}, round(c0, 6), scale

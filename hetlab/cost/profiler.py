@@ -20,7 +20,7 @@ from typing import Any
 
 from hetlab.cost import calibrator as cal
 from hetlab.cost.cache import ProfileCache, file_sha256
-from hetlab.cost.context import type_factors, unit_overhead, windows
+from hetlab.cost.context import device_context, windows
 from hetlab.cost.device_pass import measure_device
 from hetlab.cost.groups import DEFAULT_PATTERNS, find_groups
 from hetlab.cost.measure import Budget, probe_overhead
@@ -206,25 +206,16 @@ def profile(
     per_unit: dict[str, float] = {}
     in_win = {v for w in wins for v in w}
     for d in devs:
-        win_ms = [cost(w_stats.get((d.name, wsig[k])), d.name) for k in range(len(wins))]
-        # p10s: the whole model and the windows are timed at different moments, and load
-        # bursts in between would otherwise read as per-unit cost
-        p10 = [cost(w_stats.get((d.name, wsig[k])), d.name, "p10") for k in range(len(wins))]
-        p10 += [
-            cost(op_stats.get((d.name, sig[v])), d.name, "p10")
-            for v in everything
-            if v not in in_win
-        ]
-        per_unit[d.name] = c0 = round(
-            unit_overhead(p10, cost(whole_stats.get((d.name, "model")), d.name, "p10")), 6
+        types = {v: graph.node(v).op_type for v in everything}
+        fac, per_unit[d.name], _ = device_context(
+            [cost(w_stats.get((d.name, wsig[k])), d.name) for k in range(len(wins))],
+            [iso[v][d.name] for v in everything if v not in in_win],
+            cost(whole_stats.get((d.name, "model")), d.name),
+            [[(v, types[v], iso[v][d.name]) for v in w] for w in wins],
+            [(v, types[v], iso[v][d.name]) for v in everything],
         )
-        f = type_factors([None if t is None else max(t - c0, FLOOR_MS) for t in win_ms],
-                         [[(graph.node(v).op_type, iso[v][d.name]) for v in w] for w in wins])  # fmt: skip
-        for w in wins:
-            for v in w:
-                ty = graph.node(v).op_type
-                if ty in f and iso[v][d.name] is not None:
-                    ctx.setdefault(v, {})[d.name] = round(f[ty], 4)
+        for v, x in fac.items():
+            ctx.setdefault(v, {})[d.name] = x
     nodes = []
     for n in graph.nodes:
         s = sig[n.id]

@@ -153,7 +153,7 @@ def test_unit_overhead_is_what_each_extra_unit_costs():
 
     # 4 units of 1 ms of work each plus 0.2 ms per unit; the whole model pays 0.2 once
     assert unit_overhead([1.2] * 4, 4.2) == pytest.approx(0.2)
-    assert unit_overhead([1.2, 0.3], 0.5) == pytest.approx(0.15)  # at most half the cheapest unit
+    assert unit_overhead([1.2, 0.3], 0.5) == pytest.approx(0.375)  # at most half the median unit
     assert unit_overhead([1.0, 1.0], 3.0) == 0.0  # never negative
     assert unit_overhead([1.0, None], 1.5) == 0.0 and unit_overhead([1.0], 0.5) == 0.0
 
@@ -206,3 +206,17 @@ def test_cheap_units_get_more_samples():
     assert plan_repeats([1e-5], b) == 20 * CHEAP_MORE  # 10 us: 100 samples take 1 ms
     assert plan_repeats([2e-3], b) == 20  # 2 ms: 100 samples would take 0.2 s
     assert plan_repeats([0.1], b) == 5  # slow: cut to the time budget, at least min_repeat
+
+
+def test_device_context_makes_ops_add_up_to_the_whole_model():
+    from hetlab.cost.context import device_context
+
+    # two windows of Conv+Relu; isolated times overstate both; the whole model took 3.2 ms
+    members = [[("c1", "Conv", 2.0), ("r1", "Relu", 0.5)], [("c2", "Conv", 1.0), ("r2", "Relu", 0.5)]]
+    everything = [m for w in members for m in w]
+    fac, c0, scale = device_context([2.0, 1.4], [], 3.2, members, everything)
+    assert c0 == pytest.approx(0.2)  # (2.0 + 1.4 - 3.2) / (2 - 1)
+    assert sum(fac[v] * c for v, _, c in everything) == pytest.approx(3.2 - c0, rel=1e-3)
+    assert fac["c1"] == fac["c2"] and fac["r1"] == fac["r2"]  # one factor per type
+    fac2, c02, _ = device_context([2.0, 1.4], [], None, members, everything)  # no whole model
+    assert c02 == 0.0 and sum(fac2[v] * c for v, _, c in everything) == pytest.approx(3.4, rel=1e-3)

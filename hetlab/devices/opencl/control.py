@@ -16,7 +16,8 @@ Building a branch:
 
 Running a branch enqueues its segments (and nested branches) with our kernels; nothing of the
 body runs on the host per run. ``executed`` counts the nodes of the last run's taken bodies
-(recursively): ``device`` (kernels and nested Ifs) and ``host`` (resolved once per signature).
+(recursively): ``device`` (kernels and nested Ifs), ``shape`` and ``folded`` (host nodes
+resolved once per signature: shape arithmetic, and constant folding of float constants).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from hetlab.devices.base import NodeTime, RunResult, Unit, now
-from hetlab.devices.opencl.ops.control import classify, node_reads
+from hetlab.devices.opencl.ops.control import classify, is_float, node_reads
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import OpGraph, Tensor
 
@@ -71,7 +72,9 @@ class Branch:
         spec = _specialize(body, allv, {t for t in known if t in allv})
         allv = {**spec._hetlab_weights, **allv}  # type: ignore[attr-defined]
         steps: list[tuple[str, Any]] = []
-        counts = {"device": 0, "host": sum(r == "host" for r in roles.values())}
+        host = [body.node(v) for v, r in roles.items() if r == "host"]
+        folded = sum(any(is_float(typed, t) for t in n.outputs if t) for n in host)
+        counts = {"device": 0, "shape": len(host) - folded, "folded": folded}
         dev_ids = [v for v, r in roles.items() if r == "device"]
         for kind, ids in _segments(spec, dev_ids, lambda n: n.op_type == "If"):
             if kind == "kernels":
@@ -83,8 +86,9 @@ class Branch:
             sub = if_bodies(body, n)["then_branch" if cond else "else_branch"]
             child = cls.build(device, sub, {t: allv[t] for t in sub.inputs})
             steps.append(("if", (n, child)))
-            counts["device"] += 1 + child.counts["device"]
-            counts["host"] += child.counts["host"]
+            for k, c in child.counts.items():
+                counts[k] += c
+            counts["device"] += 1
         return cls(device, spec, steps, spec._hetlab_weights, counts)  # type: ignore[attr-defined]
 
     def run(self, env: dict[str, Any]) -> dict[str, Any]:
@@ -174,8 +178,10 @@ class Composite:
     node_ids: list[str]
 
     def executed_nodes(self) -> dict[str, int]:
-        """Nodes of the taken If bodies in the last run: {"device": n, "host": m}."""
-        out = {"device": 0, "host": 0}
+        """Nodes of the taken If bodies in the last run, recursively: ``device`` (kernels
+        and nested Ifs, run every time), ``shape`` and ``folded`` (host nodes resolved once
+        per input signature: shape arithmetic, constant folding)."""
+        out = {"device": 0, "shape": 0, "folded": 0}
         for kind, s in self.steps:
             if kind == "if":
                 for k, v in s.executed.items():

@@ -172,3 +172,27 @@ def test_silero_vad_on_opencl(dev, capsys):
     assert doc["devices"][dev.name] == 3  # If, Identity, Identity (Equal(sr) stays on the CPU)
     assert doc["opencl_share"]["executed"] >= 0.8
     assert doc["nodes_executed"][dev.name] > 40  # the taken body's Conv/LSTM/... ran as kernels
+
+
+def test_branch_failing_a_shape_limit_falls_back_to_cpu_and_is_reported(dev, tmp_path):
+    """A limit only a built branch can check (here: Gather of > 64 constant indices) is a
+    run-time unit failure: the executor re-runs the unit on the CPU and says so."""
+    idx = numpy_helper.from_array(np.arange(100, dtype=np.int64) % 5)
+    body = lambda tag: helper.make_graph(  # noqa: E731
+        [helper.make_node("Constant", [], [f"{tag}i"], value=idx),
+         helper.make_node("Gather", ["x", f"{tag}i"], [f"{tag}o"], axis=3)], tag, [], [_out(f"{tag}o")])
+    g = helper.make_graph([helper.make_node("If", ["flag"], ["y"], then_branch=body("t"), else_branch=body("e"))],
+                          "if_gather", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 5, 5]),
+                                        helper.make_tensor_value_info("flag", TensorProto.BOOL, [])], [_out("y")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    path = str(tmp_path / "if_gather.onnx")
+    onnx.save(m, path)
+    feed = _feed(True)
+    graph, ex = _executor(path, dev, feed)
+    assert ex.device_of[graph.nodes[0].id] == dev.name  # the op type is supported: placed on OpenCL
+    with ex:
+        out = ex.run_once(feed).outputs
+        assert max_rel_err(out, reference_outputs(path, feed, ["y"])) <= 1e-6
+        (fb,) = ex.fallbacks.values()
+        assert fb["device"] == dev.name and fb["to"] == "cpu0" and "more than 64" in fb["error"]

@@ -51,6 +51,11 @@ def _host(device: Any, value: Any) -> np.ndarray:
     return device.copy_out(value) if hasattr(value, "buf") else np.asarray(value)
 
 
+class BranchError(RuntimeError):
+    """The taken branch cannot be built for this input signature: a run-time failure of the
+    unit (the executor re-runs it on the CPU and reports it; the profiler marks the op failed)."""
+
+
 @dataclass
 class Branch:
     """One body specialized for one input signature (see module doc)."""
@@ -163,7 +168,10 @@ class IfStep:
                 key.append((t, a.shape, str(a.dtype), a.tobytes()))
         b = self.branches.get(tuple(key))
         if b is None:
-            b = Branch.build(self.device, body, {t: _host(self.device, v) for t, v in vals.items()})
+            try:
+                b = Branch.build(self.device, body, {t: _host(self.device, v) for t, v in vals.items()})
+            except HetlabError as e:
+                raise BranchError(f"If {self.node_id}, {branch}: {e}") from None
             self.branches[tuple(key)] = b
         outs = b.run(vals)
         self.executed = dict(b.counts)

@@ -14,8 +14,8 @@ or a nested ``If`` run the same way.
 type with an OpenCL kernel computing float32 (or a supported nested ``If``). Limits that
 depend on shapes or values the body computes (ranks, constant Slice starts...) are checked
 by each op's ``why_not`` when the taken branch is built for its first input signature; a
-failure there is a ``HetlabError`` naming the node (the executor then re-runs the unit on
-the CPU and reports the fallback).
+failure there is a ``control.BranchError`` naming the node (the executor then re-runs the
+unit on the CPU and reports the fallback).
 """
 
 from __future__ import annotations
@@ -61,6 +61,13 @@ def classify(graph: OpGraph, known: set[str] | None = None) -> tuple[dict[str, s
 def check_if(node: Node, graph: OpGraph, depth: int = 0) -> str | None:
     """None when OpenCL can run If ``node`` (every device node of both bodies, recursively,
     has a float32 OpenCL kernel), else the first reason."""
+    cache = graph.__dict__.setdefault("_hetlab_if_checks", {})  # placement asks many times
+    if node.id not in cache:
+        cache[node.id] = _check_if(node, graph, depth)
+    return cache[node.id]
+
+
+def _check_if(node: Node, graph: OpGraph, depth: int) -> str | None:
     if node.domain not in ("", "ai.onnx"):
         return f"{node.domain}.If is outside the ONNX domain"
     if depth > 16:

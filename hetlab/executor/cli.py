@@ -131,8 +131,9 @@ def format_report(doc: dict[str, Any]) -> str:
     share = doc.get("opencl_share")
     if share is not None:
         ex, hr = doc.get("nodes_executed", {}), doc.get("host_resolved", {})
+        bodies = " incl. If bodies" if sum(ex.values()) != sum(doc["devices"].values()) else ""
         lines.append(f"opencl     {100 * share['vertices']:.1f}% of vertices; {100 * share['executed']:.1f}% of "
-                     f"the {sum(ex.values())} nodes executed per run incl. If bodies")  # fmt: skip
+                     f"the {sum(ex.values())} nodes executed per run{bodies}")  # fmt: skip
         if hr.get("shape_arithmetic") or hr.get("constant_folded"):
             lines.append(f"host       {hr['shape_arithmetic']} shape-arithmetic and {hr['constant_folded']} "
                          f"constant-folded If-body nodes resolved once per input signature "

@@ -207,8 +207,7 @@ class Composite:
                 env.update(res.outputs)
             else:
                 a = now()
-                env.update(s.run(env))
-                device.queue.finish()
+                env.update(s.run(env))  # each kernel segment inside waits for its queue
                 times.append(NodeTime(s.node_id, a, now()))
         t1 = now()
         missing = [t for t in unit.outputs if t not in env]

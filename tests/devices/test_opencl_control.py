@@ -175,11 +175,14 @@ def test_silero_vad_on_opencl(dev, capsys):
 
 
 def test_branch_failing_a_shape_limit_falls_back_to_cpu_and_is_reported(dev, tmp_path):
-    """A limit only a built branch can check (here: Gather of > 64 constant indices) is a
-    run-time unit failure: the executor re-runs the unit on the CPU and says so."""
-    idx = numpy_helper.from_array(np.arange(100, dtype=np.int64) % 5)
+    """A limit only a built branch can check (here: Gather of > 64 indices that shape
+    arithmetic makes) is a run-time unit failure: the executor re-runs the unit on the CPU
+    and says so."""
+    n = numpy_helper.from_array(np.array([100], np.int64))
+    zero = numpy_helper.from_array(np.array([0], np.int64))
     body = lambda tag: helper.make_graph(  # noqa: E731
-        [helper.make_node("Constant", [], [f"{tag}i"], value=idx),
+        [helper.make_node("Constant", [], [f"{tag}n"], value=n),
+         helper.make_node("ConstantOfShape", [f"{tag}n"], [f"{tag}i"], value=zero),
          helper.make_node("Gather", ["x", f"{tag}i"], [f"{tag}o"], axis=3)], tag, [], [_out(f"{tag}o")])
     g = helper.make_graph([helper.make_node("If", ["flag"], ["y"], then_branch=body("t"), else_branch=body("e"))],
                           "if_gather", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 5, 5]),
@@ -196,3 +199,24 @@ def test_branch_failing_a_shape_limit_falls_back_to_cpu_and_is_reported(dev, tmp
         assert max_rel_err(out, reference_outputs(path, feed, ["y"])) <= 1e-6
         (fb,) = ex.fallbacks.values()
         assert fb["device"] == dev.name and fb["to"] == "cpu0" and "more than 64" in fb["error"]
+
+
+def test_supports_checks_attributes_of_body_ops_with_known_shapes(dev, tmp_path):
+    """A body op whose shapes shape inference fixes gets its full OpenCL check up front."""
+    pool = lambda tag, order: helper.make_graph(  # noqa: E731
+        [helper.make_node("MaxPool", ["x"], [f"{tag}o"], kernel_shape=[2, 2], storage_order=order)],
+        tag, [], [_out(f"{tag}o")])
+    for order, ok in ((0, True), (1, False)):
+        g = helper.make_graph([helper.make_node("If", ["flag"], ["y"], then_branch=pool("t", 0),
+                                                else_branch=pool("e", order))],
+                              "if_pool", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 5, 5]),
+                                          helper.make_tensor_value_info("flag", TensorProto.BOOL, [])], [_out("y")])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+        m.ir_version = 8
+        path = str(tmp_path / f"if_pool{order}.onnx")
+        onnx.save(m, path)
+        graph = load(path, values={"flag": np.array(True)})
+        why = dev.why_not(graph.nodes[0], graph)
+        assert (why is None) == ok, why
+        if not ok:
+            assert "else_branch" in why and "storage_order" in why

@@ -11,9 +11,11 @@ folding such as slicing LSTM weights). Every other node is *device*: an OpenCL k
 or a nested ``If`` run the same way.
 
 ``check_if`` answers before any run: every device node of both branches must be an op
-type with an OpenCL kernel computing float32 (or a supported nested ``If``). Limits that
-depend on shapes or values the body computes (ranks, constant Slice starts...) are checked
-by each op's ``why_not`` when the taken branch is built for its first input signature; a
+type with an OpenCL kernel computing float32 (or a supported nested ``If``), and a node whose
+shapes ONNX shape inference fixed and whose inputs are model constants or kernel outputs gets
+its op's full ``why_not`` too. Other limits, which depend on shapes or values only the built
+body knows (ranks, Slice starts computed by shape arithmetic...), are checked by each op's
+``why_not`` when the taken branch is built for its first input signature; a
 failure there is a ``control.BranchError`` naming the node (the executor then re-runs the
 unit on the CPU and reports the fallback).
 """
@@ -79,15 +81,31 @@ def _check_if(node: Node, graph: OpGraph, depth: int) -> str | None:
     except HetlabError as e:
         return str(e)
     for branch, body in bodies.items():
-        roles, _ = classify(body)
+        roles, known = classify(body)
         for v, role in roles.items():
             if role != "device":
                 continue
             n = body.node(v)
             why = check_if(n, body, depth + 1) if n.op_type == "If" else _device_reason(n, body)
+            if why is None and n.op_type != "If" and _checkable_now(n, body, known):
+                from hetlab.devices.opencl.ops import why_not
+
+                why = why_not(n, body)
             if why:
                 return f"{branch} node {v} ({n.op_type}): {why}"
     return None
+
+
+def _checkable_now(n: Node, body: OpGraph, known: set[str]) -> bool:
+    """Whether the op's full check can run before the branch is built: every tensor it
+    touches has a shape from shape inference, and each input is either a constant of the
+    model or a value computed by kernels (not one resolved on the host at build)."""
+    for t in [t for t in n.inputs if t] + [t for t in n.outputs if t]:
+        if t in body.consts:
+            continue
+        if t in known or body.tensors.get(t) is None or body.tensors[t].shape is None:
+            return False
+    return True
 
 
 def _device_reason(n: Node, body: OpGraph) -> str | None:

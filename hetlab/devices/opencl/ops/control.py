@@ -29,6 +29,9 @@ from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
 
 SHAPE_ONLY = frozenset({"Shape", "Size"})  # read only the shape of their input
+# new values every run: never resolved once on the host (and no kernel: refused)
+RANDOM = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
+                    "Multinomial", "Bernoulli"})
 
 
 def is_float(graph: OpGraph, name: str) -> bool | None:
@@ -52,7 +55,7 @@ def classify(graph: OpGraph, known: set[str] | None = None) -> tuple[dict[str, s
     roles: dict[str, str] = {}
     for v in graph.topo_order():
         n = graph.node(v)
-        if n.op_type in SHAPE_ONLY or all(t in known for t in node_reads(n)):
+        if n.op_type in SHAPE_ONLY or (n.op_type not in RANDOM and all(t in known for t in node_reads(n))):
             roles[v] = "host"
             known.update(t for t in n.outputs if t)
         else:

@@ -51,7 +51,7 @@ def _proto(graph: OpGraph) -> tuple[onnx.GraphProto, onnx.ModelProto]:
     fm = _fixed_model(m, dict(graph.input_shapes))
     try:
         fm = onnx.shape_inference.infer_shapes(fm, check_type=False, strict_mode=False, data_prop=True)
-    except Exception:  # noqa: BLE001 - inference is a help, not a requirement
+    except Exception:  # noqa: BLE001, S110 - inference is a help, not a requirement
         pass
     graph._hetlab_proto, graph._hetlab_model = fm.graph, fm  # type: ignore[attr-defined]
     return fm.graph, fm

@@ -131,7 +131,7 @@ def test_run_report_counts_if_body_nodes(dev, tmp_path):
 
 def test_nested_if_follows_a_non_float_input(dev, tmp_path):
     path = _model(tmp_path, nested=True)
-    g, ex = _executor(path, dev, _feed(True, True))
+    _, ex = _executor(path, dev, _feed(True, True))
     with ex:
         outs = {}
         for f2 in (True, False):
@@ -180,7 +180,7 @@ def test_branch_failing_a_shape_limit_falls_back_to_cpu_and_is_reported(dev, tmp
     and says so."""
     n = numpy_helper.from_array(np.array([100], np.int64))
     zero = numpy_helper.from_array(np.array([0], np.int64))
-    body = lambda tag: helper.make_graph(  # noqa: E731
+    body = lambda tag: helper.make_graph(
         [helper.make_node("Constant", [], [f"{tag}n"], value=n),
          helper.make_node("ConstantOfShape", [f"{tag}n"], [f"{tag}i"], value=zero),
          helper.make_node("Gather", ["x", f"{tag}i"], [f"{tag}o"], axis=3)], tag, [], [_out(f"{tag}o")])
@@ -203,7 +203,7 @@ def test_branch_failing_a_shape_limit_falls_back_to_cpu_and_is_reported(dev, tmp
 
 def test_supports_checks_attributes_of_body_ops_with_known_shapes(dev, tmp_path):
     """A body op whose shapes shape inference fixes gets its full OpenCL check up front."""
-    pool = lambda tag, order: helper.make_graph(  # noqa: E731
+    pool = lambda tag, order: helper.make_graph(
         [helper.make_node("MaxPool", ["x"], [f"{tag}o"], kernel_shape=[2, 2], storage_order=order)],
         tag, [], [_out(f"{tag}o")])
     for order, ok in ((0, True), (1, False)):

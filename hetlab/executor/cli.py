@@ -128,6 +128,16 @@ def format_report(doc: dict[str, Any]) -> str:
         lines.append(f"check      max_rel_err {doc['max_rel_err']:.2e} against plain onnxruntime")
     lines.append("devices    " + ", ".join(f"{k} {v} nodes" for k, v in doc["devices"].items())
                  + f"; {doc['units']} units")  # fmt: skip
+    share = doc.get("opencl_share")
+    if share is not None:
+        ex, hr = doc.get("nodes_executed", {}), doc.get("host_resolved", {})
+        bodies = " incl. If bodies" if sum(ex.values()) != sum(doc["devices"].values()) else ""
+        lines.append(f"opencl     {100 * share['vertices']:.1f}% of vertices; {100 * share['executed']:.1f}% of "
+                     f"the {sum(ex.values())} nodes executed per run{bodies}")  # fmt: skip
+        if hr.get("shape_arithmetic") or hr.get("constant_folded"):
+            lines.append(f"host       {hr['shape_arithmetic']} shape-arithmetic and {hr['constant_folded']} "
+                         f"constant-folded If-body nodes resolved once per input signature "
+                         f"({100 * share['with_host_resolved']:.1f}% on OpenCL counting them)")  # fmt: skip
     for f in doc.get("fallbacks", []):
         lines.append(f"fallback   unit {f['unit']} ({f['nodes']} nodes from {f['first']}) ran on "
                      f"{f['to']} instead of {f['device']}: {f['error']}")  # fmt: skip

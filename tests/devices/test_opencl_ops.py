@@ -252,6 +252,24 @@ def test_transpose_expand_views(dev):
     assert len(unit.handle.launches) == 1 and unit.inputs == ["x"]
 
 
+@pytest.mark.parametrize("xs,idx,axis", [((3, 4, 5), np.array(1), 0), ((2, 1, 128), np.array(0), 0),
+                                          ((3, 6, 5), np.array([4, -1, 0, 4]), 1), ((4, 7), np.array([[2, 6], [0, 1]]), -1)])
+def test_gather_const_indices_and_float_cast(dev, xs, idx, axis):
+    nodes = [N("Gather", ["x", "i"], ["g"], axis=axis), N("Cast", ["g"], ["y"], to=1)]
+    _, (unit, _), _ = run_case(dev, nodes, {"x": rnd(*xs)}, {"i": idx.astype(np.int64)})
+    assert len(unit.handle.launches) == idx.size  # one copy per index; the Cast is a view
+
+
+def test_gather_runtime_indices_and_int_cast_refused(dev):
+    from tests.devices.opencl_case import make_model, to_graph
+
+    x, i = rnd(3, 4), np.array([0, 2], np.int64)
+    g = to_graph(make_model([N("Gather", ["x", "i"], ["y"])], {"x": x, "i": i}, {}, ["y"]), {"x": x, "i": i}, 17)
+    assert "constants" in dev.why_not(g.nodes[0], g)
+    g = to_graph(make_model([N("Cast", ["x"], ["y"], to=7)], {"x": x}, {}, ["y"]), {"x": x}, 17)
+    assert "int64" in dev.why_not(g.nodes[0], g)
+
+
 @pytest.mark.parametrize("mode", ["constant", "reflect", "edge"])
 def test_pad(dev, mode):
     run_case(dev, [N("Pad", ["x", "p", "v"], mode=mode)], {"x": rnd(1, 2, 4, 5)},

@@ -202,12 +202,18 @@ class OpenCLDevice(Device):
     def prepare(self, graph: OpGraph, nodes: Sequence[str]) -> Unit:
         from hetlab.devices.opencl.builder import UnitBuilder
 
+        if any(graph.node(v).op_type == "If" for v in nodes):  # control flow: control.py
+            from hetlab.devices.opencl.control import prepare_composite
+
+            return prepare_composite(self, graph, list(nodes))
         return UnitBuilder(self, graph, list(nodes)).build()
 
     def run(self, unit: Unit, inputs: dict[str, Any]) -> RunResult:
         """Enqueue the unit's prebuilt launches and wait. Outputs are the unit's own buffers,
         overwritten by its next run (copy them out or consume them before that)."""
         h = unit.handle
+        if hasattr(h, "executed_nodes"):  # a unit with control flow (control.Composite)
+            return h.run(self, unit, inputs)
         for name in unit.inputs:
             if name not in inputs:
                 raise HetlabError(f"unit on {self.name} needs input {name!r}; pass it to run()")

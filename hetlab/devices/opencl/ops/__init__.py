@@ -89,6 +89,7 @@ def why_not(node: Node, graph: OpGraph) -> str | None:
 from hetlab.devices.opencl.ops import (  # noqa: F401  (registration side effects)
     activation,
     binary,
+    control,
     conv,
     gemm,
     layout,

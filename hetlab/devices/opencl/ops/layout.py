@@ -1,6 +1,7 @@
-"""Data movement: views (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout -- no kernel,
+"""Data movement: views (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout, float32 ->
+float32 Cast -- no kernel,
 the output aliases the input buffer) and strided copies (Transpose, Slice, Concat, Split,
-Expand) plus Pad. Shape inputs are never read: output shapes are fixed in the graph."""
+Expand, Gather with constant indices) plus Pad. Shape inputs are never read: output shapes are fixed in the graph."""
 
 from __future__ import annotations
 
@@ -33,10 +34,10 @@ def copy_launch(ctx: Any, node: Node, src: Any, dst: Any, shape, sa, sb, offa=0,
 
 @register
 class View(Op):
-    op_types = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout")
+    op_types = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout", "Cast")
 
     def float_inputs(self, node: Node) -> list[int]:
-        return [0]
+        return [0]  # with the output, float32: a Cast here is float32 -> float32, a no-op
 
     def check(self, node: Node, graph: OpGraph) -> str | None:
         if node.op_type == "Dropout" and len(node.outputs) > 1 and node.outputs[1]:
@@ -160,6 +161,40 @@ class Expand(Op):
         xs, ys = ctx.shape(node.inputs[0]), ctx.shape(node.outputs[0])
         copy_launch(ctx, node, ctx.t(node.inputs[0]), ctx.t(node.outputs[0]), ys,
                     bcast_strides(xs, ys), strides(ys))
+
+
+@register
+class Gather(Op):
+    """Gather with constant indices: one strided copy per index (at most 64 of them)."""
+
+    op_types = ("Gather",)
+
+    def float_inputs(self, node: Node) -> list[int]:
+        return [0]
+
+    def check(self, node: Node, graph: OpGraph) -> str | None:
+        idx = const_value(graph, node.inputs[1]) if len(node.inputs) > 1 else None
+        if idx is None or np.asarray(idx).dtype.kind not in "iu":
+            return "Gather indices must be integer constants"
+        if np.asarray(idx).size > 64:
+            return "Gather of more than 64 indices"
+        dim = graph.tensors[node.inputs[0]].shape[int(attr(node, "axis", 0)) % len(graph.tensors[node.inputs[0]].shape)]
+        if np.any(np.asarray(idx) >= dim) or np.any(np.asarray(idx) < -dim):
+            return "Gather index out of range"
+        return None
+
+    def build(self, node: Node, ctx: Any) -> None:
+        xs = ctx.shape(node.inputs[0])
+        ax = int(attr(node, "axis", 0)) % len(xs)
+        idx = np.asarray(ctx.const(node.inputs[1])).reshape(-1)
+        sx = strides(xs)
+        view = list(xs[:ax]) + [len(idx)] + list(xs[ax + 1:])
+        sv = strides(view)
+        block = list(xs[:ax]) + list(xs[ax + 1:])
+        for k, j in enumerate(idx):
+            j = int(j) % xs[ax]
+            copy_launch(ctx, node, ctx.tensor_or_const(node.inputs[0]), ctx.t(node.outputs[0]), block,
+                        sx[:ax] + sx[ax + 1:], sv[:ax] + sv[ax + 1:], j * sx[ax], k * sv[ax])
 
 
 PAD_MODES = {"constant": 0, "reflect": 1, "edge": 2}

@@ -56,8 +56,8 @@ def profile(
     ``repeat``/``warmup``/``seconds``: see ``measure.Budget``; ``rounds``: visits per unit
     (its samples are spread over them, see ``device_pass``); ``context``: window size of the
     in-context correction (``context.py``; 0 or 1: isolated costs only); ``groups``: also measure chains
-    matching ``patterns`` as fused units; ``handoff``: add the executor's measured cross-device
-    handoff to each link (``executor.handoff``); ``comm``: calibrate every ordered device pair and
+    matching ``patterns`` as fused units; ``handoff``: add what a unit boundary costs in the
+    executor to each link (``executor.boundary``); ``comm``: calibrate every ordered device pair and
     measure every distinct edge shape; ``progress(done, total, message)`` is called after each
     measurement (raise KeyboardInterrupt from it to stop: what is done stays cached)."""
     t_start = time.perf_counter()
@@ -268,12 +268,20 @@ def profile(
     p = Problem(name=name or graph.name, devices=[d.name for d in devs], nodes=nodes, edges=edges,
                 comm=comm_links, groups=grp, extra=extra)  # fmt: skip
     if comm and len(devs) > 1 and handoff:
-        # the executor's unit-boundary cost is part of a real transfer (lazy: executor is downstream)
-        from hetlab.executor.handoff import add_unit_overhead, apply_handoff, measure_handoff
+        # what a unit boundary really costs goes on the links (lazy: executor is downstream)
+        from hetlab.executor.boundary import calibrate_boundaries
 
-        apply_handoff(p, measure_handoff(devs))
-        if any(per_unit.values()):
-            add_unit_overhead(p, per_unit)
+        if progress is not None:
+            progress(done[0], total, "calibrating unit boundaries on the executor")
+        fps = {d.name: d.fingerprint() for d in devs}
+
+        def memo_put(a: str, b: str, v: Any) -> None:
+            store = pc.device(fps[a])
+            store.put("boundary", f"{fps[b]}|{context}", v)
+            store.flush()
+
+        calibrate_boundaries(p, graph, devs, wins, per_unit,
+                             memo=(lambda a, b: pc.device(fps[a]).get("boundary", f"{fps[b]}|{context}"), memo_put))  # fmt: skip
     p.validate(f"profile of {graph.name}")
     return p
 

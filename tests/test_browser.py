@@ -2,7 +2,8 @@
 
 Runs notebooks/workbench.ipynb (a copy, so outputs never land in the repository), checks
 that plots and sliders render with no traceback, moves K and checks the compared (greedy)
-Gantt changes, clicks Run and checks a measured Gantt appears, and saves screenshots in
+Gantt is redrawn for it (its title names K; its bars change only where the plan does), clicks Run and
+checks a measured Gantt appears, and saves screenshots in
 tests/_artifacts/. Where hetlab parts have not landed, their stand-ins from tests/_stubs.py
 are installed in the kernel first (the test says which).
 """

@@ -209,7 +209,9 @@ class Workbench(W.VBox):
         for fig, plan, name in plans:
             if plan is None:
                 continue
-            g = gantt_figure(plan, self.problem, title=name, height=220)
+            shown = {"epsilon": "ε", "nt": "NT", "k": "K"}  # the sliders' parameters, in the title
+            args = ", ".join(f"{sym}={plan.params[key]}" for key, sym in shown.items() if plan.params.get(key) is not None)
+            g = gantt_figure(plan, self.problem, title=f"{name} ({args})" if args else name, height=220)
             g.update_layout(title_font_size=12, xaxis_range=[0, end * 1.02 or 1], width=GANTT_WIDTH)
             update_in_place(fig, g)
 

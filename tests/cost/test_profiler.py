@@ -171,9 +171,12 @@ def test_type_factors_recover_known_factors():
     ]
     true = {"Conv": 0.5, "Relu": 0.2, "Pool": 1.5}
     win = [sum(true[t] * c for t, c in m) for m in members]
-    f = type_factors(win, members)
+    f = type_factors(win, members, ridge=1e-4)  # exact data: the fit recovers the factors
     for t, v in true.items():
         assert f[t] == pytest.approx(v, abs=0.05)
+    g = type_factors(win, members)  # the default pull towards 1; the windows' total still holds
+    assert sum(g[t] * c for m in members for t, c in m) == pytest.approx(sum(win), rel=1e-6)
+    assert max(g, key=g.get) == "Pool"
     assert type_factors([None], [[("Conv", 1.0)]]) == {}
 
 

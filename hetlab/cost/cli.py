@@ -100,7 +100,7 @@ def main(args: argparse.Namespace) -> int:
 
     try:
         p = profile(graph, devs, repeat=args.repeat, warmup=args.warmup, seconds=args.seconds,
-                    rounds=args.rounds, context=args.context, groups=args.groups or bool(args.pattern), patterns=patterns, progress=progress,
+                    rounds=args.rounds, context=args.context, inputs=values, groups=args.groups or bool(args.pattern), patterns=patterns, progress=progress,
                     cache=not args.no_cache, comm=not args.no_comm)  # fmt: skip
     finally:
         if bar is not None:

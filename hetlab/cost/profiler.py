@@ -18,8 +18,10 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+import numpy as np
+
 from hetlab.cost import calibrator as cal
-from hetlab.cost.cache import ProfileCache, file_sha256
+from hetlab.cost.cache import ProfileCache, digest, file_sha256
 from hetlab.cost.context import device_context, windows
 from hetlab.cost.device_pass import measure_device
 from hetlab.cost.groups import DEFAULT_PATTERNS, find_groups
@@ -50,6 +52,7 @@ def profile(
     rounds: int = 2,
     context: int = 8,
     name: str | None = None,
+    inputs: dict[str, Any] | None = None,
 ) -> Problem:
     """Measure ``graph`` on ``devices`` (Device objects or names) and return the Problem.
 
@@ -59,7 +62,8 @@ def profile(
     matching ``patterns`` as fused units; ``handoff``: add what a unit boundary costs in the
     executor to each link (``executor.boundary``); ``comm``: calibrate every ordered device pair and
     measure every distinct edge shape; ``progress(done, total, message)`` is called after each
-    measurement (raise KeyboardInterrupt from it to stop: what is done stays cached)."""
+    measurement (raise KeyboardInterrupt from it to stop: what is done stays cached). ``inputs``: arrays for some model inputs instead of seeded random
+    ones (``--input``: a data-dependent model such as silero VAD needs ``sr=16000``)."""
     t_start = time.perf_counter()
     if isinstance(graph, str):
         from hetlab.graph.onnx_io import load
@@ -94,10 +98,12 @@ def profile(
     everything = [n.id for n in graph.nodes]
     if wins:  # the whole model as one unit, for the per-unit overhead (context.unit_overhead)
         needed += list(graph.inputs)
-    values = Values(graph, needed)
+    values = Values(graph, needed, given=inputs)
     model_sha = file_sha256(graph.model_path) if graph.model_path else graph.name
+    given = {k: digest(np.asarray(v).tolist()) for k, v in sorted((inputs or {}).items())}
     pc = ProfileCache(
-        model_sha, graph.input_shapes, {**budget.key(), "rounds": rounds}, enabled=cache
+        model_sha, graph.input_shapes, {**budget.key(), "rounds": rounds, **({"inputs": given} if given else {})},
+        enabled=cache,
     )
 
     support = {(d.name, s): _supports(d, graph, v) for d in devs for s, v in reps.items()}
@@ -280,7 +286,7 @@ def profile(
             store.put("boundary", f"{fps[b]}|{context}", v)
             store.flush()
 
-        calibrate_boundaries(p, graph, devs, wins, per_unit,
+        calibrate_boundaries(p, graph, devs, wins, per_unit, inputs=inputs,
                              memo=(lambda a, b: pc.device(fps[a]).get("boundary", f"{fps[b]}|{context}"), memo_put))  # fmt: skip
     p.validate(f"profile of {graph.name}")
     return p

@@ -1,7 +1,8 @@
 """Real input values for isolated units: one recorded onnxruntime run of the whole model.
 
 An op run in isolation needs inputs that are valid for it: a Reshape's shape, a Gather's
-indices, a Slice's bounds. So the model runs once on the CPU (seeded random model inputs)
+indices, a Slice's bounds. So the model runs once on the CPU (seeded random model inputs,
+except those the user gave)
 with every needed intermediate tensor as an extra output (``onnx_io.extract`` of the whole
 graph). Integer and boolean tensors are always recorded; float tensors while they fit in
 ``budget_bytes`` (seeded random data of the right shape otherwise, which costs the same).
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
@@ -24,8 +26,11 @@ class Values:
     """Lazily computed arrays for the tensors named in ``needed`` (and the model inputs)."""
 
     def __init__(self, graph: OpGraph, needed: Iterable[str], seed: int = 0,
-                 budget_bytes: int = DEFAULT_BUDGET) -> None:  # fmt: skip
+                 budget_bytes: int = DEFAULT_BUDGET, given: dict[str, Any] | None = None) -> None:  # fmt: skip
         self.graph = graph
+        # model inputs the user gave (``--input sr=16000``): data-dependent models need them
+        self.given = {k: np.asarray(v, dtype=graph.tensors[k].dtype).reshape(graph.tensors[k].shape)
+                      for k, v in (given or {}).items() if k in graph.tensors}  # fmt: skip
         self.needed = [t for t in dict.fromkeys(needed) if t and t not in graph.consts]
         self.seed = seed
         self.budget = budget_bytes
@@ -50,7 +55,7 @@ class Values:
 
     def _record(self) -> dict[str, np.ndarray]:
         g = self.graph
-        feeds = random_inputs(g, seed=self.seed)
+        feeds = {**random_inputs(g, seed=self.seed), **self.given}
         inter = [t for t in self.needed if t not in feeds and t in g.tensors]
         want, used = [], 0
         for t in sorted(

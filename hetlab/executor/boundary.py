@@ -90,7 +90,8 @@ def add_latency(problem: Problem, extra: dict[str, float]) -> Problem:
 
 def calibrate_boundaries(problem: Problem, graph: OpGraph, devices: Sequence[Device],
                          windows: Sequence[Sequence[str]], per_unit: dict[str, float],
-                         repeat: int = 7, memo: Memo | None = None) -> dict[str, Any]:  # fmt: skip
+                         repeat: int = 7, memo: Memo | None = None,
+                         inputs: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
     """Add each device pair's boundary cost to ``problem``'s links (see the module doc);
     returns what was done per ordered pair, also stored as ``problem.extra["boundary"]``.
     ``memo``: ``(get(a, b) -> measured ms or None, put(a, b, ms))``, e.g. the profile cache,
@@ -113,7 +114,12 @@ def calibrate_boundaries(problem: Problem, graph: OpGraph, devices: Sequence[Dev
             if isinstance(hit, dict):
                 measured, units = float(hit["ms"]), hit.get("units")
             else:
-                rep = run(graph, plan, devs, repeat=repeat, warmup=2)
+                feed = None
+                if inputs:
+                    from hetlab.executor.check import load_inputs
+
+                    feed = load_inputs(graph, inputs)
+                rep = run(graph, plan, devs, repeat=repeat, warmup=2, inputs=feed)
                 measured, units = float(rep.latency_ms["median"]), rep.units
                 if memo:
                     memo[1](x, y, {"ms": measured, "units": units})

@@ -37,12 +37,14 @@ from hetlab.schedulers.base import Decision, Param, register
 from hetlab.schedulers.bounds import best_costs
 from hetlab.schedulers.greedy import greedy_timeline
 from hetlab.schedulers.ilp_model import solve_window
+from hetlab.schedulers.ilp_passes import improve as improve_plan
 from hetlab.schedulers.partition import partition
 from hetlab.schedulers.timeline import Timeline
 
 Progress = Callable[[int, int, str], None]
 WINDOW_TIME_LIMIT = 0.5  # s per subgraph by default: the incumbent is rarely improved later
 EXACT_TIME_LIMIT = 60.0  # s for a single (exact) ILP by default
+IMPROVE_MIN_S = 10.0  # s per improvement pass at least (then 3 x the window time limit)
 
 
 def fusable_tail(problem: Problem, best: np.ndarray) -> np.ndarray:
@@ -121,7 +123,8 @@ def _commit(problem: Problem, tl: Timeline, part: list[int], res, groups, topo_p
 
 def ilp_timeline(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limit: float | None = None,
                  groups: bool = False, lookahead: int = 0, passes: int = 2,
-                 progress: Progress | None = None, balance: bool = False):  # fmt: skip
+                 progress: Progress | None = None, balance: bool = False, improve: bool = True,
+                 kicks: int = 100):  # fmt: skip
     """Run the partitioned ILP; returns (timeline, info dict)."""
     parts = partition(problem, nt, epsilon)
     exact = len(parts) == 1
@@ -145,6 +148,9 @@ def ilp_timeline(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limi
         results.append(tl.makespan)
         if tl.makespan < best_tl.makespan - 1e-12 or (exact and tl.makespan <= best_tl.makespan + 1e-12):
             best_tl = tl
+        if improve:  # ilp_passes: device-move descent + iterated local search on the best plan
+            best_tl = improve_plan(problem, best_tl, tail, kicks, max(IMPROVE_MIN_S, 3 * time_limit))
+            results.append(best_tl.makespan)
     info = {"subgraphs": len(parts), "mip_gap_max": max(gaps, default=None), "solves": stats,
             "greedy_makespan": g_tl.makespan, "ilp_makespan": min(results), "passes": results,
             "time_limit_s": time_limit, "reference": ref_name,
@@ -261,13 +267,16 @@ def _plain_tail(problem: Problem, best: np.ndarray) -> np.ndarray:
         Param("lookahead", "int", 0, 0, 8, "following subgraphs each ILP also sees (not committed)"),
         Param("balance", "bool", False, None, None, "count the remaining work spread over the devices in each window's makespan"),
         Param("passes", "int", 2, 1, 10, "forward passes; later ones are guided by the best plan so far and cut subgraphs half a subgraph later on odd passes"),
+        Param("improve", "bool", True, None, None, "after each pass, move units/branches between devices on the whole plan (local search)"),
+        Param("kicks", "int", 100, 0, 100000, "iterated-local-search restarts per improvement pass (time-capped)"),
     ],
 )  # fmt: skip
 def ilp(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limit: float | None = None,
         groups: bool = False, lookahead: int = 0, passes: int = 2, balance: bool = False,
-        progress: Progress | None = None) -> Decision:  # fmt: skip
+        improve: bool = True, kicks: int = 100, progress: Progress | None = None) -> Decision:  # fmt: skip
     t0 = time.perf_counter()
-    tl, info = ilp_timeline(problem, epsilon, nt, time_limit, groups, lookahead, passes, progress, balance)
+    tl, info = ilp_timeline(problem, epsilon, nt, time_limit, groups, lookahead, passes, progress, balance,
+                            improve, kicks)  # fmt: skip
     device_of, order, fused = tl.decision_parts()
     info["fallback"] = info["reference"] if info["reference_makespan"] <= info["ilp_makespan"] else None
     info["solve_wall_s"] = round(time.perf_counter() - t0, 3)

@@ -38,13 +38,14 @@ from hetlab.schedulers.bounds import best_costs
 from hetlab.schedulers.greedy import greedy_timeline
 from hetlab.schedulers.ilp_model import solve_window
 from hetlab.schedulers.ilp_passes import improve as improve_plan
+from hetlab.schedulers.ilp_warm import window_start
 from hetlab.schedulers.partition import partition
 from hetlab.schedulers.timeline import Timeline
 
 Progress = Callable[[int, int, str], None]
 WINDOW_TIME_LIMIT = 0.5  # s per subgraph by default: the incumbent is rarely improved later
 EXACT_TIME_LIMIT = 60.0  # s for a single (exact) ILP by default
-IMPROVE_MIN_S = 10.0  # s per improvement pass at least (then 3 x the window time limit)
+KICK_MIN_S = 1.0  # s of iterated local search per improvement pass at least (else 2 x time limit)
 
 
 def fusable_tail(problem: Problem, best: np.ndarray) -> np.ndarray:
@@ -59,34 +60,6 @@ def fusable_tail(problem: Problem, best: np.ndarray) -> np.ndarray:
         tail[v] = max(((0.0 if (v, w) in pairs else best[w]) + tail[w] for w, _ in problem.succs[v]),
                       default=0.0)  # fmt: skip
     return tail
-
-
-def _copy(tl: Timeline) -> Timeline:
-    c = Timeline.__new__(Timeline)
-    c.__dict__.update(tl.__dict__)
-    c.dev, c.start, c.finish, c.dev_free = tl.dev.copy(), tl.start.copy(), tl.finish.copy(), tl.dev_free.copy()
-    c.order, c.fused = [], []
-    return c
-
-
-def _warm(problem: Problem, tl: Timeline, W: list[int], tail, g_dev, g_pos):
-    """The better of the reference plan's placement/order and an earliest-finish list schedule."""
-    best = None
-    for kind in ("ref", "eft"):
-        t = _copy(tl)
-        seq = sorted(W, key=g_pos.__getitem__) if kind == "ref" else W
-        for v in seq:
-            if kind == "ref":
-                d = int(g_dev[v])
-            else:
-                d = min((d for d in range(len(problem.devices)) if np.isfinite(t.cost[v, d])),
-                        key=lambda d: t.timing([v], d)[1])  # fmt: skip
-            t.place([v], d)
-        obj = max(t.finish[v] + tail[v] for v in W)
-        if best is None or obj < best[0]:
-            best = (obj, {v: int(t.dev[v]) for v in W}, {v: float(t.start[v]) for v in W},
-                    {v: float(t.finish[v]) for v in W})  # fmt: skip
-    return best
 
 
 def _commit(problem: Problem, tl: Timeline, part: list[int], res, groups, topo_pos) -> None:
@@ -140,7 +113,9 @@ def ilp_timeline(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limi
         time_limit = EXACT_TIME_LIMIT if exact else WINDOW_TIME_LIMIT
     plan_windows = [parts if rnd % 2 == 0 else staggered(parts) for rnd in range(passes)]
     count = [0, sum(len(w) for w in plan_windows)]
+    polished, seconds = None, []
     for rnd, windows in enumerate(plan_windows):
+        t_pass = time.perf_counter()
         ref = best_tl  # the best plan so far: MIP starts and the expected devices of later nodes
         usable = _usable_groups(problem, windows, topo_pos) if groups else []
         tl = _forward(problem, windows, exact, lookahead, usable, tail, ref, time_limit,
@@ -148,11 +123,16 @@ def ilp_timeline(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limi
         results.append(tl.makespan)
         if tl.makespan < best_tl.makespan - 1e-12 or (exact and tl.makespan <= best_tl.makespan + 1e-12):
             best_tl = tl
+        seconds.append(round(time.perf_counter() - t_pass, 2))
         if improve:  # ilp_passes: device-move descent + iterated local search on the best plan
-            best_tl = improve_plan(problem, best_tl, tail, kicks, max(IMPROVE_MIN_S, 3 * time_limit))
+            t_pass = time.perf_counter()
+            best_tl = improve_plan(problem, best_tl, tail, kicks, max(KICK_MIN_S, 2 * time_limit),
+                                   descend=best_tl is not polished)  # fmt: skip
+            polished = best_tl  # a local optimum of the descent: the next one needs only kicks
             results.append(best_tl.makespan)
+            seconds.append(round(time.perf_counter() - t_pass, 2))
     info = {"subgraphs": len(parts), "mip_gap_max": max(gaps, default=None), "solves": stats,
-            "greedy_makespan": g_tl.makespan, "ilp_makespan": min(results), "passes": results,
+            "greedy_makespan": g_tl.makespan, "ilp_makespan": min(results), "passes": results, "pass_s": seconds,
             "time_limit_s": time_limit, "reference": ref_name,
             "reference_makespan": ref_tl.makespan}  # fmt: skip
     return best_tl, info
@@ -231,9 +211,9 @@ def _forward(problem, parts, exact, lookahead, usable, tail, ref, time_limit,
         W = [v for p in parts[i : i + 1 + (0 if exact else lookahead)] for v in p]
         inw = set(W)
         wg = [(m, c) for m, c in usable if all(x in inw for x in m)]
-        _, wd, ws, wf = _warm(problem, tl, W, tail, ref.dev, g_pos)
-        res = solve_window(problem, tl, W, tail, wg, wd, ws, wf, time_limit, exact,
-                           spread=0.0 if exact else 1e-3 / len(W), succ_dev=None if exact else guide,
+        spread, succ = (0.0, None) if exact else (1e-3 / len(W), guide)
+        _, wd, ws, wf = window_start(problem, tl, W, tail, ref.dev, g_pos, succ, spread)
+        res = solve_window(problem, tl, W, tail, wg, wd, ws, wf, time_limit, exact, spread=spread, succ_dev=succ,
                            rest_work=None if exact or not balance else float(best_work[tl.finish < 0].sum() - best_work[W].sum()))  # fmt: skip
         if res.gap is not None:
             gaps.append(res.gap)

@@ -27,6 +27,7 @@ from hetlab.schedulers.timeline import Timeline
 
 CHAIN = 8  # longest chain segment moved as one
 KICK = 3  # random moves per iterated-local-search kick
+DESCENT_MAX_S = 120.0  # s at most for one descent (a safety cap: it ends long before)
 
 
 class _Plan:
@@ -76,11 +77,16 @@ class _Plan:
         self.fin = [0.0] * len(self.units)
         self.free_before = []
         self.pos = [0] * len(self.units)
-        self.makespan = self._run(0, self.dev, list(self.fin), [0.0] * self.nd, np.inf, save=True)
+        self.makespan = self._run(0, self.dev, list(self.fin), [0.0] * self.nd, np.inf, save=True, last=1 << 60)
 
-    def _run(self, p: int, dev, fin, free, bound: float, save: bool = False) -> float:
+    def _run(self, p: int, dev, fin, free, bound: float, save: bool = False, last: int = -1) -> float:
+        """Makespan with ``seq`` re-timed from position ``p`` (``fin``/``free`` as they were
+        there). With ``save`` it records the timing; otherwise it returns inf as soon as the
+        plan cannot finish before ``bound``: a finish plus its tail reaches it, or, past the
+        moved units (``last``), a device's free time plus the work still queued on it does."""
         seq, ucost, inputs, tail = self.seq, self.ucost, self.inputs, self.tail
-        best = max((fin[seq[i]] for i in range(p)), default=0.0) if p else 0.0
+        best = self.prefix_max[p] if p and not save else 0.0
+        rest = None if save else self.rest_work
         for i in range(p, len(seq)):
             x = seq[i]
             if save:
@@ -100,10 +106,17 @@ class _Plan:
             free[d] = f
             if f > best:
                 best = f
-            if f + tail[x] >= bound:
+            if f + tail[x] >= bound or (i > last and f + rest[i + 1][d] >= bound):
                 return np.inf
         if save:
             self.fin = fin
+            self.prefix_max = [0.0]
+            for x in seq:
+                self.prefix_max.append(max(self.prefix_max[-1], fin[x]))
+            self.rest_work = [[0.0] * self.nd for _ in range(len(seq) + 1)]
+            for i in range(len(seq) - 1, -1, -1):
+                row = self.rest_work[i] = list(self.rest_work[i + 1])
+                row[dev[seq[i]]] += ucost[seq[i]][dev[seq[i]]]
         return best
 
     def try_move(self, members: list[int], d: int) -> float:
@@ -112,7 +125,8 @@ class _Plan:
         for x in members:
             dev[x] = d
         p = min(self.pos[x] for x in members)
-        return self._run(p, dev, list(self.fin), list(self.free_before[p]), self.makespan - 1e-9)
+        return self._run(p, dev, list(self.fin), list(self.free_before[p]), self.makespan - 1e-9,
+                         last=max(self.pos[x] for x in members))  # fmt: skip
 
     def reorder(self) -> list[int]:
         """Units re-listed by earliest start for the current devices (ties: current position)."""
@@ -181,19 +195,24 @@ def _descend(plan: _Plan, moves, ok, sweeps: int, t_end: float) -> None:
             return
 
 
-def improve(problem: Problem, tl: Timeline, tail: np.ndarray, kicks: int = 0, budget_s: float = 30.0,
-            sweeps: int = 20, seed: int = 0) -> Timeline:  # fmt: skip
+def improve(problem: Problem, tl: Timeline, tail: np.ndarray, kicks: int = 0, kick_s: float = 10.0,
+            descend: bool = True, budget_s: float = DESCENT_MAX_S, sweeps: int = 20,
+            seed: int = 0) -> Timeline:  # fmt: skip
     """Device-move descent from the plan ``tl``, then ``kicks`` rounds of iterated local search
     (apply KICK random moves, descend again, keep the result only if it is better); returns a
     timeline never worse than ``tl``. ``tail``: a lower bound of the work after each node
-    (prunes hopeless moves); ``budget_s``: wall-clock seconds, checked between moves.
+    (prunes hopeless moves); ``kick_s``: wall-clock seconds for the kicks; ``descend=False``
+    skips the first descent (``tl`` is already a local optimum); ``budget_s``: wall-clock
+    seconds for the first descent, checked between moves.
     """
     t_end = time.perf_counter() + budget_s
     plan = _Plan(problem, tl, tail)
     start_ms = plan.makespan
     moves = plan.moves()
     ok = [[d for d in range(plan.nd) if all(np.isfinite(plan.ucost[x][d]) for x in m)] for m in moves]
-    _descend(plan, moves, ok, sweeps, t_end)
+    if descend:
+        _descend(plan, moves, ok, sweeps, t_end)
+    t_end = time.perf_counter() + kick_s
     rng = random.Random(seed)
     for _ in range(kicks):
         if time.perf_counter() > t_end:

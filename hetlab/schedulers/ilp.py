@@ -217,7 +217,8 @@ def _forward(problem, parts, exact, lookahead, usable, tail, ref, time_limit,
                            rest_work=None if exact or not balance else float(best_work[tl.finish < 0].sum() - best_work[W].sum()))  # fmt: skip
         if res.gap is not None:
             gaps.append(res.gap)
-        stats["optimal" if res.status == "Optimal" else "warm" if res.status.startswith("warm") else "limit"] += 1
+        kind = res.status.lower() if res.status in ("Optimal", "bound") else "warm" if res.status.startswith("warm") else "limit"
+        stats[kind] = stats.get(kind, 0) + 1
         _commit(problem, tl, part, res, wg, topo_pos)
         if progress is not None:
             count[0] += 1

@@ -16,6 +16,7 @@ take the group cost. Times are in the problem's units.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 import warnings
@@ -48,11 +49,16 @@ def _solver(time_limit: float | None, exact: bool, gap_abs: float):
     others stop within ``gap_abs`` (problem units), a share of the window's own work: a
     relative gap would measure against the whole prefix's length and grow along the graph."""
     rel, gap_abs = (1e-7, 1e-7) if exact else (1e-7, max(gap_abs, 1e-7))
-    if "HiGHS" in pulp.listSolvers(onlyAvailable=True):
+    if _have_highs():
         return _WarmHiGHS(msg=bool(os.environ.get("HETLAB_ILP_LOG")), timeLimit=time_limit,
                           gapRel=rel, gapAbs=gap_abs, threads=1)  # fmt: skip
     return pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit, gapRel=rel, gapAbs=gap_abs,
                              warmStart=True, threads=1)  # fmt: skip
+
+
+@functools.cache
+def _have_highs() -> bool:
+    return "HiGHS" in pulp.listSolvers(onlyAvailable=True)
 
 
 class _WarmHiGHS(pulp.HiGHS):  # type: ignore[misc,valid-type]
@@ -68,6 +74,22 @@ class _WarmHiGHS(pulp.HiGHS):  # type: ignore[misc,valid-type]
             sol.value_valid = True
             lp.solverModel.setSolution(sol)
         super().callSolver(lp)
+
+
+def _path_bound(problem: Problem, tl: Timeline, W, inw, rel, allowed, tail, succ_dev) -> float:
+    """A lower bound of the window's ``C``: each node's release, its cheapest cost and its tail
+    (or the expected successor's cost, tail and cheapest transfer, as the model counts them)."""
+    cost, comm = problem.cost_matrix, problem.comm_tensor
+    lb = 0.0
+    for v in W:
+        f = rel[v] + min(float(cost[v, d]) for d in allowed[v])
+        lb = max(lb, f + float(tail[v]))
+        for w, k in problem.succs[v] if succ_dev else ():
+            dw = succ_dev.get(w)
+            if w not in inw and dw is not None and tl.finish[w] < 0:
+                c = min(0.0 if d == dw else float(comm[k, d, dw]) for d in allowed[v])
+                lb = max(lb, f + float(cost[w, dw] + tail[w]) + c)
+    return lb
 
 
 def solve_window(*args, **kwargs) -> WindowResult:
@@ -140,6 +162,13 @@ def _solve_window(
             else:
                 r = max(r, rel[w] + float(np.min(cost[w])))
         rel[v] = min(r, warm_start[v])
+    gap_abs = GAP_SHARE * sum(float(np.min(cost[v])) for v in W)
+    if not exact and not groups:  # the start already meets a simple lower bound: no MIP needed
+        lb = _path_bound(problem, tl, W, inw, rel, allowed, tail, succ_dev)
+        lb += spread * sum(rel[v] + min(float(cost[v, d]) for d in allowed[v]) for v in W)
+        if warm_obj + spread * sum(warm_finish.values()) <= lb + gap_abs:
+            return WindowResult(dict(warm_dev), dict(warm_start), [], warm_obj, 0.0, "bound",
+                                time.perf_counter() - t0, warm_obj)  # fmt: skip
     lp = pulp.LpProblem("hope_window", pulp.LpMinimize)
     y = {(v, d): pulp.LpVariable(f"y_{v}_{d}", cat="Binary") for v in W for d in allowed[v]}
     # deadline of each node: any plan at least as good as the MIP start has C <= H and
@@ -264,7 +293,7 @@ def _solve_window(
         var.setInitialValue(1.0 if same and (warm_start[a], pos[a]) <= (warm_start[b], pos[b]) else 0.0)
         sd[a, b].setInitialValue(1.0 if same else 0.0)
     C.setInitialValue(warm_obj)
-    solver = _solver(time_limit, exact, GAP_SHARE * sum(float(np.min(cost[v])) for v in W))
+    solver = _solver(time_limit, exact, gap_abs)
     lp.solve(solver)
     status = pulp.LpStatus[lp.status]
     has_sol = lp.sol_status in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible)

@@ -15,6 +15,14 @@ topological sequence half a subgraph later (still <= ``nt`` vertices), so both s
 first-pass boundary are decided together. ``lookahead`` lets a window also see the next
 subgraphs without committing them (off by default: slow).
 
+Beyond HOPE: with ``improve`` (default), each forward pass is followed by an improvement pass
+on the best plan so far (``ilp_passes``): moves of units, edges, fans and whole branches
+between devices on the full plan, then ``kicks`` rounds of iterated local search; it reaches
+decisions that no single window can see (a branch moved to the CPU pays transfers at both of
+its ends, often in two subgraphs), and its result guides the next forward pass. Each window's
+MIP start is a guide/earliest-finish schedule improved by device flips (``ilp_warm``); a window
+whose start already meets a path lower bound within the MIP gap is not solved at all.
+
 The solver's start times only order each device's nodes; ``Plan.build`` re-times everything
 ASAP (spec §3), which is never later. The plan is never worse than ``greedy`` (HOPE GS), the
 best single device, or heft/peft/dmda where this build has them: the best of these is the
@@ -97,7 +105,7 @@ def _commit(problem: Problem, tl: Timeline, part: list[int], res, groups, topo_p
 def ilp_timeline(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limit: float | None = None,
                  groups: bool = False, lookahead: int = 0, passes: int = 2,
                  progress: Progress | None = None, balance: bool = False, improve: bool = True,
-                 kicks: int = 100):  # fmt: skip
+                 kicks: int = 1000):  # fmt: skip
     """Run the partitioned ILP; returns (timeline, info dict)."""
     parts = partition(problem, nt, epsilon)
     exact = len(parts) == 1
@@ -124,7 +132,7 @@ def ilp_timeline(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limi
         if tl.makespan < best_tl.makespan - 1e-12 or (exact and tl.makespan <= best_tl.makespan + 1e-12):
             best_tl = tl
         seconds.append(round(time.perf_counter() - t_pass, 2))
-        if improve:  # ilp_passes: device-move descent + iterated local search on the best plan
+        if improve and not (exact and stats["optimal"]):  # ilp_passes: descent + iterated local search
             t_pass = time.perf_counter()
             best_tl = improve_plan(problem, best_tl, tail, kicks, max(KICK_MIN_S, 2 * time_limit),
                                    descend=best_tl is not polished)  # fmt: skip
@@ -249,12 +257,12 @@ def _plain_tail(problem: Problem, best: np.ndarray) -> np.ndarray:
         Param("balance", "bool", False, None, None, "count the remaining work spread over the devices in each window's makespan"),
         Param("passes", "int", 2, 1, 10, "forward passes; later ones are guided by the best plan so far and cut subgraphs half a subgraph later on odd passes"),
         Param("improve", "bool", True, None, None, "after each pass, move units/branches between devices on the whole plan (local search)"),
-        Param("kicks", "int", 100, 0, 100000, "iterated-local-search restarts per improvement pass (time-capped)"),
+        Param("kicks", "int", 1000, 0, 100000, "iterated-local-search restarts per improvement pass, within 2 x time_limit (at least 1 s)"),
     ],
 )  # fmt: skip
 def ilp(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limit: float | None = None,
         groups: bool = False, lookahead: int = 0, passes: int = 2, balance: bool = False,
-        improve: bool = True, kicks: int = 100, progress: Progress | None = None) -> Decision:  # fmt: skip
+        improve: bool = True, kicks: int = 1000, progress: Progress | None = None) -> Decision:  # fmt: skip
     t0 = time.perf_counter()
     tl, info = ilp_timeline(problem, epsilon, nt, time_limit, groups, lookahead, passes, progress, balance,
                             improve, kicks)  # fmt: skip

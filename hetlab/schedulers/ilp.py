@@ -46,13 +46,14 @@ from hetlab.schedulers.bounds import best_costs
 from hetlab.schedulers.greedy import greedy_timeline
 from hetlab.schedulers.ilp_model import solve_window
 from hetlab.schedulers.ilp_passes import improve as improve_plan
-from hetlab.schedulers.ilp_warm import window_start
+from hetlab.schedulers.ilp_warm import completion_makespan, snapshot, window_start
 from hetlab.schedulers.partition import partition
 from hetlab.schedulers.timeline import Timeline
 
 Progress = Callable[[int, int, str], None]
 WINDOW_TIME_LIMIT = 0.5  # s per subgraph by default: the incumbent is rarely improved later
 EXACT_TIME_LIMIT = 60.0  # s for a single (exact) ILP by default
+GAP_FAST, GAP_PRECISE = 0.3, 0.03  # MIP gap per window, as a share of its best-cost work
 KICK_MIN_S = 1.0  # s of iterated local search per improvement pass at least (else 2 x time limit)
 
 
@@ -105,7 +106,7 @@ def _commit(problem: Problem, tl: Timeline, part: list[int], res, groups, topo_p
 def ilp_timeline(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limit: float | None = None,
                  groups: bool = False, lookahead: int = 0, passes: int = 2,
                  progress: Progress | None = None, balance: bool = False, improve: bool = True,
-                 kicks: int = 1000):  # fmt: skip
+                 kicks: int = 1000, gap: float | None = None):  # fmt: skip
     """Run the partitioned ILP; returns (timeline, info dict)."""
     parts = partition(problem, nt, epsilon)
     exact = len(parts) == 1
@@ -119,6 +120,8 @@ def ilp_timeline(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limi
     passes = 1 if exact else passes
     if time_limit is None:
         time_limit = EXACT_TIME_LIMIT if exact else WINDOW_TIME_LIMIT
+    if gap is None:  # a short window limit asks for speed, a long one for precision
+        gap = GAP_FAST if time_limit < 1.0 else GAP_PRECISE
     plan_windows = [parts if rnd % 2 == 0 else staggered(parts) for rnd in range(passes)]
     count = [0, sum(len(w) for w in plan_windows)]
     polished, seconds = None, []
@@ -127,7 +130,7 @@ def ilp_timeline(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limi
         ref = best_tl  # the best plan so far: MIP starts and the expected devices of later nodes
         usable = _usable_groups(problem, windows, topo_pos) if groups else []
         tl = _forward(problem, windows, exact, lookahead, usable, tail, ref, time_limit,
-                      topo_pos, gaps, stats, progress, rnd, count, balance)  # fmt: skip
+                      topo_pos, gaps, stats, progress, rnd, count, balance, gap)  # fmt: skip
         results.append(tl.makespan)
         if tl.makespan < best_tl.makespan - 1e-12 or (exact and tl.makespan <= best_tl.makespan + 1e-12):
             best_tl = tl
@@ -209,25 +212,37 @@ def _best_reference(problem: Problem, g_tl: Timeline) -> tuple[Timeline, str]:
 
 
 def _forward(problem, parts, exact, lookahead, usable, tail, ref, time_limit,
-             topo_pos, gaps, stats, progress, rnd, count, balance=True) -> Timeline:
+             topo_pos, gaps, stats, progress, rnd, count, balance=True, gap=None, trust=True) -> Timeline:
     """One pass over the subgraphs in topological order, guided by the plan ``ref``."""
     tl = Timeline(problem)
     guide = {v: int(ref.dev[v]) for v in range(len(problem.nodes))}
     best_work = problem.cost_matrix.min(axis=1)
     g_pos = {v: i for i, v in enumerate(ref.order)}
+    trust = trust and not exact and not usable and not ref.fused and lookahead == 0
     for i, part in enumerate(parts):
         W = [v for p in parts[i : i + 1 + (0 if exact else lookahead)] for v in p]
         inw = set(W)
         wg = [(m, c) for m, c in usable if all(x in inw for x in m)]
         spread, succ = (0.0, None) if exact else (1e-3 / len(W), guide)
         _, wd, ws, wf = window_start(problem, tl, W, tail, ref.dev, g_pos, succ, spread)
-        res = solve_window(problem, tl, W, tail, wg, wd, ws, wf, time_limit, exact, spread=spread, succ_dev=succ,
+        res = solve_window(problem, tl, W, tail, wg, wd, ws, wf, time_limit, exact, spread=spread, succ_dev=succ, gap_share=gap,
                            rest_work=None if exact or not balance else float(best_work[tl.finish < 0].sum() - best_work[W].sum()))  # fmt: skip
         if res.gap is not None:
             gaps.append(res.gap)
         kind = res.status.lower() if res.status in ("Optimal", "bound") else "warm" if res.status.startswith("warm") else "limit"
         stats[kind] = stats.get(kind, 0) + 1
-        _commit(problem, tl, part, res, wg, topo_pos)
+        if trust:  # keep the window's MIP result only if, completed by the guide, it is no worse
+            rest = [v for v in ref.order if tl.finish[v] < 0 and v not in inw]
+            base = snapshot(tl)  # the guide's own choice for the window
+            for v in ref.order:
+                if v in inw:
+                    base.place([v], int(ref.dev[v]))
+            _commit(problem, tl, part, res, wg, topo_pos)
+            if completion_makespan(problem, tl, rest, ref.dev) > completion_makespan(problem, base, rest, ref.dev) + 1e-9:
+                tl = base
+                stats["kept_guide"] = stats.get("kept_guide", 0) + 1
+        else:
+            _commit(problem, tl, part, res, wg, topo_pos)
         if progress is not None:
             count[0] += 1
             progress(count[0], count[1],
@@ -257,15 +272,17 @@ def _plain_tail(problem: Problem, best: np.ndarray) -> np.ndarray:
         Param("balance", "bool", False, None, None, "count the remaining work spread over the devices in each window's makespan"),
         Param("passes", "int", 2, 1, 10, "forward passes; later ones are guided by the best plan so far and cut subgraphs half a subgraph later on odd passes"),
         Param("improve", "bool", True, None, None, "after each pass, move units/branches between devices on the whole plan (local search)"),
+        Param("gap", "float", None, 0.0, 10.0, "MIP gap per window as a share of its best-cost work (default 0.3 under a 1 s limit, else 0.03)"),
         Param("kicks", "int", 1000, 0, 100000, "iterated-local-search restarts per improvement pass, within 2 x time_limit (at least 1 s)"),
     ],
 )  # fmt: skip
 def ilp(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limit: float | None = None,
         groups: bool = False, lookahead: int = 0, passes: int = 2, balance: bool = False,
-        improve: bool = True, kicks: int = 1000, progress: Progress | None = None) -> Decision:  # fmt: skip
+        improve: bool = True, kicks: int = 1000, gap: float | None = None,
+        progress: Progress | None = None) -> Decision:  # fmt: skip
     t0 = time.perf_counter()
     tl, info = ilp_timeline(problem, epsilon, nt, time_limit, groups, lookahead, passes, progress, balance,
-                            improve, kicks)  # fmt: skip
+                            improve, kicks, gap)  # fmt: skip
     device_of, order, fused = tl.decision_parts()
     info["fallback"] = info["reference"] if info["reference_makespan"] <= info["ilp_makespan"] else None
     info["solve_wall_s"] = round(time.perf_counter() - t0, 3)

@@ -113,6 +113,7 @@ def _solve_window(
     spread: float = 0.0,
     succ_dev: dict[int, int] | None = None,
     rest_work: float | None = None,
+    gap_share: float | None = None,
 ) -> WindowResult:
     """Solve the ILP of ``nodes`` (topological order) on top of the placed prefix ``tl``.
 
@@ -121,6 +122,8 @@ def _solve_window(
     ``spread``: weight of the sum of finishes (compactness) relative to the makespan.
     ``succ_dev``: an expected device of later nodes (from a full plan); an edge leaving the
     window then also counts its transfer and that successor's cost in the makespan estimate.
+    ``gap_share``: MIP gap allowed, as a share of the window's best-cost work (default
+    ``GAP_SHARE``; exact windows close the gap fully).
     ``rest_work``: best-cost work of the nodes after the window; then also
     ``C >= (sum_d last finish on d + rest_work) / #devices``, so a window leaves the devices
     evenly loaded for what follows.
@@ -162,7 +165,7 @@ def _solve_window(
             else:
                 r = max(r, rel[w] + float(np.min(cost[w])))
         rel[v] = min(r, warm_start[v])
-    gap_abs = GAP_SHARE * sum(float(np.min(cost[v])) for v in W)
+    gap_abs = (GAP_SHARE if gap_share is None else gap_share) * sum(float(np.min(cost[v])) for v in W)
     if not exact and not groups:  # the start already meets a simple lower bound: no MIP needed
         lb = _path_bound(problem, tl, W, inw, rel, allowed, tail, succ_dev)
         lb += spread * sum(rel[v] + min(float(cost[v, d]) for d in allowed[v]) for v in W)

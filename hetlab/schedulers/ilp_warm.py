@@ -109,3 +109,29 @@ def window_start(problem: Problem, tl: Timeline, W: list[int], tail, ref_dev, g_
             out = (r, dict(dev))
     (obj, st, fn), dev = out
     return obj - spread * sum(fn.values()), dev, st, fn
+
+
+def completion_makespan(problem: Problem, tl: Timeline, rest: list[int], dev) -> float:
+    """Makespan of the prefix ``tl`` completed by the nodes ``rest`` (in that order) on
+    ``dev``: how a window's decision plays out if the guide plan runs everything after it."""
+    cost, comm, preds = problem.cost_matrix, problem.comm_tensor, problem.preds
+    fin, where, free = tl.finish.tolist(), tl.dev.tolist(), tl.dev_free.tolist()
+    for v in rest:
+        d = int(dev[v])
+        ready, recv = 0.0, 0.0
+        for u, k in preds[v]:
+            ready = max(ready, fin[u])
+            if where[u] != d:
+                recv += comm[k, where[u], d]
+        f = max(ready, free[d]) + cost[v, d] + recv
+        fin[v], where[v], free[d] = f, d, f
+    return max(fin, default=0.0)
+
+
+def snapshot(tl: Timeline) -> Timeline:
+    """An independent copy of a timeline (arrays and order lists)."""
+    c = Timeline.__new__(Timeline)
+    c.__dict__.update(tl.__dict__)
+    c.dev, c.start, c.finish, c.dev_free = tl.dev.copy(), tl.start.copy(), tl.finish.copy(), tl.dev_free.copy()
+    c.order, c.fused = list(tl.order), [list(g) for g in tl.fused]
+    return c

@@ -15,7 +15,8 @@ from hetlab.schedulers.bounds import validate_plan
 from hetlab.schedulers.greedy import greedy_timeline
 from hetlab.schedulers.ilp import _plain_tail, fusable_tail
 from hetlab.schedulers.ilp_passes import _Plan, improve
-from hetlab.schedulers.ilp_warm import window_start
+from hetlab.schedulers.ilp import _forward
+from hetlab.schedulers.ilp_warm import completion_makespan, window_start
 from hetlab.schedulers.partition import partition
 from hetlab.schedulers.timeline import Timeline
 from tests.schedulers.helpers import golden, layered_problem, random_problem
@@ -125,3 +126,29 @@ def test_window_path_bound_is_below_the_optimum(seed, n, nd):
     for v in W:
         rel[v] = max((rel[u] + float(p.cost_matrix[u].min()) for u, _ in p.preds[v]), default=0.0)
     assert ilp_model._path_bound(p, tl, W, inw, rel, allowed, tail, None) <= res.objective + 1e-6
+
+
+@settings(max_examples=10, **SETTINGS)
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 40), nd=st.integers(2, 4), cut=st.floats(0.0, 1.0))
+def test_completion_makespan_is_the_simulators(seed, n, nd, cut):
+    # the guide's completion of a committed prefix, used to accept or refuse a window's result
+    p = random_problem(seed, n, nd, p_edge=0.25)
+    g = greedy_timeline(p)
+    k = int(cut * n)
+    tl = Timeline(p)
+    for v in g.order[:k]:
+        tl.place([v], int(g.dev[v]))
+    assert completion_makespan(p, tl, list(g.order[k:]), g.dev) == pytest.approx(sim_ms(p, g), abs=1e-9)
+
+
+def test_forward_pass_keeps_the_guides_window_when_the_mip_result_completes_worse():
+    p = layered_problem(2, 120, 6, 2)
+    g = greedy_timeline(p)
+    tail = tail_of(p)
+    parts = partition(p, 12)
+    stats: dict = {}
+    tl = _forward(p, parts, False, 0, [], tail, g, 0.2, {v: i for i, v in enumerate(p.topo)}, [], stats,
+                  None, 0, [0, 0])  # fmt: skip
+    assert sim_ms(p, tl) == pytest.approx(tl.makespan)
+    assert sorted(tl.order) == list(range(len(p.nodes)))
+    assert stats.get("kept_guide", 0) + stats.get("optimal", 0) + stats.get("bound", 0) + stats.get("limit", 0) >= len(parts)

@@ -77,9 +77,13 @@ class _Plan:
         self.fin = [0.0] * len(self.units)
         self.free_before = []
         self.pos = [0] * len(self.units)
-        self.makespan = self._run(0, self.dev, list(self.fin), [0.0] * self.nd, np.inf, save=True, last=1 << 60)
+        self.makespan = self._run(
+            0, self.dev, list(self.fin), [0.0] * self.nd, np.inf, save=True, last=1 << 60
+        )
 
-    def _run(self, p: int, dev, fin, free, bound: float, save: bool = False, last: int = -1) -> float:
+    def _run(
+        self, p: int, dev, fin, free, bound: float, save: bool = False, last: int = -1
+    ) -> float:
         """Makespan with ``seq`` re-timed from position ``p`` (``fin``/``free`` as they were
         there). With ``save`` it records the timing; otherwise it returns inf as soon as the
         plan cannot finish before ``bound``: a finish plus its tail reaches it, or, past the
@@ -95,17 +99,15 @@ class _Plan:
             d = dev[x]
             ready, recv = 0.0, 0.0
             for j, c in inputs[x]:
-                if fin[j] > ready:
-                    ready = fin[j]
+                ready = max(ready, fin[j])
                 dj = dev[j]
                 if dj != d:
                     recv += c[dj][d]
-            s = ready if ready > free[d] else free[d]
+            s = max(free[d], ready)
             f = s + ucost[x][d] + recv
             fin[x] = f
             free[d] = f
-            if f > best:
-                best = f
+            best = max(best, f)
             if f + tail[x] >= bound or (i > last and f + rest[i + 1][d] >= bound):
                 return np.inf
         if save:
@@ -154,7 +156,11 @@ class _Plan:
             if len(self.outputs[x]) > 1:
                 out.append([x] + self.outputs[x])
             seg, y = [x], x
-            while len(seg) < CHAIN and len(self.outputs[y]) == 1 and len(preds[self.outputs[y][0]]) == 1:
+            while (
+                len(seg) < CHAIN
+                and len(self.outputs[y]) == 1
+                and len(preds[self.outputs[y][0]]) == 1
+            ):
                 y = self.outputs[y][0]
                 seg = seg + [y]
                 out.append(seg)
@@ -209,7 +215,9 @@ def improve(problem: Problem, tl: Timeline, tail: np.ndarray, kicks: int = 0, ki
     plan = _Plan(problem, tl, tail)
     start_ms = plan.makespan
     moves = plan.moves()
-    ok = [[d for d in range(plan.nd) if all(np.isfinite(plan.ucost[x][d]) for x in m)] for m in moves]
+    ok = [
+        [d for d in range(plan.nd) if all(np.isfinite(plan.ucost[x][d]) for x in m)] for m in moves
+    ]
     if descend:
         _descend(plan, moves, ok, sweeps, t_end)
     t_end = time.perf_counter() + kick_s

@@ -50,12 +50,16 @@ class _Window:
             st[v], fin[v], free[d] = s, f, f
             obj = max(obj, f + self.tail[v])
             for w, k, dw in self.outs[v]:
-                obj = max(obj, f + cost[w, dw] + self.tail[w] + (comm[k, d, dw] if d != dw else 0.0))
+                obj = max(
+                    obj, f + cost[w, dw] + self.tail[w] + (comm[k, d, dw] if d != dw else 0.0)
+                )
         return obj + self.spread * sum(fin.values()), st, fin
 
     def descend(self, seq: list[int], dev: dict[int, int], sweeps: int = 4):
         best = self.run(seq, dev)
-        moves = [[v] for v in seq] + [[u, v] for v in seq for u, _ in self.problem.preds[v] if u in self.inw]
+        moves = [[v] for v in seq] + [
+            [u, v] for v in seq for u, _ in self.problem.preds[v] if u in self.inw
+        ]
         nd = len(self.problem.devices)
         for _ in range(sweeps):
             better = False
@@ -132,6 +136,11 @@ def snapshot(tl: Timeline) -> Timeline:
     """An independent copy of a timeline (arrays and order lists)."""
     c = Timeline.__new__(Timeline)
     c.__dict__.update(tl.__dict__)
-    c.dev, c.start, c.finish, c.dev_free = tl.dev.copy(), tl.start.copy(), tl.finish.copy(), tl.dev_free.copy()
+    c.dev, c.start, c.finish, c.dev_free = (
+        tl.dev.copy(),
+        tl.start.copy(),
+        tl.finish.copy(),
+        tl.dev_free.copy(),
+    )
     c.order, c.fused = list(tl.order), [list(g) for g in tl.fused]
     return c

@@ -9,13 +9,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hetlab.schedulers import schedule, simulate
-from hetlab.schedulers import ilp_model
+from hetlab.schedulers import ilp_model, schedule, simulate
 from hetlab.schedulers.bounds import validate_plan
 from hetlab.schedulers.greedy import greedy_timeline
-from hetlab.schedulers.ilp import _plain_tail, fusable_tail
+from hetlab.schedulers.ilp import _forward, _plain_tail, fusable_tail
 from hetlab.schedulers.ilp_passes import _Plan, improve
-from hetlab.schedulers.ilp import _forward
 from hetlab.schedulers.ilp_warm import completion_makespan, window_start
 from hetlab.schedulers.partition import partition
 from hetlab.schedulers.timeline import Timeline
@@ -34,7 +32,9 @@ def sim_ms(p, tl: Timeline) -> float:
 
 
 @settings(max_examples=15, **SETTINGS)
-@given(seed=st.integers(0, 10**6), n=st.integers(2, 40), nd=st.integers(2, 4), kicks=st.integers(0, 20))
+@given(
+    seed=st.integers(0, 10**6), n=st.integers(2, 40), nd=st.integers(2, 4), kicks=st.integers(0, 20)
+)
 def test_improve_never_worse_and_its_makespan_is_the_simulators(seed, n, nd, kicks):
     p = random_problem(seed, n, nd, p_edge=0.2)
     g = greedy_timeline(p)
@@ -99,7 +99,12 @@ def test_window_start_is_feasible_and_no_worse_than_the_guide(seed, n, nd):
         obj, dev, st_, fin = window_start(p, tl, W, tail, g.dev, g_pos)
         ref = Timeline.__new__(Timeline)
         ref.__dict__.update(tl.__dict__)
-        ref.dev, ref.finish, ref.start, ref.dev_free = tl.dev.copy(), tl.finish.copy(), tl.start.copy(), tl.dev_free.copy()
+        ref.dev, ref.finish, ref.start, ref.dev_free = (
+            tl.dev.copy(),
+            tl.finish.copy(),
+            tl.start.copy(),
+            tl.dev_free.copy(),
+        )
         for v in sorted(W, key=g_pos.__getitem__):
             ref.place([v], int(g.dev[v]))
         assert obj <= max(ref.finish[v] + tail[v] for v in W) + 1e-9
@@ -129,7 +134,9 @@ def test_window_path_bound_is_below_the_optimum(seed, n, nd):
 
 
 @settings(max_examples=10, **SETTINGS)
-@given(seed=st.integers(0, 10**6), n=st.integers(1, 40), nd=st.integers(2, 4), cut=st.floats(0.0, 1.0))
+@given(
+    seed=st.integers(0, 10**6), n=st.integers(1, 40), nd=st.integers(2, 4), cut=st.floats(0.0, 1.0)
+)
 def test_completion_makespan_is_the_simulators(seed, n, nd, cut):
     # the guide's completion of a committed prefix, used to accept or refuse a window's result
     p = random_problem(seed, n, nd, p_edge=0.25)
@@ -138,7 +145,9 @@ def test_completion_makespan_is_the_simulators(seed, n, nd, cut):
     tl = Timeline(p)
     for v in g.order[:k]:
         tl.place([v], int(g.dev[v]))
-    assert completion_makespan(p, tl, list(g.order[k:]), g.dev) == pytest.approx(sim_ms(p, g), abs=1e-9)
+    assert completion_makespan(p, tl, list(g.order[k:]), g.dev) == pytest.approx(
+        sim_ms(p, g), abs=1e-9
+    )
 
 
 def test_forward_pass_keeps_the_guides_window_when_the_mip_result_completes_worse():
@@ -151,4 +160,6 @@ def test_forward_pass_keeps_the_guides_window_when_the_mip_result_completes_wors
                   None, 0, [0, 0])  # fmt: skip
     assert sim_ms(p, tl) == pytest.approx(tl.makespan)
     assert sorted(tl.order) == list(range(len(p.nodes)))
-    assert stats.get("kept_guide", 0) + stats.get("optimal", 0) + stats.get("bound", 0) + stats.get("limit", 0) >= len(parts)
+    assert stats.get("kept_guide", 0) + stats.get("optimal", 0) + stats.get("bound", 0) + stats.get(
+        "limit", 0
+    ) >= len(parts)

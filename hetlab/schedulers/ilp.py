@@ -54,7 +54,9 @@ Progress = Callable[[int, int, str], None]
 WINDOW_TIME_LIMIT = 0.5  # s per subgraph by default: the incumbent is rarely improved later
 EXACT_TIME_LIMIT = 60.0  # s for a single (exact) ILP by default
 GAP_FAST, GAP_PRECISE = 0.3, 0.03  # MIP gap per window, as a share of its best-cost work
-KICK_MIN_S = 1.0  # s of iterated local search per improvement pass at least (else 2 x time limit)
+# s of iterated local search per improvement pass: as long as the forward pass before it took,
+# at most 2 x the window time limit, at least KICK_MIN_S (then ``kicks`` rounds at most)
+KICK_MIN_S = 1.0
 
 
 def fusable_tail(problem: Problem, best: np.ndarray) -> np.ndarray:
@@ -137,8 +139,8 @@ def ilp_timeline(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limi
         seconds.append(round(time.perf_counter() - t_pass, 2))
         if improve and not (exact and stats["optimal"]):  # ilp_passes: descent + iterated local search
             t_pass = time.perf_counter()
-            best_tl = improve_plan(problem, best_tl, tail, kicks, max(KICK_MIN_S, 2 * time_limit),
-                                   descend=best_tl is not polished)  # fmt: skip
+            kick_s = max(KICK_MIN_S, min(2 * time_limit, seconds[-1]))  # <= the pass it follows
+            best_tl = improve_plan(problem, best_tl, tail, kicks, kick_s, descend=best_tl is not polished)
             polished = best_tl  # a local optimum of the descent: the next one needs only kicks
             results.append(best_tl.makespan)
             seconds.append(round(time.perf_counter() - t_pass, 2))
@@ -273,7 +275,7 @@ def _plain_tail(problem: Problem, best: np.ndarray) -> np.ndarray:
         Param("passes", "int", 2, 1, 10, "forward passes; later ones are guided by the best plan so far and cut subgraphs half a subgraph later on odd passes"),
         Param("improve", "bool", True, None, None, "after each pass, move units/branches between devices on the whole plan (local search)"),
         Param("gap", "float", None, 0.0, 10.0, "MIP gap per window as a share of its best-cost work (default 0.3 under a 1 s limit, else 0.03)"),
-        Param("kicks", "int", 1000, 0, 100000, "iterated-local-search restarts per improvement pass, within 2 x time_limit (at least 1 s)"),
+        Param("kicks", "int", 1000, 0, 100000, "iterated-local-search restarts per improvement pass, within the preceding pass's time (at most 2 x time_limit, at least 1 s)"),
     ],
 )  # fmt: skip
 def ilp(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limit: float | None = None,

@@ -26,6 +26,7 @@ import numpy as np
 import pulp
 
 from hetlab.cost.problem import Problem
+from hetlab.schedulers.ilp_warm import path_bound
 from hetlab.schedulers.timeline import Timeline
 
 GAP_SHARE = 0.3  # MIP gap allowed in a non-exact window, as a share of its best-cost work
@@ -74,22 +75,6 @@ class _WarmHiGHS(pulp.HiGHS):  # type: ignore[misc,valid-type]
             sol.value_valid = True
             lp.solverModel.setSolution(sol)
         super().callSolver(lp)
-
-
-def _path_bound(problem: Problem, tl: Timeline, W, inw, rel, allowed, tail, succ_dev) -> float:
-    """A lower bound of the window's ``C``: each node's release, its cheapest cost and its tail
-    (or the expected successor's cost, tail and cheapest transfer, as the model counts them)."""
-    cost, comm = problem.cost_matrix, problem.comm_tensor
-    lb = 0.0
-    for v in W:
-        f = rel[v] + min(float(cost[v, d]) for d in allowed[v])
-        lb = max(lb, f + float(tail[v]))
-        for w, k in problem.succs[v] if succ_dev else ():
-            dw = succ_dev.get(w)
-            if w not in inw and dw is not None and tl.finish[w] < 0:
-                c = min(0.0 if d == dw else float(comm[k, d, dw]) for d in allowed[v])
-                lb = max(lb, f + float(cost[w, dw] + tail[w]) + c)
-    return lb
 
 
 def solve_window(*args, **kwargs) -> WindowResult:
@@ -167,7 +152,7 @@ def _solve_window(
         rel[v] = min(r, warm_start[v])
     gap_abs = (GAP_SHARE if gap_share is None else gap_share) * sum(float(np.min(cost[v])) for v in W)
     if not exact and not groups:  # the start already meets a simple lower bound: no MIP needed
-        lb = _path_bound(problem, tl, W, inw, rel, allowed, tail, succ_dev)
+        lb = path_bound(problem, tl, W, inw, rel, allowed, tail, succ_dev)
         lb += spread * sum(rel[v] + min(float(cost[v, d]) for d in allowed[v]) for v in W)
         if warm_obj + spread * sum(warm_finish.values()) <= lb + gap_abs:
             return WindowResult(dict(warm_dev), dict(warm_start), [], warm_obj, 0.0, "bound",

@@ -1,4 +1,4 @@
-"""MIP start of one HOPE LP window (Xia et al., HPC Chinese Journal 2022, §2.1-2.2).
+"""MIP start, lower bound and guide completion of one HOPE LP window (Xia et al., 2022, §2.1-2.2).
 
 A window's MIP (``ilp_model``) is small, but HiGHS spends most of its time finding a better
 incumbent than a poor start (its root bound is usually within a few tenths of a percent of the
@@ -7,7 +7,10 @@ of the committed prefix -- in the guide plan's order on the guide's devices, and
 finish first -- each followed by a device-flip descent (one node, or both ends of an edge)
 under the window's own objective: ``max(f[v] + tail[v])``, the transfers and costs of the
 successors expected on the guide's devices, plus ``spread`` times the sum of finishes. A start
-that meets the MIP's lower bound lets it stop at the root. Times are in the problem's units.
+that meets the MIP's lower bound lets it stop at the root; one that meets ``path_bound``
+within the gap skips the MIP. ``completion_makespan`` times a committed prefix completed by the
+guide plan: ``ilp`` keeps a window's MIP result only if that completion is no worse than with
+the guide's own choice for the window. Times are in the problem's units.
 """
 
 from __future__ import annotations
@@ -144,3 +147,19 @@ def snapshot(tl: Timeline) -> Timeline:
     )
     c.order, c.fused = list(tl.order), [list(g) for g in tl.fused]
     return c
+
+
+def path_bound(problem: Problem, tl: Timeline, W, inw, rel, allowed, tail, succ_dev) -> float:
+    """A lower bound of the window's ``C``: each node's release, its cheapest cost and its tail
+    (or the expected successor's cost, tail and cheapest transfer, as the model counts them)."""
+    cost, comm = problem.cost_matrix, problem.comm_tensor
+    lb = 0.0
+    for v in W:
+        f = rel[v] + min(float(cost[v, d]) for d in allowed[v])
+        lb = max(lb, f + float(tail[v]))
+        for w, k in problem.succs[v] if succ_dev else ():
+            dw = succ_dev.get(w)
+            if w not in inw and dw is not None and tl.finish[w] < 0:
+                c = min(0.0 if d == dw else float(comm[k, d, dw]) for d in allowed[v])
+                lb = max(lb, f + float(cost[w, dw] + tail[w]) + c)
+    return lb

@@ -14,7 +14,7 @@ from hetlab.schedulers.bounds import validate_plan
 from hetlab.schedulers.greedy import greedy_timeline
 from hetlab.schedulers.ilp import _forward, _plain_tail, fusable_tail
 from hetlab.schedulers.ilp_passes import _Plan, improve
-from hetlab.schedulers.ilp_warm import completion_makespan, window_start
+from hetlab.schedulers.ilp_warm import completion_makespan, path_bound, window_start
 from hetlab.schedulers.partition import partition
 from hetlab.schedulers.timeline import Timeline
 from tests.schedulers.helpers import golden, layered_problem, random_problem
@@ -130,7 +130,7 @@ def test_window_path_bound_is_below_the_optimum(seed, n, nd):
     rel = {}  # the model's releases on an empty prefix: the cheapest path before each node
     for v in W:
         rel[v] = max((rel[u] + float(p.cost_matrix[u].min()) for u, _ in p.preds[v]), default=0.0)
-    assert ilp_model._path_bound(p, tl, W, inw, rel, allowed, tail, None) <= res.objective + 1e-6
+    assert path_bound(p, tl, W, inw, rel, allowed, tail, None) <= res.objective + 1e-6
 
 
 @settings(max_examples=10, **SETTINGS)

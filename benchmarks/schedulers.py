@@ -80,9 +80,13 @@ def part_a(out: Path, time_limit: float | None) -> None:
         dt = time.perf_counter() - t
         validate_plan(p, plan)
         res[a] = plan.makespan
+        info = plan.extra.get("ilp", {})
         rows.append({"algo": a, "nodes": len(p.nodes), "devices": 2, "makespan_ms": round(plan.makespan, 4),
                      "lower_bound_ms": round(lb, 4), "gap_to_lb": round(plan.makespan / lb - 1, 4),
-                     "wall_s": round(dt, 3)})  # fmt: skip
+                     "wall_s": round(dt, 3), "time_limit_per_subgraph_s": info.get("time_limit_s", ""),
+                     "pass_makespans_ms": " ".join(f"{x:.1f}" for x in info.get("passes", [])),
+                     "pass_s": " ".join(map(str, info.get("pass_s", []))),
+                     "load_avg_1min": round(os.getloadavg()[0], 2)})  # fmt: skip
         print(f"(a) {a:7s} makespan {plan.makespan:9.2f} ms  lb {lb:8.2f}  gap {plan.makespan / lb - 1:6.1%}  "
               f"wall {dt:7.2f} s", flush=True)  # fmt: skip
     if "heft" in res:
@@ -122,7 +126,8 @@ def part_b(out: Path, pattern: str, time_limit: float, nt: int, passes: int | No
                "best_single": dev, "best_single_ms": round(single, 4),
                "gain_over_single": round(single / plan.makespan - 1, 4), "subgraphs": info.get("subgraphs"),
                "limit_hits": info.get("solves", {}).get("limit"), "time_limit_s": time_limit,
-               "passes": len(info.get("passes") or [1]), "wall_s": round(dt, 2)}  # fmt: skip
+               "passes": len(info.get("passes") or [1]), "wall_s": round(dt, 2),
+               "load_avg_1min": round(os.getloadavg()[0], 2)}  # fmt: skip
         rows.append(row)
         if hope:
             ratios.append(plan.makespan / hope)

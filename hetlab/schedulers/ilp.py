@@ -15,6 +15,14 @@ topological sequence half a subgraph later (still <= ``nt`` vertices), so both s
 first-pass boundary are decided together. ``lookahead`` lets a window also see the next
 subgraphs without committing them (off by default: slow).
 
+Beyond HOPE: with ``improve`` (default), each forward pass is followed by an improvement pass
+on the best plan so far (``ilp_passes``): moves of units, edges, fans and whole branches
+between devices on the full plan, then ``kicks`` rounds of iterated local search; it reaches
+decisions that no single window can see (a branch moved to the CPU pays transfers at both of
+its ends, often in two subgraphs), and its result guides the next forward pass. Each window's
+MIP start is a guide/earliest-finish schedule improved by device flips (``ilp_warm``); a window
+whose start already meets a path lower bound within the MIP gap is not solved at all.
+
 The solver's start times only order each device's nodes; ``Plan.build`` re-times everything
 ASAP (spec §3), which is never later. The plan is never worse than ``greedy`` (HOPE GS), the
 best single device, or heft/peft/dmda where this build has them: the best of these is the
@@ -37,12 +45,18 @@ from hetlab.schedulers.base import Decision, Param, register
 from hetlab.schedulers.bounds import best_costs
 from hetlab.schedulers.greedy import greedy_timeline
 from hetlab.schedulers.ilp_model import solve_window
+from hetlab.schedulers.ilp_passes import improve as improve_plan
+from hetlab.schedulers.ilp_warm import completion_makespan, snapshot, window_start
 from hetlab.schedulers.partition import partition
 from hetlab.schedulers.timeline import Timeline
 
 Progress = Callable[[int, int, str], None]
 WINDOW_TIME_LIMIT = 0.5  # s per subgraph by default: the incumbent is rarely improved later
 EXACT_TIME_LIMIT = 60.0  # s for a single (exact) ILP by default
+GAP_FAST, GAP_PRECISE = 0.3, 0.03  # MIP gap per window, as a share of its best-cost work
+# s of iterated local search per improvement pass: as long as the forward pass before it took,
+# at most 2 x the window time limit, at least KICK_MIN_S (then ``kicks`` rounds at most)
+KICK_MIN_S = 1.0
 
 
 def fusable_tail(problem: Problem, best: np.ndarray) -> np.ndarray:
@@ -57,34 +71,6 @@ def fusable_tail(problem: Problem, best: np.ndarray) -> np.ndarray:
         tail[v] = max(((0.0 if (v, w) in pairs else best[w]) + tail[w] for w, _ in problem.succs[v]),
                       default=0.0)  # fmt: skip
     return tail
-
-
-def _copy(tl: Timeline) -> Timeline:
-    c = Timeline.__new__(Timeline)
-    c.__dict__.update(tl.__dict__)
-    c.dev, c.start, c.finish, c.dev_free = tl.dev.copy(), tl.start.copy(), tl.finish.copy(), tl.dev_free.copy()
-    c.order, c.fused = [], []
-    return c
-
-
-def _warm(problem: Problem, tl: Timeline, W: list[int], tail, g_dev, g_pos):
-    """The better of the reference plan's placement/order and an earliest-finish list schedule."""
-    best = None
-    for kind in ("ref", "eft"):
-        t = _copy(tl)
-        seq = sorted(W, key=g_pos.__getitem__) if kind == "ref" else W
-        for v in seq:
-            if kind == "ref":
-                d = int(g_dev[v])
-            else:
-                d = min((d for d in range(len(problem.devices)) if np.isfinite(t.cost[v, d])),
-                        key=lambda d: t.timing([v], d)[1])  # fmt: skip
-            t.place([v], d)
-        obj = max(t.finish[v] + tail[v] for v in W)
-        if best is None or obj < best[0]:
-            best = (obj, {v: int(t.dev[v]) for v in W}, {v: float(t.start[v]) for v in W},
-                    {v: float(t.finish[v]) for v in W})  # fmt: skip
-    return best
 
 
 def _commit(problem: Problem, tl: Timeline, part: list[int], res, groups, topo_pos) -> None:
@@ -121,7 +107,8 @@ def _commit(problem: Problem, tl: Timeline, part: list[int], res, groups, topo_p
 
 def ilp_timeline(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limit: float | None = None,
                  groups: bool = False, lookahead: int = 0, passes: int = 2,
-                 progress: Progress | None = None, balance: bool = False):  # fmt: skip
+                 progress: Progress | None = None, balance: bool = False, improve: bool = True,
+                 kicks: int = 1000, gap: float | None = None):  # fmt: skip
     """Run the partitioned ILP; returns (timeline, info dict)."""
     parts = partition(problem, nt, epsilon)
     exact = len(parts) == 1
@@ -135,18 +122,30 @@ def ilp_timeline(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limi
     passes = 1 if exact else passes
     if time_limit is None:
         time_limit = EXACT_TIME_LIMIT if exact else WINDOW_TIME_LIMIT
+    if gap is None:  # a short window limit asks for speed, a long one for precision
+        gap = GAP_FAST if time_limit < 1.0 else GAP_PRECISE
     plan_windows = [parts if rnd % 2 == 0 else staggered(parts) for rnd in range(passes)]
     count = [0, sum(len(w) for w in plan_windows)]
+    polished, seconds = None, []
     for rnd, windows in enumerate(plan_windows):
+        t_pass = time.perf_counter()
         ref = best_tl  # the best plan so far: MIP starts and the expected devices of later nodes
         usable = _usable_groups(problem, windows, topo_pos) if groups else []
         tl = _forward(problem, windows, exact, lookahead, usable, tail, ref, time_limit,
-                      topo_pos, gaps, stats, progress, rnd, count, balance)  # fmt: skip
+                      topo_pos, gaps, stats, progress, rnd, count, balance, gap)  # fmt: skip
         results.append(tl.makespan)
         if tl.makespan < best_tl.makespan - 1e-12 or (exact and tl.makespan <= best_tl.makespan + 1e-12):
             best_tl = tl
+        seconds.append(round(time.perf_counter() - t_pass, 2))
+        if improve and not (exact and stats["optimal"]):  # ilp_passes: descent + iterated local search
+            t_pass = time.perf_counter()
+            kick_s = max(KICK_MIN_S, min(2 * time_limit, seconds[-1]))  # <= the pass it follows
+            best_tl = improve_plan(problem, best_tl, tail, kicks, kick_s, descend=best_tl is not polished)
+            polished = best_tl  # a local optimum of the descent: the next one needs only kicks
+            results.append(best_tl.makespan)
+            seconds.append(round(time.perf_counter() - t_pass, 2))
     info = {"subgraphs": len(parts), "mip_gap_max": max(gaps, default=None), "solves": stats,
-            "greedy_makespan": g_tl.makespan, "ilp_makespan": min(results), "passes": results,
+            "greedy_makespan": g_tl.makespan, "ilp_makespan": min(results), "passes": results, "pass_s": seconds,
             "time_limit_s": time_limit, "reference": ref_name,
             "reference_makespan": ref_tl.makespan}  # fmt: skip
     return best_tl, info
@@ -215,24 +214,37 @@ def _best_reference(problem: Problem, g_tl: Timeline) -> tuple[Timeline, str]:
 
 
 def _forward(problem, parts, exact, lookahead, usable, tail, ref, time_limit,
-             topo_pos, gaps, stats, progress, rnd, count, balance=True) -> Timeline:
+             topo_pos, gaps, stats, progress, rnd, count, balance=True, gap=None, trust=True) -> Timeline:
     """One pass over the subgraphs in topological order, guided by the plan ``ref``."""
     tl = Timeline(problem)
     guide = {v: int(ref.dev[v]) for v in range(len(problem.nodes))}
     best_work = problem.cost_matrix.min(axis=1)
     g_pos = {v: i for i, v in enumerate(ref.order)}
+    trust = trust and not exact and not usable and not ref.fused and lookahead == 0
     for i, part in enumerate(parts):
         W = [v for p in parts[i : i + 1 + (0 if exact else lookahead)] for v in p]
         inw = set(W)
         wg = [(m, c) for m, c in usable if all(x in inw for x in m)]
-        _, wd, ws, wf = _warm(problem, tl, W, tail, ref.dev, g_pos)
-        res = solve_window(problem, tl, W, tail, wg, wd, ws, wf, time_limit, exact,
-                           spread=0.0 if exact else 1e-3 / len(W), succ_dev=None if exact else guide,
+        spread, succ = (0.0, None) if exact else (1e-3 / len(W), guide)
+        _, wd, ws, wf = window_start(problem, tl, W, tail, ref.dev, g_pos, succ, spread)
+        res = solve_window(problem, tl, W, tail, wg, wd, ws, wf, time_limit, exact, spread=spread, succ_dev=succ, gap_share=gap,
                            rest_work=None if exact or not balance else float(best_work[tl.finish < 0].sum() - best_work[W].sum()))  # fmt: skip
         if res.gap is not None:
             gaps.append(res.gap)
-        stats["optimal" if res.status == "Optimal" else "warm" if res.status.startswith("warm") else "limit"] += 1
-        _commit(problem, tl, part, res, wg, topo_pos)
+        kind = res.status.lower() if res.status in ("Optimal", "bound") else "warm" if res.status.startswith("warm") else "limit"
+        stats[kind] = stats.get(kind, 0) + 1
+        if trust:  # keep the window's MIP result only if, completed by the guide, it is no worse
+            rest = [v for v in ref.order if tl.finish[v] < 0 and v not in inw]
+            base = snapshot(tl)  # the guide's own choice for the window
+            for v in ref.order:
+                if v in inw:
+                    base.place([v], int(ref.dev[v]))
+            _commit(problem, tl, part, res, wg, topo_pos)
+            if completion_makespan(problem, tl, rest, ref.dev) > completion_makespan(problem, base, rest, ref.dev) + 1e-9:
+                tl = base
+                stats["kept_guide"] = stats.get("kept_guide", 0) + 1
+        else:
+            _commit(problem, tl, part, res, wg, topo_pos)
         if progress is not None:
             count[0] += 1
             progress(count[0], count[1],
@@ -261,13 +273,18 @@ def _plain_tail(problem: Problem, best: np.ndarray) -> np.ndarray:
         Param("lookahead", "int", 0, 0, 8, "following subgraphs each ILP also sees (not committed)"),
         Param("balance", "bool", False, None, None, "count the remaining work spread over the devices in each window's makespan"),
         Param("passes", "int", 2, 1, 10, "forward passes; later ones are guided by the best plan so far and cut subgraphs half a subgraph later on odd passes"),
+        Param("improve", "bool", True, None, None, "after each pass, move units/branches between devices on the whole plan (local search)"),
+        Param("gap", "float", None, 0.0, 10.0, "MIP gap per window as a share of its best-cost work (default 0.3 under a 1 s limit, else 0.03)"),
+        Param("kicks", "int", 1000, 0, 100000, "iterated-local-search restarts per improvement pass, within the preceding pass's time (at most 2 x time_limit, at least 1 s)"),
     ],
 )  # fmt: skip
 def ilp(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limit: float | None = None,
         groups: bool = False, lookahead: int = 0, passes: int = 2, balance: bool = False,
+        improve: bool = True, kicks: int = 1000, gap: float | None = None,
         progress: Progress | None = None) -> Decision:  # fmt: skip
     t0 = time.perf_counter()
-    tl, info = ilp_timeline(problem, epsilon, nt, time_limit, groups, lookahead, passes, progress, balance)
+    tl, info = ilp_timeline(problem, epsilon, nt, time_limit, groups, lookahead, passes, progress, balance,
+                            improve, kicks, gap)  # fmt: skip
     device_of, order, fused = tl.decision_parts()
     info["fallback"] = info["reference"] if info["reference_makespan"] <= info["ilp_makespan"] else None
     info["solve_wall_s"] = round(time.perf_counter() - t0, 3)

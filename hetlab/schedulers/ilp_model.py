@@ -16,6 +16,7 @@ take the group cost. Times are in the problem's units.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 import warnings
@@ -25,9 +26,10 @@ import numpy as np
 import pulp
 
 from hetlab.cost.problem import Problem
+from hetlab.schedulers.ilp_warm import path_bound
 from hetlab.schedulers.timeline import Timeline
 
-GAP_SHARE = 0.03  # MIP gap allowed in a non-exact window, as a share of its best-cost work
+GAP_SHARE = 0.3  # MIP gap allowed in a non-exact window, as a share of its best-cost work
 
 
 @dataclass
@@ -48,11 +50,16 @@ def _solver(time_limit: float | None, exact: bool, gap_abs: float):
     others stop within ``gap_abs`` (problem units), a share of the window's own work: a
     relative gap would measure against the whole prefix's length and grow along the graph."""
     rel, gap_abs = (1e-7, 1e-7) if exact else (1e-7, max(gap_abs, 1e-7))
-    if "HiGHS" in pulp.listSolvers(onlyAvailable=True):
+    if _have_highs():
         return _WarmHiGHS(msg=bool(os.environ.get("HETLAB_ILP_LOG")), timeLimit=time_limit,
                           gapRel=rel, gapAbs=gap_abs, threads=1)  # fmt: skip
     return pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit, gapRel=rel, gapAbs=gap_abs,
                              warmStart=True, threads=1)  # fmt: skip
+
+
+@functools.cache
+def _have_highs() -> bool:
+    return "HiGHS" in pulp.listSolvers(onlyAvailable=True)
 
 
 class _WarmHiGHS(pulp.HiGHS):  # type: ignore[misc,valid-type]
@@ -91,6 +98,7 @@ def _solve_window(
     spread: float = 0.0,
     succ_dev: dict[int, int] | None = None,
     rest_work: float | None = None,
+    gap_share: float | None = None,
 ) -> WindowResult:
     """Solve the ILP of ``nodes`` (topological order) on top of the placed prefix ``tl``.
 
@@ -99,6 +107,8 @@ def _solve_window(
     ``spread``: weight of the sum of finishes (compactness) relative to the makespan.
     ``succ_dev``: an expected device of later nodes (from a full plan); an edge leaving the
     window then also counts its transfer and that successor's cost in the makespan estimate.
+    ``gap_share``: MIP gap allowed, as a share of the window's best-cost work (default
+    ``GAP_SHARE``; exact windows close the gap fully).
     ``rest_work``: best-cost work of the nodes after the window; then also
     ``C >= (sum_d last finish on d + rest_work) / #devices``, so a window leaves the devices
     evenly loaded for what follows.
@@ -140,10 +150,21 @@ def _solve_window(
             else:
                 r = max(r, rel[w] + float(np.min(cost[w])))
         rel[v] = min(r, warm_start[v])
+    gap_abs = (GAP_SHARE if gap_share is None else gap_share) * sum(float(np.min(cost[v])) for v in W)
+    if not exact and not groups:  # the start already meets a simple lower bound: no MIP needed
+        lb = path_bound(problem, tl, W, inw, rel, allowed, tail, succ_dev)
+        lb += spread * sum(rel[v] + min(float(cost[v, d]) for d in allowed[v]) for v in W)
+        if warm_obj + spread * sum(warm_finish.values()) <= lb + gap_abs:
+            return WindowResult(dict(warm_dev), dict(warm_start), [], warm_obj, 0.0, "bound",
+                                time.perf_counter() - t0, warm_obj)  # fmt: skip
     lp = pulp.LpProblem("hope_window", pulp.LpMinimize)
     y = {(v, d): pulp.LpVariable(f"y_{v}_{d}", cat="Binary") for v in W for d in allowed[v]}
-    s = {v: pulp.LpVariable(f"s_{v}", lowBound=rel[v], upBound=H) for v in W}
-    f = {v: pulp.LpVariable(f"f_{v}", lowBound=0, upBound=H) for v in W}
+    # deadline of each node: any plan at least as good as the MIP start has C <= H and
+    # C >= f[v] + tail[v], so f[v] <= H - tail[v]; this cuts the ordering big-Ms to
+    # (deadline of one) - (release of the other), much tighter than H deep inside a graph
+    ub = {v: max(H - float(tail[v]), warm_finish[v], rel[v]) for v in W}
+    s = {v: pulp.LpVariable(f"s_{v}", lowBound=rel[v], upBound=ub[v]) for v in W}
+    f = {v: pulp.LpVariable(f"f_{v}", lowBound=0, upBound=ub[v]) for v in W}
     u = {gi: pulp.LpVariable(f"u_{gi}", cat="Binary") for gi in range(len(groups))}
     C = pulp.LpVariable("C", lowBound=0)
     lp += C + (spread * pulp.lpSum(f.values()) if spread else 0)
@@ -240,7 +261,7 @@ def _solve_window(
             for d in common:
                 lp += ss >= y[a, d] + y[b, d] - 1
             lp += oo <= ss  # an order only matters on a shared device (breaks symmetry)
-            mb, ma = H - rel[b], H - rel[a]
+            mb, ma = max(ub[a] - rel[b], 0.0), max(ub[b] - rel[a], 0.0)
             lp += s[b] >= f[a] - mb * (1 - oo) - mb * (1 - ss)
             lp += s[a] >= f[b] - ma * oo - ma * (1 - ss)
     # MIP start from the warm schedule (no fused groups)
@@ -260,7 +281,7 @@ def _solve_window(
         var.setInitialValue(1.0 if same and (warm_start[a], pos[a]) <= (warm_start[b], pos[b]) else 0.0)
         sd[a, b].setInitialValue(1.0 if same else 0.0)
     C.setInitialValue(warm_obj)
-    solver = _solver(time_limit, exact, GAP_SHARE * sum(float(np.min(cost[v])) for v in W))
+    solver = _solver(time_limit, exact, gap_abs)
     lp.solve(solver)
     status = pulp.LpStatus[lp.status]
     has_sol = lp.sol_status in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible)

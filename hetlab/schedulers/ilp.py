@@ -45,6 +45,7 @@ from hetlab.schedulers.base import Decision, Param, register
 from hetlab.schedulers.bounds import best_costs
 from hetlab.schedulers.greedy import greedy_timeline
 from hetlab.schedulers.ilp_model import solve_window
+from hetlab.schedulers.ilp_passes import DESCENT_MAX_S
 from hetlab.schedulers.ilp_passes import improve as improve_plan
 from hetlab.schedulers.ilp_warm import completion_makespan, snapshot, window_start
 from hetlab.schedulers.partition import partition
@@ -140,7 +141,11 @@ def ilp_timeline(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limi
         if improve and not (exact and stats["optimal"]):  # ilp_passes: descent + iterated local search
             t_pass = time.perf_counter()
             kick_s = max(KICK_MIN_S, min(2 * time_limit, seconds[-1]))  # <= the pass it follows
-            best_tl = improve_plan(problem, best_tl, tail, kicks, kick_s, descend=best_tl is not polished)
+            # the descent too is bounded by the pass it follows (and 20 windows' time limit), not
+            # only by DESCENT_MAX_S: a budgeted benchmark gives the whole ILP a few seconds
+            descent_s = min(DESCENT_MAX_S, max(1.0, 2 * seconds[-1], 20 * time_limit))
+            best_tl = improve_plan(problem, best_tl, tail, kicks, kick_s, descend=best_tl is not polished,
+                                   budget_s=descent_s)  # fmt: skip
             polished = best_tl  # a local optimum of the descent: the next one needs only kicks
             results.append(best_tl.makespan)
             seconds.append(round(time.perf_counter() - t_pass, 2))

@@ -107,7 +107,9 @@ def without(graph: OpGraph, device_of: Mapping[str, str], slow: str, devices: Ma
         if slow not in dof.values() and set(dof) == set(device_of):
             return dof
     used = set(device_of.values())
-    others = sorted((d for d in devices if d != slow and d in used), key=lambda d: baseline.get(d, 0.0))
+    others = sorted(
+        (d for d in devices if d != slow and d in used), key=lambda d: baseline.get(d, 0.0)
+    )
     if not others:
         raise HetlabError(f"adaptive: no device left besides {slow}")
     out = dict(device_of)
@@ -173,7 +175,11 @@ def run_adaptive(graph: OpGraph, device_of: Mapping[str, str], devices: Sequence
                 if i == cfg.calibrate - 1:
                     trace.baseline_ms = {d: float(statistics.median(v)) for d, v in calib.items()}
                     base_load = load("base")
-                    rate = {d: ms / base_load[d] for d, ms in trace.baseline_ms.items() if base_load.get(d)}
+                    rate = {
+                        d: ms / base_load[d]
+                        for d, ms in trace.baseline_ms.items()
+                        if base_load.get(d)
+                    }
             slow: dict[str, float] = {}
             if rate:
                 mean_rate = statistics.mean(rate.values())
@@ -187,8 +193,15 @@ def run_adaptive(graph: OpGraph, device_of: Mapping[str, str], devices: Sequence
                 continue
             worst = max(slow, key=lambda d: slow[d]) if slow else ""
             rest = [x for d, x in slow.items() if d != worst]
-            contended = bool(worst) and slow[worst] > cfg.threshold and (
-                label != "base" or not rest or slow[worst] >= cfg.relative * statistics.median(rest))
+            contended = (
+                bool(worst)
+                and slow[worst] > cfg.threshold
+                and (
+                    label != "base"
+                    or not rest
+                    or slow[worst] >= cfg.relative * statistics.median(rest)
+                )
+            )
             strikes = strikes + 1 if contended and worst == last_worst else int(contended)
             last_worst = worst
             if label == "base" and not probe:
@@ -202,16 +215,24 @@ def run_adaptive(graph: OpGraph, device_of: Mapping[str, str], devices: Sequence
                     trace.switches.append({"run": i + 1, "from": "base", "to": key, "device": worst,
                                            "slowdown": slow[worst]})  # fmt: skip
                     point.note = f"{worst} {slow[worst]:.2f}x slower than its profile: switch away"
-                    before = statistics.median(base_lat[-cfg.patience:])
+                    before = statistics.median(base_lat[-cfg.patience :])
                     current, slow_dev, strikes, since_switch, recent = key, worst, 0, 0, []
             elif label != "base":
                 recent.append(rep.wall_ms)
                 no_gain = len(recent) == cfg.patience and statistics.median(recent) >= before
-                if strikes >= cfg.patience or no_gain:  # moved onto a contended device, or no better
-                    why = "no faster than before" if no_gain else f"{worst} slow too ({slow[worst]:.2f}x)"
+                if (
+                    strikes >= cfg.patience or no_gain
+                ):  # moved onto a contended device, or no better
+                    why = (
+                        "no faster than before"
+                        if no_gain
+                        else f"{worst} slow too ({slow[worst]:.2f}x)"
+                    )
                     trace.switches.append({"run": i + 1, "from": current, "to": "base", "device": worst,
                                            "slowdown": slow.get(worst)})  # fmt: skip
-                    point.note = f"{why}: back to the original plan, hold {cfg.probe_every * backoff} runs"
+                    point.note = (
+                        f"{why}: back to the original plan, hold {cfg.probe_every * backoff} runs"
+                    )
                     hold_until = i + 1 + cfg.probe_every * backoff
                     backoff *= 2
                     current, strikes, since_switch = "base", 0, 0
@@ -221,7 +242,9 @@ def run_adaptive(graph: OpGraph, device_of: Mapping[str, str], devices: Sequence
                     why = "recovered" if not better else "faster again"
                     trace.switches.append({"run": i + 1, "from": current, "to": "base", "device": slow_dev,
                                            "slowdown": slow.get(slow_dev)})  # fmt: skip
-                    point.note = f"probe: {slow_dev} {why} ({slow.get(slow_dev, 0):.2f}x): switch back"
+                    point.note = (
+                        f"probe: {slow_dev} {why} ({slow.get(slow_dev, 0):.2f}x): switch back"
+                    )
                     current, strikes, since_switch, backoff = "base", 0, 0, 1
     finally:
         for ex in execs.values():

@@ -20,7 +20,9 @@ from hetlab.executor.adaptive import AdaptiveConfig, AdaptiveTrace, run_adaptive
 from hetlab.graph.ir import OpGraph
 
 
-def parse_interfere(text: str | None, devices: Mapping[str, Device], repeat: int) -> tuple[str, int, int] | None:
+def parse_interfere(
+    text: str | None, devices: Mapping[str, Device], repeat: int
+) -> tuple[str, int, int] | None:
     """``NAME:START:STOP`` (runs, STOP exclusive; STOP defaults to the end)."""
     if not text:
         return None
@@ -29,16 +31,26 @@ def parse_interfere(text: str | None, devices: Mapping[str, Device], repeat: int
         name, start = parts[0], int(parts[1])
         stop = int(parts[2]) if len(parts) > 2 and parts[2] else repeat
     except (IndexError, ValueError):
-        raise HetlabError(f"--interfere: expected DEVICE:START[:STOP] (run numbers), got {text!r}") from None
+        raise HetlabError(
+            f"--interfere: expected DEVICE:START[:STOP] (run numbers), got {text!r}"
+        ) from None
     if name not in devices:
-        raise HetlabError(f"--interfere: unknown device {name!r} (devices here: {', '.join(devices)})")
+        raise HetlabError(
+            f"--interfere: unknown device {name!r} (devices here: {', '.join(devices)})"
+        )
     if not 0 <= start < stop <= repeat:
-        raise HetlabError(f"--interfere: need 0 <= START < STOP <= --repeat ({repeat}), got {start}:{stop}")
+        raise HetlabError(
+            f"--interfere: need 0 <= START < STOP <= --repeat ({repeat}), got {start}:{stop}"
+        )
     return name, start, stop
 
 
-def interference_hook(spec: tuple[str, int, int] | None, devices: Mapping[str, Device], max_s: float = 300.0,
-                      procs: int = 3):
+def interference_hook(
+    spec: tuple[str, int, int] | None,
+    devices: Mapping[str, Device],
+    max_s: float = 300.0,
+    procs: int = 3,
+):
     """A ``before_run`` callback that starts/stops the generator; returns (hook, stop_all).
     ``procs`` (at least 2 per core) burner processes share the group's cores (a heavy
     contending application; on a shared machine one burner mostly pushes other processes
@@ -58,7 +70,11 @@ def interference_hook(spec: tuple[str, int, int] | None, devices: Mapping[str, D
         name, start, stop = spec
         dev = devices[name]
         if i == start:
-            gen = OpenClBusyQueue(dev, max_s) if dev.kind == "opencl" else CpuBurner(cores_of(dev), max_s, max(procs, 2 * len(cores_of(dev))))
+            gen = (
+                OpenClBusyQueue(dev, max_s)
+                if dev.kind == "opencl"
+                else CpuBurner(cores_of(dev), max_s, max(procs, 2 * len(cores_of(dev))))
+            )
             state["gen"] = gen.start()
             trace.marks.append({"run": i, "event": f"interference on {name}"})
         elif i == stop:
@@ -76,7 +92,7 @@ def adaptive_run(graph: OpGraph, device_of: Mapping[str, str], order: list[str] 
     spec = parse_interfere(interfere, devices, repeat)
     docs: dict[str, Any] = {}
     reps_of: dict[str, Any] = {}
-    for mode in (["adaptive", "static"] if compare else ["adaptive"]):
+    for mode in ["adaptive", "static"] if compare else ["adaptive"]:
         hook, stop_all = interference_hook(spec, devices)
         try:
             trace, reps = run_adaptive(graph, device_of, devices, inputs, repeat, config, problem, order,
@@ -92,7 +108,10 @@ def adaptive_run(graph: OpGraph, device_of: Mapping[str, str], order: list[str] 
     if check:
         from hetlab.executor.check import max_rel_err, reference_outputs
 
-        err = max_rel_err(mid.outputs, reference_outputs(graph.model_path or "", dict(inputs), list(graph.outputs)))
+        err = max_rel_err(
+            mid.outputs,
+            reference_outputs(graph.model_path or "", dict(inputs), list(graph.outputs)),
+        )
     doc = {
         "model_path": str(Path(graph.model_path).resolve()) if graph.model_path else None,
         "model": graph.name,
@@ -105,9 +124,13 @@ def adaptive_run(graph: OpGraph, device_of: Mapping[str, str], order: list[str] 
     }  # fmt: skip
     if compare:
         doc["static"] = docs["static"]
-        doc["static_median_ms"] = round(statistics.median(r["latency_ms"] for r in docs["static"]["runs"]), 4)
+        doc["static_median_ms"] = round(
+            statistics.median(r["latency_ms"] for r in docs["static"]["runs"]), 4
+        )
     if trace_out:
         from hetlab.fileio import atomic_write_json
 
-        atomic_write_json(trace_out, {k: doc[k] for k in ("model", "adaptive", "static") if k in doc})
+        atomic_write_json(
+            trace_out, {k: doc[k] for k in ("model", "adaptive", "static") if k in doc}
+        )
     return doc

@@ -61,7 +61,9 @@ class RunReport:
         return write_trace(path, self.events, self.device_names)
 
 
-def placement(graph: OpGraph, plan: Any, devices: Mapping[str, Device]) -> tuple[dict[str, str], list[str] | None, bool, float | None]:
+def placement(
+    graph: OpGraph, plan: Any, devices: Mapping[str, Device]
+) -> tuple[dict[str, str], list[str] | None, bool, float | None]:
     """``(device_of, order, sequential, predicted_ms)`` from a Plan, a node -> device mapping,
     or a device name (every node it supports there, the rest on the first CPU device)."""
     from hetlab.schedulers.plan import Plan
@@ -75,10 +77,17 @@ def placement(graph: OpGraph, plan: Any, devices: Mapping[str, Device]) -> tuple
         dev = devices[plan]
         cpus = [d for d in devices.values() if d.kind != "opencl"]
         fb = cpus[0].name if cpus else plan
-        return {n.id: plan if dev.supports(n, graph) else fb for n in graph.nodes}, None, False, None
+        return (
+            {n.id: plan if dev.supports(n, graph) else fb for n in graph.nodes},
+            None,
+            False,
+            None,
+        )
     if isinstance(plan, Mapping):
         return {str(k): str(v) for k, v in plan.items()}, None, False, None
-    raise HetlabError(f"a plan must be a Plan, a node -> device mapping or a device name, not {type(plan).__name__}")
+    raise HetlabError(
+        f"a plan must be a Plan, a node -> device mapping or a device name, not {type(plan).__name__}"
+    )
 
 
 def run(graph: OpGraph | str, plan: Any, devices: Sequence[Device] | Mapping[str, Device] | None = None,
@@ -143,8 +152,9 @@ def run(graph: OpGraph | str, plan: Any, devices: Sequence[Device] | Mapping[str
     return report
 
 
-def node_shares(graph: OpGraph, device_of: Mapping[str, str], devices: Mapping[str, Device],
-                ex: Executor) -> dict[str, Any]:
+def node_shares(
+    graph: OpGraph, device_of: Mapping[str, str], devices: Mapping[str, Device], ex: Executor
+) -> dict[str, Any]:
     """Where the nodes ran, counted two ways (extra report keys):
 
     - ``devices`` (spec §5) counts the model's vertices; an ``If`` is one vertex.
@@ -168,14 +178,18 @@ def node_shares(graph: OpGraph, device_of: Mapping[str, str], devices: Mapping[s
         executed[spec.device] += c.get("device", 0)
         shape += c.get("shape", 0)
         folded += c.get("folded", 0)
-    out: dict[str, Any] = {"nodes_executed": dict(executed),
-                           "host_resolved": {"shape_arithmetic": shape, "constant_folded": folded}}
+    out: dict[str, Any] = {
+        "nodes_executed": dict(executed),
+        "host_resolved": {"shape_arithmetic": shape, "constant_folded": folded},
+    }
     cl = {d for d in set(device_of.values()) if d in devices and devices[d].kind == "opencl"}
     if cl:
         on_v = sum(1 for n in graph.nodes if device_of[n.id] in cl)
         on_x = sum(v for d, v in executed.items() if d in cl)
         total_x = sum(executed.values())
-        out["opencl_share"] = {"vertices": round(on_v / max(len(graph.nodes), 1), 4),
-                               "executed": round(on_x / max(total_x, 1), 4),
-                               "with_host_resolved": round(on_x / max(total_x + shape + folded, 1), 4)}
+        out["opencl_share"] = {
+            "vertices": round(on_v / max(len(graph.nodes), 1), 4),
+            "executed": round(on_x / max(total_x, 1), 4),
+            "with_host_resolved": round(on_x / max(total_x + shape + folded, 1), 4),
+        }
     return out

@@ -131,7 +131,7 @@ def calibrate_boundaries(problem: Problem, graph: OpGraph, devices: Sequence[Dev
     calibrated = {k: v["ms"] for k, v in done.items()}
     add_latency(problem, calibrated)
     if fallback:
-        probe = measure_handoff([devs[k.split("->")[0]] for k in names])
+        probe = measure_handoff(list(devs.values()))
         extra = {k: probe.get(k, 0.0) + per_unit.get(k.split("->", 1)[1], 0.0) for k in fallback}
         add_latency(problem, extra)
         for k in fallback:

@@ -32,7 +32,9 @@ def load_inputs(graph: OpGraph, given: Mapping[str, Any], seed: int = 0) -> dict
     return out
 
 
-def reference_outputs(model_path: str, inputs: Mapping[str, Any], outputs: list[str]) -> dict[str, Any]:
+def reference_outputs(
+    model_path: str, inputs: Mapping[str, Any], outputs: list[str]
+) -> dict[str, Any]:
     """The model's outputs from one plain onnxruntime CPU session (default options)."""
     import onnxruntime as ort
 

@@ -18,25 +18,47 @@ def configure(p: argparse.ArgumentParser) -> None:
                      help="run every node NAME supports on it, the rest on the first CPU device")  # fmt: skip
     add_shape_arg(p)
     p.add_argument("--repeat", type=int, default=10, metavar="N", help="measured runs (default 10)")
-    p.add_argument("--warmup", type=int, default=1, metavar="N", help="unmeasured runs first (default 1)")
-    p.add_argument("--check", action="store_true", help="compare outputs with a plain onnxruntime session")
-    p.add_argument("--trace", metavar="TRACE.json", help="write the timeline as Chrome trace-event JSON")
+    p.add_argument(
+        "--warmup", type=int, default=1, metavar="N", help="unmeasured runs first (default 1)"
+    )
+    p.add_argument(
+        "--check", action="store_true", help="compare outputs with a plain onnxruntime session"
+    )
+    p.add_argument(
+        "--trace", metavar="TRACE.json", help="write the timeline as Chrome trace-event JSON"
+    )
     add_input_arg(p)
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
-    p.add_argument("--platform", metavar="FILE", help="TOML/JSON file naming CPU core groups and OpenCL devices")
+    p.add_argument(
+        "--platform",
+        metavar="FILE",
+        help="TOML/JSON file naming CPU core groups and OpenCL devices",
+    )
     p.add_argument("--profile", metavar="PROBLEM.json",
                    help="with --device: predict the run's time on this problem (spec §2)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print the report of spec §5 as JSON")
     a = p.add_argument_group("adaptive execution (issue 9)")
     a.add_argument("--adaptive", action="store_true",
                    help="re-plan away from a device that slows down (contention) and back when it recovers")  # fmt: skip
-    a.add_argument("--threshold", type=float, default=1.5, help="slowdown that counts as contention (1.5)")
-    a.add_argument("--patience", type=int, default=2, help="consecutive slow runs before switching (2)")
-    a.add_argument("--probe-every", type=int, default=4, help="runs between probes of the original plan (4)")
+    a.add_argument(
+        "--threshold", type=float, default=1.5, help="slowdown that counts as contention (1.5)"
+    )
+    a.add_argument(
+        "--patience", type=int, default=2, help="consecutive slow runs before switching (2)"
+    )
+    a.add_argument(
+        "--probe-every", type=int, default=4, help="runs between probes of the original plan (4)"
+    )
     a.add_argument("--interfere", metavar="DEVICE:START[:STOP]",
                    help="run a CPU burner on DEVICE's cores (or a busy OpenCL queue) during runs START..STOP-1")  # fmt: skip
-    a.add_argument("--compare", action="store_true", help="with --adaptive: also run without adapting, same schedule")
-    a.add_argument("--adaptive-trace", metavar="TRACE.json", help="write the adaptive latency trace as JSON")
+    a.add_argument(
+        "--compare",
+        action="store_true",
+        help="with --adaptive: also run without adapting, same schedule",
+    )
+    a.add_argument(
+        "--adaptive-trace", metavar="TRACE.json", help="write the adaptive latency trace as JSON"
+    )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -87,14 +109,18 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
-def _main_adaptive(args: argparse.Namespace, graph: Any, plan: Any, devs: list, feed: dict, problem: Any) -> int:
+def _main_adaptive(
+    args: argparse.Namespace, graph: Any, plan: Any, devs: list, feed: dict, problem: Any
+) -> int:
     from hetlab.executor.adaptive import AdaptiveConfig
     from hetlab.executor.adaptive_report import adaptive_run
     from hetlab.executor.api import placement
 
     devmap = {d.name: d for d in devs}
     device_of, order, _seq, predicted = placement(graph, plan, devmap)
-    cfg = AdaptiveConfig(threshold=args.threshold, patience=args.patience, probe_every=args.probe_every)
+    cfg = AdaptiveConfig(
+        threshold=args.threshold, patience=args.patience, probe_every=args.probe_every
+    )
     doc = adaptive_run(graph, device_of, order, devmap, feed, args.repeat, cfg, problem, args.interfere,
                        args.compare, args.check, predicted, args.adaptive_trace)  # fmt: skip
     if args.json:
@@ -103,11 +129,17 @@ def _main_adaptive(args: argparse.Namespace, graph: Any, plan: Any, devs: list, 
         return 0
     lat = doc["latency_ms"]
     print(f"model      {doc['model']}  ({doc['model_path']})")
-    print(f"adaptive   median {lat['median']:.3f} ms (p10 {lat['p10']:.3f}, p90 {lat['p90']:.3f}; {args.repeat} runs)")
+    print(
+        f"adaptive   median {lat['median']:.3f} ms (p10 {lat['p10']:.3f}, p90 {lat['p90']:.3f}; {args.repeat} runs)"
+    )
     if "static_median_ms" in doc:
-        print(f"static     median {doc['static_median_ms']:.3f} ms (same interference, no switching)")
+        print(
+            f"static     median {doc['static_median_ms']:.3f} ms (same interference, no switching)"
+        )
     for s in doc["adaptive"]["switches"]:
-        print(f"switch     before run {s['run']}: {s['from']} -> {s['to']} ({s['device']} at {s['slowdown']}x)")
+        print(
+            f"switch     before run {s['run']}: {s['from']} -> {s['to']} ({s['device']} at {s['slowdown']}x)"
+        )
     if doc.get("max_rel_err") is not None:
         print(f"check      max_rel_err {doc['max_rel_err']:.2e} against plain onnxruntime")
     return 0
@@ -117,8 +149,10 @@ def format_report(doc: dict[str, Any]) -> str:
     lat = doc["latency_ms"]
     lines = [
         f"model      {doc.get('model')}  ({doc['model_path']})",
-        (f"latency    median {lat['median']:.3f} ms  (p10 {lat['p10']:.3f}, p90 {lat['p90']:.3f}; "
-         f"{doc['repeat']} runs)"),
+        (
+            f"latency    median {lat['median']:.3f} ms  (p10 {lat['p10']:.3f}, p90 {lat['p90']:.3f}; "
+            f"{doc['repeat']} runs)"
+        ),
     ]
     if doc.get("predicted_ms") is not None:
         pred = doc["predicted_ms"]

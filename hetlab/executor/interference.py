@@ -32,7 +32,9 @@ def cores_of(device: Any) -> list[int]:
     """The cores of a CPU-group device (``OrtCpuDevice.cores``)."""
     cores = getattr(device, "cores", None)
     if not cores:
-        raise HetlabError(f"device {getattr(device, 'name', device)!r} has no CPU cores to burn; pick a CPU group")
+        raise HetlabError(
+            f"device {getattr(device, 'name', device)!r} has no CPU cores to burn; pick a CPU group"
+        )
     return list(cores)
 
 
@@ -40,7 +42,9 @@ class CpuBurner:
     """``procs`` busy processes (default one per core) pinned to ``cores`` for at most
     ``duration_s`` seconds. ``start()``/``stop()``, or ``with CpuBurner(...):``."""
 
-    def __init__(self, cores: Sequence[int], duration_s: float = 60.0, procs: int | None = None) -> None:
+    def __init__(
+        self, cores: Sequence[int], duration_s: float = 60.0, procs: int | None = None
+    ) -> None:
         if not cores:
             raise HetlabError("CpuBurner needs at least one core")
         if duration_s <= 0 or duration_s > 3600:
@@ -90,7 +94,9 @@ class OpenClBusyQueue:
     SRC = """__kernel void spin(__global float* a, int n) { int i = get_global_id(0); float x = a[i];
       for (int k = 0; k < n; ++k) x = x * 0.999f + 0.001f; a[i] = x; }"""
 
-    def __init__(self, device: Any, duration_s: float = 60.0, work: int = 1 << 16, loops: int = 2000) -> None:
+    def __init__(
+        self, device: Any, duration_s: float = 60.0, work: int = 1 << 16, loops: int = 2000
+    ) -> None:
         import numpy as np
         import pyopencl as cl
 

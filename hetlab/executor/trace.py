@@ -28,9 +28,12 @@ class Event:
     args: dict[str, Any] = field(default_factory=dict)
 
 
-def node_timeline(events: Sequence[Event], unit_nodes: dict[int, list[str]],
-                  node_times: dict[int, list[tuple[str, float, float]]],
-                  weights: dict[str, float] | None = None) -> list[dict[str, Any]]:
+def node_timeline(
+    events: Sequence[Event],
+    unit_nodes: dict[int, list[str]],
+    node_times: dict[int, list[tuple[str, float, float]]],
+    weights: dict[str, float] | None = None,
+) -> list[dict[str, Any]]:
     """Spec §5 ``timeline``: one entry per node. Where a device timed each node, its own
     interval; else the unit's interval split over its nodes in proportion to ``weights``
     (e.g. flops; evenly without), with a ``unit`` field saying it is a unit's share."""
@@ -62,7 +65,9 @@ def node_timeline(events: Sequence[Event], unit_nodes: dict[int, list[str]],
     return out
 
 
-def chrome_trace(events: Sequence[Event], devices: Sequence[str], name: str = "hetlab run") -> dict[str, Any]:
+def chrome_trace(
+    events: Sequence[Event], devices: Sequence[str], name: str = "hetlab run"
+) -> dict[str, Any]:
     """A Chrome trace-event document with one row per device, in ``devices`` order."""
     tid = {d: i + 1 for i, d in enumerate(devices)}
     trace: list[dict[str, Any]] = [
@@ -70,7 +75,9 @@ def chrome_trace(events: Sequence[Event], devices: Sequence[str], name: str = "h
     ]
     for d, i in tid.items():
         trace.append({"ph": "M", "pid": 1, "tid": i, "name": "thread_name", "args": {"name": d}})
-        trace.append({"ph": "M", "pid": 1, "tid": i, "name": "thread_sort_index", "args": {"sort_index": i}})
+        trace.append(
+            {"ph": "M", "pid": 1, "tid": i, "name": "thread_sort_index", "args": {"sort_index": i}}
+        )
     for ev in events:
         if ev.device not in tid:
             tid[ev.device] = len(tid) + 1
@@ -84,7 +91,8 @@ def chrome_trace(events: Sequence[Event], devices: Sequence[str], name: str = "h
     return {"traceEvents": trace, "displayTimeUnit": "ms"}
 
 
-def write_trace(path: str | Path, events: Sequence[Event], devices: Sequence[str],
-                name: str = "hetlab run") -> Path:
+def write_trace(
+    path: str | Path, events: Sequence[Event], devices: Sequence[str], name: str = "hetlab run"
+) -> Path:
     """Write ``chrome_trace`` atomically to ``path``."""
     return atomic_write_json(path, chrome_trace(events, devices, name), indent=None)

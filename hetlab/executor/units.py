@@ -32,8 +32,12 @@ class UnitSpec:
         return f"unit {self.index} on {self.device} [{span}]"
 
 
-def check_plan(graph: OpGraph, device_of: Mapping[str, str], devices: Sequence[str],
-               order: Sequence[str] | None = None) -> None:
+def check_plan(
+    graph: OpGraph,
+    device_of: Mapping[str, str],
+    devices: Sequence[str],
+    order: Sequence[str] | None = None,
+) -> None:
     """Refuse a plan that does not match the model: unknown or missing nodes, unknown devices,
     an order that is not topological. One line, before anything runs."""
     unknown = [v for v in device_of if v not in graph]
@@ -57,8 +61,9 @@ def check_plan(graph: OpGraph, device_of: Mapping[str, str], devices: Sequence[s
                 raise HetlabError(f"plan order runs {e.dst!r} before its predecessor {e.src!r}")
 
 
-def build_units(graph: OpGraph, device_of: Mapping[str, str],
-                order: Sequence[str] | None = None) -> list[UnitSpec]:
+def build_units(
+    graph: OpGraph, device_of: Mapping[str, str], order: Sequence[str] | None = None
+) -> list[UnitSpec]:
     """Split a placement into units (see module doc). ``order`` defaults to the graph's
     topological order. Units are numbered in global order of their first node.
 
@@ -97,8 +102,7 @@ def build_units(graph: OpGraph, device_of: Mapping[str, str],
     return units
 
 
-def single_device_placement(graph: OpGraph, device: str, fallback: str,
-                            supports) -> dict[str, str]:
+def single_device_placement(graph: OpGraph, device: str, fallback: str, supports) -> dict[str, str]:
     """``--device NAME``: every node ``supports(node)`` accepts on ``device``, the rest on
     ``fallback`` (the first CPU device)."""
     return {n.id: device if supports(n) else fallback for n in graph.nodes}

@@ -27,7 +27,9 @@ SLIDER_PARAMS = {"epsilon": "eps_slider", "nt": "nt_slider", "k": "k_slider"}
 
 class Workbench(W.VBox):
     """The JupyterLab workbench. ``model``: zoo name or .onnx path; ``problem``: a ``Problem``
-    or a path to a saved profile (explorable without its devices; Run then says why not)."""
+    or a path to a saved profile (explorable without its devices; Run then says why not);
+    ``ilp_time_limit``: seconds per subgraph ILP (None: the ILP's default, 0.5 s, so that a
+    slider move redraws in seconds)."""
 
     graph = traitlets.Any(None, allow_none=True)
     problem = traitlets.Any(None, allow_none=True)
@@ -37,7 +39,7 @@ class Workbench(W.VBox):
     run_error = traitlets.Any(None, allow_none=True)
 
     def __init__(self, model: str | None = None, problem: Any = None, shapes: str = "",
-                 compare: str = "greedy", ilp_time_limit: float = 20.0, **kw: Any) -> None:
+                 compare: str = "greedy", ilp_time_limit: float | None = None, **kw: Any) -> None:
         c = Controls(backend.zoo_names())
         self.c = c
         for k, v in vars(c).items():
@@ -275,8 +277,8 @@ class Workbench(W.VBox):
         for p in backend.algorithm_params(algo):
             if p.name in SLIDER_PARAMS:
                 out[p.name] = getattr(self, SLIDER_PARAMS[p.name]).value
-            elif p.name == "time_limit" and algo == "ilp":
-                out[p.name] = self.ilp_time_limit
+            elif p.name == "time_limit" and algo == "ilp" and self.ilp_time_limit is not None:
+                out[p.name] = self.ilp_time_limit  # seconds per subgraph; None: the ILP's own default
         return out
 
     def _solve(self, algo: str, fig: Any, label: str) -> Any:

@@ -162,3 +162,14 @@ def test_first_display_hands_the_browser_fresh_figures_with_full_state(stubs):
     fresh = wb.greedy_fig
     wb.k_slider.value = 1  # later updates go to the displayed figure
     assert wb.greedy_fig is fresh and list(fresh.data[0].base) != list(old.data[0].base)
+
+
+def test_ilp_slider_moves_use_the_ilps_own_time_limit(monkeypatch):
+    """A slider move re-solves in seconds: the window limit is the ILP's default (0.5 s), not
+    a long one (20 s per window made a cached squeezenet profile take minutes to draw)."""
+    from hetlab.schedulers.base import Param
+
+    params = [Param("nt", "int", 12, 1, 2000, "subgraph size"), Param("time_limit", "float", None, 0.01, 1e5, "s")]
+    monkeypatch.setattr(backend, "algorithm_params", lambda algo: params)
+    assert Workbench()._params("ilp") == {"nt": 12}
+    assert Workbench(ilp_time_limit=3.0)._params("ilp") == {"nt": 12, "time_limit": 3.0}

@@ -6,9 +6,8 @@ every plan x variant once, in a shuffled order) so that drift hits all of them a
     python benchmarks/fidelity.py --models googlenet,inception_v3 --devices cpu0,cpu1,cl0 \
         --algos single:cl0,single:cpu0,heft,greedy,ilp,dmdar --rounds 15 --out DIR
 
-Variants: ``built`` is the executor as built (sends queued where the device can, GIL switch
-interval 0.1 ms during a run); ``blocking`` makes each sender wait for its device -> host copy
-(the executor before queued sends); ``gil5ms`` leaves Python's default 5 ms switch interval. Per plan and variant: the predicted makespan (spec
+Variants: ``gil0.1ms`` is the executor as built (GIL switch interval 0.1 ms during a run);
+``gil5ms`` leaves Python's default 5 ms. Per plan and variant: the predicted makespan (spec
 §3 on the profile), the measured median / p10 / p90 of ``--rounds`` runs, and, for the
 median run, each device's busy time (sum of its unit dispatches) and transfer time (sends
 and receives) against the plan's predicted busy time (sum of its node costs there) and
@@ -32,11 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-VARIANTS: dict[str, dict[str, Any]] = {
-    "built": {},
-    "blocking": {"queued_sends": False},
-    "gil5ms": {"switch_interval_s": None},
-}
+VARIANTS = {"gil0.1ms": 1e-4, "gil5ms": None}
 
 
 def busy_by_device(events: list[Any]) -> dict[str, dict[str, float]]:
@@ -106,19 +101,17 @@ def contention(graph: Any, devs: list[Any], feed: dict[str, Any], n: int = 9) ->
 
 
 def bench_model(
-    model: str, devs: list[Any], algos: list[str], rounds: int, out: Path, seed: int,
-    variants: list[str] | None = None,
+    model: str, devs: list[Any], algos: list[str], rounds: int, out: Path, seed: int
 ) -> list[dict]:
     from fig4_env import profile_model
 
     from hetlab import zoo
-    from hetlab.executor.interpreter import SWITCH_INTERVAL_S, Executor
+    from hetlab.executor.interpreter import Executor
     from hetlab.executor.check import max_rel_err, reference_outputs
     from hetlab.graph import load
     from hetlab.graph.inputs import random_inputs
     from hetlab.schedulers import schedule
 
-    variants = variants or list(VARIANTS)
     graph = load(str(zoo.path(model)))
     t0 = time.monotonic()
     problem, how = profile_model(graph, devs, out / "problems" / f"{model}.json",
@@ -142,7 +135,7 @@ def bench_model(
         plans[algo], execs[algo] = p, ex
         print(f"  {algo}: {len(ex.specs)} units, predicted {p.makespan:.3f} ms, "
               f"max_rel_err {max_rel_err(rep.outputs, ref):.2e}", flush=True)  # fmt: skip
-    walls: dict[tuple[str, str], list[float]] = {(a, v): [] for a in plans for v in variants}
+    walls: dict[tuple[str, str], list[float]] = {(a, v): [] for a in plans for v in VARIANTS}
     reps: dict[tuple[str, str], list[Any]] = {k: [] for k in walls}
     rng = random.Random(seed)
     keys = list(walls)
@@ -150,9 +143,7 @@ def bench_model(
         rng.shuffle(keys)
         for a, v in keys:
             ex = execs[a]
-            ex.queued_sends, ex.switch_interval_s = True, SWITCH_INTERVAL_S
-            for k, val in VARIANTS[v].items():
-                setattr(ex, k, val)
+            ex.switch_interval_s = VARIANTS[v]
             r = ex.run_once(feed)
             walls[(a, v)].append(r.wall_ms)
             reps[(a, v)].append((r.wall_ms, r.events))
@@ -184,7 +175,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--algos", default="single:cl0,single:cpu0,heft,greedy,ilp,dmdar")
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--variants", default=",".join(VARIANTS), help=f"of {', '.join(VARIANTS)}")
     ap.add_argument("--out", default="fidelity-out")
     a = ap.parse_args(argv)
     from hetlab.devices.platform import devices as platform_devices
@@ -202,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     rows = []
     for m in a.models.split(","):
-        rows += bench_model(m, devs, algos, a.rounds, out, a.seed, a.variants.split(","))
+        rows += bench_model(m, devs, algos, a.rounds, out, a.seed)
         (out / "fidelity.json").write_text(json.dumps(rows, indent=1))
     return 0
 

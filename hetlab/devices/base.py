@@ -114,12 +114,6 @@ class Device(ABC):
         """Device buffer -> host array (blocking)."""
         return np.asarray(buf)
 
-    def copy_out_async(self, buf: Any) -> Pending:
-        """Device buffer -> host array without blocking the caller where the device can
-        (OpenCL: a queued read); ``.wait()`` on the result gives the array. The buffer must
-        stay unchanged until then (an in-order queue guarantees it for later launches)."""
-        return Pending(self.copy_out(buf))
-
     def free(self, buf: Any) -> None:
         """Release a buffer after its last use (no-op where the GC does it)."""
 
@@ -140,30 +134,6 @@ class Device(ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name} ({self.kind})>"
-
-
-class Pending:
-    """A device -> host copy that may still be in flight: ``wait()`` blocks until it has
-    landed (once; later calls return at once) and returns the host array. The standard
-    timing model (spec §3) charges a transfer to its receiver, not its sender: the sending
-    device's thread goes on while the copy runs, and the receiving one waits."""
-
-    __slots__ = ("_array", "_wait")
-
-    def __init__(self, array: Any, wait: Callable[[], Any] | None = None) -> None:
-        self._array = array
-        self._wait = wait
-
-    def wait(self) -> Any:
-        w, self._wait = self._wait, None
-        if w is not None:
-            w()
-        return self._array
-
-
-def host_array(x: Any) -> Any:
-    """``x`` itself, or the array of a ``Pending`` copy once it has landed."""
-    return x.wait() if isinstance(x, Pending) else x
 
 
 def now() -> float:

@@ -7,8 +7,6 @@
 - A tensor that changes device is copied to the host once by its producer (``send``) and
   into each receiving device once by the first unit there that reads it (``recv``, in the
   receiver's stream): tensor caching. Buffers are freed after their last use on a device.
-  A send is queued where the device can (OpenCL reads): its worker goes on to its next
-  unit and the receiver waits for the copy, as spec §3 charges a transfer to its receiver.
 - Units are prepared once (sessions, programs) and run many times.
 - While a run has more than one worker, the interpreter's GIL switch interval is 0.1 ms
   (Python's default is 5 ms): a worker returning from onnxruntime or an OpenCL wait must
@@ -28,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Self
 
-from hetlab.devices.base import Device, Unit, host_array, now
+from hetlab.devices.base import Device, Unit, now
 from hetlab.errors import HetlabError
 from hetlab.executor.trace import Event
 from hetlab.executor.units import UnitSpec, build_units, check_plan
@@ -73,7 +71,6 @@ class Executor:
         self.graph = graph
         self.main_thread = main_thread
         self.switch_interval_s: float | None = SWITCH_INTERVAL_S  # None: leave Python's
-        self.queued_sends = True  # False: a sender blocks until its device -> host copy lands
         self.devices = (
             dict(devices) if isinstance(devices, Mapping) else {d.name: d for d in devices}
         )
@@ -197,7 +194,7 @@ class Executor:
             if isinstance(e, HetlabError) and not isinstance(e, RunError):
                 raise e
             raise RunError(f"{s.label} failed: {type(e).__name__}: {e}") from e
-        outs = {t: host_array(self.host[t]) for t in self.graph.outputs}
+        outs = {t: self.host[t] for t in self.graph.outputs}
         events = sorted(self._events, key=lambda ev: (ev.start, ev.device))
         return Rep(wall, outs, events, self._raw_node_times, t0)
 

@@ -1,8 +1,6 @@
 """The thread that drives one device for the interpreter (``interpreter.Executor``):
 waits for the units each unit depends on, receives tensors from the host (once per device),
-runs the unit, sends what other devices need to the host (queued where the device can, so
-that the sender goes on and the receiver waits, as spec §3 charges transfers to the
-receiver), frees buffers after last use, and
+runs the unit, sends what other devices need to the host, frees buffers after last use, and
 re-runs a failed OpenCL unit on the fallback CPU device. Times: ``now()`` seconds."""
 
 from __future__ import annotations
@@ -14,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hetlab.devices.base import Pending, host_array, now
+from hetlab.devices.base import now
 from hetlab.errors import HetlabError
 from hetlab.executor.trace import Event
 from hetlab.executor.units import UnitSpec
@@ -79,20 +77,6 @@ class Worker:
                 finished.put(self.dev.name)
 
     def _run_all(self) -> None:
-        self.sent: list[Any] = []  # this run's device -> host copies (``Pending``)
-        ok = False
-        try:
-            self._run_specs()
-            ok = True
-        finally:
-            for p in self.sent:  # every copy has landed before this device reports done
-                try:
-                    p.wait()
-                except Exception:
-                    if ok:  # else the unit's own error is the one to report
-                        raise
-
-    def _run_specs(self) -> None:
         ex = self.ex
         self.local: dict[str, Any] = {}
         for s in self.specs:
@@ -132,7 +116,7 @@ class Worker:
         unit = ex.units[s.index]
         for t in ex.recv[s.index]:
             a = now()
-            local[t] = self._receive(t, host_array(ex.host[t]))
+            local[t] = self._receive(t, ex.host[t])
             ex._events.append(Event("recv", dev.name, t, ex.ms(a), ex.ms(now()), {"unit": s.index}))
         res = dev.run(unit, {t: local[t] for t in unit.inputs})
         local.update(res.outputs)
@@ -140,11 +124,9 @@ class Worker:
                                 {"unit": s.index, "nodes": len(s.nodes)}))  # fmt: skip
         if res.node_times is not None:  # read after the run's clock stops (may be lazy)
             ex._raw_node_times[s.index] = res.node_times
-        for t in ex.publish[s.index]:  # queued where the device can: receivers wait (spec §3)
+        for t in ex.publish[s.index]:
             a = now()
-            sent = dev.copy_out_async(local[t]) if ex.queued_sends else Pending(dev.copy_out(local[t]))
-            ex.host[t] = sent
-            self.sent.append(sent)
+            ex.host[t] = dev.copy_out(local[t])
             ex._events.append(Event("send", dev.name, t, ex.ms(a), ex.ms(now()), {"unit": s.index}))
         for t in ex.free_after[s.index]:
             buf = local.pop(t, None)
@@ -191,7 +173,7 @@ class Worker:
         inputs = {}
         for t in unit.inputs:
             if t in ex.host:
-                inputs[t] = host_array(ex.host[t])
+                inputs[t] = ex.host[t]
             elif t in local:
                 inputs[t] = self.dev.copy_out(local[t])
             else:

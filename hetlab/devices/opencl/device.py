@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.base import Device, LazyNodeTimes, NodeTime, Pending, RunResult, Unit, now
+from hetlab.devices.base import Device, LazyNodeTimes, NodeTime, RunResult, Unit, now
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
 
@@ -193,16 +193,6 @@ class OpenCLDevice(Device):
         else:
             self.cl.enqueue_copy(self.queue, out, buf.buf, is_blocking=True)
         return out
-
-    def copy_out_async(self, buf: Any) -> Pending:
-        """A queued (non-blocking) read into a fresh host array, flushed so that it starts
-        now; mapped (zero-copy) buffers are read at once as in ``copy_out``."""
-        if not isinstance(buf, CLBuffer) or self.unified or buf.nbytes == 0:
-            return Pending(self.copy_out(buf))
-        out = np.empty(buf.shape, dtype=buf.dtype)
-        ev = self.cl.enqueue_copy(self.queue, out, buf.buf, is_blocking=False)
-        self.queue.flush()
-        return Pending(out, ev.wait)
 
     def free(self, buf: Any) -> None:
         if isinstance(buf, CLBuffer):

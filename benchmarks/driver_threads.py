@@ -60,9 +60,9 @@ def main() -> None:
         while not stop.is_set():
             dev.run(units[dev.name], ins[dev.name])
 
-    def timed(n=9):
-        cpu.bind_thread()
-        return statistics.median((lambda r: (r.finish - r.start) * 1e3)(cpu.run(units[cpu.name], ins[cpu.name])) for _ in range(n))
+    def timed(n=9, dev=cpu):
+        dev.bind_thread()
+        return statistics.median((lambda r: (r.finish - r.start) * 1e3)(dev.run(units[dev.name], ins[dev.name])) for _ in range(n))
 
     def with_gpu_busy():
         stop = threading.Event()
@@ -75,7 +75,8 @@ def main() -> None:
 
     alone = timed()
     busy = with_gpu_busy()
-    print(f"{cpu.name} alone {alone:.2f} ms, GPU busy {busy:.2f} ms (x{busy / alone:.2f})")
+    gpu_alone = timed(dev=gpu)
+    print(f"{cpu.name} alone {alone:.2f} ms, GPU busy {busy:.2f} ms (x{busy / alone:.2f}); {gpu.name} alone {gpu_alone:.2f} ms")
     ours = {threading.get_native_id()}
     moved = []
     for tid, name in threads().items():
@@ -88,7 +89,9 @@ def main() -> None:
                 print("cannot pin", tid, name, e)
     print("pinned to the GPU host core:", moved)
     busy2 = with_gpu_busy()
-    print(f"{cpu.name} GPU busy, driver threads pinned: {busy2:.2f} ms (x{busy2 / alone:.2f})")
+    gpu2 = timed(dev=gpu)
+    print(f"driver threads pinned: {cpu.name} with the GPU busy {busy2:.2f} ms (x{busy2 / alone:.2f}); "
+          f"{gpu.name} alone {gpu2:.2f} ms (x{gpu2 / gpu_alone:.2f}: does the GPU's own thread suffer?)")
 
 
 if __name__ == "__main__":

@@ -1,14 +1,18 @@
-"""The threads of this process after the OpenCL devices and onnxruntime sessions exist (name,
-affinity), and a CPU group's whole-model time on ``--model`` while the GPU runs it over and
-over: as is, then with every thread that onnxruntime and Python did not start (the OpenCL
-driver's) pinned to the GPU's host core. Issue 6 diagnostic.
+"""The OpenCL driver's threads and what they cost a CPU group (issue 6). Per ``--models``
+model: a CPU group's whole-model time alone and while the GPU runs the model over and over,
+first with the driver's threads left where they start (every core), then pinned to the GPU's
+host core as ``OpenCLDevice.bind_thread`` does (``hetlab/devices/opencl/threads.py``); and the
+GPU's own time in both states. Lists the process's threads (name, affinity, whether hetlab
+recorded it as a driver thread) with the CPU time each used and the core it last ran on during
+the GPU-busy window, so a busy thread hetlab did not record shows up.
 
-    python benchmarks/driver_threads.py --model lstm
+    python benchmarks/driver_threads.py --models lstm,googlenet --out driver_threads.json
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -17,81 +21,117 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+os.environ["HETLAB_PIN_DRIVER_THREADS"] = "0"  # start unpinned; pinned by hand below
+
+TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-def threads() -> dict[int, str]:
+def stat() -> dict[int, tuple[str, float, int]]:
+    """tid -> (name, CPU seconds used so far, core it last ran on)."""
     out = {}
     for t in os.listdir("/proc/self/task"):
         try:
-            out[int(t)] = Path(f"/proc/self/task/{t}/comm").read_text().strip()
+            raw = Path(f"/proc/self/task/{t}/stat").read_text()
         except OSError:
-            pass
+            continue
+        name = raw[raw.index("(") + 1 : raw.rindex(")")]
+        f = raw[raw.rindex(")") + 2 :].split()
+        out[int(t)] = (name, (int(f[11]) + int(f[12])) / TICK, int(f[36]))
     return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--model", default="lstm")
+    ap.add_argument("--models", default="lstm,googlenet")
+    ap.add_argument("--n", type=int, default=9, help="timed runs per figure (median)")
+    ap.add_argument("--out", default=None)
     a = ap.parse_args()
     from hetlab import zoo
     from hetlab.devices.platform import devices
     from hetlab.graph import load
     from hetlab.graph.inputs import random_inputs
+    from hetlab.devices.opencl.threads import affinity, pin
 
-    before = threads()
     plat = devices()
-    after_ctx = threads()
-    cpu = next(d for d in plat if d.kind == "onnxruntime-cpu")
+    cpus = [d for d in plat if d.kind == "onnxruntime-cpu"]
     cls = [d for d in plat if d.kind == "opencl"]
-    gpu = next((d for d in cls if d.info().get("type") == "GPU"), cls[0])
-    graph = load(str(zoo.path(a.model)))
-    feed = random_inputs(graph, 0)
-    units = {d.name: d.prepare(graph, [n.id for n in graph.nodes]) for d in (cpu, gpu)}
-    ins = {d.name: {t: d.copy_in(feed[t]) for t in units[d.name].inputs} for d in (cpu, gpu)}
-    gpu.run(units[gpu.name], ins[gpu.name])
-    now = threads()
-    print(f"threads: {len(before)} at start, {len(after_ctx)} after the devices, {len(now)} after a session and a GPU run")
-    for tid, name in sorted(now.items()):
-        tag = "start" if tid in before else ("devices" if tid in after_ctx else "later")
-        print(f"  {tid} {name!r:22} {tag:8} affinity {sorted(os.sched_getaffinity(tid))}")
+    gpu = next((d for d in cls if d.info().get("type") == "GPU"), cls[0])  # PoCL: a smoke test
+    gpu.host_cores = gpu.host_cores or [(os.cpu_count() or 1) - 1]
+    print(
+        f"{gpu.name}: host cores {gpu.host_cores}, driver threads recorded {sorted(gpu.driver_threads)}"
+    )
+    res: dict = {"gpu": gpu.info(), "models": {}}
+    for m in a.models.split(","):
+        graph = load(str(zoo.path(m)))
+        feed = random_inputs(graph, 0)
+        devs = [*cpus, gpu]
+        units = {d.name: d.prepare(graph, [n.id for n in graph.nodes]) for d in devs}
+        ins = {d.name: {t: d.copy_in(feed[t]) for t in units[d.name].inputs} for d in devs}
 
-    def loop(dev, stop):
-        dev.bind_thread()
-        while not stop.is_set():
-            dev.run(units[dev.name], ins[dev.name])
+        def timed(dev, n=a.n):
+            dev.bind_thread()
+            return statistics.median(
+                (lambda r: (r.finish - r.start) * 1e3)(dev.run(units[dev.name], ins[dev.name]))
+                for _ in range(n)
+            )
 
-    def timed(n=9, dev=cpu):
-        dev.bind_thread()
-        return statistics.median((lambda r: (r.finish - r.start) * 1e3)(dev.run(units[dev.name], ins[dev.name])) for _ in range(n))
+        def loop(stop):
+            gpu.bind_thread()
+            while not stop.is_set():
+                gpu.run(units[gpu.name], ins[gpu.name])
 
-    def with_gpu_busy():
-        stop = threading.Event()
-        th = threading.Thread(target=loop, args=(gpu, stop), daemon=True)
-        th.start()
-        v = timed()
-        stop.set()
-        th.join()
-        return v
+        def busy(dev):
+            stop = threading.Event()
+            th = threading.Thread(target=loop, args=(stop,), daemon=True)
+            s0 = stat()
+            th.start()
+            v = [0.0]
+            w = threading.Thread(target=lambda: v.__setitem__(0, timed(dev)))
+            w.start()
+            w.join()
+            stop.set()
+            th.join()
+            s1 = stat()
+            used = {
+                t: (s1[t][0], round(s1[t][1] - s0.get(t, (0, 0.0, 0))[1], 3), s1[t][2]) for t in s1
+            }
+            return v[0], used
 
-    alone = timed()
-    busy = with_gpu_busy()
-    gpu_alone = timed(dev=gpu)
-    print(f"{cpu.name} alone {alone:.2f} ms, GPU busy {busy:.2f} ms (x{busy / alone:.2f}); {gpu.name} alone {gpu_alone:.2f} ms")
-    ours = {threading.get_native_id()}
-    moved = []
-    for tid, name in threads().items():
-        main_name = before[min(before)]
-        if tid not in before and tid not in ours and (tid in after_ctx or name != main_name):
-            try:
-                os.sched_setaffinity(tid, set(gpu.host_cores or [os.cpu_count() - 1]))
-                moved.append(f"{tid}:{name}")
-            except OSError as e:
-                print("cannot pin", tid, name, e)
-    print("pinned to the GPU host core:", moved)
-    busy2 = with_gpu_busy()
-    gpu2 = timed(dev=gpu)
-    print(f"driver threads pinned: {cpu.name} with the GPU busy {busy2:.2f} ms (x{busy2 / alone:.2f}); "
-          f"{gpu.name} alone {gpu2:.2f} ms (x{gpu2 / gpu_alone:.2f}: does the GPU's own thread suffer?)")
+        row: dict = {}
+        for state in ("free", "pinned"):
+            if state == "pinned":
+                gpu.pin_driver_threads = True
+                print(f"  pinned to {gpu.host_cores}: {gpu.pin_driver()}")
+            for cpu in cpus:
+                alone = [0.0]
+                t = threading.Thread(target=lambda: alone.__setitem__(0, timed(cpu)))
+                t.start()
+                t.join()
+                b, used = busy(cpu)
+                row[f"{cpu.name}|{state}"] = {"alone_ms": round(alone[0], 3), "gpu_busy_ms": round(b, 3),
+                                              "factor": round(b / alone[0], 2)}  # fmt: skip
+                print(
+                    f"{m} driver threads {state}: {cpu.name} alone {alone[0]:.2f} ms, GPU busy {b:.2f} ms (x{b / alone[0]:.2f})"
+                )
+                top = sorted(used.items(), key=lambda kv: -kv[1][1])[:8]
+                for tid, (name, sec, core) in top:
+                    tag = "driver" if tid in gpu.driver_threads else ""
+                    print(f"    {tid} {name!r:20} cpu {sec:.3f} s, last core {core:>2}, affinity "
+                          f"{sorted(affinity(tid) or [])} {tag}")  # fmt: skip
+                row[f"{cpu.name}|{state}"]["threads"] = {
+                    str(t): [n, s, c, t in gpu.driver_threads] for t, (n, s, c) in top
+                }
+            g = [0.0]
+            t = threading.Thread(target=lambda: g.__setitem__(0, timed(gpu)))
+            t.start()
+            t.join()
+            row[f"{gpu.name}|{state}"] = {"alone_ms": round(g[0], 3)}
+            print(f"{m} driver threads {state}: {gpu.name} alone {g[0]:.2f} ms")
+        pin(gpu.driver_threads, set(range(os.cpu_count() or 1)))  # back to free for the next model
+        gpu.pin_driver_threads = False
+        res["models"][m] = row
+        if a.out:
+            Path(a.out).write_text(json.dumps(res, indent=1))
 
 
 if __name__ == "__main__":

@@ -6,8 +6,10 @@ every plan x variant once, in a shuffled order) so that drift hits all of them a
     python benchmarks/fidelity.py --models googlenet,inception_v3 --devices cpu0,cpu1,cl0 \
         --algos single:cl0,single:cpu0,heft,greedy,ilp,dmdar --rounds 15 --out DIR
 
-Variants: ``gil0.1ms`` is the executor as built (GIL switch interval 0.1 ms during a run);
-``gil5ms`` leaves Python's default 5 ms. Per plan and variant: the predicted makespan (spec
+Variants (``--variants``): ``built`` is the executor as built (GIL switch interval 0.1 ms
+during a run, the OpenCL driver's threads pinned to the GPU's host core); ``drvfree`` leaves the
+driver's threads on every core, as before issue 6's fix; ``gil5ms`` leaves Python's default
+5 ms switch interval. Per plan and variant: the predicted makespan (spec
 §3 on the profile), the measured median / p10 / p90 of ``--rounds`` runs, and, for the
 median run, each device's busy time (sum of its unit dispatches) and transfer time (sends
 and receives) against the plan's predicted busy time (sum of its node costs there) and
@@ -31,7 +33,19 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-VARIANTS = {"gil0.1ms": 1e-4, "gil5ms": None}
+# name -> (GIL switch interval during a run in s or None for Python's, driver threads pinned)
+VARIANTS = {"built": (1e-4, True), "drvfree": (1e-4, False), "gil5ms": (None, True)}
+
+
+def set_driver_threads(devs: list[Any], pinned: bool) -> None:
+    """Pin the OpenCL devices' driver threads to their host cores, or free them to every core."""
+    import os
+
+    from hetlab.devices.opencl.threads import pin
+
+    for d in devs:
+        if getattr(d, "driver_threads", None) and d.host_cores:
+            pin(d.driver_threads, d.host_cores if pinned else range(os.cpu_count() or 1))
 
 
 def busy_by_device(events: list[Any]) -> dict[str, dict[str, float]]:
@@ -101,7 +115,8 @@ def contention(graph: Any, devs: list[Any], feed: dict[str, Any], n: int = 9) ->
 
 
 def bench_model(
-    model: str, devs: list[Any], algos: list[str], rounds: int, out: Path, seed: int
+    model: str, devs: list[Any], algos: list[str], rounds: int, out: Path, seed: int,
+    variants: list[str] | None = None,
 ) -> list[dict]:
     from fig4_env import profile_model
 
@@ -135,7 +150,8 @@ def bench_model(
         plans[algo], execs[algo] = p, ex
         print(f"  {algo}: {len(ex.specs)} units, predicted {p.makespan:.3f} ms, "
               f"max_rel_err {max_rel_err(rep.outputs, ref):.2e}", flush=True)  # fmt: skip
-    walls: dict[tuple[str, str], list[float]] = {(a, v): [] for a in plans for v in VARIANTS}
+    variants = variants or ["built", "drvfree"]
+    walls: dict[tuple[str, str], list[float]] = {(a, v): [] for a in plans for v in variants}
     reps: dict[tuple[str, str], list[Any]] = {k: [] for k in walls}
     rng = random.Random(seed)
     keys = list(walls)
@@ -143,7 +159,8 @@ def bench_model(
         rng.shuffle(keys)
         for a, v in keys:
             ex = execs[a]
-            ex.switch_interval_s = VARIANTS[v]
+            ex.switch_interval_s = VARIANTS[v][0]
+            set_driver_threads(devs, VARIANTS[v][1])
             r = ex.run_once(feed)
             walls[(a, v)].append(r.wall_ms)
             reps[(a, v)].append((r.wall_ms, r.events))
@@ -174,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--devices", default=None, help="comma-separated device names (default: all)")
     ap.add_argument("--algos", default="single:cl0,single:cpu0,heft,greedy,ilp,dmdar")
     ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--variants", default="built,drvfree", help=f"of {', '.join(VARIANTS)}")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default="fidelity-out")
     a = ap.parse_args(argv)
@@ -192,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     rows = []
     for m in a.models.split(","):
-        rows += bench_model(m, devs, algos, a.rounds, out, a.seed)
+        rows += bench_model(m, devs, algos, a.rounds, out, a.seed, a.variants.split(","))
         (out / "fidelity.json").write_text(json.dumps(rows, indent=1))
     return 0
 

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from hetlab.devices.base import Device, LazyNodeTimes, NodeTime, RunResult, Unit, now
+from hetlab.devices.opencl.threads import Started, enabled, pin
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
 
@@ -61,17 +62,21 @@ def discover() -> list[OpenCLDevice]:
     except HetlabError:
         return []
     try:
-        platforms = cl.get_platforms()
+        with Started() as first:  # the ICD loader may start every vendor's driver here
+            platforms = cl.get_platforms()
     except cl.Error:  # no ICD registered: no OpenCL platform at all
         return []
     out: list[OpenCLDevice] = []
     for p in platforms:
-        try:
-            devs = p.get_devices()
-        except cl.Error:  # a platform without devices
-            devs = []
-        for d in devs:
-            out.append(OpenCLDevice(d, f"cl{len(out)}"))
+        with Started() as started:  # the driver's own threads (threads.py)
+            try:
+                devs = p.get_devices()
+            except cl.Error:  # a platform without devices
+                devs = []
+            mine = [OpenCLDevice(d, f"cl{len(out) + i}") for i, d in enumerate(devs)]
+        for d in mine:
+            d.driver_threads |= started.tids | first.tids
+        out += mine
     return out
 
 
@@ -91,6 +96,10 @@ class OpenCLDevice(Device):
         self._programs: dict[tuple[str, str], Any] = {}
         self.record_node_times = True
         self.host_cores: list[int] | None = None  # where the driving thread runs (platform)
+        # threads the driver started for this device, pinned to host_cores with the driving
+        # thread (threads.py); not on a CPU device, whose driver threads do the compute
+        self.driver_threads: set[int] = set()
+        self.pin_driver_threads = enabled() and device_type(cl_device) != "CPU"
 
     # --- identity -----------------------------------------------------------
     def info(self) -> dict[str, Any]:
@@ -110,14 +119,23 @@ class OpenCLDevice(Device):
             "host_unified_memory": self.unified,
             "type": device_type(d),
             "host_cores": self.host_cores,
+            **({"driver_threads_pinned": self.pin_driver_threads} if self.host_cores else {}),
         }
 
     def bind_thread(self) -> None:
-        """Pin the driving thread to ``host_cores`` when the platform gave some."""
+        """Pin the driving thread, and the driver's own threads, to ``host_cores`` when the
+        platform gave some."""
         import os
 
         if self.host_cores and hasattr(os, "sched_setaffinity"):
             os.sched_setaffinity(0, self.host_cores)
+            self.pin_driver()
+
+    def pin_driver(self) -> list[int]:
+        """Pin the driver threads recorded so far to ``host_cores``; their thread ids."""
+        if not (self.host_cores and self.pin_driver_threads):
+            return []
+        return pin(self.driver_threads, self.host_cores)
 
     def supports(self, node: Node, graph: OpGraph) -> bool:
         return self.why_not(node, graph) is None
@@ -202,11 +220,17 @@ class OpenCLDevice(Device):
     def prepare(self, graph: OpGraph, nodes: Sequence[str]) -> Unit:
         from hetlab.devices.opencl.builder import UnitBuilder
 
-        if any(graph.node(v).op_type == "If" for v in nodes):  # control flow: control.py
-            from hetlab.devices.opencl.control import prepare_composite
+        with Started() as started:  # program builds may start driver threads
+            if any(graph.node(v).op_type == "If" for v in nodes):  # control flow: control.py
+                from hetlab.devices.opencl.control import prepare_composite
 
-            return prepare_composite(self, graph, list(nodes))
-        return UnitBuilder(self, graph, list(nodes)).build()
+                unit = prepare_composite(self, graph, list(nodes))
+            else:
+                unit = UnitBuilder(self, graph, list(nodes)).build()
+        if started.tids:
+            self.driver_threads |= started.tids
+            self.pin_driver()
+        return unit
 
     def run(self, unit: Unit, inputs: dict[str, Any]) -> RunResult:
         """Enqueue the unit's prebuilt launches and wait. Outputs are the unit's own buffers,

@@ -21,7 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-os.environ["HETLAB_PIN_DRIVER_THREADS"] = "0"  # start unpinned; pinned by hand below
+os.environ["HETLAB_PIN_DRIVER_THREADS"] = "0"  # start free; pinned by hand below
 
 TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
@@ -47,10 +47,10 @@ def main() -> None:
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
     from hetlab import zoo
+    from hetlab.devices.opencl.threads import affinity, pin
     from hetlab.devices.platform import devices
     from hetlab.graph import load
     from hetlab.graph.inputs import random_inputs
-    from hetlab.devices.opencl.threads import affinity, pin
 
     plat = devices()
     cpus = [d for d in plat if d.kind == "onnxruntime-cpu"]
@@ -64,74 +64,84 @@ def main() -> None:
     for m in a.models.split(","):
         graph = load(str(zoo.path(m)))
         feed = random_inputs(graph, 0)
-        devs = [*cpus, gpu]
-        units = {d.name: d.prepare(graph, [n.id for n in graph.nodes]) for d in devs}
-        ins = {d.name: {t: d.copy_in(feed[t]) for t in units[d.name].inputs} for d in devs}
-
-        def timed(dev, n=a.n):
-            dev.bind_thread()
-            return statistics.median(
-                (lambda r: (r.finish - r.start) * 1e3)(dev.run(units[dev.name], ins[dev.name]))
-                for _ in range(n)
-            )
-
-        def loop(stop):
-            gpu.bind_thread()
-            while not stop.is_set():
-                gpu.run(units[gpu.name], ins[gpu.name])
-
-        def busy(dev):
-            stop = threading.Event()
-            th = threading.Thread(target=loop, args=(stop,), daemon=True)
-            s0 = stat()
-            th.start()
-            v = [0.0]
-            w = threading.Thread(target=lambda: v.__setitem__(0, timed(dev)))
-            w.start()
-            w.join()
-            stop.set()
-            th.join()
-            s1 = stat()
-            used = {
-                t: (s1[t][0], round(s1[t][1] - s0.get(t, (0, 0.0, 0))[1], 3), s1[t][2]) for t in s1
-            }
-            return v[0], used
-
+        work = {}
+        for d in [*cpus, gpu]:
+            u = d.prepare(graph, [n.id for n in graph.nodes])
+            work[d.name] = (d, u, {t: d.copy_in(feed[t]) for t in u.inputs})
         row: dict = {}
         for state in ("free", "pinned"):
             if state == "pinned":
                 gpu.pin_driver_threads = True
                 print(f"  pinned to {gpu.host_cores}: {gpu.pin_driver()}")
             for cpu in cpus:
-                alone = [0.0]
-                t = threading.Thread(target=lambda: alone.__setitem__(0, timed(cpu)))
-                t.start()
-                t.join()
-                b, used = busy(cpu)
-                row[f"{cpu.name}|{state}"] = {"alone_ms": round(alone[0], 3), "gpu_busy_ms": round(b, 3),
-                                              "factor": round(b / alone[0], 2)}  # fmt: skip
+                alone = on_thread(timed, work[cpu.name], a.n)
+                b, used = busy(work[cpu.name], work[gpu.name], a.n)
+                key = f"{cpu.name}|{state}"
+                row[key] = {
+                    "alone_ms": round(alone, 3),
+                    "gpu_busy_ms": round(b, 3),
+                    "factor": round(b / alone, 2),
+                }
                 print(
-                    f"{m} driver threads {state}: {cpu.name} alone {alone[0]:.2f} ms, GPU busy {b:.2f} ms (x{b / alone[0]:.2f})"
+                    f"{m} driver threads {state}: {cpu.name} alone {alone:.2f} ms, GPU busy {b:.2f} ms (x{b / alone:.2f})"
                 )
                 top = sorted(used.items(), key=lambda kv: -kv[1][1])[:8]
                 for tid, (name, sec, core) in top:
                     tag = "driver" if tid in gpu.driver_threads else ""
                     print(f"    {tid} {name!r:20} cpu {sec:.3f} s, last core {core:>2}, affinity "
                           f"{sorted(affinity(tid) or [])} {tag}")  # fmt: skip
-                row[f"{cpu.name}|{state}"]["threads"] = {
+                row[key]["threads"] = {
                     str(t): [n, s, c, t in gpu.driver_threads] for t, (n, s, c) in top
                 }
-            g = [0.0]
-            t = threading.Thread(target=lambda: g.__setitem__(0, timed(gpu)))
-            t.start()
-            t.join()
-            row[f"{gpu.name}|{state}"] = {"alone_ms": round(g[0], 3)}
-            print(f"{m} driver threads {state}: {gpu.name} alone {g[0]:.2f} ms")
-        pin(gpu.driver_threads, set(range(os.cpu_count() or 1)))  # back to free for the next model
+            g = on_thread(timed, work[gpu.name], a.n)
+            row[f"{gpu.name}|{state}"] = {"alone_ms": round(g, 3)}
+            print(f"{m} driver threads {state}: {gpu.name} alone {g:.2f} ms")
+        pin(gpu.driver_threads, set(range(os.cpu_count() or 1)))  # free again for the next model
         gpu.pin_driver_threads = False
         res["models"][m] = row
         if a.out:
             Path(a.out).write_text(json.dumps(res, indent=1))
+
+
+def timed(job: tuple, n: int) -> float:
+    """Median whole-model ms of ``n`` runs of ``job`` = (device, unit, inputs), on this thread."""
+    dev, unit, ins = job
+    dev.bind_thread()
+    times = []
+    for _ in range(n):
+        r = dev.run(unit, ins)
+        times.append((r.finish - r.start) * 1e3)
+    return statistics.median(times)
+
+
+def on_thread(fn, *args):
+    """``fn(*args)`` on a fresh thread (so pinning it leaves the main thread alone)."""
+    out = []
+    th = threading.Thread(target=lambda: out.append(fn(*args)))
+    th.start()
+    th.join()
+    return out[0]
+
+
+def busy(job: tuple, gpu_job: tuple, n: int) -> tuple[float, dict]:
+    """``timed(job)`` while the GPU runs ``gpu_job`` over and over, and each thread's
+    (name, CPU seconds, last core) over that window."""
+    stop = threading.Event()
+
+    def loop() -> None:
+        dev, unit, ins = gpu_job
+        dev.bind_thread()
+        while not stop.is_set():
+            dev.run(unit, ins)
+
+    th = threading.Thread(target=loop, daemon=True)
+    s0 = stat()
+    th.start()
+    v = on_thread(timed, job, n)
+    stop.set()
+    th.join()
+    s1 = stat()
+    return v, {t: (s1[t][0], round(s1[t][1] - s0.get(t, ("", 0.0, 0))[1], 3), s1[t][2]) for t in s1}
 
 
 if __name__ == "__main__":

@@ -7,9 +7,11 @@ every plan x variant once, in a shuffled order) so that drift hits all of them a
         --algos single:cl0,single:cpu0,heft,greedy,ilp,dmdar --rounds 15 --out DIR
 
 Variants (``--variants``): ``built`` is the executor as built (GIL switch interval 0.1 ms
-during a run, the OpenCL driver's threads pinned to the GPU's host core); ``drvfree`` leaves the
-driver's threads on every core, as before issue 6's fix; ``gil5ms`` leaves Python's default
-5 ms switch interval. Per plan and variant: the predicted makespan (spec
+during a run, the OpenCL driver's threads where they started); ``drvpinned`` pins the driver's
+threads to the GPU's host core (``HETLAB_PIN_DRIVER_THREADS=1``); ``gil5ms`` leaves Python's
+default 5 ms switch interval, ``gil20us`` sets 20 us; ``small1t`` runs every CPU unit under
+``SMALL_FLOPS`` on one thread (no pool to wake). ``overhead_us_per_unit`` is (measured -
+predicted) / units. Per plan and variant: the predicted makespan (spec
 §3 on the profile), the measured median / p10 / p90 of ``--rounds`` runs, and, for the
 median run, each device's busy time (sum of its unit dispatches) and transfer time (sends
 and receives) against the plan's predicted busy time (sum of its node costs there) and
@@ -33,8 +35,25 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-# name -> (GIL switch interval during a run in s or None for Python's, driver threads pinned)
-VARIANTS = {"built": (1e-4, True), "drvfree": (1e-4, False), "gil5ms": (None, True)}
+# name -> (GIL switch interval during a run in s or None for Python's, driver threads pinned,
+# CPU units under this many flops on one thread)
+VARIANTS = {
+    "built": (1e-4, False, 0),
+    "drvpinned": (1e-4, True, 0),
+    "gil5ms": (None, False, 0),
+    "gil20us": (2e-5, False, 0),
+    "small1t": (1e-4, False, 2_000_000),
+}
+
+
+def variant_devices(devs: list[Any], small_flops: int) -> list[Any]:
+    """``devs`` with each CPU group rebuilt to run units under ``small_flops`` on one thread."""
+    from hetlab.devices.ort_cpu import OrtCpuDevice
+
+    if not small_flops:
+        return devs
+    return [OrtCpuDevice(d.name, d.cores, d.threads, spin=d.spin, small_flops=small_flops)
+            if isinstance(d, OrtCpuDevice) else d for d in devs]  # fmt: skip
 
 
 def set_driver_threads(devs: list[Any], pinned: bool) -> None:
@@ -68,11 +87,30 @@ def predicted_busy(plan: Any) -> dict[str, float]:
     return {k: round(v, 4) for k, v in out.items()}
 
 
-def contention(graph: Any, devs: list[Any], feed: dict[str, Any], n: int = 9) -> dict[str, float]:
+def contention(graph: Any, devs: list[Any], feed: dict[str, Any], n: int = 9,
+               interval: float | None = 1e-4) -> dict[str, float]:  # fmt: skip
     """``{"a|b": slowdown}``: the whole model's median time on ``a`` while ``b`` runs the whole
-    model over and over on its own thread, divided by ``a``'s median alone. The standard
-    timing model (spec §3) takes devices as independent, i.e. every factor 1."""
+    model over and over on its own thread, divided by ``a``'s median alone (after a warm-up).
+    The standard timing model (spec §3) takes devices as independent, i.e. every factor 1.
+    ``interval``: the GIL switch interval meanwhile, the executor's 0.1 ms by default (with
+    Python's 5 ms, a thread waits up to 5 ms for the GIL each time a run returns while the other
+    runs Python: lstm on a CPU group measured 94-190x slower on the H100, 0.5-0.8x at 0.1 ms;
+    ``contention_causes.py``)."""
+    import sys
     import threading
+
+    old = sys.getswitchinterval()
+    if interval:
+        sys.setswitchinterval(interval)
+    try:
+        return _contention(graph, devs, feed, n, threading)
+    finally:
+        sys.setswitchinterval(old)
+
+
+def _contention(
+    graph: Any, devs: list[Any], feed: dict[str, Any], n: int, threading: Any
+) -> dict[str, float]:
 
     units, ins = {}, {}
     for d in devs:
@@ -91,6 +129,8 @@ def contention(graph: Any, devs: list[Any], feed: dict[str, Any], n: int = 9) ->
                 break
         return out
 
+    for a in units:  # warm-up: a session's first runs are slow
+        times(a, 3)
     alone = {a: statistics.median(times(a, n)) for a in units}
     res = {}
     for a in units:
@@ -115,14 +155,19 @@ def contention(graph: Any, devs: list[Any], feed: dict[str, Any], n: int = 9) ->
 
 
 def bench_model(
-    model: str, devs: list[Any], algos: list[str], rounds: int, out: Path, seed: int,
+    model: str,
+    devs: list[Any],
+    algos: list[str],
+    rounds: int,
+    out: Path,
+    seed: int,
     variants: list[str] | None = None,
 ) -> list[dict]:
     from fig4_env import profile_model
 
     from hetlab import zoo
-    from hetlab.executor.interpreter import Executor
     from hetlab.executor.check import max_rel_err, reference_outputs
+    from hetlab.executor.interpreter import Executor
     from hetlab.graph import load
     from hetlab.graph.inputs import random_inputs
     from hetlab.schedulers import schedule
@@ -136,21 +181,29 @@ def bench_model(
     feed = random_inputs(graph, seed)
     ref = reference_outputs(graph.model_path or "", feed, list(graph.outputs))
     cont = contention(graph, devs, feed)
-    plans, execs = {}, {}
+    variants = variants or ["built"]
+    plans: dict[str, Any] = {}
+    execs: dict[tuple[str, str], Any] = {}
     for algo in algos:
         try:
             p = schedule(problem, algo, **({"time_limit": 0.2} if algo == "ilp" else {}))
         except Exception as e:  # noqa: BLE001 - report and go on
             print(f"  {algo}: schedule error {e}", flush=True)
             continue
-        ex = Executor(graph, p.device_of, devmap, p.order, p.sequential)
-        ex.prepare()
-        for _ in range(2):
-            rep = ex.run_once(feed)
-        plans[algo], execs[algo] = p, ex
+        for v in variants:
+            dm = (
+                {d.name: d for d in variant_devices(devs, VARIANTS[v][2])}
+                if VARIANTS[v][2]
+                else devmap
+            )
+            ex = Executor(graph, p.device_of, dm, p.order, p.sequential)
+            ex.prepare()
+            for _ in range(2):
+                rep = ex.run_once(feed)
+            execs[(algo, v)] = ex
+        plans[algo] = p
         print(f"  {algo}: {len(ex.specs)} units, predicted {p.makespan:.3f} ms, "
               f"max_rel_err {max_rel_err(rep.outputs, ref):.2e}", flush=True)  # fmt: skip
-    variants = variants or ["built", "drvfree"]
     walls: dict[tuple[str, str], list[float]] = {(a, v): [] for a in plans for v in variants}
     reps: dict[tuple[str, str], list[Any]] = {k: [] for k in walls}
     rng = random.Random(seed)
@@ -158,7 +211,7 @@ def bench_model(
     for _ in range(rounds):
         rng.shuffle(keys)
         for a, v in keys:
-            ex = execs[a]
+            ex = execs[(a, v)]
             ex.switch_interval_s = VARIANTS[v][0]
             set_driver_threads(devs, VARIANTS[v][1])
             r = ex.run_once(feed)
@@ -169,7 +222,9 @@ def bench_model(
         p = plans[a]
         mid = sorted(reps[(a, v)], key=lambda x: x[0])[len(w) // 2][1]
         med = statistics.median(w)
-        row = {"model": model, "algo": a, "variant": v, "units": len(execs[a].specs),
+        units = len(execs[(a, v)].specs)
+        row = {"model": model, "algo": a, "variant": v, "units": units,
+               "overhead_us_per_unit": round((med - p.makespan) / units * 1e3, 1),
                "devices": dict(sorted({d: sum(1 for x in p.device_of.values() if x == d) for d in set(p.device_of.values())}.items())),
                "predicted_ms": round(p.makespan, 4), "median_ms": round(med, 4),
                "p10_ms": round(float(np.percentile(w, 10)), 4), "p90_ms": round(float(np.percentile(w, 90)), 4),
@@ -191,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--devices", default=None, help="comma-separated device names (default: all)")
     ap.add_argument("--algos", default="single:cl0,single:cpu0,heft,greedy,ilp,dmdar")
     ap.add_argument("--rounds", type=int, default=15)
-    ap.add_argument("--variants", default="built,drvfree", help=f"of {', '.join(VARIANTS)}")
+    ap.add_argument("--variants", default="built", help=f"of {', '.join(VARIANTS)}")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default="fidelity-out")
     a = ap.parse_args(argv)

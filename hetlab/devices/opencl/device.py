@@ -75,8 +75,11 @@ def discover() -> list[OpenCLDevice]:
                 devs = []
             mine = [OpenCLDevice(d, f"cl{len(out) + i}") for i, d in enumerate(devs)]
         for d in mine:
-            d.driver_threads |= started.tids | first.tids
+            d.driver_threads |= started.tids
         out += mine
+    if len(platforms) == 1:  # else whose the enumeration's threads are is unknown
+        for d in out:
+            d.driver_threads |= first.tids
     return out
 
 

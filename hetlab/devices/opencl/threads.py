@@ -2,14 +2,15 @@
 
 A GPU driver starts helper threads of its own when the platform is enumerated, a context is
 created or a program is built. A new thread inherits the affinity of the thread that caused
-it, usually the main thread with every core allowed, so the helpers run on the CPU groups'
-cores. Each parallel op of a group waits for its slowest pool thread, and a pool thread that
-shares its core with a busy helper waits a scheduler time slice (milliseconds): on the lent
-H100 machine a CPU group ran ``lstm`` (~260 small ops) 68-397x slower while the GPU ran it.
-``OpenCLDevice`` records the threads started during its driver calls (``Started``) and pins
-them, with its driving thread, to its ``host_cores`` (``pin``). Set ``HETLAB_PIN_DRIVER_THREADS=0``
-to leave them where they are (to measure the difference). Linux only; elsewhere nothing is
-recorded.
+it, usually the main thread with every core allowed, so the helpers may run on the CPU
+groups' cores. ``OpenCLDevice`` records the threads started during its driver calls
+(``Started``) and, with ``HETLAB_PIN_DRIVER_THREADS=1``, pins them with its driving thread to
+its ``host_cores`` (``pin``). Off by default: on the lent H100 machine (NVIDIA OpenCL 580) it
+did not take away a CPU group's slowdown while the GPU ran (lstm on cores 0-7: 6.0x free, 6.5x
+pinned) and it made the GPU's own transfers 15-20x slower (googlenet's upload and download
+0.24 -> 3.96 ms per run: the driver's threads then share one core with the driving thread,
+which waits on the GPU spinning). ``benchmarks/driver_threads.py`` measures both states.
+Linux only; elsewhere nothing is recorded.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ ENV = "HETLAB_PIN_DRIVER_THREADS"
 
 
 def enabled() -> bool:
-    """Whether driver threads are pinned (``HETLAB_PIN_DRIVER_THREADS``, default on)."""
-    return os.environ.get(ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+    """Whether driver threads are pinned (``HETLAB_PIN_DRIVER_THREADS``, default off)."""
+    return os.environ.get(ENV, "0").strip().lower() in ("1", "true", "yes", "on")
 
 
 def native_threads() -> set[int]:

@@ -67,6 +67,28 @@ def set_driver_threads(devs: list[Any], pinned: bool) -> None:
             pin(d.driver_threads, d.host_cores if pinned else range(os.cpu_count() or 1))
 
 
+def cpu_steal() -> tuple[int, int]:
+    """(steal, total) jiffies of all cores so far (/proc/stat): the time the hypervisor ran
+    something else on our virtual CPUs; (0, 0) where there is no /proc/stat."""
+    try:
+        f = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except (OSError, ValueError):
+        return (0, 0)
+    return (f[7] if len(f) > 7 else 0, sum(f[:8]))
+
+
+def relative(rows: list[dict]) -> None:
+    """Add ``vs_single``: (measured / predicted) over the same for the model's ``single:``
+    plan on the device the plan uses most, measured in the same rounds (cancels the machine's
+    drift between profiling and running)."""
+    by = {(r["model"], r["algo"], r["variant"]): r for r in rows}
+    for r in rows:
+        dev = max(r["devices"], key=r["devices"].get)
+        s = by.get((r["model"], f"single:{dev}", r["variant"]))
+        if s:
+            r["vs_single"] = round(r["ratio"] / s["ratio"], 3)
+
+
 def busy_by_device(events: list[Any]) -> dict[str, dict[str, float]]:
     """Per device: ms in unit dispatches and in transfers (send/recv) during one run."""
     out: dict[str, dict[str, float]] = {}
@@ -162,6 +184,7 @@ def bench_model(
     out: Path,
     seed: int,
     variants: list[str] | None = None,
+    gap_ms: float = 5.0,
 ) -> list[dict]:
     from fig4_env import profile_model
 
@@ -208,13 +231,18 @@ def bench_model(
     reps: dict[tuple[str, str], list[Any]] = {k: [] for k in walls}
     rng = random.Random(seed)
     keys = list(walls)
+    steal: dict[tuple[str, str], list[int]] = {}
     for _ in range(rounds):
         rng.shuffle(keys)
         for a, v in keys:
             ex = execs[(a, v)]
             ex.switch_interval_s = VARIANTS[v][0]
             set_driver_threads(devs, VARIANTS[v][1])
+            time.sleep(gap_ms / 1e3)  # lets the last plan's spinning pools go to sleep
+            st0 = cpu_steal()
             r = ex.run_once(feed)
+            st1 = cpu_steal()
+            steal[(a, v)] = [x + y1 - y0 for x, y0, y1 in zip(steal.get((a, v), [0, 0]), st0, st1)]
             walls[(a, v)].append(r.wall_ms)
             reps[(a, v)].append((r.wall_ms, r.events))
     rows = []
@@ -229,10 +257,16 @@ def bench_model(
                "predicted_ms": round(p.makespan, 4), "median_ms": round(med, 4),
                "p10_ms": round(float(np.percentile(w, 10)), 4), "p90_ms": round(float(np.percentile(w, 90)), 4),
                "ratio": round(med / p.makespan, 3), "busy_measured": busy_by_device(mid),
-               "busy_predicted": predicted_busy(p), "contention": cont}  # fmt: skip
+               "busy_predicted": predicted_busy(p), "contention": cont,
+               "steal": round(steal[(a, v)][0] / max(steal[(a, v)][1], 1), 4)}  # fmt: skip
         rows.append(row)
+    relative(rows)
+    for row in rows:
+        a, v, p = row["algo"], row["variant"], plans[row["algo"]]
+        med = row["median_ms"]
         print(f"  {a:<12} {v:<9} units {row['units']:>3} pred {p.makespan:8.3f} meas {med:8.3f} "
-              f"({row['p10_ms']:.3f}-{row['p90_ms']:.3f}) x{row['ratio']:.2f} busy "
+              f"({row['p10_ms']:.3f}-{row['p90_ms']:.3f}) x{row['ratio']:.2f} "
+              f"vs single x{row.get('vs_single', float('nan')):.2f} steal {row['steal']:.1%} busy "
               + " ".join(f"{d}:{b['unit_ms']:.2f}+{b['transfer_ms']:.2f}/{row['busy_predicted'].get(d, 0):.2f}"
                          for d, b in sorted(row["busy_measured"].items())), flush=True)  # fmt: skip
     for ex in execs.values():
@@ -246,6 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--devices", default=None, help="comma-separated device names (default: all)")
     ap.add_argument("--algos", default="single:cl0,single:cpu0,heft,greedy,ilp,dmdar")
     ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--gap-ms", type=float, default=5.0, help="pause before each run (ms)")
     ap.add_argument("--variants", default="built", help=f"of {', '.join(VARIANTS)}")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default="fidelity-out")
@@ -265,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     rows = []
     for m in a.models.split(","):
-        rows += bench_model(m, devs, algos, a.rounds, out, a.seed, a.variants.split(","))
+        rows += bench_model(m, devs, algos, a.rounds, out, a.seed, a.variants.split(","), a.gap_ms)
         (out / "fidelity.json").write_text(json.dumps(rows, indent=1))
     return 0
 

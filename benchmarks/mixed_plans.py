@@ -1,13 +1,17 @@
-"""Mixed plans on real third-party models, checked against onnxruntime (issue 6's acceptance):
-a detector (ddddocr's ``dddd_det``), an OCR recognizer with attention (PP-OCRv4 ``ppocr_rec``,
-SVTR) and an audio LSTM (``silero_vad``; its LSTM sits inside an ``If``). Per model: profile on
-``--devices``, schedule with each ``--algos``, plus ``prefer:GPU`` (every node the GPU can run
-on it, the rest on the first CPU group: silero's schedulers keep it all on one CPU group, so
-this is its mixed plan), then ``hetlab run --plan --check``. Prints and writes per plan: nodes
-per device, units, predicted and measured median (ms), max_rel_err and fallbacks.
+"""Mixed plans run the way a user runs them (issue 6): per model, ``hetlab profile`` on
+``--devices``, ``hetlab schedule`` with each ``--algos`` (``single:DEV`` too), plus
+``prefer:GPU`` (every node the GPU can run on it, the rest on the first CPU group), then
+``hetlab run --plan --check --json`` in a fresh process per plan. Prints and writes per plan:
+nodes per device, units, predicted and measured median (ms), max_rel_err and fallbacks.
 
-    python tests/thirdparty/fetch.py   # the models, into .cache/thirdparty/
-    python benchmarks/thirdparty_mixed.py --devices cpu0,cpu1,cl0 --out DIR
+Models: zoo names, or the real third-party models of ``tests/thirdparty/fetch.py`` (issue 6's
+acceptance): a detector (ddddocr's ``dddd_det``), an OCR recognizer with attention (PP-OCRv4
+``ppocr_rec``, SVTR) and an audio LSTM (``silero_vad``; its LSTM sits inside an ``If``, so
+the schedulers keep it on one CPU group and ``prefer:`` is its mixed plan).
+
+    python tests/thirdparty/fetch.py   # the third-party models, into .cache/thirdparty/
+    python benchmarks/mixed_plans.py --models dddd_det,ppocr_rec,silero_vad --out DIR
+    python benchmarks/mixed_plans.py --models googlenet --devices cpu0,cpu1 --algos ilp,heft
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-MODELS = {  # name -> CLI arguments fixing its inputs
+THIRD_PARTY = {  # name -> CLI arguments fixing its inputs
     "dddd_det": [],
     "ppocr_rec": ["--shape", "x=1x3x48x320"],
     "silero_vad": ["--shape", "input=1x512", "--shape", "state=2x1x128", "--input", "sr=16000"],
@@ -49,8 +53,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--devices", default="cpu0,cpu1,cl0")
     ap.add_argument("--algos", default="ilp,greedy,heft")
-    ap.add_argument("--gpu", default="cl0", help="the device of the prefer: plan")
-    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--gpu", default="cl0", help="the device of the prefer: plan ('' for none)")
+    ap.add_argument("--models", default=",".join(THIRD_PARTY))
     ap.add_argument("--repeat", default="10")
     ap.add_argument("--out", default="thirdparty-out")
     a = ap.parse_args()
@@ -58,22 +62,26 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     rows = []
     for m in a.models.split(","):
-        onnx = ROOT / ".cache" / "thirdparty" / f"{m}.onnx"
-        if not onnx.exists():
-            print(f"{m}: {onnx} missing (run tests/thirdparty/fetch.py); skipped", flush=True)
-            continue
+        onnx: Path | str = m
+        if m in THIRD_PARTY:
+            onnx = ROOT / ".cache" / "thirdparty" / f"{m}.onnx"
+            if not onnx.exists():
+                print(f"{m}: {onnx} missing (run tests/thirdparty/fetch.py); skipped", flush=True)
+                continue
+        args = THIRD_PARTY.get(m, [])
         prob = out / f"{m}.problem.json"
-        hetlab("profile", str(onnx), "--devices", a.devices, *MODELS[m], "--repeat", "5",
+        hetlab("profile", str(onnx), "--devices", a.devices, *args, "--repeat", "5",
                "--rounds", "1", "--seconds", "0.05", "--quiet", "--out", str(prob))  # fmt: skip
-        for algo in [*a.algos.split(","), f"prefer:{a.gpu}"]:
+        prefer = [f"prefer:{a.gpu}"] if a.gpu and a.gpu in a.devices.split(",") else []
+        for algo in [*a.algos.split(","), *prefer]:
             plan = out / f"{m}.{algo.replace(':', '-')}.plan.json"
             if algo.startswith("prefer:"):
                 prefer_plan(prob, a.gpu, plan)
             else:
                 hetlab("schedule", str(prob), "--algo", algo, "--out", str(plan))
             rep = out / f"{m}.{algo.replace(':', '-')}.run.json"
-            r = subprocess.run([sys.executable, "-m", "hetlab", "run", str(onnx), "--plan", str(plan), *MODELS[m],
-                                "--check", "--repeat", a.repeat, "--json"], capture_output=True, text=True)  # fmt: skip
+            r = subprocess.run([sys.executable, "-m", "hetlab", "run", str(onnx), "--plan", str(plan), *args,
+                                "--check", "--repeat", a.repeat, "--json"], capture_output=True, text=True, check=False)  # fmt: skip
             if r.returncode:
                 print(f"{m} {algo}: run failed: {r.stderr.strip()[-300:]}", flush=True)
                 continue
@@ -92,7 +100,28 @@ def main() -> int:
                   f"{row['predicted_ms']:.3f} measured {row['median_ms']:.3f} "
                   f"(x{row['median_ms'] / row['predicted_ms']:.2f}) max_rel_err {row['max_rel_err']:.2e} "
                   f"fallbacks {row['fallbacks'] or 'none'}", flush=True)  # fmt: skip
-            (out / "thirdparty_mixed.json").write_text(json.dumps(rows, indent=1))
+            (out / "mixed_plans.json").write_text(json.dumps(rows, indent=1))
+        mine = [r for r in rows if r["model"] == m]
+        singles = {
+            r["algo"]: r["median_ms"] / r["predicted_ms"]
+            for r in mine
+            if r["algo"].startswith("single:")
+        }
+        for (
+            r
+        ) in mine:  # measured/predicted over the single-device plan's: the machine's drift cancels
+            dev = max(r["nodes"], key=r["nodes"].get)
+            if f"single:{dev}" in singles:
+                r["vs_single"] = round(
+                    r["median_ms"] / r["predicted_ms"] / singles[f"single:{dev}"], 3
+                )
+        if singles:
+            print(
+                f"{m} vs single: "
+                + ", ".join(f"{r['algo']} x{r['vs_single']:.2f}" for r in mine if "vs_single" in r),
+                flush=True,
+            )
+            (out / "mixed_plans.json").write_text(json.dumps(rows, indent=1))
     return 0
 
 

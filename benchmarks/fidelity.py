@@ -1,7 +1,9 @@
 """Measured against predicted, and where the difference goes (issue 6): for each model,
 profile on the devices (or read ``OUT/problems/<model>.json``), schedule with each
-``--algos``, prepare every plan once, then run them in interleaved rounds (each round runs
-every plan x variant once, in a shuffled order) so that drift hits all of them alike.
+``--algos``, then run them in interleaved rounds (each round visits every plan x variant once,
+in a shuffled order) so that drift hits all of them alike. A visit prepares the plan, runs
+it ``--per-visit`` times and closes it (``--live one``): the sessions of every plan kept
+alive at once slow the CPU groups down (``session_residue.py``; ``--live all`` keeps them).
 
     python benchmarks/fidelity.py --models googlenet,inception_v3 --devices cpu0,cpu1,cl0 \
         --algos single:cl0,single:cpu0,heft,greedy,ilp,dmdar --rounds 15 --out DIR
@@ -185,6 +187,8 @@ def bench_model(
     seed: int,
     variants: list[str] | None = None,
     gap_ms: float = 5.0,
+    live: str = "one",
+    per_visit: int = 3,
 ) -> list[dict]:
     from fig4_env import profile_model
 
@@ -205,8 +209,21 @@ def bench_model(
     ref = reference_outputs(graph.model_path or "", feed, list(graph.outputs))
     cont = contention(graph, devs, feed)
     variants = variants or ["built"]
+    for d in devs:  # contention's whole-model sessions
+        d.forget()
     plans: dict[str, Any] = {}
     execs: dict[tuple[str, str], Any] = {}
+    units: dict[tuple[str, str], int] = {}
+
+    def make_exec(p: Any, v: str) -> Any:
+        dm = (
+            {d.name: d for d in variant_devices(devs, VARIANTS[v][2])} if VARIANTS[v][2] else devmap
+        )
+        ex = Executor(graph, p.device_of, dm, p.order, p.sequential)
+        ex.prepare()
+        ex.run_once(feed)
+        return ex
+
     for algo in algos:
         try:
             p = schedule(problem, algo, **({"time_limit": 0.2} if algo == "ilp" else {}))
@@ -214,18 +231,15 @@ def bench_model(
             print(f"  {algo}: schedule error {e}", flush=True)
             continue
         for v in variants:
-            dm = (
-                {d.name: d for d in variant_devices(devs, VARIANTS[v][2])}
-                if VARIANTS[v][2]
-                else devmap
-            )
-            ex = Executor(graph, p.device_of, dm, p.order, p.sequential)
-            ex.prepare()
-            for _ in range(2):
-                rep = ex.run_once(feed)
-            execs[(algo, v)] = ex
+            ex = make_exec(p, v)
+            rep = ex.run_once(feed)
+            units[(algo, v)] = len(ex.specs)
+            if live == "all":
+                execs[(algo, v)] = ex
+            else:
+                ex.close()
         plans[algo] = p
-        print(f"  {algo}: {len(ex.specs)} units, predicted {p.makespan:.3f} ms, "
+        print(f"  {algo}: {units[(algo, variants[-1])]} units, predicted {p.makespan:.3f} ms, "
               f"max_rel_err {max_rel_err(rep.outputs, ref):.2e}", flush=True)  # fmt: skip
     walls: dict[tuple[str, str], list[float]] = {(a, v): [] for a in plans for v in variants}
     reps: dict[tuple[str, str], list[Any]] = {k: [] for k in walls}
@@ -235,24 +249,29 @@ def bench_model(
     for _ in range(rounds):
         rng.shuffle(keys)
         for a, v in keys:
-            ex = execs[(a, v)]
+            ex = execs[(a, v)] if live == "all" else make_exec(plans[a], v)
             ex.switch_interval_s = VARIANTS[v][0]
             set_driver_threads(devs, VARIANTS[v][1])
-            time.sleep(gap_ms / 1e3)  # lets the last plan's spinning pools go to sleep
-            st0 = cpu_steal()
-            r = ex.run_once(feed)
-            st1 = cpu_steal()
-            steal[(a, v)] = [x + y1 - y0 for x, y0, y1 in zip(steal.get((a, v), [0, 0]), st0, st1)]
-            walls[(a, v)].append(r.wall_ms)
-            reps[(a, v)].append((r.wall_ms, r.events))
+            for _ in range(per_visit):
+                time.sleep(gap_ms / 1e3)  # lets the last plan's spinning pools go to sleep
+                st0 = cpu_steal()
+                r = ex.run_once(feed)
+                st1 = cpu_steal()
+                steal[(a, v)] = [
+                    x + y1 - y0 for x, y0, y1 in zip(steal.get((a, v), [0, 0]), st0, st1)
+                ]
+                walls[(a, v)].append(r.wall_ms)
+                reps[(a, v)].append((r.wall_ms, r.events))
+            if live != "all":
+                ex.close()
     rows = []
     for (a, v), w in walls.items():
         p = plans[a]
         mid = sorted(reps[(a, v)], key=lambda x: x[0])[len(w) // 2][1]
         med = statistics.median(w)
-        units = len(execs[(a, v)].specs)
-        row = {"model": model, "algo": a, "variant": v, "units": units,
-               "overhead_us_per_unit": round((med - p.makespan) / units * 1e3, 1),
+        n_units = units[(a, v)]
+        row = {"model": model, "algo": a, "variant": v, "units": n_units,
+               "overhead_us_per_unit": round((med - p.makespan) / n_units * 1e3, 1),
                "devices": dict(sorted({d: sum(1 for x in p.device_of.values() if x == d) for d in set(p.device_of.values())}.items())),
                "predicted_ms": round(p.makespan, 4), "median_ms": round(med, 4),
                "p10_ms": round(float(np.percentile(w, 10)), 4), "p90_ms": round(float(np.percentile(w, 90)), 4),
@@ -281,6 +300,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--algos", default="single:cl0,single:cpu0,heft,greedy,ilp,dmdar")
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--gap-ms", type=float, default=5.0, help="pause before each run (ms)")
+    ap.add_argument("--live", choices=("one", "all"), default="one",
+                    help="one: each visit prepares its plan, runs it --per-visit times, closes it "
+                         "(only one plan's sessions alive); all: every plan prepared once, kept")  # fmt: skip
+    ap.add_argument("--per-visit", type=int, default=3, help="runs per visit of a plan in a round")
     ap.add_argument("--variants", default="built", help=f"of {', '.join(VARIANTS)}")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default="fidelity-out")
@@ -300,7 +323,18 @@ def main(argv: list[str] | None = None) -> int:
     ]
     rows = []
     for m in a.models.split(","):
-        rows += bench_model(m, devs, algos, a.rounds, out, a.seed, a.variants.split(","), a.gap_ms)
+        rows += bench_model(
+            m,
+            devs,
+            algos,
+            a.rounds,
+            out,
+            a.seed,
+            a.variants.split(","),
+            a.gap_ms,
+            a.live,
+            a.per_visit,
+        )
         (out / "fidelity.json").write_text(json.dumps(rows, indent=1))
     return 0
 

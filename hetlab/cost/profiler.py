@@ -198,6 +198,8 @@ def profile(
         pc.flush()
         if affinity is not None:
             os.sched_setaffinity(0, affinity)
+        for d in devs:  # the hundreds of per-op sessions: their parked threads slow later runs
+            d.forget()
 
     def cost(st: dict[str, Any] | None, dev: str, stat: str = "median") -> float | None:
         if st is None or stat not in st:

@@ -129,6 +129,10 @@ class Device(ABC):
     def bind_thread(self) -> None:
         """Called once on the worker thread that drives this device (pin it to its cores)."""
 
+    def forget(self, units: Sequence[Unit] | None = None) -> None:
+        """Drop what this device keeps of ``units`` (all when None) for reuse by a later
+        ``prepare``; a unit still held elsewhere keeps working. No-op where nothing is kept."""
+
     def close(self) -> None:
         """Release sessions, queues and buffers."""
 

@@ -166,6 +166,17 @@ class OrtCpuDevice(Device):
         if self.pin and hasattr(os, "sched_setaffinity"):
             os.sched_setaffinity(0, self.cores)
 
-    def close(self) -> None:
+    def forget(self, units: Sequence[Unit] | None = None) -> None:
+        """Drop cached sessions (of ``units``, or all). Each session keeps a pool of pinned
+        threads while it lives: on the H100 host, after profiling googlenet (~420 sessions,
+        2700 threads) a group ran the whole model 2.1x slower until they were dropped."""
         with self._lock:
-            self._sessions.clear()
+            if units is None:
+                self._sessions.clear()
+                return
+            handles = {id(u.handle) for u in units}
+            for k in [k for k, v in self._sessions.items() if id(v) in handles]:
+                del self._sessions[k]
+
+    def close(self) -> None:
+        self.forget()

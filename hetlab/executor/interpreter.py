@@ -235,6 +235,8 @@ class Executor:
                 w.thread.join(timeout=5)
             w.release()
         self._workers.clear()
+        for name, dev in self.devices.items():  # sessions live on in the devices' caches else
+            dev.forget([u for u in [*self.units, *self._fb_units.values()] if u.device == name])
 
     def __enter__(self) -> Self:
         return self

@@ -94,3 +94,36 @@ def test_small_units_can_run_on_one_thread(model):
     assert unit.handle.get_session_options().intra_op_num_threads == 1
     whole = dev.prepare(g, [n.id for n in g.nodes])  # the whole model keeps the group's threads
     assert whole.handle.get_session_options().intra_op_num_threads == 2
+
+
+def test_forget_drops_cached_sessions_but_held_units_still_run(model):
+    path, g = model
+    x = np.ones((1, 8, 16, 16), np.float32)
+    dev = OrtCpuDevice("cpu0", [min(os.sched_getaffinity(0))])
+    stem = dev.prepare(g, ["stem", "stem_relu"])
+    rest = dev.prepare(g, [n.id for n in g.nodes if n.id not in ("stem", "stem_relu")])
+    assert len(dev._sessions) == 2
+    dev.forget([stem])
+    assert len(dev._sessions) == 1 and dev.prepare(g, ["stem", "stem_relu"]).handle is not stem.handle
+    dev.forget()
+    assert not dev._sessions
+    out = dev.run(rest, {"s1": dev.run(stem, {"x": x}).outputs["s1"]}).outputs
+    np.testing.assert_allclose(out["y"], plain(path, x)["y"], rtol=1e-5, atol=1e-6)
+
+
+def test_profiling_and_closing_an_executor_leave_no_sessions_behind(model, tmp_path, monkeypatch):
+    from hetlab.cost.profiler import profile
+    from hetlab.executor import Executor
+
+    monkeypatch.setenv("HETLAB_CACHE", str(tmp_path))
+    _, g = model
+    cores = sorted(os.sched_getaffinity(0))
+    a, b = OrtCpuDevice("a", cores[:1]), OrtCpuDevice("b", cores[-1:])
+    profile(g, [a, b], repeat=3, warmup=1, seconds=0.01, rounds=1, context=0, comm=False)
+    assert not a._sessions and not b._sessions
+    ids = [n.id for n in g.nodes]
+    ex = Executor(g, {v: ("a" if i % 2 else "b") for i, v in enumerate(ids)}, [a, b])
+    ex.run_once({"x": np.ones((1, 8, 16, 16), np.float32)})
+    assert a._sessions and b._sessions
+    ex.close()
+    assert not a._sessions and not b._sessions

@@ -1,8 +1,9 @@
 """Does what profiling leaves in the process slow the CPU groups down (issue 6)? Per CPU group:
 the whole model's median time in a fresh process, after profiling the model in the same
-process (``hetlab.cost.profile``, which prepares a session per op and per context window), and
-after the devices drop the sessions nobody holds (``Device.close``). Also the process's thread
-count and the CPU time its other threads burn in one idle second at each step.
+process (``hetlab.cost.profile``, which prepares a session per op and per context window), with
+new whole-model sessions, after a garbage collection, and after the OpenCL devices are closed. Also the process's thread
+count, the CPU time its other threads burn in one idle second and the interrupts per core in
+that second, at each step.
 
     python benchmarks/session_residue.py --model googlenet --devices cpu0,cpu1,cl0
 """
@@ -44,6 +45,21 @@ def idle_cpu_s(seconds: float = 1.0) -> float:
     a = used()
     time.sleep(seconds)
     return (used() - a) / tick
+
+
+def interrupts() -> list[int]:
+    """Interrupts taken so far per core (all IRQ lines of /proc/interrupts summed)."""
+    try:
+        lines = Path("/proc/interrupts").read_text().splitlines()
+    except OSError:
+        return []
+    n = len(lines[0].split())
+    tot = [0] * n
+    for ln in lines[1:]:
+        for i, x in enumerate(ln.split()[1 : 1 + n]):
+            if x.isdigit():
+                tot[i] += int(x)
+    return tot
 
 
 def main() -> None:
@@ -90,7 +106,9 @@ def main() -> None:
         row = {d.name: timed(d) for d in cpus}
         row["threads"] = len(os.listdir("/proc/self/task"))
         row["sessions"] = {d.name: len(getattr(d, "_sessions", {})) for d in cpus}
+        i0 = interrupts()
         row["idle_cpu_s"] = round(idle_cpu_s(), 3)
+        row["irq_per_s"] = [y - x for x, y in zip(i0, interrupts())]
         res[name] = row
         print(f"{name:<16} " + json.dumps(row), flush=True)
 
@@ -99,11 +117,17 @@ def main() -> None:
     profile(graph, devs, repeat=10, warmup=2, rounds=1, seconds=0.05)
     print(f"profiled in {time.monotonic() - t:.1f} s", flush=True)
     step("after profile")
-    for d in devs:
-        d.close()
-    gc.collect()
+    for d in cpus:
+        d.forget()
     whole.update({d.name: d.prepare(graph, [n.id for n in graph.nodes]) for d in cpus})
-    step("after close")
+    step("new sessions")
+    gc.collect()
+    step("after gc")
+    for d in devs:
+        if d not in cpus:
+            d.close()
+    gc.collect()
+    step("opencl closed")
     if a.out:
         Path(a.out).write_text(json.dumps(res, indent=1))
 

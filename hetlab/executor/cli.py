@@ -158,6 +158,10 @@ def format_report(doc: dict[str, Any]) -> str:
         pred = doc["predicted_ms"]
         ratio = f"  measured/predicted {lat['median'] / pred:.2f}" if pred else ""
         lines.append(f"predicted  {pred:.3f} ms{ratio}")
+    if doc.get("predicted_io_ms") and doc["predicted_io_ms"] != doc.get("predicted_ms"):
+        io = doc["predicted_io_ms"]
+        lines.append(f"  with inputs/outputs to and from host memory {io:.3f} ms  "
+                     f"measured/predicted {lat['median'] / io:.2f}")  # fmt: skip
     if doc.get("max_rel_err") is not None:
         lines.append(f"check      max_rel_err {doc['max_rel_err']:.2e} against plain onnxruntime")
     lines.append("devices    " + ", ".join(f"{k} {v} nodes" for k, v in doc["devices"].items())

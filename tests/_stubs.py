@@ -91,7 +91,8 @@ def _stub_profile(graph: OpGraph, devices: list[Any], progress: Any = None) -> P
     return p
 
 
-def _stub_run(graph: OpGraph, plan: Any, devices: list[Any], repeat: int = 5, check: bool = True) -> dict:
+def _stub_run(graph: OpGraph, plan: Any, devices: list[Any], repeat: int = 5, check: bool = True,
+              problem: Any = None) -> dict:  # fmt: skip
     tl = [{"node": a.node, "device": a.device, "start": a.start * 1.1, "finish": a.finish * 1.1 + 0.01}
           for a in plan.assignments]  # fmt: skip
     mk = max(t["finish"] for t in tl)

@@ -70,9 +70,12 @@ def schedule(problem: Any, algo: str, **params: Any) -> Any:
         raise Missing(f"algorithm {algo!r} is not available in this build ({e})") from None
 
 
-def run(graph: Any, plan: Any, devices: list[Any], repeat: int = 5, check: bool = True) -> Any:
-    """Execute ``plan`` for real (``hetlab.executor.run``) and return its run report."""
-    return _need("hetlab.executor", "run", "the executor")(graph, plan, devices, repeat=repeat, check=check)
+def run(graph: Any, plan: Any, devices: list[Any], repeat: int = 5, check: bool = True,
+        problem: Any = None) -> Any:  # fmt: skip
+    """Execute ``plan`` for real (``hetlab.executor.run``) and return its run report
+    (with ``predicted_io_ms`` when ``problem`` is given)."""
+    return _need("hetlab.executor", "run", "the executor")(graph, plan, devices, repeat=repeat, check=check,
+                                                           problem=problem)  # fmt: skip
 
 
 def executor_available() -> str | None:

@@ -341,7 +341,8 @@ class Workbench(W.VBox):
         devs = [d for d in self._devices if d.name in set(self.problem.devices)]
         say(self.run_status, "running...")
         try:
-            report = backend.run(self.graph, plan, devs, repeat=int(self.repeat.value), check=True)
+            report = backend.run(self.graph, plan, devs, repeat=int(self.repeat.value), check=True,
+                                 problem=self.problem)  # fmt: skip
         except HetlabError as e:
             say(self.run_status, str(e), "error")
             return
@@ -357,6 +358,9 @@ class Workbench(W.VBox):
         self.run_fig = new_widget(no_colorbar(g))
         self._boxes["run_fig"].children = [self.run_fig]
         msg = f"measured {lat:.3f} ms vs predicted {plan.makespan:.3f} ms ({self.run_error:+.1%})" if lat else "ran"
+        io = doc.get("predicted_io_ms")
+        if lat and io and abs(io - plan.makespan) > 1e-9:
+            msg += f"; {io:.3f} ms with inputs/outputs moved to and from host memory ({(lat - io) / io:+.1%})"
         if doc.get("max_rel_err") is not None:
             msg += f"; max rel err vs onnxruntime {doc['max_rel_err']:.2g}"
         self.run_report = doc

@@ -167,9 +167,10 @@ class OrtCpuDevice(Device):
             os.sched_setaffinity(0, self.cores)
 
     def forget(self, units: Sequence[Unit] | None = None) -> None:
-        """Drop cached sessions (of ``units``, or all). Each session keeps a pool of pinned
-        threads while it lives: on the H100 host, after profiling googlenet (~420 sessions,
-        2700 threads) a group ran the whole model 2.1x slower until they were dropped."""
+        """Drop cached sessions (of ``units``, or all); each keeps a pool of pinned threads
+        while it lives. On the H100 host, a whole-model session that profiling had also run
+        (``make_runner``'s IO binding) measured 2.1-2.6x slower on a group afterwards than a
+        new session (``benchmarks/session_residue.py``): after profiling, a plan gets new ones."""
         with self._lock:
             if units is None:
                 self._sessions.clear()

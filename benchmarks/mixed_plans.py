@@ -93,13 +93,15 @@ def main() -> int:
             row = {"model": m, "algo": algo, "nodes": per_dev, "units": d.get("units"),
                    "predicted_ms": d["predicted_ms"], "median_ms": d["latency_ms"]["median"],
                    "p10_ms": d["latency_ms"]["p10"], "p90_ms": d["latency_ms"]["p90"],
-                   "predicted_io_ms": d.get("predicted_io_ms"), "max_rel_err": d.get("max_rel_err"), "fallbacks": d.get("fallbacks"),
+                   "predicted_io_ms": d.get("predicted_io_ms"), "predicted_host_ms": d.get("predicted_host_ms"),
+                   "max_rel_err": d.get("max_rel_err"), "fallbacks": d.get("fallbacks"),
                    "nodes_executed": d.get("nodes_executed")}  # fmt: skip
             rows.append(row)
             print(f"{m:<10} {algo:<11} nodes {per_dev} units {row['units']} predicted "
                   f"{row['predicted_ms']:.3f} measured {row['median_ms']:.3f} "
                   f"(x{row['median_ms'] / row['predicted_ms']:.2f}; with host I/O {row['predicted_io_ms'] or row['predicted_ms']:.3f}, "
-                  f"x{row['median_ms'] / (row['predicted_io_ms'] or row['predicted_ms']):.2f}) max_rel_err {row['max_rel_err']:.2e} "
+                  f"x{row['median_ms'] / (row['predicted_io_ms'] or row['predicted_ms']):.2f}; host-serial "
+                  f"{row['predicted_host_ms'] or float('nan'):.3f}, x{row['median_ms'] / (row['predicted_host_ms'] or float('nan')):.2f}) max_rel_err {row['max_rel_err']:.2e} "
                   f"fallbacks {row['fallbacks'] or 'none'}", flush=True)  # fmt: skip
             (out / "mixed_plans.json").write_text(json.dumps(rows, indent=1))
         mine = [r for r in rows if r["model"] == m]

@@ -4,8 +4,9 @@ The report is spec §5's document: ``model_path``, ``latency_ms`` {median, p10, 
 the repetitions (after ``warmup`` unmeasured ones), ``predicted_ms`` (the plan's makespan),
 ``max_rel_err`` against a plain onnxruntime session, ``devices`` (node counts) and the
 ``timeline`` of the median repetition; plus ``fallbacks`` and a few extra keys, among them
-``predicted_io_ms`` when a problem is given (``predict.py``: the inputs and outputs moved
-between host memory and a discrete GPU too).
+``predicted_io_ms`` and ``predicted_host_ms`` when a problem is given (``predict.py``: the
+inputs and outputs moved between host memory and a discrete GPU too; and each unit's host
+dispatch served one at a time).
 """
 
 from __future__ import annotations
@@ -98,7 +99,7 @@ def run(graph: OpGraph | str, plan: Any, devices: Sequence[Device] | Mapping[str
     """Run ``graph`` by ``plan`` on ``devices`` (default: this machine's, see
     ``hetlab.devices.platform``) ``repeat`` times; see the module doc for the report.
     ``problem``: when given and ``plan`` is no Plan, ``predicted_ms`` is simulated on it;
-    with any plan it gives ``predicted_io_ms`` (``predict.py``)."""
+    with any plan it gives ``predicted_io_ms`` and ``predicted_host_ms`` (``predict.py``)."""
     if isinstance(graph, (str, Path)):
         from hetlab.graph import load
 
@@ -116,8 +117,8 @@ def run(graph: OpGraph | str, plan: Any, devices: Sequence[Device] | Mapping[str
         from hetlab.schedulers.sim import simulate
 
         predicted = float(simulate(problem, device_of, order or graph.topo_order()).makespan)
-    predicted_io = (
-        None
+    predictions = (
+        {}
         if problem is None
         else io_prediction(
             problem, graph, device_of, order, sequential, devmap, getattr(plan, "fused", ())
@@ -155,7 +156,7 @@ def run(graph: OpGraph | str, plan: Any, devices: Sequence[Device] | Mapping[str
         device_names=[d for d in devmap if d in set(device_of.values())],
         outputs=mid.outputs,
         extra={"model": graph.name, "algo": getattr(plan, "algo", None),
-               **({"predicted_io_ms": round(predicted_io, 4)} if predicted_io is not None else {}),
+               **predictions,
                **node_shares(graph, device_of, devmap, ex)},
     )  # fmt: skip
     if trace is not None:
@@ -164,19 +165,21 @@ def run(graph: OpGraph | str, plan: Any, devices: Sequence[Device] | Mapping[str
 
 
 def io_prediction(problem: Any, graph: OpGraph, device_of: Mapping[str, str], order: Sequence[str] | None,
-                  sequential: bool, devices: Mapping[str, Device], fused: Sequence[Sequence[str]] = ()) -> float | None:  # fmt: skip
-    """``predict.end_to_end_ms`` with the first CPU device of the problem as the host and the
-    OpenCL devices without host-unified memory as remote; None without such a host."""
-    from hetlab.executor.predict import end_to_end_ms
+                  sequential: bool, devices: Mapping[str, Device], fused: Sequence[Sequence[str]] = ()) -> dict[str, float]:  # fmt: skip
+    """``predicted_io_ms`` (``predict.end_to_end_ms``) and ``predicted_host_ms``
+    (``predict.host_serial_ms``), with the first CPU device of the problem as the host and the
+    OpenCL devices without host-unified memory as remote; those that cannot be had are left out."""
+    from hetlab.executor.predict import end_to_end_ms, host_serial_ms
 
     used = [devices[d] for d in problem.devices if d in devices]
     host = next((d.name for d in used if d.kind != "opencl"), None)
     remote = {d.name for d in used if d.kind == "opencl" and getattr(d, "unified", True) is False}
     if host is None:
-        return None
-    return end_to_end_ms(
-        problem, graph, device_of, order or graph.topo_order(), host, remote, sequential, fused
-    )
+        return {}
+    order = order or graph.topo_order()
+    got = {"predicted_io_ms": end_to_end_ms(problem, graph, device_of, order, host, remote, sequential, fused),
+           "predicted_host_ms": host_serial_ms(problem, graph, device_of, order, host, remote, sequential)}  # fmt: skip
+    return {k: round(v, 4) for k, v in got.items() if v is not None}
 
 
 def node_shares(

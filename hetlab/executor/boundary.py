@@ -10,7 +10,9 @@ links ``a->b`` and ``b->a`` that makes the simulator (spec §3) predict what was
 (bisection; the makespan grows with ``L``). OverSeer's calibrator fits its link model to
 micro-benchmarks the same way (Ahn et al.). ``L`` is added to both links' latency and to the
 edges' own measured ``comm``; a pair whose windows cannot alternate (a device runs too few
-of them) keeps the probe's handoff plus the receiver's per-unit cost.
+of them) keeps the probe's handoff plus the receiver's per-unit cost. The same measurement,
+read as a cost per unit instead (``per_unit_ms``: measured minus §3's prediction without
+``L``, over the units), feeds ``predict.host_serial_ms``.
 """
 
 from __future__ import annotations
@@ -98,6 +100,7 @@ def calibrate_boundaries(problem: Problem, graph: OpGraph, devices: Sequence[Dev
     so that a cached profile does not run the model again (the fit itself is recomputed)."""
     from hetlab.executor.api import run
     from hetlab.executor.handoff import measure_handoff
+    from hetlab.schedulers.sim import simulate
 
     devs = {d.name: d for d in devices}
     order = graph.topo_order()
@@ -125,9 +128,11 @@ def calibrate_boundaries(problem: Problem, graph: OpGraph, devices: Sequence[Dev
                     memo[1](x, y, {"ms": measured, "units": units})
             ms = fit_latency(problem, plan, order, measured, (x, y))
             n_cross = sum(1 for e in graph.edges if plan[e.src] != plan[e.dst])
+            base = simulate(problem, plan, order).makespan
+            per_unit = round(max(0.0, measured - base) / units, 6) if units else None
             for key in (f"{x}->{y}", f"{y}->{x}"):
                 done[key] = {"ms": ms, "method": "alternating windows", "measured_ms": round(measured, 4),
-                             "units": units, "cross_edges": n_cross}  # fmt: skip
+                             "units": units, "cross_edges": n_cross, "per_unit_ms": per_unit}  # fmt: skip
     calibrated = {k: v["ms"] for k, v in done.items()}
     add_latency(problem, calibrated)
     if fallback:

@@ -162,6 +162,10 @@ def format_report(doc: dict[str, Any]) -> str:
         io = doc["predicted_io_ms"]
         lines.append(f"  with inputs/outputs to and from host memory {io:.3f} ms  "
                      f"measured/predicted {lat['median'] / io:.2f}")  # fmt: skip
+    if doc.get("predicted_host_ms"):
+        hs = doc["predicted_host_ms"]
+        lines.append(f"  with each unit's host dispatch one at a time {hs:.3f} ms  "
+                     f"measured/predicted {lat['median'] / hs:.2f}")  # fmt: skip
     if doc.get("max_rel_err") is not None:
         lines.append(f"check      max_rel_err {doc['max_rel_err']:.2e} against plain onnxruntime")
     lines.append("devices    " + ", ".join(f"{k} {v} nodes" for k, v in doc["devices"].items())

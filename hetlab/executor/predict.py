@@ -37,6 +37,22 @@ def end_to_end_ms(
     """§3's makespan of the plan with the model's inputs coming from and its outputs going
     to ``host`` (ms); only devices in ``remote`` pay for them. None when ``host`` is not one
     of the problem's devices or the plan does not cover the problem."""
+    aug = with_host_io(problem, graph, device_of, order, host, remote)
+    if aug is None:
+        return None
+    p, dev, seq = aug
+    return simulate(p, dev, seq, fused, sequential).makespan
+
+
+def with_host_io(
+    problem: Problem,
+    graph: OpGraph,
+    device_of: Mapping[str, str],
+    order: Sequence[str],
+    host: str,
+    remote: Collection[str],
+) -> tuple[Problem, dict[str, str], list[str]] | None:
+    """(problem, placement, order) with the source and sink added (see the module doc)."""
     if host not in problem.devices or set(device_of) != {n.id for n in problem.nodes}:
         return None
     pos = {v: i for i, v in enumerate(order)}
@@ -55,8 +71,6 @@ def end_to_end_ms(
             for t in n.outputs:
                 if t in graph.outputs and t in graph.tensors:
                     out_of[n.id] = out_of.get(n.id, 0.0) + graph.tensors[t].nbytes
-    if not into and not out_of:
-        return simulate(problem, dict(device_of), list(order), fused, sequential).makespan
     only_host = {d: (0.0 if d == host else None) for d in problem.devices}
     aug = Problem(
         name=problem.name,
@@ -68,6 +82,92 @@ def end_to_end_ms(
         comm=problem.comm,
         groups=problem.groups,
         units=problem.units,
+        extra=problem.extra,
     )
-    dev = {**device_of, SOURCE: host, SINK: host}
-    return simulate(aug, dev, [SOURCE, *order, SINK], fused, sequential).makespan
+    return aug, {**device_of, SOURCE: host, SINK: host}, [SOURCE, *order, SINK]
+
+
+def per_unit_ms(problem: Problem) -> dict[str, float]:
+    """Each device's host cost per unit (ms) from the boundary calibration (mean over the
+    device's pairs); empty when the problem has none."""
+    got: dict[str, list[float]] = {}
+    for key, v in (problem.extra.get("boundary") or {}).items():
+        if isinstance(v, dict) and v.get("per_unit_ms") is not None:
+            for d in key.split("->", 1):
+                got.setdefault(d, []).append(float(v["per_unit_ms"]))
+    return {d: sum(v) / len(v) for d, v in got.items()}
+
+
+def host_serial_ms(
+    problem: Problem,
+    graph: OpGraph,
+    device_of: Mapping[str, str],
+    order: Sequence[str],
+    host: str,
+    remote: Collection[str],
+    sequential: bool = False,
+) -> float | None:
+    """The plan's time when every unit also needs the host for its device's ``per_unit_ms``
+    before it runs, one unit at a time (Python dispatch and thread hand-offs hold the GIL),
+    instead of paying the calibrated boundary latency on each cross-device edge. Units are
+    the executor's (``units.build_units``); a unit takes the host as soon as its inputs and
+    its device are ready, the earliest first. With the inputs and outputs in host memory as
+    in ``end_to_end_ms``. None without a boundary calibration."""
+    from hetlab.executor.boundary import add_latency
+    from hetlab.executor.units import build_units
+
+    h = per_unit_ms(problem)
+    aug = with_host_io(problem, graph, device_of, order, host, remote) if h else None
+    if aug is None:
+        return None
+    p, dev_of, _ = aug
+    cal = {
+        k: -v["ms"]
+        for k, v in problem.extra["boundary"].items()
+        if isinstance(v, dict) and v.get("ms")
+    }
+    p = add_latency(Problem.from_json(p.to_json(), "host-serial prediction"), cal)
+    idx, dix, cost, comm, preds = p.index, p.dev_index, p.cost_matrix, p.comm_tensor, p.preds
+    units = build_units(graph, device_of, order)
+    unit_of = {v: u.index for u in units for v in u.nodes}
+    dur = {}
+    for u in units:
+        d = dix[u.device]
+        t = 0.0
+        for v in u.nodes:
+            t += float(cost[idx[v], d])
+            t += sum(float(comm[k, dix[dev_of[p.nodes[a].id]], d]) for a, k in preds[idx[v]]
+                     if dev_of[p.nodes[a].id] != u.device)  # fmt: skip
+        dur[u.index] = t
+    by_dev: dict[str, list[int]] = {}
+    for u in units:
+        by_dev.setdefault("all" if sequential else u.device, []).append(u.index)
+    spec = {u.index: u for u in units}
+    nxt = {d: 0 for d in by_dev}
+    fin: dict[int, float] = {}
+    free = {d: 0.0 for d in by_dev}
+    host_free = 0.0
+    default = sorted(h.values())[len(h) // 2]
+    while len(fin) < len(units):
+        best = None
+        for d, lst in by_dev.items():
+            if nxt[d] < len(lst):
+                u = spec[lst[nxt[d]]]
+                if all(q in fin for q in u.deps):
+                    ready = max([free[d], *(fin[q] for q in u.deps)])
+                    if best is None or (ready, u.index) < best[:2]:
+                        best = (ready, u.index, d)
+        if best is None:  # cannot happen for the executor's units (acyclic, ordered)
+            return None
+        ready, ui, d = best
+        s = max(ready, host_free)
+        host_free = s + h.get(spec[ui].device, default)
+        fin[ui] = host_free + dur[ui]
+        free[d] = fin[ui]
+        nxt[d] += 1
+    end = max(fin.values(), default=0.0)
+    for a, k in preds[idx[SINK]]:
+        src = p.nodes[a].id
+        if dev_of[src] != host:
+            end = max(end, fin[unit_of[src]] + float(comm[k, dix[dev_of[src]], dix[host]]))
+    return end

@@ -41,3 +41,31 @@ def test_mixed_plan_and_unknown_host():
     down = 0.5 + g.tensors["c:out"].nbytes / 100.0
     assert end_to_end_ms(p, g, mixed, order, "cpu0", {"gpu"}) == pytest.approx(base + down)
     assert end_to_end_ms(p, g, mixed, order, "cpu9", {"gpu"}) is None
+
+
+def diamond(per_unit: float, boundary: float) -> Problem:
+    nodes = [PNode(v, {"x": 1.0, "y": 1.0}) for v in ("a", "b", "c", "d")]
+    edges = [PEdge("a", "b", 4.0), PEdge("a", "c", 4.0), PEdge("b", "d", 4.0), PEdge("c", "d", 4.0)]
+    link = Link(latency=0.1 + boundary, bandwidth=None)
+    cal = {"ms": boundary, "per_unit_ms": per_unit, "method": "alternating windows"}
+    return Problem("diamond", ["x", "y"], nodes, edges, {"x->y": link, "y->x": link},
+                   extra={"boundary": {"x->y": dict(cal), "y->x": dict(cal)}})  # fmt: skip
+
+
+def test_host_serial_charges_each_unit_the_host_one_at_a_time():
+    from hetlab.executor.predict import end_to_end_ms, host_serial_ms
+
+    order = ["a", "b", "c", "d"]
+    p = diamond(per_unit=0.0, boundary=0.0)
+    g = graph_from_problem(p)
+    split = {"a": "x", "b": "x", "c": "y", "d": "x"}
+    assert host_serial_ms(p, g, split, order, "x", set()) == pytest.approx(end_to_end_ms(p, g, split, order, "x", set()))
+    p = diamond(per_unit=0.5, boundary=0.3)
+    one = {v: "x" for v in order}
+    # one unit: its compute plus one host slot; the boundary latency is not charged
+    assert host_serial_ms(p, g, one, order, "x", set()) == pytest.approx(4.0 + 0.5)
+    # split: units a | b | c (on y) | d; b and c are ready at once, but the host serves one
+    t = host_serial_ms(p, g, split, order, "x", set())
+    assert t == pytest.approx(0.5 + 1.0 + 0.5 + 0.5 + 0.1 + 1.0 + 0.5 + 0.1 + 1.0)
+    p.extra.pop("boundary")
+    assert host_serial_ms(p, g, split, order, "x", set()) is None

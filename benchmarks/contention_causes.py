@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import threading
@@ -29,22 +28,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-
-
-def interrupts() -> list[int]:
-    """Interrupts taken so far per core (sum over every IRQ line of /proc/interrupts)."""
-    try:
-        lines = Path("/proc/interrupts").read_text().splitlines()
-    except OSError:
-        return []
-    n = len(lines[0].split())
-    tot = [0] * n
-    for ln in lines[1:]:
-        f = ln.split()[1 : 1 + n]
-        for i, x in enumerate(f):
-            if x.isdigit():
-                tot[i] += int(x)
-    return tot
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from hostload import interrupts, on_thread, timed
 
 
 def build(model: str, gpu_only: bool = False):
@@ -79,24 +64,6 @@ def gpu_loop_process(model: str) -> None:
     threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
     while not stop.is_set():
         dev.run(unit, ins)
-
-
-def timed(job: tuple, n: int) -> float:
-    dev, unit, ins = job
-    dev.bind_thread()
-    out = []
-    for _ in range(n):
-        r = dev.run(unit, ins)
-        out.append((r.finish - r.start) * 1e3)
-    return statistics.median(out)
-
-
-def on_thread(fn, *args):
-    out = []
-    th = threading.Thread(target=lambda: out.append(fn(*args)))
-    th.start()
-    th.join()
-    return out[0]
 
 
 def main() -> None:

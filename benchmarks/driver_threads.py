@@ -14,13 +14,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
 import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from hostload import on_thread, timed
+
 os.environ["HETLAB_PIN_DRIVER_THREADS"] = "0"  # start free; pinned by hand below
 
 TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -101,26 +103,6 @@ def main() -> None:
         res["models"][m] = row
         if a.out:
             Path(a.out).write_text(json.dumps(res, indent=1))
-
-
-def timed(job: tuple, n: int) -> float:
-    """Median whole-model ms of ``n`` runs of ``job`` = (device, unit, inputs), on this thread."""
-    dev, unit, ins = job
-    dev.bind_thread()
-    times = []
-    for _ in range(n):
-        r = dev.run(unit, ins)
-        times.append((r.finish - r.start) * 1e3)
-    return statistics.median(times)
-
-
-def on_thread(fn, *args):
-    """``fn(*args)`` on a fresh thread (so pinning it leaves the main thread alone)."""
-    out = []
-    th = threading.Thread(target=lambda: out.append(fn(*args)))
-    th.start()
-    th.join()
-    return out[0]
 
 
 def busy(job: tuple, gpu_job: tuple, n: int) -> tuple[float, dict]:

@@ -22,6 +22,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from hostload import interrupts
 
 
 def idle_cpu_s(seconds: float = 1.0) -> float:
@@ -45,21 +47,6 @@ def idle_cpu_s(seconds: float = 1.0) -> float:
     a = used()
     time.sleep(seconds)
     return (used() - a) / tick
-
-
-def interrupts() -> list[int]:
-    """Interrupts taken so far per core (all IRQ lines of /proc/interrupts summed)."""
-    try:
-        lines = Path("/proc/interrupts").read_text().splitlines()
-    except OSError:
-        return []
-    n = len(lines[0].split())
-    tot = [0] * n
-    for ln in lines[1:]:
-        for i, x in enumerate(ln.split()[1 : 1 + n]):
-            if x.isdigit():
-                tot[i] += int(x)
-    return tot
 
 
 def main() -> None:

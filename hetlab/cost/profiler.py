@@ -198,7 +198,7 @@ def profile(
         pc.flush()
         if affinity is not None:
             os.sched_setaffinity(0, affinity)
-        for d in devs:  # the hundreds of per-op sessions: their parked threads slow later runs
+        for d in devs:  # sessions profiling ran were slower afterwards (ort_cpu.forget): drop them
             d.forget()
 
     def cost(st: dict[str, Any] | None, dev: str, stat: str = "median") -> float | None:

@@ -35,7 +35,9 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="TOML/JSON file naming CPU core groups and OpenCL devices",
     )
     p.add_argument("--profile", metavar="PROBLEM.json",
-                   help="with --device: predict the run's time on this problem (spec §2)")  # fmt: skip
+                   help="the profiled problem (spec §2): with --device, predicts the run's time; with any "
+                        "plan, adds predicted_io_ms (inputs/outputs to and from host memory) and "
+                        "predicted_host_ms (each unit's host dispatch one at a time)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print the report of spec §5 as JSON")
     a = p.add_argument_group("adaptive execution (issue 9)")
     a.add_argument("--adaptive", action="store_true",

@@ -177,8 +177,11 @@ def io_prediction(problem: Any, graph: OpGraph, device_of: Mapping[str, str], or
     if host is None:
         return {}
     order = order or graph.topo_order()
-    got = {"predicted_io_ms": end_to_end_ms(problem, graph, device_of, order, host, remote, sequential, fused),
-           "predicted_host_ms": host_serial_ms(problem, graph, device_of, order, host, remote, sequential)}  # fmt: skip
+    try:
+        got = {"predicted_io_ms": end_to_end_ms(problem, graph, device_of, order, host, remote, sequential, fused),
+               "predicted_host_ms": host_serial_ms(problem, graph, device_of, order, host, remote, sequential)}  # fmt: skip
+    except HetlabError:  # a profile that does not fit this plan: the run itself still goes on
+        return {}
     return {k: round(v, 4) for k, v in got.items() if v is not None}
 
 

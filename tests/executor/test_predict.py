@@ -69,3 +69,19 @@ def test_host_serial_charges_each_unit_the_host_one_at_a_time():
     assert t == pytest.approx(0.5 + 1.0 + 0.5 + 0.5 + 0.1 + 1.0 + 0.5 + 0.1 + 1.0)
     p.extra.pop("boundary")
     assert host_serial_ms(p, g, split, order, "x", set()) is None
+
+
+def test_run_report_has_the_predictions_and_a_foreign_profile_does_not_stop_the_run():
+    from hetlab.devices.fake import fake_devices
+    from hetlab.executor import run
+
+    from hetlab.schedulers.plan import Plan
+
+    p = chain()
+    g = graph_from_problem(p)
+    plan = Plan.build(p, "by hand", {"a": "cpu0", "b": "gpu", "c": "gpu"}, ["a", "b", "c"])
+    doc = run(g, plan, fake_devices(p, time_scale=0.01), problem=p).to_json()
+    assert doc["predicted_io_ms"] == pytest.approx(doc["predicted_ms"])  # no remote device here
+    other = diamond(per_unit=0.1, boundary=0.0)
+    doc = run(g, plan, fake_devices(p, time_scale=0.01), problem=other).to_json()
+    assert "predicted_io_ms" not in doc and "predicted_host_ms" not in doc

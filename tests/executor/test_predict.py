@@ -29,7 +29,9 @@ def test_a_remote_device_pays_the_input_and_output_transfers():
     # a device sharing host memory pays nothing; on the host itself nothing either
     assert end_to_end_ms(p, g, on_gpu, order, "cpu0", set()) == pytest.approx(base)
     on_cpu = {v: "cpu0" for v in order}
-    assert end_to_end_ms(p, g, on_cpu, order, "cpu0", {"gpu"}) == pytest.approx(simulate(p, on_cpu, order).makespan)
+    assert end_to_end_ms(p, g, on_cpu, order, "cpu0", {"gpu"}) == pytest.approx(
+        simulate(p, on_cpu, order).makespan
+    )
 
 
 def test_mixed_plan_and_unknown_host():
@@ -59,7 +61,9 @@ def test_host_serial_charges_each_unit_the_host_one_at_a_time():
     p = diamond(per_unit=0.0, boundary=0.0)
     g = graph_from_problem(p)
     split = {"a": "x", "b": "x", "c": "y", "d": "x"}
-    assert host_serial_ms(p, g, split, order, "x", set()) == pytest.approx(end_to_end_ms(p, g, split, order, "x", set()))
+    assert host_serial_ms(p, g, split, order, "x", set()) == pytest.approx(
+        end_to_end_ms(p, g, split, order, "x", set())
+    )
     p = diamond(per_unit=0.5, boundary=0.3)
     one = {v: "x" for v in order}
     # one unit: its compute plus one host slot; the boundary latency is not charged
@@ -74,7 +78,6 @@ def test_host_serial_charges_each_unit_the_host_one_at_a_time():
 def test_run_report_has_the_predictions_and_a_foreign_profile_does_not_stop_the_run():
     from hetlab.devices.fake import fake_devices
     from hetlab.executor import run
-
     from hetlab.schedulers.plan import Plan
 
     p = chain()

@@ -22,6 +22,7 @@ import numpy as np
 from hetlab.devices.base import Device
 from hetlab.errors import HetlabError
 from hetlab.executor.check import max_rel_err, random_inputs, reference_outputs
+from hetlab.executor.critical import predicted_unit_ms, summary
 from hetlab.executor.interpreter import Executor
 from hetlab.executor.trace import Event, node_timeline, write_trace
 from hetlab.graph.ir import OpGraph
@@ -157,6 +158,8 @@ def run(graph: OpGraph | str, plan: Any, devices: Sequence[Device] | Mapping[str
         outputs=mid.outputs,
         extra={"model": graph.name, "algo": getattr(plan, "algo", None),
                **predictions,
+               "critical_path": summary(ex.specs, mid.events, mid.wall_ms,
+                                        predicted_unit_ms(problem, ex.specs) if problem is not None else None),
                **node_shares(graph, device_of, devmap, ex)},
     )  # fmt: skip
     if trace is not None:

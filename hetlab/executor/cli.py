@@ -168,6 +168,16 @@ def format_report(doc: dict[str, Any]) -> str:
         hs = doc["predicted_host_ms"]
         lines.append(f"  with each unit's host dispatch one at a time {hs:.3f} ms  "
                      f"measured/predicted {lat['median'] / hs:.2f}")  # fmt: skip
+    cp = doc.get("critical_path")
+    if cp:
+        pr = (
+            f" (profiled {cp['predicted_run_ms']:.3f})"
+            if cp.get("predicted_run_ms") is not None
+            else ""
+        )
+        lines.append(f"path       {cp['units']} units ({cp['cross_device']} after another device): run "
+                     f"{cp['run_ms']:.3f} ms{pr}, dispatch {cp['dispatch_ms']:.3f}, copies "
+                     f"{cp['copies_ms']:.3f}, tail {cp['tail_ms']:.3f}")  # fmt: skip
     if doc.get("max_rel_err") is not None:
         lines.append(f"check      max_rel_err {doc['max_rel_err']:.2e} against plain onnxruntime")
     lines.append("devices    " + ", ".join(f"{k} {v} nodes" for k, v in doc["devices"].items())

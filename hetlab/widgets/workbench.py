@@ -362,6 +362,10 @@ class Workbench(W.VBox):
         if lat and best and abs(best - plan.makespan) > 1e-9:
             what = "host dispatch and I/O" if doc.get("predicted_host_ms") else "host I/O"
             msg += f"; {best:.3f} ms with {what} ({(lat - best) / best:+.1%})"
+        cp = doc.get("critical_path") or {}
+        if lat and cp.get("predicted_run_ms") is not None:
+            msg += (f"; on the critical path units ran {cp['run_ms']:.3f} ms (profiled "
+                    f"{cp['predicted_run_ms']:.3f}), dispatch {cp['dispatch_ms']:.3f} ms")  # fmt: skip
         if doc.get("max_rel_err") is not None:
             msg += f"; max rel err vs onnxruntime {doc['max_rel_err']:.2g}"
         self.run_report = doc

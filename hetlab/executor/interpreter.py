@@ -11,7 +11,8 @@
 - While a run has more than one worker, the interpreter's GIL switch interval is 0.1 ms
   (Python's default is 5 ms): a worker returning from onnxruntime or an OpenCL wait must
   not queue behind another worker's Python loop (e.g. enqueueing hundreds of kernels) for
-  up to 5 ms. The old interval is restored after the run.
+  up to 5 ms. The old interval is restored after the run. ``HETLAB_SWITCH_INTERVAL_US``
+  sets another (benchmarks/ab_env.py: on the H100 host 5 and 20 us measured no better).
 - If a unit fails on an OpenCL device, it and the rest of that device's units run on the
   first other device (the first CPU group) from host copies; the report lists them.
 Times: ``now()`` seconds on devices, ms from the repetition's start in events.
@@ -19,6 +20,7 @@ Times: ``now()`` seconds on devices, ms from the repetition's start in events.
 
 from __future__ import annotations
 
+import os
 import queue
 import sys
 import threading
@@ -54,7 +56,8 @@ class Rep:
                 for i, raw in self.raw_node_times.items() if len(raw)}  # fmt: skip
 
 
-SWITCH_INTERVAL_S = 1e-4  # GIL switch interval while several workers run (s)
+# GIL switch interval while several workers run (s)
+SWITCH_INTERVAL_S = float(os.environ.get("HETLAB_SWITCH_INTERVAL_US", "100")) * 1e-6
 
 
 class Executor:

@@ -82,7 +82,7 @@ def main() -> None:
             row: dict = {}
             job = work[cpu.name]
 
-            def load(kind: str, job=job) -> float:
+            def load(kind: str, job=job, row=row, gpu=gpu, host=host, work=work) -> float:
                 stop = threading.Event()
                 interval = 1e-4 if kind.endswith("0.1ms") else 5e-3
                 if kind.startswith("gpu-thread"):

@@ -15,7 +15,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from hetlab.cost.platform_info import cpu_model  # noqa: E402  (one reader of /proc/cpuinfo)
+from hetlab.cost.platform_info import cpu_model
 
 
 def _git_commit() -> str | None:

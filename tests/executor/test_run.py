@@ -139,3 +139,17 @@ def test_api_takes_a_model_path_and_a_device_name(model):
     rep = lazy_run(path, "cpu0", repeat=2, check=True)
     assert rep.devices == {"cpu0": 13} and rep.units == 1 and rep.max_rel_err < 1e-5
     assert rep.model_path == os.path.abspath(path)
+
+
+def test_the_calling_thread_stays_pinned_between_runs_and_gets_its_cores_back(model, groups):
+    from hetlab.executor import Executor
+
+    _, g = model
+    before = os.sched_getaffinity(0)
+    plan = split_plan(g)
+    with Executor(g, plan.device_of, groups, plan.order) as ex:
+        feed = {t: np.ones(g.tensors[t].shape, np.float32) for t in g.inputs}
+        for _ in range(2):
+            ex.run_once(feed)
+            assert os.sched_getaffinity(0) == {CORES[0]}  # cpu0's core, kept between runs
+    assert os.sched_getaffinity(0) == before

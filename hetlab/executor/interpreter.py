@@ -56,8 +56,23 @@ class Rep:
                 for i, raw in self.raw_node_times.items() if len(raw)}  # fmt: skip
 
 
-# GIL switch interval while several workers run (s)
-SWITCH_INTERVAL_S = float(os.environ.get("HETLAB_SWITCH_INTERVAL_US", "100")) * 1e-6
+SWITCH_INTERVAL_S = 1e-4  # GIL switch interval while several workers run (s)
+
+
+def switch_interval_s() -> float:
+    """``SWITCH_INTERVAL_S``, or ``HETLAB_SWITCH_INTERVAL_US`` microseconds where that is set."""
+    raw = os.environ.get("HETLAB_SWITCH_INTERVAL_US")
+    if raw is None:
+        return SWITCH_INTERVAL_S
+    try:
+        us = float(raw)
+    except ValueError:
+        us = float("nan")
+    if not 0 < us < 1e6:
+        raise HetlabError(
+            f"HETLAB_SWITCH_INTERVAL_US must be microseconds between 0 and 1e6, not {raw!r}"
+        )
+    return us * 1e-6
 
 
 class Executor:
@@ -73,7 +88,7 @@ class Executor:
                  main_thread: bool = True) -> None:  # fmt: skip
         self.graph = graph
         self.main_thread = main_thread
-        self.switch_interval_s: float | None = SWITCH_INTERVAL_S  # None: leave Python's
+        self.switch_interval_s: float | None = switch_interval_s()  # None: leave Python's
         self.devices = (
             dict(devices) if isinstance(devices, Mapping) else {d.name: d for d in devices}
         )

@@ -21,6 +21,30 @@ if TYPE_CHECKING:
     from hetlab.executor.interpreter import Executor
 
 
+# thread id -> [its cores before the first executor pinned it, executors holding it]
+_HELD: dict[int, list] = {}
+_HELD_LOCK = threading.Lock()
+
+
+def hold_thread() -> None:
+    """Note the calling thread's cores before an executor pins it (the first holder's view)."""
+    with _HELD_LOCK:
+        entry = _HELD.setdefault(threading.get_ident(), [os.sched_getaffinity(0), 0])
+        entry[1] += 1
+
+
+def let_go_thread() -> None:
+    """The last executor holding the calling thread gives it back its original cores."""
+    with _HELD_LOCK:
+        entry = _HELD.get(threading.get_ident())
+        if entry is None:
+            return
+        entry[1] -= 1
+        if entry[1] <= 0:
+            del _HELD[threading.get_ident()]
+            os.sched_setaffinity(0, entry[0])
+
+
 class RunError(HetlabError):
     """A unit failed during a run (not a bad input): names the unit, its device and nodes."""
 
@@ -42,8 +66,8 @@ class Worker:
         self.received: set[str] = set()
         self.pool: dict[str, Any] = {}  # tensor -> buffer reused across runs (OpenCL)
         self.thread: threading.Thread | None = None
-        self.saved_affinity: set[int] | None = None  # the calling thread's, while pinned here
-        self.pinned_thread: int | None = None
+        # (thread, its cores) once run_here has pinned the calling thread
+        self.pinned: tuple[int, set[int]] | None = None
         if threaded:
             self.thread = threading.Thread(target=self._loop, name=f"hetlab-{device}", daemon=True)
             self.thread.start()
@@ -52,11 +76,17 @@ class Worker:
         """Run this device's queue on the calling thread. The thread is pinned at its first
         run and stays pinned until ``release`` (the executor's ``close``): re-pinning it for
         every run moved it between cores, and a 0.1 ms model (silero_vad) ran 1.5-2.4x slower
-        from the cold caches than pinned once."""
+        from the cold caches than pinned once. Pinned again only if something else (another
+        executor on this thread) changed its cores in between."""
         try:
-            if self.saved_affinity is None and hasattr(os, "sched_getaffinity"):
-                self.saved_affinity = os.sched_getaffinity(0)
-                self.pinned_thread = threading.get_ident()
+            if not hasattr(os, "sched_getaffinity"):
+                self.dev.bind_thread()
+            elif self.pinned is None:
+                hold_thread()
+                self.pinned = (threading.get_ident(), set())  # held, even if pinning fails
+                self.dev.bind_thread()
+                self.pinned = (threading.get_ident(), os.sched_getaffinity(0))
+            elif os.sched_getaffinity(0) != self.pinned[1]:
                 self.dev.bind_thread()
             self._run_all()
         except BaseException as e:  # noqa: BLE001 - Ctrl-C too: others stop, run_once re-raises
@@ -162,9 +192,9 @@ class Worker:
 
     def release(self) -> None:
         """Free the receive buffers; give the calling thread its cores back (``run_here``)."""
-        if self.saved_affinity is not None and self.pinned_thread == threading.get_ident():
-            os.sched_setaffinity(0, self.saved_affinity)
-        self.saved_affinity = None
+        if self.pinned is not None and self.pinned[0] == threading.get_ident():
+            let_go_thread()
+        self.pinned = None
         for buf in self.pool.values():
             try:
                 self.dev.free(buf)

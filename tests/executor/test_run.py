@@ -153,3 +153,33 @@ def test_the_calling_thread_stays_pinned_between_runs_and_gets_its_cores_back(mo
             ex.run_once(feed)
             assert os.sched_getaffinity(0) == {CORES[0]}  # cpu0's core, kept between runs
     assert os.sched_getaffinity(0) == before
+
+
+def test_executors_on_one_thread_each_keep_their_cores_and_the_last_gives_them_back(model, groups):
+    from hetlab.executor import Executor
+
+    _, g = model
+    before = os.sched_getaffinity(0)
+    feed = {t: np.ones(g.tensors[t].shape, np.float32) for t in g.inputs}
+    a = Executor(g, {n.id: "cpu0" for n in g.nodes}, groups)
+    b = Executor(g, {n.id: "cpu1" for n in g.nodes}, groups)
+    a.run_once(feed)
+    b.run_once(feed)
+    assert os.sched_getaffinity(0) == {CORES[-1]}
+    a.run_once(feed)  # pinned again: b had moved the thread
+    assert os.sched_getaffinity(0) == {CORES[0]}
+    a.close()
+    b.close()
+    assert os.sched_getaffinity(0) == before
+
+
+def test_a_bad_switch_interval_is_one_clear_error(model, groups, monkeypatch):
+    from hetlab.errors import HetlabError
+    from hetlab.executor import Executor
+
+    _, g = model
+    monkeypatch.setenv("HETLAB_SWITCH_INTERVAL_US", "fast")
+    with pytest.raises(HetlabError, match="HETLAB_SWITCH_INTERVAL_US"):
+        Executor(g, {n.id: "cpu0" for n in g.nodes}, groups)
+    monkeypatch.setenv("HETLAB_SWITCH_INTERVAL_US", "20")
+    assert Executor(g, {n.id: "cpu0" for n in g.nodes}, groups).switch_interval_s == pytest.approx(2e-5)

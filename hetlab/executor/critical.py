@@ -54,7 +54,7 @@ def unit_times(events: Sequence[Event]) -> dict[int, tuple[float, float, float, 
     return {i: (begin[i], *run[i], end[i]) for i in run}
 
 
-def critical_path(specs: Sequence[UnitSpec], events: Sequence[Event], wall_ms: float) -> list[Step]:
+def critical_path(specs: Sequence[UnitSpec], events: Sequence[Event]) -> list[Step]:
     """The chain of units that set the run's latency, first unit first (see module doc)."""
     t = unit_times(events)
     if not t or len(t) != len(specs):
@@ -91,10 +91,10 @@ def summary(
     waited for another device, and the median dispatch of such a unit and of one that
     followed its own device's previous unit; ``predicted_run_ms`` when the profile prices
     every unit on the path (``predicted_run``: unit -> ms)."""
-    path = critical_path(specs, events, wall_ms)
+    path = critical_path(specs, events)
     if not path:
         return {}
-    end = max(v[3] for v in unit_times(events).values())
+    end = max(ev.finish for ev in events if ev.args.get("unit") is not None)
     cross = sorted(st.dispatch for st in path if st.cross)
     same = sorted(st.dispatch for st in path[1:] if not st.cross)
     out: dict[str, Any] = {

@@ -29,7 +29,7 @@ def two_device_run() -> tuple[list[UnitSpec], list[Event]]:
 
 def test_the_path_follows_what_made_each_unit_ready():
     specs, events = two_device_run()
-    path = critical_path(specs, events, 3.1)
+    path = critical_path(specs, events)
     assert [s.unit for s in path] == [0, 1]
     first, second = path
     assert first.dispatch == pytest.approx(0.1) and not first.cross

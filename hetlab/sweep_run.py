@@ -15,6 +15,7 @@ import os
 import socket
 import sys
 import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -192,11 +193,17 @@ def run_sweep(problems: Mapping[str, Mapping[str, Any]], algos: Sequence[str], g
             from dask.distributed import as_completed
 
             needed = sorted({c["problem"] for c in todo})
-            scattered = dict(zip(needed, client.scatter([dict(problems[n]) for n in needed])))
+            # fresh keys per call: a content-hashed key that the previous call is still
+            # releasing on the scheduler comes back as "lost data" and a cancelled cell
+            payload = [dict(problems[n]) for n in needed]
+            scattered = dict(zip(needed, client.scatter(payload, hash=False)))
+            run_id = uuid.uuid4().hex[:8]
             futs = {client.submit(solve_cell, scattered[c["problem"]], c["algo"], c["params"],
-                                  key=f"hetlab-cell-{c['key']}", pure=False): c for c in todo}  # fmt: skip
+                                  key=f"hetlab-cell-{c['key']}-{run_id}", pure=False): c for c in todo}  # fmt: skip
             for fut, result in as_completed(futs, with_results=True):
                 c = futs[fut]
+                if not isinstance(result, Mapping):  # the cell's future failed or was cancelled
+                    result = {"status": f"failed: {type(result).__name__}: {result}"[:300]}
                 rec = {**c, "result": result}
                 if not str(result.get("status", "")).startswith("failed"):  # a crash is retried next time
                     atomic_write_json(cell_dir / f"{c['key']}.json", rec)

@@ -97,3 +97,25 @@ def test_a_crashing_cell_is_recorded_and_not_checkpointed(client, tmp_path, monk
     df = run_sweep({"rand": random_problem(8, 3).to_json()}, ["heft"], {}, tmp_path, client, progress=False)
     assert df["status"].iloc[0].startswith("failed: ZeroDivisionError")
     assert not list((tmp_path / "cells").glob("*.json"))
+
+
+def test_a_cell_whose_future_fails_is_recorded_failed_and_not_checkpointed(tmp_path, monkeypatch):
+    import dask.distributed
+
+    from hetlab import sweep_run
+
+    class FutureCancelledError(Exception):
+        pass
+
+    class Client:  # as_completed hands back a failed future's error, as dask does for lost data
+        def scatter(self, data, hash=True):
+            return list(data)
+
+        def submit(self, fn, *args, key, pure):
+            return key
+
+    monkeypatch.setattr(dask.distributed, "as_completed",
+                        lambda futs, with_results: [(f, FutureCancelledError("lost data")) for f in futs])  # fmt: skip
+    df = sweep_run.run_sweep(problems(), ["heft"], {}, tmp_path, Client(), progress=False)
+    assert list(df["status"].str.startswith("failed: FutureCancelledError")) == [True, True]
+    assert not list((tmp_path / "cells").glob("*.json"))  # retried by the next sweep

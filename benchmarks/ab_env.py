@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from mixed_plans import THIRD_PARTY, hetlab
+from mixed_plans import hetlab, model_source, quick_profile
 
 
 def main() -> int:
@@ -42,11 +42,12 @@ def main() -> int:
     work.mkdir(parents=True, exist_ok=True)
     rows = []
     for m in a.models.split(","):
-        onnx = str(ROOT / ".cache" / "thirdparty" / f"{m}.onnx") if m in THIRD_PARTY else m
-        args = THIRD_PARTY.get(m, [])
+        src = model_source(m)
+        if src is None:
+            continue
+        onnx, args = src
         prob = work / f"{m}.problem.json"
-        hetlab("profile", onnx, "--devices", a.devices, *args, "--repeat", "5", "--rounds", "1",
-               "--seconds", "0.05", "--quiet", "--out", str(prob))  # fmt: skip
+        quick_profile(onnx, a.devices, args, prob)
         for algo in a.algos.split(","):
             plan = work / f"{m}.{algo}.plan.json"
             hetlab("schedule", str(prob), "--algo", algo, "--out", str(plan))

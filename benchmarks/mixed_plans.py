@@ -33,7 +33,30 @@ THIRD_PARTY = {  # name -> CLI arguments fixing its inputs
 
 
 def hetlab(*args: str) -> None:
-    subprocess.run([sys.executable, "-m", "hetlab", *args], check=True, stdout=subprocess.DEVNULL)
+    """``hetlab ARGS`` in a process of its own; if it fails (it has said why), stop here."""
+    r = subprocess.run(
+        [sys.executable, "-m", "hetlab", *args], check=False, stdout=subprocess.DEVNULL
+    )
+    if r.returncode:
+        raise SystemExit(f"benchmark stopped: 'hetlab {args[0]}' exited {r.returncode}")
+
+
+def model_source(m: str) -> tuple[str, list[str]] | None:
+    """(MODEL as the CLI takes it, the arguments fixing its inputs) for a zoo name or a
+    third-party model; None, with a line saying so, when a third-party file is missing."""
+    if m not in THIRD_PARTY:
+        return m, []
+    onnx = ROOT / ".cache" / "thirdparty" / f"{m}.onnx"
+    if not onnx.exists():
+        print(f"{m}: {onnx} missing (run tests/thirdparty/fetch.py); skipped", flush=True)
+        return None
+    return str(onnx), THIRD_PARTY[m]
+
+
+def quick_profile(onnx: str, devices: str, args: list[str], out: Path, *extra: str) -> None:
+    """``hetlab profile`` with the benchmarks' small budget (5 repeats, 1 round, 0.05 s)."""
+    hetlab("profile", onnx, "--devices", devices, *args, "--repeat", "5", "--rounds", "1",
+           "--seconds", "0.05", "--quiet", *extra, "--out", str(out))  # fmt: skip
 
 
 def prefer_plan(problem_path: Path, gpu: str, out: Path) -> None:
@@ -62,16 +85,12 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     rows = []
     for m in a.models.split(","):
-        onnx: Path | str = m
-        if m in THIRD_PARTY:
-            onnx = ROOT / ".cache" / "thirdparty" / f"{m}.onnx"
-            if not onnx.exists():
-                print(f"{m}: {onnx} missing (run tests/thirdparty/fetch.py); skipped", flush=True)
-                continue
-        args = THIRD_PARTY.get(m, [])
+        src = model_source(m)
+        if src is None:
+            continue
+        onnx, args = src
         prob = out / f"{m}.problem.json"
-        hetlab("profile", str(onnx), "--devices", a.devices, *args, "--repeat", "5",
-               "--rounds", "1", "--seconds", "0.05", "--quiet", "--out", str(prob))  # fmt: skip
+        quick_profile(onnx, a.devices, args, prob)
         prefer = [f"prefer:{a.gpu}"] if a.gpu and a.gpu in a.devices.split(",") else []
         for algo in [*a.algos.split(","), *prefer]:
             plan = out / f"{m}.{algo.replace(':', '-')}.plan.json"

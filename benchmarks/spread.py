@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from mixed_plans import THIRD_PARTY, hetlab
+from mixed_plans import hetlab, model_source, quick_profile
 
 
 def spread(xs: list[float]) -> float:
@@ -43,8 +43,10 @@ def main() -> int:
     work.mkdir(parents=True, exist_ok=True)
     out = []
     for m in a.models.split(","):
-        onnx = str(ROOT / ".cache" / "thirdparty" / f"{m}.onnx") if m in THIRD_PARTY else m
-        args = THIRD_PARTY.get(m, [])
+        src = model_source(m)
+        if src is None:
+            continue
+        onnx, args = src
         row: dict = {
             "model": m,
             "devices": a.devices,
@@ -54,8 +56,7 @@ def main() -> int:
         }
         for k in range(a.profiles):
             prob = work / f"{m}.{k}.problem.json"
-            hetlab("profile", onnx, "--devices", a.devices, *args, "--repeat", "5", "--rounds", "1",
-                   "--seconds", "0.05", "--quiet", "--no-cache", "--out", str(prob))  # fmt: skip
+            quick_profile(onnx, a.devices, args, prob, "--no-cache")
             doc = json.loads(prob.read_text())
             for d, st in doc["profile"].get("whole_model_ms", {}).items():
                 row["whole_model_ms"].setdefault(d, []).append(st["median"])

@@ -1,7 +1,8 @@
 """``hetlab.run(graph, plan, devices, repeat=..., check=...) -> RunReport`` (issue 6, item 5).
 
 The report is spec §5's document: ``model_path``, ``latency_ms`` {median, p10, p90} over
-the repetitions (after ``warmup`` unmeasured ones), ``predicted_ms`` (the plan's makespan),
+the repetitions (after unmeasured warm-up runs: ``warmup``, or by default until
+``WARMUP_S`` have passed, see ``warm_up``), ``predicted_ms`` (the plan's makespan),
 ``max_rel_err`` against a plain onnxruntime session, ``devices`` (node counts) and the
 ``timeline`` of the median repetition; plus ``fallbacks`` and a few extra keys, among them
 ``predicted_io_ms`` and ``predicted_host_ms`` when a problem is given (``predict.py``: the
@@ -96,7 +97,7 @@ def placement(
 
 def run(graph: OpGraph | str, plan: Any, devices: Sequence[Device] | Mapping[str, Device] | None = None,
         repeat: int = 1, check: bool = False, inputs: Mapping[str, Any] | None = None,
-        warmup: int = 1, seed: int = 0, problem: Any = None, trace: str | Path | None = None) -> RunReport:  # fmt: skip
+        warmup: int | None = None, seed: int = 0, problem: Any = None, trace: str | Path | None = None) -> RunReport:  # fmt: skip
     """Run ``graph`` by ``plan`` on ``devices`` (default: this machine's, see
     ``hetlab.devices.platform``) ``repeat`` times; see the module doc for the report.
     ``problem``: when given and ``plan`` is no Plan, ``predicted_ms`` is simulated on it;
@@ -128,8 +129,7 @@ def run(graph: OpGraph | str, plan: Any, devices: Sequence[Device] | Mapping[str
     feed = dict(inputs) if inputs is not None else random_inputs(graph, seed)
     try:
         ex.prepare()
-        for _ in range(max(0, warmup)):
-            ex.run_once(feed)
+        warmed = warm_up(lambda: ex.run_once(feed), warmup)
         reps = [ex.run_once(feed) for _ in range(repeat)]
     finally:
         ex.close()
@@ -156,7 +156,7 @@ def run(graph: OpGraph | str, plan: Any, devices: Sequence[Device] | Mapping[str
         events=mid.events,
         device_names=[d for d in devmap if d in set(device_of.values())],
         outputs=mid.outputs,
-        extra={"model": graph.name, "algo": getattr(plan, "algo", None),
+        extra={"model": graph.name, "algo": getattr(plan, "algo", None), "warmup_runs": warmed,
                **predictions,
                "critical_path": summary(ex.specs, mid.events, mid.wall_ms,
                                         predicted_unit_ms(problem, ex.specs) if problem is not None else None),
@@ -165,6 +165,30 @@ def run(graph: OpGraph | str, plan: Any, devices: Sequence[Device] | Mapping[str
     if trace is not None:
         report.write_trace(trace)
     return report
+
+
+# The first runs of a prepared plan are slower (silero_vad on the dev VM: 0.17 ms falling to
+# 0.13 over some 15 runs; lstm's dmdar plan on the H100: 43 ms for 10 runs, then 9.4), and a
+# median of 10-20 runs after one warm-up run kept part of that. By default the executor warms
+# up for WARMUP_S seconds (at least one run, at most WARMUP_MAX).
+WARMUP_S = 0.5
+WARMUP_MAX = 200
+
+
+def warm_up(run_once: Any, warmup: int | None = None) -> int:
+    """Unmeasured runs: ``warmup`` of them, or (None) until ``WARMUP_S`` s have passed, at
+    least one and at most ``WARMUP_MAX``; returns how many ran."""
+    import time
+
+    if warmup is not None:
+        for _ in range(max(0, warmup)):
+            run_once()
+        return max(0, warmup)
+    t0, n = time.perf_counter(), 0
+    while n < WARMUP_MAX and (n == 0 or time.perf_counter() - t0 < WARMUP_S):
+        run_once()
+        n += 1
+    return n
 
 
 def io_prediction(problem: Any, graph: OpGraph, device_of: Mapping[str, str], order: Sequence[str] | None,

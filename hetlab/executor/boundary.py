@@ -13,6 +13,13 @@ edges' own measured ``comm``; a pair whose windows cannot alternate (a device ru
 of them) keeps the probe's handoff plus the receiver's per-unit cost. The same measurement,
 read as a cost per unit instead (``per_unit_ms``: measured minus §3's prediction without
 ``L``, over the units), feeds ``predict.host_serial_ms``.
+
+Heuristic plans cut a model into many one-op units, which paid about twice the per-unit cost
+of 8-op windows on the lent machines (issue 6). So the same pair is also run with every op
+alternating (``per_op_unit_ms``, the cost of a unit of about one op), and ``predict`` gives a
+unit of ``n`` nodes a cost between the two by its size. A model too small to alternate (silero_vad: 4
+vertices) gets each device's one-unit cost instead: the whole model run by the executor on
+that device, less §3's makespan (``single_unit``).
 """
 
 from __future__ import annotations
@@ -104,6 +111,19 @@ def calibrate_boundaries(problem: Problem, graph: OpGraph, devices: Sequence[Dev
 
     devs = {d.name: d for d in devices}
     order = graph.topo_order()
+    feed = None
+    if inputs:
+        from hetlab.executor.check import load_inputs
+
+        feed = load_inputs(graph, inputs)
+
+    def measure(plan: dict[str, str]) -> tuple[float, int]:
+        rep = run(graph, plan, devs, repeat=repeat, inputs=feed)  # warm-up: the executor default
+        return float(rep.latency_ms["median"]), int(rep.units)
+
+    def excess(plan: dict[str, str], measured: float, units: int) -> float:
+        return round(max(0.0, measured - simulate(problem, plan, order).makespan) / units, 6)
+
     done: dict[str, Any] = {}
     fallback: list[str] = []
     names = list(devs)
@@ -114,25 +134,27 @@ def calibrate_boundaries(problem: Problem, graph: OpGraph, devices: Sequence[Dev
                 fallback += [f"{x}->{y}", f"{y}->{x}"]
                 continue
             hit = memo[0](x, y) if memo else None
-            if isinstance(hit, dict):
-                measured, units = float(hit["ms"]), hit.get("units")
-            else:
-                feed = None
-                if inputs:
-                    from hetlab.executor.check import load_inputs
-
-                    feed = load_inputs(graph, inputs)
-                rep = run(graph, plan, devs, repeat=repeat, warmup=2, inputs=feed)
-                measured, units = float(rep.latency_ms["median"]), rep.units
-                if memo:
-                    memo[1](x, y, {"ms": measured, "units": units})
+            hit = dict(hit) if isinstance(hit, dict) else {}
+            ops = alternating(graph, [[v] for v in order], devs[x], devs[y])
+            todo = [
+                k for k, pl in (("", plan), ("ops_", ops)) if pl is not None and f"{k}ms" not in hit
+            ]
+            for k in todo:
+                hit[f"{k}ms"], hit[f"{k}units"] = measure(plan if k == "" else ops)  # type: ignore[arg-type]
+            if memo and todo:
+                memo[1](x, y, hit)
+            measured, units = float(hit["ms"]), hit.get("units")
             ms = fit_latency(problem, plan, order, measured, (x, y))
             n_cross = sum(1 for e in graph.edges if plan[e.src] != plan[e.dst])
-            base = simulate(problem, plan, order).makespan
-            per_unit = round(max(0.0, measured - base) / units, 6) if units else None
+            cal = {"ms": ms, "method": "alternating windows", "measured_ms": round(measured, 4),
+                   "units": units, "cross_edges": n_cross, "per_unit_ms": excess(plan, measured, units),
+                   "unit_nodes": round(len(graph.nodes) / units, 3) if units else None}  # fmt: skip
+            if ops is not None and hit.get("ops_units"):
+                cal.update(ops_measured_ms=round(float(hit["ops_ms"]), 4), ops_units=hit["ops_units"],
+                           ops_unit_nodes=round(len(graph.nodes) / hit["ops_units"], 3),
+                           per_op_unit_ms=excess(ops, float(hit["ops_ms"]), hit["ops_units"]))  # fmt: skip
             for key in (f"{x}->{y}", f"{y}->{x}"):
-                done[key] = {"ms": ms, "method": "alternating windows", "measured_ms": round(measured, 4),
-                             "units": units, "cross_edges": n_cross, "per_unit_ms": per_unit}  # fmt: skip
+                done[key] = dict(cal)
     calibrated = {k: v["ms"] for k, v in done.items()}
     add_latency(problem, calibrated)
     if fallback:
@@ -141,5 +163,31 @@ def calibrate_boundaries(problem: Problem, graph: OpGraph, devices: Sequence[Dev
         add_latency(problem, extra)
         for k in fallback:
             done[k] = {"ms": round(extra[k], 6), "method": "probe handoff + per-unit cost"}
+    if fallback and not any(v.get("per_unit_ms") is not None for v in done.values()):
+        single = single_unit(graph, devs, measure, excess, memo)
+        if single:
+            done["single_unit"] = single
     problem.extra["boundary"] = done
     return done
+
+
+def single_unit(graph: OpGraph, devs: dict[str, Device], measure: Callable[[dict[str, str]], tuple[float, int]],
+                excess: Callable[[dict[str, str], float, int], float], memo: Memo | None) -> dict[str, Any]:  # fmt: skip
+    """Each device's one-unit cost (ms): the whole model run by the executor on it, less
+    §3's makespan (devices that cannot run every node are left out)."""
+    out: dict[str, Any] = {}
+    for name, d in devs.items():
+        if not all(d.supports(n, graph) for n in graph.nodes):
+            continue
+        plan = {n.id: name for n in graph.nodes}
+        hit = memo[0](name, name) if memo else None
+        if not (isinstance(hit, dict) and "ms" in hit):
+            ms, _ = measure(plan)
+            hit = {"ms": ms, "units": 1}
+            if memo:
+                memo[1](name, name, hit)
+        out[name] = {
+            "measured_ms": round(float(hit["ms"]), 4),
+            "per_unit_ms": excess(plan, float(hit["ms"]), 1),
+        }
+    return out

@@ -18,9 +18,8 @@ def configure(p: argparse.ArgumentParser) -> None:
                      help="run every node NAME supports on it, the rest on the first CPU device")  # fmt: skip
     add_shape_arg(p)
     p.add_argument("--repeat", type=int, default=10, metavar="N", help="measured runs (default 10)")
-    p.add_argument(
-        "--warmup", type=int, default=1, metavar="N", help="unmeasured runs first (default 1)"
-    )
+    p.add_argument("--warmup", type=int, default=None, metavar="N",
+                   help="unmeasured runs first (default: as many as fit in 0.5 s, at least 1, at most 200)")  # fmt: skip
     p.add_argument(
         "--check", action="store_true", help="compare outputs with a plain onnxruntime session"
     )
@@ -73,7 +72,7 @@ def main(args: argparse.Namespace) -> int:
 
     if args.repeat < 1:
         raise HetlabError(f"--repeat must be at least 1, got {args.repeat}")
-    if args.warmup < 0:
+    if args.warmup is not None and args.warmup < 0:
         raise HetlabError(f"--warmup must be 0 or more, got {args.warmup}")
     shapes = parse_shape_args(args.shape)
     given = parse_input_args(args.input)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from hetlab.cost.problem import Link, PEdge, PNode, Problem
@@ -124,13 +126,13 @@ def test_a_model_too_small_to_alternate_gets_its_one_unit_cost():
 
 
 def test_calibration_measures_windows_all_ops_and_small_models_on_the_executor(monkeypatch):
-    import hetlab.executor.handoff as handoff
     from hetlab.devices.fake import fake_devices
+    from hetlab.executor import handoff
     from hetlab.executor.boundary import calibrate_boundaries
 
     ids = [f"n{i}" for i in range(12)]
     nodes = [PNode(v, {"x": 0.2, "y": 0.2}) for v in ids]
-    edges = [PEdge(a, b, 4.0) for a, b in zip(ids, ids[1:])]
+    edges = [PEdge(a, b, 4.0) for a, b in itertools.pairwise(ids)]
     link = Link(latency=0.01, bandwidth=None)
     p = Problem("chain12", ["x", "y"], nodes, edges, {"x->y": link, "y->x": link})
     g = graph_from_problem(p)

@@ -18,8 +18,8 @@ Heuristic plans cut a model into many one-op units, which paid about twice the p
 of 8-op windows on the lent machines (issue 6). So the same pair is also run with every op
 alternating (``per_op_unit_ms``, the cost of a unit of about one op), and ``predict`` gives a
 unit of ``n`` nodes a cost between the two by its size. A model too small to alternate (silero_vad: 4
-vertices) gets each device's one-unit cost instead: the whole model run by the executor on
-that device, less §3's makespan (``single_unit``).
+vertices) gets each device's one-unit cost instead: what the executor adds to a whole-model
+run on that device (``single_unit``).
 """
 
 from __future__ import annotations
@@ -119,7 +119,11 @@ def calibrate_boundaries(problem: Problem, graph: OpGraph, devices: Sequence[Dev
 
     def measure(plan: dict[str, str]) -> tuple[float, int]:
         rep = run(graph, plan, devs, repeat=repeat, inputs=feed)  # warm-up: the executor default
+        path = rep.extra.get("critical_path") or {}
+        last["own_ms"] = float(rep.latency_ms["median"]) - float(path.get("run_ms", 0.0))
         return float(rep.latency_ms["median"]), int(rep.units)
+
+    last: dict[str, float] = {}
 
     def excess(plan: dict[str, str], measured: float, units: int) -> float:
         return round(max(0.0, measured - simulate(problem, plan, order).makespan) / units, 6)
@@ -164,7 +168,7 @@ def calibrate_boundaries(problem: Problem, graph: OpGraph, devices: Sequence[Dev
         for k in fallback:
             done[k] = {"ms": round(extra[k], 6), "method": "probe handoff + per-unit cost"}
     if fallback and not any(v.get("per_unit_ms") is not None for v in done.values()):
-        single = single_unit(graph, devs, measure, excess, memo)
+        single = single_unit(graph, devs, measure, last, memo)
         if single:
             done["single_unit"] = single
     problem.extra["boundary"] = done
@@ -172,22 +176,22 @@ def calibrate_boundaries(problem: Problem, graph: OpGraph, devices: Sequence[Dev
 
 
 def single_unit(graph: OpGraph, devs: dict[str, Device], measure: Callable[[dict[str, str]], tuple[float, int]],
-                excess: Callable[[dict[str, str], float, int], float], memo: Memo | None) -> dict[str, Any]:  # fmt: skip
-    """Each device's one-unit cost (ms): the whole model run by the executor on it, less
-    §3's makespan (devices that cannot run every node are left out)."""
+                last: dict[str, float], memo: Memo | None) -> dict[str, Any]:  # fmt: skip
+    """Each device's one-unit cost (ms): what the executor adds to a whole-model run on it,
+    the median run's latency less its time inside the device's run (feeding the inputs,
+    dispatch, collecting the outputs; ``critical.py``). Not measured minus the makespan: how
+    fast onnxruntime runs a 0.2 ms model varies by up to 1.3x between processes (silero_vad
+    on the H100: 0.19-0.25 ms), and the profiling process, with its sessions' residue, was
+    slower still (0.31). Devices that cannot run every node are left out."""
     out: dict[str, Any] = {}
     for name, d in devs.items():
         if not all(d.supports(n, graph) for n in graph.nodes):
             continue
-        plan = {n.id: name for n in graph.nodes}
         hit = memo[0](name, name) if memo else None
-        if not (isinstance(hit, dict) and "ms" in hit):
-            ms, _ = measure(plan)
-            hit = {"ms": ms, "units": 1}
+        if not (isinstance(hit, dict) and "own_ms" in hit):
+            ms, _ = measure({n.id: name for n in graph.nodes})
+            hit = {"ms": ms, "units": 1, "own_ms": round(max(0.0, last["own_ms"]), 6)}
             if memo:
                 memo[1](name, name, hit)
-        out[name] = {
-            "measured_ms": round(float(hit["ms"]), 4),
-            "per_unit_ms": excess(plan, float(hit["ms"]), 1),
-        }
+        out[name] = {"measured_ms": round(float(hit["ms"]), 4), "per_unit_ms": float(hit["own_ms"])}
     return out

@@ -162,3 +162,19 @@ def test_warm_up_runs_a_count_or_for_a_while():
     import time
 
     assert api.warm_up(lambda: time.sleep(api.WARMUP_S)) == 1  # a slow model: one run
+
+
+def test_a_pair_calibrated_by_the_probe_keeps_its_handoff_in_the_host_serial_prediction():
+    from hetlab.executor.predict import host_serial_ms
+
+    order = ["a", "b", "c", "d"]
+    p = diamond(per_unit=0.0, boundary=0.0)
+    probe = {"ms": 0.4, "method": "probe handoff + per-unit cost"}
+    p.extra["boundary"] = {"x->y": dict(probe), "y->x": dict(probe),
+                           "single_unit": {"x": {"per_unit_ms": 0.1}, "y": {"per_unit_ms": 0.1}}}  # fmt: skip
+    p.comm = {"x->y": Link(latency=0.5, bandwidth=None), "y->x": Link(latency=0.5, bandwidth=None)}
+    g = graph_from_problem(p)
+    split = {"a": "x", "b": "x", "c": "y", "d": "x"}
+    # a | b | c on y | d: c waits 0.5 for a's tensor, d waits 0.5 for c's (no 0.4 taken off)
+    t = host_serial_ms(p, g, split, order, "x", set())
+    assert t == pytest.approx(0.1 + 1.0 + 0.1 + 0.1 + 0.5 + 1.0 + 0.1 + 0.5 + 1.0)

@@ -14,12 +14,8 @@ of them) keeps the probe's handoff plus the receiver's per-unit cost. The same m
 read as a cost per unit instead (``per_unit_ms``: measured minus §3's prediction without
 ``L``, over the units), feeds ``predict.host_serial_ms``.
 
-Heuristic plans cut a model into many one-op units, which paid about twice the per-unit cost
-of 8-op windows on the lent machines (issue 6). So the same pair is also run with every op
-alternating (``per_op_unit_ms``, the cost of a unit of about one op), and ``predict`` gives a
-unit of ``n`` nodes a cost between the two by its size. A model too small to alternate (silero_vad: 4
-vertices) gets each device's one-unit cost instead: what the executor adds to a whole-model
-run on that device (``single_unit``).
+A model too small to alternate (silero_vad: 4 vertices) gets each device's one-unit cost
+instead: what the executor adds to a whole-model run on that device (``single_unit``).
 """
 
 from __future__ import annotations
@@ -139,24 +135,15 @@ def calibrate_boundaries(problem: Problem, graph: OpGraph, devices: Sequence[Dev
                 continue
             hit = memo[0](x, y) if memo else None
             hit = dict(hit) if isinstance(hit, dict) else {}
-            ops = alternating(graph, [[v] for v in order], devs[x], devs[y])
-            todo = [
-                k for k, pl in (("", plan), ("ops_", ops)) if pl is not None and f"{k}ms" not in hit
-            ]
-            for k in todo:
-                hit[f"{k}ms"], hit[f"{k}units"] = measure(plan if k == "" else ops)  # type: ignore[arg-type]
-            if memo and todo:
-                memo[1](x, y, hit)
+            if "ms" not in hit:
+                hit["ms"], hit["units"] = measure(plan)
+                if memo:
+                    memo[1](x, y, hit)
             measured, units = float(hit["ms"]), hit.get("units")
             ms = fit_latency(problem, plan, order, measured, (x, y))
             n_cross = sum(1 for e in graph.edges if plan[e.src] != plan[e.dst])
             cal = {"ms": ms, "method": "alternating windows", "measured_ms": round(measured, 4),
-                   "units": units, "cross_edges": n_cross, "per_unit_ms": excess(plan, measured, units),
-                   "unit_nodes": round(len(graph.nodes) / units, 3) if units else None}  # fmt: skip
-            if ops is not None and hit.get("ops_units"):
-                cal.update(ops_measured_ms=round(float(hit["ops_ms"]), 4), ops_units=hit["ops_units"],
-                           ops_unit_nodes=round(len(graph.nodes) / hit["ops_units"], 3),
-                           per_op_unit_ms=excess(ops, float(hit["ops_ms"]), hit["ops_units"]))  # fmt: skip
+                   "units": units, "cross_edges": n_cross, "per_unit_ms": excess(plan, measured, units)}  # fmt: skip
             for key in (f"{x}->{y}", f"{y}->{x}"):
                 done[key] = dict(cal)
     calibrated = {k: v["ms"] for k, v in done.items()}

@@ -89,41 +89,18 @@ def with_host_io(
 
 def per_unit_ms(problem: Problem) -> dict[str, float]:
     """Each device's host cost per unit (ms) from the boundary calibration (mean over the
-    device's pairs; a model too small to alternate: its one-unit cost); empty when the
-    problem has none."""
-    return {d: c[0] for d, c in unit_costs(problem).items()}
-
-
-def unit_costs(problem: Problem) -> dict[str, tuple[float, float, float, float]]:
-    """Device -> ``(per-unit ms of the windows plan, its nodes per unit, per-unit ms of the
-    all-ops plan, its nodes per unit)``, each the mean over the device's pairs
-    (``boundary.py``); without an all-ops calibration its cost is the windows' own."""
-    got: dict[str, list[tuple[float, float, float, float]]] = {}
+    device's pairs; a model too small to alternate: its one-unit cost, ``boundary.single_unit``);
+    empty when the problem has none."""
+    got: dict[str, list[float]] = {}
     cal = problem.extra.get("boundary") or {}
     for key, v in cal.items():
-        if isinstance(v, dict) and v.get("per_unit_ms") is not None and "->" in key:
-            c, size = float(v["per_unit_ms"]), float(v.get("unit_nodes") or 1.0)
-            ops = v.get("per_op_unit_ms") is not None
-            one = float(v["per_op_unit_ms"]) if ops else c
-            one_size = float(v.get("ops_unit_nodes") or 1.0) if ops else size
+        if "->" in key and isinstance(v, dict) and v.get("per_unit_ms") is not None:
             for d in key.split("->", 1):
-                got.setdefault(d, []).append((c, size, one, one_size))
+                got.setdefault(d, []).append(float(v["per_unit_ms"]))
     for d, v in (cal.get("single_unit") or {}).items():
         if d not in got and isinstance(v, dict) and v.get("per_unit_ms") is not None:
-            got[d] = [(float(v["per_unit_ms"]), 1.0, float(v["per_unit_ms"]), 1.0)]
-    return {d: tuple(sum(x[i] for x in v) / len(v) for i in range(4)) for d, v in got.items()}  # type: ignore[misc]
-
-
-def unit_ms(cost: tuple[float, float, float, float], n: int) -> float:
-    """The host cost (ms) of a unit of ``n`` nodes: linear in ``n`` between the all-ops plan's
-    (cost, nodes per unit) and the windows plan's, and flat outside them; the windows' cost
-    when the two plans' units are within a node of each other in size."""
-    c, size, one, one_size = cost
-    if size - one_size < 1.0 or n >= size:
-        return c
-    if n <= one_size:
-        return one
-    return one + (c - one) * (n - one_size) / (size - one_size)
+            got[d] = [float(v["per_unit_ms"])]
+    return {d: sum(v) / len(v) for d, v in got.items()}
 
 
 def host_serial_ms(
@@ -138,14 +115,14 @@ def host_serial_ms(
     """The plan's time when every unit also needs the host for its device's ``per_unit_ms``
     before it runs, one unit at a time (Python dispatch and thread hand-offs hold the GIL),
     instead of paying the boundary latency calibrated with it on each cross-device edge
-    (pairs calibrated by the probe keep theirs: ``unit_ms``, ``unit_costs``). Units are
+    (pairs calibrated by the probe keep theirs). Units are
     the executor's (``units.build_units``); a unit takes the host as soon as its inputs and
     its device are ready, the earliest first. With the inputs and outputs in host memory as
     in ``end_to_end_ms``. None without a boundary calibration."""
     from hetlab.executor.boundary import add_latency
     from hetlab.executor.units import build_units
 
-    h = unit_costs(problem)
+    h = per_unit_ms(problem)
     aug = with_host_io(problem, graph, device_of, order, host, remote) if h else None
     if aug is None:
         return None
@@ -180,7 +157,6 @@ def host_serial_ms(
     free = {d: 0.0 for d in by_dev}
     host_free = 0.0
     default = sorted(h.values())[len(h) // 2]
-    host_ms = {u.index: unit_ms(h.get(u.device, default), len(u.nodes)) for u in units}
     while len(fin) < len(units):
         best = None
         for d, lst in by_dev.items():
@@ -194,7 +170,7 @@ def host_serial_ms(
             return None
         ready, ui, d = best
         s = max(ready, host_free)
-        host_free = s + host_ms[ui]
+        host_free = s + h.get(spec[ui].device, default)
         fin[ui] = host_free + dur[ui]
         free[d] = fin[ui]
         nxt[d] += 1

@@ -92,27 +92,6 @@ def test_run_report_has_the_predictions_and_a_foreign_profile_does_not_stop_the_
     assert "predicted_io_ms" not in doc and "predicted_host_ms" not in doc
 
 
-def test_one_op_units_pay_the_all_ops_calibration_and_bigger_ones_scale_towards_the_windows():
-    from hetlab.executor.predict import host_serial_ms, unit_ms
-
-    cost = (0.2, 5.0, 0.6, 1.0)  # windows: 0.2 ms per unit of 5 nodes; one-op units: 0.6 ms
-    assert unit_ms(cost, 1) == pytest.approx(0.6)
-    assert unit_ms(cost, 3) == pytest.approx(0.4)  # halfway in size, halfway in cost
-    assert unit_ms(cost, 5) == unit_ms(cost, 50) == pytest.approx(0.2)
-    assert unit_ms((0.2, 1.5, 0.6, 1.2), 1) == pytest.approx(0.2)  # units of one size: windows'
-
-    order = ["a", "b", "c", "d"]
-    p = diamond(per_unit=0.5, boundary=0.0)
-    for v in p.extra["boundary"].values():
-        v.update(unit_nodes=4.0, per_op_unit_ms=0.8, ops_unit_nodes=1.0)
-    g = graph_from_problem(p)
-    one = {v: "x" for v in order}
-    assert host_serial_ms(p, g, one, order, "x", set()) == pytest.approx(4.0 + 0.5)  # 4 nodes
-    split = {"a": "x", "b": "x", "c": "y", "d": "x"}  # four one-node units, as in the test above
-    t = host_serial_ms(p, g, split, order, "x", set())
-    assert t == pytest.approx(0.8 + 1.0 + 0.8 + 0.8 + 0.1 + 1.0 + 0.8 + 0.1 + 1.0)
-
-
 def test_a_model_too_small_to_alternate_gets_its_one_unit_cost():
     from hetlab.executor.predict import host_serial_ms
 
@@ -125,7 +104,7 @@ def test_a_model_too_small_to_alternate_gets_its_one_unit_cost():
     assert host_serial_ms(p, g, one, order, "x", set()) == pytest.approx(4.0 + 0.3)
 
 
-def test_calibration_measures_windows_all_ops_and_small_models_on_the_executor(monkeypatch):
+def test_calibration_measures_windows_and_small_models_on_the_executor(monkeypatch):
     from hetlab.devices.fake import fake_devices
     from hetlab.executor import handoff
     from hetlab.executor.boundary import calibrate_boundaries
@@ -140,9 +119,8 @@ def test_calibration_measures_windows_all_ops_and_small_models_on_the_executor(m
     wins = [ids[i : i + 2] for i in range(0, 12, 2)]
     done = calibrate_boundaries(p, g, devs, wins, {}, repeat=3)
     cal = done["x->y"]
-    assert cal["method"] == "alternating windows" and cal["units"] == 6 and cal["ops_units"] == 12
-    assert cal["unit_nodes"] == pytest.approx(2.0) and cal["ops_unit_nodes"] == pytest.approx(1.0)
-    assert cal["per_unit_ms"] >= 0.0 and cal["per_op_unit_ms"] >= 0.0
+    assert cal["method"] == "alternating windows" and cal["units"] == 6
+    assert cal["per_unit_ms"] >= 0.0
     assert "single_unit" not in done
     monkeypatch.setattr(handoff, "measure_handoff", lambda devs: {})  # its probe is no fake's model
     small = calibrate_boundaries(Problem.from_json(p.to_json()), g, devs, [], {}, repeat=3)

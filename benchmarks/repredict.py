@@ -1,0 +1,91 @@
+"""Old runs against the current prediction (issue 6): re-predict saved ``mixed_plans.py`` runs.
+
+Each DIR holds what ``mixed_plans.py --out DIR`` wrote: ``MODEL.problem.json``,
+``MODEL.ALGO.plan.json`` and ``MODEL.ALGO[.pK].run.json``. For every run report the plan's
+``predicted_host_ms`` is computed again with this checkout's ``hetlab.executor.predict``
+(host = the first CPU device, remote = the OpenCL devices named by ``--remote``) from the saved
+problem, so a change of the model can be judged on every run measured so far, not only on
+the next. Prints one line per plan (its processes' measured / predicted) and the count within
+±25%; ``--out`` writes every run's figures and critical path as JSON.
+
+    python benchmarks/repredict.py CALL1_DIR CALL2_DIR ... --out runs.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def graph_of(model: str, cache: dict):
+    """The model's graph with the inputs ``mixed_plans.py`` fixes (zoo name or third party)."""
+    from benchmarks.mixed_plans import THIRD_PARTY, model_source
+    from hetlab.graph import load
+
+    if model not in cache:
+        src = model_source(model)
+        if src is None:
+            raise SystemExit(f"{model}: model file missing")
+        shapes, values = {}, {}
+        args = THIRD_PARTY.get(model, [])
+        for flag, val in zip(args[::2], args[1::2]):
+            k, v = val.split("=")
+            if flag == "--shape":
+                shapes[k] = tuple(int(x) for x in v.split("x"))
+            else:
+                values[k] = np.array(int(v), dtype="int64")
+        cache[model] = load(src[0], shapes or None, values or None)
+    return cache[model]
+
+
+def main() -> int:
+    from hetlab.cost.problem import Problem
+    from hetlab.executor.predict import host_serial_ms
+    from hetlab.schedulers.plan import Plan
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("dirs", nargs="+", metavar="DIR")
+    ap.add_argument("--remote", default="cl0", help="devices without host-shared memory")
+    ap.add_argument("--out", default=None)
+    a = ap.parse_args()
+    graphs: dict = {}
+    rows, inside, total = [], 0, 0
+    for d in map(Path, a.dirs):
+        plans: dict[str, list[float]] = {}
+        for f in sorted(d.glob("*.run.json")):
+            model, algo = f.name.split(".")[:2]
+            prob = Problem.from_json(json.loads((d / f"{model}.problem.json").read_text()))
+            plan = Plan.load(d / f"{model}.{algo}.plan.json")
+            rep = json.loads(f.read_text())
+            host = next(x for x in prob.devices if x not in a.remote.split(","))
+            pred = host_serial_ms(prob, graph_of(model, graphs), plan.device_of, plan.order, host,
+                                  set(a.remote.split(",")), plan.sequential)  # fmt: skip
+            meas = rep["latency_ms"]["median"]
+            ratio = meas / pred if pred else None
+            plans.setdefault(f"{model} {algo}", []).append(ratio)
+            if ratio is not None:
+                total += 1
+                inside += 0.75 <= ratio <= 1.25
+            rows.append({"dir": str(d), "run": f.name, "model": model, "algo": algo, "units": rep.get("units"),
+                         "latency_ms": rep["latency_ms"], "predicted_ms": rep.get("predicted_ms"),
+                         "predicted_host_ms_then": rep.get("predicted_host_ms"),
+                         "predicted_host_ms_now": None if pred is None else round(pred, 4),
+                         "ratio_now": None if ratio is None else round(ratio, 3),
+                         "critical_path": rep.get("critical_path")})  # fmt: skip
+        for k, v in plans.items():
+            print(f"{d}: {k:<24} " + ", ".join("n/a" if x is None else f"x{x:.2f}" for x in v))
+    print(f"within ±25% of predicted_host_ms: {inside} of {total} runs")
+    if a.out:
+        Path(a.out).write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -36,12 +36,11 @@ def blocks(ex, feed, n: int, repeat: int, pause: float) -> list[float]:
 
 
 def main() -> int:
-    from benchmarks.mixed_plans import THIRD_PARTY, model_source
+    from benchmarks.mixed_plans import model_graph
     from hetlab.devices.platform import devices
     from hetlab.executor.api import warm_up
     from hetlab.executor.check import random_inputs
     from hetlab.executor.interpreter import Executor
-    from hetlab.graph import load
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default="silero_vad")
@@ -53,18 +52,7 @@ def main() -> int:
     )
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
-    src = model_source(a.model)
-    if src is None:
-        return 1
-    shapes, values = {}, {}
-    args = THIRD_PARTY.get(a.model, [])
-    for flag, val in zip(args[::2], args[1::2]):
-        k, v = val.split("=")
-        if flag == "--shape":
-            shapes[k] = tuple(int(x) for x in v.split("x"))
-        else:
-            values[k] = np.array(int(v), dtype="int64")
-    g = load(src[0], shapes or None, values or None)
+    g, values = model_graph(a.model)
     devs = {d.name: d for d in devices()}
     if a.device not in devs:
         raise SystemExit(f"unknown device {a.device!r}; devices here: {', '.join(devs)}")

@@ -23,6 +23,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -53,6 +54,27 @@ def model_source(m: str) -> tuple[str, list[str]] | None:
         print(f"{m}: {onnx} missing (run tests/thirdparty/fetch.py); skipped", flush=True)
         return None
     return str(onnx), THIRD_PARTY[m]
+
+
+def model_graph(m: str) -> tuple[Any, dict[str, Any]]:
+    """The model's ``OpGraph`` with the inputs ``THIRD_PARTY`` fixes (a zoo name or a
+    third-party model) and those inputs' values; stops with one line when its file is missing."""
+    import numpy as np
+
+    from hetlab.graph import load
+
+    src = model_source(m)
+    if src is None:
+        raise SystemExit(f"{m}: model file missing")
+    shapes, values = {}, {}
+    args = THIRD_PARTY.get(m, [])
+    for flag, val in zip(args[::2], args[1::2]):
+        k, v = val.split("=")
+        if flag == "--shape":
+            shapes[k] = tuple(int(x) for x in v.split("x"))
+        else:
+            values[k] = np.array(int(v), dtype="int64")
+    return load(src[0], shapes or None, values or None), values
 
 
 def quick_profile(onnx: str, devices: str, args: list[str], out: Path, *extra: str) -> None:

@@ -18,30 +18,16 @@ import json
 import sys
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
 def graph_of(model: str, cache: dict):
-    """The model's graph with the inputs ``mixed_plans.py`` fixes (zoo name or third party)."""
-    from benchmarks.mixed_plans import THIRD_PARTY, model_source
-    from hetlab.graph import load
+    """The model's graph (``mixed_plans.model_graph``), loaded once."""
+    from benchmarks.mixed_plans import model_graph
 
     if model not in cache:
-        src = model_source(model)
-        if src is None:
-            raise SystemExit(f"{model}: model file missing")
-        shapes, values = {}, {}
-        args = THIRD_PARTY.get(model, [])
-        for flag, val in zip(args[::2], args[1::2]):
-            k, v = val.split("=")
-            if flag == "--shape":
-                shapes[k] = tuple(int(x) for x in v.split("x"))
-            else:
-                values[k] = np.array(int(v), dtype="int64")
-        cache[model] = load(src[0], shapes or None, values or None)
+        cache[model] = model_graph(model)[0]
     return cache[model]
 
 

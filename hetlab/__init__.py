@@ -6,7 +6,7 @@ Re-exports only; each name is imported lazily from its module.
 from __future__ import annotations
 
 __version__ = "0.1.0"
-__all__ = ["load", "profile", "schedule", "run", "Workbench", "Problem", "Plan"]
+__all__ = ["Plan", "Problem", "Workbench", "load", "profile", "run", "schedule"]
 
 _LAZY = {
     "load": "hetlab.graph",

@@ -55,7 +55,7 @@ def main(args: argparse.Namespace) -> int:
         devs = _default_devices(every)
     say(f"\ndevices    {', '.join(f'{d.name} ({d.kind})' for d in devs)}")
     t0 = time.perf_counter()
-    rep = dict(repeat=5, rounds=1, seconds=0.05) if args.quick else {}
+    rep = {"repeat": 5, "rounds": 1, "seconds": 0.05} if args.quick else {}
     problem = profile(g, devs, **rep)
     say(f"profiled   {len(problem.nodes)} ops on {len(devs)} devices in {time.perf_counter() - t0:.1f} s")
     say(f"lower bnd  {lower_bound(problem):.3f} ms\n")

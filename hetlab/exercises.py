@@ -11,7 +11,8 @@ Every answer is checked with ``hetlab.schedulers.simulate``, the one timing mode
 from __future__ import annotations
 
 import itertools
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from hetlab.cost.problem import Group, Link, PEdge, PNode, Problem
 from hetlab.errors import HetlabError

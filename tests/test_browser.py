@@ -11,8 +11,8 @@ are installed in the kernel first (the test says which).
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -68,7 +68,7 @@ def lab(tmp_path):
            "--ServerApp.open_browser=False", "--LabApp.news_url=", "--ServerApp.port_retries=0"]  # fmt: skip
     if hasattr(os, "getuid") and os.getuid() == 0:
         cmd.append("--allow-root")
-    log = open(tmp_path / "lab.log", "w")
+    log = open(tmp_path / "lab.log", "w")  # noqa: SIM115  the server writes to it until the fixture ends
     proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -115,7 +115,7 @@ def _run_all(page) -> None:
                 "[...document.querySelectorAll('.jp-InputPrompt')].some(e => /\\[(\\*|\\d+)\\]/.test(e.textContent))",
                 timeout=20_000)
             return
-        except Exception:
+        except Exception:  # noqa: BLE001  a Playwright timeout: dismiss and try again
             page.keyboard.press("Escape")
     raise AssertionError("Run All Cells did not start any cell")
 

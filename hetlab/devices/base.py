@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from collections.abc import Callable
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -13,7 +13,7 @@ dispatch served one at a time).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -175,7 +175,7 @@ WARMUP_S = 0.5
 WARMUP_MAX = 200
 
 
-def warm_up(run_once: Any, warmup: int | None = None) -> int:
+def warm_up(run_once: Callable[[], Any], warmup: int | None = None) -> int:
     """Unmeasured runs: ``warmup`` of them, or (None) until ``WARMUP_S`` s have passed, at
     least one and at most ``WARMUP_MAX``; returns how many ran."""
     import time

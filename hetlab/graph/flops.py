@@ -6,8 +6,9 @@ operation per output element when they compute values, and 0 for pure data movem
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from math import prod
-from typing import Any, Sequence
+from typing import Any
 
 Shape = Sequence[int] | None
 

@@ -10,8 +10,9 @@ edges for the outer tensors their bodies read, and one edge per ordered pair.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import onnx
@@ -39,14 +40,14 @@ def read_model(path: str | Path) -> onnx.ModelProto:
         raise HetlabError(f"model file is empty: {path}")
     try:
         m = onnx.load(str(p))
-    except Exception as e:  # protobuf DecodeError, external-data errors, ...
+    except Exception as e:  # noqa: BLE001  protobuf DecodeError, external-data errors, ...
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise HetlabError(f"{path} is not a valid ONNX model (truncated or not ONNX?): {msg}") from None
     if not m.graph.node or not m.opset_import:
         raise HetlabError(f"{path} is not a valid ONNX model: it has no nodes (truncated or not ONNX?)")
     try:
         onnx.checker.check_model(m, full_check=False)
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001  the checker's errors become one line
         msg = str(e).splitlines()[0]
         if not m.graph.output or "ir_version" in msg:
             raise HetlabError(f"{path} is not a valid ONNX model: {msg}") from None
@@ -74,7 +75,7 @@ def resolve_model_path(model: str | Path) -> Path:
 def _dtype(elem_type: int) -> str:
     try:
         return str(helper.tensor_dtype_to_np_dtype(elem_type))
-    except Exception:
+    except Exception:  # noqa: BLE001  a type numpy lacks (bfloat16, float8): float32 stands in
         return "float32"
 
 
@@ -175,7 +176,7 @@ def _fixed_model(m: onnx.ModelProto, fixed: dict[str, tuple[int, ...]]) -> onnx.
 def _infer(m: onnx.ModelProto) -> dict[str, Tensor]:
     try:
         inf = onnx.shape_inference.infer_shapes(m, check_type=False, strict_mode=False, data_prop=True)
-    except Exception:
+    except Exception:  # noqa: BLE001  inference is best effort; onnxruntime fills the rest
         inf = m
     g = inf.graph
     out: dict[str, Tensor] = {}
@@ -226,7 +227,7 @@ def _ort_shapes(
         ro = ort.RunOptions()
         ro.log_severity_level = 4
         outs = sess.run(names, feeds, ro)
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001  onnxruntime's errors become one line
         first = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
         raise HetlabError(
             f"cannot determine the shapes of {len(names)} tensor(s) (e.g. {names[0]!r}): shape inference "

@@ -8,9 +8,13 @@ unresolved is an error naming the input and the dimension.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from hetlab.errors import HetlabError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Dim = int | str | None  # a fixed size, a symbolic name, or an unnamed unknown
 
@@ -54,9 +58,8 @@ def resolve_input_shapes(
         for i, (g, d) in enumerate(zip(dims, decl)):
             if isinstance(d, int) and d > 0 and d != g:
                 raise HetlabError(f"--shape {name}: dimension {i} is fixed at {d} in the model, not {g}")
-            if isinstance(d, str):
-                if sym.setdefault(d, g) != g:
-                    raise HetlabError(f"--shape gives symbolic dimension {d!r} two values: {sym[d]} and {g}")
+            if isinstance(d, str) and sym.setdefault(d, g) != g:
+                raise HetlabError(f"--shape gives symbolic dimension {d!r} two values: {sym[d]} and {g}")
     out: dict[str, tuple[int, ...]] = {}
     for name, decl in declared.items():
         if name in given:
@@ -87,7 +90,7 @@ def _fmt(decl: Sequence[Dim]) -> str:
     return "[" + ", ".join("?" if d is None else str(d) for d in decl) + "]"
 
 
-def parse_input_args(args: Iterable[str] | None) -> dict[str, "np.ndarray"]:
+def parse_input_args(args: Iterable[str] | None) -> dict[str, np.ndarray]:
     """``["sr=16000", "x=frame.npy"]`` -> arrays: a ``.npy`` file, or a number (a scalar of the
     input's type is cast later by the consumer; integers become int64, others float32)."""
     import numpy as np

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import importlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from hetlab.cost.problem import Problem
 from hetlab.errors import HetlabError

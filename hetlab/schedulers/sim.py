@@ -8,8 +8,8 @@ compute time plus the transfer time of every input edge that comes from another 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from hetlab.cost.problem import Problem
 from hetlab.errors import HetlabError

@@ -12,7 +12,7 @@ PALETTE = [
     "#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#EECA3B", "#B279A2",
     "#FF9DA6", "#9D755D", "#BAB0AC", "#1B9E77", "#7570B3", "#D95F02", "#66A61E",
 ]  # fmt: skip
-FONT = dict(family="DejaVu Sans, Arial, sans-serif", size=12)
+FONT = {"family": "DejaVu Sans, Arial, sans-serif", "size": 12}
 
 
 def color_of(key: str, fixed: dict[str, str] | None = None) -> str:

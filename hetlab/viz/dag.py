@@ -45,7 +45,7 @@ def dag_figure(obj: Any, color: Any = "uprank", problem: Any = None, height: int
     ex[0::3], ex[1::3] = lay.x[lay.src].tolist(), lay.x[lay.dst].tolist()
     ey[0::3], ey[1::3] = lay.y[lay.src].tolist(), lay.y[lay.dst].tolist()
     edge = go.Scatter(x=ex, y=ey, mode="lines", hoverinfo="skip", name="edges",
-                      line=dict(width=0.6, color="rgba(120,120,120,0.45)"), showlegend=False)  # fmt: skip
+                      line={"width": 0.6, "color": "rgba(120,120,120,0.45)"}, showlegend=False)  # fmt: skip
     text = []
     for i in range(n):
         t = f"<b>{lay.ids[i]}</b><br>{lay.op_types[i]} · uprank {int(lay.uprank[i])}"
@@ -58,11 +58,11 @@ def dag_figure(obj: Any, color: Any = "uprank", problem: Any = None, height: int
                 f"{d} {fmt_ms(c) if math.isfinite(c) else 'n/a'}" for d, c in zip(costs[0], costs[1][i])
             )
         text.append(t)
-    marker: dict[str, Any] = dict(size=7 if n < 400 else 5, line=dict(width=0))
+    marker: dict[str, Any] = {"size": 7 if n < 400 else 5, "line": {"width": 0}}
     title = f"{getattr(obj, 'name', '')}: {n} ops, {len(lay.src)} edges, depth {int(lay.uprank.max(initial=0))}"
     if isinstance(color, str) and color == "uprank":
         marker.update(color=lay.uprank.tolist(), colorscale="Viridis", showscale=True,
-                      colorbar=dict(title=dict(text="uprank"), thickness=12))  # fmt: skip
+                      colorbar={"title": {"text": "uprank"}, "thickness": 12})  # fmt: skip
         title += " — colour: upward rank"
     elif isinstance(color, str) and color == "op":
         marker.update(color=[color_of(o) for o in lay.op_types])
@@ -78,7 +78,7 @@ def dag_figure(obj: Any, color: Any = "uprank", problem: Any = None, height: int
         z = np.log10(np.where(ok, np.maximum(c, floor), floor))
         marker.update(color=z.tolist(), colorscale="Plasma", showscale=True,
                       symbol=np.where(ok, "circle", "x").tolist(),
-                      colorbar=dict(title=dict(text=f"log10 ms<br>{dev}"), thickness=12))  # fmt: skip
+                      colorbar={"title": {"text": f"log10 ms<br>{dev}"}, "thickness": 12})  # fmt: skip
         title += f" — colour: cost on {dev} (x = cannot run)"
     else:
         dmap = color.device_of if hasattr(color, "device_of") else dict(color)
@@ -94,9 +94,9 @@ def dag_figure(obj: Any, color: Any = "uprank", problem: Any = None, height: int
                        hovertemplate="%{text}<extra></extra>", name="ops", showlegend=False)  # fmt: skip
     fig = go.Figure([edge, nodes])
     fig.update_layout(
-        title=dict(text=title, font=dict(size=13)), height=height, font=FONT,
-        margin=dict(l=10, r=10, t=40, b=30), plot_bgcolor="white", hovermode="closest",
-        xaxis=dict(title="upward rank", showgrid=False, zeroline=False),
-        yaxis=dict(visible=False), uirevision="dag",
+        title={"text": title, "font": {"size": 13}}, height=height, font=FONT,
+        margin={"l": 10, "r": 10, "t": 40, "b": 30}, plot_bgcolor="white", hovermode="closest",
+        xaxis={"title": "upward rank", "showgrid": False, "zeroline": False},
+        yaxis={"visible": False}, uirevision="dag",
     )  # fmt: skip
     return fig

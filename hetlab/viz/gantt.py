@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -20,7 +21,7 @@ def lower_bound_of(problem: Any) -> float | None:
         return None
     try:
         return float(lower_bound(problem))
-    except Exception:  # a bound is a nicety in a title; never fail a figure for it
+    except Exception:  # noqa: BLE001  a bound is a nicety in a title; never fail a figure for it
         return None
 
 
@@ -51,7 +52,7 @@ def _bar(b: Bars, problem: Any, color: str, devices: list[str]) -> go.Bar:
         orientation="h", base=[r[2] for r in rows], x=[r[3] - r[2] for r in rows],
         y=[r[1] for r in rows], customdata=[r[0] for r in rows], text=text,
         textposition="none", hovertemplate="%{text}<extra></extra>", name=b.label,
-        marker=dict(color=cols, line=dict(width=0.5, color="white")), showlegend=False,
+        marker={"color": cols, "line": {"width": 0.5, "color": "white"}}, showlegend=False,
     )  # fmt: skip
 
 
@@ -73,10 +74,10 @@ def gantt_figure(plan_or_run: Any, problem: Any = None, title: str | None = None
     devs = _devices(b, problem)
     fig = go.Figure([_bar(b, problem, color, devs)])
     fig.update_layout(
-        title=dict(text=_title(b, problem), font=dict(size=13)), barmode="overlay", font=FONT,
-        height=height or 110 + 45 * max(1, len(devs)), margin=dict(l=10, r=10, t=40, b=40),
-        xaxis=dict(title="time (ms)", type="linear", rangemode="tozero"),
-        yaxis=dict(categoryorder="array", categoryarray=devs[::-1], type="category"),
+        title={"text": _title(b, problem), "font": {"size": 13}}, barmode="overlay", font=FONT,
+        height=height or 110 + 45 * max(1, len(devs)), margin={"l": 10, "r": 10, "t": 40, "b": 40},
+        xaxis={"title": "time (ms)", "type": "linear", "rangemode": "tozero"},
+        yaxis={"categoryorder": "array", "categoryarray": devs[::-1], "type": "category"},
         plot_bgcolor="#fafafa",
     )  # fmt: skip
     return fig
@@ -95,8 +96,8 @@ def compare_figure(items: Sequence[Any], titles: Sequence[str] | None = None, pr
         fig.update_yaxes(categoryorder="array", categoryarray=devs[i][::-1], type="category",
                          row=i + 1, col=1)  # fmt: skip
     fig.update_xaxes(title_text="time (ms)", row=len(bars), col=1)
-    fig.update_annotations(font=dict(size=12))
+    fig.update_annotations(font={"size": 12})
     fig.update_layout(font=FONT, barmode="overlay", plot_bgcolor="#fafafa",
                       height=height or 90 + sum(60 + 40 * len(d) for d in devs),
-                      margin=dict(l=10, r=10, t=40, b=40))  # fmt: skip
+                      margin={"l": 10, "r": 10, "t": 40, "b": 40})  # fmt: skip
     return fig

@@ -34,7 +34,7 @@ def heatmap_figure(problem, height: int | None = None) -> go.Figure:
     xs = list(range(len(ids)))
     heat = go.Heatmap(
         z=z, x=xs, y=devs, text=text, hovertemplate="%{text}<extra></extra>", hoverongaps=True,
-        colorscale="Viridis", colorbar=dict(title=dict(text="log10 ms"), thickness=12),
+        colorscale="Viridis", colorbar={"title": {"text": "log10 ms"}, "thickness": 12},
         name="cost",
     )  # fmt: skip
     traces = [heat]
@@ -42,19 +42,19 @@ def heatmap_figure(problem, height: int | None = None) -> go.Figure:
     if bad.size:
         traces.append(go.Scatter(
             x=[int(k) for k, _ in bad], y=[devs[j] for _, j in bad], mode="markers",
-            marker=dict(symbol="x-thin", size=8, line=dict(width=1.5, color="#444")),
+            marker={"symbol": "x-thin", "size": 8, "line": {"width": 1.5, "color": "#444"}},
             text=[f"<b>{ids[k]}</b> ({ops[k]})<br>{devs[j]}: n/a: cannot run" for k, j in bad],
             hovertemplate="%{text}<extra></extra>", name="n/a", showlegend=False,
         ))  # fmt: skip
     fig = go.Figure(traces)
-    tick = dict(tickmode="array", tickvals=xs, ticktext=ops, tickangle=-60, tickfont=dict(size=9)) \
-        if len(ids) <= 40 else dict(title=f"{len(ids)} ops, sorted by upward rank (hover for names)")
+    tick = {"tickmode": "array", "tickvals": xs, "ticktext": ops, "tickangle": -60, "tickfont": {"size": 9}} \
+        if len(ids) <= 40 else {"title": f"{len(ids)} ops, sorted by upward rank (hover for names)"}
     fig.update_layout(
-        title=dict(text=f"profiled cost per op and device (log colour: dark {fmt_ms(float(pos.min()) if pos.size else None)}"
+        title={"text": f"profiled cost per op and device (log colour: dark {fmt_ms(float(pos.min()) if pos.size else None)}"
                         f" → yellow {fmt_ms(float(pos.max()) if pos.size else None)}; x = cannot run)",
-                   font=dict(size=13)),
+                   "font": {"size": 13}},
         height=height or 140 + 40 * len(devs), font=FONT, plot_bgcolor="#d9d9d9",
-        margin=dict(l=10, r=10, t=40, b=40), xaxis=dict(showgrid=False, zeroline=False, **tick),
-        yaxis=dict(showgrid=False),
+        margin={"l": 10, "r": 10, "t": 40, "b": 40}, xaxis=dict(showgrid=False, zeroline=False, **tick),
+        yaxis={"showgrid": False},
     )  # fmt: skip
     return fig

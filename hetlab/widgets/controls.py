@@ -39,8 +39,8 @@ class Controls:
         self.algo_select = W.Dropdown(options=["greedy"], value="greedy", description="compare with",
                                       style={"description_width": "initial"},
                                       layout=W.Layout(width="220px"))  # fmt: skip
-        slider = dict(continuous_update=False, style={"description_width": "initial"},
-                      layout=W.Layout(width="260px"))  # fmt: skip
+        slider = {"continuous_update": False, "style": {"description_width": "initial"},
+                      "layout": W.Layout(width="260px")}  # fmt: skip
         self.eps_slider = W.FloatSlider(value=0.2, min=0.0, max=1.0, step=0.05, description="ε (balance)", **slider)
         self.nt_slider = W.IntSlider(value=12, min=2, max=40, step=1, description="NT (subgraph size)", **slider)
         self.k_slider = W.IntSlider(value=3, min=1, max=10, step=1, description="K (top-k)", **slider)

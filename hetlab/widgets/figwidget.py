@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 def new_widget(fig: go.Figure | dict | None = None, height: int = 300) -> go.FigureWidget:
     fw = go.FigureWidget(fig) if fig is not None else go.FigureWidget()
     if fig is None:
-        fw.update_layout(height=height, margin=dict(l=10, r=10, t=40, b=30))
+        fw.update_layout(height=height, margin={"l": 10, "r": 10, "t": 40, "b": 30})
     return fw
 
 
@@ -17,7 +17,7 @@ def placeholder(fw: go.FigureWidget, message: str) -> None:
     with fw.batch_update():
         if fw.data:
             fw.data = []
-        fw.layout.title = dict(text=f"<i>{message}</i>", font=dict(size=12, color="#777"))
+        fw.layout.title = {"text": f"<i>{message}</i>", "font": {"size": 12, "color": "#777"}}
         fw.layout.height = 70  # a one-line message, not an empty plot area
         fw.layout.plot_bgcolor = "white"
 

@@ -231,7 +231,7 @@ def test_device_context_makes_ops_add_up_to_the_whole_model():
         [("c2", "Conv", 1.0), ("r2", "Relu", 0.5)],
     ]
     everything = [m for w in members for m in w]
-    fac, c0, scale = device_context([2.0, 1.4], [], 3.2, members, everything)
+    fac, c0, _ = device_context([2.0, 1.4], [], 3.2, members, everything)
     assert c0 == pytest.approx(0.2)  # (2.0 + 1.4 - 3.2) / (2 - 1)
     assert sum(fac[v] * c for v, _, c in everything) == pytest.approx(3.2 - c0, rel=1e-3)
     assert fac["c1"] == fac["c2"] and fac["r1"] == fac["r2"]  # one factor per type

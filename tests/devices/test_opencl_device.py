@@ -15,8 +15,6 @@ from hetlab.devices.opencl.ops.gemm import choose_tiling
 from hetlab.errors import HetlabError
 
 
-
-
 def test_discover_names_and_info(dev):
     devs = discover()
     assert [d.name for d in devs] == [f"cl{i}" for i in range(len(devs))]

@@ -6,11 +6,11 @@ import threading
 import numpy as np
 import onnxruntime as ort
 import pytest
-from tests.executor.models import two_branch
 
 from hetlab.devices.ort_cpu import OrtCpuDevice, affinity_string
 from hetlab.graph.ir import Node
 from hetlab.graph.onnx_io import load
+from tests.executor.models import two_branch
 
 
 @pytest.fixture(scope="module")

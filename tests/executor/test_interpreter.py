@@ -5,13 +5,13 @@ import random
 
 import numpy as np
 import pytest
-from tests.executor.dags import random_problem
 
 from hetlab.cost.problem import Problem
 from hetlab.devices.fake import FakeDevice, graph_from_problem
 from hetlab.executor import Executor, RunError, run
 from hetlab.schedulers.plan import Plan
 from hetlab.schedulers.sim import simulate
+from tests.executor.dags import random_problem
 
 
 def fork(ms: float = 30.0) -> Problem:

@@ -7,7 +7,6 @@ import os
 
 import numpy as np
 import pytest
-from tests.executor.models import scalar_edge, two_branch
 
 from hetlab.cli import main as cli_main
 from hetlab.cost.problem import Problem
@@ -15,6 +14,7 @@ from hetlab.devices.ort_cpu import OrtCpuDevice
 from hetlab.executor import run
 from hetlab.graph.onnx_io import load
 from hetlab.schedulers.plan import Plan
+from tests.executor.models import scalar_edge, two_branch
 
 CORES = sorted(os.sched_getaffinity(0))
 BRANCH_B = ("b_conv1", "b_sig", "b_conv2")

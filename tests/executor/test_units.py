@@ -3,11 +3,11 @@ from __future__ import annotations
 import random
 
 import pytest
-from tests.executor.dags import inception_problem, random_problem
 
 from hetlab.devices.fake import graph_from_problem
 from hetlab.errors import HetlabError
 from hetlab.executor.units import build_units, check_plan
+from tests.executor.dags import inception_problem, random_problem
 
 
 def random_topo_order(g, rng):

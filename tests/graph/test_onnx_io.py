@@ -3,17 +3,18 @@ control-flow edges, symbolic dimensions, data-dependent shapes."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
-import onnx
 import onnxruntime as ort
 import pytest
-from tests.graph.models import F, save
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 from hetlab.errors import HetlabError
 from hetlab.graph.inputs import random_inputs
 from hetlab.graph.onnx_io import extract, load, unit_io
+from tests.graph.models import F, save
 
 
 def test_ids_constants_edges_upranks(diamond):
@@ -150,7 +151,7 @@ def test_extract_runs_in_onnxruntime(diamond):
 def test_bad_files(tmp_path, diamond, content):
     p = tmp_path / "bad.onnx"
     if content is None:  # truncated real model
-        data = open(diamond, "rb").read()
+        data = Path(diamond).read_bytes()
         content = data[: len(data) // 2]
     p.write_bytes(content)
     with pytest.raises(HetlabError):

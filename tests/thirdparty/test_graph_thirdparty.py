@@ -22,7 +22,7 @@ def reference_dag(path: str) -> nx.DiGraph:
         vid = n.name if n.name and names.count(n.name) == 1 else f"{n.op_type}_{i}"
         reads = set(n.input)
 
-        def walk(sub: onnx.GraphProto) -> None:
+        def walk(sub: onnx.GraphProto, reads: set[str] = reads) -> None:
             for m in sub.node:
                 reads.update(m.input)
                 for a in m.attribute:

@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
+from hetlab.errors import HetlabError
 from hetlab.widgets import Workbench, backend
 from hetlab.widgets.shapes import parse_shapes
-from hetlab.errors import HetlabError
 from tests._stubs import install, tiny_problem
 
 
@@ -140,7 +140,7 @@ def test_real_loader_on_a_small_onnx_file(tmp_path, monkeypatch):
     m = helper.make_model(helper.make_graph(nodes, "two", [x], [y]), opset_imports=[helper.make_opsetid("", 17)])
     f = tmp_path / "two.onnx"
     onnx.save(m, f)
-    monkeypatch.setattr(backend, "local_devices", lambda: [])
+    monkeypatch.setattr(backend, "local_devices", list)
     wb = Workbench(model=str(f), shapes="x=2x4")
     if wb.graph is None:
         pytest.skip(f"the ONNX loader is not available: {wb.model_status.value}")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterable
+from typing import Self
 
 ENV = "HETLAB_PIN_DRIVER_THREADS"
 
@@ -59,7 +60,7 @@ class Started:
         self._before: set[int] = set()
         self._mask: set[int] | None = None
 
-    def __enter__(self) -> Started:
+    def __enter__(self) -> Self:
         self._before = native_threads()
         self._mask = affinity(0)
         return self

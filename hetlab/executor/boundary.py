@@ -113,15 +113,16 @@ def calibrate_boundaries(problem: Problem, graph: OpGraph, devices: Sequence[Dev
 
         feed = load_inputs(graph, inputs)
 
-    def measure(plan: dict[str, str]) -> tuple[float, int]:
+    def measure(plan: dict[str, str]) -> tuple[float, int, float]:
+        """(median ms, units, ms of the median run outside the devices' runs)."""
         rep = run(graph, plan, devs, repeat=repeat, inputs=feed)  # warm-up: the executor default
-        path = rep.extra.get("critical_path") or {}
-        last["own_ms"] = float(rep.latency_ms["median"]) - float(path.get("run_ms", 0.0))
-        return float(rep.latency_ms["median"]), int(rep.units)
+        median = float(rep.latency_ms["median"])
+        return median, int(rep.units), median - float(rep.extra["critical_path"]["run_ms"])
 
-    last: dict[str, float] = {}
-
-    def excess(plan: dict[str, str], measured: float, units: int) -> float:
+    def excess(plan: dict[str, str], measured: float, units: int | None) -> float | None:
+        """Per-unit ms: measured over §3's prediction (without the fitted latency), per unit."""
+        if not units:
+            return None
         return round(max(0.0, measured - simulate(problem, plan, order).makespan) / units, 6)
 
     done: dict[str, Any] = {}
@@ -134,9 +135,9 @@ def calibrate_boundaries(problem: Problem, graph: OpGraph, devices: Sequence[Dev
                 fallback += [f"{x}->{y}", f"{y}->{x}"]
                 continue
             hit = memo[0](x, y) if memo else None
-            hit = dict(hit) if isinstance(hit, dict) else {}
-            if "ms" not in hit:
-                hit["ms"], hit["units"] = measure(plan)
+            if not isinstance(hit, dict):
+                got = measure(plan)
+                hit = {"ms": got[0], "units": got[1]}
                 if memo:
                     memo[1](x, y, hit)
             measured, units = float(hit["ms"]), hit.get("units")
@@ -155,15 +156,15 @@ def calibrate_boundaries(problem: Problem, graph: OpGraph, devices: Sequence[Dev
         for k in fallback:
             done[k] = {"ms": round(extra[k], 6), "method": "probe handoff + per-unit cost"}
     if fallback and not any(v.get("per_unit_ms") is not None for v in done.values()):
-        single = single_unit(graph, devs, measure, last, memo)
+        single = single_unit(graph, devs, measure, memo)
         if single:
             done["single_unit"] = single
     problem.extra["boundary"] = done
     return done
 
 
-def single_unit(graph: OpGraph, devs: dict[str, Device], measure: Callable[[dict[str, str]], tuple[float, int]],
-                last: dict[str, float], memo: Memo | None) -> dict[str, Any]:  # fmt: skip
+def single_unit(graph: OpGraph, devs: dict[str, Device], measure: Callable[[dict[str, str]], tuple[float, int, float]],
+                memo: Memo | None) -> dict[str, Any]:  # fmt: skip
     """Each device's one-unit cost (ms): what the executor adds to a whole-model run on it,
     the median run's latency less its time inside the device's run (feeding the inputs,
     dispatch, collecting the outputs; ``critical.py``). Not measured minus the makespan: how
@@ -176,8 +177,8 @@ def single_unit(graph: OpGraph, devs: dict[str, Device], measure: Callable[[dict
             continue
         hit = memo[0](name, name) if memo else None
         if not (isinstance(hit, dict) and "own_ms" in hit):
-            ms, _ = measure({n.id: name for n in graph.nodes})
-            hit = {"ms": ms, "units": 1, "own_ms": round(max(0.0, last["own_ms"]), 6)}
+            ms, _, own = measure({n.id: name for n in graph.nodes})
+            hit = {"ms": ms, "units": 1, "own_ms": round(max(0.0, own), 6)}
             if memo:
                 memo[1](name, name, hit)
         out[name] = {"measured_ms": round(float(hit["ms"]), 4), "per_unit_ms": float(hit["own_ms"])}

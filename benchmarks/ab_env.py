@@ -16,14 +16,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from mixed_plans import hetlab, model_source, quick_profile
+from mixed_plans import hetlab, model_source, quick_profile, run_plan
 
 
 def main() -> int:
@@ -54,16 +53,9 @@ def main() -> int:
             for r in range(a.rounds):
                 for variant in a.values.split(","):
                     env = dict(os.environ, **{a.var: variant})
-                    p = subprocess.run([sys.executable, "-m", "hetlab", "run", onnx, "--plan", str(plan), "--profile", str(prob),
-                                        *args, "--check", "--repeat", a.repeat, "--json"],
-                                       capture_output=True, text=True, check=False, env=env)  # fmt: skip
-                    if p.returncode:
-                        print(
-                            f"{m} {algo} {variant}: run failed: {p.stderr.strip()[-300:]}",
-                            flush=True,
-                        )
+                    d = run_plan(onnx, plan, prob, args, a.repeat, env=env)
+                    if d is None:
                         continue
-                    d = json.loads(p.stdout)
                     host = d.get("predicted_host_ms")
                     cp = d.get("critical_path") or {}
                     row = {"model": m, "algo": algo, "variant": variant, "round": r, "units": d["units"],

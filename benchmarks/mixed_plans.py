@@ -96,10 +96,20 @@ def prefer_plan(problem_path: Path, gpu: str, out: Path) -> None:
     atomic_write_json(out, plan.to_json())
 
 
-def run_plan(onnx: str, plan: Path, prob: Path, args: list[str], repeat: str) -> dict | None:
-    """``hetlab run --plan --check --json`` in a fresh process: its report, or None (said why)."""
+def run_plan(
+    onnx: str,
+    plan: Path,
+    prob: Path,
+    args: list[str],
+    repeat: str,
+    check: bool = True,
+    env: dict[str, str] | None = None,
+) -> dict | None:
+    """``hetlab run --plan --profile [--check] --json`` in a fresh process (``env``: its
+    environment): its report, or None (said why)."""
     r = subprocess.run([sys.executable, "-m", "hetlab", "run", str(onnx), "--plan", str(plan), "--profile", str(prob), *args,
-                        "--check", "--repeat", repeat, "--json"], capture_output=True, text=True, check=False)  # fmt: skip
+                        *(["--check"] if check else []), "--repeat", repeat, "--json"],
+                       capture_output=True, text=True, check=False, env=env)  # fmt: skip
     if r.returncode:
         print(f"{plan.name}: run failed: {r.stderr.strip()[-300:]}", flush=True)
         return None

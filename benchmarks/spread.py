@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from mixed_plans import hetlab, model_source, quick_profile
+from mixed_plans import hetlab, model_source, quick_profile, run_plan
 
 
 def spread(xs: list[float]) -> float:
@@ -69,12 +68,9 @@ def main() -> int:
         for algo in a.algos.split(","):
             plan = work / f"{m}.0.{algo.replace(':', '-')}.plan.json"
             for _ in range(a.runs):
-                p = subprocess.run([sys.executable, "-m", "hetlab", "run", onnx, "--plan", str(plan), "--profile",
-                                    str(work / f"{m}.0.problem.json"), *args, "--repeat", a.repeat, "--json"],
-                                   capture_output=True, text=True, check=True)  # fmt: skip
-                row["run_median_ms"].setdefault(algo, []).append(
-                    json.loads(p.stdout)["latency_ms"]["median"]
-                )
+                d = run_plan(onnx, plan, work / f"{m}.0.problem.json", args, a.repeat, check=False)
+                if d is not None:
+                    row["run_median_ms"].setdefault(algo, []).append(d["latency_ms"]["median"])
         out.append(row)
         for key in ("whole_model_ms", "makespan_ms", "run_median_ms"):
             for name, xs in row[key].items():

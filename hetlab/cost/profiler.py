@@ -53,6 +53,7 @@ def profile(
     context: int = 8,
     name: str | None = None,
     inputs: dict[str, Any] | None = None,
+    concurrent: bool = True,
 ) -> Problem:
     """Measure ``graph`` on ``devices`` (Device objects or names) and return the Problem.
 
@@ -60,7 +61,8 @@ def profile(
     (its samples are spread over them, see ``device_pass``); ``context``: window size of the
     in-context correction (``context.py``; 0 or 1: isolated costs only); ``groups``: also measure chains
     matching ``patterns`` as fused units; ``handoff``: add what a unit boundary costs in the
-    executor to each link (``executor.boundary``); ``comm``: calibrate every ordered device pair and
+    executor to each link (``executor.boundary``), and with ``concurrent`` what a unit costs more
+    beside another device's run (``executor.concurrency``); ``comm``: calibrate every ordered device pair and
     measure every distinct edge shape; ``progress(done, total, message)`` is called after each
     measurement (raise KeyboardInterrupt from it to stop: what is done stays cached). ``inputs``: arrays for some model inputs instead of seeded random
     ones (``--input``: a data-dependent model such as silero VAD needs ``sr=16000``)."""
@@ -290,6 +292,20 @@ def profile(
 
         calibrate_boundaries(p, graph, devs, wins, per_unit, inputs=inputs,
                              memo=(lambda a, b: pc.device(fps[a]).get("boundary", f"{fps[b]}|{context}"), memo_put))  # fmt: skip
+        if concurrent:
+            from hetlab.executor.concurrency import calibrate_concurrency
+
+            if progress is not None:
+                progress(done[0], total, "calibrating concurrent units on the executor")
+            together = "|".join(fps[d.name] for d in devs)
+            store = pc.device(fps[devs[0].name])
+
+            def conc_put(key: str, ms: Any) -> None:
+                store.put("concurrent", f"{together}|{key}", ms)
+                store.flush()
+
+            calibrate_concurrency(p, graph, devs, inputs=inputs,
+                                  memo=(lambda key: store.get("concurrent", f"{together}|{key}"), conc_put))  # fmt: skip
     p.validate(f"profile of {graph.name}")
     return p
 

@@ -198,9 +198,7 @@ def io_prediction(problem: Any, graph: OpGraph, device_of: Mapping[str, str], or
     OpenCL devices without host-unified memory as remote; those that cannot be had are left out."""
     from hetlab.executor.predict import end_to_end_ms, host_serial_ms
 
-    used = [devices[d] for d in problem.devices if d in devices]
-    host = next((d.name for d in used if d.kind != "opencl"), None)
-    remote = {d.name for d in used if d.kind == "opencl" and getattr(d, "unified", True) is False}
+    host, remote = host_and_remote(problem, devices)
     if host is None:
         return {}
     order = order or graph.topo_order()
@@ -210,6 +208,15 @@ def io_prediction(problem: Any, graph: OpGraph, device_of: Mapping[str, str], or
     except HetlabError:  # a profile that does not fit this plan: the run itself still goes on
         return {}
     return {k: round(v, 4) for k, v in got.items() if v is not None}
+
+
+def host_and_remote(problem: Any, devices: Mapping[str, Device]) -> tuple[str | None, set[str]]:
+    """The prediction's host (the problem's first CPU device, None if it has none) and its
+    remote devices (OpenCL devices without host-unified memory)."""
+    used = [devices[d] for d in problem.devices if d in devices]
+    host = next((d.name for d in used if d.kind != "opencl"), None)
+    remote = {d.name for d in used if d.kind == "opencl" and getattr(d, "unified", True) is False}
+    return host, remote
 
 
 def node_shares(

@@ -103,6 +103,13 @@ def per_unit_ms(problem: Problem) -> dict[str, float]:
     return {d: sum(v) / len(v) for d, v in got.items()}
 
 
+def concurrent_ms(problem: Problem) -> float:
+    """What a unit costs more (ms) when it starts while another device is running
+    (``concurrency.calibrate_concurrency``); 0 when the problem has no such calibration."""
+    got = (problem.extra.get("boundary") or {}).get("concurrent") or {}
+    return float(got.get("per_unit_ms") or 0.0) if isinstance(got, dict) else 0.0
+
+
 def host_serial_ms(
     problem: Problem,
     graph: OpGraph,
@@ -115,10 +122,27 @@ def host_serial_ms(
     """The plan's time when every unit also needs the host for its device's ``per_unit_ms``
     before it runs, one unit at a time (Python dispatch and thread hand-offs hold the GIL),
     instead of paying the boundary latency calibrated with it on each cross-device edge
-    (pairs calibrated by the probe keep theirs). Units are
+    (pairs calibrated by the probe keep theirs); a unit that starts while another device
+    runs also takes ``concurrent_ms`` longer. Units are
     the executor's (``units.build_units``); a unit takes the host as soon as its inputs and
     its device are ready, the earliest first. With the inputs and outputs in host memory as
     in ``end_to_end_ms``. None without a boundary calibration."""
+    got = host_serial(problem, graph, device_of, order, host, remote, sequential)
+    return None if got is None else got[0]
+
+
+def host_serial(
+    problem: Problem,
+    graph: OpGraph,
+    device_of: Mapping[str, str],
+    order: Sequence[str],
+    host: str,
+    remote: Collection[str],
+    sequential: bool = False,
+    concurrent: float | None = None,
+) -> tuple[float, int] | None:
+    """``host_serial_ms`` and how many units started while another device ran;
+    ``concurrent``: the surcharge to use instead of the problem's (ms)."""
     from hetlab.executor.boundary import add_latency
     from hetlab.executor.units import build_units
 
@@ -126,6 +150,7 @@ def host_serial_ms(
     aug = with_host_io(problem, graph, device_of, order, host, remote) if h else None
     if aug is None:
         return None
+    extra = concurrent_ms(problem) if concurrent is None else concurrent
     p, dev_of, _ = aug
     # the boundary latency fitted on the same run as the per-unit cost is replaced by it; a
     # pair that could not alternate keeps its probe's handoff (silero_vad split over cpu0 and
@@ -156,6 +181,7 @@ def host_serial_ms(
     fin: dict[int, float] = {}
     free = {d: 0.0 for d in by_dev}
     host_free = 0.0
+    overlapped = 0
     default = sorted(h.values())[len(h) // 2]
     while len(fin) < len(units):
         best = None
@@ -171,7 +197,9 @@ def host_serial_ms(
         ready, ui, d = best
         s = max(ready, host_free)
         host_free = s + h.get(spec[ui].device, default)
-        fin[ui] = host_free + dur[ui]
+        busy = any(f > host_free for o, f in free.items() if o != d)
+        overlapped += busy
+        fin[ui] = host_free + dur[ui] + (extra if busy else 0.0)
         free[d] = fin[ui]
         nxt[d] += 1
     end = max(fin.values(), default=0.0)
@@ -179,4 +207,4 @@ def host_serial_ms(
         src = p.nodes[a].id
         if dev_of[src] != host:
             end = max(end, fin[unit_of[src]] + float(comm[k, dix[dev_of[src]], dix[host]]))
-    return end
+    return end, overlapped

@@ -156,3 +156,78 @@ def test_a_pair_calibrated_by_the_probe_keeps_its_handoff_in_the_host_serial_pre
     # a | b | c on y | d: c waits 0.5 for a's tensor, d waits 0.5 for c's (no 0.4 taken off)
     t = host_serial_ms(p, g, split, order, "x", set())
     assert t == pytest.approx(0.1 + 1.0 + 0.1 + 0.1 + 0.5 + 1.0 + 0.1 + 0.5 + 1.0)
+
+
+def test_a_unit_started_beside_another_devices_run_pays_the_concurrency_surcharge():
+    from hetlab.executor.predict import host_serial, host_serial_ms
+
+    order = ["a", "b", "c", "d"]
+    p = diamond(per_unit=0.5, boundary=0.3)
+    g = graph_from_problem(p)
+    split = {"a": "x", "b": "x", "c": "y", "d": "x"}
+    # a | b | c on y | d: only c starts (2.5) while another device runs (b, until 3.0)
+    t0, overlapped = host_serial(p, g, split, order, "x", set())
+    assert (t0, overlapped) == (pytest.approx(5.2), 1)
+    p.extra["boundary"]["concurrent"] = {"plan": "heft", "per_unit_ms": 0.25}
+    assert host_serial_ms(p, g, split, order, "x", set()) == pytest.approx(t0 + 0.25)
+    assert host_serial(p, g, split, order, "x", set(), concurrent=0.0)[0] == pytest.approx(t0)
+    one = {v: "x" for v in order}
+    assert host_serial(p, g, one, order, "x", set())[1] == 0
+    assert host_serial(p, g, split, order, "x", set(), sequential=True)[1] == 0
+
+
+def test_the_surcharge_is_fitted_to_the_measured_plan():
+    from hetlab.executor.concurrency import fit_surcharge
+
+    assert fit_surcharge(lambda x: 2.0 + 3.0 * x, 5.0) == pytest.approx(1.0, abs=1e-6)
+    assert fit_surcharge(lambda x: 2.0 + 3.0 * x, 1.0) == 0.0  # predicted slower already
+    assert fit_surcharge(lambda x: 2.0, 5.0) == 5.0  # no unit overlaps: at most the latency
+
+
+def ladder(n: int = 8) -> Problem:
+    """Two chains ``p0..`` and ``q0..`` whose step ``i + 1`` reads both nodes of step ``i``,
+    every node 0.2 ms on x and y, with a boundary calibration on both links."""
+    ids = [(f"p{i}", f"q{i}") for i in range(n)]
+    nodes = [PNode(v, {"x": 0.2, "y": 0.2}) for pair in ids for v in pair]
+    edges = [PEdge(a, b, 4.0) for s, t in itertools.pairwise(ids) for a in s for b in t]
+    link = Link(latency=0.01, bandwidth=None)
+    cal = {"ms": 0.0, "per_unit_ms": 0.01, "method": "alternating windows"}
+    return Problem("ladder", ["x", "y"], nodes, edges, {"x->y": link, "y->x": link},
+                   extra={"boundary": {"x->y": dict(cal), "y->x": dict(cal)}})  # fmt: skip
+
+
+def test_concurrency_is_calibrated_on_a_plan_run_for_real_and_cached(monkeypatch):
+    from hetlab.devices.fake import fake_devices
+    from hetlab.executor import api
+    from hetlab.executor.concurrency import calibrate_concurrency
+    from hetlab.executor.predict import concurrent_ms
+
+    p = ladder()
+    g = graph_from_problem(p)
+    devs = fake_devices(p, time_scale=1.0)
+    cache: dict[str, float] = {}
+    got = calibrate_concurrency(p, g, devs, repeat=3, memo=(cache.get, cache.__setitem__))
+    assert got["plan"] == "heft" and got["overlapped"] >= 4 and got["measured_ms"] > 0
+    assert got["per_unit_ms"] >= 0.0 and concurrent_ms(p) == got["per_unit_ms"]
+    assert list(cache.values()) == [pytest.approx(got["measured_ms"], abs=1e-4)]
+
+    def no_run(*a, **k):
+        raise AssertionError("a cached plan is not run again")
+
+    monkeypatch.setattr(api, "run", no_run)
+    again = calibrate_concurrency(Problem.from_json(p.to_json()), g, devs, memo=(cache.get, cache.__setitem__))
+    assert again["measured_ms"] == got["measured_ms"]
+
+
+def test_a_plan_without_overlap_leaves_the_surcharge_out():
+    from hetlab.devices.fake import fake_devices
+    from hetlab.executor.concurrency import calibrate_concurrency
+    from hetlab.executor.predict import concurrent_ms
+
+    p = diamond(per_unit=0.1, boundary=0.0)
+    g = graph_from_problem(p)
+    got = calibrate_concurrency(p, g, fake_devices(p, time_scale=0.01), repeat=1)
+    assert got["per_unit_ms"] is None and "unit(s) beside another device" in got["why"]
+    assert concurrent_ms(p) == 0.0
+    p.extra.pop("boundary")
+    assert "no host-serial prediction" in calibrate_concurrency(p, g, fake_devices(p))["why"]

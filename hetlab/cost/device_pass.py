@@ -18,6 +18,14 @@ from hetlab.errors import HetlabError
 from hetlab.graph.ir import OpGraph
 
 Item = tuple[str, str, list[str]]  # (cache section, signature, node ids)
+# sections that set the scale of a device's costs (``context.py``): on a device with ``write``
+# (OpenCL) timed with their inputs written before each run, as the executor runs a unit
+WRITTEN = ("windows", "whole")
+
+
+def written(d: Device, sec: str) -> bool:
+    """Whether ``sec``'s units are timed on ``d`` with their inputs written first."""
+    return sec in WRITTEN and hasattr(d, "write")
 
 
 def measure_device(d: Device, store: Any, items: Sequence[Item], graph: OpGraph, values: Values,
@@ -27,7 +35,7 @@ def measure_device(d: Device, store: Any, items: Sequence[Item], graph: OpGraph,
     out: dict[tuple[str, str], Any] = {}
     todo: list[Item] = []
     for sec, s, nodes in items:
-        hit = store.get(sec, s)
+        hit = store.get(sec, f"{s}|written" if written(d, sec) else s)
         if hit is None:
             todo.append((sec, s, nodes))
             continue
@@ -42,7 +50,7 @@ def measure_device(d: Device, store: Any, items: Sequence[Item], graph: OpGraph,
                 try:
                     if r == 0:
                         unit = d.prepare(graph, nodes)
-                        st["run"], st["timer"] = make_runner(d, unit, values.get(unit.inputs))
+                        st["run"], st["timer"] = make_runner(d, unit, values.get(unit.inputs), written(d, sec))
                         warm = [st["run"]() for _ in range(max(1, budget.warmup))]
                         st["n"] = plan_repeats(warm, budget)
                     share = st["n"] * (r + 1) // rounds - st["n"] * r // rounds
@@ -63,7 +71,7 @@ def measure_device(d: Device, store: Any, items: Sequence[Item], graph: OpGraph,
                     if "error" in st
                     else {**summarize(st["samples"]), "timer": st["timer"]}
                 )
-                store.put(sec, s, res)
+                store.put(sec, f"{s}|written" if written(d, sec) else s, res)
                 out[sec, s] = res if "median" in res else None
                 state.pop(s, None)
             tick(_label(d, graph, nodes), r == rounds - 1)

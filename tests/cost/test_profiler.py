@@ -259,3 +259,41 @@ def test_alternating_windows_plan():
     assert plan is not None and set(plan) == {n.id for n in g.nodes}
     assert [plan[w[0]] for w in wins] == [(a if i % 2 == 0 else b).name for i in range(len(wins))]
     assert alternating(g, wins[:3], a, b) is None  # too few boundaries to say anything
+
+
+def test_scale_setting_units_are_timed_with_their_inputs_written_first():
+    """Windows and the whole model are timed on a device with ``write`` (OpenCL) with the
+    inputs written before each run, as the executor runs a unit; ops and CPU groups not."""
+    import numpy as np
+
+    from hetlab.cost.device_pass import written
+    from hetlab.cost.measure import make_runner
+    from hetlab.devices.base import RunResult, Unit
+
+    class Writable:
+        def __init__(self) -> None:
+            self.log: list[str] = []
+
+        def copy_in(self, a):
+            return np.array(a)
+
+        def write(self, buf, a) -> None:
+            self.log.append("write")
+            buf[...] = a
+
+        def run(self, unit, bufs):
+            self.log.append("run")
+            return RunResult(outputs={}, start=0.0, finish=0.001)
+
+    dev = Writable()
+    unit = Unit("w", ["n"], ["x"], ["y"])
+    once, timer = make_runner(dev, unit, {"x": np.ones(2, np.float32)}, written=True)  # type: ignore[arg-type]
+    assert once() == pytest.approx(0.001) and timer == "device.run after write"
+    once()
+    assert dev.log == ["write", "run", "write", "run"]
+    dev.log.clear()
+    once, timer = make_runner(dev, unit, {"x": np.ones(2, np.float32)})  # type: ignore[arg-type]
+    once()
+    assert dev.log == ["run"] and timer == "device.run"
+    assert written(dev, "whole") and written(dev, "windows") and not written(dev, "ops")  # type: ignore[arg-type]
+    assert not written(OrtTestDevice("cpu"), "whole")

@@ -19,10 +19,16 @@ runs on a device it is measured too (``device_context``): the fitted factors are
 together so that the ops add up to the whole model's time less one per-unit cost, and that
 per-unit cost, (sum of the windows' times - the whole model's) / (windows - 1), is what the
 profiler adds to every link into the device, since a cross-device edge starts a new unit.
-Without a whole-model time the windows' own total sets the scale.
+A device that cannot run the whole model (an OpenCL device without some op) is measured on
+the longest run of consecutive vertices it can run instead, and scaled to it the same way:
+ppocr_rec's 277-node GPU span ran 1.16x the sum of its 8-node windows on the H100
+(``benchmarks/gpu_unit.py``; its launches are host-bound and a long sequence of them enqueues
+slower). Without either the windows' own total sets the scale.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 
@@ -100,22 +106,44 @@ def unit_overhead(unit_ms: list[float | None], whole_ms: float | None) -> float:
 Member = tuple[str, str, "float | None"]  # (node id, op type, isolated ms)
 
 
+MIN_SPAN_WINDOWS = 2  # a span sets a device's scale only with this many windows inside it
+
+
+def runnable_span(order: list[str], wins: list[list[str]], ok: Callable[[str], bool]) -> list[str] | None:
+    """The longest run of consecutive vertices of ``order`` that all pass ``ok`` (the first
+    on a tie), or None when fewer than ``MIN_SPAN_WINDOWS`` of ``wins`` lie inside it."""
+    best: list[str] = []
+    cur: list[str] = []
+    for v in order:
+        cur = [*cur, v] if ok(v) else []
+        if len(cur) > len(best):
+            best = cur
+    inside = set(best)
+    return best if sum(set(w) <= inside for w in wins) >= MIN_SPAN_WINDOWS else None
+
+
 def device_context(win_ms: list[float | None], rest_ms: list[float | None], whole_ms: float | None,
-                   members: list[list[Member]], everything: list[Member]) -> tuple[dict[str, float], float, float]:  # fmt: skip
+                   members: list[list[Member]], everything: list[Member],
+                   span: set[str] | None = None) -> tuple[dict[str, float], float, float]:  # fmt: skip
     """One device's in-context correction: ``(factor per node, per-unit cost ms, scale)``.
 
     ``win_ms``: the windows' measured times, ``members``: their ops; ``rest_ms``: isolated
-    times of vertices in no window; ``whole_ms``: the whole model as one unit (None if not
-    measured); ``everything``: every node with its type and isolated time. The per-op-type
-    factors (``type_factors``) are multiplied by one scale so that every node's isolated time
-    times its factor adds up to ``whole_ms`` less the per-unit cost (``unit_overhead``)."""
-    c0 = unit_overhead(list(win_ms) + list(rest_ms), whole_ms) if whole_ms is not None else 0.0
+    times of the vertices of the whole (or of ``span``) in no window inside it; ``whole_ms``:
+    the whole model as one unit, or where the device cannot run it all the longest run of
+    consecutive vertices it can (``span``: those vertices), None if not measured;
+    ``everything``: every node with its type and isolated time. The per-op-type factors
+    (``type_factors``) are multiplied by one scale so that the nodes' isolated times times
+    their factors add up, over the whole (or the span), to ``whole_ms`` less the per-unit
+    cost (``unit_overhead`` of the windows inside it and the rest)."""
+    inside = [span is None or all(v in span for v, _, _ in m) for m in members]
+    c0 = (unit_overhead([t for t, ok in zip(win_ms, inside) if ok] + list(rest_ms), whole_ms)
+          if whole_ms is not None else 0.0)  # fmt: skip
     f = type_factors(list(win_ms), [[(ty, c) for _, ty, c in m] for m in members])
     in_win = {v for m in members for v, _, _ in m}
     fac = {v: f.get(ty, 1.0) for v, ty, c in everything if c is not None and (v in in_win or whole_ms is not None)}
     scale = 1.0
     if whole_ms is not None:
-        total = sum(fac[v] * c for v, _, c in everything if v in fac)  # type: ignore[operator]
+        total = sum(fac[v] * c for v, _, c in everything if v in fac and (span is None or v in span))  # type: ignore[operator]
         if total > 0:
             scale = min(MAX_FACTOR, max(MIN_FACTOR, (whole_ms - c0) / total))
     return {v: round(min(MAX_FACTOR * 5, x * scale), 4) for v, x in fac.items()}, round(c0, 6), scale

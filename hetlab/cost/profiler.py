@@ -22,7 +22,7 @@ import numpy as np
 
 from hetlab.cost import calibrator as cal
 from hetlab.cost.cache import ProfileCache, digest, file_sha256
-from hetlab.cost.context import device_context, windows
+from hetlab.cost.context import device_context, runnable_span, windows
 from hetlab.cost.device_pass import measure_device
 from hetlab.cost.groups import DEFAULT_PATTERNS, find_groups
 from hetlab.cost.measure import Budget, probe_overhead
@@ -119,10 +119,19 @@ def profile(
     }
     whole_ok = {d.name: bool(wins) and all(wsupport[d.name, k] for k in range(len(wins)))
                 and all(support[d.name, sig[v]] for v in everything) for d in devs}  # fmt: skip
+    # where a device cannot run the whole model, the longest span it can (context.runnable_span)
+    order = graph.topo_order()
+    spans = {d.name: sp for d in devs if wins and not whole_ok[d.name]
+             and (sp := runnable_span(order, wins, lambda v, d=d: support[d.name, sig[v]]))}  # fmt: skip
+    whole_key = {d.name: "model" if whole_ok[d.name] else f"span|{group_signature(graph, spans[d.name], consts)}"
+                 for d in devs if whole_ok[d.name] or d.name in spans}  # fmt: skip
+    if spans:
+        needed_span = [t for sp in spans.values() for t in unit_io(graph, sp)[0]]
+        values = Values(graph, needed + needed_span, given=inputs)
     pairs = [(a, b) for a in devs for b in devs if a is not b] if comm else []
     shapes = _edge_shapes(graph) if comm else {}
     total = (len(devs) + rounds * (sum(support.values()) + sum(gsupport.values()) + sum(wsupport.values())
-                                   + sum(whole_ok.values()))
+                                   + len(whole_key))
              + len(pairs) * (len(cal.DEFAULT_SIZES) + len(shapes)))  # fmt: skip
     done = [0, 0]  # progress count, fresh measurements
 
@@ -157,8 +166,8 @@ def profile(
             # ops it rescales are measured under the same load
             items.sort(key=lambda it: (topo_pos[it[2][-1]] if it[0] == "windows" else topo_pos[it[2][0]],
                                        it[0] == "windows"))  # fmt: skip
-            if whole_ok[d.name]:
-                items.append(("whole", "model", everything))
+            if d.name in whole_key:
+                items.append(("whole", whole_key[d.name], spans.get(d.name, everything)))
             res = measure_device(d, store, items, graph, values, budget, rounds, tick)
             for (sec, s), st in res.items():
                 {"ops": op_stats, "groups": g_stats, "windows": w_stats, "whole": whole_stats}[sec][
@@ -214,15 +223,17 @@ def profile(
     }
     ctx: dict[str, dict[str, float]] = {}
     per_unit: dict[str, float] = {}
-    in_win = {v for w in wins for v in w}
     for d in devs:
         types = {v: graph.node(v).op_type for v in everything}
+        span = set(spans[d.name]) if d.name in spans else None
+        in_span_win = {v for w in wins if span is None or set(w) <= span for v in w}
         fac, per_unit[d.name], _ = device_context(
             [cost(w_stats.get((d.name, wsig[k])), d.name) for k in range(len(wins))],
-            [iso[v][d.name] for v in everything if v not in in_win],
-            cost(whole_stats.get((d.name, "model")), d.name),
+            [iso[v][d.name] for v in (spans.get(d.name) or everything) if v not in in_span_win],
+            cost(whole_stats.get((d.name, whole_key.get(d.name, "model"))), d.name),
             [[(v, types[v], iso[v][d.name]) for v in w] for w in wins],
             [(v, types[v], iso[v][d.name]) for v in everything],
+            span,
         )
         for v, x in fac.items():
             ctx.setdefault(v, {})[d.name] = x
@@ -264,7 +275,9 @@ def profile(
                     "context_window": context if wins else 0, "windows": len(wins),
                     "unit_overhead_ms": per_unit,
                     "whole_model_ms": {k[0]: {x: v[x] for x in ("median", "p10", "p90", "n")}
-                                       for k, v in whole_stats.items() if v},
+                                       for k, v in whole_stats.items() if v and k[1] == "model"},
+                    "span_ms": {k[0]: {"nodes": len(spans[k[0]]), **{x: v[x] for x in ("median", "p10", "p90", "n")}}
+                                for k, v in whole_stats.items() if v and k[1] != "model"},
                     "cost": "median ms of isolated runs minus the device's per-call overhead"
                             + (", times its op type's in-context factor" if wins else "")},
         "calibration": {k: {x: f[x] for x in ("latency", "bandwidth", "r2", "max_rel_err", "points")}

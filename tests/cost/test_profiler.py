@@ -297,3 +297,26 @@ def test_scale_setting_units_are_timed_with_their_inputs_written_first():
     assert dev.log == ["run"] and timer == "device.run"
     assert written(dev, "whole") and written(dev, "windows") and not written(dev, "ops")  # type: ignore[arg-type]
     assert not written(OrtTestDevice("cpu"), "whole")
+
+
+def test_a_device_without_the_whole_model_is_scaled_to_its_longest_span(chain_model):
+    from hetlab.cost.context import runnable_span
+
+    order = ["r1", "r2", "r3", "reshape", "sig"]
+    wins = [["r1", "r2"], ["r3", "reshape"]]
+    assert runnable_span(order, wins, lambda v: v != "sig") == order[:4]
+    assert runnable_span(order, wins, lambda v: v != "r3") is None  # no two windows inside
+    g = load(chain_model)
+    devs = [OrtTestDevice("a", refuse=["Sigmoid"]), OrtTestDevice("b")]
+    p = profile(g, devs, comm=False, **{**FAST, "context": 2})
+    prof = p.extra["profile"]
+    assert "a" not in prof["whole_model_ms"] and prof["span_ms"]["a"]["nodes"] == 4
+    assert "b" in prof["whole_model_ms"] and "b" not in prof["span_ms"]
+    span = prof["span_ms"]["a"]["median"] - prof["overhead_ms"]["a"]
+    by = {n.id: n for n in p.nodes}
+    f = {v: by[v].extra["context"]["a"] for v in order[:4]}
+    if all(0.2 < x < 5.0 for x in f.values()):  # not clamped: the span's ops add up to it
+        total = sum(by[v].cost["a"] for v in order[:4])
+        c0 = prof["unit_overhead_ms"]["a"]
+        assert total == pytest.approx(max(span - c0, 1e-4), rel=0.02, abs=1e-3)
+    assert by["sig"].cost["a"] is None

@@ -156,7 +156,7 @@ def calibrate_boundaries(problem: Problem, graph: OpGraph, devices: Sequence[Dev
         for k in fallback:
             done[k] = {"ms": round(extra[k], 6), "method": "probe handoff + per-unit cost"}
     if fallback and not any(v.get("per_unit_ms") is not None for v in done.values()):
-        single = single_unit(graph, devs, measure, memo)
+        single = single_unit(graph, devs, measure, memo, problem)
         if single:
             done["single_unit"] = single
     problem.extra["boundary"] = done
@@ -164,13 +164,17 @@ def calibrate_boundaries(problem: Problem, graph: OpGraph, devices: Sequence[Dev
 
 
 def single_unit(graph: OpGraph, devs: dict[str, Device], measure: Callable[[dict[str, str]], tuple[float, int, float]],
-                memo: Memo | None) -> dict[str, Any]:  # fmt: skip
+                memo: Memo | None, problem: Problem | None = None) -> dict[str, Any]:  # fmt: skip
     """Each device's one-unit cost (ms): what the executor adds to a whole-model run on it,
     the median run's latency less its time inside the device's run (feeding the inputs,
-    dispatch, collecting the outputs; ``critical.py``). Not measured minus the makespan: how
-    fast onnxruntime runs a 0.2 ms model varies by up to 1.3x between processes (silero_vad
-    on the H100: 0.19-0.25 ms), and the profiling process, with its sessions' residue, was
-    slower still (0.31). Devices that cannot run every node are left out."""
+    dispatch, collecting the outputs; ``critical.py``), as ``per_unit_ms``; and, with
+    ``problem``, the latency less the profile's cost of the whole model on the device as
+    ``excess_ms``, which ``predict.host_serial`` charges a plan that is that one unit. The
+    run inside the executor (``session.run``, which converts the feed and allocates the
+    outputs) took 1.4-1.7x the profiled 0.10 ms of silero_vad on the H100 (the profiler binds
+    them once), in the profiling process and in fresh ones alike; its one-unit plans were within
+    ±25% in 12 of 15 plan-calls with ``excess_ms`` and 7 of 15 with ``per_unit_ms``. The
+    processes spread, by up to 2x, stays. Devices that cannot run every node are left out."""
     out: dict[str, Any] = {}
     for name, d in devs.items():
         if not all(d.supports(n, graph) for n in graph.nodes):
@@ -182,4 +186,7 @@ def single_unit(graph: OpGraph, devs: dict[str, Device], measure: Callable[[dict
             if memo:
                 memo[1](name, name, hit)
         out[name] = {"measured_ms": round(float(hit["ms"]), 4), "per_unit_ms": float(hit["own_ms"])}
+        costs = [n.cost.get(name) for n in problem.nodes] if problem is not None else [None]
+        if all(c is not None for c in costs):
+            out[name]["excess_ms"] = round(max(0.0, float(hit["ms"]) - sum(costs)), 6)  # type: ignore[arg-type]
     return out

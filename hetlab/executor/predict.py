@@ -123,7 +123,8 @@ def host_serial_ms(
     before it runs, one unit at a time (Python dispatch and thread hand-offs hold the GIL),
     instead of paying the boundary latency calibrated with it on each cross-device edge
     (pairs calibrated by the probe keep theirs); a unit that starts while another device
-    runs also takes ``concurrent_ms`` longer. Units are
+    runs also takes ``concurrent_ms`` longer. A plan that is one unit on a device with a
+    one-unit calibration (``boundary.single_unit``) is charged its ``excess_ms``. Units are
     the executor's (``units.build_units``); a unit takes the host as soon as its inputs and
     its device are ready, the earliest first. With the inputs and outputs in host memory as
     in ``end_to_end_ms``. None without a boundary calibration."""
@@ -163,6 +164,9 @@ def host_serial(
     p = add_latency(Problem.from_json(p.to_json(), "host-serial prediction"), cal)
     idx, dix, cost, comm, preds = p.index, p.dev_index, p.cost_matrix, p.comm_tensor, p.preds
     units = build_units(graph, device_of, order)
+    whole = (problem.extra["boundary"].get("single_unit") or {}).get(units[0].device) if len(units) == 1 else None
+    if isinstance(whole, dict) and whole.get("excess_ms") is not None:  # the calibration's own plan
+        h = {**h, units[0].device: float(whole["excess_ms"])}
     unit_of = {v: u.index for u in units for v in u.nodes}
     dur = {}
     for u in units:

@@ -102,6 +102,13 @@ def test_a_model_too_small_to_alternate_gets_its_one_unit_cost():
     g = graph_from_problem(p)
     one = {v: "x" for v in order}
     assert host_serial_ms(p, g, one, order, "x", set()) == pytest.approx(4.0 + 0.3)
+    # with what the whole run cost above the profile, the one-unit plan is charged that
+    p.extra["boundary"]["single_unit"]["x"]["excess_ms"] = 0.7
+    assert host_serial_ms(p, g, one, order, "x", set()) == pytest.approx(4.0 + 0.7)
+    split = {"a": "x", "b": "x", "c": "y", "d": "x"}  # more units: the per-unit cost, as before
+    p.extra["boundary"]["single_unit"]["y"] = {"per_unit_ms": 0.3}
+    t = host_serial_ms(p, g, split, order, "x", set())
+    assert t == pytest.approx(0.3 + 1.0 + 0.3 + 0.3 + 0.1 + 1.0 + 0.3 + 0.1 + 1.0)
 
 
 def test_calibration_measures_windows_and_small_models_on_the_executor(monkeypatch):
@@ -127,6 +134,8 @@ def test_calibration_measures_windows_and_small_models_on_the_executor(monkeypat
     assert small["x->y"]["method"] == "probe handoff + per-unit cost"
     assert set(small["single_unit"]) == {"x", "y"}
     assert all(v["per_unit_ms"] >= 0.0 for v in small["single_unit"].values())
+    for d, v in small["single_unit"].items():  # the measured latency above the profile's 12 x 0.2
+        assert v["excess_ms"] == pytest.approx(max(0.0, v["measured_ms"] - 2.4), abs=1e-3)
 
 
 def test_warm_up_runs_a_count_or_for_a_while():

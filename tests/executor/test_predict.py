@@ -134,7 +134,7 @@ def test_calibration_measures_windows_and_small_models_on_the_executor(monkeypat
     assert small["x->y"]["method"] == "probe handoff + per-unit cost"
     assert set(small["single_unit"]) == {"x", "y"}
     assert all(v["per_unit_ms"] >= 0.0 for v in small["single_unit"].values())
-    for d, v in small["single_unit"].items():  # the measured latency above the profile's 12 x 0.2
+    for v in small["single_unit"].values():  # the measured latency above the profile's 12 x 0.2
         assert v["excess_ms"] == pytest.approx(max(0.0, v["measured_ms"] - 2.4), abs=1e-3)
 
 

@@ -132,16 +132,9 @@ def host_serial_ms(
     return None if got is None else got[0]
 
 
-def host_serial(
-    problem: Problem,
-    graph: OpGraph,
-    device_of: Mapping[str, str],
-    order: Sequence[str],
-    host: str,
-    remote: Collection[str],
-    sequential: bool = False,
-    concurrent: float | None = None,
-) -> tuple[float, int] | None:
+def host_serial(problem: Problem, graph: OpGraph, device_of: Mapping[str, str], order: Sequence[str], host: str,
+                remote: Collection[str], sequential: bool = False,
+                concurrent: float | None = None) -> tuple[float, int] | None:  # fmt: skip
     """``host_serial_ms`` and how many units started while another device ran;
     ``concurrent``: the surcharge to use instead of the problem's (ms)."""
     from hetlab.executor.boundary import add_latency

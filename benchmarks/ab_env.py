@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from mixed_plans import hetlab, model_source, quick_profile, run_plan
+from mixed_plans import hetlab, profiled_models, run_plan
 
 
 def main() -> int:
@@ -38,15 +38,8 @@ def main() -> int:
     ap.add_argument("--out", default="ab_env.json")
     a = ap.parse_args()
     work = Path(a.work)
-    work.mkdir(parents=True, exist_ok=True)
     rows = []
-    for m in a.models.split(","):
-        src = model_source(m)
-        if src is None:
-            continue
-        onnx, args = src
-        prob = work / f"{m}.problem.json"
-        quick_profile(onnx, a.devices, args, prob)
+    for m, onnx, args, prob in profiled_models(a.models, a.devices, work):
         for algo in a.algos.split(","):
             plan = work / f"{m}.{algo}.plan.json"
             hetlab("schedule", str(prob), "--algo", algo, "--out", str(plan))

@@ -22,6 +22,7 @@ import argparse
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,21 @@ def model_graph(m: str) -> tuple[Any, dict[str, Any]]:
         else:
             values[k] = np.array(int(v), dtype="int64")
     return load(src[0], shapes or None, values or None), values
+
+
+def profiled_models(
+    models: str, devices: str, out: Path
+) -> Iterator[tuple[str, str, list[str], Path]]:
+    """``(model, MODEL for the CLI, its input arguments, its profile)`` for each of the
+    comma-separated ``models`` whose file is here, profiled into ``out`` (``quick_profile``)."""
+    out.mkdir(parents=True, exist_ok=True)
+    for m in models.split(","):
+        src = model_source(m)
+        if src is None:
+            continue
+        prob = out / f"{m}.problem.json"
+        quick_profile(src[0], devices, src[1], prob)
+        yield m, src[0], src[1], prob
 
 
 def quick_profile(onnx: str, devices: str, args: list[str], out: Path, *extra: str) -> None:
@@ -156,15 +172,8 @@ def main() -> int:
                     help="fresh processes per plan, in rounds; the row's median is their medians' median")  # fmt: skip
     a = ap.parse_args()
     out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
     rows = []
-    for m in a.models.split(","):
-        src = model_source(m)
-        if src is None:
-            continue
-        onnx, args = src
-        prob = out / f"{m}.problem.json"
-        quick_profile(onnx, a.devices, args, prob)
+    for m, onnx, args, prob in profiled_models(a.models, a.devices, out):
         prefer = [f"prefer:{a.gpu}"] if a.gpu and a.gpu in a.devices.split(",") else []
         algos = [*a.algos.split(","), *prefer]
         plans = {}

@@ -100,7 +100,6 @@ def profile(
     everything = [n.id for n in graph.nodes]
     if wins:  # the whole model as one unit, for the per-unit overhead (context.unit_overhead)
         needed += list(graph.inputs)
-    values = Values(graph, needed, given=inputs)
     model_sha = file_sha256(graph.model_path) if graph.model_path else graph.name
     given = {k: digest(np.asarray(v).tolist()) for k, v in sorted((inputs or {}).items())}
     pc = ProfileCache(
@@ -125,9 +124,8 @@ def profile(
              and (sp := runnable_span(order, wins, lambda v, d=d: support[d.name, sig[v]]))}  # fmt: skip
     whole_key = {d.name: "model" if whole_ok[d.name] else f"span|{group_signature(graph, spans[d.name], consts)}"
                  for d in devs if whole_ok[d.name] or d.name in spans}  # fmt: skip
-    if spans:
-        needed_span = [t for sp in spans.values() for t in unit_io(graph, sp)[0]]
-        values = Values(graph, needed + needed_span, given=inputs)
+    needed += [t for sp in spans.values() for t in unit_io(graph, sp)[0]]
+    values = Values(graph, needed, given=inputs)
     pairs = [(a, b) for a in devs for b in devs if a is not b] if comm else []
     shapes = _edge_shapes(graph) if comm else {}
     total = (len(devs) + rounds * (sum(support.values()) + sum(gsupport.values()) + sum(wsupport.values())

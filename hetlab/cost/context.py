@@ -22,8 +22,9 @@ profiler adds to every link into the device, since a cross-device edge starts a 
 A device that cannot run the whole model (an OpenCL device without some op) is measured on
 the longest run of consecutive vertices it can run instead, and scaled to it the same way:
 ppocr_rec's 277-node GPU span ran 1.16x the sum of its 8-node windows on the H100
-(``benchmarks/gpu_unit.py``; its launches are host-bound and a long sequence of them enqueues
-slower). Without either the windows' own total sets the scale.
+(``benchmarks/gpu_unit.py``; its launches are bound by the host's enqueue, and why the long
+sequence is slower per launch was not measured). Without either the windows' own total sets
+the scale.
 """
 
 from __future__ import annotations

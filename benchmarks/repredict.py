@@ -37,10 +37,13 @@ def upgraded(problem):
     """``problem`` with what the current profiler derives from the same measurements filled in
     where an older one left it out: ``boundary.single_unit``'s ``excess_ms`` (the measured
     whole-model latency less the profile's cost of the model on the device)."""
+    from hetlab.executor.boundary import excess_ms
+
     for dev, v in ((problem.extra.get("boundary") or {}).get("single_unit") or {}).items():
-        costs = [n.cost.get(dev) for n in problem.nodes]
-        if "excess_ms" not in v and "measured_ms" in v and all(c is not None for c in costs):
-            v["excess_ms"] = round(max(0.0, v["measured_ms"] - sum(costs)), 6)
+        if "excess_ms" not in v and "measured_ms" in v:
+            got = excess_ms(problem, dev, float(v["measured_ms"]))
+            if got is not None:
+                v["excess_ms"] = got
     return problem
 
 

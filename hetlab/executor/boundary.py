@@ -186,7 +186,16 @@ def single_unit(graph: OpGraph, devs: dict[str, Device], measure: Callable[[dict
             if memo:
                 memo[1](name, name, hit)
         out[name] = {"measured_ms": round(float(hit["ms"]), 4), "per_unit_ms": float(hit["own_ms"])}
-        costs = [n.cost.get(name) for n in problem.nodes] if problem is not None else [None]
-        if all(c is not None for c in costs):
-            out[name]["excess_ms"] = round(max(0.0, float(hit["ms"]) - sum(costs)), 6)  # type: ignore[arg-type]
+        excess = excess_ms(problem, name, float(hit["ms"])) if problem is not None else None
+        if excess is not None:
+            out[name]["excess_ms"] = excess
     return out
+
+
+def excess_ms(problem: Problem, device: str, measured_ms: float) -> float | None:
+    """A whole-model run's latency on ``device`` above the profile's cost of the model there
+    (ms, at least 0); None when a node has no cost on it."""
+    costs = [n.cost.get(device) for n in problem.nodes]
+    if any(c is None for c in costs):
+        return None
+    return round(max(0.0, measured_ms - sum(costs)), 6)  # type: ignore[arg-type]

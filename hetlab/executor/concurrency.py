@@ -18,11 +18,10 @@ stored as ``problem.extra["boundary"]["concurrent"]``. A plan in which fewer tha
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from hetlab.cost.cache import digest
 from hetlab.cost.problem import Problem
 from hetlab.devices.base import Device
 from hetlab.graph.ir import OpGraph
@@ -48,8 +47,7 @@ def fit_surcharge(predict: Callable[[float], float], measured_ms: float, iters: 
 
 def plan_key(device_of: Mapping[str, str], order: Sequence[str]) -> str:
     """A short digest of a placement and order (the profile cache's key for its measurement)."""
-    doc = json.dumps([[v, device_of[v]] for v in order])
-    return hashlib.sha256(doc.encode()).hexdigest()[:16]
+    return digest([[v, device_of[v]] for v in order])
 
 
 def calibrate_concurrency(problem: Problem, graph: OpGraph, devices: Sequence[Device], repeat: int = 11,

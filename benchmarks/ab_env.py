@@ -51,17 +51,28 @@ def main() -> int:
                         continue
                     host = d.get("predicted_host_ms")
                     cp = d.get("critical_path") or {}
-                    row = {"model": m, "algo": algo, "variant": variant, "round": r, "units": d["units"],
-                           "median_ms": d["latency_ms"]["median"], "predicted_ms": d["predicted_ms"],
-                           "predicted_io_ms": d.get("predicted_io_ms"), "predicted_host_ms": host,
-                           "max_rel_err": d["max_rel_err"], "critical_path": cp}  # fmt: skip
+                    row = {
+                        "model": m,
+                        "algo": algo,
+                        "variant": variant,
+                        "round": r,
+                        "units": d["units"],
+                        "median_ms": d["latency_ms"]["median"],
+                        "predicted_ms": d["predicted_ms"],
+                        "predicted_io_ms": d.get("predicted_io_ms"),
+                        "predicted_host_ms": host,
+                        "max_rel_err": d["max_rel_err"],
+                        "critical_path": cp,
+                    }
                     rows.append(row)
                     ratio = row["median_ms"] / host if host else float("nan")
-                    print(f"{m:<10} {algo:<7} {variant:<6} r{r} units {d['units']:>3} median {row['median_ms']:.3f} "
-                          f"pred {row['predicted_ms']:.3f} host-serial {host or float('nan'):.3f} (x{ratio:.2f}) | path "
-                          f"run {cp.get('run_ms', 0):.3f} profiled {cp.get('predicted_run_ms', 0):.3f} dispatch "
-                          f"{cp.get('dispatch_ms', 0):.3f} copies {cp.get('copies_ms', 0):.3f} | err {row['max_rel_err']:.1e}",
-                          flush=True)  # fmt: skip
+                    print(
+                        f"{m:<10} {algo:<7} {variant:<6} r{r} units {d['units']:>3} median {row['median_ms']:.3f} "
+                        f"pred {row['predicted_ms']:.3f} host-serial {host or float('nan'):.3f} (x{ratio:.2f}) | path "
+                        f"run {cp.get('run_ms', 0):.3f} profiled {cp.get('predicted_run_ms', 0):.3f} dispatch "
+                        f"{cp.get('dispatch_ms', 0):.3f} copies {cp.get('copies_ms', 0):.3f} | err {row['max_rel_err']:.1e}",
+                        flush=True,
+                    )
                     Path(a.out).write_text(json.dumps(rows, indent=1))
     return 0
 

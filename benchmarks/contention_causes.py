@@ -126,8 +126,12 @@ def main() -> None:
                 "py-thread-0.1ms",
             ):
                 row[kind] = load(kind)
-            child = subprocess.Popen([sys.executable, __file__, "--gpu-loop", m], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True)  # fmt: skip
+            child = subprocess.Popen(
+                [sys.executable, __file__, "--gpu-loop", m],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
             ok = child.stdout.readline().strip() == "ready"
             i0 = interrupts()
             row["gpu-process"] = on_thread(timed, job, a.n) if ok else None
@@ -138,9 +142,16 @@ def main() -> None:
             row["alone_after"] = on_thread(timed, job, a.n)
             res[f"{m}|{cpu.name}"] = row
             base = row["alone"]
-            print(f"{m} {cpu.name}: alone {base:.2f} ms | "
-                  + ", ".join(f"{k} x{row[k] / base:.2f}" for k in row
-                              if not k.startswith(("irq", "alone")) and row[k]) + f" | alone after {row['alone_after']:.2f} ms", flush=True)  # fmt: skip
+            print(
+                f"{m} {cpu.name}: alone {base:.2f} ms | "
+                + ", ".join(
+                    f"{k} x{row[k] / base:.2f}"
+                    for k in row
+                    if not k.startswith(("irq", "alone")) and row[k]
+                )
+                + f" | alone after {row['alone_after']:.2f} ms",
+                flush=True,
+            )
             for k in ("irq_gpu_thread", "irq_gpu_process"):
                 print(f"    {k} per core: {row[k]}", flush=True)
         res[f"{m}|{gpu.name}"] = {"alone": on_thread(timed, work[gpu.name], a.n)}

@@ -43,7 +43,10 @@ def main() -> None:
         ts = sorted(q.get() for _ in ps)
         [p.join() for p in ps]
         base = base or ts[0]
-        print(f"n={n:2d} median {ts[len(ts) // 2] / base:5.2f}x max {ts[-1] / base:5.2f}x of one alone ({base * 1e3:.0f} ms)", flush=True)
+        print(
+            f"n={n:2d} median {ts[len(ts) // 2] / base:5.2f}x max {ts[-1] / base:5.2f}x of one alone ({base * 1e3:.0f} ms)",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -111,9 +111,12 @@ def main() -> int:
             row["alone_after"] = timed_n()
             rows.append({k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()})
             base = (row["alone"] + row["alone_after"]) / 2
-            print(f"{m:<13} {me} alone {row['alone']:.3f}/{row['alone_after']:.3f} ms | other group busy: "
-                  f"process x{row['process'] / base:.2f}, thread x{row['thread'] / base:.2f}, "
-                  f"pure Python x{row['python'] / base:.2f}", flush=True)  # fmt: skip
+            print(
+                f"{m:<13} {me} alone {row['alone']:.3f}/{row['alone_after']:.3f} ms | other group busy: "
+                f"process x{row['process'] / base:.2f}, thread x{row['thread'] / base:.2f}, "
+                f"pure Python x{row['python'] / base:.2f}",
+                flush=True,
+            )
             Path(a.out).write_text(json.dumps(rows, indent=1))
     return 0
 

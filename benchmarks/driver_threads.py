@@ -90,8 +90,10 @@ def main() -> None:
                 top = sorted(used.items(), key=lambda kv: -kv[1][1])[:8]
                 for tid, (name, sec, core) in top:
                     tag = "driver" if tid in gpu.driver_threads else ""
-                    print(f"    {tid} {name!r:20} cpu {sec:.3f} s, last core {core:>2}, affinity "
-                          f"{sorted(affinity(tid) or [])} {tag}")  # fmt: skip
+                    print(
+                        f"    {tid} {name!r:20} cpu {sec:.3f} s, last core {core:>2}, affinity "
+                        f"{sorted(affinity(tid) or [])} {tag}"
+                    )
                 row[key]["threads"] = {
                     str(t): [n, s, c, t in gpu.driver_threads] for t, (n, s, c) in top
                 }

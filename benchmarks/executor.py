@@ -71,7 +71,9 @@ def generated_model(blocks: int = 4, channels: int = 32, size: int = 28) -> str:
     inits, nodes, C = [], [], channels
 
     def w(name, *shape):
-        inits.append(numpy_helper.from_array((rng.standard_normal(shape) * 0.1).astype(np.float32), name))
+        inits.append(
+            numpy_helper.from_array((rng.standard_normal(shape) * 0.1).astype(np.float32), name)
+        )
         return name
 
     x = "x"
@@ -79,17 +81,30 @@ def generated_model(blocks: int = 4, channels: int = 32, size: int = 28) -> str:
         outs = []
         for r, k in enumerate((1, 3, 5, 3)):
             t = f"b{b}r{r}"
-            nodes.append(helper.make_node("Conv", [x, w(f"{t}w", C // 4, C, k, k), w(f"{t}b", C // 4)],
-                                          [f"{t}c"], pads=[k // 2] * 4))  # fmt: skip
+            nodes.append(
+                helper.make_node(
+                    "Conv",
+                    [x, w(f"{t}w", C // 4, C, k, k), w(f"{t}b", C // 4)],
+                    [f"{t}c"],
+                    pads=[k // 2] * 4,
+                )
+            )
             nodes.append(helper.make_node("Relu", [f"{t}c"], [f"{t}o"]))
             outs.append(f"{t}o")
         nodes.append(helper.make_node("Concat", outs, [f"cat{b}"], axis=1))
         x = f"cat{b}"
-    nodes += [helper.make_node("GlobalAveragePool", [x], ["g"]), helper.make_node("Flatten", ["g"], ["f"]),
-              helper.make_node("Gemm", ["f", w("fw", 10, C), w("fb", 10)], ["y"], transB=1)]  # fmt: skip
-    g = helper.make_graph(nodes, "gen_inception",
-                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, C, size, size])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])], inits)  # fmt: skip
+    nodes += [
+        helper.make_node("GlobalAveragePool", [x], ["g"]),
+        helper.make_node("Flatten", ["g"], ["f"]),
+        helper.make_node("Gemm", ["f", w("fw", 10, C), w("fb", 10)], ["y"], transB=1),
+    ]
+    g = helper.make_graph(
+        nodes,
+        "gen_inception",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, C, size, size])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
+        inits,
+    )
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     m.ir_version = min(m.ir_version, 9)
     path = Path(tempfile.gettempdir()) / "hetlab_bench_gen_inception.onnx"
@@ -125,7 +140,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=30)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--chunks", type=int, default=0)
-    ap.add_argument("--spin", default="auto", choices=["auto", "on", "stop", "off"], help="ORT pool spinning")
+    ap.add_argument(
+        "--spin", default="auto", choices=["auto", "on", "stop", "off"], help="ORT pool spinning"
+    )
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
     model = a.model or pick_model()
@@ -151,7 +168,9 @@ def main(argv: list[str] | None = None) -> int:
     if a.chunks > 1:  # K units on K aliases of the same cores: a chain of K dispatches
         order = g.topo_order()
         k = a.chunks
-        aliases = [OrtCpuDevice(f"{dev.name}_{i}", dev.cores, dev.threads, spin=a.spin) for i in range(k)]
+        aliases = [
+            OrtCpuDevice(f"{dev.name}_{i}", dev.cores, dev.threads, spin=a.spin) for i in range(k)
+        ]
         place = {v: aliases[i * k // len(order)].name for i, v in enumerate(order)}
         exk = Executor(g, place, aliases, order)
         exk.prepare()
@@ -159,14 +178,22 @@ def main(argv: list[str] | None = None) -> int:
         samples[f"executor_{k}units"] = timed(lambda: exk.run_once(feed), a.repeat * a.rounds)
         exk.close()
     med = {k: round(statistics.median(v), 4) for k, v in samples.items()}
-    doc = {"model": g.name, "model_path": g.model_path, "nodes": len(g.nodes), "device": dev.info(),
-           "python": sys.version.split()[0],
-           "runs_each": a.rounds * a.repeat, "median_ms": med,
-           "ratio_executor_over_plain": round(med["executor"] / med["plain"], 4)}  # fmt: skip
+    doc = {
+        "model": g.name,
+        "model_path": g.model_path,
+        "nodes": len(g.nodes),
+        "device": dev.info(),
+        "python": sys.version.split()[0],
+        "runs_each": a.rounds * a.repeat,
+        "median_ms": med,
+        "ratio_executor_over_plain": round(med["executor"] / med["plain"], 4),
+    }
     if a.chunks > 1:
         k = a.chunks
         doc["units"] = len(exk.specs)
-        doc["overhead_per_unit_ms"] = round((med[f"executor_{k}units"] - med["executor"]) / max(1, len(exk.specs) - 1), 4)
+        doc["overhead_per_unit_ms"] = round(
+            (med[f"executor_{k}units"] - med["executor"]) / max(1, len(exk.specs) - 1), 4
+        )
     print(json.dumps(doc, indent=None if a.json else 1))
     return 0
 

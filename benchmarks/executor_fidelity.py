@@ -115,7 +115,10 @@ def breakdown(rep, cost) -> dict[str, dict[str, float]]:
     for r in rep.timeline:
         nodes_of[r["unit"]].append(r["node"])
     for ev in rep.events:
-        d = out.setdefault(ev.device, {"units": 0, "busy": 0.0, "profiled": 0.0, "xfer": 0.0, "first": ev.start, "last": 0.0})
+        d = out.setdefault(
+            ev.device,
+            {"units": 0, "busy": 0.0, "profiled": 0.0, "xfer": 0.0, "first": ev.start, "last": 0.0},
+        )
         if ev.kind == "unit":
             d["units"] += 1
             d["busy"] += ev.finish - ev.start
@@ -138,15 +141,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--algo", default="heft")
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--samples", type=int, default=7)
-    ap.add_argument("--latency", type=float, action="append", default=[],
-                    help="also schedule the calibrated costs with this link latency (ms; repeatable)")
-    ap.add_argument("--small-flops", type=float, default=0,
-                    help="units under this many flops run on one thread (OrtCpuDevice.small_flops)")
-    ap.add_argument("--spin", default="auto", choices=["auto", "on", "stop", "off"], help="ORT pool spinning")
+    ap.add_argument(
+        "--latency",
+        type=float,
+        action="append",
+        default=[],
+        help="also schedule the calibrated costs with this link latency (ms; repeatable)",
+    )
+    ap.add_argument(
+        "--small-flops",
+        type=float,
+        default=0,
+        help="units under this many flops run on one thread (OrtCpuDevice.small_flops)",
+    )
+    ap.add_argument(
+        "--spin", default="auto", choices=["auto", "on", "stop", "off"], help="ORT pool spinning"
+    )
     a = ap.parse_args(argv)
     g = load(a.model or pick_model(), parse_shape_args(a.shape))
-    devs = [OrtCpuDevice(d.name, d.cores, d.threads, spin=a.spin, small_flops=int(a.small_flops))
-            for d in devices() if d.kind == "onnxruntime-cpu"]  # fmt: skip
+    devs = [
+        OrtCpuDevice(d.name, d.cores, d.threads, spin=a.spin, small_flops=int(a.small_flops))
+        for d in devices()
+        if d.kind == "onnxruntime-cpu"
+    ]
     feed = random_inputs(g, 0)
     import os
 
@@ -160,25 +177,42 @@ def main(argv: list[str] | None = None) -> int:
     calibrated = {v: {d: c * scale[d] for d, c in cs.items()} for v, cs in cost.items()}
 
     def problem(costs, latency):
-        return Problem.from_json({
-            "name": g.name, "devices": names,
-            "nodes": [{"id": n.id, "op_type": n.op_type, "cost": costs[n.id]} for n in g.nodes],
-            "edges": [{"src": e.src, "dst": e.dst, "bytes": e.bytes} for e in g.edges],
-            "comm": {"default": {"latency": latency, "bandwidth": None}},
-        })  # fmt: skip
+        return Problem.from_json(
+            {
+                "name": g.name,
+                "devices": names,
+                "nodes": [{"id": n.id, "op_type": n.op_type, "cost": costs[n.id]} for n in g.nodes],
+                "edges": [{"src": e.src, "dst": e.dst, "bytes": e.bytes} for e in g.edges],
+                "comm": {"default": {"latency": latency, "bandwidth": None}},
+            }
+        )
 
-    out = {"model": g.name, "nodes": len(g.nodes), "devices": [d.info() for d in devs],
-           "whole_ms": whole, "scale": scale, "handoff_ms": round(lat, 4)}  # fmt: skip
-    runs = [("raw", problem(cost, 0.0), f"single:{names[0]}"), ("raw", problem(cost, 0.0), a.algo),
-            ("calibrated", problem(calibrated, lat), a.algo)]  # fmt: skip
+    out = {
+        "model": g.name,
+        "nodes": len(g.nodes),
+        "devices": [d.info() for d in devs],
+        "whole_ms": whole,
+        "scale": scale,
+        "handoff_ms": round(lat, 4),
+    }
+    runs = [
+        ("raw", problem(cost, 0.0), f"single:{names[0]}"),
+        ("raw", problem(cost, 0.0), a.algo),
+        ("calibrated", problem(calibrated, lat), a.algo),
+    ]
     runs += [(f"calibrated+{x}ms", problem(calibrated, x), a.algo) for x in a.latency]
     for label, prob, algo in runs:
         plan = schedule(prob, algo)
         rep = run(g, plan, devs, repeat=a.repeat, check=True, inputs=feed, warmup=2)
-        out[f"{label} {algo}"] = {"predicted_ms": round(plan.makespan, 3), "measured": rep.latency_ms,
-                     "ratio": round(rep.latency_ms["median"] / plan.makespan, 3), "units": rep.units,
-                     "devices": rep.devices, "max_rel_err": rep.max_rel_err,
-                     "breakdown": breakdown(rep, cost if label == "raw" else calibrated)}  # fmt: skip
+        out[f"{label} {algo}"] = {
+            "predicted_ms": round(plan.makespan, 3),
+            "measured": rep.latency_ms,
+            "ratio": round(rep.latency_ms["median"] / plan.makespan, 3),
+            "units": rep.units,
+            "devices": rep.devices,
+            "max_rel_err": rep.max_rel_err,
+            "breakdown": breakdown(rep, cost if label == "raw" else calibrated),
+        }
     print(json.dumps(out, indent=1))
     return 0
 

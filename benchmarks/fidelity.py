@@ -54,8 +54,12 @@ def variant_devices(devs: list[Any], small_flops: int) -> list[Any]:
 
     if not small_flops:
         return devs
-    return [OrtCpuDevice(d.name, d.cores, d.threads, spin=d.spin, small_flops=small_flops)
-            if isinstance(d, OrtCpuDevice) else d for d in devs]  # fmt: skip
+    return [
+        OrtCpuDevice(d.name, d.cores, d.threads, spin=d.spin, small_flops=small_flops)
+        if isinstance(d, OrtCpuDevice)
+        else d
+        for d in devs
+    ]
 
 
 def set_driver_threads(devs: list[Any], pinned: bool) -> None:
@@ -111,8 +115,9 @@ def predicted_busy(plan: Any) -> dict[str, float]:
     return {k: round(v, 4) for k, v in out.items()}
 
 
-def contention(graph: Any, devs: list[Any], feed: dict[str, Any], n: int = 9,
-               interval: float | None = 1e-4) -> dict[str, float]:  # fmt: skip
+def contention(
+    graph: Any, devs: list[Any], feed: dict[str, Any], n: int = 9, interval: float | None = 1e-4
+) -> dict[str, float]:
     """``{"a|b": slowdown}``: the whole model's median time on ``a`` while ``b`` runs the whole
     model over and over on its own thread, divided by ``a``'s median alone (after a warm-up).
     The standard timing model (spec §3) takes devices as independent, i.e. every factor 1.
@@ -201,8 +206,12 @@ def bench_model(
 
     graph = load(str(zoo.path(model)))
     t0 = time.monotonic()
-    problem, how = profile_model(graph, devs, out / "problems" / f"{model}.json",
-                                 {"repeat": 10, "warmup": 2, "rounds": 1, "seconds": 0.05})  # fmt: skip
+    problem, how = profile_model(
+        graph,
+        devs,
+        out / "problems" / f"{model}.json",
+        {"repeat": 10, "warmup": 2, "rounds": 1, "seconds": 0.05},
+    )
     print(f"{model}: profile {how} in {time.monotonic() - t0:.1f} s", flush=True)
     devmap = {d.name: d for d in devs}
     feed = random_inputs(graph, seed)
@@ -240,8 +249,11 @@ def bench_model(
             else:
                 ex.close()
         plans[algo] = p
-        print(f"  {algo}: {units[(algo, variants[-1])]} units, predicted {p.makespan:.3f} ms, "
-              f"max_rel_err {max_rel_err(rep.outputs, ref):.2e}", flush=True)  # fmt: skip
+        print(
+            f"  {algo}: {units[(algo, variants[-1])]} units, predicted {p.makespan:.3f} ms, "
+            f"max_rel_err {max_rel_err(rep.outputs, ref):.2e}",
+            flush=True,
+        )
     walls: dict[tuple[str, str], list[float]] = {(a, v): [] for a in plans for v in variants}
     reps: dict[tuple[str, str], list[Any]] = {k: [] for k in walls}
     rng = random.Random(seed)
@@ -271,24 +283,45 @@ def bench_model(
         mid = sorted(reps[(a, v)], key=lambda x: x[0])[len(w) // 2][1]
         med = statistics.median(w)
         n_units = units[(a, v)]
-        row = {"model": model, "algo": a, "variant": v, "units": n_units,
-               "overhead_us_per_unit": round((med - p.makespan) / n_units * 1e3, 1),
-               "devices": dict(sorted({d: sum(1 for x in p.device_of.values() if x == d) for d in set(p.device_of.values())}.items())),
-               "predicted_ms": round(p.makespan, 4), "median_ms": round(med, 4),
-               "p10_ms": round(float(np.percentile(w, 10)), 4), "p90_ms": round(float(np.percentile(w, 90)), 4),
-               "ratio": round(med / p.makespan, 3), "busy_measured": busy_by_device(mid),
-               "busy_predicted": predicted_busy(p), "contention": cont,
-               "steal": round(steal[(a, v)][0] / max(steal[(a, v)][1], 1), 4)}  # fmt: skip
+        row = {
+            "model": model,
+            "algo": a,
+            "variant": v,
+            "units": n_units,
+            "overhead_us_per_unit": round((med - p.makespan) / n_units * 1e3, 1),
+            "devices": dict(
+                sorted(
+                    {
+                        d: sum(1 for x in p.device_of.values() if x == d)
+                        for d in set(p.device_of.values())
+                    }.items()
+                )
+            ),
+            "predicted_ms": round(p.makespan, 4),
+            "median_ms": round(med, 4),
+            "p10_ms": round(float(np.percentile(w, 10)), 4),
+            "p90_ms": round(float(np.percentile(w, 90)), 4),
+            "ratio": round(med / p.makespan, 3),
+            "busy_measured": busy_by_device(mid),
+            "busy_predicted": predicted_busy(p),
+            "contention": cont,
+            "steal": round(steal[(a, v)][0] / max(steal[(a, v)][1], 1), 4),
+        }
         rows.append(row)
     relative(rows)
     for row in rows:
         a, v, p = row["algo"], row["variant"], plans[row["algo"]]
         med = row["median_ms"]
-        print(f"  {a:<12} {v:<9} units {row['units']:>3} pred {p.makespan:8.3f} meas {med:8.3f} "
-              f"({row['p10_ms']:.3f}-{row['p90_ms']:.3f}) x{row['ratio']:.2f} "
-              f"vs single x{row.get('vs_single', float('nan')):.2f} steal {row['steal']:.1%} busy "
-              + " ".join(f"{d}:{b['unit_ms']:.2f}+{b['transfer_ms']:.2f}/{row['busy_predicted'].get(d, 0):.2f}"
-                         for d, b in sorted(row["busy_measured"].items())), flush=True)  # fmt: skip
+        print(
+            f"  {a:<12} {v:<9} units {row['units']:>3} pred {p.makespan:8.3f} meas {med:8.3f} "
+            f"({row['p10_ms']:.3f}-{row['p90_ms']:.3f}) x{row['ratio']:.2f} "
+            f"vs single x{row.get('vs_single', float('nan')):.2f} steal {row['steal']:.1%} busy "
+            + " ".join(
+                f"{d}:{b['unit_ms']:.2f}+{b['transfer_ms']:.2f}/{row['busy_predicted'].get(d, 0):.2f}"
+                for d, b in sorted(row["busy_measured"].items())
+            ),
+            flush=True,
+        )
     for ex in execs.values():
         ex.close()
     return rows
@@ -301,9 +334,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--algos", default="single:cl0,single:cpu0,heft,greedy,ilp,dmdar")
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--gap-ms", type=float, default=5.0, help="pause before each run (ms)")
-    ap.add_argument("--live", choices=("one", "all"), default="one",
-                    help="one: each visit prepares its plan, runs it --per-visit times, closes it "
-                         "(only one plan's sessions alive); all: every plan prepared once, kept")  # fmt: skip
+    ap.add_argument(
+        "--live",
+        choices=("one", "all"),
+        default="one",
+        help="one: each visit prepares its plan, runs it --per-visit times, closes it "
+        "(only one plan's sessions alive); all: every plan prepared once, kept",
+    )
     ap.add_argument("--per-visit", type=int, default=3, help="runs per visit of a plan in a round")
     ap.add_argument("--variants", default="built", help=f"of {', '.join(VARIANTS)}")
     ap.add_argument("--seed", type=int, default=0)

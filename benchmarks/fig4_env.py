@@ -20,8 +20,13 @@ from hetlab.cost.platform_info import cpu_model
 
 def _git_commit() -> str | None:
     try:
-        r = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], check=False, capture_output=True, text=True,
-                           timeout=5)
+        r = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "HEAD"],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
         return r.stdout.strip() or None
     except (OSError, subprocess.SubprocessError):
         return None
@@ -34,14 +39,29 @@ def fingerprint(devices: Sequence[Any]) -> dict[str, Any]:
     import onnxruntime as ort
 
     infos = [d.info() for d in devices]
-    cl = [{k: i.get(k) for k in ("name", "platform", "device", "driver_version", "device_version", "compute_units")}
-          for i in infos if i.get("kind") == "opencl"]  # fmt: skip
+    cl = [
+        {
+            k: i.get(k)
+            for k in (
+                "name",
+                "platform",
+                "device",
+                "driver_version",
+                "device_version",
+                "compute_units",
+            )
+        }
+        for i in infos
+        if i.get("kind") == "opencl"
+    ]
     return {
         "when_utc": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "host": socket.gethostname(),
         "cpu_model": cpu_model(),
         "logical_cpus": os.cpu_count(),
-        "usable_cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        "usable_cpus": len(os.sched_getaffinity(0))
+        if hasattr(os, "sched_getaffinity")
+        else os.cpu_count(),
         "system": f"{_pf.system()} {_pf.release()}",
         "python": _pf.python_version(),
         "onnxruntime": ort.__version__,
@@ -61,14 +81,20 @@ def platform_slug(fp: dict[str, Any]) -> str:
     """``<cpu model>-<usable cores>c[+<opencl device>...]``, filesystem-safe; PoCL is ``pocl``."""
     parts = [f"{_clean(fp['cpu_model'])}-{fp['usable_cpus']}c"]
     for c in fp["opencl"]:
-        parts.append("pocl" if "portable" in str(c.get("platform", "")).lower() else _clean(str(c.get("device"))))
+        parts.append(
+            "pocl"
+            if "portable" in str(c.get("platform", "")).lower()
+            else _clean(str(c.get("device")))
+        )
     return "+".join(dict.fromkeys(parts))
 
 
 class Deadline:
     """A wall-time budget shared over models in proportion to their vertices; ``None``: none."""
 
-    def __init__(self, budget_s: float | None, sizes: dict[str, int], t_start: float | None = None) -> None:
+    def __init__(
+        self, budget_s: float | None, sizes: dict[str, int], t_start: float | None = None
+    ) -> None:
         self.budget = budget_s
         self.t0 = time.monotonic() if t_start is None else t_start
         self.sizes = dict(sizes)
@@ -127,7 +153,9 @@ def math_inf() -> float:
     return float("inf")
 
 
-def profile_model(graph: Any, devices: Sequence[Any], path: Path, settings: dict[str, Any]) -> tuple[Any, str]:
+def profile_model(
+    graph: Any, devices: Sequence[Any], path: Path, settings: dict[str, Any]
+) -> tuple[Any, str]:
     """The model's Problem on ``devices``: read from ``path`` when it was profiled there on
     the same devices, else measured (the profiler's own cache is reused) and saved there."""
     from hetlab.cost.problem import Problem
@@ -152,4 +180,6 @@ def profile_model(graph: Any, devices: Sequence[Any], path: Path, settings: dict
     p = profile(graph, list(devices), progress=progress, **settings)
     path.parent.mkdir(parents=True, exist_ok=True)
     p.save(path)
-    return p, "measured" + (f" ({', '.join(f'{k}={v}' for k, v in settings.items())})" if settings else "")
+    return p, "measured" + (
+        f" ({', '.join(f'{k}={v}' for k, v in settings.items())})" if settings else ""
+    )

@@ -9,17 +9,34 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-ORDER = ["CPU-only", "GPU-only", "OpenCL-CPU-only", "OpenCL-only", "MOSAIC", "StarPU-dmdar", "HEFT", "OverSeer",
-         "PartitionTuner", "HOPE:GS", "HOPE:LP"]  # fmt: skip
+ORDER = [
+    "CPU-only",
+    "GPU-only",
+    "OpenCL-CPU-only",
+    "OpenCL-only",
+    "MOSAIC",
+    "StarPU-dmdar",
+    "HEFT",
+    "OverSeer",
+    "PartitionTuner",
+    "HOPE:GS",
+    "HOPE:LP",
+]
 
 
 def figure(rows: Sequence[dict[str, Any]]) -> Any:
     """A plotly Figure from table rows (``fig4_table.read_csv``)."""
     import plotly.graph_objects as go
 
-    ok = [r for r in rows if isinstance(r.get("normalized"), float) and not math.isnan(r["normalized"])]
+    ok = [
+        r
+        for r in rows
+        if isinstance(r.get("normalized"), float) and not math.isnan(r["normalized"])
+    ]
     models = list(dict.fromkeys(r["model"] for r in ok))
-    labels = sorted({r["algorithm"] for r in ok}, key=lambda a: (ORDER.index(a) if a in ORDER else 99, a))
+    labels = sorted(
+        {r["algorithm"] for r in ok}, key=lambda a: (ORDER.index(a) if a in ORDER else 99, a)
+    )
     base = sorted({r["norm_to"] for r in ok})
     fig = go.Figure()
     for lab in labels:
@@ -34,22 +51,38 @@ def figure(rows: Sequence[dict[str, Any]]) -> Any:
             ys.append(r["normalized"])
             lo.append(max(0.0, (r["measured_median_ms"] - r["measured_p10_ms"]) * scale))
             hi.append(max(0.0, (r["measured_p90_ms"] - r["measured_median_ms"]) * scale))
-        fig.add_bar(name=lab, x=models, y=ys, error_y={"type": "data", "symmetric": False, "array": hi,
-                                                         "arrayminus": lo, "thickness": 1})  # fmt: skip
+        fig.add_bar(
+            name=lab,
+            x=models,
+            y=ys,
+            error_y={
+                "type": "data",
+                "symmetric": False,
+                "array": hi,
+                "arrayminus": lo,
+                "thickness": 1,
+            },
+        )
     plat = sorted({r["platform"] for r in ok})
     vals = [r["normalized"] for r in ok if r["normalized"] > 0]
     spread = max(vals) / min(vals) if vals else 1.0
     fig.update_layout(
-        barmode="group", template="plotly_white", width=max(700, 110 * len(models) + 200), height=440,
+        barmode="group",
+        template="plotly_white",
+        width=max(700, 110 * len(models) + 200),
+        height=440,
         title=f"Normalized inference latency (measured median / {', '.join(base)})<br><sup>{', '.join(plat)}</sup>",
         yaxis_title=f"latency / {', '.join(base)}" + (" (log)" if spread > 20 else ""),
-        yaxis_type="log" if spread > 20 else "linear", legend={"orientation": "h", "y": -0.18},
-    )  # fmt: skip
+        yaxis_type="log" if spread > 20 else "linear",
+        legend={"orientation": "h", "y": -0.18},
+    )
     fig.add_hline(y=1.0, line_dash="dot", line_color="gray")
     return fig
 
 
-def write_figure(rows: Sequence[dict[str, Any]], out_dir: str | Path, stem: str = "hope_fig4") -> list[str]:
+def write_figure(
+    rows: Sequence[dict[str, Any]], out_dir: str | Path, stem: str = "hope_fig4"
+) -> list[str]:
     """Write ``stem.html`` (and ``stem.png`` when kaleido renders); the paths written.
     Raises ImportError without plotly."""
     from hetlab.fileio import atomic_write_bytes

@@ -37,7 +37,9 @@ def plan_key(graph: Any, plan: Any) -> tuple:
     specs = build_units(graph, device_of, plan.order)
     if plan.sequential:  # units take turns in global order: that order is part of the program
         return ("sequential", tuple((s.device, tuple(sorted(s.nodes))) for s in specs))
-    per_device = tuple((d, tuple(tuple(sorted(s.nodes)) for s in specs if s.device == d)) for d in used)
+    per_device = tuple(
+        (d, tuple(tuple(sorted(s.nodes)) for s in specs if s.device == d)) for d in used
+    )
     return ("parallel", per_device)
 
 
@@ -53,7 +55,9 @@ def round_order(n_plans: int, round_no: int, seed: int = 0) -> list[int]:
     return base[shift:] + base[:shift]
 
 
-def more_rounds(done: int, round_s: float, seconds_left: float | None, most: int, least: int = 3) -> bool:
+def more_rounds(
+    done: int, round_s: float, seconds_left: float | None, most: int, least: int = 3
+) -> bool:
     """Whether to run another round: always below ``least``, never at ``most``; in between,
     when one more round (``round_s`` seconds, with 10% slack) fits ``seconds_left``."""
     if done < least:
@@ -95,22 +99,37 @@ class Prepared:
         mid = int(np.argsort(w)[len(w) // 2])
         ex = self.executor
         return RunReport(
-            model_path=graph.model_path, predicted_ms=round(float(self.plan.makespan), 4),
-            latency_ms={"median": round(float(np.median(w)), 4), "p10": round(float(np.percentile(w, 10)), 4),
-                        "p90": round(float(np.percentile(w, 90)), 4)},
-            max_rel_err=self.max_rel_err, devices=dict(Counter(ex.device_of.values())), timeline=[],
-            fallbacks=sorted(ex.fallbacks.values(), key=lambda f: f["unit"]), units=len(ex.specs),
-            repeat=len(self.walls), samples_ms=[float(x) for x in w], events=self.events[mid],
+            model_path=graph.model_path,
+            predicted_ms=round(float(self.plan.makespan), 4),
+            latency_ms={
+                "median": round(float(np.median(w)), 4),
+                "p10": round(float(np.percentile(w, 10)), 4),
+                "p90": round(float(np.percentile(w, 90)), 4),
+            },
+            max_rel_err=self.max_rel_err,
+            devices=dict(Counter(ex.device_of.values())),
+            timeline=[],
+            fallbacks=sorted(ex.fallbacks.values(), key=lambda f: f["unit"]),
+            units=len(ex.specs),
+            repeat=len(self.walls),
+            samples_ms=[float(x) for x in w],
+            events=self.events[mid],
             device_names=[d for d in devices if d in set(ex.device_of.values())],
-        )  # fmt: skip
+        )
 
     def close(self) -> None:
         self.executor.close()
         self.events.clear()
 
 
-def prepare(graph: Any, plan: Any, key: tuple, devmap: Mapping[str, Any], feed: Mapping[str, Any],
-            ref: Mapping[str, Any] | None) -> Prepared:  # fmt: skip
+def prepare(
+    graph: Any,
+    plan: Any,
+    key: tuple,
+    devmap: Mapping[str, Any],
+    feed: Mapping[str, Any],
+    ref: Mapping[str, Any] | None,
+) -> Prepared:
     """Build the plan's executor, run it once untimed and check that run's outputs against
     ``ref`` (when given). Raises HetlabError when the plan cannot be prepared or run."""
     from hetlab.executor.check import max_rel_err
@@ -132,9 +151,16 @@ def prepare(graph: Any, plan: Any, key: tuple, devmap: Mapping[str, Any], feed: 
     return p
 
 
-def measure(plans: Sequence[Prepared], feed: Mapping[str, Any], most: int, seconds_left: Callable[[], float | None],
-            seed: int = 0, warmup: int = 1, least: int = 3,
-            on_round: Callable[[int], None] | None = None) -> int:  # fmt: skip
+def measure(
+    plans: Sequence[Prepared],
+    feed: Mapping[str, Any],
+    most: int,
+    seconds_left: Callable[[], float | None],
+    seed: int = 0,
+    warmup: int = 1,
+    least: int = 3,
+    on_round: Callable[[int], None] | None = None,
+) -> int:
     """Time ``plans`` in rounds (see the module doc) after ``warmup`` untimed rounds; stops
     per ``more_rounds``. ``on_round(done)`` after each timed round. Returns the rounds done.
     A plan whose run fails gets ``error`` set and leaves the rounds; the others go on."""

@@ -32,11 +32,29 @@ HETERO: list[tuple[str, str]] = [
 ]
 RUN_FIRST = ["ilp", "greedy", "dmdar", "mosaic", "heft", "overseer", "partitiontuner"]
 COLUMNS = [
-    "model", "platform", "device_set", "algorithm", "algo", "devices_used", "predicted_ms",
-    "measured_median_ms", "measured_p10_ms", "measured_p90_ms", "norm_to", "normalized",
-    "normalized_cpu", "solve_seconds", "max_rel_err", "n_runs", "units", "fallbacks",
-    "run_wall_s", "status", "same_plan_as", "rounds",
-]  # fmt: skip
+    "model",
+    "platform",
+    "device_set",
+    "algorithm",
+    "algo",
+    "devices_used",
+    "predicted_ms",
+    "measured_median_ms",
+    "measured_p10_ms",
+    "measured_p90_ms",
+    "norm_to",
+    "normalized",
+    "normalized_cpu",
+    "solve_seconds",
+    "max_rel_err",
+    "n_runs",
+    "units",
+    "fallbacks",
+    "run_wall_s",
+    "status",
+    "same_plan_as",
+    "rounds",
+]
 
 
 def device_kind_label(device: Any) -> str:
@@ -51,7 +69,9 @@ def device_kind_label(device: Any) -> str:
     return str(kind or "DEV").upper()
 
 
-def single_device_plans(predicted: dict[str, float], kinds: dict[str, str]) -> list[tuple[str, str]]:
+def single_device_plans(
+    predicted: dict[str, float], kinds: dict[str, str]
+) -> list[tuple[str, str]]:
     """``[(label, "single:DEV")]``: the best (least predicted ms) CPU group as ``CPU-only``
     and the best non-CPU device as ``<KIND>-only`` (GPU-only on a GPU machine)."""
     out = []
@@ -106,12 +126,30 @@ def normalize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def row(model: str, platform: str, device_set: str, label: str, algo: str, plan: Any = None,
-        report: Any = None, status: str = "ok", run_wall_s: float | None = None) -> dict[str, Any]:  # fmt: skip
+def row(
+    model: str,
+    platform: str,
+    device_set: str,
+    label: str,
+    algo: str,
+    plan: Any = None,
+    report: Any = None,
+    status: str = "ok",
+    run_wall_s: float | None = None,
+) -> dict[str, Any]:
     """One table row from a Plan and a RunReport (either may be None: not scheduled/run)."""
     r: dict[str, Any] = dict.fromkeys(COLUMNS, math.nan)
-    r.update(model=model, platform=platform, device_set=device_set, algorithm=label, algo=algo,
-             status=status, devices_used="", fallbacks="", same_plan_as="")  # fmt: skip
+    r.update(
+        model=model,
+        platform=platform,
+        device_set=device_set,
+        algorithm=label,
+        algo=algo,
+        status=status,
+        devices_used="",
+        fallbacks="",
+        same_plan_as="",
+    )
     if plan is not None:
         r["predicted_ms"] = round(float(plan.makespan), 4)
         r["solve_seconds"] = round(float(plan.solve_seconds), 4)
@@ -121,8 +159,14 @@ def row(model: str, platform: str, device_set: str, label: str, algo: str, plan:
         r["devices_used"] = " ".join(f"{d}:{n}" for d, n in sorted(used.items()))
     if report is not None:
         lat = report.latency_ms
-        r.update(measured_median_ms=lat["median"], measured_p10_ms=lat["p10"], measured_p90_ms=lat["p90"],
-                 n_runs=report.repeat, units=report.units, fallbacks=len(report.fallbacks))  # fmt: skip
+        r.update(
+            measured_median_ms=lat["median"],
+            measured_p10_ms=lat["p10"],
+            measured_p90_ms=lat["p90"],
+            n_runs=report.repeat,
+            units=report.units,
+            fallbacks=len(report.fallbacks),
+        )
         if report.max_rel_err is not None:
             r["max_rel_err"] = float(f"{report.max_rel_err:.3g}")
     if run_wall_s is not None:
@@ -146,8 +190,19 @@ def read_csv(path: str | Path) -> list[dict[str, Any]]:
         out = []
         for r in csv.DictReader(f):
             for k, v in r.items():
-                if k in ("predicted_ms", "measured_median_ms", "measured_p10_ms", "measured_p90_ms", "normalized",
-                         "normalized_cpu", "solve_seconds", "max_rel_err", "n_runs", "run_wall_s", "rounds"):  # fmt: skip
+                if k in (
+                    "predicted_ms",
+                    "measured_median_ms",
+                    "measured_p10_ms",
+                    "measured_p90_ms",
+                    "normalized",
+                    "normalized_cpu",
+                    "solve_seconds",
+                    "max_rel_err",
+                    "n_runs",
+                    "run_wall_s",
+                    "rounds",
+                ):
                     r[k] = float(v) if v not in ("", None) else math.nan
             out.append(r)
     return out
@@ -168,12 +223,24 @@ def summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         lp = by.get("HOPE:LP", math.nan)
         singles = [v for k, v in by.items() if k.endswith("-only") and not math.isnan(v)]
         d = {"best_single": min(singles) if singles else math.nan}
-        for k, v in [("best_single", d["best_single"]), ("StarPU-dmdar", by.get("StarPU-dmdar", math.nan)),
-                     ("HEFT", by.get("HEFT", math.nan)), ("MOSAIC", by.get("MOSAIC", math.nan))]:  # fmt: skip
-            d[f"lp_gain_vs_{k}"] = round(1 - lp / v, 4) if v > 0 and not math.isnan(lp) else math.nan
-        d["lp_same_plan_as"] = lp_same.get(m, "")  # e.g. "GPU-only": LP chose that plan (gain 0 by construction)
+        for k, v in [
+            ("best_single", d["best_single"]),
+            ("StarPU-dmdar", by.get("StarPU-dmdar", math.nan)),
+            ("HEFT", by.get("HEFT", math.nan)),
+            ("MOSAIC", by.get("MOSAIC", math.nan)),
+        ]:
+            d[f"lp_gain_vs_{k}"] = (
+                round(1 - lp / v, 4) if v > 0 and not math.isnan(lp) else math.nan
+            )
+        d["lp_same_plan_as"] = lp_same.get(
+            m, ""
+        )  # e.g. "GPU-only": LP chose that plan (gain 0 by construction)
         out[m] = d
     keys = {k for d in out.values() for k in d if k.startswith("lp_gain")}
-    out["_mean"] = {k: round(sum(vals) / len(vals), 4) if (vals := [d[k] for d in out.values() if k in d
-                    and not math.isnan(d[k])]) else math.nan for k in sorted(keys)}  # fmt: skip
+    out["_mean"] = {
+        k: round(sum(vals) / len(vals), 4)
+        if (vals := [d[k] for d in out.values() if k in d and not math.isnan(d[k])])
+        else math.nan
+        for k in sorted(keys)
+    }
     return out

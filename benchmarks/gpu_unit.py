@@ -134,14 +134,25 @@ def measure(m: str, a: argparse.Namespace, devs: dict) -> dict:
         for v in order:
             samples[v] += run_variant[v](a.runs)
     ex.close()
-    row = {v: {"wall_ms": round(st.median(x for x, _ in s), 4),
-               "gpu_span_ms": round(st.median(y for _, y in s), 4) if v != "executor" else None}
-           for v, s in samples.items()}  # fmt: skip
+    row = {
+        v: {
+            "wall_ms": round(st.median(x for x, _ in s), 4),
+            "gpu_span_ms": round(st.median(y for _, y in s), 4) if v != "executor" else None,
+        }
+        for v, s in samples.items()
+    }
     row["unit_nodes"] = len(spec.nodes)
     row["launches"] = len(getattr(unit.handle, "launches", []) or [])
-    print(m, f"unit of {len(spec.nodes)} nodes, {row['launches']} launches:",
-          ", ".join(f"{v} {row[v]['wall_ms']:.3f}" + (f" (gpu {row[v]['gpu_span_ms']:.3f})" if row[v]["gpu_span_ms"] else "")
-                    for v in VARIANTS), flush=True)  # fmt: skip
+    print(
+        m,
+        f"unit of {len(spec.nodes)} nodes, {row['launches']} launches:",
+        ", ".join(
+            f"{v} {row[v]['wall_ms']:.3f}"
+            + (f" (gpu {row[v]['gpu_span_ms']:.3f})" if row[v]["gpu_span_ms"] else "")
+            for v in VARIANTS
+        ),
+        flush=True,
+    )
     return row
 
 

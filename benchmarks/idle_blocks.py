@@ -61,9 +61,14 @@ def main() -> int:
     ex.prepare()
     try:
         warm_up(lambda: ex.run_once(feed))
-        doc = {"model": a.model, "device": a.device, "repeat": a.repeat, "pause_s": a.pause,
-               "busy": blocks(ex, feed, a.blocks, a.repeat, 0.0),
-               "idle": blocks(ex, feed, a.blocks, a.repeat, a.pause)}  # fmt: skip
+        doc = {
+            "model": a.model,
+            "device": a.device,
+            "repeat": a.repeat,
+            "pause_s": a.pause,
+            "busy": blocks(ex, feed, a.blocks, a.repeat, 0.0),
+            "idle": blocks(ex, feed, a.blocks, a.repeat, a.pause),
+        }
     finally:
         ex.close()
     for k in ("busy", "idle"):

@@ -51,20 +51,45 @@ def main() -> None:
             for _ in range(a.rounds):
                 rep = run(graph, plan, devs, repeat=a.repeat, problem=prob)
                 inproc.append(rep.latency_ms["median"])
-                r = subprocess.run([sys.executable, "-m", "hetlab", "run", m, "--plan",
-                                    str(tmp / f"{m}.{algo.replace(':', '-')}.plan.json"), "--profile",
-                                    str(tmp / f"{m}.json"), "--repeat", str(a.repeat), "--json"],
-                                   capture_output=True, text=True, check=True)  # fmt: skip
+                r = subprocess.run(
+                    [
+                        sys.executable,
+                        "-m",
+                        "hetlab",
+                        "run",
+                        m,
+                        "--plan",
+                        str(tmp / f"{m}.{algo.replace(':', '-')}.plan.json"),
+                        "--profile",
+                        str(tmp / f"{m}.json"),
+                        "--repeat",
+                        str(a.repeat),
+                        "--json",
+                    ],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
                 cli.append(json.loads(r.stdout)["latency_ms"]["median"])
             ext = rep.to_json()
-            row = {"model": m, "algo": algo, "units": rep.units, "predicted_ms": rep.predicted_ms,
-                   "predicted_host_ms": ext.get("predicted_host_ms"),
-                   "in_process_ms": round(statistics.median(inproc), 4), "cli_ms": round(statistics.median(cli), 4),
-                   "in_process_rounds": inproc, "cli_rounds": cli}  # fmt: skip
+            row = {
+                "model": m,
+                "algo": algo,
+                "units": rep.units,
+                "predicted_ms": rep.predicted_ms,
+                "predicted_host_ms": ext.get("predicted_host_ms"),
+                "in_process_ms": round(statistics.median(inproc), 4),
+                "cli_ms": round(statistics.median(cli), 4),
+                "in_process_rounds": inproc,
+                "cli_rounds": cli,
+            }
             rows.append(row)
-            print(f"{m:<10} {algo:<12} units {rep.units:>3} predicted {rep.predicted_ms:.3f} "
-                  f"(host-serial {row['predicted_host_ms']}) in process {row['in_process_ms']:.3f} "
-                  f"{[round(x, 2) for x in inproc]} cli {row['cli_ms']:.3f} {[round(x, 2) for x in cli]}", flush=True)  # fmt: skip
+            print(
+                f"{m:<10} {algo:<12} units {rep.units:>3} predicted {rep.predicted_ms:.3f} "
+                f"(host-serial {row['predicted_host_ms']}) in process {row['in_process_ms']:.3f} "
+                f"{[round(x, 2) for x in inproc]} cli {row['cli_ms']:.3f} {[round(x, 2) for x in cli]}",
+                flush=True,
+            )
             if a.out:
                 Path(a.out).write_text(json.dumps(rows, indent=1))
 

@@ -42,18 +42,34 @@ CONVS = [
     ("conv 1x1 2048->384 @8", (1, 2048, 8, 8), (384, 1, 1), 1, (0, 0, 0, 0)),
     ("conv 3x3 448->384 @8", (1, 448, 8, 8), (384, 3, 3), 1, (1, 1, 1, 1)),
 ]
-GEMMS = [("gemm 1024^3", 1024, 1024, 1024), ("gemm 2048^3", 2048, 2048, 2048),
-         ("gemm 4096x4096x1024", 4096, 4096, 1024), ("fc 1x2048 @ 2048x1000", 1, 1000, 2048),
-         ("matmul 128x768 @ 768x3072", 128, 3072, 768)]
+GEMMS = [
+    ("gemm 1024^3", 1024, 1024, 1024),
+    ("gemm 2048^3", 2048, 2048, 2048),
+    ("gemm 4096x4096x1024", 4096, 4096, 1024),
+    ("fc 1x2048 @ 2048x1000", 1, 1000, 2048),
+    ("matmul 128x768 @ 768x3072", 128, 3072, 768),
+]
 
 
-def _unit_graph(op: str, inputs: dict[str, np.ndarray], consts: dict[str, np.ndarray],
-                out_shape: tuple[int, ...], attrs: dict[str, Any]) -> OpGraph:
+def _unit_graph(
+    op: str,
+    inputs: dict[str, np.ndarray],
+    consts: dict[str, np.ndarray],
+    out_shape: tuple[int, ...],
+    attrs: dict[str, Any],
+) -> OpGraph:
     tensors = {k: Tensor(k, tuple(v.shape), str(v.dtype)) for k, v in {**inputs, **consts}.items()}
     tensors["y"] = Tensor("y", tuple(out_shape), "float32")
     node = Node(id="n0", op_type=op, inputs=list(inputs) + list(consts), outputs=["y"], attrs=attrs)
-    g = OpGraph(name=op, nodes=[node], edges=[], tensors=tensors, inputs=list(inputs), outputs=["y"],
-                consts=set(consts))
+    g = OpGraph(
+        name=op,
+        nodes=[node],
+        edges=[],
+        tensors=tensors,
+        inputs=list(inputs),
+        outputs=["y"],
+        consts=set(consts),
+    )
     g._hetlab_weights = consts  # type: ignore[attr-defined]
     return g
 
@@ -68,8 +84,11 @@ def _time_unit(dev: Any, g: OpGraph, feed: dict[str, np.ndarray], repeat: int) -
         r = dev.run(unit, bufs)
         wall.append(r.finish - r.start)
         kern.append(sum(t.finish - t.start for t in r.node_times))
-    return {"kernel_s": statistics.median(kern), "wall_s": statistics.median(wall),
-            "launches": len(unit.handle.launches)}
+    return {
+        "kernel_s": statistics.median(kern),
+        "wall_s": statistics.median(wall),
+        "launches": len(unit.handle.launches),
+    }
 
 
 def bench_conv(dev: Any, case: tuple, repeat: int) -> dict[str, Any]:
@@ -80,12 +99,23 @@ def bench_conv(dev: Any, case: tuple, repeat: int) -> dict[str, Any]:
     x = rng.standard_normal((n, c, h, w), dtype=np.float32)
     wt = rng.standard_normal((co, c, kh, kw), dtype=np.float32) * 0.05
     b = rng.standard_normal(co, dtype=np.float32)
-    g = _unit_graph("Conv", {"x": x}, {"w": wt, "b": b}, (n, co, oh, ow),
-                    {"strides": [s, s], "pads": [p[0], p[1], p[2], p[3]], "kernel_shape": [kh, kw]})
+    g = _unit_graph(
+        "Conv",
+        {"x": x},
+        {"w": wt, "b": b},
+        (n, co, oh, ow),
+        {"strides": [s, s], "pads": [p[0], p[1], p[2], p[3]], "kernel_shape": [kh, kw]},
+    )
     flops = 2.0 * n * co * oh * ow * c * kh * kw
     r = _time_unit(dev, g, {"x": x}, repeat)
-    return {"name": name, "kind": "conv", "flops": flops, **r, "gflops": flops / r["kernel_s"] / 1e9,
-            "torch_args": [list(x.shape), list(wt.shape), s, [p[0], p[1]]]}
+    return {
+        "name": name,
+        "kind": "conv",
+        "flops": flops,
+        **r,
+        "gflops": flops / r["kernel_s"] / 1e9,
+        "torch_args": [list(x.shape), list(wt.shape), s, [p[0], p[1]]],
+    }
 
 
 def bench_gemm(dev: Any, case: tuple, repeat: int) -> dict[str, Any]:
@@ -96,8 +126,14 @@ def bench_gemm(dev: Any, case: tuple, repeat: int) -> dict[str, Any]:
     g = _unit_graph("MatMul", {"a": a, "b": b}, {}, (m, n), {})
     flops = 2.0 * m * n * k
     r = _time_unit(dev, g, {"a": a, "b": b}, repeat)
-    return {"name": name, "kind": "gemm", "flops": flops, **r, "gflops": flops / r["kernel_s"] / 1e9,
-            "torch_args": [m, n, k]}
+    return {
+        "name": name,
+        "kind": "gemm",
+        "flops": flops,
+        **r,
+        "gflops": flops / r["kernel_s"] / 1e9,
+        "torch_args": [m, n, k],
+    }
 
 
 def launch_overhead(dev: Any, n: int) -> dict[str, float]:
@@ -121,9 +157,12 @@ def launch_overhead(dev: Any, n: int) -> dict[str, float]:
         cl.enqueue_nd_range_kernel(q, k, (1,), None)
     q.finish()
     batched = (time.perf_counter() - t0) / n
-    return {"enqueue_finish_median_us": statistics.median(ts) * 1e6,
-            "queued_to_end_median_us": statistics.median(dev_ts) * 1e6,
-            "enqueue_only_batched_us": batched * 1e6, "samples": n}
+    return {
+        "enqueue_finish_median_us": statistics.median(ts) * 1e6,
+        "queued_to_end_median_us": statistics.median(dev_ts) * 1e6,
+        "enqueue_only_batched_us": batched * 1e6,
+        "samples": n,
+    }
 
 
 def bandwidth(dev: Any, nbytes: int, repeat: int) -> dict[str, float]:
@@ -138,8 +177,12 @@ def bandwidth(dev: Any, nbytes: int, repeat: int) -> dict[str, float]:
         t2 = time.perf_counter()
         h2d.append(t1 - t0)
         d2h.append(t2 - t1)
-    return {"bytes": nbytes, "zero_copy": dev.unified, "h2d_GBps": nbytes / statistics.median(h2d) / 1e9,
-            "d2h_GBps": nbytes / statistics.median(d2h) / 1e9}
+    return {
+        "bytes": nbytes,
+        "zero_copy": dev.unified,
+        "h2d_GBps": nbytes / statistics.median(h2d) / 1e9,
+        "d2h_GBps": nbytes / statistics.median(d2h) / 1e9,
+    }
 
 
 def torch_reference(results: list[dict[str, Any]], repeat: int) -> dict[str, Any] | None:
@@ -192,7 +235,10 @@ def bench_model(dev: Any, model: str, repeat: int, threads: int) -> dict[str, An
     feed = {k: rng.standard_normal(g.tensors[k].shape).astype(g.tensors[k].dtype) for k in g.inputs}
     ids = [n.id for n in g.nodes if dev.supports(n, g)]
     if len(ids) != len(g.nodes):
-        return {"model": model, "skipped": f"{len(g.nodes) - len(ids)} nodes unsupported on {dev.name}"}
+        return {
+            "model": model,
+            "skipped": f"{len(g.nodes) - len(ids)} nodes unsupported on {dev.name}",
+        }
     t0 = time.perf_counter()
     unit = dev.prepare(g, ids)
     prep = time.perf_counter() - t0
@@ -211,18 +257,28 @@ def bench_model(dev: Any, model: str, repeat: int, threads: int) -> dict[str, An
     so.intra_op_num_threads = threads
     sess = ort.InferenceSession(g.model_path, so, providers=["CPUExecutionProvider"])
     refs = sess.run(g.outputs, feed)
-    err = max(float(np.linalg.norm(dev.copy_out(r.outputs[o]) - ref) / max(np.linalg.norm(ref), 1e-30))
-              for o, ref in zip(g.outputs, refs))
+    err = max(
+        float(np.linalg.norm(dev.copy_out(r.outputs[o]) - ref) / max(np.linalg.norm(ref), 1e-30))
+        for o, ref in zip(g.outputs, refs)
+    )
     cpu = []
     for _ in range(max(repeat, 5)):
         t0 = time.perf_counter()
         sess.run(g.outputs, feed)
         cpu.append(time.perf_counter() - t0)
     gpu_ms, cpu_ms = statistics.median(walls) * 1e3, statistics.median(cpu) * 1e3
-    return {"model": g.name, "nodes": len(g.nodes), "launches": len(unit.handle.launches),
-            "prepare_s": prep, "opencl_ms": gpu_ms, "ort_cpu_ms": cpu_ms, "ort_threads": threads,
-            "speedup": cpu_ms / gpu_ms, "max_rel_err": err,
-            "device_ms_by_op": {k: v * 1e3 for k, v in by_op.most_common()}}
+    return {
+        "model": g.name,
+        "nodes": len(g.nodes),
+        "launches": len(unit.handle.launches),
+        "prepare_s": prep,
+        "opencl_ms": gpu_ms,
+        "ort_cpu_ms": cpu_ms,
+        "ort_threads": threads,
+        "speedup": cpu_ms / gpu_ms,
+        "max_rel_err": err,
+        "device_ms_by_op": {k: v * 1e3 for k, v in by_op.most_common()},
+    }
 
 
 def register_nvidia_icd() -> str | None:
@@ -235,11 +291,18 @@ def register_nvidia_icd() -> str | None:
     cands: list[str] = []
     try:
         out = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True, check=False).stdout
-        cands += [ln.split("=>")[-1].strip() for ln in out.splitlines() if "libnvidia-opencl.so" in ln]
+        cands += [
+            ln.split("=>")[-1].strip() for ln in out.splitlines() if "libnvidia-opencl.so" in ln
+        ]
     except OSError:
         pass
-    for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/local/nvidia/lib64", "/usr/local/nvidia/lib",
-              "/usr/lib"):
+    for d in (
+        "/usr/lib/x86_64-linux-gnu",
+        "/usr/lib64",
+        "/usr/local/nvidia/lib64",
+        "/usr/local/nvidia/lib",
+        "/usr/lib",
+    ):
         cands += sorted(glob.glob(f"{d}/libnvidia-opencl.so*"))
     if not cands:
         return None
@@ -251,16 +314,32 @@ def register_nvidia_icd() -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--device-index", type=int, default=0, help="index into hetlab's OpenCL devices (cl0, cl1...)")
+    ap.add_argument(
+        "--device-index",
+        type=int,
+        default=0,
+        help="index into hetlab's OpenCL devices (cl0, cl1...)",
+    )
     ap.add_argument("--quick", action="store_true", help="fewer cases and repeats (CPU OpenCL)")
-    ap.add_argument("--torch", action="store_true", help="also time torch conv2d/matmul (cuDNN, fp32, no TF32)")
+    ap.add_argument(
+        "--torch", action="store_true", help="also time torch conv2d/matmul (cuDNN, fp32, no TF32)"
+    )
     ap.add_argument("--repeat", type=int, default=None)
-    ap.add_argument("--out", default=None, help="JSON path (default $OUT/kernels.json or benchmarks/results/)")
-    ap.add_argument("--model", action="append", default=[],
-                    help="also time a whole model (zoo name or .onnx) vs onnxruntime CPU; repeatable")
+    ap.add_argument(
+        "--out", default=None, help="JSON path (default $OUT/kernels.json or benchmarks/results/)"
+    )
+    ap.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        help="also time a whole model (zoo name or .onnx) vs onnxruntime CPU; repeatable",
+    )
     ap.add_argument("--ort-threads", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--nvidia-icd", action="store_true",
-                    help="register NVIDIA's OpenCL library with the ICD loader first (containers)")
+    ap.add_argument(
+        "--nvidia-icd",
+        action="store_true",
+        help="register NVIDIA's OpenCL library with the ICD loader first (containers)",
+    )
     args = ap.parse_args(argv)
     if args.nvidia_icd:
         print(f"nvidia icd: {register_nvidia_icd()}")
@@ -269,15 +348,20 @@ def main(argv: list[str] | None = None) -> int:
         print("no OpenCL device found", file=sys.stderr)
         return 2
     if not 0 <= args.device_index < len(devs):
-        print(f"--device-index {args.device_index}: only {len(devs)} OpenCL device(s)", file=sys.stderr)
+        print(
+            f"--device-index {args.device_index}: only {len(devs)} OpenCL device(s)",
+            file=sys.stderr,
+        )
         return 2
     dev = devs[args.device_index]
     repeat = args.repeat or (3 if args.quick else 20)
     convs = [CONVS[i] for i in (2, 3, 7)] if args.quick else CONVS
     gemms = [GEMMS[0], GEMMS[3]] if args.quick else GEMMS
     info = dev.info()
-    print(f"# {info['name']}: {info['platform']} / {info['device']} / driver {info['driver_version']}, "
-          f"{info['compute_units']} CUs")
+    print(
+        f"# {info['name']}: {info['platform']} / {info['device']} / driver {info['driver_version']}, "
+        f"{info['compute_units']} CUs"
+    )
     results = []
     for case in convs:
         results.append(bench_conv(dev, case, repeat))
@@ -286,14 +370,25 @@ def main(argv: list[str] | None = None) -> int:
         results.append(bench_gemm(dev, case, repeat))
         _row(results[-1])
     lo = launch_overhead(dev, 200 if args.quick else 1000)
-    print(f"launch overhead: enqueue+finish median {lo['enqueue_finish_median_us']:.1f} us, "
-          f"batched enqueue {lo['enqueue_only_batched_us']:.1f} us/launch")
+    print(
+        f"launch overhead: enqueue+finish median {lo['enqueue_finish_median_us']:.1f} us, "
+        f"batched enqueue {lo['enqueue_only_batched_us']:.1f} us/launch"
+    )
     bw = bandwidth(dev, (16 if args.quick else 256) << 20, 3 if args.quick else 10)
-    print(f"bandwidth ({bw['bytes'] >> 20} MiB, zero-copy={bw['zero_copy']}): H2D {bw['h2d_GBps']:.2f} GB/s, "
-          f"D2H {bw['d2h_GBps']:.2f} GB/s")
-    doc = {"device": info, "fingerprint": dev.fingerprint(), "quick": args.quick, "repeat": repeat,
-           "cases": results, "launch_overhead": lo, "bandwidth": bw,
-           "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    print(
+        f"bandwidth ({bw['bytes'] >> 20} MiB, zero-copy={bw['zero_copy']}): H2D {bw['h2d_GBps']:.2f} GB/s, "
+        f"D2H {bw['d2h_GBps']:.2f} GB/s"
+    )
+    doc = {
+        "device": info,
+        "fingerprint": dev.fingerprint(),
+        "quick": args.quick,
+        "repeat": repeat,
+        "cases": results,
+        "launch_overhead": lo,
+        "bandwidth": bw,
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
     doc["models"] = []
     for m in args.model:
         r = bench_model(dev, m, max(repeat, 10), args.ort_threads)
@@ -302,18 +397,28 @@ def main(argv: list[str] | None = None) -> int:
             print(f"model {m}: skipped ({r['skipped']})")
         else:
             top = ", ".join(f"{k} {v:.2f}" for k, v in list(r["device_ms_by_op"].items())[:4])
-            print(f"model {r['model']}: OpenCL {r['opencl_ms']:.2f} ms ({r['launches']} launches) vs onnxruntime "
-                  f"{r['ort_threads']} threads {r['ort_cpu_ms']:.2f} ms -> {r['speedup']:.2f}x, "
-                  f"max_rel_err {r['max_rel_err']:.1e}; device ms by op: {top}")
+            print(
+                f"model {r['model']}: OpenCL {r['opencl_ms']:.2f} ms ({r['launches']} launches) vs onnxruntime "
+                f"{r['ort_threads']} threads {r['ort_cpu_ms']:.2f} ms -> {r['speedup']:.2f}x, "
+                f"max_rel_err {r['max_rel_err']:.1e}; device ms by op: {top}"
+            )
     if args.torch:
         doc["torch"] = torch_reference(results, repeat)
         if "skipped" in doc["torch"]:
             print(f"torch reference skipped: {doc['torch']['skipped']}")
         for name, r in (doc["torch"] or {}).get("cases", {}).items():
             print(f"torch {name:34s} {r['kernel_s'] * 1e6:10.1f} us {r['gflops']:9.1f} GFLOP/s")
-    path = Path(args.out) if args.out else (
-        Path(os.environ["OUT"]) / "kernels.json" if os.environ.get("OUT")
-        else Path(__file__).parent / "results" / f"kernels-{re.sub(r'[^A-Za-z0-9]+', '-', info['device'])[:40]}.json")
+    path = (
+        Path(args.out)
+        if args.out
+        else (
+            Path(os.environ["OUT"]) / "kernels.json"
+            if os.environ.get("OUT")
+            else Path(__file__).parent
+            / "results"
+            / f"kernels-{re.sub(r'[^A-Za-z0-9]+', '-', info['device'])[:40]}.json"
+        )
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     from hetlab.fileio import atomic_write_json
 
@@ -323,8 +428,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _row(r: dict[str, Any]) -> None:
-    print(f"{r['name']:34s} {r['kernel_s'] * 1e6:10.1f} us {r['gflops']:9.1f} GFLOP/s "
-          f"(wall {r['wall_s'] * 1e6:.0f} us, {r['launches']} launch(es))")
+    print(
+        f"{r['name']:34s} {r['kernel_s'] * 1e6:10.1f} us {r['gflops']:9.1f} GFLOP/s "
+        f"(wall {r['wall_s'] * 1e6:.0f} us, {r['launches']} launch(es))"
+    )
 
 
 if __name__ == "__main__":

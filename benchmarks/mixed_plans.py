@@ -95,8 +95,23 @@ def profiled_models(
 
 def quick_profile(onnx: str, devices: str, args: list[str], out: Path, *extra: str) -> None:
     """``hetlab profile`` with the benchmarks' small budget (5 repeats, 1 round, 0.05 s)."""
-    hetlab("profile", onnx, "--devices", devices, *args, "--repeat", "5", "--rounds", "1",
-           "--seconds", "0.05", "--quiet", *extra, "--out", str(out))  # fmt: skip
+    hetlab(
+        "profile",
+        onnx,
+        "--devices",
+        devices,
+        *args,
+        "--repeat",
+        "5",
+        "--rounds",
+        "1",
+        "--seconds",
+        "0.05",
+        "--quiet",
+        *extra,
+        "--out",
+        str(out),
+    )
 
 
 def prefer_plan(problem_path: Path, gpu: str, out: Path) -> None:
@@ -123,9 +138,28 @@ def run_plan(
 ) -> dict | None:
     """``hetlab run --plan --profile [--check] --json`` in a fresh process (``env``: its
     environment): its report, or None (said why)."""
-    r = subprocess.run([sys.executable, "-m", "hetlab", "run", str(onnx), "--plan", str(plan), "--profile", str(prob), *args,
-                        *(["--check"] if check else []), "--repeat", repeat, "--json"],
-                       capture_output=True, text=True, check=False, env=env)  # fmt: skip
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hetlab",
+            "run",
+            str(onnx),
+            "--plan",
+            str(plan),
+            "--profile",
+            str(prob),
+            *args,
+            *(["--check"] if check else []),
+            "--repeat",
+            repeat,
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+    )
     if r.returncode:
         print(f"{plan.name}: run failed: {r.stderr.strip()[-300:]}", flush=True)
         return None
@@ -139,24 +173,37 @@ def row_of(m: str, algo: str, plan: Path, reps: list[dict]) -> dict:
         per_dev[x["device"]] = per_dev.get(x["device"], 0) + 1
     meds = [d["latency_ms"]["median"] for d in reps]
     d = reps[sorted(range(len(reps)), key=meds.__getitem__)[len(reps) // 2]]  # the median process
-    row = {"model": m, "algo": algo, "nodes": per_dev, "units": d.get("units"),
-           "predicted_ms": d["predicted_ms"], "median_ms": d["latency_ms"]["median"],
-           "p10_ms": d["latency_ms"]["p10"], "p90_ms": d["latency_ms"]["p90"], "process_medians_ms": meds,
-           "predicted_io_ms": d.get("predicted_io_ms"), "predicted_host_ms": d.get("predicted_host_ms"),
-           "max_rel_err": max(x.get("max_rel_err") or 0.0 for x in reps), "fallbacks": d.get("fallbacks"),
-           "nodes_executed": d.get("nodes_executed")}  # fmt: skip
+    row = {
+        "model": m,
+        "algo": algo,
+        "nodes": per_dev,
+        "units": d.get("units"),
+        "predicted_ms": d["predicted_ms"],
+        "median_ms": d["latency_ms"]["median"],
+        "p10_ms": d["latency_ms"]["p10"],
+        "p90_ms": d["latency_ms"]["p90"],
+        "process_medians_ms": meds,
+        "predicted_io_ms": d.get("predicted_io_ms"),
+        "predicted_host_ms": d.get("predicted_host_ms"),
+        "max_rel_err": max(x.get("max_rel_err") or 0.0 for x in reps),
+        "fallbacks": d.get("fallbacks"),
+        "nodes_executed": d.get("nodes_executed"),
+    }
     best = row["predicted_host_ms"] or row["predicted_io_ms"] or row["predicted_ms"]
     spread = (
         f" processes {', '.join(f'{x:.3f}' for x in meds)} (x{min(meds) / best:.2f}-{max(meds) / best:.2f})"
         if len(meds) > 1
         else ""
     )
-    print(f"{m:<10} {algo:<11} nodes {per_dev} units {row['units']} predicted "
-          f"{row['predicted_ms']:.3f} measured {row['median_ms']:.3f} "
-          f"(x{row['median_ms'] / row['predicted_ms']:.2f}; with host I/O {row['predicted_io_ms'] or row['predicted_ms']:.3f}, "
-          f"x{row['median_ms'] / (row['predicted_io_ms'] or row['predicted_ms']):.2f}; host-serial "
-          f"{row['predicted_host_ms'] or float('nan'):.3f}, x{row['median_ms'] / (row['predicted_host_ms'] or float('nan')):.2f}){spread} "
-          f"max_rel_err {row['max_rel_err']:.2e} fallbacks {row['fallbacks'] or 'none'}", flush=True)  # fmt: skip
+    print(
+        f"{m:<10} {algo:<11} nodes {per_dev} units {row['units']} predicted "
+        f"{row['predicted_ms']:.3f} measured {row['median_ms']:.3f} "
+        f"(x{row['median_ms'] / row['predicted_ms']:.2f}; with host I/O {row['predicted_io_ms'] or row['predicted_ms']:.3f}, "
+        f"x{row['median_ms'] / (row['predicted_io_ms'] or row['predicted_ms']):.2f}; host-serial "
+        f"{row['predicted_host_ms'] or float('nan'):.3f}, x{row['median_ms'] / (row['predicted_host_ms'] or float('nan')):.2f}){spread} "
+        f"max_rel_err {row['max_rel_err']:.2e} fallbacks {row['fallbacks'] or 'none'}",
+        flush=True,
+    )
     return row
 
 
@@ -168,8 +215,12 @@ def main() -> int:
     ap.add_argument("--models", default=",".join(THIRD_PARTY))
     ap.add_argument("--repeat", default="10")
     ap.add_argument("--out", default="thirdparty-out")
-    ap.add_argument("--processes", type=int, default=1,
-                    help="fresh processes per plan, in rounds; the row's median is their medians' median")  # fmt: skip
+    ap.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        help="fresh processes per plan, in rounds; the row's median is their medians' median",
+    )
     a = ap.parse_args()
     out = Path(a.out)
     rows = []

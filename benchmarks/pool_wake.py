@@ -158,9 +158,15 @@ def main() -> int:
         finally:
             os.sched_setaffinity(0, saved)
         rows.append(row)
-        print(f"{dev.name} {a.model}: " + "; ".join(
-            f"{k} " + ", ".join(f"{v} {row[k][v]:.4f}" for v in row[k]) for k in ("matmul", "elementwise"))
-            + f"; whole {row['whole']:.3f}/{row['whole_again']:.3f} dup weights {row['dup']:.3f} ms", flush=True)  # fmt: skip
+        print(
+            f"{dev.name} {a.model}: "
+            + "; ".join(
+                f"{k} " + ", ".join(f"{v} {row[k][v]:.4f}" for v in row[k])
+                for k in ("matmul", "elementwise")
+            )
+            + f"; whole {row['whole']:.3f}/{row['whole_again']:.3f} dup weights {row['dup']:.3f} ms",
+            flush=True,
+        )
         Path(a.out).write_text(json.dumps(rows, indent=1))
     return 0
 

@@ -55,8 +55,11 @@ def _whole(dev, unit, feeds, n: int) -> dict[str, float]:
         runs.append((r.finish - r.start) * 1e3)
     run_once, _ = make_runner(dev, unit, feeds)
     tm = time_unit(run_once, Budget(repeat=n, warmup=2, min_repeat=n, seconds=60))
-    return {"device_run": statistics.median(runs), "device_run_p10": float(np.percentile(runs, 10)),
-            "timer": tm["median"]}
+    return {
+        "device_run": statistics.median(runs),
+        "device_run_p10": float(np.percentile(runs, 10)),
+        "timer": tm["median"],
+    }
 
 
 def comm_vs_link(p) -> dict[str, dict[str, float]]:
@@ -70,11 +73,17 @@ def comm_vs_link(p) -> dict[str, dict[str, float]]:
                 absd.append(abs(m - pred))
                 rel.append(abs(m - pred) / max(m, 1e-9))
         if meas:
-            out[key] = {"edges": len(meas), "latency_ms": link.latency, "bandwidth_B_per_ms": link.bandwidth,
-                        "median_measured_ms": float(np.median(meas)), "median_abs_err_ms": float(np.median(absd)),
-                        "median_rel_err": float(np.median(rel)), "max_abs_err_ms": float(max(absd)),
-                        "r2": p.extra["calibration"][key]["r2"],
-                        "fit_max_rel_err": p.extra["calibration"][key]["max_rel_err"]}  # fmt: skip
+            out[key] = {
+                "edges": len(meas),
+                "latency_ms": link.latency,
+                "bandwidth_B_per_ms": link.bandwidth,
+                "median_measured_ms": float(np.median(meas)),
+                "median_abs_err_ms": float(np.median(absd)),
+                "median_rel_err": float(np.median(rel)),
+                "max_abs_err_ms": float(max(absd)),
+                "r2": p.extra["calibration"][key]["r2"],
+                "fit_max_rel_err": p.extra["calibration"][key]["max_rel_err"],
+            }
     return out
 
 
@@ -83,8 +92,12 @@ def main() -> int:
     ap.add_argument("--models", default="squeezenet,googlenet,inception_v3")
     ap.add_argument("--devices", default="")
     ap.add_argument("--repeat", type=int, default=20)
-    ap.add_argument("--clock", choices=["wall", "thread"], default="wall",
-                    help="thread: time onnxruntime units in thread CPU time (one-thread devices on a busy box)")
+    ap.add_argument(
+        "--clock",
+        choices=["wall", "thread"],
+        default="wall",
+        help="thread: time onnxruntime units in thread CPU time (one-thread devices on a busy box)",
+    )
     ap.add_argument("--out", default="")
     ap.add_argument("--save-dir", default="", help="also write each model's first problem here")
     a = ap.parse_args()
@@ -110,14 +123,20 @@ def main() -> int:
             profs.append(profile(g, devs, repeat=a.repeat, cache=False))
             secs.append(time.perf_counter() - t0)
         after = {d.name: whole_model_ms(g, d) for d in cpus}
-        row = {"nodes": len(g.nodes), "signatures": profs[0].extra["profile"]["signatures"],
-               "profile_seconds": [round(s, 2) for s in secs], "devices": {}}  # fmt: skip
+        row = {
+            "nodes": len(g.nodes),
+            "signatures": profs[0].extra["profile"]["signatures"],
+            "profile_seconds": [round(s, 2) for s in secs],
+            "devices": {},
+        }
         for d in devs:
             c = [[n.cost[d.name] for n in p.nodes] for p in profs]
             ok = [i for i in range(len(g.nodes)) if c[0][i] is not None and c[1][i] is not None]
-            entry = {"sum_ops_ms": [round(sum(x for x in ci if x is not None), 3) for ci in c],
-                     "spearman": round(spearman([c[0][i] for i in ok], [c[1][i] for i in ok]), 4),
-                     "overhead_ms": profs[0].extra["profile"]["overhead_ms"][d.name]}  # fmt: skip
+            entry = {
+                "sum_ops_ms": [round(sum(x for x in ci if x is not None), 3) for ci in c],
+                "spearman": round(spearman([c[0][i] for i in ok], [c[1][i] for i in ok]), 4),
+                "overhead_ms": profs[0].extra["profile"]["overhead_ms"][d.name],
+            }
             if d.name in before:
                 k = "device_run" if a.clock == "wall" else "timer"
                 w = statistics.median([before[d.name][k], after[d.name][k]])
@@ -125,12 +144,24 @@ def main() -> int:
                 entry["ratio_sum_to_whole"] = [round(s / w, 3) for s in entry["sum_ops_ms"]]
                 # the same with each run's p10: less sensitive to other processes on the box
                 ov = entry["overhead_ms"]
-                p10 = [sum(max(n.extra["stats"][d.name]["p10"] - ov, 0.0) for n in p.nodes
-                           if d.name in n.extra["stats"]) for p in profs]  # fmt: skip
+                p10 = [
+                    sum(
+                        max(n.extra["stats"][d.name]["p10"] - ov, 0.0)
+                        for n in p.nodes
+                        if d.name in n.extra["stats"]
+                    )
+                    for p in profs
+                ]
                 w10 = min(before[d.name]["device_run_p10"], after[d.name]["device_run_p10"])
                 entry["ratio_sum_to_whole_p10"] = [round(s / w10, 3) for s in p10]
-                iso = [sum(max(n.extra["stats"][d.name]["median"] - ov, 1e-4) for n in p.nodes
-                           if d.name in n.extra["stats"]) for p in profs]  # fmt: skip
+                iso = [
+                    sum(
+                        max(n.extra["stats"][d.name]["median"] - ov, 1e-4)
+                        for n in p.nodes
+                        if d.name in n.extra["stats"]
+                    )
+                    for p in profs
+                ]
                 entry["ratio_isolated_sum_to_whole"] = [round(s / w, 3) for s in iso]
             row["devices"][d.name] = entry
         row["comm_vs_link"] = comm_vs_link(profs[0])

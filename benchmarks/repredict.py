@@ -63,34 +63,57 @@ def main() -> int:
         plans: dict[str, list[float]] = {}
         for f in sorted(d.glob("*.run.json")):
             model, algo = f.name.split(".")[:2]
-            prob = upgraded(Problem.from_json(json.loads((d / f"{model}.problem.json").read_text())))
+            prob = upgraded(
+                Problem.from_json(json.loads((d / f"{model}.problem.json").read_text()))
+            )
             plan = Plan.load(d / f"{model}.{algo}.plan.json")
             rep = json.loads(f.read_text())
             host = next(x for x in prob.devices if x not in a.remote.split(","))
-            pred = host_serial_ms(prob, graph_of(model, graphs), plan.device_of, plan.order, host,
-                                  set(a.remote.split(",")), plan.sequential)  # fmt: skip
+            pred = host_serial_ms(
+                prob,
+                graph_of(model, graphs),
+                plan.device_of,
+                plan.order,
+                host,
+                set(a.remote.split(",")),
+                plan.sequential,
+            )
             meas = rep["latency_ms"]["median"]
             ratio = meas / pred if pred else None
             plans.setdefault(f"{model} {algo}", []).append(ratio)
             if ratio is not None:
                 total += 1
                 inside += 0.75 <= ratio <= 1.25
-            rows.append({"dir": str(d), "run": f.name, "model": model, "algo": algo, "units": rep.get("units"),
-                         "latency_ms": rep["latency_ms"], "predicted_ms": rep.get("predicted_ms"),
-                         "predicted_host_ms_then": rep.get("predicted_host_ms"),
-                         "predicted_host_ms_now": None if pred is None else round(pred, 4),
-                         "ratio_now": None if ratio is None else round(ratio, 3),
-                         "critical_path": rep.get("critical_path")})  # fmt: skip
+            rows.append(
+                {
+                    "dir": str(d),
+                    "run": f.name,
+                    "model": model,
+                    "algo": algo,
+                    "units": rep.get("units"),
+                    "latency_ms": rep["latency_ms"],
+                    "predicted_ms": rep.get("predicted_ms"),
+                    "predicted_host_ms_then": rep.get("predicted_host_ms"),
+                    "predicted_host_ms_now": None if pred is None else round(pred, 4),
+                    "ratio_now": None if ratio is None else round(ratio, 3),
+                    "critical_path": rep.get("critical_path"),
+                }
+            )
         for k, v in plans.items():
             got = sorted(x for x in v if x is not None)
             mid = got[len(got) // 2] if got else None  # the median process (upper median)
             if mid is not None:
                 plans_total += 1
                 plans_inside += 0.75 <= mid <= 1.25
-            print(f"{d}: {k:<24} " + ", ".join("n/a" if x is None else f"x{x:.2f}" for x in v)
-                  + ("" if mid is None else f"  (median process x{mid:.2f})"))  # fmt: skip
-    print(f"within ±25% of predicted_host_ms: {inside} of {total} runs; "
-          f"median process within ±25%: {plans_inside} of {plans_total} plans")  # fmt: skip
+            print(
+                f"{d}: {k:<24} "
+                + ", ".join("n/a" if x is None else f"x{x:.2f}" for x in v)
+                + ("" if mid is None else f"  (median process x{mid:.2f})")
+            )
+    print(
+        f"within ±25% of predicted_host_ms: {inside} of {total} runs; "
+        f"median process within ±25%: {plans_inside} of {plans_total} plans"
+    )
     if a.out:
         Path(a.out).write_text(json.dumps(rows, indent=1))
     return 0

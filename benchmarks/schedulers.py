@@ -34,7 +34,9 @@ from hetlab.schedulers.base import algorithm
 from hetlab.schedulers.bounds import lower_bound, validate_plan
 from tests.schedulers.helpers import layered_problem
 
-PROFILES = Path(os.environ.get("HETLAB_HOPE_PROFILES", ROOT.parent.parent / "shared" / "hope-profiles"))
+PROFILES = Path(
+    os.environ.get("HETLAB_HOPE_PROFILES", ROOT.parent.parent / "shared" / "hope-profiles")
+)
 
 
 def write_csv(path: Path, rows: list[dict]) -> None:
@@ -81,16 +83,30 @@ def part_a(out: Path, time_limit: float | None) -> None:
         validate_plan(p, plan)
         res[a] = plan.makespan
         info = plan.extra.get("ilp", {})
-        rows.append({"algo": a, "nodes": len(p.nodes), "devices": 2, "makespan_ms": round(plan.makespan, 4),
-                     "lower_bound_ms": round(lb, 4), "gap_to_lb": round(plan.makespan / lb - 1, 4),
-                     "wall_s": round(dt, 3), "time_limit_per_subgraph_s": info.get("time_limit_s", ""),
-                     "pass_makespans_ms": " ".join(f"{x:.1f}" for x in info.get("passes", [])),
-                     "pass_s": " ".join(map(str, info.get("pass_s", []))),
-                     "load_avg_1min": round(os.getloadavg()[0], 2)})  # fmt: skip
-        print(f"(a) {a:7s} makespan {plan.makespan:9.2f} ms  lb {lb:8.2f}  gap {plan.makespan / lb - 1:6.1%}  "
-              f"wall {dt:7.2f} s", flush=True)  # fmt: skip
+        rows.append(
+            {
+                "algo": a,
+                "nodes": len(p.nodes),
+                "devices": 2,
+                "makespan_ms": round(plan.makespan, 4),
+                "lower_bound_ms": round(lb, 4),
+                "gap_to_lb": round(plan.makespan / lb - 1, 4),
+                "wall_s": round(dt, 3),
+                "time_limit_per_subgraph_s": info.get("time_limit_s", ""),
+                "pass_makespans_ms": " ".join(f"{x:.1f}" for x in info.get("passes", [])),
+                "pass_s": " ".join(map(str, info.get("pass_s", []))),
+                "load_avg_1min": round(os.getloadavg()[0], 2),
+            }
+        )
+        print(
+            f"(a) {a:7s} makespan {plan.makespan:9.2f} ms  lb {lb:8.2f}  gap {plan.makespan / lb - 1:6.1%}  "
+            f"wall {dt:7.2f} s",
+            flush=True,
+        )
     if "heft" in res:
-        print(f"(a) ilp <= heft: {res['ilp'] <= res['heft'] + 1e-9} ({res['ilp']:.2f} vs {res['heft']:.2f})")
+        print(
+            f"(a) ilp <= heft: {res['ilp'] <= res['heft'] + 1e-9} ({res['ilp']:.2f} vs {res['heft']:.2f})"
+        )
     else:
         print("(a) heft not in this build: ilp <= heft not checked")
     write_csv(out / "schedulers_layered.csv", rows)
@@ -104,7 +120,9 @@ def hope_plan_ms(doc: dict) -> float | None:
     return None
 
 
-def part_b(out: Path, pattern: str, time_limit: float, nt: int, passes: int | None, tag: str) -> None:
+def part_b(
+    out: Path, pattern: str, time_limit: float, nt: int, passes: int | None, tag: str
+) -> None:
     files = sorted(glob.glob(str(PROFILES / pattern)), key=lambda f: (os.path.getsize(f), f))
     rows, ratios, worse = [], [], []
     for f in files:
@@ -119,28 +137,43 @@ def part_b(out: Path, pattern: str, time_limit: float, nt: int, passes: int | No
         hope = hope_plan_ms(doc)
         dev, single = single_best(p)
         info = plan.extra.get("ilp", {})
-        row = {"problem": Path(f).stem, "nodes": len(p.nodes), "ilp_ms": round(plan.makespan, 4),
-               "greedy_ms": round(g, 4), "hope_plan_ms": hope if hope is not None else "",
-               "ilp_over_hope": round(plan.makespan / hope, 4) if hope else "",
-               "lower_bound_ms": round(lb, 4), "gap_to_lb": round(plan.makespan / lb - 1, 4),
-               "best_single": dev, "best_single_ms": round(single, 4),
-               "gain_over_single": round(single / plan.makespan - 1, 4), "subgraphs": info.get("subgraphs"),
-               "limit_hits": info.get("solves", {}).get("limit"), "time_limit_s": time_limit,
-               "passes": len(info.get("passes") or [1]), "wall_s": round(dt, 2),
-               "load_avg_1min": round(os.getloadavg()[0], 2)}  # fmt: skip
+        row = {
+            "problem": Path(f).stem,
+            "nodes": len(p.nodes),
+            "ilp_ms": round(plan.makespan, 4),
+            "greedy_ms": round(g, 4),
+            "hope_plan_ms": hope if hope is not None else "",
+            "ilp_over_hope": round(plan.makespan / hope, 4) if hope else "",
+            "lower_bound_ms": round(lb, 4),
+            "gap_to_lb": round(plan.makespan / lb - 1, 4),
+            "best_single": dev,
+            "best_single_ms": round(single, 4),
+            "gain_over_single": round(single / plan.makespan - 1, 4),
+            "subgraphs": info.get("subgraphs"),
+            "limit_hits": info.get("solves", {}).get("limit"),
+            "time_limit_s": time_limit,
+            "passes": len(info.get("passes") or [1]),
+            "wall_s": round(dt, 2),
+            "load_avg_1min": round(os.getloadavg()[0], 2),
+        }
         rows.append(row)
         if hope:
             ratios.append(plan.makespan / hope)
             if plan.makespan > hope + 1e-9:
                 worse.append(row["problem"])
-        print(f"(b) {row['problem']:32s} n={len(p.nodes):4d} ilp {plan.makespan:9.2f} hope {hope or float('nan'):9.2f} "
-              f"ratio {row['ilp_over_hope'] or '-':>6}  lb-gap {row['gap_to_lb']:6.1%}  "
-              f"vs single {dev} {row['gain_over_single']:6.1%}  {dt:6.1f} s", flush=True)  # fmt: skip
+        print(
+            f"(b) {row['problem']:32s} n={len(p.nodes):4d} ilp {plan.makespan:9.2f} hope {hope or float('nan'):9.2f} "
+            f"ratio {row['ilp_over_hope'] or '-':>6}  lb-gap {row['gap_to_lb']:6.1%}  "
+            f"vs single {dev} {row['gain_over_single']:6.1%}  {dt:6.1f} s",
+            flush=True,
+        )
         write_csv(out / f"schedulers_hope{tag}.csv", rows)
     if ratios:
         gm = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-        print(f"(b) geometric mean ilp/HOPE over {len(ratios)} plans: {gm:.4f} (need <= 0.95: {gm <= 0.95}); "
-              f"worse than HOPE on: {worse or 'none'}")  # fmt: skip
+        print(
+            f"(b) geometric mean ilp/HOPE over {len(ratios)} plans: {gm:.4f} (need <= 0.95: {gm <= 0.95}); "
+            f"worse than HOPE on: {worse or 'none'}"
+        )
 
 
 def main() -> None:
@@ -148,7 +181,9 @@ def main() -> None:
     ap.add_argument("--part", choices=["a", "b", "both"], default="both")
     ap.add_argument("--files", default="*.json", help="glob inside the profiles folder (a subset)")
     ap.add_argument("--time-limit", type=float, default=10.0, help="(b) seconds per subgraph")
-    ap.add_argument("--a-time-limit", type=float, default=None, help="(a) seconds per subgraph (default: ilp's)")
+    ap.add_argument(
+        "--a-time-limit", type=float, default=None, help="(a) seconds per subgraph (default: ilp's)"
+    )
     ap.add_argument("--nt", type=int, default=12)
     ap.add_argument("--passes", type=int, default=None, help="(b) ilp passes (default: ilp's)")
     ap.add_argument("--tag", default="", help="(b) suffix of the CSV name, for subsets")

@@ -74,8 +74,11 @@ def main() -> int:
         out.append(row)
         for key in ("whole_model_ms", "makespan_ms", "run_median_ms"):
             for name, xs in row[key].items():
-                print(f"{m:<10} {key:<15} {name:<12} spread x{spread(xs):.2f}  "
-                      + " ".join(f"{x:.3f}" for x in xs), flush=True)  # fmt: skip
+                print(
+                    f"{m:<10} {key:<15} {name:<12} spread x{spread(xs):.2f}  "
+                    + " ".join(f"{x:.3f}" for x in xs),
+                    flush=True,
+                )
         Path(a.out).write_text(json.dumps(out, indent=1))
     return 0
 

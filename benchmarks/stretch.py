@@ -55,8 +55,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def hetlab(*args: str) -> dict:
-    r = subprocess.run([sys.executable, "-m", "hetlab", *args, "--json"], capture_output=True, text=True, cwd=ROOT,
-                       check=False)
+    r = subprocess.run(
+        [sys.executable, "-m", "hetlab", *args, "--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
     if r.returncode != 0:
         raise SystemExit(f"hetlab {' '.join(args)} failed: {r.stderr.strip()}")
     return json.loads(r.stdout)
@@ -76,7 +81,11 @@ def parallel_capacity(devices: list[str], model: str = "squeezenet", n: int = 8)
     from hetlab import zoo
     from hetlab.devices.platform import devices as platform_devices
 
-    cores = {d.name: d.cores[0] for d in platform_devices() if d.name in devices and getattr(d, "cores", None)}
+    cores = {
+        d.name: d.cores[0]
+        for d in platform_devices()
+        if d.name in devices and getattr(d, "cores", None)
+    }
     if len(cores) < 2:
         return {"skipped": "needs two CPU groups"}
     path = str(zoo.path(model))
@@ -109,8 +118,12 @@ def parallel_capacity(devices: list[str], model: str = "squeezenet", n: int = 8)
     for t in ts:
         t.join()
     together = statistics.mean(out.values())
-    return {"model": model, "alone_ms": round(alone, 2), "together_ms": round(together, 2),
-            "capacity": round(len(cores) * alone / together, 2)}  # fmt: skip
+    return {
+        "model": model,
+        "alone_ms": round(alone, 2),
+        "together_ms": round(together, 2),
+        "capacity": round(len(cores) * alone / together, 2),
+    }
 
 
 def bench_model(model: str, devices: list[str], repeat: int, rounds: int, tmp: Path) -> dict:
@@ -128,20 +141,47 @@ def bench_model(model: str, devices: list[str], repeat: int, rounds: int, tmp: P
     med = {k: round(statistics.median(v), 2) for k, v in runs.items()}
     best = min((k for k in med if k.startswith("original@")), key=med.get)
     sk = "stretched@" + "+".join(devices)
-    return {"model": model, "flops_original": st["original_flops"], "flops_stretched": st["flops"],
-            "throughput_gflops": st["throughput_gflops"], "config": st["parts"], "candidates": st["candidates"],
-            "median_ms": med, "round_medians_ms": runs, "best_single": best, "max_rel_err": max(errs),
-            "speedup_vs_best_single": round(med[best] / med[sk], 3), "stretched_path": str(out),
-            "plan": st["plan"]}  # fmt: skip
+    return {
+        "model": model,
+        "flops_original": st["original_flops"],
+        "flops_stretched": st["flops"],
+        "throughput_gflops": st["throughput_gflops"],
+        "config": st["parts"],
+        "candidates": st["candidates"],
+        "median_ms": med,
+        "round_medians_ms": runs,
+        "best_single": best,
+        "max_rel_err": max(errs),
+        "speedup_vs_best_single": round(med[best] / med[sk], 3),
+        "stretched_path": str(out),
+        "plan": st["plan"],
+    }
 
 
 def bench_adaptive(res: dict, devices: list[str], repeat: int) -> dict:
     k0, k1 = repeat // 5, repeat - repeat // 5
-    rep = hetlab("run", res["stretched_path"], "--plan", res["plan"], "--repeat", str(repeat), "--adaptive",
-                 "--compare", "--interfere", f"{devices[0]}:{k0}:{k1}")  # fmt: skip
-    return {"model": res["model"], "interfere": f"{devices[0]} runs {k0}..{k1 - 1}", "repeat": repeat,
-            "adaptive_median_ms": rep["latency_ms"]["median"], "static_median_ms": rep["static_median_ms"],
-            "switches": rep["adaptive"]["switches"], "adaptive": rep["adaptive"], "static": rep["static"]}  # fmt: skip
+    rep = hetlab(
+        "run",
+        res["stretched_path"],
+        "--plan",
+        res["plan"],
+        "--repeat",
+        str(repeat),
+        "--adaptive",
+        "--compare",
+        "--interfere",
+        f"{devices[0]}:{k0}:{k1}",
+    )
+    return {
+        "model": res["model"],
+        "interfere": f"{devices[0]} runs {k0}..{k1 - 1}",
+        "repeat": repeat,
+        "adaptive_median_ms": rep["latency_ms"]["median"],
+        "static_median_ms": rep["static_median_ms"],
+        "switches": rep["adaptive"]["switches"],
+        "adaptive": rep["adaptive"],
+        "static": rep["static"],
+    }
 
 
 def main() -> None:
@@ -156,18 +196,30 @@ def main() -> None:
     devices = a.devices.split(",")
     cap = parallel_capacity(devices)
     print(f"parallel capacity of {','.join(devices)}: {cap}", flush=True)
-    doc = {"devices": devices, "repeat": a.repeat, "rounds": a.rounds, "parallel_capacity": cap,
-           "models": [], "adaptive": []}  # fmt: skip
+    doc = {
+        "devices": devices,
+        "repeat": a.repeat,
+        "rounds": a.rounds,
+        "parallel_capacity": cap,
+        "models": [],
+        "adaptive": [],
+    }
     with tempfile.TemporaryDirectory() as tmp:
         for m in a.models.split(","):
             res = bench_model(m, devices, a.repeat, a.rounds, Path(tmp))
-            print(f"{m:11s} " + "  ".join(f"{k} {v:.1f} ms" for k, v in res["median_ms"].items())
-                  + f"  speedup vs {res['best_single']} {res['speedup_vs_best_single']:.2f}x"
-                  + f"  max_rel_err {res['max_rel_err']:.1e}", flush=True)  # fmt: skip
+            print(
+                f"{m:11s} "
+                + "  ".join(f"{k} {v:.1f} ms" for k, v in res["median_ms"].items())
+                + f"  speedup vs {res['best_single']} {res['speedup_vs_best_single']:.2f}x"
+                + f"  max_rel_err {res['max_rel_err']:.1e}",
+                flush=True,
+            )
             ad = bench_adaptive(res, devices, a.adaptive_repeat)
-            print(f"{m:11s} under a burner on {ad['interfere']}: adaptive median {ad['adaptive_median_ms']:.1f} ms, "
-                  f"static {ad['static_median_ms']:.1f} ms, switches {[(s['run'], s['to']) for s in ad['switches']]}",
-                  flush=True)  # fmt: skip
+            print(
+                f"{m:11s} under a burner on {ad['interfere']}: adaptive median {ad['adaptive_median_ms']:.1f} ms, "
+                f"static {ad['static_median_ms']:.1f} ms, switches {[(s['run'], s['to']) for s in ad['switches']]}",
+                flush=True,
+            )
             for r in (res, ad):
                 r.pop("stretched_path", None)
                 r.pop("plan", None)

@@ -99,16 +99,36 @@ def main() -> int:
     for m in a.models.split(","):
         prob_path = work / f"{m}.problem.json"
         hetlab = [sys.executable, "-m", "hetlab"]
-        subprocess.run([*hetlab, "profile", m, "--devices", a.devices, "--repeat", "5", "--rounds", "1",
-                        "--seconds", "0.05", "--quiet", "--out", str(prob_path)], check=True)  # fmt: skip
+        subprocess.run(
+            [
+                *hetlab,
+                "profile",
+                m,
+                "--devices",
+                a.devices,
+                "--repeat",
+                "5",
+                "--rounds",
+                "1",
+                "--seconds",
+                "0.05",
+                "--quiet",
+                "--out",
+                str(prob_path),
+            ],
+            check=True,
+        )
         prob = Problem.from_json(json.loads(prob_path.read_text()))
         g = load(m)
         feed = random_inputs(g, 0)
         cpu0 = devs[names[0]]
         for algo in a.algos.split(","):
             plan_path = work / f"{m}.{algo}.plan.json"
-            subprocess.run([*hetlab, "schedule", str(prob_path), "--algo", algo, "--out", str(plan_path)],
-                           check=True, stdout=subprocess.DEVNULL)  # fmt: skip
+            subprocess.run(
+                [*hetlab, "schedule", str(prob_path), "--algo", algo, "--out", str(plan_path)],
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
             plan = Plan.from_json(json.loads(plan_path.read_text()))
             specs = build_units(g, plan.device_of, plan.order)
             configure(devs, "default")
@@ -131,19 +151,31 @@ def main() -> int:
                         inputs=feed,
                     )
                     d = rep.to_json()
-                    row = {"model": m, "algo": algo, "variant": v, "round": r, "units": rep.units,
-                           "whole_on_cpu0_ms": round(whole, 4), "split_on_cpu0_ms": round(split, 4),
-                           "median_ms": d["latency_ms"]["median"], "predicted_ms": d["predicted_ms"],
-                           "predicted_host_ms": d.get("predicted_host_ms"), "max_rel_err": d["max_rel_err"],
-                           "critical_path": d.get("critical_path")}  # fmt: skip
+                    row = {
+                        "model": m,
+                        "algo": algo,
+                        "variant": v,
+                        "round": r,
+                        "units": rep.units,
+                        "whole_on_cpu0_ms": round(whole, 4),
+                        "split_on_cpu0_ms": round(split, 4),
+                        "median_ms": d["latency_ms"]["median"],
+                        "predicted_ms": d["predicted_ms"],
+                        "predicted_host_ms": d.get("predicted_host_ms"),
+                        "max_rel_err": d["max_rel_err"],
+                        "critical_path": d.get("critical_path"),
+                    }
                     rows.append(row)
                     cp = row["critical_path"] or {}
-                    print(f"{m} {algo} {v:<12} r{r} units {rep.units} | split on {cpu0.name} {split:.3f} "
-                          f"(whole {whole:.3f}) | plan {row['median_ms']:.3f} pred {row['predicted_ms']:.3f} "
-                          f"host-serial {row['predicted_host_ms'] or float('nan'):.3f} | path run "
-                          f"{cp.get('run_ms', float('nan')):.3f} (profiled {cp.get('predicted_run_ms', float('nan')):.3f}) "
-                          f"dispatch {cp.get('dispatch_ms', float('nan')):.3f} copies {cp.get('copies_ms', float('nan')):.3f} "
-                          f"| err {row['max_rel_err']:.1e}", flush=True)  # fmt: skip
+                    print(
+                        f"{m} {algo} {v:<12} r{r} units {rep.units} | split on {cpu0.name} {split:.3f} "
+                        f"(whole {whole:.3f}) | plan {row['median_ms']:.3f} pred {row['predicted_ms']:.3f} "
+                        f"host-serial {row['predicted_host_ms'] or float('nan'):.3f} | path run "
+                        f"{cp.get('run_ms', float('nan')):.3f} (profiled {cp.get('predicted_run_ms', float('nan')):.3f}) "
+                        f"dispatch {cp.get('dispatch_ms', float('nan')):.3f} copies {cp.get('copies_ms', float('nan')):.3f} "
+                        f"| err {row['max_rel_err']:.1e}",
+                        flush=True,
+                    )
                     Path(a.out).write_text(json.dumps(rows, indent=1))
     configure(devs, "default")
     return 0

@@ -145,9 +145,13 @@ def _eval_node(node, values: dict):
     from onnx.reference import ReferenceEvaluator
 
     ins = [i for i in node.input if i]
-    g = helper.make_graph([node], "fold", [], [helper.make_tensor_value_info(o, 0, None)
-                                             for o in node.output if o],
-                          [numpy_helper.from_array(np.asarray(values[i]), i) for i in ins])
+    g = helper.make_graph(
+        [node],
+        "fold",
+        [],
+        [helper.make_tensor_value_info(o, 0, None) for o in node.output if o],
+        [numpy_helper.from_array(np.asarray(values[i]), i) for i in ins],
+    )
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=8)
     return ReferenceEvaluator(m).run(None, {})
 
@@ -171,8 +175,11 @@ def fold_constants(model):
             new = None
             if node.op_type == "Shape" and shapes.get(node.input[0]) is not None:
                 a = {x.name: x.i for x in node.attribute}
-                new = [np.array(shapes[node.input[0]][a.get("start", 0):a.get("end", None)],
-                                np.int64)]
+                new = [
+                    np.array(
+                        shapes[node.input[0]][a.get("start", 0) : a.get("end", None)], np.int64
+                    )
+                ]
             else:
                 constant = node.op_type == "Constant" or (ins and all(i in values for i in ins))
                 if constant and not any(o in outputs for o in node.output):
@@ -228,21 +235,40 @@ def _pnasnet_mobile():
     class PNASNet5Mobile(torch.nn.Module):
         def __init__(self, num_classes: int = 1000) -> None:
             super().__init__()
-            self.conv_0 = ConvNormAct(3, stem, kernel_size=3, stride=2, padding=0,
-                                      norm_layer=partial(torch.nn.BatchNorm2d, eps=0.001,
-                                                         momentum=0.1), apply_act=False)
-            self.cell_stem_0 = CellStem0(in_chs_left=stem, out_chs_left=s0,
-                                         in_chs_right=stem, out_chs_right=s0)
-            self.cell_stem_1 = Cell(in_chs_left=stem, out_chs_left=s1, in_chs_right=5 * s0,
-                                    out_chs_right=s1, match_prev_layer_dims=True,
-                                    is_reduction=True)
+            self.conv_0 = ConvNormAct(
+                3,
+                stem,
+                kernel_size=3,
+                stride=2,
+                padding=0,
+                norm_layer=partial(torch.nn.BatchNorm2d, eps=0.001, momentum=0.1),
+                apply_act=False,
+            )
+            self.cell_stem_0 = CellStem0(
+                in_chs_left=stem, out_chs_left=s0, in_chs_right=stem, out_chs_right=s0
+            )
+            self.cell_stem_1 = Cell(
+                in_chs_left=stem,
+                out_chs_left=s1,
+                in_chs_right=5 * s0,
+                out_chs_right=s1,
+                match_prev_layer_dims=True,
+                is_reduction=True,
+            )
             cells, left, right = [], 5 * s0, 5 * s1
             for i in range(9):
                 red = i in (3, 6)
                 width = f * (1 if i < 3 else 2 if i < 6 else 4)
-                cells.append(Cell(in_chs_left=left, out_chs_left=width, in_chs_right=right,
-                                  out_chs_right=width, is_reduction=red,
-                                  match_prev_layer_dims=(i in (0, 4, 7))))
+                cells.append(
+                    Cell(
+                        in_chs_left=left,
+                        out_chs_left=width,
+                        in_chs_right=right,
+                        out_chs_right=width,
+                        is_reduction=red,
+                        match_prev_layer_dims=(i in (0, 4, 7)),
+                    )
+                )
                 left, right = right, 5 * width
             self.cells = torch.nn.ModuleList(cells)
             self.act = torch.nn.ReLU()
@@ -261,30 +287,66 @@ def _pnasnet_mobile():
 
 # name -> (builder, input shape, source, description)
 MODELS: dict[str, tuple[Callable, tuple[int, ...], str, str]] = {
-    "squeezenet": (lambda: _torchvision("squeezenet1_0"), (1, 3, 224, 224),
-                   "torchvision squeezenet1_0", "SqueezeNet 1.0 (Iandola et al. 2016)"),
-    "googlenet": (lambda: _torchvision("googlenet", aux_logits=False, init_weights=False),
-                  (1, 3, 224, 224), "torchvision googlenet (aux_logits=False)",
-                  "GoogLeNet / Inception v1 (Szegedy et al. 2015)"),
-    "inception_v3": (lambda: _torchvision("inception_v3", aux_logits=False,
-                                          init_weights=False),
-                     (1, 3, 299, 299), "torchvision inception_v3 (aux_logits=False)",
-                     "Inception v3 (Szegedy et al. 2016)"),
-    "inception_v4": (lambda: _timm("inception_v4"), (1, 3, 299, 299), "timm inception_v4",
-                     "Inception v4 (Szegedy et al. 2017)"),
-    "resnet50": (lambda: _torchvision("resnet50"), (1, 3, 224, 224), "torchvision resnet50",
-                 "ResNet-50 (He et al. 2016)"),
-    "nasnet_large": (lambda: _timm("nasnetalarge"), (1, 3, 331, 331), "timm nasnetalarge",
-                     "NASNet-A Large (Zoph et al. 2018)"),
-    "pnasnet_large": (lambda: _timm("pnasnet5large"), (1, 3, 331, 331), "timm pnasnet5large",
-                      "PNASNet-5 Large (Liu et al. 2018)"),
-    "pnasnet_mobile": (_pnasnet_mobile, (1, 3, 224, 224),
-                       ("timm pnasnet Cell/CellStem0 with PNASNet-5 Mobile widths "
-                        "(9 cells, F=54, stem 32; built in data/export_zoo.py)"),
-                       "PNASNet-5 Mobile (Liu et al. 2018)"),
-    "lstm": (build_lstm, (LSTM_STEPS, 1, LSTM_INPUT), "onnx.helper in data/export_zoo.py",
-             ("HOPE's LSTM: 1 layer, 1024 hidden units, 10 time steps, input size 1024, "
-              "batch 1, unrolled into per-gate MatMul/Add/Sigmoid/Tanh/Mul operators")),
+    "squeezenet": (
+        lambda: _torchvision("squeezenet1_0"),
+        (1, 3, 224, 224),
+        "torchvision squeezenet1_0",
+        "SqueezeNet 1.0 (Iandola et al. 2016)",
+    ),
+    "googlenet": (
+        lambda: _torchvision("googlenet", aux_logits=False, init_weights=False),
+        (1, 3, 224, 224),
+        "torchvision googlenet (aux_logits=False)",
+        "GoogLeNet / Inception v1 (Szegedy et al. 2015)",
+    ),
+    "inception_v3": (
+        lambda: _torchvision("inception_v3", aux_logits=False, init_weights=False),
+        (1, 3, 299, 299),
+        "torchvision inception_v3 (aux_logits=False)",
+        "Inception v3 (Szegedy et al. 2016)",
+    ),
+    "inception_v4": (
+        lambda: _timm("inception_v4"),
+        (1, 3, 299, 299),
+        "timm inception_v4",
+        "Inception v4 (Szegedy et al. 2017)",
+    ),
+    "resnet50": (
+        lambda: _torchvision("resnet50"),
+        (1, 3, 224, 224),
+        "torchvision resnet50",
+        "ResNet-50 (He et al. 2016)",
+    ),
+    "nasnet_large": (
+        lambda: _timm("nasnetalarge"),
+        (1, 3, 331, 331),
+        "timm nasnetalarge",
+        "NASNet-A Large (Zoph et al. 2018)",
+    ),
+    "pnasnet_large": (
+        lambda: _timm("pnasnet5large"),
+        (1, 3, 331, 331),
+        "timm pnasnet5large",
+        "PNASNet-5 Large (Liu et al. 2018)",
+    ),
+    "pnasnet_mobile": (
+        _pnasnet_mobile,
+        (1, 3, 224, 224),
+        (
+            "timm pnasnet Cell/CellStem0 with PNASNet-5 Mobile widths "
+            "(9 cells, F=54, stem 32; built in data/export_zoo.py)"
+        ),
+        "PNASNet-5 Mobile (Liu et al. 2018)",
+    ),
+    "lstm": (
+        build_lstm,
+        (LSTM_STEPS, 1, LSTM_INPUT),
+        "onnx.helper in data/export_zoo.py",
+        (
+            "HOPE's LSTM: 1 layer, 1024 hidden units, 10 time steps, input size 1024, "
+            "batch 1, unrolled into per-gate MatMul/Add/Sigmoid/Tanh/Mul operators"
+        ),
+    ),
 }
 
 
@@ -316,9 +378,15 @@ def export(name: str) -> dict:
         raise SystemExit(f"nasnet_large has {n} vertices, HOPE needs >= 1000")
     data = strip_weights(model).SerializeToString()
     (ZOO / f"{name}.onnx").write_bytes(data)
-    return {"file": f"{name}.onnx", "inputs": _shapes(model), "vertices": n,
-            "source": source, "description": description,
-            "sha256": hashlib.sha256(data).hexdigest(), "opset": OPSET}
+    return {
+        "file": f"{name}.onnx",
+        "inputs": _shapes(model),
+        "vertices": n,
+        "source": source,
+        "description": description,
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "opset": OPSET,
+    }
 
 
 def main(argv: list[str]) -> None:
@@ -331,8 +399,11 @@ def main(argv: list[str]) -> None:
     index = json.loads(index_path.read_text()) if index_path.exists() else {}
     for name in names:
         index[name] = export(name)
-        print(f"{name}: {index[name]['vertices']} vertices, "
-              f"{(ZOO / index[name]['file']).stat().st_size / 1e3:.0f} kB", flush=True)
+        print(
+            f"{name}: {index[name]['vertices']} vertices, "
+            f"{(ZOO / index[name]['file']).stat().st_size / 1e3:.0f} kB",
+            flush=True,
+        )
     ordered = {n: index[n] for n in MODELS if n in index}
     index_path.write_text(json.dumps(ordered, indent=1) + "\n")
 

@@ -81,8 +81,10 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # a bug, not a bad input: still one line, with the hint to debug
         if debug:
             raise
-        print(f"hetlab: internal error: {type(e).__name__}: {e} (rerun with HETLAB_DEBUG=1 for a traceback)",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"hetlab: internal error: {type(e).__name__}: {e} (rerun with HETLAB_DEBUG=1 for a traceback)",
+            file=sys.stderr,
+        )
         return 1
 
 

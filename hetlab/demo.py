@@ -15,10 +15,18 @@ DEMO_ALGOS = ("ilp", "greedy", "heft", "dmdar", "mosaic", "partitiontuner")
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("model", nargs="?", default="squeezenet", help="zoo name or .onnx path (default squeezenet)")
-    p.add_argument("--devices", default=None, help="comma-separated device names (default: every CPU group, "
-                   "plus the first OpenCL device when it is a GPU)")  # fmt: skip
-    p.add_argument("--repeat", type=int, default=10, help="measured runs per plan (median reported)")
+    p.add_argument(
+        "model", nargs="?", default="squeezenet", help="zoo name or .onnx path (default squeezenet)"
+    )
+    p.add_argument(
+        "--devices",
+        default=None,
+        help="comma-separated device names (default: every CPU group, "
+        "plus the first OpenCL device when it is a GPU)",
+    )
+    p.add_argument(
+        "--repeat", type=int, default=10, help="measured runs per plan (median reported)"
+    )
     p.add_argument("--quick", action="store_true", help="fewer profiling repeats (a rough profile)")
 
 
@@ -49,7 +57,9 @@ def main(args: argparse.Namespace) -> int:
         byname = {d.name: d for d in every}
         missing = [w for w in want if w not in byname]
         if missing:
-            raise HetlabError(f"unknown device(s) {', '.join(missing)}; this machine has {', '.join(byname)}")
+            raise HetlabError(
+                f"unknown device(s) {', '.join(missing)}; this machine has {', '.join(byname)}"
+            )
         devs = [byname[w] for w in want]
     else:
         devs = _default_devices(every)
@@ -57,7 +67,9 @@ def main(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     rep = {"repeat": 5, "rounds": 1, "seconds": 0.05} if args.quick else {}
     problem = profile(g, devs, **rep)
-    say(f"profiled   {len(problem.nodes)} ops on {len(devs)} devices in {time.perf_counter() - t0:.1f} s")
+    say(
+        f"profiled   {len(problem.nodes)} ops on {len(devs)} devices in {time.perf_counter() - t0:.1f} s"
+    )
     say(f"lower bnd  {lower_bound(problem):.3f} ms\n")
     plans = {}
     for d in devs:
@@ -70,15 +82,21 @@ def main(args: argparse.Namespace) -> int:
     say(f"{'algorithm':<16}{'predicted ms':>13}{'solve s':>9}")
     for name, p in plans.items():
         say(f"{name:<16}{p.makespan:>13.3f}{p.solve_seconds:>9.2f}")
-    best_single = min((k for k in plans if k.startswith("single:")), key=lambda k: plans[k].makespan)
+    best_single = min(
+        (k for k in plans if k.startswith("single:")), key=lambda k: plans[k].makespan
+    )
     best = min((k for k in plans if not k.startswith("single:")), key=lambda k: plans[k].makespan)
     say(f"\nrunning {best} and {best_single} for real ({args.repeat} runs each, --check)")
-    say(f"{'plan':<16}{'predicted':>10}{'measured':>10}{'p10':>8}{'p90':>8}{'error':>8}{'max_rel_err':>12}")
+    say(
+        f"{'plan':<16}{'predicted':>10}{'measured':>10}{'p10':>8}{'p90':>8}{'error':>8}{'max_rel_err':>12}"
+    )
     for k in (best_single, best):
         r = run(g, plans[k], devs, repeat=args.repeat, check=True).to_json()
         lat = r["latency_ms"]
         err = (lat["median"] - plans[k].makespan) / plans[k].makespan * 100
-        say(f"{k:<16}{plans[k].makespan:>10.2f}{lat['median']:>10.2f}{lat['p10']:>8.2f}{lat['p90']:>8.2f}"
-            f"{err:>7.0f}%{r['max_rel_err']:>12.1e}")  # fmt: skip
+        say(
+            f"{k:<16}{plans[k].makespan:>10.2f}{lat['median']:>10.2f}{lat['p10']:>8.2f}{lat['p90']:>8.2f}"
+            f"{err:>7.0f}%{r['max_rel_err']:>12.1e}"
+        )
     sys.stdout.flush()
     return 0

@@ -30,19 +30,32 @@ def partitiontuner_example() -> Problem:
     cpu = [1, 2, 10, 10, 1, 1.0, 1.0, 5.0]
     npu = [10, None, 2, 2, None, 1.5, None, None]
     ops = ["Conv", "Pool", "Conv", "Conv", "Relu", "Conv", "Relu", "Dense"]
-    nodes = [PNode(f"v{i + 1}", {"cpu": c, "npu": n}, o) for i, (c, n, o) in enumerate(zip(cpu, npu, ops))]
+    nodes = [
+        PNode(f"v{i + 1}", {"cpu": c, "npu": n}, o)
+        for i, (c, n, o) in enumerate(zip(cpu, npu, ops))
+    ]
     pairs = [(1, 2), (2, 3), (3, 4), (4, 5), (2, 6), (6, 7), (5, 8), (7, 8)]
     edges = [PEdge(f"v{a}", f"v{b}", 0.0) for a, b in pairs]
-    groups = [Group(["v4", "v5"], {"cpu": 10.5, "npu": 2.5}), Group(["v6", "v7"], {"cpu": 1.5, "npu": 2.0})]
-    return Problem("partitiontuner-8", ["cpu", "npu"], nodes, edges, {"default": Link(0.0, None)}, groups)
+    groups = [
+        Group(["v4", "v5"], {"cpu": 10.5, "npu": 2.5}),
+        Group(["v6", "v7"], {"cpu": 1.5, "npu": 2.0}),
+    ]
+    return Problem(
+        "partitiontuner-8", ["cpu", "npu"], nodes, edges, {"default": Link(0.0, None)}, groups
+    )
 
 
 def _topo_ids(p: Problem) -> list[str]:
     return [p.nodes[i].id for i in p.topo]
 
 
-def _timed(p: Problem, device_of: Mapping[str, str], fused: Sequence[Sequence[str]], sequential: bool,
-           order: Sequence[str] | None = None) -> float | None:  # fmt: skip
+def _timed(
+    p: Problem,
+    device_of: Mapping[str, str],
+    fused: Sequence[Sequence[str]],
+    sequential: bool,
+    order: Sequence[str] | None = None,
+) -> float | None:
     try:
         return simulate(p, dict(device_of), list(order or _topo_ids(p)), fused, sequential).makespan
     except HetlabError as e:
@@ -53,10 +66,17 @@ def _timed(p: Problem, device_of: Mapping[str, str], fused: Sequence[Sequence[st
 def check_opseq(makespan: float) -> bool:
     """Exercise 1: the makespan (ms) of OpSeq: each op alone on its fastest device, one at a time."""
     p = partitiontuner_example()
-    best = {n.id: min((d for d in p.devices if n.cost[d] is not None), key=lambda d: n.cost[d]) for n in p.nodes}
+    best = {
+        n.id: min((d for d in p.devices if n.cost[d] is not None), key=lambda d: n.cost[d])
+        for n in p.nodes
+    }
     want = simulate(p, best, _topo_ids(p), sequential=True).makespan
-    return _say(abs(makespan - want) < 1e-6, f"OpSeq takes {want:g} ms" if abs(makespan - want) < 1e-6
-                else "sum the fastest single-op cost of every op (v2, v5, v7, v8 run on the CPU only)")
+    return _say(
+        abs(makespan - want) < 1e-6,
+        f"OpSeq takes {want:g} ms"
+        if abs(makespan - want) < 1e-6
+        else "sum the fastest single-op cost of every op (v2, v5, v7, v8 run on the CPU only)",
+    )
 
 
 def check_pt_sequential(device_of: Mapping[str, str], fused: Sequence[Sequence[str]]) -> bool:
@@ -65,8 +85,15 @@ def check_pt_sequential(device_of: Mapping[str, str], fused: Sequence[Sequence[s
     t = _timed(p, device_of, fused, True)
     if t is None:
         return False
-    return _say(t <= 14 + 1e-9, f"{t:g} ms" + ("" if t <= 14 + 1e-9 else
-                " — try running v4+v5 fused on the NPU and v6+v7 fused on the CPU"))
+    return _say(
+        t <= 14 + 1e-9,
+        f"{t:g} ms"
+        + (
+            ""
+            if t <= 14 + 1e-9
+            else " — try running v4+v5 fused on the NPU and v6+v7 fused on the CPU"
+        ),
+    )
 
 
 def check_pt_parallel(device_of: Mapping[str, str], fused: Sequence[Sequence[str]]) -> bool:
@@ -75,8 +102,15 @@ def check_pt_parallel(device_of: Mapping[str, str], fused: Sequence[Sequence[str
     t = _timed(p, device_of, fused, False)
     if t is None:
         return False
-    return _say(t <= 12.5 + 1e-9, f"{t:g} ms" + ("" if t <= 12.5 + 1e-9 else
-                " — put the two branches on different devices so they overlap"))
+    return _say(
+        t <= 12.5 + 1e-9,
+        f"{t:g} ms"
+        + (
+            ""
+            if t <= 12.5 + 1e-9
+            else " — put the two branches on different devices so they overlap"
+        ),
+    )
 
 
 # --- hand-scheduling a small DAG -----------------------------------------------------------
@@ -118,8 +152,13 @@ def check_hand_schedule(device_of: Mapping[str, str], order: Sequence[str] | Non
         return False
     best = best_makespan(p)
     ok = t <= best + 1e-9
-    return _say(ok, f"{t:g} ms, the optimum" if ok else f"{t:g} ms; the optimum is {best:g} ms "
-                "(hint: a transfer costs 1 ms, so keep chains together)")
+    return _say(
+        ok,
+        f"{t:g} ms, the optimum"
+        if ok
+        else f"{t:g} ms; the optimum is {best:g} ms "
+        "(hint: a transfer costs 1 ms, so keep chains together)",
+    )
 
 
 def check_upranks(answer: Mapping[str, int]) -> bool:
@@ -129,15 +168,30 @@ def check_upranks(answer: Mapping[str, int]) -> bool:
     lay = dag_layout(small_dag())
     want = dict(zip(lay.ids, (int(r) for r in lay.uprank)))
     wrong = sorted(v for v in want if answer.get(v) != want[v])
-    return _say(not wrong, "all upward ranks are right" if not wrong else
-                f"check {', '.join(wrong)}: 1 for a source, else 1 + the largest rank of a predecessor")
+    return _say(
+        not wrong,
+        "all upward ranks are right"
+        if not wrong
+        else f"check {', '.join(wrong)}: 1 for a source, else 1 + the largest rank of a predecessor",
+    )
 
 
 def solutions() -> dict[str, Any]:
     """Model answers (for teachers; ``05_exercises`` hides their use behind a flag)."""
     return {
         "opseq": 15.0,
-        "pt_sequential": ({"v1": "cpu", "v2": "cpu", "v3": "npu", "v4": "npu", "v5": "npu", "v6": "cpu",
-                           "v7": "cpu", "v8": "cpu"}, [["v4", "v5"], ["v6", "v7"]]),
+        "pt_sequential": (
+            {
+                "v1": "cpu",
+                "v2": "cpu",
+                "v3": "npu",
+                "v4": "npu",
+                "v5": "npu",
+                "v6": "cpu",
+                "v7": "cpu",
+                "v8": "cpu",
+            },
+            [["v4", "v5"], ["v6", "v7"]],
+        ),
         "upranks": {"A": 1, "B": 2, "C": 2, "D": 2, "E": 3, "F": 4},
     }

@@ -35,16 +35,30 @@ FLAGS = {"epsilon": "epsilon", "nt": "nt", "k": "k", "time_limit": "time-limit"}
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("problems", nargs="*", help="problem files or globs (spec §2), e.g. shared/hope-profiles/*.json")
+    p.add_argument(
+        "problems",
+        nargs="*",
+        help="problem files or globs (spec §2), e.g. shared/hope-profiles/*.json",
+    )
     p.add_argument("--models", help="comma-separated zoo models to profile here and sweep too")
     p.add_argument("--devices", help="with --models: devices to profile on (default all)")
     p.add_argument("--platform", metavar="FILE", help="with --models: platform file")
-    p.add_argument("--algos", required=True, help="comma-separated algorithms, e.g. greedy,ilp,heft")
+    p.add_argument(
+        "--algos", required=True, help="comma-separated algorithms, e.g. greedy,ilp,heft"
+    )
     for name, flag in FLAGS.items():
         p.add_argument(f"--{flag}", dest=name, help=f"comma-separated values of {name}")
-    p.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2", help="any other parameter")
-    p.add_argument("--out", required=True, metavar="DIR", help="results: sweep table, cells/ checkpoints")
-    p.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="a running Dask scheduler (default: LocalCluster)")
+    p.add_argument(
+        "--param", action="append", default=[], metavar="NAME=V1,V2", help="any other parameter"
+    )
+    p.add_argument(
+        "--out", required=True, metavar="DIR", help="results: sweep table, cells/ checkpoints"
+    )
+    p.add_argument(
+        "--scheduler",
+        metavar="tcp://HOST:PORT",
+        help="a running Dask scheduler (default: LocalCluster)",
+    )
     p.add_argument("--workers", type=int, help="LocalCluster workers (default: usable cores)")
     p.add_argument("--threads", action="store_true", help="LocalCluster of threads in this process")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -66,15 +80,20 @@ def parse_values(text: str, what: str) -> list[Any]:
             try:
                 out.append(int(s) if s.lstrip("-").isdigit() else float(s))
             except ValueError:
-                raise HetlabError(f"{what}: {s!r} is not a number; give comma-separated values") from None
+                raise HetlabError(
+                    f"{what}: {s!r} is not a number; give comma-separated values"
+                ) from None
     if not out:
         raise HetlabError(f"{what}: no values given")
     return out
 
 
 def grid_from_args(args: argparse.Namespace) -> dict[str, list[Any]]:
-    grid = {name: parse_values(getattr(args, name), f"--{flag}")
-            for name, flag in FLAGS.items() if getattr(args, name, None)}  # fmt: skip
+    grid = {
+        name: parse_values(getattr(args, name), f"--{flag}")
+        for name, flag in FLAGS.items()
+        if getattr(args, name, None)
+    }
     for item in args.param:
         name, eq, vals = item.partition("=")
         if not eq or not name.strip():
@@ -90,9 +109,13 @@ def local_client(workers: int | None = None, threads: bool = False) -> Any:
         from dask.distributed import Client, LocalCluster
     except ImportError:
         raise HetlabError('hetlab sweep needs Dask: pip install "dask[distributed]"') from None
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cores = (
+        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    )
     n = workers or cores
-    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=not threads, dashboard_address=None)
+    cluster = LocalCluster(
+        n_workers=n, threads_per_worker=1, processes=not threads, dashboard_address=None
+    )
     return Client(cluster)
 
 
@@ -121,7 +144,9 @@ def load_problems(paths: Sequence[str]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def profiled_models(models: Sequence[str], devices: str | None, platform: str | None, out: Path) -> dict[str, dict[str, Any]]:
+def profiled_models(
+    models: Sequence[str], devices: str | None, platform: str | None, out: Path
+) -> dict[str, dict[str, Any]]:
     """Profile zoo ``models`` on this machine (saved under ``out/problems``) as documents."""
     from hetlab import zoo
     from hetlab.devices.platform import devices as platform_devices
@@ -130,7 +155,9 @@ def profiled_models(models: Sequence[str], devices: str | None, platform: str | 
     try:
         from hetlab.cost import profile
     except ImportError:
-        raise HetlabError("--models needs the profiler (hetlab.cost.profile); give problem files instead") from None
+        raise HetlabError(
+            "--models needs the profiler (hetlab.cost.profile); give problem files instead"
+        ) from None
     devs = platform_devices(platform)
     if devices:
         devs = [d for d in devs if d.name in devices.split(",")]
@@ -170,7 +197,9 @@ def main(args: argparse.Namespace) -> int:
         if cluster is not None and not args.scheduler:
             cluster.close()
     ok = df[df["status"] == "ok"]
-    print(f"{len(df)} cells ({df.attrs['computed']} computed, {df.attrs['reused']} reused), {len(ok)} ok -> {out}")
+    print(
+        f"{len(df)} cells ({df.attrs['computed']} computed, {df.attrs['reused']} reused), {len(ok)} ok -> {out}"
+    )
     if len(ok):
         cols = ["makespan", "gap", "solve_seconds"]
         print(ok.groupby("algo")[cols].median().round(4).to_string())

@@ -29,7 +29,9 @@ def problem_sha(doc: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def cells(problems: Mapping[str, Mapping[str, Any]], algos: Sequence[str], grid: Mapping[str, list[Any]]) -> list[dict[str, Any]]:
+def cells(
+    problems: Mapping[str, Mapping[str, Any]], algos: Sequence[str], grid: Mapping[str, list[Any]]
+) -> list[dict[str, Any]]:
     """Every cell: each problem x algorithm x the values of the grid's parameters that the
     algorithm takes (the others are left out, so they do not multiply its cells)."""
     from hetlab.schedulers.base import algorithm
@@ -42,12 +44,17 @@ def cells(problems: Mapping[str, Mapping[str, Any]], algos: Sequence[str], grid:
         for name in problems:
             for values in itertools.product(*(grid[k] for k in names)):
                 params = dict(zip(names, values))
-                key = hashlib.sha256(json.dumps([CELL_VERSION, shas[name], algo, params], sort_keys=True,
-                                                default=str).encode()).hexdigest()[:20]  # fmt: skip
+                key = hashlib.sha256(
+                    json.dumps(
+                        [CELL_VERSION, shas[name], algo, params], sort_keys=True, default=str
+                    ).encode()
+                ).hexdigest()[:20]
                 out.append({"key": key, "problem": name, "algo": algo, "params": params})
     unknown = sorted(set(grid) - {p.name for a in algos for p in algorithm(a).params})
     if unknown:
-        raise HetlabError(f"no algorithm among {', '.join(algos)} takes parameter(s) {', '.join(unknown)}")
+        raise HetlabError(
+            f"no algorithm among {', '.join(algos)} takes parameter(s) {', '.join(unknown)}"
+        )
     return out
 
 
@@ -70,9 +77,14 @@ def solve_cell(doc: Mapping[str, Any], algo: str, params: Mapping[str, Any]) -> 
             if sha:
                 _PROBLEMS[sha] = prob
         plan = schedule(prob, algo, **params)
-        rec.update(status="ok", makespan=float(plan.makespan), solve_seconds=float(plan.solve_seconds),
-                   n_nodes=len(prob.nodes), n_devices=len(prob.devices),
-                   devices_used=len({a.device for a in plan.assignments}))  # fmt: skip
+        rec.update(
+            status="ok",
+            makespan=float(plan.makespan),
+            solve_seconds=float(plan.solve_seconds),
+            n_nodes=len(prob.nodes),
+            n_devices=len(prob.devices),
+            devices_used=len({a.device for a in plan.assignments}),
+        )
         try:
             from hetlab.schedulers.bounds import lower_bound
 
@@ -146,7 +158,9 @@ class _Bar:
         if self.tqdm is None:
             return progress_bar(done, total, reused, self.t0)
         if self.bar is None:
-            self.bar = self.tqdm(total=total, initial=done, unit="cell", desc=f"sweep ({reused} reused)")
+            self.bar = self.tqdm(
+                total=total, initial=done, unit="cell", desc=f"sweep ({reused} reused)"
+            )
         self.bar.update(done - self.bar.n)
         if done == total:
             self.bar.close()
@@ -160,14 +174,22 @@ def progress_bar(done: int, total: int, reused: int, t0: float, stream: Any = No
     rate = (done - reused) / max(1e-9, time.monotonic() - t0)
     eta = (total - done) / rate if rate > 0 else math.inf
     eta_s = "" if done == total or math.isinf(eta) else f" eta {eta:.0f}s"
-    stream.write(f"\r[{'#' * fill}{'.' * (w - fill)}] {done}/{total} cells ({reused} reused){eta_s}  ")
+    stream.write(
+        f"\r[{'#' * fill}{'.' * (w - fill)}] {done}/{total} cells ({reused} reused){eta_s}  "
+    )
     if done == total:
         stream.write("\n")
     stream.flush()
 
 
-def run_sweep(problems: Mapping[str, Mapping[str, Any]], algos: Sequence[str], grid: Mapping[str, list[Any]],
-              out: str | Path, client: Any = None, progress: bool | Callable[[int, int, int], Any] = True) -> Any:  # fmt: skip
+def run_sweep(
+    problems: Mapping[str, Mapping[str, Any]],
+    algos: Sequence[str],
+    grid: Mapping[str, list[Any]],
+    out: str | Path,
+    client: Any = None,
+    progress: bool | Callable[[int, int, int], Any] = True,
+) -> Any:
     """Solve the grid on ``client`` (a ``dask.distributed.Client``; default: a LocalCluster
     for the call), checkpointing each cell under ``out/cells``; returns the DataFrame (also
     written, see ``write_table``) with ``attrs["computed"]``/``attrs["reused"]`` counts."""
@@ -198,14 +220,25 @@ def run_sweep(problems: Mapping[str, Mapping[str, Any]], algos: Sequence[str], g
             payload = [dict(problems[n]) for n in needed]
             scattered = dict(zip(needed, client.scatter(payload, hash=False)))
             run_id = uuid.uuid4().hex[:8]
-            futs = {client.submit(solve_cell, scattered[c["problem"]], c["algo"], c["params"],
-                                  key=f"hetlab-cell-{c['key']}-{run_id}", pure=False): c for c in todo}  # fmt: skip
+            futs = {
+                client.submit(
+                    solve_cell,
+                    scattered[c["problem"]],
+                    c["algo"],
+                    c["params"],
+                    key=f"hetlab-cell-{c['key']}-{run_id}",
+                    pure=False,
+                ): c
+                for c in todo
+            }
             for fut, result in as_completed(futs, with_results=True):
                 c = futs[fut]
                 if not isinstance(result, Mapping):  # the cell's future failed or was cancelled
                     result = {"status": f"failed: {type(result).__name__}: {result}"[:300]}
                 rec = {**c, "result": result}
-                if not str(result.get("status", "")).startswith("failed"):  # a crash is retried next time
+                if not str(result.get("status", "")).startswith(
+                    "failed"
+                ):  # a crash is retried next time
                     atomic_write_json(cell_dir / f"{c['key']}.json", rec)
                 done[c["key"]] = rec
                 if tick:

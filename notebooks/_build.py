@@ -309,7 +309,9 @@ for n in pt.nodes:
 print("groups:", [(g.nodes, g.cost) for g in pt.groups])
 dag_figure(pt, color="cost:npu", height=300)
 """),
-    md("**Exercise 1.** OpSeq puts each operator on its fastest device and runs one at a time. Its makespan?"),
+    md(
+        "**Exercise 1.** OpSeq puts each operator on its fastest device and runs one at a time. Its makespan?"
+    ),
     code("""
 answer_1 = 15.0 if SHOW_SOLUTIONS else None   # your number here
 ex.check_opseq(answer_1) if answer_1 is not None else None
@@ -339,7 +341,9 @@ dag_figure(small, color="cost:gpu", height=280)
     code("""
 ex.check_upranks({"A": 1, "B": 2, "C": 2, "D": 2, "E": 3, "F": 4})
 """),
-    md("**Exercise 5.** Place every op on `cpu` or `gpu` to reach the optimum (it is found by enumeration)."),
+    md(
+        "**Exercise 5.** Place every op on `cpu` or `gpu` to reach the optimum (it is found by enumeration)."
+    ),
     code("""
 mine = {"A": "cpu", "B": "gpu", "C": "gpu", "D": "cpu", "E": "gpu", "F": "cpu"}
 ex.check_hand_schedule(mine)

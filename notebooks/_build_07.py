@@ -137,7 +137,11 @@ From the shell: `hetlab stretch resnet50 --devices cpu0,cpu1 --out r.onnx` then
 def main() -> None:
     nb = nbf.v4.new_notebook()
     nb.cells = CELLS
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     nbf.write(nb, HERE / "07_stretch_and_adapt.ipynb")
 
 

@@ -88,7 +88,11 @@ client.close(); cluster.close()
 def main() -> None:
     nb = nbf.v4.new_notebook()
     nb.cells = CELLS
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     nbf.write(nb, HERE / "08_sweeps.ipynb")
 
 

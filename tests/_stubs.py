@@ -22,7 +22,16 @@ def tiny_problem(name: str = "tiny") -> Problem:
     cpu = [4.0, 1.0, 6.0, 5.0, 1.0, 1.0, 0.5, 0.2]
     gpu = [1.0, 0.6, 1.5, 1.2, 0.6, 0.6, 0.4, None]
     nodes = [PNode(i, {"cpu": c, "gpu": g}, o) for i, o, c, g in zip(ids, ops, cpu, gpu)]
-    pairs = [("a", "b"), ("b", "c"), ("b", "d"), ("c", "e"), ("d", "f"), ("e", "g"), ("f", "g"), ("g", "h")]
+    pairs = [
+        ("a", "b"),
+        ("b", "c"),
+        ("b", "d"),
+        ("c", "e"),
+        ("d", "f"),
+        ("e", "g"),
+        ("f", "g"),
+        ("g", "h"),
+    ]
     edges = [PEdge(s, d, 4000.0) for s, d in pairs]
     comm = {"default": Link(0.3, 1e5)}
     return Problem(name, ["cpu", "gpu"], nodes, edges, comm)
@@ -30,8 +39,10 @@ def tiny_problem(name: str = "tiny") -> Problem:
 
 def tiny_graph(name: str = "tiny") -> OpGraph:
     p = tiny_problem(name)
-    nodes = [Node(n.id, n.op_type, [f"in_{n.id}"], [f"t_{n.id}"], flops=1000 * (i + 1))
-             for i, n in enumerate(p.nodes)]  # fmt: skip
+    nodes = [
+        Node(n.id, n.op_type, [f"in_{n.id}"], [f"t_{n.id}"], flops=1000 * (i + 1))
+        for i, n in enumerate(p.nodes)
+    ]
     tensors = {f"t_{n.id}": Tensor(f"t_{n.id}", (1, 8, 4, 4)) for n in p.nodes}
     g = OpGraph(name, nodes, [Edge(e.src, e.dst, 512, [f"t_{e.src}"]) for e in p.edges], tensors)
     g.compute_upranks()
@@ -45,7 +56,9 @@ def _eft(problem: Problem, order: list[str], bias: dict[str, str] | None = None)
     dev: dict[str, str] = {}
     for v in order:
         n = problem.nodes[problem.index[v]]
-        ready = max((fin[problem.nodes[u].id] for u, _ in problem.preds[problem.index[v]]), default=0.0)
+        ready = max(
+            (fin[problem.nodes[u].id] for u, _ in problem.preds[problem.index[v]]), default=0.0
+        )
         ok = [d for d in problem.devices if n.cost.get(d) is not None]
         want = (bias or {}).get(v)
         d = want if want in ok else min(ok, key=lambda d: max(ready, free[d]) + n.cost[d])
@@ -91,14 +104,32 @@ def _stub_profile(graph: OpGraph, devices: list[Any], progress: Any = None) -> P
     return p
 
 
-def _stub_run(graph: OpGraph, plan: Any, devices: list[Any], repeat: int = 5, check: bool = True,
-              problem: Any = None) -> dict:  # fmt: skip
-    tl = [{"node": a.node, "device": a.device, "start": a.start * 1.1, "finish": a.finish * 1.1 + 0.01}
-          for a in plan.assignments]  # fmt: skip
+def _stub_run(
+    graph: OpGraph,
+    plan: Any,
+    devices: list[Any],
+    repeat: int = 5,
+    check: bool = True,
+    problem: Any = None,
+) -> dict:
+    tl = [
+        {
+            "node": a.node,
+            "device": a.device,
+            "start": a.start * 1.1,
+            "finish": a.finish * 1.1 + 0.01,
+        }
+        for a in plan.assignments
+    ]
     mk = max(t["finish"] for t in tl)
-    return {"model_path": "/stub.onnx", "latency_ms": {"median": mk, "p10": mk, "p90": mk},
-            "predicted_ms": plan.makespan, "max_rel_err": 1e-7, "timeline": tl,
-            "devices": {d.name: 1 for d in devices}}  # fmt: skip
+    return {
+        "model_path": "/stub.onnx",
+        "latency_ms": {"median": mk, "p10": mk, "p90": mk},
+        "predicted_ms": plan.makespan,
+        "max_rel_err": 1e-7,
+        "timeline": tl,
+        "devices": {d.name: 1 for d in devices},
+    }
 
 
 def _importable(mod: str, attr: str) -> bool:
@@ -119,10 +150,18 @@ def install(setitem: Any = None, force: bool = False) -> list[str]:
     done = []
     for algo, func, params in (
         ("greedy", _stub_greedy, [Param("k", "int", 3, 1, 10)]),
-        ("ilp", _stub_ilp, [Param("epsilon", "float", 0.2, 0.0, 1.0), Param("nt", "int", 12, 2, 200)]),
+        (
+            "ilp",
+            _stub_ilp,
+            [Param("epsilon", "float", 0.2, 0.0, 1.0), Param("nt", "int", 12, 2, 200)],
+        ),
     ):
         if force or not _importable(f"hetlab.schedulers.{algo}", "__name__"):
-            put(sys.modules, f"hetlab.schedulers.{algo}", types.ModuleType(f"hetlab.schedulers.{algo}"))
+            put(
+                sys.modules,
+                f"hetlab.schedulers.{algo}",
+                types.ModuleType(f"hetlab.schedulers.{algo}"),
+            )
             saved = REGISTRY.get(algo)
             register(algo, f"stub {algo}", params)(func)
             new = REGISTRY[algo]
@@ -133,11 +172,14 @@ def install(setitem: Any = None, force: bool = False) -> list[str]:
     from hetlab.widgets import backend
 
     repl = {
-        ("hetlab.devices.platform", "devices"): ("local_devices", lambda: [StubDevice("cpu0", "stub-cpu"), StubDevice("cl0", "stub-opencl")]),
+        ("hetlab.devices.platform", "devices"): (
+            "local_devices",
+            lambda: [StubDevice("cpu0", "stub-cpu"), StubDevice("cl0", "stub-opencl")],
+        ),
         ("hetlab.cost.profiler", "profile"): ("profile", _stub_profile),
         ("hetlab.executor", "run"): ("run", _stub_run),
         ("hetlab.graph.onnx_io", "load"): ("load_graph", lambda m, s=None: tiny_graph(m)),
-    }  # fmt: skip
+    }
     for (mod, attr), (name, func) in repl.items():
         if force or not _importable(mod, attr):
             if setitem:

@@ -27,8 +27,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 ART = ROOT / "tests" / "_artifacts"
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 NEEDED = ["loader", "zoo", "devices", "profiler", "executor", "algo:ilp", "algo:greedy"]
 
 
@@ -41,10 +48,21 @@ def _free_port() -> int:
 def _notebook_copy(stub: bool) -> Path:
     nb = json.loads((ROOT / "notebooks" / "workbench.ipynb").read_text())
     if stub:
-        src = (f"# browser test: stand-ins for hetlab parts not in this build\nimport sys\n"
-               f"sys.path.insert(0, {str(ROOT)!r})\nfrom tests._stubs import install\nprint('stubbed:', install(force=True))")  # fmt: skip
-        nb["cells"].insert(0, {"cell_type": "code", "id": "browser-stub", "metadata": {}, "source": src,
-                               "outputs": [], "execution_count": None})  # fmt: skip
+        src = (
+            f"# browser test: stand-ins for hetlab parts not in this build\nimport sys\n"
+            f"sys.path.insert(0, {str(ROOT)!r})\nfrom tests._stubs import install\nprint('stubbed:', install(force=True))"
+        )
+        nb["cells"].insert(
+            0,
+            {
+                "cell_type": "code",
+                "id": "browser-stub",
+                "metadata": {},
+                "source": src,
+                "outputs": [],
+                "execution_count": None,
+            },
+        )
     out = ROOT / "notebooks" / "_browser_workbench.ipynb"
     out.write_text(json.dumps(nb))
     return out
@@ -55,17 +73,35 @@ def lab(tmp_path):
     port, token = _free_port(), secrets.token_hex(16)
     settings = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)
-    (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false", "checkForUpdates": false}')
+    (settings / "notification.jupyterlab-settings").write_text(
+        '{"fetchNews": "false", "checkForUpdates": false}'
+    )
     # JupyterLab 4 renders notebooks "windowed" (off-screen cells detached); a plotly
     # FigureWidget first drawn while detached can stay blank, so the test lays out every cell
     nbset = tmp_path / "settings" / "@jupyterlab" / "notebook-extension"
     nbset.mkdir(parents=True)
     (nbset / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
-    env = dict(os.environ, PYTHONPATH=str(ROOT), JUPYTERLAB_SETTINGS_DIR=str(tmp_path / "settings"),
-               JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "ws"), JUPYTER_RUNTIME_DIR=str(tmp_path / "rt"))  # fmt: skip
-    cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ServerApp.ip=127.0.0.1",
-           f"--ServerApp.port={port}", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={ROOT}",
-           "--ServerApp.open_browser=False", "--LabApp.news_url=", "--ServerApp.port_retries=0"]  # fmt: skip
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(ROOT),
+        JUPYTERLAB_SETTINGS_DIR=str(tmp_path / "settings"),
+        JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "ws"),
+        JUPYTER_RUNTIME_DIR=str(tmp_path / "rt"),
+    )
+    cmd = [
+        sys.executable,
+        "-m",
+        "jupyter",
+        "lab",
+        "--no-browser",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={ROOT}",
+        "--ServerApp.open_browser=False",
+        "--LabApp.news_url=",
+        "--ServerApp.port_retries=0",
+    ]
     if hasattr(os, "getuid") and os.getuid() == 0:
         cmd.append("--allow-root")
     log = open(tmp_path / "lab.log", "w")  # noqa: SIM115  the server writes to it until the fixture ends
@@ -113,7 +149,8 @@ def _run_all(page) -> None:
         try:
             page.wait_for_function(
                 "[...document.querySelectorAll('.jp-InputPrompt')].some(e => /\\[(\\*|\\d+)\\]/.test(e.textContent))",
-                timeout=20_000)
+                timeout=20_000,
+            )
             return
         except Exception:  # noqa: BLE001  a Playwright timeout: dismiss and try again
             page.keyboard.press("Escape")
@@ -124,7 +161,9 @@ def _run_all(page) -> None:
 def test_workbench_in_chromium(lab):
     if not Path(CHROMIUM).exists():
         pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="playwright is not installed (pip install playwright)"
+    )
     from hetlab.widgets.backend import missing
 
     stubbed = missing(*NEEDED)
@@ -152,12 +191,16 @@ def test_workbench_in_chromium(lab):
                     page.wait_for_function(f"{drawn} >= 4", timeout=90_000)
                 except sync_api.TimeoutError:
                     page.screenshot(path=str(ART / "blank_plots.png"))
-                    pytest.xfail(f"KNOWN BUG: only {page.evaluate(drawn)} of 4 plots drawn; plotly 7.1 FigureWidget "
-                                 "sometimes draws empty axes on first render (tests/_artifacts/blank_plots.png)")
+                    pytest.xfail(
+                        f"KNOWN BUG: only {page.evaluate(drawn)} of 4 plots drawn; plotly 7.1 FigureWidget "
+                        "sometimes draws empty axes on first render (tests/_artifacts/blank_plots.png)"
+                    )
                 page.wait_for_function(f"({GANTT_JS})('greedy') !== null", timeout=60_000)
                 assert page.locator(".widget-hslider").count() >= 3
                 text = page.locator(".jp-Notebook").inner_text()
-                assert "Traceback" not in text and "Error" not in text.replace("HetlabError", ""), text[-1500:]
+                assert "Traceback" not in text and "Error" not in text.replace("HetlabError", ""), (
+                    text[-1500:]
+                )
                 page.screenshot(path=str(ART / "workbench.png"))
 
                 before = page.evaluate(GANTT_JS, "greedy")
@@ -168,9 +211,15 @@ def test_workbench_in_chromium(lab):
                 page.keyboard.press("Control+A")
                 page.keyboard.type("1")
                 page.keyboard.press("Enter")
-                page.wait_for_function(f"({GANTT_JS})('greedy') !== {json.dumps(before)}", timeout=60_000)
+                page.wait_for_function(
+                    f"({GANTT_JS})('greedy') !== {json.dumps(before)}", timeout=60_000
+                )
 
-                run = page.locator("button.jupyter-button").filter(has_text=re.compile(r"^\W*Run\W*$")).first
+                run = (
+                    page.locator("button.jupyter-button")
+                    .filter(has_text=re.compile(r"^\W*Run\W*$"))
+                    .first
+                )
                 run.scroll_into_view_if_needed()
                 assert run.is_enabled(), page.locator(".jp-Notebook").inner_text()[-800:]
                 run.click()
@@ -181,13 +230,17 @@ def test_workbench_in_chromium(lab):
                     raise
                 measured = page.evaluate(GANTT_JS, "measured")
                 assert measured.count(";") >= 1
-                page.locator(".jp-OutputArea-output .widget-vbox").first.screenshot(path=str(ART / "workbench_widget.png"))
+                page.locator(".jp-OutputArea-output .widget-vbox").first.screenshot(
+                    path=str(ART / "workbench_widget.png")
+                )
                 page.screenshot(path=str(ART / "workbench_after_run.png"))
                 bad = [c for c in console if "plotly" in c.lower() or "setting state" in c.lower()]
                 assert not bad, bad
             except Exception:
                 page.screenshot(path=str(ART / "failure.png"))
-                (ART / "failure.txt").write_text("\n".join(console) + "\n----\n" + page.locator("body").inner_text())
+                (ART / "failure.txt").write_text(
+                    "\n".join(console) + "\n----\n" + page.locator("body").inner_text()
+                )
                 raise
             browser.close()
     finally:

@@ -13,8 +13,13 @@ from tests.graph.models import diamond  # noqa: F401  (fixture)
 
 
 def hetlab(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "hetlab", *args], capture_output=True, text=True,
-                          cwd=Path(__file__).parents[1], check=False)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "hetlab", *args],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parents[1],
+        check=False,
+    )
 
 
 def test_graph_json_and_summary(diamond):  # noqa: F811

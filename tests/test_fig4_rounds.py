@@ -31,8 +31,11 @@ def test_one_device_plans_share_a_key_whatever_their_order_and_flags():
     on_cpu = dict.fromkeys(topo, "cpu0")
     # another topological order: branch by branch instead of the graph's own
     by_branch = ["in"] + [f"b{b}k{k}" for b in (2, 0, 1) for k in range(4)] + ["out"]
-    keys = {F.plan_key(g, _plan(p, on_cpu, topo)), F.plan_key(g, _plan(p, on_cpu, by_branch, sequential=True)),
-            F.plan_key(g, _plan(p, on_cpu, topo, fused=[["b0k0", "b0k1"]]))}  # fmt: skip
+    keys = {
+        F.plan_key(g, _plan(p, on_cpu, topo)),
+        F.plan_key(g, _plan(p, on_cpu, by_branch, sequential=True)),
+        F.plan_key(g, _plan(p, on_cpu, topo, fused=[["b0k0", "b0k1"]])),
+    }
     assert keys == {("one-device", "cpu0")}
     assert F.plan_key(g, _plan(p, dict.fromkeys(topo, "cpu1"), topo)) != ("one-device", "cpu0")
 
@@ -41,7 +44,10 @@ def test_multi_device_keys_follow_units_per_device():
     p = fake_problem()
     g = graph_from_problem(p)
     # gpu0: branch 0 and the tail of branch 1 (two units: they wait for different cpu0 units)
-    dev = {v: ("gpu0" if v.startswith("b0") or v in ("b1k2", "b1k3") else "cpu0") for v in g.topo_order()}
+    dev = {
+        v: ("gpu0" if v.startswith("b0") or v in ("b1k2", "b1k3") else "cpu0")
+        for v in g.topo_order()
+    }
     b0, b2 = [f"b0k{k}" for k in range(4)], [f"b2k{k}" for k in range(4)]
     a = ["in", *b0, "b1k0", "b1k1", "b1k2", "b1k3", *b2, "out"]
     # interleaved differently across devices, same order on each device: same program
@@ -59,7 +65,10 @@ def test_multi_device_keys_follow_units_per_device():
     y = F.plan_key(g, _plan(p, dev0, ["in", *b0, *b2, *b1, "out"]))
     assert x == y and dict(x[1])["cpu0"] == (("in",), tuple(b1 + b2), ("out",))
     # sequential: units take turns in global order, so the interleaving is part of the key
-    sa, sb = F.plan_key(g, _plan(p, dev, a, sequential=True)), F.plan_key(g, _plan(p, dev, b, sequential=True))
+    sa, sb = (
+        F.plan_key(g, _plan(p, dev, a, sequential=True)),
+        F.plan_key(g, _plan(p, dev, b, sequential=True)),
+    )
     assert sa[0] == "sequential" and sa != ka and sa != sb
     # moving one node to another device changes the key
     assert F.plan_key(g, _plan(p, dict(dev, b2k3="gpu0"), a)) != ka
@@ -70,7 +79,7 @@ def test_round_order_is_a_seeded_latin_square_per_block():
     rounds = [F.round_order(n, r, seed=3) for r in range(3 * n)]
     assert all(sorted(o) == list(range(n)) for o in rounds)  # every plan once per round
     for blk in range(3):
-        block = rounds[blk * n:(blk + 1) * n]
+        block = rounds[blk * n : (blk + 1) * n]
         for pos in range(n):  # every plan once in every position inside a block
             assert sorted(o[pos] for o in block) == list(range(n))
     assert rounds == [F.round_order(n, r, seed=3) for r in range(3 * n)]  # deterministic
@@ -88,7 +97,9 @@ def test_more_rounds_budget():
 class DriftingExecutor:
     """run_once returns a wall time that grows with every call on a shared clock (host drift)."""
 
-    def __init__(self, clock: list[int], name: str, log: list[str], fail_at: int | None = None) -> None:
+    def __init__(
+        self, clock: list[int], name: str, log: list[str], fail_at: int | None = None
+    ) -> None:
         self.clock, self.name, self.log, self.fail_at = clock, name, log, fail_at
 
     def run_once(self, feed):
@@ -100,7 +111,10 @@ class DriftingExecutor:
 
 
 def _prepared(names, clock, log, fail=None):
-    return [F.Prepared(("k", n), None, DriftingExecutor(clock, n, log, (fail or {}).get(n))) for n in names]
+    return [
+        F.Prepared(("k", n), None, DriftingExecutor(clock, n, log, (fail or {}).get(n)))
+        for n in names
+    ]
 
 
 def test_interleaved_rounds_spread_drift_over_all_plans():
@@ -109,7 +123,7 @@ def test_interleaved_rounds_spread_drift_over_all_plans():
     done = F.measure(plans, {}, most=12, seconds_left=lambda: None, seed=1)
     assert done == 12 and all(len(p.walls) == 12 for p in plans)
     # one untimed warm-up round, then every round runs each plan exactly once
-    rounds = [log[i:i + 4] for i in range(0, len(log), 4)]
+    rounds = [log[i : i + 4] for i in range(0, len(log), 4)]
     assert len(rounds) == 13 and all(sorted(r) == list("ABCD") for r in rounds)
     assert len({tuple(r) for r in rounds[1:]}) > 1  # the order changes
     # identical plans under linear drift: medians within one round of each other, whereas

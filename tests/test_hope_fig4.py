@@ -32,25 +32,53 @@ def fake_problem() -> Problem:
         ends.append(last)
     nodes.append({"id": "out", "cost": {"cpu0": 0.3, "cpu1": 0.4, "gpu0": None}})
     edges += [{"src": e, "dst": "out", "bytes": 4096} for e in ends]
-    return Problem.from_json({"name": "fake", "devices": ["cpu0", "cpu1", "gpu0"], "nodes": nodes, "edges": edges,
-                              "comm": {f"{a}->{b}": {"latency": 0.05, "bandwidth": 1e6} for a in ("cpu0", "cpu1", "gpu0")
-                                       for b in ("cpu0", "cpu1", "gpu0") if a != b}})  # fmt: skip
+    return Problem.from_json(
+        {
+            "name": "fake",
+            "devices": ["cpu0", "cpu1", "gpu0"],
+            "nodes": nodes,
+            "edges": edges,
+            "comm": {
+                f"{a}->{b}": {"latency": 0.05, "bandwidth": 1e6}
+                for a in ("cpu0", "cpu1", "gpu0")
+                for b in ("cpu0", "cpu1", "gpu0")
+                if a != b
+            },
+        }
+    )
 
 
 def test_table_on_a_fake_platform(tmp_path):
     p = fake_problem()
-    devs = [FakeDevice("cpu0", p, kind="onnxruntime-cpu"), FakeDevice("cpu1", p, kind="onnxruntime-cpu"),
-            FakeDevice("gpu0", p, kind="gpu")]  # fmt: skip
+    devs = [
+        FakeDevice("cpu0", p, kind="onnxruntime-cpu"),
+        FakeDevice("cpu1", p, kind="onnxruntime-cpu"),
+        FakeDevice("gpu0", p, kind="gpu"),
+    ]
     graph = graph_from_problem(p)
     rows: list[dict] = []
     partial: list[list[dict]] = []
-    hope_fig4.bench_model("fake", graph, p, devs, "fakeplat", rows, rows.append,
-                          Deadline(None, {"fake": 14}), repeat=3, check=False, trace_dir=tmp_path,
-                          progress=partial.append)  # fmt: skip
+    hope_fig4.bench_model(
+        "fake",
+        graph,
+        p,
+        devs,
+        "fakeplat",
+        rows,
+        rows.append,
+        Deadline(None, {"fake": 14}),
+        repeat=3,
+        check=False,
+        trace_dir=tmp_path,
+        progress=partial.append,
+    )
     # provisional rows once the third round is done: every row, the same measurements
-    assert len(partial) == 1 and [r["algorithm"] for r in partial[0]] == [r["algorithm"] for r in rows]
+    assert len(partial) == 1 and [r["algorithm"] for r in partial[0]] == [
+        r["algorithm"] for r in rows
+    ]
     assert [r["measured_median_ms"] for r in partial[0] if r["status"] == "ok"] == [
-        r["measured_median_ms"] for r in rows if r["status"] == "ok"]
+        r["measured_median_ms"] for r in rows if r["status"] == "ok"
+    ]
     T.normalize(rows)
     by = {r["algorithm"]: r for r in rows}
     assert list(by)[:2] == ["CPU-only", "GPU-only"] and len(rows) == 2 + len(T.HETERO)
@@ -63,8 +91,11 @@ def test_table_on_a_fake_platform(tmp_path):
         # the fake devices replay the problem by sleeping: never much faster than predicted;
         # slower by thread hand-offs (generous: this may run on a loaded 2-core machine)
         assert r["predicted_ms"] * 0.8 <= r["measured_median_ms"] <= r["predicted_ms"] * 3 + 10, r
-        assert math.isclose(r["normalized"], r["measured_median_ms"] / by["GPU-only"]["measured_median_ms"],
-                            rel_tol=1e-3)  # fmt: skip
+        assert math.isclose(
+            r["normalized"],
+            r["measured_median_ms"] / by["GPU-only"]["measured_median_ms"],
+            rel_tol=1e-3,
+        )
     assert by["GPU-only"]["normalized"] == 1.0
     # the GPU-only plan must fall back for 'out' (unsupported on gpu0)
     assert "cpu0:1" in by["GPU-only"]["devices_used"]
@@ -77,10 +108,21 @@ def test_table_on_a_fake_platform(tmp_path):
         if r["same_plan_as"]:
             first = by[r["same_plan_as"]]
             assert not first["same_plan_as"] and first["devices_used"] == r["devices_used"]
-            assert (r["measured_median_ms"], r["measured_p10_ms"], r["measured_p90_ms"], r["max_rel_err"]) == (
-                first["measured_median_ms"], first["measured_p10_ms"], first["measured_p90_ms"], first["max_rel_err"])
+            assert (
+                r["measured_median_ms"],
+                r["measured_p10_ms"],
+                r["measured_p90_ms"],
+                r["max_rel_err"],
+            ) == (
+                first["measured_median_ms"],
+                first["measured_p10_ms"],
+                first["measured_p90_ms"],
+                first["max_rel_err"],
+            )
             assert math.isnan(r["run_wall_s"]) and r["solve_seconds"] >= 0
-    one_device = [r["devices_used"].split(":")[0] for r in distinct if len(r["devices_used"].split()) == 1]
+    one_device = [
+        r["devices_used"].split(":")[0] for r in distinct if len(r["devices_used"].split()) == 1
+    ]
     assert len(one_device) == len(set(one_device))  # a one-device plan is never measured twice
 
     path = T.write_csv(tmp_path / "t.csv", rows)
@@ -95,7 +137,9 @@ def test_table_on_a_fake_platform(tmp_path):
     assert s["fake"]["best_single"] == best
     assert s["fake"]["lp_same_plan_as"] == by["HOPE:LP"]["same_plan_as"]
     if by["HOPE:LP"]["same_plan_as"] in ("CPU-only", "GPU-only"):
-        assert s["fake"]["lp_gain_vs_best_single"] >= 0  # the same measurement as one of the singles
+        assert (
+            s["fake"]["lp_gain_vs_best_single"] >= 0
+        )  # the same measurement as one of the singles
 
 
 def test_normalization_without_a_gpu_and_the_slug():
@@ -105,8 +149,11 @@ def test_normalization_without_a_gpu_and_the_slug():
     T.normalize(rows)
     assert [r["normalized"] for r in rows] == [0.25, 1.0, 0.2]
     assert [r["normalized_cpu"] for r in rows] == [1.0, 4.0, 0.8]
-    fp = {"cpu_model": "Intel(R) Xeon(R) Processor @ 2.50GHz", "usable_cpus": 2,
-          "opencl": [{"platform": "Portable Computing Language", "device": "pthread"}]}  # fmt: skip
+    fp = {
+        "cpu_model": "Intel(R) Xeon(R) Processor @ 2.50GHz",
+        "usable_cpus": 2,
+        "opencl": [{"platform": "Portable Computing Language", "device": "pthread"}],
+    }
     assert platform_slug(fp) == "Intel-Xeon-2_50GHz-2c+pocl"
 
 

@@ -31,14 +31,22 @@ def test_notebook_runs(name: str, monkeypatch) -> None:
     root = str(NB_DIR.parent)  # the kernel imports this checkout's hetlab, not an installed one
     monkeypatch.setenv("PYTHONPATH", root + os.pathsep + os.environ.get("PYTHONPATH", ""))
     nb = nbformat.read(NB_DIR / name, as_version=4)
-    assert not any(c.get("outputs") for c in nb.cells if c.cell_type == "code"), f"{name} is committed with outputs"
-    client = nbclient.NotebookClient(nb, timeout=110, kernel_name="python3",
-                                     resources={"metadata": {"path": str(NB_DIR)}})  # fmt: skip
+    assert not any(c.get("outputs") for c in nb.cells if c.cell_type == "code"), (
+        f"{name} is committed with outputs"
+    )
+    client = nbclient.NotebookClient(
+        nb, timeout=110, kernel_name="python3", resources={"metadata": {"path": str(NB_DIR)}}
+    )
     t0 = time.perf_counter()
     client.execute()
     dt = time.perf_counter() - t0
     errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert not errors, errors[0].get("evalue")
-    shown = sum(1 for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") in ("display_data", "execute_result"))
+    shown = sum(
+        1
+        for c in nb.cells
+        for o in c.get("outputs", [])
+        if o.get("output_type") in ("display_data", "execute_result")
+    )
     assert shown > 0, f"{name} displayed nothing"
     assert dt < 120, f"{name} took {dt:.0f} s (limit 120 s on a 2-core machine)"

@@ -16,7 +16,9 @@ from tests.executor.dags import inception_problem, random_problem
 def client():
     from dask.distributed import Client, LocalCluster
 
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None)
+    cluster = LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+    )
     c = Client(cluster)
     yield c
     c.close()
@@ -24,7 +26,10 @@ def client():
 
 
 def problems():
-    return {"rand": random_problem(30, 1).to_json(), "incep": inception_problem(blocks=2, branches=3, depth=2).to_json()}
+    return {
+        "rand": random_problem(30, 1).to_json(),
+        "incep": inception_problem(blocks=2, branches=3, depth=2).to_json(),
+    }
 
 
 def test_cells_take_only_the_parameters_an_algorithm_has():
@@ -36,8 +41,12 @@ def test_cells_take_only_the_parameters_an_algorithm_has():
 def test_sweep_table_then_restart_recomputes_nothing(client, tmp_path):
     algos = ["heft", "mosaic", "dmdar"]
     calls = []
-    df = run_sweep(problems(), algos, {}, tmp_path, client, progress=lambda d, t, r: calls.append((d, t, r)))
-    assert len(df) == 6 and set(df["algo"]) == set(algos) and set(df["problem"]) == {"rand", "incep"}
+    df = run_sweep(
+        problems(), algos, {}, tmp_path, client, progress=lambda d, t, r: calls.append((d, t, r))
+    )
+    assert (
+        len(df) == 6 and set(df["algo"]) == set(algos) and set(df["problem"]) == {"rand", "incep"}
+    )
     assert (df["status"] == "ok").all()
     assert df.attrs == {"computed": 6, "reused": 0}
     assert calls[-1] == (6, 6, 0)
@@ -45,7 +54,11 @@ def test_sweep_table_then_restart_recomputes_nothing(client, tmp_path):
     lb = df["lower_bound"]
     assert all(math.isnan(b) or m >= b - 1e-6 for m, b in zip(df["makespan"], lb))
     assert len(list((tmp_path / "cells").glob("*.json"))) == 6
-    table = tmp_path / "sweep.parquet" if (tmp_path / "sweep.parquet").exists() else tmp_path / "sweep.csv"
+    table = (
+        tmp_path / "sweep.parquet"
+        if (tmp_path / "sweep.parquet").exists()
+        else tmp_path / "sweep.csv"
+    )
     assert table.is_file()
 
     df2 = run_sweep(problems(), algos, {}, tmp_path, client, progress=False)
@@ -66,7 +79,14 @@ def test_grid_parameters_multiply_cells(client, tmp_path):
     grid = {"nt": [4, 8], "time_limit": [0.05]}
     # random_problem(16, 2) at nt=4 trips a MIP-start bound check in ilp_model (reported);
     # seed 5 solves at every nt
-    df = run_sweep({"rand": random_problem(16, 5).to_json()}, [algo, "heft"], grid, tmp_path, client, progress=False)
+    df = run_sweep(
+        {"rand": random_problem(16, 5).to_json()},
+        [algo, "heft"],
+        grid,
+        tmp_path,
+        client,
+        progress=False,
+    )
     assert len(df) == 3  # ilp x nt{4,8} x time_limit{0.05} + heft (takes neither)
     ilp = df[df["algo"] == algo]
     assert sorted(ilp["nt"]) == [4, 8] and (ilp["status"] == "ok").all(), list(ilp["status"])
@@ -94,7 +114,9 @@ def test_a_crashing_cell_is_recorded_and_not_checkpointed(client, tmp_path, monk
 
     algo = base.algorithm("heft")
     monkeypatch.setattr(algo, "func", boom)  # threads of this process share the registry
-    df = run_sweep({"rand": random_problem(8, 3).to_json()}, ["heft"], {}, tmp_path, client, progress=False)
+    df = run_sweep(
+        {"rand": random_problem(8, 3).to_json()}, ["heft"], {}, tmp_path, client, progress=False
+    )
     assert df["status"].iloc[0].startswith("failed: ZeroDivisionError")
     assert not list((tmp_path / "cells").glob("*.json"))
 
@@ -114,8 +136,11 @@ def test_a_cell_whose_future_fails_is_recorded_failed_and_not_checkpointed(tmp_p
         def submit(self, fn, *args, key, pure):
             return key
 
-    monkeypatch.setattr(dask.distributed, "as_completed",
-                        lambda futs, with_results: [(f, FutureCancelledError("lost data")) for f in futs])  # fmt: skip
+    monkeypatch.setattr(
+        dask.distributed,
+        "as_completed",
+        lambda futs, with_results: [(f, FutureCancelledError("lost data")) for f in futs],
+    )
     df = sweep_run.run_sweep(problems(), ["heft"], {}, tmp_path, Client(), progress=False)
     assert list(df["status"].str.startswith("failed: FutureCancelledError")) == [True, True]
     assert not list((tmp_path / "cells").glob("*.json"))  # retried by the next sweep

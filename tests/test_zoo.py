@@ -15,8 +15,17 @@ from hetlab import zoo
 from hetlab.errors import HetlabError
 from hetlab.graph.onnx_io import materialize, strip_weights
 
-EXPECTED = ["squeezenet", "googlenet", "inception_v3", "inception_v4", "resnet50",
-            "nasnet_large", "pnasnet_large", "pnasnet_mobile", "lstm"]  # fmt: skip
+EXPECTED = [
+    "squeezenet",
+    "googlenet",
+    "inception_v3",
+    "inception_v4",
+    "resnet50",
+    "nasnet_large",
+    "pnasnet_large",
+    "pnasnet_mobile",
+    "lstm",
+]
 SLOW = {"nasnet_large", "pnasnet_large", "inception_v4"}
 DATA = Path(zoo.__file__).resolve().parent.parent / "data"
 
@@ -147,9 +156,17 @@ def test_strip_then_materialize_round_trip(tmp_path):
     from onnx import TensorProto, helper, numpy_helper
 
     c, h = 32, 8
-    inits = [numpy_helper.from_array(np.full(s, 7.0, np.float32), n) for n, s in
-             [("scale", [c]), ("bias", [c]), ("mean", [c]), ("var", [c]),
-              ("W", [1, 4 * h, c]), ("R", [1, 4 * h, h])]]  # fmt: skip
+    inits = [
+        numpy_helper.from_array(np.full(s, 7.0, np.float32), n)
+        for n, s in [
+            ("scale", [c]),
+            ("bias", [c]),
+            ("mean", [c]),
+            ("var", [c]),
+            ("W", [1, 4 * h, c]),
+            ("R", [1, 4 * h, h]),
+        ]
+    ]
     inits.append(numpy_helper.from_array(np.arange(c, dtype=np.int64), "ints"))
     nodes = [
         helper.make_node("BatchNormalization", ["x", "scale", "bias", "mean", "var"], ["y"]),
@@ -157,8 +174,13 @@ def test_strip_then_materialize_round_trip(tmp_path):
         helper.make_node("LSTM", ["seq", "W", "R"], ["Y"], hidden_size=h),
     ]
     inits.append(numpy_helper.from_array(np.array([1, 1, c], np.int64), "shape"))
-    g = helper.make_graph(nodes, "t", [helper.make_tensor_value_info("x", 1, [1, c, 1, 1])],
-                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], inits)
+    g = helper.make_graph(
+        nodes,
+        "t",
+        [helper.make_tensor_value_info("x", 1, [1, c, 1, 1])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+        inits,
+    )
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
     strip_weights(model)
     kept = {t.name for t in model.graph.initializer if t.raw_data}
@@ -170,8 +192,9 @@ def test_strip_then_materialize_round_trip(tmp_path):
     assert 0.5 < a["scale"].mean() < 1.5 and abs(a["bias"]).max() < 0.5
     assert abs(a["mean"]).max() < 0.5 and (a["var"] >= 0.5).all() and (a["var"] <= 1.5).all()
     assert np.abs(a["W"]).max() <= 1 / np.sqrt(h) and np.abs(a["R"]).max() <= 1 / np.sqrt(h)
-    y = ort.InferenceSession(str(tmp_path / "m.onnx")).run(None, {"x": np.ones((1, c, 1, 1),
-                                                                     np.float32)})[0]
+    y = ort.InferenceSession(str(tmp_path / "m.onnx")).run(
+        None, {"x": np.ones((1, c, 1, 1), np.float32)}
+    )[0]
     assert np.isfinite(y).all() and y.std() > 0
 
 

@@ -84,8 +84,10 @@ class Store:
         try:
             atomic_write_json(self.path, json.loads(json.dumps(self.doc, default=str)), indent=None)
         except OSError as e:
-            raise HetlabError(f"cannot write the profile cache {self.path}: {e}; set HETLAB_CACHE "
-                              "to a writable folder or use --no-cache") from None  # fmt: skip
+            raise HetlabError(
+                f"cannot write the profile cache {self.path}: {e}; set HETLAB_CACHE "
+                "to a writable folder or use --no-cache"
+            ) from None
         self._dirty = 0
         self._last = time.monotonic()
 
@@ -93,15 +95,25 @@ class Store:
 class ProfileCache:
     """Stores for one model profile (``enabled=False``: in-memory stores that never write)."""
 
-    def __init__(self, model_sha: str, shapes: dict[str, Any], settings: dict[str, Any],
-                 enabled: bool = True, root: Path | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        model_sha: str,
+        shapes: dict[str, Any],
+        settings: dict[str, Any],
+        enabled: bool = True,
+        root: Path | None = None,
+    ) -> None:
         from hetlab import __version__
 
         self.enabled = enabled
         self.root = root or cache_root()
         self.version = __version__
-        self.model_meta = {"model_sha256": model_sha, "shapes": {k: list(v) for k, v in shapes.items()},
-                           "settings": settings, "hetlab": __version__}  # fmt: skip
+        self.model_meta = {
+            "model_sha256": model_sha,
+            "shapes": {k: list(v) for k, v in shapes.items()},
+            "settings": settings,
+            "hetlab": __version__,
+        }
         self.model_dir = self.root / digest(self.model_meta)
         self._stores: dict[str, Store] = {}
 

@@ -58,8 +58,12 @@ def transfer_stats(src: Device, dst: Device, arrays: Sequence[np.ndarray]) -> di
     return {k: round(v, 6) if isinstance(v, float) else v for k, v in st.items()}
 
 
-def calibrate_link(src: Device, dst: Device, sizes: Sequence[int] = DEFAULT_SIZES,
-                   tick: Callable[[str], None] | None = None) -> dict[str, Any]:  # fmt: skip
+def calibrate_link(
+    src: Device,
+    dst: Device,
+    sizes: Sequence[int] = DEFAULT_SIZES,
+    tick: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     """Measure ``sizes`` and fit the link: ``latency`` (ms), ``bandwidth`` (bytes/ms or None),
     ``r2``, ``max_rel_err`` and the measured ``points`` ([bytes, median ms])."""
     points: list[list[float]] = []

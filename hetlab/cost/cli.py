@@ -14,26 +14,58 @@ def configure(p: argparse.ArgumentParser) -> None:
     from hetlab.graph.cli import add_input_arg, add_shape_arg
 
     p.add_argument("model", help="an .onnx file or a zoo model name (see `hetlab zoo`)")
-    p.add_argument("--devices", required=True, metavar="A,B",
-                   help="comma-separated device names (see `hetlab devices`)")  # fmt: skip
+    p.add_argument(
+        "--devices",
+        required=True,
+        metavar="A,B",
+        help="comma-separated device names (see `hetlab devices`)",
+    )
     add_shape_arg(p)
     add_input_arg(p)
-    p.add_argument("--repeat", type=int, default=20, metavar="N",
-                   help="most timed runs per op and device (fewer for slow ops; default 20)")  # fmt: skip
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=20,
+        metavar="N",
+        help="most timed runs per op and device (fewer for slow ops; default 20)",
+    )
     p.add_argument(
         "--warmup", type=int, default=2, metavar="N", help="untimed runs first (default 2)"
     )
-    p.add_argument("--seconds", type=float, default=0.25, metavar="S",
-                   help="time one op's measurement may take before repeats are cut (default 0.25)")  # fmt: skip
-    p.add_argument("--rounds", type=int, default=2, metavar="R",
-                   help="visits per op; its samples are spread over them against load drift (default 2)")  # fmt: skip
-    p.add_argument("--context", type=int, default=8, metavar="W",
-                   help="window of consecutive ops measured together to correct isolated costs "
-                        "(default 8; 0 = isolated costs only)")  # fmt: skip
-    p.add_argument("--groups", action="store_true",
-                   help="also measure fused groups (Conv->Relu, Conv->BatchNormalization->Relu, MatMul->Add)")  # fmt: skip
-    p.add_argument("--pattern", action="append", default=[], metavar="A->B",
-                   help="a group pattern instead of the defaults (repeatable; implies --groups)")  # fmt: skip
+    p.add_argument(
+        "--seconds",
+        type=float,
+        default=0.25,
+        metavar="S",
+        help="time one op's measurement may take before repeats are cut (default 0.25)",
+    )
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=2,
+        metavar="R",
+        help="visits per op; its samples are spread over them against load drift (default 2)",
+    )
+    p.add_argument(
+        "--context",
+        type=int,
+        default=8,
+        metavar="W",
+        help="window of consecutive ops measured together to correct isolated costs "
+        "(default 8; 0 = isolated costs only)",
+    )
+    p.add_argument(
+        "--groups",
+        action="store_true",
+        help="also measure fused groups (Conv->Relu, Conv->BatchNormalization->Relu, MatMul->Add)",
+    )
+    p.add_argument(
+        "--pattern",
+        action="append",
+        default=[],
+        metavar="A->B",
+        help="a group pattern instead of the defaults (repeatable; implies --groups)",
+    )
     p.add_argument(
         "--no-comm", action="store_true", help="skip link calibration and edge transfers"
     )
@@ -99,14 +131,29 @@ def main(args: argparse.Namespace) -> int:
             bar.update(done - bar.n)  # redraws at most every mininterval
 
     try:
-        p = profile(graph, devs, repeat=args.repeat, warmup=args.warmup, seconds=args.seconds,
-                    rounds=args.rounds, context=args.context, inputs=values, groups=args.groups or bool(args.pattern), patterns=patterns, progress=progress,
-                    cache=not args.no_cache, comm=not args.no_comm)  # fmt: skip
+        p = profile(
+            graph,
+            devs,
+            repeat=args.repeat,
+            warmup=args.warmup,
+            seconds=args.seconds,
+            rounds=args.rounds,
+            context=args.context,
+            inputs=values,
+            groups=args.groups or bool(args.pattern),
+            patterns=patterns,
+            progress=progress,
+            cache=not args.no_cache,
+            comm=not args.no_comm,
+        )
     finally:
         if bar is not None:
             bar.close()
     atomic_write_json(args.out, p.to_json())
     prof = p.extra.get("profile", {})
-    print(f"{graph.name}: {len(p.nodes)} nodes, {prof.get('signatures')} distinct ops on "
-          f"{', '.join(p.devices)} in {prof.get('wall_s')} s -> {args.out}", file=sys.stderr)  # fmt: skip
+    print(
+        f"{graph.name}: {len(p.nodes)} nodes, {prof.get('signatures')} distinct ops on "
+        f"{', '.join(p.devices)} in {prof.get('wall_s')} s -> {args.out}",
+        file=sys.stderr,
+    )
     return 0

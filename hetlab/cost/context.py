@@ -110,7 +110,9 @@ Member = tuple[str, str, "float | None"]  # (node id, op type, isolated ms)
 MIN_SPAN_WINDOWS = 2  # a span sets a device's scale only with this many windows inside it
 
 
-def runnable_span(order: list[str], wins: list[list[str]], ok: Callable[[str], bool]) -> list[str] | None:
+def runnable_span(
+    order: list[str], wins: list[list[str]], ok: Callable[[str], bool]
+) -> list[str] | None:
     """The longest run of consecutive vertices of ``order`` that all pass ``ok`` (the first
     on a tie), or None when fewer than ``MIN_SPAN_WINDOWS`` of ``wins`` lie inside it."""
     best: list[str] = []
@@ -123,9 +125,14 @@ def runnable_span(order: list[str], wins: list[list[str]], ok: Callable[[str], b
     return best if sum(set(w) <= inside for w in wins) >= MIN_SPAN_WINDOWS else None
 
 
-def device_context(win_ms: list[float | None], rest_ms: list[float | None], whole_ms: float | None,
-                   members: list[list[Member]], everything: list[Member],
-                   span: set[str] | None = None) -> tuple[dict[str, float], float, float]:  # fmt: skip
+def device_context(
+    win_ms: list[float | None],
+    rest_ms: list[float | None],
+    whole_ms: float | None,
+    members: list[list[Member]],
+    everything: list[Member],
+    span: set[str] | None = None,
+) -> tuple[dict[str, float], float, float]:
     """One device's in-context correction: ``(factor per node, per-unit cost ms, scale)``.
 
     ``win_ms``: the windows' measured times, ``members``: their ops; ``rest_ms``: isolated
@@ -137,14 +144,27 @@ def device_context(win_ms: list[float | None], rest_ms: list[float | None], whol
     their factors add up, over the whole (or the span), to ``whole_ms`` less the per-unit
     cost (``unit_overhead`` of the windows inside it and the rest)."""
     inside = [span is None or all(v in span for v, _, _ in m) for m in members]
-    c0 = (unit_overhead([t for t, ok in zip(win_ms, inside) if ok] + list(rest_ms), whole_ms)
-          if whole_ms is not None else 0.0)  # fmt: skip
+    c0 = (
+        unit_overhead([t for t, ok in zip(win_ms, inside) if ok] + list(rest_ms), whole_ms)
+        if whole_ms is not None
+        else 0.0
+    )
     f = type_factors(list(win_ms), [[(ty, c) for _, ty, c in m] for m in members])
     in_win = {v for m in members for v, _, _ in m}
-    fac = {v: f.get(ty, 1.0) for v, ty, c in everything if c is not None and (v in in_win or whole_ms is not None)}
+    fac = {
+        v: f.get(ty, 1.0)
+        for v, ty, c in everything
+        if c is not None and (v in in_win or whole_ms is not None)
+    }
     scale = 1.0
     if whole_ms is not None:
-        total = sum(fac[v] * c for v, _, c in everything if v in fac and (span is None or v in span))  # type: ignore[operator]
+        total = sum(
+            fac[v] * c for v, _, c in everything if v in fac and (span is None or v in span)
+        )  # type: ignore[operator]
         if total > 0:
             scale = min(MAX_FACTOR, max(MIN_FACTOR, (whole_ms - c0) / total))
-    return {v: round(min(MAX_FACTOR * 5, x * scale), 4) for v, x in fac.items()}, round(c0, 6), scale
+    return (
+        {v: round(min(MAX_FACTOR * 5, x * scale), 4) for v, x in fac.items()},
+        round(c0, 6),
+        scale,
+    )

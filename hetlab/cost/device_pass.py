@@ -28,8 +28,16 @@ def written(d: Device, sec: str) -> bool:
     return sec in WRITTEN and hasattr(d, "write")
 
 
-def measure_device(d: Device, store: Any, items: Sequence[Item], graph: OpGraph, values: Values,
-                   budget: Budget, rounds: int, tick: Callable[..., None]) -> dict[tuple[str, str], Any]:  # fmt: skip
+def measure_device(
+    d: Device,
+    store: Any,
+    items: Sequence[Item],
+    graph: OpGraph,
+    values: Values,
+    budget: Budget,
+    rounds: int,
+    tick: Callable[..., None],
+) -> dict[tuple[str, str], Any]:
     """Statistics (or None when the unit failed) per ``(section, signature)``; cached ones are
     taken from ``store``. ``tick(message, fresh)`` is called once per unit and round."""
     out: dict[tuple[str, str], Any] = {}
@@ -50,7 +58,9 @@ def measure_device(d: Device, store: Any, items: Sequence[Item], graph: OpGraph,
                 try:
                     if r == 0:
                         unit = d.prepare(graph, nodes)
-                        st["run"], st["timer"] = make_runner(d, unit, values.get(unit.inputs), written(d, sec))
+                        st["run"], st["timer"] = make_runner(
+                            d, unit, values.get(unit.inputs), written(d, sec)
+                        )
                         warm = [st["run"]() for _ in range(max(1, budget.warmup))]
                         st["n"] = plan_repeats(warm, budget)
                     share = st["n"] * (r + 1) // rounds - st["n"] * r // rounds

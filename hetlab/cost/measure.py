@@ -46,8 +46,12 @@ class Budget:
     seconds: float = 0.25
 
     def key(self) -> dict[str, Any]:
-        return {"repeat": self.repeat, "warmup": self.warmup, "min_repeat": self.min_repeat,
-                "seconds": self.seconds}  # fmt: skip
+        return {
+            "repeat": self.repeat,
+            "warmup": self.warmup,
+            "min_repeat": self.min_repeat,
+            "seconds": self.seconds,
+        }
 
 
 def make_runner(

@@ -131,10 +131,15 @@ class Problem:
             for n in self.nodes
         ]
         doc["edges"] = [
-            {"src": e.src, "dst": e.dst, "bytes": e.bytes, **({"comm": e.comm} if e.comm else {}),
-             **e.extra}
+            {
+                "src": e.src,
+                "dst": e.dst,
+                "bytes": e.bytes,
+                **({"comm": e.comm} if e.comm else {}),
+                **e.extra,
+            }
             for e in self.edges
-        ]  # fmt: skip
+        ]
         doc["comm"] = {
             k: {"latency": v.latency, "bandwidth": v.bandwidth} for k, v in self.comm.items()
         }

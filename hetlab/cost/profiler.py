@@ -103,7 +103,9 @@ def profile(
     model_sha = file_sha256(graph.model_path) if graph.model_path else graph.name
     given = {k: digest(np.asarray(v).tolist()) for k, v in sorted((inputs or {}).items())}
     pc = ProfileCache(
-        model_sha, graph.input_shapes, {**budget.key(), "rounds": rounds, **({"inputs": given} if given else {})},
+        model_sha,
+        graph.input_shapes,
+        {**budget.key(), "rounds": rounds, **({"inputs": given} if given else {})},
         enabled=cache,
     )
 
@@ -116,21 +118,38 @@ def profile(
         for d in devs
         for k, w in enumerate(wins)
     }
-    whole_ok = {d.name: bool(wins) and all(wsupport[d.name, k] for k in range(len(wins)))
-                and all(support[d.name, sig[v]] for v in everything) for d in devs}  # fmt: skip
+    whole_ok = {
+        d.name: bool(wins)
+        and all(wsupport[d.name, k] for k in range(len(wins)))
+        and all(support[d.name, sig[v]] for v in everything)
+        for d in devs
+    }
     # where a device cannot run the whole model, the longest span it can (context.runnable_span)
     order = graph.topo_order()
-    spans = {d.name: sp for d in devs if wins and not whole_ok[d.name]
-             and (sp := runnable_span(order, wins, lambda v, d=d: support[d.name, sig[v]]))}  # fmt: skip
-    whole_key = {d.name: "model" if whole_ok[d.name] else f"span|{group_signature(graph, spans[d.name], consts)}"
-                 for d in devs if whole_ok[d.name] or d.name in spans}  # fmt: skip
+    spans = {
+        d.name: sp
+        for d in devs
+        if wins
+        and not whole_ok[d.name]
+        and (sp := runnable_span(order, wins, lambda v, d=d: support[d.name, sig[v]]))
+    }
+    whole_key = {
+        d.name: "model"
+        if whole_ok[d.name]
+        else f"span|{group_signature(graph, spans[d.name], consts)}"
+        for d in devs
+        if whole_ok[d.name] or d.name in spans
+    }
     needed += [t for sp in spans.values() for t in unit_io(graph, sp)[0]]
     values = Values(graph, needed, given=inputs)
     pairs = [(a, b) for a in devs for b in devs if a is not b] if comm else []
     shapes = _edge_shapes(graph) if comm else {}
-    total = (len(devs) + rounds * (sum(support.values()) + sum(gsupport.values()) + sum(wsupport.values())
-                                   + len(whole_key))
-             + len(pairs) * (len(cal.DEFAULT_SIZES) + len(shapes)))  # fmt: skip
+    total = (
+        len(devs)
+        + rounds
+        * (sum(support.values()) + sum(gsupport.values()) + sum(wsupport.values()) + len(whole_key))
+        + len(pairs) * (len(cal.DEFAULT_SIZES) + len(shapes))
+    )
     done = [0, 0]  # progress count, fresh measurements
 
     def tick(msg: str, fresh: bool = False) -> None:
@@ -162,8 +181,12 @@ def profile(
             items += [("windows", wsig[k], w) for k, w in enumerate(wins) if wsupport[d.name, k]]
             # in topological order, each window right after its members: a window and the
             # ops it rescales are measured under the same load
-            items.sort(key=lambda it: (topo_pos[it[2][-1]] if it[0] == "windows" else topo_pos[it[2][0]],
-                                       it[0] == "windows"))  # fmt: skip
+            items.sort(
+                key=lambda it: (
+                    topo_pos[it[2][-1]] if it[0] == "windows" else topo_pos[it[2][0]],
+                    it[0] == "windows",
+                )
+            )
             if d.name in whole_key:
                 items.append(("whole", whole_key[d.name], spans.get(d.name, everything)))
             res = measure_device(d, store, items, graph, values, budget, rounds, tick)
@@ -238,9 +261,12 @@ def profile(
     nodes = []
     for n in graph.nodes:
         s = sig[n.id]
-        c = {d.name: None if iso[n.id][d.name] is None
-             else round(max(iso[n.id][d.name] * ctx.get(n.id, {}).get(d.name, 1.0), FLOOR_MS), 6)
-             for d in devs}  # fmt: skip
+        c = {
+            d.name: None
+            if iso[n.id][d.name] is None
+            else round(max(iso[n.id][d.name] * ctx.get(n.id, {}).get(d.name, 1.0), FLOOR_MS), 6)
+            for d in devs
+        }
         stats = {d.name: op_stats[d.name, s] for d in devs if op_stats.get((d.name, s)) is not None}
         why = {
             d.name: d.why_not(n, graph) or "not supported" for d in devs if not support[d.name, s]
@@ -259,35 +285,73 @@ def profile(
             PEdge(src=e.src, dst=e.dst, bytes=float(e.bytes), comm=ec, extra={"shapes": sk})
         )
     comm_links = {k: Link(round(f["latency"], 6), f["bandwidth"]) for k, f in links.items()}
-    grp = [Group(list(c), {d.name: cost(g_stats.get((d.name, s)), d.name) for d in devs})
-           for s, c in zip(gsig, chains)]  # fmt: skip
+    grp = [
+        Group(list(c), {d.name: cost(g_stats.get((d.name, s)), d.name) for d in devs})
+        for s, c in zip(gsig, chains)
+    ]
     extra = {
-        "model": {"name": graph.name, "path": graph.model_path, "sha256": model_sha,
-                  "input_shapes": {k: list(v) for k, v in graph.input_shapes.items()}},
+        "model": {
+            "name": graph.name,
+            "path": graph.model_path,
+            "sha256": model_sha,
+            "input_shapes": {k: list(v) for k, v in graph.input_shapes.items()},
+        },
         "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "platform": _platform(devs),
-        "profile": {**budget.key(), "rounds": rounds, "signatures": len(reps), "group_signatures": len(greps),
-                    "groups": len(chains), "measured": done[1], "total_tasks": total,
-                    "overhead_ms": overhead, "values": values.note or "cached",
-                    "wall_s": round(time.perf_counter() - t_start, 3),
-                    "context_window": context if wins else 0, "windows": len(wins),
-                    "unit_overhead_ms": per_unit,
-                    "whole_model_ms": {k[0]: {x: v[x] for x in ("median", "p10", "p90", "n")}
-                                       for k, v in whole_stats.items() if v and k[1] == "model"},
-                    "span_ms": {k[0]: {"nodes": len(spans[k[0]]), **{x: v[x] for x in ("median", "p10", "p90", "n")}}
-                                for k, v in whole_stats.items() if v and k[1] != "model"},
-                    "cost": "median ms of isolated runs minus the device's per-call overhead"
-                            + (", times its op type's in-context factor" if wins else "")},
-        "calibration": {k: {x: f[x] for x in ("latency", "bandwidth", "r2", "max_rel_err", "points")}
-                        for k, f in links.items()},
-    }  # fmt: skip
+        "profile": {
+            **budget.key(),
+            "rounds": rounds,
+            "signatures": len(reps),
+            "group_signatures": len(greps),
+            "groups": len(chains),
+            "measured": done[1],
+            "total_tasks": total,
+            "overhead_ms": overhead,
+            "values": values.note or "cached",
+            "wall_s": round(time.perf_counter() - t_start, 3),
+            "context_window": context if wins else 0,
+            "windows": len(wins),
+            "unit_overhead_ms": per_unit,
+            "whole_model_ms": {
+                k[0]: {x: v[x] for x in ("median", "p10", "p90", "n")}
+                for k, v in whole_stats.items()
+                if v and k[1] == "model"
+            },
+            "span_ms": {
+                k[0]: {
+                    "nodes": len(spans[k[0]]),
+                    **{x: v[x] for x in ("median", "p10", "p90", "n")},
+                }
+                for k, v in whole_stats.items()
+                if v and k[1] != "model"
+            },
+            "cost": "median ms of isolated runs minus the device's per-call overhead"
+            + (", times its op type's in-context factor" if wins else ""),
+        },
+        "calibration": {
+            k: {x: f[x] for x in ("latency", "bandwidth", "r2", "max_rel_err", "points")}
+            for k, f in links.items()
+        },
+    }
     if comm:
         extra["calibration"]["distinct_shapes"] = len(shapes)
     if wins:
-        extra["context_windows"] = [{"nodes": w, "cost": {d.name: cost(w_stats.get((d.name, wsig[k])), d.name)
-                                                          for d in devs}} for k, w in enumerate(wins)]  # fmt: skip
-    p = Problem(name=name or graph.name, devices=[d.name for d in devs], nodes=nodes, edges=edges,
-                comm=comm_links, groups=grp, extra=extra)  # fmt: skip
+        extra["context_windows"] = [
+            {
+                "nodes": w,
+                "cost": {d.name: cost(w_stats.get((d.name, wsig[k])), d.name) for d in devs},
+            }
+            for k, w in enumerate(wins)
+        ]
+    p = Problem(
+        name=name or graph.name,
+        devices=[d.name for d in devs],
+        nodes=nodes,
+        edges=edges,
+        comm=comm_links,
+        groups=grp,
+        extra=extra,
+    )
     if comm and len(devs) > 1 and handoff:
         # what a unit boundary really costs goes on the links (lazy: executor is downstream)
         from hetlab.executor.boundary import calibrate_boundaries
@@ -301,8 +365,15 @@ def profile(
             store.put("boundary", f"{fps[b]}|{context}", v)
             store.flush()
 
-        calibrate_boundaries(p, graph, devs, wins, per_unit, inputs=inputs,
-                             memo=(lambda a, b: pc.device(fps[a]).get("boundary", f"{fps[b]}|{context}"), memo_put))  # fmt: skip
+        calibrate_boundaries(
+            p,
+            graph,
+            devs,
+            wins,
+            per_unit,
+            inputs=inputs,
+            memo=(lambda a, b: pc.device(fps[a]).get("boundary", f"{fps[b]}|{context}"), memo_put),
+        )
         if concurrent:
             from hetlab.executor.concurrency import calibrate_concurrency
 
@@ -315,8 +386,13 @@ def profile(
                 store.put("concurrent", f"{together}|{key}", ms)
                 store.flush()
 
-            calibrate_concurrency(p, graph, devs, inputs=inputs,
-                                  memo=(lambda key: store.get("concurrent", f"{together}|{key}"), conc_put))  # fmt: skip
+            calibrate_concurrency(
+                p,
+                graph,
+                devs,
+                inputs=inputs,
+                memo=(lambda key: store.get("concurrent", f"{together}|{key}"), conc_put),
+            )
     p.validate(f"profile of {graph.name}")
     return p
 

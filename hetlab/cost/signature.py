@@ -45,15 +45,24 @@ def node_key(
             ins.append(None)
             continue
         ten = graph.tensors.get(t)
-        item: list[Any] = [list(ten.shape) if ten and ten.shape is not None else None,
-                           ten.dtype if ten else "?", t in graph.consts]  # fmt: skip
+        item: list[Any] = [
+            list(ten.shape) if ten and ten.shape is not None else None,
+            ten.dtype if ten else "?",
+            t in graph.consts,
+        ]
         if t in graph.consts and consts is not None and t in consts:
             a = consts[t]
             if a.dtype.kind in "iub" and a.size <= SMALL_CONST:
                 item.append(a.ravel().tolist())
         ins.append(item)
-    outs = [[list(graph.tensors[t].shape or ()) if t in graph.tensors else None,
-             graph.tensors[t].dtype if t in graph.tensors else "?"] for t in n.outputs if t]  # fmt: skip
+    outs = [
+        [
+            list(graph.tensors[t].shape or ()) if t in graph.tensors else None,
+            graph.tensors[t].dtype if t in graph.tensors else "?",
+        ]
+        for t in n.outputs
+        if t
+    ]
     attrs = {k: _plain(v) for k, v in sorted(n.attrs.items())}
     key: list[Any] = [n.domain or "", n.op_type, attrs, ins, outs]
     if any(v == "<graph>" for v in n.attrs.values()) or n.outer_inputs:

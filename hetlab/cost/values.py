@@ -25,12 +25,21 @@ DEFAULT_BUDGET = int(os.environ.get("HETLAB_PROFILE_VALUES_MB", "1024")) * 2**20
 class Values:
     """Lazily computed arrays for the tensors named in ``needed`` (and the model inputs)."""
 
-    def __init__(self, graph: OpGraph, needed: Iterable[str], seed: int = 0,
-                 budget_bytes: int = DEFAULT_BUDGET, given: dict[str, Any] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        graph: OpGraph,
+        needed: Iterable[str],
+        seed: int = 0,
+        budget_bytes: int = DEFAULT_BUDGET,
+        given: dict[str, Any] | None = None,
+    ) -> None:
         self.graph = graph
         # model inputs the user gave (``--input sr=16000``): data-dependent models need them
-        self.given = {k: np.asarray(v, dtype=graph.tensors[k].dtype).reshape(graph.tensors[k].shape)
-                      for k, v in (given or {}).items() if k in graph.tensors}  # fmt: skip
+        self.given = {
+            k: np.asarray(v, dtype=graph.tensors[k].dtype).reshape(graph.tensors[k].shape)
+            for k, v in (given or {}).items()
+            if k in graph.tensors
+        }
         self.needed = [t for t in dict.fromkeys(needed) if t and t not in graph.consts]
         self.seed = seed
         self.budget = budget_bytes

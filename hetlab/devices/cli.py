@@ -9,7 +9,11 @@ from typing import Any
 
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the spec §5 JSON list")
-    p.add_argument("--platform", metavar="FILE", help="TOML/JSON file naming CPU core groups and OpenCL devices")
+    p.add_argument(
+        "--platform",
+        metavar="FILE",
+        help="TOML/JSON file naming CPU core groups and OpenCL devices",
+    )
 
 
 def describe(info: dict[str, Any]) -> str:
@@ -18,11 +22,17 @@ def describe(info: dict[str, Any]) -> str:
         cores = info.get("cores", [])
         return f"{info.get('threads')} thread(s) on core(s) {_ranges(cores)}"
     if info.get("kind") == "opencl":
-        parts = [info.get("device"), f"platform {info.get('platform')}" if info.get("platform") else None,
-                 f"driver {info.get('driver_version') or info.get('driver')}"
-                 if info.get("driver_version") or info.get("driver") else None,
-                 f"{info.get('compute_units')} compute units" if info.get("compute_units") else None,
-                 f"driven from core(s) {_ranges(info['host_cores'])}" if info.get("host_cores") else None]  # fmt: skip
+        parts = [
+            info.get("device"),
+            f"platform {info.get('platform')}" if info.get("platform") else None,
+            f"driver {info.get('driver_version') or info.get('driver')}"
+            if info.get("driver_version") or info.get("driver")
+            else None,
+            f"{info.get('compute_units')} compute units" if info.get("compute_units") else None,
+            f"driven from core(s) {_ranges(info['host_cores'])}"
+            if info.get("host_cores")
+            else None,
+        ]
         return ", ".join(str(x) for x in parts if x)
     return ", ".join(f"{k}={v}" for k, v in info.items() if k not in ("name", "kind"))
 

@@ -30,14 +30,23 @@ class FakeDevice(Device):
     """Replays ``problem``'s costs for device ``name`` (the problem's device of that name,
     or ``as_device``). ``fail_on``: node ids whose unit raises ``DeviceFailure``."""
 
-    def __init__(self, name: str, problem: Problem, kind: str = "fake", as_device: str | None = None,
-                 time_scale: float = 1.0, fail_on: Sequence[str] = ()) -> None:  # fmt: skip
+    def __init__(
+        self,
+        name: str,
+        problem: Problem,
+        kind: str = "fake",
+        as_device: str | None = None,
+        time_scale: float = 1.0,
+        fail_on: Sequence[str] = (),
+    ) -> None:
         self.name = name
         self.kind = kind
         self.problem = problem
         self.pdev = as_device or name
         if self.pdev not in problem.dev_index:
-            raise HetlabError(f"fake device {name!r}: problem {problem.name!r} has no device {self.pdev!r}")
+            raise HetlabError(
+                f"fake device {name!r}: problem {problem.name!r} has no device {self.pdev!r}"
+            )
         self.time_scale = float(time_scale)
         self.fail_on = set(fail_on)
         self.copies_in = 0  # host -> device transfers made (the tensor cache test reads it)
@@ -75,12 +84,22 @@ class FakeDevice(Device):
             for t in list(n.inputs) + list(n.outer_inputs):
                 if t and t not in produced and t not in graph.consts and t not in inputs:
                     inputs.append(t)
-        read_outside = {t for n in graph.nodes if n.id not in inside for t in list(n.inputs) + list(n.outer_inputs)}
+        read_outside = {
+            t
+            for n in graph.nodes
+            if n.id not in inside
+            for t in list(n.inputs) + list(n.outer_inputs)
+        }
         outputs = [t for t in produced if t in read_outside or t in graph.outputs]
         outputs.sort()
-        handle = {"ms": self.cost_ms(nodes), "fail": bool(self.fail_on & inside),
-                  "shapes": {t: graph.tensors[t] for t in outputs if t in graph.tensors}}  # fmt: skip
-        return Unit(device=self.name, nodes=list(nodes), inputs=inputs, outputs=outputs, handle=handle)
+        handle = {
+            "ms": self.cost_ms(nodes),
+            "fail": bool(self.fail_on & inside),
+            "shapes": {t: graph.tensors[t] for t in outputs if t in graph.tensors},
+        }
+        return Unit(
+            device=self.name, nodes=list(nodes), inputs=inputs, outputs=outputs, handle=handle
+        )
 
     def run(self, unit: Unit, inputs: dict[str, Any]) -> RunResult:
         missing = [t for t in unit.inputs if t not in inputs]
@@ -129,12 +148,26 @@ def graph_from_problem(problem: Problem) -> OpGraph:
         t = f"{pn.id}:out"
         tensors[t] = Tensor(t, (max(1, int(out_bytes[pn.id]) // 4),), "float32")
         ins = [f"{p}:out" for p in preds[pn.id]] or ["input"]
-        nodes.append(Node(id=pn.id, op_type=pn.op_type or "Fake", inputs=ins, outputs=[t], index=i,
-                          out_bytes=tensors[t].nbytes))  # fmt: skip
+        nodes.append(
+            Node(
+                id=pn.id,
+                op_type=pn.op_type or "Fake",
+                inputs=ins,
+                outputs=[t],
+                index=i,
+                out_bytes=tensors[t].nbytes,
+            )
+        )
     edges = [Edge(e.src, e.dst, int(e.bytes), [f"{e.src}:out"]) for e in problem.edges]
-    g = OpGraph(name=problem.name, nodes=nodes, edges=edges, tensors=tensors, inputs=["input"],
-                outputs=[f"{n.id}:out" for n in problem.nodes if n.id not in has_succ],
-                input_shapes={"input": (1,)})  # fmt: skip
+    g = OpGraph(
+        name=problem.name,
+        nodes=nodes,
+        edges=edges,
+        tensors=tensors,
+        inputs=["input"],
+        outputs=[f"{n.id}:out" for n in problem.nodes if n.id not in has_succ],
+        input_shapes={"input": (1,)},
+    )
     g.compute_upranks()
     return g
 

@@ -37,7 +37,11 @@ def ort_cpu_ops() -> frozenset[tuple[str, str]]:
     """``(domain, op_type)`` of every op onnxruntime's CPU provider has a kernel for."""
     from onnxruntime.capi import onnxruntime_pybind11_state as C
 
-    ops = {(k.domain, k.op_name) for k in C.get_all_opkernel_def() if k.provider == "CPUExecutionProvider"}
+    ops = {
+        (k.domain, k.op_name)
+        for k in C.get_all_opkernel_def()
+        if k.provider == "CPUExecutionProvider"
+    }
     ops |= {("ai.onnx", op) for d, op in ops if d == ""}
     return frozenset(ops)
 
@@ -58,11 +62,20 @@ class OrtCpuDevice(Device):
 
     kind = KIND
 
-    def __init__(self, name: str, cores: Sequence[int], threads: int | None = None,
-                 pin: bool = True, optimize: bool = True, spin: str = "auto",
-                 small_flops: int = 0) -> None:  # fmt: skip
+    def __init__(
+        self,
+        name: str,
+        cores: Sequence[int],
+        threads: int | None = None,
+        pin: bool = True,
+        optimize: bool = True,
+        spin: str = "auto",
+        small_flops: int = 0,
+    ) -> None:
         if spin not in SPIN:
-            raise HetlabError(f"CPU device {name!r}: spin must be one of {', '.join(SPIN)}, not {spin!r}")
+            raise HetlabError(
+                f"CPU device {name!r}: spin must be one of {', '.join(SPIN)}, not {spin!r}"
+            )
         self.spin = spin
         self.small_flops = int(small_flops)  # units below this many flops run on one thread
         self.name = name
@@ -79,8 +92,14 @@ class OrtCpuDevice(Device):
     def info(self) -> dict[str, Any]:
         import onnxruntime as ort
 
-        return {"name": self.name, "kind": self.kind, "threads": self.threads, "cores": self.cores,
-                "spin": self.spin, "onnxruntime": ort.__version__}  # fmt: skip
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "threads": self.threads,
+            "cores": self.cores,
+            "spin": self.spin,
+            "onnxruntime": ort.__version__,
+        }
 
     def supports(self, node: Node, graph: OpGraph) -> bool:
         return (node.domain or "", node.op_type) in ort_cpu_ops()
@@ -109,16 +128,23 @@ class OrtCpuDevice(Device):
         elif spin == "off":
             so.add_session_config_entry("session.intra_op.allow_spinning", "0")
         if self.pin and threads > 1:
-            so.add_session_config_entry("session.intra_op_thread_affinities",
-                                        affinity_string(self.cores, threads))  # fmt: skip
+            so.add_session_config_entry(
+                "session.intra_op_thread_affinities", affinity_string(self.cores, threads)
+            )
         return so
 
-    def prepare(self, graph: OpGraph, nodes: Sequence[str], outputs: Sequence[str] | None = None) -> Unit:
+    def prepare(
+        self, graph: OpGraph, nodes: Sequence[str], outputs: Sequence[str] | None = None
+    ) -> Unit:
         """One session over ``nodes``' subgraph (the model file itself when ``nodes`` is the
         whole model), cached by node set."""
         import onnxruntime as ort
 
-        key = (frozenset(nodes), tuple(outputs) if outputs is not None else None, graph.model_path or graph.name)
+        key = (
+            frozenset(nodes),
+            tuple(outputs) if outputs is not None else None,
+            graph.model_path or graph.name,
+        )
         with self._lock:
             sess = self._sessions.get(key)
             if sess is None:
@@ -128,7 +154,9 @@ class OrtCpuDevice(Device):
                 else:
                     from hetlab.graph.onnx_io import extract
 
-                    src = extract(graph, list(nodes), list(outputs) if outputs is not None else None)
+                    src = extract(
+                        graph, list(nodes), list(outputs) if outputs is not None else None
+                    )
                 try:
                     flops = sum(graph.node(v).flops for v in nodes)
                     small = not whole and flops < self.small_flops
@@ -136,8 +164,10 @@ class OrtCpuDevice(Device):
                     sess = ort.InferenceSession(src, so, providers=["CPUExecutionProvider"])
                 except Exception as e:  # noqa: BLE001 - onnxruntime raises its own types
                     first = nodes[0] if nodes else "?"
-                    raise HetlabError(f"{self.name}: onnxruntime cannot build a session for "
-                                      f"{len(nodes)} node(s) from {first!r}: {str(e).splitlines()[0]}") from None  # fmt: skip
+                    raise HetlabError(
+                        f"{self.name}: onnxruntime cannot build a session for "
+                        f"{len(nodes)} node(s) from {first!r}: {str(e).splitlines()[0]}"
+                    ) from None
                 self._sessions[key] = sess
         ins = [i.name for i in sess.get_inputs()]
         outs = [o.name for o in sess.get_outputs()]

@@ -55,7 +55,10 @@ def physical_cores(cores: list[int]) -> list[list[int]]:
     for c in cores:
         base = Path(f"/sys/devices/system/cpu/cpu{c}/topology")
         try:
-            key[c] = ((base / "physical_package_id").read_text().strip(), (base / "core_id").read_text().strip())
+            key[c] = (
+                (base / "physical_package_id").read_text().strip(),
+                (base / "core_id").read_text().strip(),
+            )
         except OSError:
             key[c] = ("cpu", str(c))
     phys: dict[tuple[str, str], list[int]] = {}
@@ -77,8 +80,10 @@ def default_groups(cores: list[int] | None = None, reserve: int = 0) -> list[dic
     else:
         half = (len(phys) + 1) // 2
         parts = [phys[:half], phys[half:]]
-    return [{"name": f"cpu{i}", "cores": sorted(c for p in part for c in p), "threads": len(part)}
-            for i, part in enumerate(parts)]  # fmt: skip
+    return [
+        {"name": f"cpu{i}", "cores": sorted(c for p in part for c in p), "threads": len(part)}
+        for i, part in enumerate(parts)
+    ]
 
 
 def host_cores(n_devices: int, cores: list[int] | None = None) -> list[list[int]]:
@@ -104,7 +109,9 @@ def read_platform(path: str | os.PathLike) -> dict[str, Any]:
         try:
             doc = json.loads(text)
         except json.JSONDecodeError as e:
-            raise HetlabError(f"platform file {p} is not valid JSON (line {e.lineno}: {e.msg})") from None
+            raise HetlabError(
+                f"platform file {p} is not valid JSON (line {e.lineno}: {e.msg})"
+            ) from None
     else:
         import tomllib
 
@@ -119,14 +126,20 @@ def validate_platform(doc: Any, source: str = "platform") -> dict[str, Any]:
     """Check a platform document; returns ``{"cpu": [groups] | None, "opencl": {...}}``."""
     if not isinstance(doc, dict):
         raise HetlabError(f"{source}: a platform must be a table/object with 'cpu' and/or 'opencl'")
-    if "cpu" not in doc and "opencl" not in doc:  # other keys are ignored, but one of these is the point
-        raise HetlabError(f"{source}: no 'cpu' groups and no 'opencl' section; is this a platform file?")
+    if (
+        "cpu" not in doc and "opencl" not in doc
+    ):  # other keys are ignored, but one of these is the point
+        raise HetlabError(
+            f"{source}: no 'cpu' groups and no 'opencl' section; is this a platform file?"
+        )
     have = set(available_cores())
     groups = None
     if "cpu" in doc:
         raw = doc["cpu"]
         if not isinstance(raw, list) or not raw:
-            raise HetlabError(f"{source}: 'cpu' must be a non-empty list of groups ([[cpu]] in TOML)")
+            raise HetlabError(
+                f"{source}: 'cpu' must be a non-empty list of groups ([[cpu]] in TOML)"
+            )
         groups, used, names = [], {}, set()
         for i, g in enumerate(raw):
             where = f"{source}: cpu group {i + 1}"
@@ -139,24 +152,35 @@ def validate_platform(doc: Any, source: str = "platform") -> dict[str, Any]:
                 raise HetlabError(f"{where}: duplicate device name {name!r}")
             names.add(name)
             cores = g.get("cores")
-            if (not isinstance(cores, list) or not cores
-                    or not all(isinstance(c, int) and not isinstance(c, bool) for c in cores)):  # fmt: skip
+            if (
+                not isinstance(cores, list)
+                or not cores
+                or not all(isinstance(c, int) and not isinstance(c, bool) for c in cores)
+            ):
                 raise HetlabError(f"{where} ({name}): 'cores' must be a non-empty list of core ids")
             bad = sorted({c for c in cores if c not in have})
             if bad:
-                raise HetlabError(f"{where} ({name}): core(s) {bad} do not exist here; "
-                                  f"this process can use cores {sorted(have)}")  # fmt: skip
+                raise HetlabError(
+                    f"{where} ({name}): core(s) {bad} do not exist here; "
+                    f"this process can use cores {sorted(have)}"
+                )
             for c in cores:
                 if c in used:
                     raise HetlabError(f"{where} ({name}): core {c} is already in group {used[c]!r}")
                 used[c] = name
             threads = g.get("threads", len(cores))
-            if not isinstance(threads, int) or isinstance(threads, bool) or not 1 <= threads <= 1024:
+            if (
+                not isinstance(threads, int)
+                or isinstance(threads, bool)
+                or not 1 <= threads <= 1024
+            ):
                 raise HetlabError(f"{where} ({name}): 'threads' must be a positive integer")
             spin = g.get("spin", "auto")
             if spin not in ("auto", "on", "stop", "off"):
                 raise HetlabError(f"{where} ({name}): 'spin' must be auto, on, stop or off")
-            groups.append({"name": name, "cores": sorted(set(cores)), "threads": threads, "spin": spin})
+            groups.append(
+                {"name": name, "cores": sorted(set(cores)), "threads": threads, "spin": spin}
+            )
     cl = doc.get("opencl", {})
     if not isinstance(cl, dict):
         raise HetlabError(f"{source}: 'opencl' must be a table with include/exclude/names")
@@ -168,14 +192,21 @@ def validate_platform(doc: Any, source: str = "platform") -> dict[str, Any]:
                 raise HetlabError(f"{source}: opencl.{key} must be a list of device names")
             out_cl[key] = list(v)
     names = cl.get("names", {})
-    if not isinstance(names, dict) or not all(isinstance(v, str) and NAME_RE.match(v) for v in names.values()):
+    if not isinstance(names, dict) or not all(
+        isinstance(v, str) and NAME_RE.match(v) for v in names.values()
+    ):
         raise HetlabError(f"{source}: opencl.names must map device names to new names")
     out_cl["names"] = dict(names)
     hc = cl.get("host_cores", {})
     if not isinstance(hc, dict) or not all(
-            isinstance(v, list) and v and all(isinstance(c, int) and not isinstance(c, bool) and c in have for c in v)
-            for v in hc.values()):  # fmt: skip
-        raise HetlabError(f"{source}: opencl.host_cores must map device names to lists of cores of this machine")
+        isinstance(v, list)
+        and v
+        and all(isinstance(c, int) and not isinstance(c, bool) and c in have for c in v)
+        for v in hc.values()
+    ):
+        raise HetlabError(
+            f"{source}: opencl.host_cores must map device names to lists of cores of this machine"
+        )
     out_cl["host_cores"] = {k: sorted(set(v)) for k, v in hc.items()}
     return {"cpu": groups, "opencl": out_cl}
 
@@ -211,8 +242,11 @@ def devices(platform: str | os.PathLike | dict | None = None) -> list[Device]:
     from hetlab.devices.ort_cpu import OrtCpuDevice
 
     cl = conf["opencl"]
-    found = [d for d in opencl_devices()
-             if ("include" not in cl or d.name in cl["include"]) and d.name not in cl.get("exclude", [])]  # fmt: skip
+    found = [
+        d
+        for d in opencl_devices()
+        if ("include" not in cl or d.name in cl["include"]) and d.name not in cl.get("exclude", [])
+    ]
     pinned = dict(cl.get("host_cores", {}))
     groups = conf["cpu"]
     if groups is None:  # defaults: each GPU's driving thread gets a core of its own
@@ -220,8 +254,10 @@ def devices(platform: str | os.PathLike | dict | None = None) -> list[Device]:
         groups = default_groups(reserve=len(host_cores(len(gpus))))
         for d, cores in zip(gpus, host_cores(len(gpus))):
             pinned.setdefault(d.name, cores)
-    out: list[Device] = [OrtCpuDevice(g["name"], g["cores"], g.get("threads"), spin=g.get("spin", "auto"))
-                         for g in groups]  # fmt: skip
+    out: list[Device] = [
+        OrtCpuDevice(g["name"], g["cores"], g.get("threads"), spin=g.get("spin", "auto"))
+        for g in groups
+    ]
     for d in found:
         if d.name in pinned:
             d.host_cores = list(pinned[d.name])
@@ -250,8 +286,10 @@ def get(name: str, platform: str | os.PathLike | dict | None = None) -> Device:
     for d in devs:
         if d.name == name:
             return d
-    raise HetlabError(f"unknown device {name!r}; devices here: {', '.join(d.name for d in devs)} "
-                      "(see 'hetlab devices')")  # fmt: skip
+    raise HetlabError(
+        f"unknown device {name!r}; devices here: {', '.join(d.name for d in devs)} "
+        "(see 'hetlab devices')"
+    )
 
 
 def first_cpu(devs: list[Device]) -> Device:

@@ -76,9 +76,14 @@ class AdaptiveTrace:
         return float(statistics.median(self.latencies)) if self.runs else float("nan")
 
     def to_json(self) -> dict[str, Any]:
-        return {"config": asdict(self.config), "baseline_ms": self.baseline_ms,
-                "median_ms": self.median_ms(), "runs": [asdict(r) for r in self.runs],
-                "switches": self.switches, "marks": self.marks}  # fmt: skip
+        return {
+            "config": asdict(self.config),
+            "baseline_ms": self.baseline_ms,
+            "median_ms": self.median_ms(),
+            "runs": [asdict(r) for r in self.runs],
+            "switches": self.switches,
+            "marks": self.marks,
+        }
 
 
 def busy_ms(rep: Rep) -> dict[str, float]:
@@ -90,9 +95,16 @@ def busy_ms(rep: Rep) -> dict[str, float]:
     return out
 
 
-def without(graph: OpGraph, device_of: Mapping[str, str], slow: str, devices: Mapping[str, Device],
-            baseline: Mapping[str, float], problem: Any = None, slowdown: float = 2.0,
-            algo: str = "heft") -> dict[str, str]:  # fmt: skip
+def without(
+    graph: OpGraph,
+    device_of: Mapping[str, str],
+    slow: str,
+    devices: Mapping[str, Device],
+    baseline: Mapping[str, float],
+    problem: Any = None,
+    slowdown: float = 2.0,
+    algo: str = "heft",
+) -> dict[str, str]:
     """A placement avoiding ``slow``: ``problem`` rescheduled with its costs x ``slowdown`` if
     that avoids it, else its nodes moved to the least busy other device of the plan that runs them."""
     if problem is not None and slow in problem.devices:
@@ -122,10 +134,18 @@ def without(graph: OpGraph, device_of: Mapping[str, str], slow: str, devices: Ma
     return out
 
 
-def run_adaptive(graph: OpGraph, device_of: Mapping[str, str], devices: Sequence[Device] | Mapping[str, Device],
-                 inputs: Mapping[str, Any], repeat: int, config: AdaptiveConfig | None = None,
-                 problem: Any = None, order: Sequence[str] | None = None, adaptive: bool = True,
-                 before_run: Callable[[int, AdaptiveTrace], None] | None = None) -> tuple[AdaptiveTrace, list[Rep]]:  # fmt: skip
+def run_adaptive(
+    graph: OpGraph,
+    device_of: Mapping[str, str],
+    devices: Sequence[Device] | Mapping[str, Device],
+    inputs: Mapping[str, Any],
+    repeat: int,
+    config: AdaptiveConfig | None = None,
+    problem: Any = None,
+    order: Sequence[str] | None = None,
+    adaptive: bool = True,
+    before_run: Callable[[int, AdaptiveTrace], None] | None = None,
+) -> tuple[AdaptiveTrace, list[Rep]]:
     """Run ``repeat`` times (after one warm-up), adapting as in the module doc; with
     ``adaptive=False`` the same loop never switches (the baseline to compare against).
     ``before_run(i, trace)`` is called before run ``i`` (to start/stop interference)."""
@@ -209,11 +229,26 @@ def run_adaptive(graph: OpGraph, device_of: Mapping[str, str], devices: Sequence
             if label == "base" and not probe and strikes >= cfg.patience and i >= hold_until:
                 key = f"without:{worst}"
                 if key not in placements:
-                    placements[key] = without(graph, device_of, worst, devmap, trace.baseline_ms, problem,
-                                              slow[worst], cfg.algo)  # fmt: skip
+                    placements[key] = without(
+                        graph,
+                        device_of,
+                        worst,
+                        devmap,
+                        trace.baseline_ms,
+                        problem,
+                        slow[worst],
+                        cfg.algo,
+                    )
                 if placements[key] != placements["base"]:
-                    trace.switches.append({"run": i + 1, "from": "base", "to": key, "device": worst,
-                                           "slowdown": slow[worst]})  # fmt: skip
+                    trace.switches.append(
+                        {
+                            "run": i + 1,
+                            "from": "base",
+                            "to": key,
+                            "device": worst,
+                            "slowdown": slow[worst],
+                        }
+                    )
                     point.note = f"{worst} {slow[worst]:.2f}x slower than its profile: switch away"
                     before = statistics.median(base_lat[-cfg.patience :])
                     current, slow_dev, strikes, since_switch, recent = key, worst, 0, 0, []
@@ -228,8 +263,15 @@ def run_adaptive(graph: OpGraph, device_of: Mapping[str, str], devices: Sequence
                         if no_gain
                         else f"{worst} slow too ({slow[worst]:.2f}x)"
                     )
-                    trace.switches.append({"run": i + 1, "from": current, "to": "base", "device": worst,
-                                           "slowdown": slow.get(worst)})  # fmt: skip
+                    trace.switches.append(
+                        {
+                            "run": i + 1,
+                            "from": current,
+                            "to": "base",
+                            "device": worst,
+                            "slowdown": slow.get(worst),
+                        }
+                    )
                     point.note = (
                         f"{why}: back to the original plan, hold {cfg.probe_every * backoff} runs"
                     )
@@ -240,8 +282,15 @@ def run_adaptive(graph: OpGraph, device_of: Mapping[str, str], devices: Sequence
                 better = bool(recent) and rep.wall_ms < statistics.median(recent)
                 if slow.get(slow_dev, cfg.recover) < cfg.recover or better:
                     why = "recovered" if not better else "faster again"
-                    trace.switches.append({"run": i + 1, "from": current, "to": "base", "device": slow_dev,
-                                           "slowdown": slow.get(slow_dev)})  # fmt: skip
+                    trace.switches.append(
+                        {
+                            "run": i + 1,
+                            "from": current,
+                            "to": "base",
+                            "device": slow_dev,
+                            "slowdown": slow.get(slow_dev),
+                        }
+                    )
                     point.note = (
                         f"probe: {slow_dev} {why} ({slow.get(slow_dev, 0):.2f}x): switch back"
                     )

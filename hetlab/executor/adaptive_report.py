@@ -84,19 +84,39 @@ def interference_hook(
     return hook, stop_all
 
 
-def adaptive_run(graph: OpGraph, device_of: Mapping[str, str], order: list[str] | None,
-                 devices: Mapping[str, Device], inputs: Mapping[str, Any], repeat: int,
-                 config: AdaptiveConfig, problem: Any = None, interfere: str | None = None,
-                 compare: bool = False, check: bool = False, predicted: float | None = None,
-                 trace_out: str | Path | None = None) -> dict[str, Any]:  # fmt: skip
+def adaptive_run(
+    graph: OpGraph,
+    device_of: Mapping[str, str],
+    order: list[str] | None,
+    devices: Mapping[str, Device],
+    inputs: Mapping[str, Any],
+    repeat: int,
+    config: AdaptiveConfig,
+    problem: Any = None,
+    interfere: str | None = None,
+    compare: bool = False,
+    check: bool = False,
+    predicted: float | None = None,
+    trace_out: str | Path | None = None,
+) -> dict[str, Any]:
     spec = parse_interfere(interfere, devices, repeat)
     docs: dict[str, Any] = {}
     reps_of: dict[str, Any] = {}
     for mode in ["adaptive", "static"] if compare else ["adaptive"]:
         hook, stop_all = interference_hook(spec, devices)
         try:
-            trace, reps = run_adaptive(graph, device_of, devices, inputs, repeat, config, problem, order,
-                                       adaptive=mode == "adaptive", before_run=hook)  # fmt: skip
+            trace, reps = run_adaptive(
+                graph,
+                device_of,
+                devices,
+                inputs,
+                repeat,
+                config,
+                problem,
+                order,
+                adaptive=mode == "adaptive",
+                before_run=hook,
+            )
         finally:
             stop_all()
         docs[mode] = trace.to_json()
@@ -115,13 +135,19 @@ def adaptive_run(graph: OpGraph, device_of: Mapping[str, str], order: list[str] 
     doc = {
         "model_path": str(Path(graph.model_path).resolve()) if graph.model_path else None,
         "model": graph.name,
-        "latency_ms": {"median": round(float(np.median(walls)), 4), "p10": round(float(np.percentile(walls, 10)), 4),
-                       "p90": round(float(np.percentile(walls, 90)), 4)},
-        "predicted_ms": predicted, "max_rel_err": err,
+        "latency_ms": {
+            "median": round(float(np.median(walls)), 4),
+            "p10": round(float(np.percentile(walls, 10)), 4),
+            "p90": round(float(np.percentile(walls, 90)), 4),
+        },
+        "predicted_ms": predicted,
+        "max_rel_err": err,
         "devices": dict(Counter(device_of[n.id] for n in graph.nodes)),
-        "timeline": [], "repeat": repeat, "samples_ms": [round(float(w), 4) for w in walls],
+        "timeline": [],
+        "repeat": repeat,
+        "samples_ms": [round(float(w), 4) for w in walls],
         "adaptive": docs["adaptive"],
-    }  # fmt: skip
+    }
     if compare:
         doc["static"] = docs["static"]
         doc["static_median_ms"] = round(

@@ -77,8 +77,10 @@ def placement(
         return plan.device_of, plan.order, plan.sequential, float(plan.makespan)
     if isinstance(plan, str):
         if plan not in devices:
-            raise HetlabError(f"unknown device {plan!r} (devices here: {', '.join(devices)}); "
-                              "see 'hetlab devices'")  # fmt: skip
+            raise HetlabError(
+                f"unknown device {plan!r} (devices here: {', '.join(devices)}); "
+                "see 'hetlab devices'"
+            )
         dev = devices[plan]
         cpus = [d for d in devices.values() if d.kind != "opencl"]
         fb = cpus[0].name if cpus else plan
@@ -95,9 +97,18 @@ def placement(
     )
 
 
-def run(graph: OpGraph | str, plan: Any, devices: Sequence[Device] | Mapping[str, Device] | None = None,
-        repeat: int = 1, check: bool = False, inputs: Mapping[str, Any] | None = None,
-        warmup: int | None = None, seed: int = 0, problem: Any = None, trace: str | Path | None = None) -> RunReport:  # fmt: skip
+def run(
+    graph: OpGraph | str,
+    plan: Any,
+    devices: Sequence[Device] | Mapping[str, Device] | None = None,
+    repeat: int = 1,
+    check: bool = False,
+    inputs: Mapping[str, Any] | None = None,
+    warmup: int | None = None,
+    seed: int = 0,
+    problem: Any = None,
+    trace: str | Path | None = None,
+) -> RunReport:
     """Run ``graph`` by ``plan`` on ``devices`` (default: this machine's, see
     ``hetlab.devices.platform``) ``repeat`` times; see the module doc for the report.
     ``problem``: when given and ``plan`` is no Plan, ``predicted_ms`` is simulated on it;
@@ -142,13 +153,17 @@ def run(graph: OpGraph | str, plan: Any, devices: Sequence[Device] | Mapping[str
     units_of = {s.index: s.nodes for s in ex.specs}
     report = RunReport(
         model_path=str(Path(graph.model_path).resolve()) if graph.model_path else None,
-        latency_ms={"median": round(float(np.median(walls)), 4),
-                    "p10": round(float(np.percentile(walls, 10)), 4),
-                    "p90": round(float(np.percentile(walls, 90)), 4)},
+        latency_ms={
+            "median": round(float(np.median(walls)), 4),
+            "p10": round(float(np.percentile(walls, 10)), 4),
+            "p90": round(float(np.percentile(walls, 90)), 4),
+        },
         predicted_ms=None if predicted is None else round(predicted, 4),
         max_rel_err=err,
         devices=dict(Counter(device_of[n.id] for n in graph.nodes)),
-        timeline=node_timeline(mid.events, units_of, mid.node_times, {n.id: n.flops for n in graph.nodes}),
+        timeline=node_timeline(
+            mid.events, units_of, mid.node_times, {n.id: n.flops for n in graph.nodes}
+        ),
         fallbacks=sorted(ex.fallbacks.values(), key=lambda f: f["unit"]),
         units=len(ex.specs),
         repeat=repeat,
@@ -156,12 +171,20 @@ def run(graph: OpGraph | str, plan: Any, devices: Sequence[Device] | Mapping[str
         events=mid.events,
         device_names=[d for d in devmap if d in set(device_of.values())],
         outputs=mid.outputs,
-        extra={"model": graph.name, "algo": getattr(plan, "algo", None), "warmup_runs": warmed,
-               **predictions,
-               "critical_path": summary(ex.specs, mid.events, mid.wall_ms,
-                                        predicted_unit_ms(problem, ex.specs) if problem is not None else None),
-               **node_shares(graph, device_of, devmap, ex)},
-    )  # fmt: skip
+        extra={
+            "model": graph.name,
+            "algo": getattr(plan, "algo", None),
+            "warmup_runs": warmed,
+            **predictions,
+            "critical_path": summary(
+                ex.specs,
+                mid.events,
+                mid.wall_ms,
+                predicted_unit_ms(problem, ex.specs) if problem is not None else None,
+            ),
+            **node_shares(graph, device_of, devmap, ex),
+        },
+    )
     if trace is not None:
         report.write_trace(trace)
     return report
@@ -191,8 +214,15 @@ def warm_up(run_once: Callable[[], Any], warmup: int | None = None) -> int:
     return n
 
 
-def io_prediction(problem: Any, graph: OpGraph, device_of: Mapping[str, str], order: Sequence[str] | None,
-                  sequential: bool, devices: Mapping[str, Device], fused: Sequence[Sequence[str]] = ()) -> dict[str, float]:  # fmt: skip
+def io_prediction(
+    problem: Any,
+    graph: OpGraph,
+    device_of: Mapping[str, str],
+    order: Sequence[str] | None,
+    sequential: bool,
+    devices: Mapping[str, Device],
+    fused: Sequence[Sequence[str]] = (),
+) -> dict[str, float]:
     """``predicted_io_ms`` (``predict.end_to_end_ms``) and ``predicted_host_ms``
     (``predict.host_serial_ms``), with the first CPU device of the problem as the host and the
     OpenCL devices without host-unified memory as remote; those that cannot be had are left out."""
@@ -203,8 +233,14 @@ def io_prediction(problem: Any, graph: OpGraph, device_of: Mapping[str, str], or
         return {}
     order = order or graph.topo_order()
     try:
-        got = {"predicted_io_ms": end_to_end_ms(problem, graph, device_of, order, host, remote, sequential, fused),
-               "predicted_host_ms": host_serial_ms(problem, graph, device_of, order, host, remote, sequential)}  # fmt: skip
+        got = {
+            "predicted_io_ms": end_to_end_ms(
+                problem, graph, device_of, order, host, remote, sequential, fused
+            ),
+            "predicted_host_ms": host_serial_ms(
+                problem, graph, device_of, order, host, remote, sequential
+            ),
+        }
     except HetlabError:  # a profile that does not fit this plan: the run itself still goes on
         return {}
     return {k: round(v, 4) for k, v in got.items() if v is not None}

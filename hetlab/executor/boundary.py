@@ -58,8 +58,14 @@ def _shifted(problem: Problem, pair: tuple[str, str], ms: float) -> Problem:
     return p
 
 
-def fit_latency(problem: Problem, device_of: dict[str, str], order: Sequence[str], measured_ms: float,
-                pair: tuple[str, str], iters: int = 30) -> float:  # fmt: skip
+def fit_latency(
+    problem: Problem,
+    device_of: dict[str, str],
+    order: Sequence[str],
+    measured_ms: float,
+    pair: tuple[str, str],
+    iters: int = 30,
+) -> float:
     """The extra link latency (ms) on ``pair``'s two links that makes the simulated makespan
     of ``device_of`` equal ``measured_ms`` (0 when it is predicted at least that already)."""
     from hetlab.schedulers.sim import simulate
@@ -93,10 +99,16 @@ def add_latency(problem: Problem, extra: dict[str, float]) -> Problem:
     return problem
 
 
-def calibrate_boundaries(problem: Problem, graph: OpGraph, devices: Sequence[Device],
-                         windows: Sequence[Sequence[str]], per_unit: dict[str, float],
-                         repeat: int = 7, memo: Memo | None = None,
-                         inputs: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+def calibrate_boundaries(
+    problem: Problem,
+    graph: OpGraph,
+    devices: Sequence[Device],
+    windows: Sequence[Sequence[str]],
+    per_unit: dict[str, float],
+    repeat: int = 7,
+    memo: Memo | None = None,
+    inputs: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """Add each device pair's boundary cost to ``problem``'s links (see the module doc);
     returns what was done per ordered pair, also stored as ``problem.extra["boundary"]``.
     ``memo``: ``(get(a, b) -> measured ms or None, put(a, b, ms))``, e.g. the profile cache,
@@ -143,8 +155,14 @@ def calibrate_boundaries(problem: Problem, graph: OpGraph, devices: Sequence[Dev
             measured, units = float(hit["ms"]), hit.get("units")
             ms = fit_latency(problem, plan, order, measured, (x, y))
             n_cross = sum(1 for e in graph.edges if plan[e.src] != plan[e.dst])
-            cal = {"ms": ms, "method": "alternating windows", "measured_ms": round(measured, 4),
-                   "units": units, "cross_edges": n_cross, "per_unit_ms": excess(plan, measured, units)}  # fmt: skip
+            cal = {
+                "ms": ms,
+                "method": "alternating windows",
+                "measured_ms": round(measured, 4),
+                "units": units,
+                "cross_edges": n_cross,
+                "per_unit_ms": excess(plan, measured, units),
+            }
             for key in (f"{x}->{y}", f"{y}->{x}"):
                 done[key] = dict(cal)
     calibrated = {k: v["ms"] for k, v in done.items()}
@@ -163,8 +181,13 @@ def calibrate_boundaries(problem: Problem, graph: OpGraph, devices: Sequence[Dev
     return done
 
 
-def single_unit(graph: OpGraph, devs: dict[str, Device], measure: Callable[[dict[str, str]], tuple[float, int, float]],
-                memo: Memo | None, problem: Problem | None = None) -> dict[str, Any]:  # fmt: skip
+def single_unit(
+    graph: OpGraph,
+    devs: dict[str, Device],
+    measure: Callable[[dict[str, str]], tuple[float, int, float]],
+    memo: Memo | None,
+    problem: Problem | None = None,
+) -> dict[str, Any]:
     """Each device's one-unit cost (ms): what the executor adds to a whole-model run on it,
     the median run's latency less its time inside the device's run (feeding the inputs,
     dispatch, collecting the outputs; ``critical.py``), as ``per_unit_ms``; and, with

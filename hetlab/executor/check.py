@@ -21,13 +21,17 @@ def load_inputs(graph: OpGraph, given: Mapping[str, Any], seed: int = 0) -> dict
     out = random_inputs(graph, seed)
     for name, arr in given.items():
         if name not in graph.inputs:
-            raise HetlabError(f"--input {name}: the model has no input {name!r} "
-                              f"(inputs: {', '.join(graph.inputs)})")  # fmt: skip
+            raise HetlabError(
+                f"--input {name}: the model has no input {name!r} "
+                f"(inputs: {', '.join(graph.inputs)})"
+            )
         arr = np.asarray(arr)
         want = out[name]
         if tuple(arr.shape) != tuple(want.shape):
-            raise HetlabError(f"--input {name}: the value has shape {list(arr.shape)}, the model "
-                              f"expects {list(want.shape)}")  # fmt: skip
+            raise HetlabError(
+                f"--input {name}: the value has shape {list(arr.shape)}, the model "
+                f"expects {list(want.shape)}"
+            )
         out[name] = np.asarray(arr, dtype=want.dtype, order="C")
     return out
 

@@ -14,12 +14,20 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", help="an .onnx file or a zoo model name (see `hetlab zoo`)")
     how = p.add_mutually_exclusive_group(required=True)
     how.add_argument("--plan", metavar="PLAN.json", help="a plan from `hetlab schedule` (spec §4)")
-    how.add_argument("--device", metavar="NAME",
-                     help="run every node NAME supports on it, the rest on the first CPU device")  # fmt: skip
+    how.add_argument(
+        "--device",
+        metavar="NAME",
+        help="run every node NAME supports on it, the rest on the first CPU device",
+    )
     add_shape_arg(p)
     p.add_argument("--repeat", type=int, default=10, metavar="N", help="measured runs (default 10)")
-    p.add_argument("--warmup", type=int, default=None, metavar="N",
-                   help="unmeasured runs first (default: as many as fit in 0.5 s, at least 1, at most 200)")  # fmt: skip
+    p.add_argument(
+        "--warmup",
+        type=int,
+        default=None,
+        metavar="N",
+        help="unmeasured runs first (default: as many as fit in 0.5 s, at least 1, at most 200)",
+    )
     p.add_argument(
         "--check", action="store_true", help="compare outputs with a plain onnxruntime session"
     )
@@ -33,14 +41,20 @@ def configure(p: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="TOML/JSON file naming CPU core groups and OpenCL devices",
     )
-    p.add_argument("--profile", metavar="PROBLEM.json",
-                   help="the profiled problem (spec §2): with --device, predicts the run's time; with any "
-                        "plan, adds predicted_io_ms (inputs/outputs to and from host memory) and "
-                        "predicted_host_ms (each unit's host dispatch one at a time)")  # fmt: skip
+    p.add_argument(
+        "--profile",
+        metavar="PROBLEM.json",
+        help="the profiled problem (spec §2): with --device, predicts the run's time; with any "
+        "plan, adds predicted_io_ms (inputs/outputs to and from host memory) and "
+        "predicted_host_ms (each unit's host dispatch one at a time)",
+    )
     p.add_argument("--json", action="store_true", help="print the report of spec §5 as JSON")
     a = p.add_argument_group("adaptive execution (issue 9)")
-    a.add_argument("--adaptive", action="store_true",
-                   help="re-plan away from a device that slows down (contention) and back when it recovers")  # fmt: skip
+    a.add_argument(
+        "--adaptive",
+        action="store_true",
+        help="re-plan away from a device that slows down (contention) and back when it recovers",
+    )
     a.add_argument(
         "--threshold", type=float, default=1.5, help="slowdown that counts as contention (1.5)"
     )
@@ -50,8 +64,11 @@ def configure(p: argparse.ArgumentParser) -> None:
     a.add_argument(
         "--probe-every", type=int, default=4, help="runs between probes of the original plan (4)"
     )
-    a.add_argument("--interfere", metavar="DEVICE:START[:STOP]",
-                   help="run a CPU burner on DEVICE's cores (or a busy OpenCL queue) during runs START..STOP-1")  # fmt: skip
+    a.add_argument(
+        "--interfere",
+        metavar="DEVICE:START[:STOP]",
+        help="run a CPU burner on DEVICE's cores (or a busy OpenCL queue) during runs START..STOP-1",
+    )
     a.add_argument(
         "--compare",
         action="store_true",
@@ -90,8 +107,10 @@ def main(args: argparse.Namespace) -> int:
     if args.device:
         names = [d.name for d in devs]
         if args.device not in names:
-            raise HetlabError(f"unknown device {args.device!r}; devices here: {', '.join(names)} "
-                              "(see 'hetlab devices')")  # fmt: skip
+            raise HetlabError(
+                f"unknown device {args.device!r}; devices here: {', '.join(names)} "
+                "(see 'hetlab devices')"
+            )
         plan = args.device
     graph = load(args.model, shapes, given)
     feed = load_inputs(graph, given, args.seed)
@@ -99,8 +118,17 @@ def main(args: argparse.Namespace) -> int:
         return _main_adaptive(args, graph, plan, devs, feed, problem)
     if args.interfere or args.compare or args.adaptive_trace:
         raise HetlabError("--interfere, --compare and --adaptive-trace need --adaptive")
-    report = run(graph, plan, devs, repeat=args.repeat, check=args.check, inputs=feed,
-                 warmup=args.warmup, problem=problem, trace=args.trace)  # fmt: skip
+    report = run(
+        graph,
+        plan,
+        devs,
+        repeat=args.repeat,
+        check=args.check,
+        inputs=feed,
+        warmup=args.warmup,
+        problem=problem,
+        trace=args.trace,
+    )
     doc = report.to_json()
     if args.json:
         json.dump(doc, sys.stdout)
@@ -122,8 +150,21 @@ def _main_adaptive(
     cfg = AdaptiveConfig(
         threshold=args.threshold, patience=args.patience, probe_every=args.probe_every
     )
-    doc = adaptive_run(graph, device_of, order, devmap, feed, args.repeat, cfg, problem, args.interfere,
-                       args.compare, args.check, predicted, args.adaptive_trace)  # fmt: skip
+    doc = adaptive_run(
+        graph,
+        device_of,
+        order,
+        devmap,
+        feed,
+        args.repeat,
+        cfg,
+        problem,
+        args.interfere,
+        args.compare,
+        args.check,
+        predicted,
+        args.adaptive_trace,
+    )
     if args.json:
         json.dump(doc, sys.stdout)
         sys.stdout.write("\n")
@@ -161,12 +202,16 @@ def format_report(doc: dict[str, Any]) -> str:
         lines.append(f"predicted  {pred:.3f} ms{ratio}")
     if doc.get("predicted_io_ms") and doc["predicted_io_ms"] != doc.get("predicted_ms"):
         io = doc["predicted_io_ms"]
-        lines.append(f"  with inputs/outputs to and from host memory {io:.3f} ms  "
-                     f"measured/predicted {lat['median'] / io:.2f}")  # fmt: skip
+        lines.append(
+            f"  with inputs/outputs to and from host memory {io:.3f} ms  "
+            f"measured/predicted {lat['median'] / io:.2f}"
+        )
     if doc.get("predicted_host_ms"):
         hs = doc["predicted_host_ms"]
-        lines.append(f"  with each unit's host dispatch one at a time {hs:.3f} ms  "
-                     f"measured/predicted {lat['median'] / hs:.2f}")  # fmt: skip
+        lines.append(
+            f"  with each unit's host dispatch one at a time {hs:.3f} ms  "
+            f"measured/predicted {lat['median'] / hs:.2f}"
+        )
     cp = doc.get("critical_path")
     if cp:
         pr = (
@@ -174,24 +219,35 @@ def format_report(doc: dict[str, Any]) -> str:
             if cp.get("predicted_run_ms") is not None
             else ""
         )
-        lines.append(f"path       {cp['units']} units ({cp['cross_device']} after another device): run "
-                     f"{cp['run_ms']:.3f} ms{pr}, dispatch {cp['dispatch_ms']:.3f}, copies "
-                     f"{cp['copies_ms']:.3f}, tail {cp['tail_ms']:.3f}")  # fmt: skip
+        lines.append(
+            f"path       {cp['units']} units ({cp['cross_device']} after another device): run "
+            f"{cp['run_ms']:.3f} ms{pr}, dispatch {cp['dispatch_ms']:.3f}, copies "
+            f"{cp['copies_ms']:.3f}, tail {cp['tail_ms']:.3f}"
+        )
     if doc.get("max_rel_err") is not None:
         lines.append(f"check      max_rel_err {doc['max_rel_err']:.2e} against plain onnxruntime")
-    lines.append("devices    " + ", ".join(f"{k} {v} nodes" for k, v in doc["devices"].items())
-                 + f"; {doc['units']} units")  # fmt: skip
+    lines.append(
+        "devices    "
+        + ", ".join(f"{k} {v} nodes" for k, v in doc["devices"].items())
+        + f"; {doc['units']} units"
+    )
     share = doc.get("opencl_share")
     if share is not None:
         ex, hr = doc.get("nodes_executed", {}), doc.get("host_resolved", {})
         bodies = " incl. If bodies" if sum(ex.values()) != sum(doc["devices"].values()) else ""
-        lines.append(f"opencl     {100 * share['vertices']:.1f}% of vertices; {100 * share['executed']:.1f}% of "
-                     f"the {sum(ex.values())} nodes executed per run{bodies}")  # fmt: skip
+        lines.append(
+            f"opencl     {100 * share['vertices']:.1f}% of vertices; {100 * share['executed']:.1f}% of "
+            f"the {sum(ex.values())} nodes executed per run{bodies}"
+        )
         if hr.get("shape_arithmetic") or hr.get("constant_folded"):
-            lines.append(f"host       {hr['shape_arithmetic']} shape-arithmetic and {hr['constant_folded']} "
-                         f"constant-folded If-body nodes resolved once per input signature "
-                         f"({100 * share['with_host_resolved']:.1f}% on OpenCL counting them)")  # fmt: skip
+            lines.append(
+                f"host       {hr['shape_arithmetic']} shape-arithmetic and {hr['constant_folded']} "
+                f"constant-folded If-body nodes resolved once per input signature "
+                f"({100 * share['with_host_resolved']:.1f}% on OpenCL counting them)"
+            )
     for f in doc.get("fallbacks", []):
-        lines.append(f"fallback   unit {f['unit']} ({f['nodes']} nodes from {f['first']}) ran on "
-                     f"{f['to']} instead of {f['device']}: {f['error']}")  # fmt: skip
+        lines.append(
+            f"fallback   unit {f['unit']} ({f['nodes']} nodes from {f['first']}) ran on "
+            f"{f['to']} instead of {f['device']}: {f['error']}"
+        )
     return "\n".join(lines)

@@ -50,8 +50,14 @@ def plan_key(device_of: Mapping[str, str], order: Sequence[str]) -> str:
     return digest([[v, device_of[v]] for v in order])
 
 
-def calibrate_concurrency(problem: Problem, graph: OpGraph, devices: Sequence[Device], repeat: int = 11,
-                          memo: Memo | None = None, inputs: Mapping[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+def calibrate_concurrency(
+    problem: Problem,
+    graph: OpGraph,
+    devices: Sequence[Device],
+    repeat: int = 11,
+    memo: Memo | None = None,
+    inputs: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """Fit the surcharge on ``ALGO``'s plan of ``problem`` (see the module doc) and store it
     in ``problem.extra["boundary"]["concurrent"]``; returns what was stored, with
     ``per_unit_ms`` None and a ``why`` when the plan says too little. ``memo``: ``(get(key)
@@ -88,7 +94,11 @@ def calibrate_concurrency(problem: Problem, graph: OpGraph, devices: Sequence[De
             if memo:
                 memo[1](key, measured)
         x = fit_surcharge(lambda v: predict(v)[0], float(measured))  # type: ignore[index]
-        out.update(per_unit_ms=x, measured_ms=round(float(measured), 4), overlapped=first[1],
-                   predicted_before_ms=round(first[0], 4))  # fmt: skip
+        out.update(
+            per_unit_ms=x,
+            measured_ms=round(float(measured), 4),
+            overlapped=first[1],
+            predicted_before_ms=round(first[0], 4),
+        )
     problem.extra.setdefault("boundary", {})["concurrent"] = out
     return out

@@ -65,8 +65,10 @@ class CpuBurner:
             return self
         self._stop.clear()
         deadline = time.monotonic() + self.duration_s
-        self._ps = [self._ctx.Process(target=_burn, args=(self.cores, deadline, self._stop), daemon=True)
-                    for _ in range(self.procs)]  # fmt: skip
+        self._ps = [
+            self._ctx.Process(target=_burn, args=(self.cores, deadline, self._stop), daemon=True)
+            for _ in range(self.procs)
+        ]
         for p in self._ps:
             p.start()
         return self
@@ -106,8 +108,11 @@ class OpenClBusyQueue:
         self.cl = cl
         self.queue = cl.CommandQueue(ctx)
         self.prog = cl.Program(ctx, self.SRC).build()
-        self.buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
-                             hostbuf=np.ones(work, np.float32))  # fmt: skip
+        self.buf = cl.Buffer(
+            ctx,
+            cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+            hostbuf=np.ones(work, np.float32),
+        )
         self.work, self.loops, self.duration_s = work, loops, float(duration_s)
         self._stop = threading.Event()
         self._t: threading.Thread | None = None

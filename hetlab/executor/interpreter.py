@@ -52,8 +52,11 @@ class Rep:
     def node_times(self) -> dict[int, list[tuple[str, float, float]]]:
         """Unit -> [(node, start ms, finish ms)] from the run's start; read lazily, since
         OpenCL's per-kernel stamps cost microseconds each to fetch."""
-        return {i: [(nt.node, (nt.start - self.t0) * 1e3, (nt.finish - self.t0) * 1e3) for nt in raw]
-                for i, raw in self.raw_node_times.items() if len(raw)}  # fmt: skip
+        return {
+            i: [(nt.node, (nt.start - self.t0) * 1e3, (nt.finish - self.t0) * 1e3) for nt in raw]
+            for i, raw in self.raw_node_times.items()
+            if len(raw)
+        }
 
 
 SWITCH_INTERVAL_S = 1e-4  # GIL switch interval while several workers run (s)
@@ -82,10 +85,15 @@ class Executor:
     a time in global order (spec §3's sequential plans). Call ``prepare`` once (``run_once``
     does it if needed), ``run_once`` many times, ``close`` at the end."""
 
-    def __init__(self, graph: OpGraph, device_of: Mapping[str, str],
-                 devices: Sequence[Device] | Mapping[str, Device],
-                 order: Sequence[str] | None = None, sequential: bool = False,
-                 main_thread: bool = True) -> None:  # fmt: skip
+    def __init__(
+        self,
+        graph: OpGraph,
+        device_of: Mapping[str, str],
+        devices: Sequence[Device] | Mapping[str, Device],
+        order: Sequence[str] | None = None,
+        sequential: bool = False,
+        main_thread: bool = True,
+    ) -> None:
         self.graph = graph
         self.main_thread = main_thread
         self.switch_interval_s: float | None = switch_interval_s()  # None: leave Python's
@@ -128,8 +136,9 @@ class Executor:
         cpus = [d for d in used if self.devices[d].kind != "opencl"]
         self._inline = cpus[0] if self.main_thread and cpus else None
         for d in used:
-            self._workers[d] = Worker(self, d, [s for s in self.specs if s.device == d],
-                                       threaded=d != self._inline)  # fmt: skip
+            self._workers[d] = Worker(
+                self, d, [s for s in self.specs if s.device == d], threaded=d != self._inline
+            )
 
     def _route(self) -> None:
         """Where each unit input comes from, which outputs go to the host, when to free."""

@@ -132,9 +132,16 @@ def host_serial_ms(
     return None if got is None else got[0]
 
 
-def host_serial(problem: Problem, graph: OpGraph, device_of: Mapping[str, str], order: Sequence[str], host: str,
-                remote: Collection[str], sequential: bool = False,
-                concurrent: float | None = None) -> tuple[float, int] | None:  # fmt: skip
+def host_serial(
+    problem: Problem,
+    graph: OpGraph,
+    device_of: Mapping[str, str],
+    order: Sequence[str],
+    host: str,
+    remote: Collection[str],
+    sequential: bool = False,
+    concurrent: float | None = None,
+) -> tuple[float, int] | None:
     """``host_serial_ms`` and how many units started while another device ran;
     ``concurrent``: the surcharge to use instead of the problem's (ms)."""
     from hetlab.executor.boundary import add_latency
@@ -157,7 +164,11 @@ def host_serial(problem: Problem, graph: OpGraph, device_of: Mapping[str, str], 
     p = add_latency(Problem.from_json(p.to_json(), "host-serial prediction"), cal)
     idx, dix, cost, comm, preds = p.index, p.dev_index, p.cost_matrix, p.comm_tensor, p.preds
     units = build_units(graph, device_of, order)
-    whole = (problem.extra["boundary"].get("single_unit") or {}).get(units[0].device) if len(units) == 1 else None
+    whole = (
+        (problem.extra["boundary"].get("single_unit") or {}).get(units[0].device)
+        if len(units) == 1
+        else None
+    )
     if isinstance(whole, dict) and whole.get("excess_ms") is not None:  # the calibration's own plan
         h = {**h, units[0].device: float(whole["excess_ms"])}
     unit_of = {v: u.index for u in units for v in u.nodes}
@@ -167,8 +178,11 @@ def host_serial(problem: Problem, graph: OpGraph, device_of: Mapping[str, str], 
         t = 0.0
         for v in u.nodes:
             t += float(cost[idx[v], d])
-            t += sum(float(comm[k, dix[dev_of[p.nodes[a].id]], d]) for a, k in preds[idx[v]]
-                     if dev_of[p.nodes[a].id] != u.device)  # fmt: skip
+            t += sum(
+                float(comm[k, dix[dev_of[p.nodes[a].id]], d])
+                for a, k in preds[idx[v]]
+                if dev_of[p.nodes[a].id] != u.device
+            )
         dur[u.index] = t
     by_dev: dict[str, list[int]] = {}
     for u in units:

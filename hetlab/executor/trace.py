@@ -45,8 +45,15 @@ def node_timeline(
         timed = node_times.get(uid)
         if timed:
             for node, s, f in timed:
-                out.append({"node": node, "device": ev.device, "start": round(s, 4),
-                            "finish": round(f, 4), "unit": uid})  # fmt: skip
+                out.append(
+                    {
+                        "node": node,
+                        "device": ev.device,
+                        "start": round(s, 4),
+                        "finish": round(f, 4),
+                        "unit": uid,
+                    }
+                )
             continue
         nodes = unit_nodes[uid]
         w = [1.0] * len(nodes)
@@ -58,8 +65,15 @@ def node_timeline(
         t = ev.start
         for node, x in zip(nodes, w):
             f = t + (ev.finish - ev.start) * x / total
-            out.append({"node": node, "device": ev.device, "start": round(t, 4), "finish": round(f, 4),
-                        "unit": uid})  # fmt: skip
+            out.append(
+                {
+                    "node": node,
+                    "device": ev.device,
+                    "start": round(t, 4),
+                    "finish": round(f, 4),
+                    "unit": uid,
+                }
+            )
             t = f
     out.sort(key=lambda r: (r["start"], r["device"]))
     return out
@@ -81,13 +95,27 @@ def chrome_trace(
     for ev in events:
         if ev.device not in tid:
             tid[ev.device] = len(tid) + 1
-            trace.append({"ph": "M", "pid": 1, "tid": tid[ev.device], "name": "thread_name",
-                          "args": {"name": ev.device}})  # fmt: skip
-        trace.append({
-            "ph": "X", "pid": 1, "tid": tid[ev.device], "name": ev.name, "cat": ev.kind,
-            "ts": round(ev.start * 1000.0, 3), "dur": round(max(0.0, ev.finish - ev.start) * 1000.0, 3),
-            "args": ev.args,
-        })  # fmt: skip
+            trace.append(
+                {
+                    "ph": "M",
+                    "pid": 1,
+                    "tid": tid[ev.device],
+                    "name": "thread_name",
+                    "args": {"name": ev.device},
+                }
+            )
+        trace.append(
+            {
+                "ph": "X",
+                "pid": 1,
+                "tid": tid[ev.device],
+                "name": ev.name,
+                "cat": ev.kind,
+                "ts": round(ev.start * 1000.0, 3),
+                "dur": round(max(0.0, ev.finish - ev.start) * 1000.0, 3),
+                "args": ev.args,
+            }
+        )
     return {"traceEvents": trace, "displayTimeUnit": "ms"}
 
 

@@ -42,16 +42,22 @@ def check_plan(
     an order that is not topological. One line, before anything runs."""
     unknown = [v for v in device_of if v not in graph]
     if unknown:
-        raise HetlabError(f"plan names {len(unknown)} node(s) not in model {graph.name!r} "
-                          f"(first: {unknown[0]!r}); was the plan made for another model?")  # fmt: skip
+        raise HetlabError(
+            f"plan names {len(unknown)} node(s) not in model {graph.name!r} "
+            f"(first: {unknown[0]!r}); was the plan made for another model?"
+        )
     missing = [n.id for n in graph.nodes if n.id not in device_of]
     if missing:
-        raise HetlabError(f"plan leaves {len(missing)} node(s) of model {graph.name!r} without a "
-                          f"device (first: {missing[0]!r}); re-run the scheduler on this model")  # fmt: skip
+        raise HetlabError(
+            f"plan leaves {len(missing)} node(s) of model {graph.name!r} without a "
+            f"device (first: {missing[0]!r}); re-run the scheduler on this model"
+        )
     bad = sorted({d for d in device_of.values() if d not in devices})
     if bad:
-        raise HetlabError(f"plan uses unknown device {bad[0]!r} (devices here: {', '.join(devices)}); "
-                          "use --platform to name the devices as the plan does")  # fmt: skip
+        raise HetlabError(
+            f"plan uses unknown device {bad[0]!r} (devices here: {', '.join(devices)}); "
+            "use --platform to name the devices as the plan does"
+        )
     if order is not None:
         if len(order) != len(graph.nodes) or set(order) != set(device_of):
             raise HetlabError("plan order must list every node of the model exactly once")

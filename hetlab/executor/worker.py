@@ -154,8 +154,16 @@ class Worker:
             ex._events.append(Event("recv", dev.name, t, ex.ms(a), ex.ms(now()), {"unit": s.index}))
         res = dev.run(unit, {t: local[t] for t in unit.inputs})
         local.update(res.outputs)
-        ex._events.append(Event("unit", dev.name, s.label, ex.ms(res.start), ex.ms(res.finish),
-                                {"unit": s.index, "nodes": len(s.nodes)}))  # fmt: skip
+        ex._events.append(
+            Event(
+                "unit",
+                dev.name,
+                s.label,
+                ex.ms(res.start),
+                ex.ms(res.finish),
+                {"unit": s.index, "nodes": len(s.nodes)},
+            )
+        )
         if res.node_times is not None:  # read after the run's clock stops (may be lazy)
             ex._raw_node_times[s.index] = res.node_times
         for t in ex.publish[s.index]:
@@ -219,10 +227,26 @@ class Worker:
         res = cpu.run(unit, {t: cpu.copy_in(inputs[t]) for t in unit.inputs})
         for t, v in res.outputs.items():
             ex.host[t] = cpu.copy_out(v)
-        ex._events.append(Event("unit", self.dev.name, f"{s.label} -> {cpu.name}", ex.ms(res.start),
-                                ex.ms(res.finish), {"unit": s.index, "fallback": cpu.name}))  # fmt: skip
+        ex._events.append(
+            Event(
+                "unit",
+                self.dev.name,
+                f"{s.label} -> {cpu.name}",
+                ex.ms(res.start),
+                ex.ms(res.finish),
+                {"unit": s.index, "fallback": cpu.name},
+            )
+        )
         for t in ex.free_after[s.index]:
             local.pop(t, None)
-        ex.fallbacks.setdefault(s.index, {
-            "unit": s.index, "device": self.dev.name, "to": cpu.name, "nodes": len(s.nodes),
-            "first": s.nodes[0], "error": ex.failed.get(self.dev.name, "")})  # fmt: skip
+        ex.fallbacks.setdefault(
+            s.index,
+            {
+                "unit": s.index,
+                "device": self.dev.name,
+                "to": cpu.name,
+                "nodes": len(s.nodes),
+                "first": s.nodes[0],
+                "error": ex.failed.get(self.dev.name, ""),
+            },
+        )

@@ -9,14 +9,24 @@ import sys
 
 def add_shape_arg(p: argparse.ArgumentParser) -> None:
     """The ``--shape NAME=1x3x224x224`` option (repeatable) shared by every model command."""
-    p.add_argument("--shape", action="append", default=[], metavar="NAME=DIMS",
-                   help="fix an input's shape, e.g. input=1x3x640x640 (repeatable)")  # fmt: skip
+    p.add_argument(
+        "--shape",
+        action="append",
+        default=[],
+        metavar="NAME=DIMS",
+        help="fix an input's shape, e.g. input=1x3x640x640 (repeatable)",
+    )
 
 
 def add_input_arg(p: argparse.ArgumentParser) -> None:
     """``--input NAME=FILE.npy`` or ``NAME=NUMBER`` (repeatable)."""
-    p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
-                   help="an input's value (a .npy file or a number); otherwise seeded random")  # fmt: skip
+    p.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="NAME=FILE.npy",
+        help="an input's value (a .npy file or a number); otherwise seeded random",
+    )
 
 
 def configure_graph(p: argparse.ArgumentParser) -> None:
@@ -34,7 +44,8 @@ def format_summary(s: dict) -> str:
     w = s["widest_level"]
     lines = [
         f"model      {s['model']}",
-        "inputs     " + ", ".join(f"{k}={'x'.join(map(str, v)) or 'scalar'}" for k, v in s["inputs"].items()),
+        "inputs     "
+        + ", ".join(f"{k}={'x'.join(map(str, v)) or 'scalar'}" for k, v in s["inputs"].items()),
         f"vertices   {s['vertices']}",
         f"edges      {s['edges']}",
         f"depth      {s['depth']} (max upward rank)",
@@ -61,7 +72,9 @@ def main_graph(args: argparse.Namespace) -> int:
 def main_zoo(args: argparse.Namespace) -> int:
     from hetlab import zoo
 
-    rows = [{"name": n, **{k: v for k, v in zoo.info(n).items() if k != "file"}} for n in zoo.names()]
+    rows = [
+        {"name": n, **{k: v for k, v in zoo.info(n).items() if k != "file"}} for n in zoo.names()
+    ]
     if args.json:
         json.dump(rows, sys.stdout)
         sys.stdout.write("\n")

@@ -13,16 +13,74 @@ from typing import Any
 Shape = Sequence[int] | None
 
 ELEMENTWISE = {
-    "Add", "Sub", "Mul", "Div", "Relu", "LeakyRelu", "PRelu", "Clip", "Sigmoid", "HardSigmoid",
-    "HardSwish", "Tanh", "Exp", "Log", "Sqrt", "Pow", "Erf", "Neg", "Abs", "Max", "Min", "Sum",
-    "Mean", "Elu", "Selu", "Softplus", "Reciprocal", "Floor", "Ceil", "Round", "Sign", "Where",
-    "Equal", "Less", "Greater", "And", "Or", "Not", "Mish", "Gelu", "Sin", "Cos", "Cast",
-}  # fmt: skip
+    "Add",
+    "Sub",
+    "Mul",
+    "Div",
+    "Relu",
+    "LeakyRelu",
+    "PRelu",
+    "Clip",
+    "Sigmoid",
+    "HardSigmoid",
+    "HardSwish",
+    "Tanh",
+    "Exp",
+    "Log",
+    "Sqrt",
+    "Pow",
+    "Erf",
+    "Neg",
+    "Abs",
+    "Max",
+    "Min",
+    "Sum",
+    "Mean",
+    "Elu",
+    "Selu",
+    "Softplus",
+    "Reciprocal",
+    "Floor",
+    "Ceil",
+    "Round",
+    "Sign",
+    "Where",
+    "Equal",
+    "Less",
+    "Greater",
+    "And",
+    "Or",
+    "Not",
+    "Mish",
+    "Gelu",
+    "Sin",
+    "Cos",
+    "Cast",
+}
 MOVEMENT = {
-    "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Split", "Slice",
-    "Gather", "Identity", "Dropout", "Shape", "Pad", "Expand", "Tile", "ConstantOfShape", "Range",
-    "Size", "GatherElements", "ScatterND", "DepthToSpace", "SpaceToDepth",
-}  # fmt: skip
+    "Reshape",
+    "Flatten",
+    "Squeeze",
+    "Unsqueeze",
+    "Transpose",
+    "Concat",
+    "Split",
+    "Slice",
+    "Gather",
+    "Identity",
+    "Dropout",
+    "Shape",
+    "Pad",
+    "Expand",
+    "Tile",
+    "ConstantOfShape",
+    "Range",
+    "Size",
+    "GatherElements",
+    "ScatterND",
+    "DepthToSpace",
+    "SpaceToDepth",
+}
 
 
 def _n(shape: Shape) -> int:
@@ -51,8 +109,18 @@ def node_flops(op: str, attrs: dict[str, Any], ins: list[Shape], outs: list[Shap
         return 2 * _n(out0) * k
     if op in ("MaxPool", "AveragePool", "LpPool"):
         return _n(out0) * int(prod(attrs.get("kernel_shape", [1])))
-    if op in ("GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "ReduceSum", "ReduceMax",
-              "ReduceMin", "ReduceProd", "ReduceL2", "ArgMax", "ArgMin"):  # fmt: skip
+    if op in (
+        "GlobalAveragePool",
+        "GlobalMaxPool",
+        "ReduceMean",
+        "ReduceSum",
+        "ReduceMax",
+        "ReduceMin",
+        "ReduceProd",
+        "ReduceL2",
+        "ArgMax",
+        "ArgMin",
+    ):
         return _n(ins[0] if ins else None)
     if op in ("BatchNormalization", "InstanceNormalization"):
         return 2 * _n(out0)

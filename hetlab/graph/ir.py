@@ -13,10 +13,23 @@ from typing import Any
 from hetlab.errors import HetlabError
 
 DTYPE_BYTES = {
-    "float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "int64": 8, "int32": 4,
-    "int16": 2, "int8": 1, "uint8": 1, "uint16": 2, "uint32": 4, "uint64": 8, "bool": 1,
-    "string": 8, "complex64": 8, "complex128": 16,
-}  # fmt: skip
+    "float32": 4,
+    "float16": 2,
+    "bfloat16": 2,
+    "float64": 8,
+    "int64": 8,
+    "int32": 4,
+    "int16": 2,
+    "int8": 1,
+    "uint8": 1,
+    "uint16": 2,
+    "uint32": 4,
+    "uint64": 8,
+    "bool": 1,
+    "string": 8,
+    "complex64": 8,
+    "complex128": 16,
+}
 
 
 @dataclass

@@ -50,7 +50,9 @@ def _proto(graph: OpGraph) -> tuple[onnx.GraphProto, onnx.ModelProto]:
     m = read_model(graph.model_path)
     fm = _fixed_model(m, dict(graph.input_shapes))
     try:
-        fm = onnx.shape_inference.infer_shapes(fm, check_type=False, strict_mode=False, data_prop=True)
+        fm = onnx.shape_inference.infer_shapes(
+            fm, check_type=False, strict_mode=False, data_prop=True
+        )
     except Exception:  # noqa: BLE001, S110 - inference is a help, not a requirement
         pass
     graph._hetlab_proto, graph._hetlab_model = fm.graph, fm  # type: ignore[attr-defined]
@@ -75,7 +77,9 @@ def if_bodies(graph: OpGraph, node: Node) -> dict[str, OpGraph]:
         return cache[node.id]
     g, m = _proto(graph)
     if node.op_type != "If" or node.index >= len(g.node) or g.node[node.index].op_type != "If":
-        raise HetlabError(f"node {node.id!r} of {graph.name!r} is not an If with bodies in the model file")
+        raise HetlabError(
+            f"node {node.id!r} of {graph.name!r} is not an If with bodies in the model file"
+        )
     proto = g.node[node.index]
     bodies = {}
     for a in proto.attribute:
@@ -93,7 +97,9 @@ def _tensor_of(vi: onnx.ValueInfoProto) -> Tensor | None:
     dims = _declared_dims(vi)
     tt = vi.type.tensor_type
     ok = tt.HasField("shape") and all(isinstance(d, int) and d >= 0 for d in dims)
-    return Tensor(vi.name, tuple(dims) if ok else None, _dtype(tt.elem_type) if tt.elem_type else "unknown")
+    return Tensor(
+        vi.name, tuple(dims) if ok else None, _dtype(tt.elem_type) if tt.elem_type else "unknown"
+    )
 
 
 def _body_graph(parent: OpGraph, g: onnx.GraphProto, m: onnx.ModelProto, name: str) -> OpGraph:
@@ -116,9 +122,18 @@ def _body_graph(parent: OpGraph, g: onnx.GraphProto, m: onnx.ModelProto, name: s
         for a in n.attribute:
             for sub in _subgraphs(a):
                 outer.extend(t for t in _outer_reads(sub, set()) if t not in local)
-        nodes.append(Node(id=ids[i], op_type=n.op_type, inputs=list(n.input), outputs=list(n.output),
-                          attrs=_attrs(n), domain=n.domain, index=i,
-                          outer_inputs=list(dict.fromkeys(outer))))  # fmt: skip
+        nodes.append(
+            Node(
+                id=ids[i],
+                op_type=n.op_type,
+                inputs=list(n.input),
+                outputs=list(n.output),
+                attrs=_attrs(n),
+                domain=n.domain,
+                index=i,
+                outer_inputs=list(dict.fromkeys(outer)),
+            )
+        )
     for k, v in weights.items():
         tensors[k] = Tensor(k, tuple(int(d) for d in v.shape), str(v.dtype))
     reads = _outer_reads(g, set())
@@ -137,10 +152,21 @@ def _body_graph(parent: OpGraph, g: onnx.GraphProto, m: onnx.ModelProto, name: s
                 pairs.setdefault((u, n.id), [])
                 if t not in pairs[u, n.id]:
                     pairs[u, n.id].append(t)
-    edges = [Edge(u, v, sum(tensors[t].nbytes for t in ts if t in tensors), ts) for (u, v), ts in pairs.items()]
-    body = OpGraph(name=name, nodes=nodes, edges=edges, tensors=tensors, inputs=list(reads),
-                   outputs=[o.name for o in g.output], consts=set(weights),
-                   model_path=parent.model_path, input_shapes={})  # fmt: skip
+    edges = [
+        Edge(u, v, sum(tensors[t].nbytes for t in ts if t in tensors), ts)
+        for (u, v), ts in pairs.items()
+    ]
+    body = OpGraph(
+        name=name,
+        nodes=nodes,
+        edges=edges,
+        tensors=tensors,
+        inputs=list(reads),
+        outputs=[o.name for o in g.output],
+        consts=set(weights),
+        model_path=parent.model_path,
+        input_shapes={},
+    )
     body._hetlab_proto, body._hetlab_model = g, m  # type: ignore[attr-defined]
     body._hetlab_weights = weights  # type: ignore[attr-defined]
     body.opset = next((int(o.version) for o in m.opset_import if o.domain in ("", "ai.onnx")), None)  # type: ignore[attr-defined]
@@ -157,13 +183,23 @@ def record(body: OpGraph, values: dict[str, np.ndarray]) -> dict[str, np.ndarray
     if missing:
         raise HetlabError(f"body {body.name!r} needs outer tensor {missing[0]!r}")
     names = list(dict.fromkeys(o for n in body.nodes for o in n.outputs if o))
-    ins = [helper.make_tensor_value_info(t, helper.np_dtype_to_tensor_dtype(np.asarray(values[t]).dtype),
-                                         np.asarray(values[t]).shape) for t in body.inputs]  # fmt: skip
+    ins = [
+        helper.make_tensor_value_info(
+            t,
+            helper.np_dtype_to_tensor_dtype(np.asarray(values[t]).dtype),
+            np.asarray(values[t]).shape,
+        )
+        for t in body.inputs
+    ]
     outs = []
     for t in names:
         k = body.tensors.get(t)
         if k is not None and k.dtype not in ("string", "bfloat16", "unknown"):
-            outs.append(helper.make_tensor_value_info(t, helper.np_dtype_to_tensor_dtype(np.dtype(k.dtype)), None))
+            outs.append(
+                helper.make_tensor_value_info(
+                    t, helper.np_dtype_to_tensor_dtype(np.dtype(k.dtype)), None
+                )
+            )
         else:
             outs.append(helper.make_empty_tensor_value_info(t))
     sg = helper.make_graph(list(g.node), f"{body.name}_record", ins, outs, list(g.initializer))

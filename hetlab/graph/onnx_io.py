@@ -42,9 +42,13 @@ def read_model(path: str | Path) -> onnx.ModelProto:
         m = onnx.load(str(p))
     except Exception as e:  # noqa: BLE001  protobuf DecodeError, external-data errors, ...
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise HetlabError(f"{path} is not a valid ONNX model (truncated or not ONNX?): {msg}") from None
+        raise HetlabError(
+            f"{path} is not a valid ONNX model (truncated or not ONNX?): {msg}"
+        ) from None
     if not m.graph.node or not m.opset_import:
-        raise HetlabError(f"{path} is not a valid ONNX model: it has no nodes (truncated or not ONNX?)")
+        raise HetlabError(
+            f"{path} is not a valid ONNX model: it has no nodes (truncated or not ONNX?)"
+        )
     try:
         onnx.checker.check_model(m, full_check=False)
     except Exception as e:  # noqa: BLE001  the checker's errors become one line
@@ -85,7 +89,9 @@ def _declared_dims(vi: onnx.ValueInfoProto) -> list[Dim]:
         return []
     # '?' is what some exporters write for "unknown": an unnamed dimension, not a shared name
     return [
-        d.dim_value if d.HasField("dim_value") else (d.dim_param if d.dim_param not in ("", "?") else None)
+        d.dim_value
+        if d.HasField("dim_value")
+        else (d.dim_param if d.dim_param not in ("", "?") else None)
         for d in t.shape.dim
     ]
 
@@ -154,10 +160,11 @@ def vertex_ids(g: onnx.GraphProto) -> list[str | None]:
         if n.name:
             counts[n.name] = counts.get(n.name, 0) + 1
     return [
-        None if n.op_type == "Constant" and n.domain in ("", "ai.onnx")
+        None
+        if n.op_type == "Constant" and n.domain in ("", "ai.onnx")
         else (n.name if n.name and counts[n.name] == 1 else f"{n.op_type}_{i}")
         for i, n in enumerate(g.node)
-    ]  # fmt: skip
+    ]
 
 
 def _fixed_model(m: onnx.ModelProto, fixed: dict[str, tuple[int, ...]]) -> onnx.ModelProto:
@@ -175,7 +182,9 @@ def _fixed_model(m: onnx.ModelProto, fixed: dict[str, tuple[int, ...]]) -> onnx.
 
 def _infer(m: onnx.ModelProto) -> dict[str, Tensor]:
     try:
-        inf = onnx.shape_inference.infer_shapes(m, check_type=False, strict_mode=False, data_prop=True)
+        inf = onnx.shape_inference.infer_shapes(
+            m, check_type=False, strict_mode=False, data_prop=True
+        )
     except Exception:  # noqa: BLE001  inference is best effort; onnxruntime fills the rest
         inf = m
     g = inf.graph
@@ -211,8 +220,13 @@ def _ort_shapes(
         if t in have:
             continue
         k = known.get(t)
-        vi = (helper.make_tensor_value_info(t, helper.np_dtype_to_tensor_dtype(np.dtype(k.dtype)), None)
-              if k is not None and k.dtype not in ("string", "bfloat16") else helper.make_empty_tensor_value_info(t))  # fmt: skip
+        vi = (
+            helper.make_tensor_value_info(
+                t, helper.np_dtype_to_tensor_dtype(np.dtype(k.dtype)), None
+            )
+            if k is not None and k.dtype not in ("string", "bfloat16")
+            else helper.make_empty_tensor_value_info(t)
+        )
         rm.graph.output.append(vi)
     specs = []
     for vi in fm.graph.input:
@@ -237,7 +251,9 @@ def _ort_shapes(
     res: dict[str, Tensor] = {}
     for t, v in zip(names, outs):
         a = np.asarray(v)
-        res[t] = Tensor(t, tuple(int(d) for d in a.shape), str(a.dtype) if a.dtype != object else "string")
+        res[t] = Tensor(
+            t, tuple(int(d) for d in a.shape), str(a.dtype) if a.dtype != object else "string"
+        )
     return res
 
 
@@ -261,7 +277,9 @@ def load(
     given = dict(shapes or {})
     for vi in real_inputs:
         if not vi.type.tensor_type.HasField("shape") and vi.name not in given:
-            raise HetlabError(f"input {vi.name!r} declares no shape at all; give it with --shape {vi.name}=...")
+            raise HetlabError(
+                f"input {vi.name!r} declares no shape at all; give it with --shape {vi.name}=..."
+            )
     declared = {vi.name: _declared_dims(vi) for vi in real_inputs}
     for name, dims in given.items():  # rank-less inputs take the given rank
         if name in declared and not declared[name]:
@@ -281,9 +299,12 @@ def load(
                 if v is not None:
                     tensors[o] = Tensor(o, tuple(v.shape), str(v.dtype))
     missing = [
-        t for i, n in enumerate(g.node) if ids[i] is not None for t in n.output
+        t
+        for i, n in enumerate(g.node)
+        if ids[i] is not None
+        for t in n.output
         if t and (t not in tensors or tensors[t].shape is None)
-    ]  # fmt: skip
+    ]
     if missing:
         tensors.update(_ort_shapes(fm, fixed, missing, tensors, values))
 
@@ -296,17 +317,25 @@ def load(
         outer: list[str] = []
         for a in n.attribute:
             for sub in _subgraphs(a):
-                outer.extend(t for t in _outer_reads(sub, set()) if t in main_names or t in producer)
+                outer.extend(
+                    t for t in _outer_reads(sub, set()) if t in main_names or t in producer
+                )
         outer = [t for t in dict.fromkeys(outer) if t not in n.input]
         at = _attrs(n)
         ins = [tensors[t].shape if t and t in tensors else None for t in n.input]
         outs = [tensors[t].shape if t in tensors else None for t in n.output if t]
         nd = Node(
-            id=ids[i], op_type=n.op_type, inputs=list(n.input), outputs=list(n.output),
-            attrs=at, domain=n.domain, index=i, outer_inputs=outer,
+            id=ids[i],
+            op_type=n.op_type,
+            inputs=list(n.input),
+            outputs=list(n.output),
+            attrs=at,
+            domain=n.domain,
+            index=i,
+            outer_inputs=outer,
             flops=int(node_flops(n.op_type, at, ins, outs)),
             out_bytes=sum(tensors[t].nbytes for t in n.output if t in tensors),
-        )  # fmt: skip
+        )
         nodes.append(nd)
         for o in n.output:
             if o:
@@ -320,12 +349,22 @@ def load(
                 if t not in lst:
                     lst.append(t)
     edges = [Edge(u, v, sum(tensors[t].nbytes for t in ts), ts) for (u, v), ts in pairs.items()]
-    name = str(model) if not str(model).endswith(".onnx") and not os.path.exists(str(model)) else Path(path).stem
+    name = (
+        str(model)
+        if not str(model).endswith(".onnx") and not os.path.exists(str(model))
+        else Path(path).stem
+    )
     graph = OpGraph(
-        name=name, nodes=nodes, edges=edges, tensors=tensors,
-        inputs=[vi.name for vi in real_inputs], outputs=[o.name for o in g.output],
-        consts=consts, model_path=str(path), input_shapes=fixed,
-    )  # fmt: skip
+        name=name,
+        nodes=nodes,
+        edges=edges,
+        tensors=tensors,
+        inputs=[vi.name for vi in real_inputs],
+        outputs=[o.name for o in g.output],
+        consts=consts,
+        model_path=str(path),
+        input_shapes=fixed,
+    )
     graph.lint()
     graph.compute_upranks()
     return graph
@@ -390,8 +429,14 @@ def extract(graph: OpGraph, node_ids: Sequence[str], outputs: Sequence[str] | No
         outs = list(outputs)
     reads = {t for v in sel for t in list(graph.node(v).inputs) + graph.node(v).outer_inputs if t}
     inits = [t for t in g.initializer if t.name in reads]
-    const_nodes = [n for n in g.node if n.op_type == "Constant" and n.output and n.output[0] in reads
-                   and n.output[0] not in produced]  # fmt: skip
+    const_nodes = [
+        n
+        for n in g.node
+        if n.op_type == "Constant"
+        and n.output
+        and n.output[0] in reads
+        and n.output[0] not in produced
+    ]
 
     # Control-flow bodies are checked against the unit's input shapes for every branch, even the
     # one that will not run; fixed shapes can contradict a dormant branch, so such units declare
@@ -403,7 +448,9 @@ def extract(graph: OpGraph, node_ids: Sequence[str], outputs: Sequence[str] | No
         if ti is None or ti.dtype in ("string",):
             return helper.make_empty_tensor_value_info(t)
         shape = ti.shape if fixed else None
-        return helper.make_tensor_value_info(t, helper.np_dtype_to_tensor_dtype(np.dtype(ti.dtype)), shape)
+        return helper.make_tensor_value_info(
+            t, helper.np_dtype_to_tensor_dtype(np.dtype(ti.dtype)), shape
+        )
 
     body = list(const_nodes)
     for v in sel:  # node names become the unique vertex ids (onnxruntime rejects duplicates)
@@ -411,8 +458,13 @@ def extract(graph: OpGraph, node_ids: Sequence[str], outputs: Sequence[str] | No
         n.CopyFrom(g.node[graph.node(v).index])
         n.name = v
         body.append(n)
-    sg = helper.make_graph(body, f"{graph.name}_unit", [vi(t, not loose) for t in ins],
-                           [vi(t, not loose) for t in outs], inits)  # fmt: skip
+    sg = helper.make_graph(
+        body,
+        f"{graph.name}_unit",
+        [vi(t, not loose) for t in ins],
+        [vi(t, not loose) for t in outs],
+        inits,
+    )
     sm = helper.make_model(sg, opset_imports=list(m.opset_import), ir_version=m.ir_version)
     sm.functions.extend(m.functions)
     return sm.SerializeToString()
@@ -501,9 +553,22 @@ def _consumers(graph) -> dict[str, tuple[object, int]]:
 
 
 _RECTIFIERS = {"Relu", "Sigmoid", "Softplus", "Clip"}  # outputs >= 0 (Clip: ReLU6 mostly)
-_PASS_THROUGH = {"Pad", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Concat",
-                 "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Identity", "Slice",
-                 "Split"}  # fmt: skip
+_PASS_THROUGH = {
+    "Pad",
+    "MaxPool",
+    "AveragePool",
+    "GlobalAveragePool",
+    "GlobalMaxPool",
+    "Concat",
+    "Reshape",
+    "Flatten",
+    "Squeeze",
+    "Unsqueeze",
+    "Transpose",
+    "Identity",
+    "Slice",
+    "Split",
+}
 
 
 def _gain(node, producers: dict) -> float:
@@ -554,7 +619,7 @@ def _synth_values(t, node, index: int, seed: int, gain: float = 2.0) -> np.ndarr
     uniform(+-1/sqrt(hidden)) LSTM/GRU/RNN weights; an ``init=`` hint overrides them."""
     shape = tuple(int(d) for d in t.dims)
     rng = _rng(seed, t.name)
-    hint = t.doc_string[len(_STRIPPED_DOC):].strip()
+    hint = t.doc_string[len(_STRIPPED_DOC) :].strip()
     op = node.op_type if node is not None else ""
     attrs = {a.name: a for a in node.attribute} if node is not None else {}
     if hint:

@@ -57,9 +57,13 @@ def resolve_input_shapes(
             )
         for i, (g, d) in enumerate(zip(dims, decl)):
             if isinstance(d, int) and d > 0 and d != g:
-                raise HetlabError(f"--shape {name}: dimension {i} is fixed at {d} in the model, not {g}")
+                raise HetlabError(
+                    f"--shape {name}: dimension {i} is fixed at {d} in the model, not {g}"
+                )
             if isinstance(d, str) and sym.setdefault(d, g) != g:
-                raise HetlabError(f"--shape gives symbolic dimension {d!r} two values: {sym[d]} and {g}")
+                raise HetlabError(
+                    f"--shape gives symbolic dimension {d!r} two values: {sym[d]} and {g}"
+                )
     out: dict[str, tuple[int, ...]] = {}
     for name, decl in declared.items():
         if name in given:
@@ -113,5 +117,7 @@ def parse_input_args(args: Iterable[str] | None) -> dict[str, np.ndarray]:
             try:
                 out[name] = np.array(float(val), dtype=np.float32)
             except ValueError:
-                raise HetlabError(f"malformed --input {a!r}: the value must be a .npy file or a number") from None
+                raise HetlabError(
+                    f"malformed --input {a!r}: the value must be a .npy file or a number"
+                ) from None
     return out

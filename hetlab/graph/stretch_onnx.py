@@ -45,8 +45,15 @@ def _new_init(name: str, op: str, index: int, shape: tuple[int, ...]) -> onnx.Te
     return numpy_helper.from_array(_small_values(op, index, shape), name)
 
 
-def _branch_nodes(g: OpGraph, protos: dict[str, onnx.NodeProto], inits: dict[str, onnx.TensorProto],
-                  k: int, i: int, part: Any, br: Any) -> tuple[list[onnx.NodeProto], list[onnx.TensorProto], str]:  # fmt: skip
+def _branch_nodes(
+    g: OpGraph,
+    protos: dict[str, onnx.NodeProto],
+    inits: dict[str, onnx.TensorProto],
+    k: int,
+    i: int,
+    part: Any,
+    br: Any,
+) -> tuple[list[onnx.NodeProto], list[onnx.TensorProto], str]:
     lay = br.layout
     pre = branch_prefix(k, i)
 
@@ -89,8 +96,15 @@ def _branch_nodes(g: OpGraph, protos: dict[str, onnx.NodeProto], inits: dict[str
     src = rename(lay.out)
     w = _new_init(pre + "restore.weight", "Conv", 1, (br.restore, lay.channels[lay.out], 1, 1))
     b = _new_init(pre + "restore.bias", "Conv", 2, (br.restore,))
-    nodes.append(helper.make_node("Conv", [src, w.name, b.name], [pre + "restore"], name=pre + "restore",
-                                  kernel_shape=[1, 1]))  # fmt: skip
+    nodes.append(
+        helper.make_node(
+            "Conv",
+            [src, w.name, b.name],
+            [pre + "restore"],
+            name=pre + "restore",
+            kernel_shape=[1, 1],
+        )
+    )
     return nodes, new_inits + [w, b], pre + "restore"
 
 
@@ -121,7 +135,9 @@ def build(g: OpGraph, plan: Any) -> onnx.ModelProto:
             out_nodes += bn
             added += bi
             joins.append(out)
-        out_nodes.append(helper.make_node("Concat", joins, [part.output], name=f"stretch/p{k}/meet", axis=1))
+        out_nodes.append(
+            helper.make_node("Concat", joins, [part.output], name=f"stretch/p{k}/meet", axis=1)
+        )
     del m.graph.node[:]
     m.graph.node.extend(out_nodes)
     used = {t for n in out_nodes for t in n.input}
@@ -136,7 +152,9 @@ def build(g: OpGraph, plan: Any) -> onnx.ModelProto:
         onnx.checker.check_model(m)
         onnx.shape_inference.infer_shapes(m, check_type=True, strict_mode=True)
     except Exception as e:  # noqa: BLE001 - a bug in the rewrite, not a bad input
-        raise HetlabError(f"the stretched model is not valid ONNX: {str(e).splitlines()[0]}") from None
+        raise HetlabError(
+            f"the stretched model is not valid ONNX: {str(e).splitlines()[0]}"
+        ) from None
     return m
 
 

@@ -4,5 +4,15 @@ from hetlab.schedulers.base import REGISTRY, Decision, Param, algorithm, algorit
 from hetlab.schedulers.plan import Assignment, Plan
 from hetlab.schedulers.sim import Timing, simulate
 
-__all__ = ["REGISTRY", "Assignment", "Decision", "Param", "Plan", "Timing", "algorithm",
-           "algorithms", "schedule", "simulate"]  # fmt: skip
+__all__ = [
+    "REGISTRY",
+    "Assignment",
+    "Decision",
+    "Param",
+    "Plan",
+    "Timing",
+    "algorithm",
+    "algorithms",
+    "schedule",
+    "simulate",
+]

@@ -21,10 +21,19 @@ from hetlab.schedulers.plan import Plan
 
 # module name for each algorithm (imported lazily so `hetlab --help` stays fast)
 MODULES = {
-    "ilp": "ilp", "greedy": "greedy", "heft": "heft", "peft": "peft", "dmda": "dmda",
-    "dmdar": "dmda", "mosaic": "mosaic", "overseer": "overseer",
-    "partitiontuner": "partitiontuner", "opseq": "seq", "typeseq": "seq", "single": "seq",
-}  # fmt: skip
+    "ilp": "ilp",
+    "greedy": "greedy",
+    "heft": "heft",
+    "peft": "peft",
+    "dmda": "dmda",
+    "dmdar": "dmda",
+    "mosaic": "mosaic",
+    "overseer": "overseer",
+    "partitiontuner": "partitiontuner",
+    "opseq": "seq",
+    "typeseq": "seq",
+    "single": "seq",
+}
 
 
 @dataclass
@@ -42,7 +51,9 @@ class Param:
         try:
             v = {"int": int, "float": float, "bool": bool}[self.kind](value)
         except (TypeError, ValueError):
-            raise HetlabError(f"{algo}: parameter {self.name} must be {self.kind}, got {value!r}") from None
+            raise HetlabError(
+                f"{algo}: parameter {self.name} must be {self.kind}, got {value!r}"
+            ) from None
         if self.kind == "int" and float(value) != v:
             raise HetlabError(f"{algo}: parameter {self.name} must be an integer, got {value!r}")
         if (self.low is not None and v < self.low) or (self.high is not None and v > self.high):
@@ -108,8 +119,14 @@ def schedule(problem: Problem, algo: str, **params: Any) -> Plan:
     known = {p.name for p in a.params}
     unknown = sorted(set(given) - known - {"progress"})
     if unknown:
-        raise HetlabError(f"{algo}: unknown parameter(s) {', '.join(unknown)}; it takes {sorted(known) or 'none'}")
-    kw = {p.name: p.coerce(given.get(p.name, p.default), algo) for p in a.params if p.default is not None or p.name in given}
+        raise HetlabError(
+            f"{algo}: unknown parameter(s) {', '.join(unknown)}; it takes {sorted(known) or 'none'}"
+        )
+    kw = {
+        p.name: p.coerce(given.get(p.name, p.default), algo)
+        for p in a.params
+        if p.default is not None or p.name in given
+    }
     if ":" in algo:
         kw["device"] = algo.split(":", 1)[1]
     if "progress" in given:
@@ -118,5 +135,14 @@ def schedule(problem: Problem, algo: str, **params: Any) -> Plan:
     dec = a.func(problem, **kw)
     dt = time.perf_counter() - t0
     shown = {k: v for k, v in kw.items() if k != "progress"}
-    return Plan.build(problem, algo, dec.device_of, dec.order, dec.fused,
-                      dec.sequential or a.sequential, shown, dt, dec.extra)  # fmt: skip
+    return Plan.build(
+        problem,
+        algo,
+        dec.device_of,
+        dec.order,
+        dec.fused,
+        dec.sequential or a.sequential,
+        shown,
+        dt,
+        dec.extra,
+    )

@@ -116,4 +116,6 @@ def validate_plan(problem: Problem, plan: Plan, tol: float = TOL) -> None:
         if abs(t.start[a.node] - a.start) > tol or abs(t.finish[a.node] - a.finish) > tol:
             raise HetlabError(f"times of {a.node!r} differ from the simulator's")
     if abs(t.makespan - plan.makespan) > tol:
-        raise HetlabError(f"plan makespan {plan.makespan} differs from the simulator's {t.makespan}")
+        raise HetlabError(
+            f"plan makespan {plan.makespan} differs from the simulator's {t.makespan}"
+        )

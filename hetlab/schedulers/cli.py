@@ -16,20 +16,40 @@ from pathlib import Path
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("problem", nargs="?", help="problem JSON (spec §2), or MODEL with --profile")
-    parser.add_argument("--algo", help="algorithm name (see --list), e.g. ilp, greedy, heft, single:cpu0")
-    parser.add_argument("--profile", metavar="PROBLEM.json", help="the profiled problem when PROBLEM is a model")
-    parser.add_argument("--out", metavar="PLAN.json", help="where to write the plan (default: stdout)")
-    parser.add_argument("--epsilon", type=float, help="ilp: balance of the up-rank bisection [0, 1]")
+    parser.add_argument(
+        "problem", nargs="?", help="problem JSON (spec §2), or MODEL with --profile"
+    )
+    parser.add_argument(
+        "--algo", help="algorithm name (see --list), e.g. ilp, greedy, heft, single:cpu0"
+    )
+    parser.add_argument(
+        "--profile", metavar="PROBLEM.json", help="the profiled problem when PROBLEM is a model"
+    )
+    parser.add_argument(
+        "--out", metavar="PLAN.json", help="where to write the plan (default: stdout)"
+    )
+    parser.add_argument(
+        "--epsilon", type=float, help="ilp: balance of the up-rank bisection [0, 1]"
+    )
     parser.add_argument("--nt", type=int, help="ilp: largest subgraph (vertices) per ILP")
     parser.add_argument("--k", type=int, help="greedy: ops mapped jointly per step")
-    parser.add_argument("--time-limit", type=float, dest="time_limit", help="ilp: seconds per subgraph")
-    parser.add_argument("--groups", action="store_true", default=None, help="ilp: may choose fused groups")
+    parser.add_argument(
+        "--time-limit", type=float, dest="time_limit", help="ilp: seconds per subgraph"
+    )
+    parser.add_argument(
+        "--groups", action="store_true", default=None, help="ilp: may choose fused groups"
+    )
     parser.add_argument("--lookahead", type=int, help="ilp: following subgraphs each ILP also sees")
     parser.add_argument("--passes", type=int, help="ilp: forward passes over the subgraphs")
-    parser.add_argument("--merge-threshold", type=float, dest="merge_threshold",
-                        help="greedy: cost below which an op joins its single predecessor")  # fmt: skip
-    parser.add_argument("--list", action="store_true", help="list the algorithms and their parameters")
+    parser.add_argument(
+        "--merge-threshold",
+        type=float,
+        dest="merge_threshold",
+        help="greedy: cost below which an op joins its single predecessor",
+    )
+    parser.add_argument(
+        "--list", action="store_true", help="list the algorithms and their parameters"
+    )
     parser.add_argument("--json", action="store_true", help="with --list: print JSON")
     parser.add_argument("--quiet", action="store_true", help="no progress bar or summary line")
 
@@ -46,9 +66,24 @@ def registry_listing() -> list[dict]:
         except HetlabError:
             continue  # not built yet in this checkout
         shown = "single:DEVICE" if name == "single" else name
-        out.append({"name": shown, "title": a.title, "sequential": a.sequential, "params": [
-            {"name": p.name, "kind": p.kind, "default": p.default, "low": p.low, "high": p.high,
-             "help": p.help} for p in a.params]})  # fmt: skip
+        out.append(
+            {
+                "name": shown,
+                "title": a.title,
+                "sequential": a.sequential,
+                "params": [
+                    {
+                        "name": p.name,
+                        "kind": p.kind,
+                        "default": p.default,
+                        "low": p.low,
+                        "high": p.high,
+                        "help": p.help,
+                    }
+                    for p in a.params
+                ],
+            }
+        )
     return out
 
 
@@ -75,7 +110,9 @@ def _progress(quiet: bool):
     def progress(done: int, total: int, msg: str) -> None:
         bar = state.get("bar")
         if bar is None:
-            bar = state["bar"] = tqdm(total=total, file=sys.stderr, delay=1.0, unit="subgraph", leave=False)
+            bar = state["bar"] = tqdm(
+                total=total, file=sys.stderr, delay=1.0, unit="subgraph", leave=False
+            )
         bar.set_postfix_str(msg, refresh=False)
         bar.update(done - bar.n)
 
@@ -102,7 +139,9 @@ def main(args: argparse.Namespace) -> int:
                 print(f"{a['name']:16s} {a['title']}" + (f"  [{ps}]" if ps else ""))
         return 0
     if not args.problem:
-        raise HetlabError("schedule: give a PROBLEM.json (or MODEL --profile PROBLEM.json), or --list")
+        raise HetlabError(
+            "schedule: give a PROBLEM.json (or MODEL --profile PROBLEM.json), or --list"
+        )
     if not args.algo:
         raise HetlabError("schedule: --algo is required (see 'hetlab schedule --list')")
     algo = _lookup(args.algo)  # unknown names fail before any work
@@ -110,8 +149,10 @@ def main(args: argparse.Namespace) -> int:
     if args.profile:
         src = args.profile
     elif not src.endswith(".json") and not Path(src).is_file():
-        raise HetlabError(f"schedule: {src!r} is not a problem file; for a model give --profile PROBLEM.json "
-                          "(made by 'hetlab profile')")  # fmt: skip
+        raise HetlabError(
+            f"schedule: {src!r} is not a problem file; for a model give --profile PROBLEM.json "
+            "(made by 'hetlab profile')"
+        )
     problem = Problem.load(src)
     names = ("epsilon", "nt", "k", "time_limit", "groups", "lookahead", "passes", "merge_threshold")
     params = {k: getattr(args, k) for k in names if getattr(args, k) is not None}
@@ -131,7 +172,10 @@ def main(args: argparse.Namespace) -> int:
         print(json.dumps(plan.to_json(), indent=1))
     if not args.quiet:
         gap = (plan.makespan / lb - 1.0) * 100 if lb > 0 else 0.0
-        print(f"{args.algo}: makespan {plan.makespan:.4g} {problem.units}, lower bound {lb:.4g} "
-              f"(gap {gap:.1f}%), solve {plan.solve_seconds:.2f} s"
-              + (f" -> {args.out}" if args.out else ""), file=sys.stderr)  # fmt: skip
+        print(
+            f"{args.algo}: makespan {plan.makespan:.4g} {problem.units}, lower bound {lb:.4g} "
+            f"(gap {gap:.1f}%), solve {plan.solve_seconds:.2f} s"
+            + (f" -> {args.out}" if args.out else ""),
+            file=sys.stderr,
+        )
     return 0

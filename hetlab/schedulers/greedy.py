@@ -60,7 +60,9 @@ def merge_superops(problem: Problem, threshold: float) -> list[list[int]]:
     return sops
 
 
-def greedy_timeline(problem: Problem, k: int | None = None, merge_threshold: float = 0.1) -> Timeline:
+def greedy_timeline(
+    problem: Problem, k: int | None = None, merge_threshold: float = 0.1
+) -> Timeline:
     """Run Algorithm 2 and return the committed timeline (order, devices, times)."""
     nd = len(problem.devices)
     k = default_k(nd) if k is None else int(k)
@@ -73,11 +75,16 @@ def greedy_timeline(problem: Problem, k: int | None = None, merge_threshold: flo
     for i, s in enumerate(sops):
         sop_of[s] = i
     scost = np.array([cost[s].sum(axis=0) for s in sops]) if sops else np.zeros((0, nd))
-    ext_preds = [[(u, e) for u, e in problem.preds[s[0]]] for s in sops]  # only heads have outside preds
+    ext_preds = [
+        [(u, e) for u, e in problem.preds[s[0]]] for s in sops
+    ]  # only heads have outside preds
     indeg = np.array([len(p) for p in ext_preds])
     topo_pos = np.empty(len(sops), dtype=int)
     topo_pos[:] = np.arange(len(sops))  # super-ops are created in topological order
-    maps = {j: np.array(list(itertools.product(range(nd), repeat=j)), dtype=int) for j in range(1, k + 1)}
+    maps = {
+        j: np.array(list(itertools.product(range(nd), repeat=j)), dtype=int)
+        for j in range(1, k + 1)
+    }
     tl = Timeline(problem)
     ready = [i for i in range(len(sops)) if indeg[i] == 0]
     est = np.zeros(len(sops))
@@ -101,7 +108,9 @@ def greedy_timeline(problem: Problem, k: int | None = None, merge_threshold: flo
             total += fin
         best = np.lexsort((total, worst))[0]
         if not np.isfinite(worst[best]):
-            raise HetlabError(f"greedy: no device can run super-op of {problem.nodes[sops[batch[0]][0]].id!r}")
+            raise HetlabError(
+                f"greedy: no device can run super-op of {problem.nodes[sops[batch[0]][0]].id!r}"
+            )
         for j, s in enumerate(batch):
             d = int(mp[best, j])
             for m in sops[s]:
@@ -122,10 +131,24 @@ def greedy_timeline(problem: Problem, k: int | None = None, merge_threshold: flo
     "greedy",
     "HOPE GS: node merging + top-K greedy search (Xia et al., 2022, Alg. 2)",
     params=[
-        Param("k", "int", None, 1, 8, "ops mapped jointly per step (default 4 for 2 devices, 3 for more)"),
-        Param("merge_threshold", "float", 0.1, 0.0, 1e9, "a short op (cost below this, problem units) with one predecessor joins it"),
+        Param(
+            "k",
+            "int",
+            None,
+            1,
+            8,
+            "ops mapped jointly per step (default 4 for 2 devices, 3 for more)",
+        ),
+        Param(
+            "merge_threshold",
+            "float",
+            0.1,
+            0.0,
+            1e9,
+            "a short op (cost below this, problem units) with one predecessor joins it",
+        ),
     ],
-)  # fmt: skip
+)
 def greedy(problem: Problem, k: int | None = None, merge_threshold: float = 0.1) -> Decision:
     tl = greedy_timeline(problem, k, merge_threshold)
     device_of, order, _ = tl.decision_parts()

@@ -69,8 +69,10 @@ def fusable_tail(problem: Problem, best: np.ndarray) -> np.ndarray:
         pairs |= {(a, b) for a in ids for b in ids}
     tail = np.zeros(len(problem.nodes))
     for v in reversed(problem.topo):
-        tail[v] = max(((0.0 if (v, w) in pairs else best[w]) + tail[w] for w, _ in problem.succs[v]),
-                      default=0.0)  # fmt: skip
+        tail[v] = max(
+            ((0.0 if (v, w) in pairs else best[w]) + tail[w] for w, _ in problem.succs[v]),
+            default=0.0,
+        )
     return tail
 
 
@@ -106,10 +108,20 @@ def _commit(problem: Problem, tl: Timeline, part: list[int], res, groups, topo_p
                         heapq.heappush(heap, (key(unit_of[w]), unit_of[w]))
 
 
-def ilp_timeline(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limit: float | None = None,
-                 groups: bool = False, lookahead: int = 0, passes: int = 2,
-                 progress: Progress | None = None, balance: bool = False, improve: bool = True,
-                 kicks: int = 1000, gap: float | None = None):  # fmt: skip
+def ilp_timeline(
+    problem: Problem,
+    epsilon: float = 0.2,
+    nt: int = 12,
+    time_limit: float | None = None,
+    groups: bool = False,
+    lookahead: int = 0,
+    passes: int = 2,
+    progress: Progress | None = None,
+    balance: bool = False,
+    improve: bool = True,
+    kicks: int = 1000,
+    gap: float | None = None,
+):
     """Run the partitioned ILP; returns (timeline, info dict)."""
     parts = partition(problem, nt, epsilon)
     exact = len(parts) == 1
@@ -132,27 +144,62 @@ def ilp_timeline(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limi
         t_pass = time.perf_counter()
         ref = best_tl  # the best plan so far: MIP starts and the expected devices of later nodes
         usable = _usable_groups(problem, windows, topo_pos) if groups else []
-        tl = _forward(problem, windows, exact, lookahead, usable, tail, ref, time_limit,
-                      topo_pos, gaps, stats, progress, rnd, count, balance, gap)  # fmt: skip
+        tl = _forward(
+            problem,
+            windows,
+            exact,
+            lookahead,
+            usable,
+            tail,
+            ref,
+            time_limit,
+            topo_pos,
+            gaps,
+            stats,
+            progress,
+            rnd,
+            count,
+            balance,
+            gap,
+        )
         results.append(tl.makespan)
-        if tl.makespan < best_tl.makespan - 1e-12 or (exact and tl.makespan <= best_tl.makespan + 1e-12):
+        if tl.makespan < best_tl.makespan - 1e-12 or (
+            exact and tl.makespan <= best_tl.makespan + 1e-12
+        ):
             best_tl = tl
         seconds.append(round(time.perf_counter() - t_pass, 2))
-        if improve and not (exact and stats["optimal"]):  # ilp_passes: descent + iterated local search
+        if improve and not (
+            exact and stats["optimal"]
+        ):  # ilp_passes: descent + iterated local search
             t_pass = time.perf_counter()
             kick_s = max(KICK_MIN_S, min(2 * time_limit, seconds[-1]))  # <= the pass it follows
             # the descent too is bounded by the pass it follows (and 20 windows' time limit), not
             # only by DESCENT_MAX_S: a budgeted benchmark gives the whole ILP a few seconds
             descent_s = min(DESCENT_MAX_S, max(1.0, 2 * seconds[-1], 20 * time_limit))
-            best_tl = improve_plan(problem, best_tl, tail, kicks, kick_s, descend=best_tl is not polished,
-                                   budget_s=descent_s)  # fmt: skip
+            best_tl = improve_plan(
+                problem,
+                best_tl,
+                tail,
+                kicks,
+                kick_s,
+                descend=best_tl is not polished,
+                budget_s=descent_s,
+            )
             polished = best_tl  # a local optimum of the descent: the next one needs only kicks
             results.append(best_tl.makespan)
             seconds.append(round(time.perf_counter() - t_pass, 2))
-    info = {"subgraphs": len(parts), "mip_gap_max": max(gaps, default=None), "solves": stats,
-            "greedy_makespan": g_tl.makespan, "ilp_makespan": min(results), "passes": results, "pass_s": seconds,
-            "time_limit_s": time_limit, "reference": ref_name,
-            "reference_makespan": ref_tl.makespan}  # fmt: skip
+    info = {
+        "subgraphs": len(parts),
+        "mip_gap_max": max(gaps, default=None),
+        "solves": stats,
+        "greedy_makespan": g_tl.makespan,
+        "ilp_makespan": min(results),
+        "passes": results,
+        "pass_s": seconds,
+        "time_limit_s": time_limit,
+        "reference": ref_name,
+        "reference_makespan": ref_tl.makespan,
+    }
     return best_tl, info
 
 
@@ -179,8 +226,17 @@ def _usable_groups(problem: Problem, windows: list[list[int]], topo_pos) -> list
     for g in problem.groups:
         mem = sorted((problem.index[x] for x in g.nodes), key=topo_pos.__getitem__)
         if len({where[m] for m in mem}) == 1:
-            out.append((mem, np.array([np.inf if g.cost.get(d) is None else float(g.cost[d])
-                                       for d in problem.devices])))  # fmt: skip
+            out.append(
+                (
+                    mem,
+                    np.array(
+                        [
+                            np.inf if g.cost.get(d) is None else float(g.cost[d])
+                            for d in problem.devices
+                        ]
+                    ),
+                )
+            )
     return out
 
 
@@ -218,8 +274,25 @@ def _best_reference(problem: Problem, g_tl: Timeline) -> tuple[Timeline, str]:
     return best, name
 
 
-def _forward(problem, parts, exact, lookahead, usable, tail, ref, time_limit,
-             topo_pos, gaps, stats, progress, rnd, count, balance=True, gap=None, trust=True) -> Timeline:
+def _forward(
+    problem,
+    parts,
+    exact,
+    lookahead,
+    usable,
+    tail,
+    ref,
+    time_limit,
+    topo_pos,
+    gaps,
+    stats,
+    progress,
+    rnd,
+    count,
+    balance=True,
+    gap=None,
+    trust=True,
+) -> Timeline:
     """One pass over the subgraphs in topological order, guided by the plan ``ref``."""
     tl = Timeline(problem)
     guide = {v: int(ref.dev[v]) for v in range(len(problem.nodes))}
@@ -232,11 +305,33 @@ def _forward(problem, parts, exact, lookahead, usable, tail, ref, time_limit,
         wg = [(m, c) for m, c in usable if all(x in inw for x in m)]
         spread, succ = (0.0, None) if exact else (1e-3 / len(W), guide)
         _, wd, ws, wf = window_start(problem, tl, W, tail, ref.dev, g_pos, succ, spread)
-        res = solve_window(problem, tl, W, tail, wg, wd, ws, wf, time_limit, exact, spread=spread, succ_dev=succ, gap_share=gap,
-                           rest_work=None if exact or not balance else float(best_work[tl.finish < 0].sum() - best_work[W].sum()))  # fmt: skip
+        res = solve_window(
+            problem,
+            tl,
+            W,
+            tail,
+            wg,
+            wd,
+            ws,
+            wf,
+            time_limit,
+            exact,
+            spread=spread,
+            succ_dev=succ,
+            gap_share=gap,
+            rest_work=None
+            if exact or not balance
+            else float(best_work[tl.finish < 0].sum() - best_work[W].sum()),
+        )
         if res.gap is not None:
             gaps.append(res.gap)
-        kind = res.status.lower() if res.status in ("Optimal", "bound") else "warm" if res.status.startswith("warm") else "limit"
+        kind = (
+            res.status.lower()
+            if res.status in ("Optimal", "bound")
+            else "warm"
+            if res.status.startswith("warm")
+            else "limit"
+        )
         stats[kind] = stats.get(kind, 0) + 1
         if trust:  # keep the window's MIP result only if, completed by the guide, it is no worse
             rest = [v for v in ref.order if tl.finish[v] < 0 and v not in inw]
@@ -245,15 +340,21 @@ def _forward(problem, parts, exact, lookahead, usable, tail, ref, time_limit,
                 if v in inw:
                     base.place([v], int(ref.dev[v]))
             _commit(problem, tl, part, res, wg, topo_pos)
-            if completion_makespan(problem, tl, rest, ref.dev) > completion_makespan(problem, base, rest, ref.dev) + 1e-9:
+            if (
+                completion_makespan(problem, tl, rest, ref.dev)
+                > completion_makespan(problem, base, rest, ref.dev) + 1e-9
+            ):
                 tl = base
                 stats["kept_guide"] = stats.get("kept_guide", 0) + 1
         else:
             _commit(problem, tl, part, res, wg, topo_pos)
         if progress is not None:
             count[0] += 1
-            progress(count[0], count[1],
-                     f"pass {rnd + 1}, subgraph {i + 1}/{len(parts)} ({len(W)} nodes, {res.seconds:.2f} s)")  # fmt: skip
+            progress(
+                count[0],
+                count[1],
+                f"pass {rnd + 1}, subgraph {i + 1}/{len(parts)} ({len(W)} nodes, {res.seconds:.2f} s)",
+            )
         if exact:
             stats["objective"] = res.objective
     return tl
@@ -272,25 +373,94 @@ def _plain_tail(problem: Problem, best: np.ndarray) -> np.ndarray:
     params=[
         Param("epsilon", "float", 0.2, 0.0, 1.0, "balance of each up-rank bisection (Algorithm 1)"),
         Param("nt", "int", 12, 1, 2000, "largest subgraph (vertices) solved by one ILP"),
-        Param("time_limit", "float", None, 0.01, 86400.0,
-              "seconds per subgraph ILP, then its best incumbent (default 0.5; 60 when exact)"),
-        Param("groups", "bool", False, None, None, "let the ILP choose fused groups (PartitionTuner)"),
-        Param("lookahead", "int", 0, 0, 8, "following subgraphs each ILP also sees (not committed)"),
-        Param("balance", "bool", False, None, None, "count the remaining work spread over the devices in each window's makespan"),
-        Param("passes", "int", 2, 1, 10, "forward passes; later ones are guided by the best plan so far and cut subgraphs half a subgraph later on odd passes"),
-        Param("improve", "bool", True, None, None, "after each pass, move units/branches between devices on the whole plan (local search)"),
-        Param("gap", "float", None, 0.0, 10.0, "MIP gap per window as a share of its best-cost work (default 0.3 under a 1 s limit, else 0.03)"),
-        Param("kicks", "int", 1000, 0, 100000, "iterated-local-search restarts per improvement pass, within the preceding pass's time (at most 2 x time_limit, at least 1 s)"),
+        Param(
+            "time_limit",
+            "float",
+            None,
+            0.01,
+            86400.0,
+            "seconds per subgraph ILP, then its best incumbent (default 0.5; 60 when exact)",
+        ),
+        Param(
+            "groups", "bool", False, None, None, "let the ILP choose fused groups (PartitionTuner)"
+        ),
+        Param(
+            "lookahead", "int", 0, 0, 8, "following subgraphs each ILP also sees (not committed)"
+        ),
+        Param(
+            "balance",
+            "bool",
+            False,
+            None,
+            None,
+            "count the remaining work spread over the devices in each window's makespan",
+        ),
+        Param(
+            "passes",
+            "int",
+            2,
+            1,
+            10,
+            "forward passes; later ones are guided by the best plan so far and cut subgraphs half a subgraph later on odd passes",
+        ),
+        Param(
+            "improve",
+            "bool",
+            True,
+            None,
+            None,
+            "after each pass, move units/branches between devices on the whole plan (local search)",
+        ),
+        Param(
+            "gap",
+            "float",
+            None,
+            0.0,
+            10.0,
+            "MIP gap per window as a share of its best-cost work (default 0.3 under a 1 s limit, else 0.03)",
+        ),
+        Param(
+            "kicks",
+            "int",
+            1000,
+            0,
+            100000,
+            "iterated-local-search restarts per improvement pass, within the preceding pass's time (at most 2 x time_limit, at least 1 s)",
+        ),
     ],
-)  # fmt: skip
-def ilp(problem: Problem, epsilon: float = 0.2, nt: int = 12, time_limit: float | None = None,
-        groups: bool = False, lookahead: int = 0, passes: int = 2, balance: bool = False,
-        improve: bool = True, kicks: int = 1000, gap: float | None = None,
-        progress: Progress | None = None) -> Decision:  # fmt: skip
+)
+def ilp(
+    problem: Problem,
+    epsilon: float = 0.2,
+    nt: int = 12,
+    time_limit: float | None = None,
+    groups: bool = False,
+    lookahead: int = 0,
+    passes: int = 2,
+    balance: bool = False,
+    improve: bool = True,
+    kicks: int = 1000,
+    gap: float | None = None,
+    progress: Progress | None = None,
+) -> Decision:
     t0 = time.perf_counter()
-    tl, info = ilp_timeline(problem, epsilon, nt, time_limit, groups, lookahead, passes, progress, balance,
-                            improve, kicks, gap)  # fmt: skip
+    tl, info = ilp_timeline(
+        problem,
+        epsilon,
+        nt,
+        time_limit,
+        groups,
+        lookahead,
+        passes,
+        progress,
+        balance,
+        improve,
+        kicks,
+        gap,
+    )
     device_of, order, fused = tl.decision_parts()
-    info["fallback"] = info["reference"] if info["reference_makespan"] <= info["ilp_makespan"] else None
+    info["fallback"] = (
+        info["reference"] if info["reference_makespan"] <= info["ilp_makespan"] else None
+    )
     info["solve_wall_s"] = round(time.perf_counter() - t0, 3)
     return Decision(device_of, order, fused, extra={"ilp": info})

@@ -51,10 +51,16 @@ def _solver(time_limit: float | None, exact: bool, gap_abs: float):
     relative gap would measure against the whole prefix's length and grow along the graph."""
     rel, gap_abs = (1e-7, 1e-7) if exact else (1e-7, max(gap_abs, 1e-7))
     if _have_highs():
-        return _WarmHiGHS(msg=bool(os.environ.get("HETLAB_ILP_LOG")), timeLimit=time_limit,
-                          gapRel=rel, gapAbs=gap_abs, threads=1)  # fmt: skip
-    return pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit, gapRel=rel, gapAbs=gap_abs,
-                             warmStart=True, threads=1)  # fmt: skip
+        return _WarmHiGHS(
+            msg=bool(os.environ.get("HETLAB_ILP_LOG")),
+            timeLimit=time_limit,
+            gapRel=rel,
+            gapAbs=gap_abs,
+            threads=1,
+        )
+    return pulp.PULP_CBC_CMD(
+        msg=False, timeLimit=time_limit, gapRel=rel, gapAbs=gap_abs, warmStart=True, threads=1
+    )
 
 
 @functools.cache
@@ -123,7 +129,9 @@ def _solve_window(
         for w, k in problem.succs[v]:
             dw = succ_dev.get(w)
             if w not in inw and dw is not None and tl.finish[w] < 0:
-                warm_obj = max(warm_obj, warm_finish[v] + cost[w, dw] + tail[w] + comm[k, warm_dev[v], dw])
+                warm_obj = max(
+                    warm_obj, warm_finish[v] + cost[w, dw] + tail[w] + comm[k, warm_dev[v], dw]
+                )
     H = warm_obj * 1.01 + 1e-6 + spread * sum(warm_finish.values())
     M = H
     grp_of: dict[int, list[int]] = {}
@@ -150,13 +158,23 @@ def _solve_window(
             else:
                 r = max(r, rel[w] + float(np.min(cost[w])))
         rel[v] = min(r, warm_start[v])
-    gap_abs = (GAP_SHARE if gap_share is None else gap_share) * sum(float(np.min(cost[v])) for v in W)
+    gap_abs = (GAP_SHARE if gap_share is None else gap_share) * sum(
+        float(np.min(cost[v])) for v in W
+    )
     if not exact and not groups:  # the start already meets a simple lower bound: no MIP needed
         lb = path_bound(problem, tl, W, inw, rel, allowed, tail, succ_dev)
         lb += spread * sum(rel[v] + min(float(cost[v, d]) for d in allowed[v]) for v in W)
         if warm_obj + spread * sum(warm_finish.values()) <= lb + gap_abs:
-            return WindowResult(dict(warm_dev), dict(warm_start), [], warm_obj, 0.0, "bound",
-                                time.perf_counter() - t0, warm_obj)  # fmt: skip
+            return WindowResult(
+                dict(warm_dev),
+                dict(warm_start),
+                [],
+                warm_obj,
+                0.0,
+                "bound",
+                time.perf_counter() - t0,
+                warm_obj,
+            )
     lp = pulp.LpProblem("hope_window", pulp.LpMinimize)
     y = {(v, d): pulp.LpVariable(f"y_{v}_{d}", cat="Binary") for v in W for d in allowed[v]}
     # deadline of each node: any plan at least as good as the MIP start has C <= H and
@@ -182,7 +200,9 @@ def _solve_window(
         for w, k in problem.preds[v]:
             if w in inw:
                 shared = [g for g in grp_of.get(v, []) if g in grp_of.get(w, [])]
-                lp += s[v] >= f[w] - ((H - rel[v]) * pulp.lpSum(u[g] for g in shared) if shared else 0)
+                lp += s[v] >= f[w] - (
+                    (H - rel[v]) * pulp.lpSum(u[g] for g in shared) if shared else 0
+                )
                 # z[k,a,b] = y[w,a] * y[v,b] exactly (flow form: rows and columns sum to y)
                 for a in allowed[w]:
                     for b in allowed[v]:
@@ -196,20 +216,29 @@ def _solve_window(
             else:
                 lp += s[v] >= float(tl.finish[w])
                 a = int(tl.dev[w])
-                recv[v] += [float(comm[k, a, b]) * y[v, b] for b in allowed[v] if b != a and comm[k, a, b] > 0]
-        work = pulp.lpSum(float(cost[v, d]) * y[v, d] for d in allowed[v] if np.isfinite(cost[v, d]))
+                recv[v] += [
+                    float(comm[k, a, b]) * y[v, b]
+                    for b in allowed[v]
+                    if b != a and comm[k, a, b] > 0
+                ]
+        work = pulp.lpSum(
+            float(cost[v, d]) * y[v, d] for d in allowed[v] if np.isfinite(cost[v, d])
+        )
         lp += f[v] >= s[v] + work + pulp.lpSum(recv[v]) - (M * fusedsum[v] if v in grp_of else 0)
         lp += C >= f[v] + float(tail[v])
         for w, k in problem.succs[v] if succ_dev else ():
             dw = succ_dev.get(w)
             if w not in inw and dw is not None and tl.finish[w] < 0:
                 lp += C >= f[v] + float(cost[w, dw] + tail[w]) + pulp.lpSum(
-                    float(comm[k, d, dw]) * y[v, d] for d in allowed[v] if d != dw and comm[k, d, dw] > 0)
+                    float(comm[k, d, dw]) * y[v, d]
+                    for d in allowed[v]
+                    if d != dw and comm[k, d, dw] > 0
+                )
     for gi, (mem, gcost) in enumerate(groups):
         first, last = mem[0], mem[-1]
         lp += f[last] >= s[first] + pulp.lpSum(
             float(gcost[d]) * y[first, d] for d in allowed[first] if np.isfinite(gcost[d])
-        ) + pulp.lpSum(r for m in mem for r in recv[m]) - M * (1 - u[gi])  # fmt: skip
+        ) + pulp.lpSum(r for m in mem for r in recv[m]) - M * (1 - u[gi])
         for d in allowed[first]:
             if not np.isfinite(gcost[d]):
                 lp += y[first, d] <= 1 - u[gi]
@@ -226,20 +255,27 @@ def _solve_window(
             lp += f[last] - f[m] <= M * (1 - u[gi])
     if rest_work is not None:
         # a device may become free only after the horizon (the window need not use it)
-        last = {d: pulp.LpVariable(f"L_{d}", lowBound=float(tl.dev_free[d]), upBound=max(H, float(tl.dev_free[d])))
-                for d in range(nd)}  # fmt: skip
+        last = {
+            d: pulp.LpVariable(
+                f"L_{d}", lowBound=float(tl.dev_free[d]), upBound=max(H, float(tl.dev_free[d]))
+            )
+            for d in range(nd)
+        }
         for (v, d), var in y.items():
             lp += last[d] >= f[v] - (H - rel[v]) * (1 - var)
         lp += nd * C >= pulp.lpSum(last.values()) + float(rest_work)
         for d in range(nd):
-            last[d].setInitialValue(max([float(tl.dev_free[d])] + [warm_finish[v] for v in W if warm_dev[v] == d]))
+            last[d].setInitialValue(
+                max([float(tl.dev_free[d])] + [warm_finish[v] for v in W if warm_dev[v] == d])
+            )
         warm_obj = max(warm_obj, (sum(last[d].varValue for d in range(nd)) + rest_work) / nd)
     # device load cuts (valid: a device runs its nodes one at a time after it becomes free)
     for d in range(nd):
         on_d = [(v, float(cost[v, d])) for v in W if (v, d) in y and np.isfinite(cost[v, d])]
         if len(on_d) > 1:
             lp += C >= float(tl.dev_free[d]) + pulp.lpSum(c * y[v, d] for v, c in on_d) + min(
-                float(tail[v]) for v, _ in on_d) - (M * pulp.lpSum(u.values()) if u else 0)
+                float(tail[v]) for v, _ in on_d
+            ) - (M * pulp.lpSum(u.values()) if u else 0)
     # transitive closure inside the window: reach[v] = bitmask of descendants
     reach = {v: 0 for v in W}
     for v in reversed(W):
@@ -278,7 +314,9 @@ def _solve_window(
         var.setInitialValue(1.0 if (warm_dev[uu] == a and warm_dev[vv] == b) else 0.0)
     for (a, b), var in o.items():
         same = warm_dev[a] == warm_dev[b]
-        var.setInitialValue(1.0 if same and (warm_start[a], pos[a]) <= (warm_start[b], pos[b]) else 0.0)
+        var.setInitialValue(
+            1.0 if same and (warm_start[a], pos[a]) <= (warm_start[b], pos[b]) else 0.0
+        )
         sd[a, b].setInitialValue(1.0 if same else 0.0)
     C.setInitialValue(warm_obj)
     solver = _solver(time_limit, exact, gap_abs)
@@ -293,10 +331,27 @@ def _solve_window(
         if "Optimal" not in ms:  # pulp reports a time limit with an incumbent as optimal
             status = "TimeLimit" if "TimeLimit" in ms else ms.split(".")[-1]
     if not has_sol or C.varValue is None:
-        return WindowResult(dict(warm_dev), dict(warm_start), [], warm_obj, gap, "warm:" + status,
-                            time.perf_counter() - t0, warm_obj)  # fmt: skip
+        return WindowResult(
+            dict(warm_dev),
+            dict(warm_start),
+            [],
+            warm_obj,
+            gap,
+            "warm:" + status,
+            time.perf_counter() - t0,
+            warm_obj,
+        )
     dev = {v: max(allowed[v], key=lambda d: y[v, d].varValue or 0.0) for v in W}
     st = {v: float(s[v].varValue or 0.0) for v in W}
     fused = [gi for gi in u if (u[gi].varValue or 0.0) > 0.5]
-    return WindowResult(dev, st, fused, float(C.varValue), gap, status, time.perf_counter() - t0,
-                        warm_obj, {"vars": len(lp.variables()), "pairs": len(o)})  # fmt: skip
+    return WindowResult(
+        dev,
+        st,
+        fused,
+        float(C.varValue),
+        gap,
+        status,
+        time.perf_counter() - t0,
+        warm_obj,
+        {"vars": len(lp.variables()), "pairs": len(o)},
+    )

@@ -53,14 +53,28 @@ class _Plan:
                 self.ucost.append([float(c) for c in cost[u[0]]])
             else:
                 ids = [problem.nodes[m].id for m in u]
-                self.ucost.append([float(problem.group_cost(ids, d) if problem.group_cost(ids, d) is not None
-                                         else np.inf) for d in problem.devices])  # fmt: skip
+                self.ucost.append(
+                    [
+                        float(
+                            problem.group_cost(ids, d)
+                            if problem.group_cost(ids, d) is not None
+                            else np.inf
+                        )
+                        for d in problem.devices
+                    ]
+                )
         # external inputs of each unit: (unit index of the producer, comm[k] as nested lists)
         self.inputs = []
         for u in units:
             inside = set(u)
-            self.inputs.append([(self.unit_of[w], comm[k].tolist()) for m in u for w, k in problem.preds[m]
-                                if w not in inside])  # fmt: skip
+            self.inputs.append(
+                [
+                    (self.unit_of[w], comm[k].tolist())
+                    for m in u
+                    for w, k in problem.preds[m]
+                    if w not in inside
+                ]
+            )
         self.outputs: list[list[int]] = [[] for _ in units]
         for i, ins in enumerate(self.inputs):
             for j, _ in ins:
@@ -129,8 +143,14 @@ class _Plan:
         for x in members:
             dev[x] = d
         p = min(self.pos[x] for x in members)
-        return self._run(p, dev, list(self.fin), list(self.free_before[p]), self.makespan - 1e-9,
-                         last=max(self.pos[x] for x in members))  # fmt: skip
+        return self._run(
+            p,
+            dev,
+            list(self.fin),
+            list(self.free_before[p]),
+            self.makespan - 1e-9,
+            last=max(self.pos[x] for x in members),
+        )
 
     def reorder(self) -> list[int]:
         """Units re-listed by earliest start for the current devices (ties: current position)."""
@@ -203,9 +223,17 @@ def _descend(plan: _Plan, moves, ok, sweeps: int, t_end: float) -> None:
             return
 
 
-def improve(problem: Problem, tl: Timeline, tail: np.ndarray, kicks: int = 0, kick_s: float = 10.0,
-            descend: bool = True, budget_s: float = DESCENT_MAX_S, sweeps: int = 20,
-            seed: int = 0) -> Timeline:  # fmt: skip
+def improve(
+    problem: Problem,
+    tl: Timeline,
+    tail: np.ndarray,
+    kicks: int = 0,
+    kick_s: float = 10.0,
+    descend: bool = True,
+    budget_s: float = DESCENT_MAX_S,
+    sweeps: int = 20,
+    seed: int = 0,
+) -> Timeline:
     """Device-move descent from the plan ``tl``, then ``kicks`` rounds of iterated local search
     (apply KICK random moves, descend again, keep the result only if it is better); returns a
     timeline never worse than ``tl``. ``tail``: a lower bound of the work after each node

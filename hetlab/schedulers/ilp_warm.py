@@ -29,9 +29,18 @@ class _Window:
         self.comm = problem.comm_tensor
         self.tail = tail
         # per node: out-of-window unplaced successors with their expected device
-        self.outs = {v: [(w, k, succ_dev[w]) for w, k in problem.succs[v]
-                         if w not in self.inw and tl.finish[w] < 0 and succ_dev.get(w) is not None]
-                     for v in W} if succ_dev else {v: [] for v in W}  # fmt: skip
+        self.outs = (
+            {
+                v: [
+                    (w, k, succ_dev[w])
+                    for w, k in problem.succs[v]
+                    if w not in self.inw and tl.finish[w] < 0 and succ_dev.get(w) is not None
+                ]
+                for v in W
+            }
+            if succ_dev
+            else {v: [] for v in W}
+        )
 
     def run(self, seq: list[int], dev: dict[int, int]):
         """(objective, start, finish) of the window's nodes listed in ``seq`` on ``dev``."""
@@ -84,8 +93,17 @@ class _Window:
         return best, dev
 
 
-def window_start(problem: Problem, tl: Timeline, W: list[int], tail, ref_dev, g_pos,
-                 succ_dev=None, spread: float = 0.0, descend: bool = True):  # fmt: skip
+def window_start(
+    problem: Problem,
+    tl: Timeline,
+    W: list[int],
+    tail,
+    ref_dev,
+    g_pos,
+    succ_dev=None,
+    spread: float = 0.0,
+    descend: bool = True,
+):
     """The best of the guide's placement/order and an earliest-finish schedule, each improved
     by device flips; returns (objective without spread, device, start, finish) per node."""
     win = _Window(problem, tl, W, tail, succ_dev, spread)

@@ -90,5 +90,6 @@ def mosaic(problem: Problem, progress: Any = None) -> Decision:
     value, slices = mosaic_slices(problem)
     ids = [problem.nodes[v].id for v in model_chain(problem)]
     device_of = {ids[i]: problem.devices[d] for a, b, d in slices for i in range(a, b)}
-    return Decision(device_of, ids, sequential=True,
-                    extra={"slices": len(slices), "dp_time": value})  # fmt: skip
+    return Decision(
+        device_of, ids, sequential=True, extra={"slices": len(slices), "dp_time": value}
+    )

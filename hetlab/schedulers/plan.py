@@ -82,8 +82,17 @@ class Plan:
 
     def resimulate(self, problem: Problem) -> Plan:
         """The same assignment and order, timed again under ``problem``."""
-        return Plan.build(problem, self.algo, self.device_of, self.order, self.fused,
-                          self.sequential, self.params, self.solve_seconds, self.extra)  # fmt: skip
+        return Plan.build(
+            problem,
+            self.algo,
+            self.device_of,
+            self.order,
+            self.fused,
+            self.sequential,
+            self.params,
+            self.solve_seconds,
+            self.extra,
+        )
 
     # --- JSON ------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
@@ -108,12 +117,24 @@ class Plan:
             raise HetlabError(f"{source}: a plan must be a JSON object")
         try:
             asg = [
-                Assignment(str(a["node"]), str(a["device"]), float(a.get("start", 0.0)),
-                           float(a.get("finish", 0.0)))
+                Assignment(
+                    str(a["node"]),
+                    str(a["device"]),
+                    float(a.get("start", 0.0)),
+                    float(a.get("finish", 0.0)),
+                )
                 for a in doc["assignments"]
-            ]  # fmt: skip
-            known = {"problem", "algo", "params", "makespan", "solve_seconds", "sequential",
-                     "assignments", "fused"}  # fmt: skip
+            ]
+            known = {
+                "problem",
+                "algo",
+                "params",
+                "makespan",
+                "solve_seconds",
+                "sequential",
+                "assignments",
+                "fused",
+            }
             plan = cls(
                 problem=str(doc.get("problem", "")),
                 algo=str(doc.get("algo", "")),

@@ -68,8 +68,9 @@ def typeseq(problem: Problem, progress: Any = None) -> Decision:
         totals.append(float(cost[np.arange(n), dev][heavy].sum()))
     accel = int(np.argmin(totals))
     dev = _fallback(problem, np.where(heavy, accel, 0))
-    return _decision(problem, dev, {"accelerator": problem.devices[accel],
-                                    "heavy_ops": int(heavy.sum())})  # fmt: skip
+    return _decision(
+        problem, dev, {"accelerator": problem.devices[accel], "heavy_ops": int(heavy.sum())}
+    )
 
 
 @register("single", "Single device (single:DEVICE); unsupported ops fall back", sequential=True)

@@ -53,7 +53,9 @@ def simulate(
         if v not in idx:
             raise HetlabError(f"plan places unknown node {v!r}")
         if d not in dix:
-            raise HetlabError(f"plan uses unknown device {d!r} (devices: {', '.join(problem.devices)})")
+            raise HetlabError(
+                f"plan uses unknown device {d!r} (devices: {', '.join(problem.devices)})"
+            )
         dev[idx[v]] = dix[d]
     if len(device_of) != n:
         missing = [x.id for x in problem.nodes if x.id not in device_of][:3]
@@ -80,7 +82,9 @@ def simulate(
         recv = 0.0
         for m in members:
             if dev[m] != d:
-                raise HetlabError(f"fused group {[problem.nodes[x].id for x in members]} spans devices")
+                raise HetlabError(
+                    f"fused group {[problem.nodes[x].id for x in members]} spans devices"
+                )
             for u, k in preds[m]:
                 if u in inside:
                     continue

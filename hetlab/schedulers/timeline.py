@@ -26,7 +26,9 @@ class Timeline:
         self.order: list[int] = []
         self.fused: list[list[int]] = []
 
-    def timing(self, members: list[int], d: int, unit_cost: float | None = None) -> tuple[float, float]:
+    def timing(
+        self, members: list[int], d: int, unit_cost: float | None = None
+    ) -> tuple[float, float]:
         """(start, finish) that the unit ``members`` would get on device ``d`` if appended now."""
         inside = set(members)
         ready = 0.0
@@ -42,7 +44,9 @@ class Timeline:
         s = max(ready, self.dev_free[d])
         return float(s), float(s + c + recv)
 
-    def place(self, members: list[int], d: int, unit_cost: float | None = None) -> tuple[float, float]:
+    def place(
+        self, members: list[int], d: int, unit_cost: float | None = None
+    ) -> tuple[float, float]:
         """Append a unit (one node, or a fused group with its ``unit_cost``) on device ``d``."""
         s, f = self.timing(members, d, unit_cost)
         for m in members:
@@ -62,5 +66,8 @@ class Timeline:
     def decision_parts(self) -> tuple[dict[str, str], list[str], list[list[str]]]:
         ids = [n.id for n in self.problem.nodes]
         devs = self.problem.devices
-        return ({ids[v]: devs[self.dev[v]] for v in self.order}, [ids[v] for v in self.order],
-                [[ids[v] for v in g] for g in self.fused])  # fmt: skip
+        return (
+            {ids[v]: devs[self.dev[v]] for v in self.order},
+            [ids[v] for v in self.order],
+            [[ids[v] for v in g] for g in self.fused],
+        )

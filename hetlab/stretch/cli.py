@@ -15,21 +15,58 @@ def configure(p: argparse.ArgumentParser) -> None:
     from hetlab.graph.cli import add_shape_arg
 
     p.add_argument("model", help="an .onnx file or a zoo model name (see `hetlab zoo`)")
-    p.add_argument("--devices", required=True, metavar="A,B[,C]", help="one branch per device (see `hetlab devices`)")
-    p.add_argument("--out", required=True, metavar="BRANCHED.onnx", help="where to write the stretched model")
+    p.add_argument(
+        "--devices",
+        required=True,
+        metavar="A,B[,C]",
+        help="one branch per device (see `hetlab devices`)",
+    )
+    p.add_argument(
+        "--out", required=True, metavar="BRANCHED.onnx", help="where to write the stretched model"
+    )
     p.add_argument("--plan-out", metavar="PLAN.json", help="run plan (default: BRANCHED.plan.json)")
-    p.add_argument("--alpha", type=float, default=0.1, help="eq. 4: meeting comm <= alpha x segment latency (0.1)")
-    p.add_argument("--beta", type=float, default=1.1, help="eq. 5: branch latency <= beta x segment latency (1.1)")
-    p.add_argument("--min-depth", type=float, default=0.5, help="lower bound of the depth ratio (0.5)")
-    p.add_argument("--min-width", type=float, default=0.5, help="lower bound of the width ratio (0.5)")
-    p.add_argument("--capacity", type=float, default=1.0, help="branches' FLOPs / segment FLOPs, at least (1.0)")
-    p.add_argument("--throughput", metavar="A=GFLOPS,...", help="device throughputs instead of measuring them")
-    p.add_argument("--profile", metavar="PROBLEM.json", help="take device throughputs from a profiled problem")
-    p.add_argument("--profiler", action="store_true",
-                   help="profile the original model (hetlab.cost.profile, small budget) for the throughputs and link")  # fmt: skip
+    p.add_argument(
+        "--alpha",
+        type=float,
+        default=0.1,
+        help="eq. 4: meeting comm <= alpha x segment latency (0.1)",
+    )
+    p.add_argument(
+        "--beta",
+        type=float,
+        default=1.1,
+        help="eq. 5: branch latency <= beta x segment latency (1.1)",
+    )
+    p.add_argument(
+        "--min-depth", type=float, default=0.5, help="lower bound of the depth ratio (0.5)"
+    )
+    p.add_argument(
+        "--min-width", type=float, default=0.5, help="lower bound of the width ratio (0.5)"
+    )
+    p.add_argument(
+        "--capacity",
+        type=float,
+        default=1.0,
+        help="branches' FLOPs / segment FLOPs, at least (1.0)",
+    )
+    p.add_argument(
+        "--throughput", metavar="A=GFLOPS,...", help="device throughputs instead of measuring them"
+    )
+    p.add_argument(
+        "--profile", metavar="PROBLEM.json", help="take device throughputs from a profiled problem"
+    )
+    p.add_argument(
+        "--profiler",
+        action="store_true",
+        help="profile the original model (hetlab.cost.profile, small budget) for the throughputs and link",
+    )
     p.add_argument("--algo", default="heft", help="scheduler that scores candidates (default heft)")
     p.add_argument("--seed", type=int, default=0, help="seed of the fresh weights (default 0)")
-    p.add_argument("--platform", metavar="FILE", help="TOML/JSON file naming CPU core groups and OpenCL devices")
+    p.add_argument(
+        "--platform",
+        metavar="FILE",
+        help="TOML/JSON file naming CPU core groups and OpenCL devices",
+    )
     add_shape_arg(p)
     p.add_argument("--json", action="store_true", help="print the chosen configuration as JSON")
 
@@ -87,7 +124,9 @@ def main(args: argparse.Namespace) -> int:
         devs = {d.name: d for d in devices(args.platform)}
         unknown = [d for d in names if d not in devs]
         if unknown:
-            raise HetlabError(f"unknown device {unknown[0]!r}; devices here: {', '.join(devs)} (see 'hetlab devices')")
+            raise HetlabError(
+                f"unknown device {unknown[0]!r}; devices here: {', '.join(devs)} (see 'hetlab devices')"
+            )
         if args.profiler:
             from hetlab.cost import profile
 
@@ -105,20 +144,32 @@ def main(args: argparse.Namespace) -> int:
 
     plan = branch_plan(final, estimated_problem(final, cm, names), names, main_device(cm, names))
     atomic_write_json(plan_out, plan.to_json())
-    doc = {"model": str(path), "plan": str(plan_out), "original_flops": sum(n.flops for n in g.nodes),
-           "flops": sum(n.flops for n in final.nodes), "throughput_gflops": {d: round(v / 1e6, 3) for d, v in cm.throughput.items()},
-           "candidates": rows, **best.plan.summary(),
-           "note": "fresh random weights: the stretched model needs retraining for accuracy"}  # fmt: skip
+    doc = {
+        "model": str(path),
+        "plan": str(plan_out),
+        "original_flops": sum(n.flops for n in g.nodes),
+        "flops": sum(n.flops for n in final.nodes),
+        "throughput_gflops": {d: round(v / 1e6, 3) for d, v in cm.throughput.items()},
+        "candidates": rows,
+        **best.plan.summary(),
+        "note": "fresh random weights: the stretched model needs retraining for accuracy",
+    }
     if args.json:
         json.dump(doc, sys.stdout)
         sys.stdout.write("\n")
     else:
-        print(f"wrote {path} ({len(final.nodes)} nodes, {doc['flops'] / 1e9:.2f} GFLOPs vs "
-              f"{doc['original_flops'] / 1e9:.2f}) and plan {plan_out}")  # fmt: skip
+        print(
+            f"wrote {path} ({len(final.nodes)} nodes, {doc['flops'] / 1e9:.2f} GFLOPs vs "
+            f"{doc['original_flops'] / 1e9:.2f}) and plan {plan_out}"
+        )
         for r in rows:
-            print(f"  candidate meeting={r['meeting']:6s} strategy={r['strategy']:5s} predicted {r['predicted_ms']:.2f} ms ({r['placement']})")
+            print(
+                f"  candidate meeting={r['meeting']:6s} strategy={r['strategy']:5s} predicted {r['predicted_ms']:.2f} ms ({r['placement']})"
+            )
         for p in best.plan.parts:
-            br = ", ".join(f"{b.device}: depth {b.layout.depth} width {b.layout.width:.3f}" for b in p.branches)
+            br = ", ".join(
+                f"{b.device}: depth {b.layout.depth} width {b.layout.width:.3f}" for b in p.branches
+            )
             print(f"  segments {p.segs}: {br}")
         print("  note: fresh random weights; accuracy needs retraining (out of scope)")
     return 0

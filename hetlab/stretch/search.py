@@ -23,7 +23,9 @@ GRID = [(m, s) for m in ("stage", "merged") for s in ("free", "width", "depth")]
 NODE_OVERHEAD_MS = 0.02  # per node dispatch inside one onnxruntime session (estimate)
 
 
-def measure_costs(g: OpGraph, devices: Mapping[str, Any], names: Sequence[str], repeat: int = 2) -> CostModel:
+def measure_costs(
+    g: OpGraph, devices: Mapping[str, Any], names: Sequence[str], repeat: int = 2
+) -> CostModel:
     """Throughput of each device (FLOPs/ms) from a whole-model run on it (median of ``repeat``)."""
     from hetlab.executor.api import run
 
@@ -47,7 +49,11 @@ def costs_from_problem(g: OpGraph, problem: Problem, names: Sequence[str]) -> Co
         if ms <= 0:
             raise HetlabError(f"the problem {problem.name!r} has no costs on {d!r}")
         thr[d] = sum(flops[n.id] for n in nodes) / ms
-    link = problem.comm.get(f"{names[0]}->{names[1]}") or problem.comm.get("default") or Link(0.05, 5e6)
+    link = (
+        problem.comm.get(f"{names[0]}->{names[1]}")
+        or problem.comm.get("default")
+        or Link(0.05, 5e6)
+    )
     return CostModel(thr, {d: 0.0 for d in names}, (link.latency, link.bandwidth or 1e12))
 
 
@@ -99,8 +105,14 @@ def _load_candidate(g: OpGraph, sp: StretchPlan) -> OpGraph:
         return load(str(p))
 
 
-def search(g: OpGraph, names: Sequence[str], cm: CostModel, c: Constraints | None = None,
-           algo: str = "heft", grid: Sequence[tuple[str, str]] = GRID) -> tuple[Candidate, list[dict[str, Any]]]:  # fmt: skip
+def search(
+    g: OpGraph,
+    names: Sequence[str],
+    cm: CostModel,
+    c: Constraints | None = None,
+    algo: str = "heft",
+    grid: Sequence[tuple[str, str]] = GRID,
+) -> tuple[Candidate, list[dict[str, Any]]]:
     """The candidate with the least predicted makespan, and one row per candidate tried.
     Each candidate's prediction is the better of NN-Stretch's branch placement and ``algo``."""
     from hetlab.schedulers.base import schedule
@@ -116,7 +128,9 @@ def search(g: OpGraph, names: Sequence[str], cm: CostModel, c: Constraints | Non
         except HetlabError as e:
             errors.append(str(e))
             continue
-        key = repr([[(b.layout.depth, b.layout.width) for b in p.branches] + [p.segs] for p in sp.parts])
+        key = repr(
+            [[(b.layout.depth, b.layout.width) for b in p.branches] + [p.segs] for p in sp.parts]
+        )
         if key in seen:
             continue
         seen.add(key)
@@ -127,9 +141,16 @@ def search(g: OpGraph, names: Sequence[str], cm: CostModel, c: Constraints | Non
             plans.append(schedule(prob, algo))
         rp = min(plans, key=lambda p: p.makespan)
         sp.predicted_ms = round(float(rp.makespan), 4)
-        rows.append({"meeting": meeting, "strategy": strategy, "predicted_ms": sp.predicted_ms,
-                     "placement": rp.algo, "flops": sum(n.flops for n in cg.nodes),
-                     "parts": len(sp.parts)})  # fmt: skip
+        rows.append(
+            {
+                "meeting": meeting,
+                "strategy": strategy,
+                "predicted_ms": sp.predicted_ms,
+                "placement": rp.algo,
+                "flops": sum(n.flops for n in cg.nodes),
+                "parts": len(sp.parts),
+            }
+        )
         if best is None or rp.makespan < best.predicted_ms:
             best = Candidate(sp, cg, float(rp.makespan), rp)
     if best is None:

@@ -22,9 +22,25 @@ from dataclasses import dataclass, field
 from hetlab.graph.ir import OpGraph
 
 # ops that keep the channel count of their first input (per-channel params get resized)
-CHANNEL_WISE = {"Relu", "Clip", "Sigmoid", "LeakyRelu", "HardSigmoid", "HardSwish", "Tanh", "Elu",
-                "Selu", "PRelu", "BatchNormalization", "MaxPool", "AveragePool", "Dropout",
-                "Identity", "LRN", "InstanceNormalization"}  # fmt: skip
+CHANNEL_WISE = {
+    "Relu",
+    "Clip",
+    "Sigmoid",
+    "LeakyRelu",
+    "HardSigmoid",
+    "HardSwish",
+    "Tanh",
+    "Elu",
+    "Selu",
+    "PRelu",
+    "BatchNormalization",
+    "MaxPool",
+    "AveragePool",
+    "Dropout",
+    "Identity",
+    "LRN",
+    "InstanceNormalization",
+}
 ELEMENTWISE = {"Add", "Mul", "Sub", "Div", "Sum", "Max", "Min"}
 BRANCHABLE = CHANNEL_WISE | ELEMENTWISE | {"Conv", "Concat"}
 
@@ -133,7 +149,9 @@ def segments(g: OpGraph) -> list[Segment]:
     return segs
 
 
-def repeated_blocks(g: OpGraph, seg: Segment, cuts: list[tuple[int, str]]) -> list[tuple[str, str, list[str]]]:
+def repeated_blocks(
+    g: OpGraph, seg: Segment, cuts: list[tuple[int, str]]
+) -> list[tuple[str, str, list[str]]]:
     """Spans between equal-shape cut tensors of ``seg`` that hold a Conv (right to left)."""
     inside = set(seg.nodes)
     pos_of = {v: i for i, v in enumerate(g.topo_order())}
@@ -144,7 +162,9 @@ def repeated_blocks(g: OpGraph, seg: Segment, cuts: list[tuple[int, str]]) -> li
         hit = None
         for i in range(j - 1, 0, -1):
             span = [v for v in seg.nodes if ts[i][0] < pos_of[v] <= ts[j][0]]
-            if _shape(g, ts[i][1]) == _shape(g, ts[j][1]) and any(g.node(v).op_type == "Conv" for v in span):
+            if _shape(g, ts[i][1]) == _shape(g, ts[j][1]) and any(
+                g.node(v).op_type == "Conv" for v in span
+            ):
                 hit = (i, span)
                 break
         if hit is None:
@@ -178,7 +198,7 @@ def layout(g: OpGraph, segs: list[Segment], depth: int, width: float) -> Layout:
     total = len(repeats) + 1
     if not 1 <= depth <= total:
         raise Unscalable(f"depth {depth} outside 1..{total}")
-    drop = repeats[len(repeats) - (total - depth):] if depth < total else []
+    drop = repeats[len(repeats) - (total - depth) :] if depth < total else []
     dropped = {v for _, _, span in drop for v in span}
     alias = {end: start for start, end, _ in drop}
 
@@ -218,7 +238,9 @@ def layout(g: OpGraph, segs: list[Segment], depth: int, width: float) -> Layout:
             cs = {ch[t] for t in ins}
             if len(cs) != 1:
                 raise Unscalable(f"{v}: {n.op_type} of {sorted(cs)} channels")
-            if width != 1.0 and any(t in g.consts and (_shape(g, t) or (1,)) != (1,) for t in n.inputs if t):
+            if width != 1.0 and any(
+                t in g.consts and (_shape(g, t) or (1,)) != (1,) for t in n.inputs if t
+            ):
                 raise Unscalable(f"{v}: {n.op_type} with a per-channel constant")
             ch[n.outputs[0]] = cs.pop()
             nf[v] = n.flops * ch[n.outputs[0]] / max(1, c_out)

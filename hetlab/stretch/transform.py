@@ -82,12 +82,25 @@ class BranchedSegment:
     branches: list[Branch]
 
     def summary(self) -> dict[str, Any]:
-        return {"segments": self.segs, "input": self.input, "output": self.output,
-                "flops": self.flops, "comm_ms": round(self.comm_ms, 4),
-                "latency_ms": {d: round(x, 4) for d, x in self.latency_ms.items()},
-                "branches": [{"device": b.device, "depth": b.layout.depth, "width": b.layout.width,
-                              "restore": b.restore, "flops": b.flops, "latency_ms": round(b.latency_ms, 4)}
-                             for b in self.branches]}  # fmt: skip
+        return {
+            "segments": self.segs,
+            "input": self.input,
+            "output": self.output,
+            "flops": self.flops,
+            "comm_ms": round(self.comm_ms, 4),
+            "latency_ms": {d: round(x, 4) for d, x in self.latency_ms.items()},
+            "branches": [
+                {
+                    "device": b.device,
+                    "depth": b.layout.depth,
+                    "width": b.layout.width,
+                    "restore": b.restore,
+                    "flops": b.flops,
+                    "latency_ms": round(b.latency_ms, 4),
+                }
+                for b in self.branches
+            ],
+        }
 
 
 @dataclass
@@ -101,14 +114,27 @@ class StretchPlan:
 
     def summary(self) -> dict[str, Any]:
         c = self.constraints
-        return {"devices": self.devices, "strategy": self.strategy, "meeting": self.meeting,
-                "alpha": c.alpha, "beta": c.beta, "min_depth": c.min_depth, "min_width": c.min_width,
-                "capacity": c.capacity, "predicted_ms": self.predicted_ms,
-                "parts": [p.summary() for p in self.parts]}  # fmt: skip
+        return {
+            "devices": self.devices,
+            "strategy": self.strategy,
+            "meeting": self.meeting,
+            "alpha": c.alpha,
+            "beta": c.beta,
+            "min_depth": c.min_depth,
+            "min_width": c.min_width,
+            "capacity": c.capacity,
+            "predicted_ms": self.predicted_ms,
+            "parts": [p.summary() for p in self.parts],
+        }
 
 
-def segment_latency(g: OpGraph, nodes: Sequence[str], device: str, cm: CostModel,
-                    flops: Mapping[str, float] | None = None) -> float:  # fmt: skip
+def segment_latency(
+    g: OpGraph,
+    nodes: Sequence[str],
+    device: str,
+    cm: CostModel,
+    flops: Mapping[str, float] | None = None,
+) -> float:
     return sum(cm.node_ms(device, (flops or {}).get(v, g.node(v).flops)) for v in nodes)
 
 
@@ -134,8 +160,9 @@ def groupings(segs: list[Segment], meeting: str) -> list[list[Segment]]:
     return [[s] for r in runs for s in r]
 
 
-def amortized(g: OpGraph, groups: list[list[Segment]], devices: list[str], cm: CostModel,
-              alpha: float) -> list[list[Segment]]:  # fmt: skip
+def amortized(
+    g: OpGraph, groups: list[list[Segment]], devices: list[str], cm: CostModel, alpha: float
+) -> list[list[Segment]]:
     """Eq. 4: merge a group whose meeting cost exceeds alpha x its latency with the next
     adjacent group; drop the ones that still fail."""
     out: list[list[Segment]] = []
@@ -179,8 +206,9 @@ def _restores(c_out: int, layouts: Sequence[Layout]) -> list[int]:
     return parts
 
 
-def branch_segment(g: OpGraph, grp: list[Segment], devices: list[str], cm: CostModel,
-                   c: Constraints, strategy: str) -> BranchedSegment | None:  # fmt: skip
+def branch_segment(
+    g: OpGraph, grp: list[Segment], devices: list[str], cm: CostModel, c: Constraints, strategy: str
+) -> BranchedSegment | None:
     """The best scaling of ``grp`` under eqs. 5-6 and the capacity bounds, or None.
     ``strategy``: ``width`` (prefer deep, narrow branches), ``depth`` (shallow, wide) or
     ``free`` (least estimated latency)."""
@@ -203,12 +231,17 @@ def branch_segment(g: OpGraph, grp: list[Segment], devices: list[str], cm: CostM
             restores = _restores(c_out, combo)
         except Unscalable:
             continue
-        fl = [lay.flops + restore_flops(g, seg_out, lay.channels[lay.out], r) for lay, r in zip(combo, restores)]
+        fl = [
+            lay.flops + restore_flops(g, seg_out, lay.channels[lay.out], r)
+            for lay, r in zip(combo, restores)
+        ]
         tot = sum(fl)
         if any(abs(f / tot - share[d]) > c.share_tol for f, d in zip(fl, devices)):
             continue  # eq. 6
-        bl = [segment_latency(g, lay.nodes, d, cm, lay.node_flops) + cm.node_ms(d, f - lay.flops)
-              for lay, d, f in zip(combo, devices, fl)]  # fmt: skip
+        bl = [
+            segment_latency(g, lay.nodes, d, cm, lay.node_flops) + cm.node_ms(d, f - lay.flops)
+            for lay, d, f in zip(combo, devices, fl)
+        ]
         if any(b > c.beta * lat[d] for b, d in zip(bl, devices)):
             continue  # eq. 5
         est = max(bl) + comm
@@ -219,13 +252,26 @@ def branch_segment(g: OpGraph, grp: list[Segment], devices: list[str], cm: CostM
         else:
             key = (est, tot)
         if best is None or key < best[0]:
-            branches = [Branch(d, lay, r, f, b) for d, lay, r, f, b in zip(devices, combo, restores, fl, bl)]
-            best = (key, BranchedSegment([s.index for s in grp], nodes, grp[0].input, seg_out, F, lat, comm, branches))
+            branches = [
+                Branch(d, lay, r, f, b) for d, lay, r, f, b in zip(devices, combo, restores, fl, bl)
+            ]
+            best = (
+                key,
+                BranchedSegment(
+                    [s.index for s in grp], nodes, grp[0].input, seg_out, F, lat, comm, branches
+                ),
+            )
     return None if best is None else best[1]
 
 
-def plan_stretch(g: OpGraph, devices: Sequence[str], cm: CostModel, c: Constraints | None = None,
-                 strategy: str = "free", meeting: str = "stage") -> StretchPlan:  # fmt: skip
+def plan_stretch(
+    g: OpGraph,
+    devices: Sequence[str],
+    cm: CostModel,
+    c: Constraints | None = None,
+    strategy: str = "free",
+    meeting: str = "stage",
+) -> StretchPlan:
     """One candidate stretch of ``g`` for ``devices`` (see the module doc). Raises a
     one-line ``HetlabError`` when the model has no stage to branch."""
     c = c or Constraints()
@@ -239,11 +285,17 @@ def plan_stretch(g: OpGraph, devices: Sequence[str], cm: CostModel, c: Constrain
         raise HetlabError(f"no throughput for device {missing[0]!r}")
     segs = segments(g)
     if not any(s.branchable for s in segs):
-        raise HetlabError(f"model {g.name!r} has no stage boundary with repeated conv blocks to branch "
-                          "(NN-Stretch needs a CNN-like chain of stages)")  # fmt: skip
+        raise HetlabError(
+            f"model {g.name!r} has no stage boundary with repeated conv blocks to branch "
+            "(NN-Stretch needs a CNN-like chain of stages)"
+        )
     groups = amortized(g, groupings(segs, meeting), devices, cm, c.alpha)
-    parts = [b for grp in groups if (b := branch_segment(g, grp, devices, cm, c, strategy)) is not None]
+    parts = [
+        b for grp in groups if (b := branch_segment(g, grp, devices, cm, c, strategy)) is not None
+    ]
     if not parts:
-        raise HetlabError(f"no segment of {g.name!r} can be branched under alpha={c.alpha}, beta={c.beta} "
-                          "and the lower bounds; raise --alpha or --beta")  # fmt: skip
+        raise HetlabError(
+            f"no segment of {g.name!r} can be branched under alpha={c.alpha}, beta={c.beta} "
+            "and the lower bounds; raise --alpha or --beta"
+        )
     return StretchPlan(devices, c, strategy, meeting, parts)

@@ -9,9 +9,21 @@ from typing import Any
 from hetlab.errors import HetlabError
 
 PALETTE = [
-    "#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#EECA3B", "#B279A2",
-    "#FF9DA6", "#9D755D", "#BAB0AC", "#1B9E77", "#7570B3", "#D95F02", "#66A61E",
-]  # fmt: skip
+    "#4C78A8",
+    "#F58518",
+    "#54A24B",
+    "#E45756",
+    "#72B7B2",
+    "#EECA3B",
+    "#B279A2",
+    "#FF9DA6",
+    "#9D755D",
+    "#BAB0AC",
+    "#1B9E77",
+    "#7570B3",
+    "#D95F02",
+    "#66A61E",
+]
 FONT = {"family": "DejaVu Sans, Arial, sans-serif", "size": 12}
 
 
@@ -59,27 +71,42 @@ def as_bars(item: Any, label: str | None = None) -> Bars:
     """Normalize a ``Plan``, a plan JSON dict, or a run report (object or spec §5 dict)."""
     if hasattr(item, "assignments") and not isinstance(item, dict):
         rows = [(a.node, a.device, float(a.start), float(a.finish)) for a in item.assignments]
-        return Bars(rows, float(item.makespan), label or item.algo, float(item.solve_seconds or 0.0))
+        return Bars(
+            rows, float(item.makespan), label or item.algo, float(item.solve_seconds or 0.0)
+        )
     doc = item
     if not isinstance(doc, dict):
         tl = _get(item, "timeline")
         if tl is None and hasattr(item, "to_json"):
             doc = item.to_json()
         else:
-            doc = {"timeline": tl, "latency_ms": _get(item, "latency_ms"),
-                   "predicted_ms": _get(item, "predicted_ms")}  # fmt: skip
+            doc = {
+                "timeline": tl,
+                "latency_ms": _get(item, "latency_ms"),
+                "predicted_ms": _get(item, "predicted_ms"),
+            }
     if "assignments" in doc:
-        rows = [(str(a["node"]), str(a["device"]), float(a["start"]), float(a["finish"]))
-                for a in doc["assignments"]]  # fmt: skip
+        rows = [
+            (str(a["node"]), str(a["device"]), float(a["start"]), float(a["finish"]))
+            for a in doc["assignments"]
+        ]
         mk = float(doc.get("makespan", max((r[3] for r in rows), default=0.0)))
         return Bars(rows, mk, label or str(doc.get("algo", "plan")), doc.get("solve_seconds"))
     tl = doc.get("timeline")
     if tl is None:
-        raise HetlabError("cannot draw this object: expected a Plan, a plan JSON or a run report with a timeline")
+        raise HetlabError(
+            "cannot draw this object: expected a Plan, a plan JSON or a run report with a timeline"
+        )
     rows = []
     for e in tl:
-        rows.append((str(_get(e, "node")), str(_get(e, "device")), float(_get(e, "start")),
-                     float(_get(e, "finish"))))  # fmt: skip
+        rows.append(
+            (
+                str(_get(e, "node")),
+                str(_get(e, "device")),
+                float(_get(e, "start")),
+                float(_get(e, "finish")),
+            )
+        )
     t0 = min((r[2] for r in rows), default=0.0)
     rows = [(a, b, s - t0, f - t0) for a, b, s, f in rows]
     lat = doc.get("latency_ms")

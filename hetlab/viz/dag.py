@@ -26,7 +26,9 @@ def _costs(problem: Any, lay) -> tuple[list[str], np.ndarray] | None:
     return list(problem.devices), m
 
 
-def dag_figure(obj: Any, color: Any = "uprank", problem: Any = None, height: int = 420) -> go.Figure:
+def dag_figure(
+    obj: Any, color: Any = "uprank", problem: Any = None, height: int = 420
+) -> go.Figure:
     """The DAG of an ``OpGraph`` or ``Problem``; x = upward rank, nodes ordered by barycentre.
 
     ``color``: ``"uprank"``, ``"op"``, ``"cost:DEVICE"`` (log scale; an x marks a node the
@@ -44,8 +46,15 @@ def dag_figure(obj: Any, color: Any = "uprank", problem: Any = None, height: int
     ey: list[float | None] = [None] * (len(lay.src) * 3)
     ex[0::3], ex[1::3] = lay.x[lay.src].tolist(), lay.x[lay.dst].tolist()
     ey[0::3], ey[1::3] = lay.y[lay.src].tolist(), lay.y[lay.dst].tolist()
-    edge = go.Scatter(x=ex, y=ey, mode="lines", hoverinfo="skip", name="edges",
-                      line={"width": 0.6, "color": "rgba(120,120,120,0.45)"}, showlegend=False)  # fmt: skip
+    edge = go.Scatter(
+        x=ex,
+        y=ey,
+        mode="lines",
+        hoverinfo="skip",
+        name="edges",
+        line={"width": 0.6, "color": "rgba(120,120,120,0.45)"},
+        showlegend=False,
+    )
     text = []
     for i in range(n):
         t = f"<b>{lay.ids[i]}</b><br>{lay.op_types[i]} · uprank {int(lay.uprank[i])}"
@@ -55,14 +64,19 @@ def dag_figure(obj: Any, color: Any = "uprank", problem: Any = None, height: int
             t += f"<br>{lay.flops[i] / 1e6:.3g} MFLOP"
         if costs is not None:
             t += "<br>" + ", ".join(
-                f"{d} {fmt_ms(c) if math.isfinite(c) else 'n/a'}" for d, c in zip(costs[0], costs[1][i])
+                f"{d} {fmt_ms(c) if math.isfinite(c) else 'n/a'}"
+                for d, c in zip(costs[0], costs[1][i])
             )
         text.append(t)
     marker: dict[str, Any] = {"size": 7 if n < 400 else 5, "line": {"width": 0}}
     title = f"{getattr(obj, 'name', '')}: {n} ops, {len(lay.src)} edges, depth {int(lay.uprank.max(initial=0))}"
     if isinstance(color, str) and color == "uprank":
-        marker.update(color=lay.uprank.tolist(), colorscale="Viridis", showscale=True,
-                      colorbar={"title": {"text": "uprank"}, "thickness": 12})  # fmt: skip
+        marker.update(
+            color=lay.uprank.tolist(),
+            colorscale="Viridis",
+            showscale=True,
+            colorbar={"title": {"text": "uprank"}, "thickness": 12},
+        )
         title += " — colour: upward rank"
     elif isinstance(color, str) and color == "op":
         marker.update(color=[color_of(o) for o in lay.op_types])
@@ -76,9 +90,13 @@ def dag_figure(obj: Any, color: Any = "uprank", problem: Any = None, height: int
         pos = c[ok & (c > 0)]
         floor = float(pos.min()) if pos.size else 1e-3
         z = np.log10(np.where(ok, np.maximum(c, floor), floor))
-        marker.update(color=z.tolist(), colorscale="Plasma", showscale=True,
-                      symbol=np.where(ok, "circle", "x").tolist(),
-                      colorbar={"title": {"text": f"log10 ms<br>{dev}"}, "thickness": 12})  # fmt: skip
+        marker.update(
+            color=z.tolist(),
+            colorscale="Plasma",
+            showscale=True,
+            symbol=np.where(ok, "circle", "x").tolist(),
+            colorbar={"title": {"text": f"log10 ms<br>{dev}"}, "thickness": 12},
+        )
         title += f" — colour: cost on {dev} (x = cannot run)"
     else:
         dmap = color.device_of if hasattr(color, "device_of") else dict(color)
@@ -90,13 +108,26 @@ def dag_figure(obj: Any, color: Any = "uprank", problem: Any = None, height: int
         text = [t + f"<br>on {dmap.get(v, '?')}" for t, v in zip(text, lay.ids)]
     # plain lists, not numpy arrays: FigureWidget ships arrays as binary buffers, which the
     # browser sometimes failed to draw (blank DAG) while list-based figures always drew
-    nodes = go.Scatter(x=lay.x.tolist(), y=lay.y.tolist(), mode="markers", marker=marker, text=text,
-                       hovertemplate="%{text}<extra></extra>", name="ops", showlegend=False)  # fmt: skip
+    nodes = go.Scatter(
+        x=lay.x.tolist(),
+        y=lay.y.tolist(),
+        mode="markers",
+        marker=marker,
+        text=text,
+        hovertemplate="%{text}<extra></extra>",
+        name="ops",
+        showlegend=False,
+    )
     fig = go.Figure([edge, nodes])
     fig.update_layout(
-        title={"text": title, "font": {"size": 13}}, height=height, font=FONT,
-        margin={"l": 10, "r": 10, "t": 40, "b": 30}, plot_bgcolor="white", hovermode="closest",
+        title={"text": title, "font": {"size": 13}},
+        height=height,
+        font=FONT,
+        margin={"l": 10, "r": 10, "t": 40, "b": 30},
+        plot_bgcolor="white",
+        hovermode="closest",
         xaxis={"title": "upward rank", "showgrid": False, "zeroline": False},
-        yaxis={"visible": False}, uirevision="dag",
-    )  # fmt: skip
+        yaxis={"visible": False},
+        uirevision="dag",
+    )
     return fig

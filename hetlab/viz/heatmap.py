@@ -22,39 +22,71 @@ def heatmap_figure(problem, height: int | None = None) -> go.Figure:
     floor = float(pos.min()) if pos.size else 1e-3
     zlog = np.log10(np.maximum(np.where(ok, cm, floor), floor))
     # unsupported cells are gaps: None (JSON null), never NaN (invalid JSON in widget messages)
-    z = [[float(zlog[k, j]) if ok[k, j] else None for k in range(len(cm))] for j in range(cm.shape[1])]
+    z = [
+        [float(zlog[k, j]) if ok[k, j] else None for k in range(len(cm))]
+        for j in range(cm.shape[1])
+    ]
     devs = list(problem.devices)
     ids = [lay.ids[i] for i in order]
     ops = [lay.op_types[i] for i in order]
     text = [
-        [f"<b>{ids[k]}</b> ({ops[k]})<br>{d}: " + (fmt_ms(cm[k, j]) if ok[k, j] else "n/a: cannot run")
-         for k in range(len(ids))]
+        [
+            f"<b>{ids[k]}</b> ({ops[k]})<br>{d}: "
+            + (fmt_ms(cm[k, j]) if ok[k, j] else "n/a: cannot run")
+            for k in range(len(ids))
+        ]
         for j, d in enumerate(devs)
-    ]  # fmt: skip
+    ]
     xs = list(range(len(ids)))
     heat = go.Heatmap(
-        z=z, x=xs, y=devs, text=text, hovertemplate="%{text}<extra></extra>", hoverongaps=True,
-        colorscale="Viridis", colorbar={"title": {"text": "log10 ms"}, "thickness": 12},
+        z=z,
+        x=xs,
+        y=devs,
+        text=text,
+        hovertemplate="%{text}<extra></extra>",
+        hoverongaps=True,
+        colorscale="Viridis",
+        colorbar={"title": {"text": "log10 ms"}, "thickness": 12},
         name="cost",
-    )  # fmt: skip
+    )
     traces = [heat]
     bad = np.argwhere(~ok)
     if bad.size:
-        traces.append(go.Scatter(
-            x=[int(k) for k, _ in bad], y=[devs[j] for _, j in bad], mode="markers",
-            marker={"symbol": "x-thin", "size": 8, "line": {"width": 1.5, "color": "#444"}},
-            text=[f"<b>{ids[k]}</b> ({ops[k]})<br>{devs[j]}: n/a: cannot run" for k, j in bad],
-            hovertemplate="%{text}<extra></extra>", name="n/a", showlegend=False,
-        ))  # fmt: skip
+        traces.append(
+            go.Scatter(
+                x=[int(k) for k, _ in bad],
+                y=[devs[j] for _, j in bad],
+                mode="markers",
+                marker={"symbol": "x-thin", "size": 8, "line": {"width": 1.5, "color": "#444"}},
+                text=[f"<b>{ids[k]}</b> ({ops[k]})<br>{devs[j]}: n/a: cannot run" for k, j in bad],
+                hovertemplate="%{text}<extra></extra>",
+                name="n/a",
+                showlegend=False,
+            )
+        )
     fig = go.Figure(traces)
-    tick = {"tickmode": "array", "tickvals": xs, "ticktext": ops, "tickangle": -60, "tickfont": {"size": 9}} \
-        if len(ids) <= 40 else {"title": f"{len(ids)} ops, sorted by upward rank (hover for names)"}
+    tick = (
+        {
+            "tickmode": "array",
+            "tickvals": xs,
+            "ticktext": ops,
+            "tickangle": -60,
+            "tickfont": {"size": 9},
+        }
+        if len(ids) <= 40
+        else {"title": f"{len(ids)} ops, sorted by upward rank (hover for names)"}
+    )
     fig.update_layout(
-        title={"text": f"profiled cost per op and device (log colour: dark {fmt_ms(float(pos.min()) if pos.size else None)}"
-                        f" → yellow {fmt_ms(float(pos.max()) if pos.size else None)}; x = cannot run)",
-                   "font": {"size": 13}},
-        height=height or 140 + 40 * len(devs), font=FONT, plot_bgcolor="#d9d9d9",
-        margin={"l": 10, "r": 10, "t": 40, "b": 40}, xaxis=dict(showgrid=False, zeroline=False, **tick),
+        title={
+            "text": f"profiled cost per op and device (log colour: dark {fmt_ms(float(pos.min()) if pos.size else None)}"
+            f" → yellow {fmt_ms(float(pos.max()) if pos.size else None)}; x = cannot run)",
+            "font": {"size": 13},
+        },
+        height=height or 140 + 40 * len(devs),
+        font=FONT,
+        plot_bgcolor="#d9d9d9",
+        margin={"l": 10, "r": 10, "t": 40, "b": 40},
+        xaxis=dict(showgrid=False, zeroline=False, **tick),
         yaxis={"showgrid": False},
-    )  # fmt: skip
+    )
     return fig

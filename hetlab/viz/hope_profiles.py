@@ -19,7 +19,10 @@ def profiles_dir() -> Path | None:
     from the repository root; None when none exists."""
     env = os.environ.get("HETLAB_HOPE_PROFILES")
     cands = [Path(env)] if env else []
-    cands += [ROOT.parent / "shared" / "hope-profiles", ROOT.parent.parent / "shared" / "hope-profiles"]
+    cands += [
+        ROOT.parent / "shared" / "hope-profiles",
+        ROOT.parent.parent / "shared" / "hope-profiles",
+    ]
     for c in cands:
         if c.is_dir() and any(c.glob("*.json")):
             return c
@@ -37,8 +40,10 @@ def load_hope_profile(name: str):
 
     d = profiles_dir()
     if d is None:
-        raise HetlabError("the HOPE phone profiles are not here: put shared/hope-profiles beside "
-                          "the repository or set HETLAB_HOPE_PROFILES")  # fmt: skip
+        raise HetlabError(
+            "the HOPE phone profiles are not here: put shared/hope-profiles beside "
+            "the repository or set HETLAB_HOPE_PROFILES"
+        )
     f = d / f"{name}.json"
     if not f.exists():
         raise HetlabError(f"no HOPE profile {name!r}; choose one of: {', '.join(profile_names())}")

@@ -49,7 +49,9 @@ def local_devices() -> list[Any]:
 
 def profile(graph: Any, devices: list[Any], progress: Callable[..., None] | None = None) -> Any:
     """A ``Problem`` measured on ``devices`` (``hetlab.cost.profile``)."""
-    return _need("hetlab.cost.profiler", "profile", "the profiler")(graph, devices, progress=progress)
+    return _need("hetlab.cost.profiler", "profile", "the profiler")(
+        graph, devices, progress=progress
+    )
 
 
 def algorithm_params(algo: str) -> list[Any]:
@@ -71,12 +73,19 @@ def schedule(problem: Any, algo: str, **params: Any) -> Any:
         raise Missing(f"algorithm {algo!r} is not available in this build ({e})") from None
 
 
-def run(graph: Any, plan: Any, devices: list[Any], repeat: int = 5, check: bool = True,
-        problem: Any = None) -> Any:  # fmt: skip
+def run(
+    graph: Any,
+    plan: Any,
+    devices: list[Any],
+    repeat: int = 5,
+    check: bool = True,
+    problem: Any = None,
+) -> Any:
     """Execute ``plan`` for real (``hetlab.executor.run``) and return its run report
     (with ``predicted_io_ms`` when ``problem`` is given)."""
-    return _need("hetlab.executor", "run", "the executor")(graph, plan, devices, repeat=repeat, check=check,
-                                                           problem=problem)  # fmt: skip
+    return _need("hetlab.executor", "run", "the executor")(
+        graph, plan, devices, repeat=repeat, check=check, problem=problem
+    )
 
 
 def executor_available() -> str | None:
@@ -94,8 +103,11 @@ def report_json(report: Any) -> dict[str, Any]:
         return report
     if hasattr(report, "to_json"):
         return report.to_json()
-    return {"timeline": getattr(report, "timeline", []), "latency_ms": getattr(report, "latency_ms", None),
-            "predicted_ms": getattr(report, "predicted_ms", None)}  # fmt: skip
+    return {
+        "timeline": getattr(report, "timeline", []),
+        "latency_ms": getattr(report, "latency_ms", None),
+        "predicted_ms": getattr(report, "predicted_ms", None),
+    }
 
 
 PIECES = {

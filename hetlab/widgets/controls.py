@@ -19,40 +19,75 @@ class Controls:
     """Plain attribute bag of every control; the workbench exposes them as attributes."""
 
     def __init__(self, zoo: list[str]) -> None:
-        self.model_picker = W.Combobox(options=zoo, placeholder="zoo name or path/to/model.onnx",
-                                       description="model", ensure_option=False,
-                                       layout=W.Layout(width="320px"))  # fmt: skip
-        self.shape_text = W.Text(placeholder="input=1x3x224x224 (symbolic dims)", description="shapes",
-                                 layout=W.Layout(width="300px"))  # fmt: skip
+        self.model_picker = W.Combobox(
+            options=zoo,
+            placeholder="zoo name or path/to/model.onnx",
+            description="model",
+            ensure_option=False,
+            layout=W.Layout(width="320px"),
+        )
+        self.shape_text = W.Text(
+            placeholder="input=1x3x224x224 (symbolic dims)",
+            description="shapes",
+            layout=W.Layout(width="300px"),
+        )
         self.load_button = W.Button(description="Load model", icon="folder-open")
         self.model_status = _status()
 
-        self.device_select = W.SelectMultiple(options=[], description="devices", rows=3,
-                                              layout=W.Layout(width="320px"))  # fmt: skip
+        self.device_select = W.SelectMultiple(
+            options=[], description="devices", rows=3, layout=W.Layout(width="320px")
+        )
         self.profile_button = W.Button(description="Profile", icon="stopwatch", button_style="info")
-        self.progress = W.IntProgress(value=0, min=0, max=100, description="", layout=W.Layout(width="200px"))
+        self.progress = W.IntProgress(
+            value=0, min=0, max=100, description="", layout=W.Layout(width="200px")
+        )
         self.profile_status = _status()
 
-        self.color_select = W.Dropdown(options=["uprank", "op"], value="uprank", description="colour",
-                                       layout=W.Layout(width="260px"))  # fmt: skip
+        self.color_select = W.Dropdown(
+            options=["uprank", "op"],
+            value="uprank",
+            description="colour",
+            layout=W.Layout(width="260px"),
+        )
 
-        self.algo_select = W.Dropdown(options=["greedy"], value="greedy", description="compare with",
-                                      style={"description_width": "initial"},
-                                      layout=W.Layout(width="220px"))  # fmt: skip
-        slider = {"continuous_update": False, "style": {"description_width": "initial"},
-                      "layout": W.Layout(width="260px")}  # fmt: skip
-        self.eps_slider = W.FloatSlider(value=0.2, min=0.0, max=1.0, step=0.05, description="ε (balance)", **slider)
-        self.nt_slider = W.IntSlider(value=12, min=2, max=40, step=1, description="NT (subgraph size)", **slider)
-        self.k_slider = W.IntSlider(value=3, min=1, max=10, step=1, description="K (top-k)", **slider)
+        self.algo_select = W.Dropdown(
+            options=["greedy"],
+            value="greedy",
+            description="compare with",
+            style={"description_width": "initial"},
+            layout=W.Layout(width="220px"),
+        )
+        slider = {
+            "continuous_update": False,
+            "style": {"description_width": "initial"},
+            "layout": W.Layout(width="260px"),
+        }
+        self.eps_slider = W.FloatSlider(
+            value=0.2, min=0.0, max=1.0, step=0.05, description="ε (balance)", **slider
+        )
+        self.nt_slider = W.IntSlider(
+            value=12, min=2, max=40, step=1, description="NT (subgraph size)", **slider
+        )
+        self.k_slider = W.IntSlider(
+            value=3, min=1, max=10, step=1, description="K (top-k)", **slider
+        )
         self.solve_status = _status()
 
-        self.run_choice = W.ToggleButtons(options=["ILP", "compared"], value="ILP", description="run plan",
-                                          style={"button_width": "90px"})  # fmt: skip
-        self.repeat = W.BoundedIntText(value=5, min=1, max=100, description="repeat", layout=W.Layout(width="140px"))
+        self.run_choice = W.ToggleButtons(
+            options=["ILP", "compared"],
+            value="ILP",
+            description="run plan",
+            style={"button_width": "90px"},
+        )
+        self.repeat = W.BoundedIntText(
+            value=5, min=1, max=100, description="repeat", layout=W.Layout(width="140px")
+        )
         self.run_button = W.Button(description="Run", icon="play", button_style="success")
         self.run_status = _status()
 
-        self.path_text = W.Text(value="hetlab-work", description="folder", layout=W.Layout(width="300px"))
+        self.path_text = W.Text(
+            value="hetlab-work", description="folder", layout=W.Layout(width="300px")
+        )
         self.save_profile_button = W.Button(description="Save profile", icon="save")
         self.load_profile_button = W.Button(description="Load profile", icon="upload")
         self.save_plans_button = W.Button(description="Save plans", icon="save")

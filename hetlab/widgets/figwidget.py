@@ -38,7 +38,9 @@ def update_in_place(fw: go.FigureWidget, fig: go.Figure) -> None:
     usual case: new costs, a new plan), else replaced; layout overwritten; one batch."""
     fig = no_colorbar(go.Figure(fig))
     with fw.batch_update():
-        same = len(fw.data) == len(fig.data) and all(a.type == b.type for a, b in zip(fw.data, fig.data))
+        same = len(fw.data) == len(fig.data) and all(
+            a.type == b.type for a, b in zip(fw.data, fig.data)
+        )
         if same:
             for old, new in zip(fw.data, fig.data):
                 nj = new.to_plotly_json()

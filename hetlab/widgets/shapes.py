@@ -18,7 +18,9 @@ def parse_shapes(text: str) -> dict[str, tuple[int, ...]]:
         try:
             shape = tuple(int(d) for d in dims.lower().split("x"))
         except ValueError:
-            raise HetlabError(f"shape {part!r}: dimensions must be integers like 1x3x224x224") from None
+            raise HetlabError(
+                f"shape {part!r}: dimensions must be integers like 1x3x224x224"
+            ) from None
         if any(d <= 0 for d in shape):
             raise HetlabError(f"shape {part!r}: dimensions must be positive")
         out[name.strip()] = shape

@@ -38,8 +38,15 @@ class Workbench(W.VBox):
     run_report = traitlets.Any(None, allow_none=True)
     run_error = traitlets.Any(None, allow_none=True)
 
-    def __init__(self, model: str | None = None, problem: Any = None, shapes: str = "",
-                 compare: str = "greedy", ilp_time_limit: float | None = None, **kw: Any) -> None:
+    def __init__(
+        self,
+        model: str | None = None,
+        problem: Any = None,
+        shapes: str = "",
+        compare: str = "greedy",
+        ilp_time_limit: float | None = None,
+        **kw: Any,
+    ) -> None:
         c = Controls(backend.zoo_names())
         self.c = c
         for k, v in vars(c).items():
@@ -54,27 +61,54 @@ class Workbench(W.VBox):
         for f in (self.ilp_fig, self.greedy_fig):
             f.layout.width = GANTT_WIDTH
         half = W.Layout(width=f"{GANTT_WIDTH + 10}px")
-        self._boxes = {name: W.Box([getattr(self, name)], layout=half if name in ("ilp_fig", "greedy_fig") else W.Layout())
-                       for name in FIGURES}  # fmt: skip
+        self._boxes = {
+            name: W.Box(
+                [getattr(self, name)],
+                layout=half if name in ("ilp_fig", "greedy_fig") else W.Layout(),
+            )
+            for name in FIGURES
+        }
         self._shown = False
         bx = self._boxes
-        super().__init__(children=[
-            W.HTML("<h3 style='margin:4px 0'>hetlab workbench</h3>"),
-            section("1 · model"), W.HBox([c.model_picker, c.shape_text, c.load_button]), c.model_status,
-            section("2 · devices and profile"), W.HBox([c.device_select, W.VBox([c.profile_button, c.progress])]),
-            c.profile_status,
-            section("3 · operator DAG"), c.color_select, bx["dag_fig"], bx["heat_fig"],
-            section("4 · schedule"), W.HBox([c.algo_select, c.eps_slider, c.nt_slider, c.k_slider],
-                                            layout=W.Layout(flex_flow="row wrap")),
-            c.solve_status,
-            W.HBox([bx["ilp_fig"], bx["greedy_fig"]]),
-            section("5 · run for real"), W.HBox([c.run_choice, c.repeat, c.run_button]), c.run_status,
-            bx["run_fig"],
-            section("6 · files"), W.HBox([c.path_text, c.save_profile_button, c.load_profile_button,
-                                         c.save_plans_button, c.load_plans_button],
-                                        layout=W.Layout(flex_flow="row wrap")),
-            c.file_status,
-        ], **kw)  # fmt: skip
+        super().__init__(
+            children=[
+                W.HTML("<h3 style='margin:4px 0'>hetlab workbench</h3>"),
+                section("1 · model"),
+                W.HBox([c.model_picker, c.shape_text, c.load_button]),
+                c.model_status,
+                section("2 · devices and profile"),
+                W.HBox([c.device_select, W.VBox([c.profile_button, c.progress])]),
+                c.profile_status,
+                section("3 · operator DAG"),
+                c.color_select,
+                bx["dag_fig"],
+                bx["heat_fig"],
+                section("4 · schedule"),
+                W.HBox(
+                    [c.algo_select, c.eps_slider, c.nt_slider, c.k_slider],
+                    layout=W.Layout(flex_flow="row wrap"),
+                ),
+                c.solve_status,
+                W.HBox([bx["ilp_fig"], bx["greedy_fig"]]),
+                section("5 · run for real"),
+                W.HBox([c.run_choice, c.repeat, c.run_button]),
+                c.run_status,
+                bx["run_fig"],
+                section("6 · files"),
+                W.HBox(
+                    [
+                        c.path_text,
+                        c.save_profile_button,
+                        c.load_profile_button,
+                        c.save_plans_button,
+                        c.load_plans_button,
+                    ],
+                    layout=W.Layout(flex_flow="row wrap"),
+                ),
+                c.file_status,
+            ],
+            **kw,
+        )
         self._init_algos(compare)
         self._wire()
         self._init_devices()
@@ -161,7 +195,11 @@ class Workbench(W.VBox):
     @traitlets.observe("problem")
     def _on_problem(self, change: dict) -> None:
         p = self.problem
-        if p is not None and self.graph is not None and {n.id for n in p.nodes} != {n.id for n in self.graph.nodes}:
+        if (
+            p is not None
+            and self.graph is not None
+            and {n.id for n in p.nodes} != {n.id for n in self.graph.nodes}
+        ):
             self.graph = None  # a profile of another model: explore the profile alone
         opts = ["uprank", "op"] + ([f"cost:{d}" for d in p.devices] if p is not None else [])
         opts += ["plan: ILP", "plan: compared"] if p is not None else []
@@ -206,14 +244,23 @@ class Workbench(W.VBox):
             say(self.model_status, str(e), "error")
 
     def _draw_gantts(self) -> None:
-        plans = [(self.ilp_fig, self.ilp_plan, "ILP"), (self.greedy_fig, self.greedy_plan, self.algo_select.value)]
+        plans = [
+            (self.ilp_fig, self.ilp_plan, "ILP"),
+            (self.greedy_fig, self.greedy_plan, self.algo_select.value),
+        ]
         end = max((p.makespan for _, p, _ in plans if p is not None), default=0.0)
         for fig, plan, name in plans:
             if plan is None:
                 continue
             shown = {"epsilon": "ε", "nt": "NT", "k": "K"}  # the sliders' parameters, in the title
-            args = ", ".join(f"{sym}={plan.params[key]}" for key, sym in shown.items() if plan.params.get(key) is not None)
-            g = gantt_figure(plan, self.problem, title=f"{name} ({args})" if args else name, height=220)
+            args = ", ".join(
+                f"{sym}={plan.params[key]}"
+                for key, sym in shown.items()
+                if plan.params.get(key) is not None
+            )
+            g = gantt_figure(
+                plan, self.problem, title=f"{name} ({args})" if args else name, height=220
+            )
             g.update_layout(title_font_size=12, xaxis_range=[0, end * 1.02 or 1], width=GANTT_WIDTH)
             update_in_place(fig, g)
 
@@ -230,7 +277,9 @@ class Workbench(W.VBox):
             say(self.model_status, str(e), "error")
             return
         self.model_picker.value = name
-        if self.problem is not None and {n.id for n in self.problem.nodes} != {n.id for n in g.nodes}:
+        if self.problem is not None and {n.id for n in self.problem.nodes} != {
+            n.id for n in g.nodes
+        }:
             self.problem = None
         self.graph = g
         say(self.model_status, f"{g.name}: {len(g.nodes)} ops, {len(g.edges)} edges", "ok")
@@ -278,7 +327,9 @@ class Workbench(W.VBox):
             if p.name in SLIDER_PARAMS:
                 out[p.name] = getattr(self, SLIDER_PARAMS[p.name]).value
             elif p.name == "time_limit" and algo == "ilp" and self.ilp_time_limit is not None:
-                out[p.name] = self.ilp_time_limit  # seconds per subgraph; None: the ILP's own default
+                out[p.name] = (
+                    self.ilp_time_limit
+                )  # seconds per subgraph; None: the ILP's own default
         return out
 
     def _solve(self, algo: str, fig: Any, label: str) -> Any:
@@ -291,8 +342,12 @@ class Workbench(W.VBox):
             placeholder(fig, f"{label}: {e}")
             say(self.solve_status, f"{label}: {e}", "warn")
             return None
-        say(self.solve_status, f"{label}: makespan {plan.makespan:.3f} {self.problem.units} "
-            f"(solved in {plan.solve_seconds:.2f} s)", "ok")  # fmt: skip
+        say(
+            self.solve_status,
+            f"{label}: makespan {plan.makespan:.3f} {self.problem.units} "
+            f"(solved in {plan.solve_seconds:.2f} s)",
+            "ok",
+        )
         return plan
 
     def solve_ilp(self) -> None:
@@ -301,7 +356,9 @@ class Workbench(W.VBox):
 
     def solve_compared(self) -> None:
         """Re-solve the compared algorithm (default greedy) with the current K."""
-        self.greedy_plan = self._solve(self.algo_select.value, self.greedy_fig, self.algo_select.value)
+        self.greedy_plan = self._solve(
+            self.algo_select.value, self.greedy_fig, self.algo_select.value
+        )
 
     def chosen_plan(self) -> Any:
         return self.ilp_plan if self.run_choice.value == "ILP" else self.greedy_plan
@@ -314,8 +371,10 @@ class Workbench(W.VBox):
         here = {d.name for d in self._devices}
         lacking = [d for d in self.problem.devices if d not in here]
         if lacking:
-            return (f"this machine lacks the profiled device(s) {', '.join(lacking)}: "
-                    "the profile can be explored, not run")  # fmt: skip
+            return (
+                f"this machine lacks the profiled device(s) {', '.join(lacking)}: "
+                "the profile can be explored, not run"
+            )
         if self.graph is None:
             return "no model loaded: a profile alone cannot be executed"
         if plan is None:
@@ -341,8 +400,14 @@ class Workbench(W.VBox):
         devs = [d for d in self._devices if d.name in set(self.problem.devices)]
         say(self.run_status, "running...")
         try:
-            report = backend.run(self.graph, plan, devs, repeat=int(self.repeat.value), check=True,
-                                 problem=self.problem)  # fmt: skip
+            report = backend.run(
+                self.graph,
+                plan,
+                devs,
+                repeat=int(self.repeat.value),
+                check=True,
+                problem=self.problem,
+            )
         except HetlabError as e:
             say(self.run_status, str(e), "error")
             return
@@ -352,20 +417,28 @@ class Workbench(W.VBox):
             doc["predicted_ms"] = plan.makespan
         lat = (doc.get("latency_ms") or {}).get("median")
         self.run_error = None if not lat else (lat - plan.makespan) / plan.makespan
-        g = gantt_figure(doc, self.problem, title=f"measured: {self.run_choice.value} plan", height=220)
+        g = gantt_figure(
+            doc, self.problem, title=f"measured: {self.run_choice.value} plan", height=220
+        )
         # A fresh widget, not an in-place update: the browser never redraws a FigureWidget that
         # was first shown as an empty placeholder (plotly 7.1, JupyterLab 4.6, Chromium).
         self.run_fig = new_widget(no_colorbar(g))
         self._boxes["run_fig"].children = [self.run_fig]
-        msg = f"measured {lat:.3f} ms vs predicted {plan.makespan:.3f} ms ({self.run_error:+.1%})" if lat else "ran"
+        msg = (
+            f"measured {lat:.3f} ms vs predicted {plan.makespan:.3f} ms ({self.run_error:+.1%})"
+            if lat
+            else "ran"
+        )
         best = doc.get("predicted_host_ms") or doc.get("predicted_io_ms")
         if lat and best and abs(best - plan.makespan) > 1e-9:
             what = "host dispatch and I/O" if doc.get("predicted_host_ms") else "host I/O"
             msg += f"; {best:.3f} ms with {what} ({(lat - best) / best:+.1%})"
         cp = doc.get("critical_path") or {}
         if lat and cp.get("predicted_run_ms") is not None:
-            msg += (f"; on the critical path units ran {cp['run_ms']:.3f} ms (profiled "
-                    f"{cp['predicted_run_ms']:.3f}), dispatch {cp['dispatch_ms']:.3f} ms")  # fmt: skip
+            msg += (
+                f"; on the critical path units ran {cp['run_ms']:.3f} ms (profiled "
+                f"{cp['predicted_run_ms']:.3f}), dispatch {cp['dispatch_ms']:.3f} ms"
+            )
         if doc.get("max_rel_err") is not None:
             msg += f"; max rel err vs onnxruntime {doc['max_rel_err']:.2g}"
         self.run_report = doc
@@ -398,7 +471,9 @@ class Workbench(W.VBox):
         except HetlabError as e:
             say(self.file_status, str(e), "error")
             return
-        if self.graph is not None and {n.id for n in self.graph.nodes} != {n.id for n in prob.nodes}:
+        if self.graph is not None and {n.id for n in self.graph.nodes} != {
+            n.id for n in prob.nodes
+        }:
             self.graph = None
         self.problem = prob
         say(self.file_status, f"loaded profile {path}", "ok")
@@ -408,8 +483,11 @@ class Workbench(W.VBox):
         for tag, plan in (("ilp", self.ilp_plan), ("compared", self.greedy_plan)):
             if plan is not None:
                 out.append(plan.save(self._folder() / f"{plan.problem}.{tag}.plan.json"))
-        say(self.file_status, f"saved {len(out)} plan(s) to {self._folder()}" if out else "no plans to save",
-            "ok" if out else "warn")  # fmt: skip
+        say(
+            self.file_status,
+            f"saved {len(out)} plan(s) to {self._folder()}" if out else "no plans to save",
+            "ok" if out else "warn",
+        )
         return out
 
     def load_plans(self) -> None:
@@ -429,5 +507,8 @@ class Workbench(W.VBox):
         except HetlabError as e:
             say(self.file_status, str(e), "error")
             return
-        say(self.file_status, f"loaded {n} plan(s)" if n else f"no saved plans in {self._folder()}",
-            "ok" if n else "warn")  # fmt: skip
+        say(
+            self.file_status,
+            f"loaded {n} plan(s)" if n else f"no saved plans in {self._folder()}",
+            "ok" if n else "warn",
+        )

@@ -13,17 +13,27 @@ from onnx import helper, numpy_helper
 
 from hetlab.graph.ir import Edge, Node, OpGraph, Tensor
 
-NP2ONNX = {np.dtype("float32"): onnx.TensorProto.FLOAT, np.dtype("int64"): onnx.TensorProto.INT64,
-           np.dtype("int32"): onnx.TensorProto.INT32}
+NP2ONNX = {
+    np.dtype("float32"): onnx.TensorProto.FLOAT,
+    np.dtype("int64"): onnx.TensorProto.INT64,
+    np.dtype("int32"): onnx.TensorProto.INT32,
+}
 
 
-def make_model(nodes: Sequence[onnx.NodeProto], inputs: dict[str, np.ndarray],
-               inits: dict[str, np.ndarray], outputs: Sequence[str], opset: int = 17) -> onnx.ModelProto:
+def make_model(
+    nodes: Sequence[onnx.NodeProto],
+    inputs: dict[str, np.ndarray],
+    inits: dict[str, np.ndarray],
+    outputs: Sequence[str],
+    opset: int = 17,
+) -> onnx.ModelProto:
     g = helper.make_graph(
-        list(nodes), "case",
+        list(nodes),
+        "case",
         [helper.make_tensor_value_info(k, NP2ONNX[v.dtype], v.shape) for k, v in inputs.items()],
         [helper.make_tensor_value_info(o, onnx.TensorProto.FLOAT, None) for o in outputs],
-        [numpy_helper.from_array(np.asarray(v), k) for k, v in inits.items()])
+        [numpy_helper.from_array(np.asarray(v), k) for k, v in inits.items()],
+    )
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
     m.ir_version = 8
     return m
@@ -48,17 +58,24 @@ def _elem_types(model: onnx.ModelProto) -> dict[str, int]:
     m.CopyFrom(model)
     del m.graph.output[:]
     inf = onnx.shape_inference.infer_shapes(m)
-    return {v.name: v.type.tensor_type.elem_type for v in inf.graph.value_info
-            if v.type.tensor_type.elem_type}
+    return {
+        v.name: v.type.tensor_type.elem_type
+        for v in inf.graph.value_info
+        if v.type.tensor_type.elem_type
+    }
 
 
-def reference(model: onnx.ModelProto, inputs: dict[str, np.ndarray], names: Sequence[str]) -> list[np.ndarray]:
+def reference(
+    model: onnx.ModelProto, inputs: dict[str, np.ndarray], names: Sequence[str]
+) -> list[np.ndarray]:
     m = onnx.ModelProto()
     m.CopyFrom(model)
     types = _elem_types(model)
     del m.graph.output[:]
     for t in names:
-        m.graph.output.append(helper.make_tensor_value_info(t, types.get(t, onnx.TensorProto.FLOAT), None))
+        m.graph.output.append(
+            helper.make_tensor_value_info(t, types.get(t, onnx.TensorProto.FLOAT), None)
+        )
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     so.intra_op_num_threads = 1
@@ -74,18 +91,33 @@ def to_graph(model: onnx.ModelProto, inputs: dict[str, np.ndarray], opset: int |
     vals = reference(model, inputs, every)
     tensors = {k: Tensor(k, tuple(v.shape), str(v.dtype)) for k, v in {**inputs, **weights}.items()}
     tensors.update({k: Tensor(k, tuple(v.shape), str(v.dtype)) for k, v in zip(every, vals)})
-    nodes = [Node(id=n.name or f"n{i}", op_type=n.op_type, inputs=list(n.input),
-                  outputs=list(n.output), attrs=_attrs(n), index=i) for i, n in enumerate(g.node)]
+    nodes = [
+        Node(
+            id=n.name or f"n{i}",
+            op_type=n.op_type,
+            inputs=list(n.input),
+            outputs=list(n.output),
+            attrs=_attrs(n),
+            index=i,
+        )
+        for i, n in enumerate(g.node)
+    ]
     prod = {t: n.id for n in nodes for t in n.outputs}
     edges: dict[tuple[str, str], list[str]] = {}
     for n in nodes:
         for t in n.inputs:
             if t in prod:
                 edges.setdefault((prod[t], n.id), []).append(t)
-    graph = OpGraph(name="case", nodes=nodes,
-                    edges=[Edge(s, d, sum(tensors[t].nbytes for t in ts), ts) for (s, d), ts in edges.items()],
-                    tensors=tensors, inputs=list(inputs), outputs=[o.name for o in g.output],
-                    consts=set(weights), input_shapes={k: v.shape for k, v in inputs.items()})
+    graph = OpGraph(
+        name="case",
+        nodes=nodes,
+        edges=[Edge(s, d, sum(tensors[t].nbytes for t in ts), ts) for (s, d), ts in edges.items()],
+        tensors=tensors,
+        inputs=list(inputs),
+        outputs=[o.name for o in g.output],
+        consts=set(weights),
+        input_shapes={k: v.shape for k, v in inputs.items()},
+    )
     graph._hetlab_weights = weights  # type: ignore[attr-defined]
     if opset is not None:
         graph.opset = opset  # type: ignore[attr-defined]
@@ -99,16 +131,25 @@ def rel_err(out: np.ndarray, ref: np.ndarray) -> float:
     return float(np.linalg.norm(out - ref) / (den if den > 0 else 1.0))
 
 
-def run_case(dev: Any, nodes: Sequence[onnx.NodeProto], inputs: dict[str, np.ndarray],
-             inits: dict[str, np.ndarray] | None = None, outputs: Sequence[str] | None = None,
-             opset: int = 17, tol: float = 1e-4, repeat: int = 1) -> tuple[list[float], Any, OpGraph]:
+def run_case(
+    dev: Any,
+    nodes: Sequence[onnx.NodeProto],
+    inputs: dict[str, np.ndarray],
+    inits: dict[str, np.ndarray] | None = None,
+    outputs: Sequence[str] | None = None,
+    opset: int = 17,
+    tol: float = 1e-4,
+    repeat: int = 1,
+) -> tuple[list[float], Any, OpGraph]:
     """Run the nodes as one unit on ``dev``; assert every output is within ``tol`` of onnxruntime."""
     inits = inits or {}
     outputs = list(outputs or [nodes[-1].output[0]])
     model = make_model(nodes, inputs, inits, outputs, opset)
     refs = reference(model, inputs, outputs)
     graph = to_graph(model, inputs, opset)
-    assert all(dev.supports(n, graph) for n in graph.nodes), [dev.why_not(n, graph) for n in graph.nodes]
+    assert all(dev.supports(n, graph) for n in graph.nodes), [
+        dev.why_not(n, graph) for n in graph.nodes
+    ]
     unit = dev.prepare(graph, [n.id for n in graph.nodes])
     errs: list[float] = []
     for _ in range(repeat):
@@ -120,5 +161,8 @@ def run_case(dev: Any, nodes: Sequence[onnx.NodeProto], inputs: dict[str, np.nda
 
 
 def rnd(*shape: int, seed: int = 0, lo: float = -1.0, hi: float = 1.0) -> np.ndarray:
-    return np.random.default_rng(seed + len(shape) * 7 + sum(shape)).uniform(lo, hi, shape).astype(np.float32)
-
+    return (
+        np.random.default_rng(seed + len(shape) * 7 + sum(shape))
+        .uniform(lo, hi, shape)
+        .astype(np.float32)
+    )

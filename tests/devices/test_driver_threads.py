@@ -20,8 +20,11 @@ def _session(threads: int):
 
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])
-    m = helper.make_model(helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y]),
-                          opset_imports=[helper.make_opsetid("", 17)], ir_version=9)  # fmt: skip
+    m = helper.make_model(
+        helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y]),
+        opset_imports=[helper.make_opsetid("", 17)],
+        ir_version=9,
+    )
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
     return ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
@@ -52,8 +55,11 @@ def test_started_leaves_out_threads_with_their_own_affinity():
         pytest.skip("needs two cores")
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])
-    m = helper.make_model(helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y]),
-                          opset_imports=[helper.make_opsetid("", 17)], ir_version=9)  # fmt: skip
+    m = helper.make_model(
+        helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y]),
+        opset_imports=[helper.make_opsetid("", 17)],
+        ir_version=9,
+    )
     so = ort.SessionOptions()
     so.intra_op_num_threads = 2
     core = min(os.sched_getaffinity(0))

@@ -9,11 +9,15 @@ from hetlab.devices.fake import DeviceFailure, FakeDevice, graph_from_problem
 from hetlab.errors import HetlabError
 
 DOC = {
-    "name": "tiny", "devices": ["a", "b"],
-    "nodes": [{"id": "u", "cost": {"a": 4.0, "b": 2.0}}, {"id": "v", "cost": {"a": 6.0, "b": None}}],
+    "name": "tiny",
+    "devices": ["a", "b"],
+    "nodes": [
+        {"id": "u", "cost": {"a": 4.0, "b": 2.0}},
+        {"id": "v", "cost": {"a": 6.0, "b": None}},
+    ],
     "edges": [{"src": "u", "dst": "v", "bytes": 4096}],
     "groups": [{"nodes": ["u", "v"], "cost": {"a": 7.0}}],
-}  # fmt: skip
+}
 
 
 def test_graph_from_problem_carries_edges_and_bytes():

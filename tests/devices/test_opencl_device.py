@@ -19,7 +19,14 @@ def test_discover_names_and_info(dev):
     devs = discover()
     assert [d.name for d in devs] == [f"cl{i}" for i in range(len(devs))]
     info = dev.info()
-    for key in ("platform", "device", "driver_version", "compute_units", "global_mem_bytes", "host_unified_memory"):
+    for key in (
+        "platform",
+        "device",
+        "driver_version",
+        "compute_units",
+        "global_mem_bytes",
+        "host_unified_memory",
+    ):
         assert key in info
     assert info["kind"] == "opencl" and info["compute_units"] >= 1
     assert dev.fingerprint() == dev.fingerprint() and "driver_version=" in dev.fingerprint()
@@ -46,7 +53,10 @@ def _graph(nodes, inputs, inits=None, opset=17):
 
 def test_shape_arithmetic_refused(dev):
     x = rnd(2, 3)
-    g = _graph([helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Cast", ["s"], ["y"], to=1)], {"x": x})
+    g = _graph(
+        [helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Cast", ["s"], ["y"], to=1)],
+        {"x": x},
+    )
     assert not dev.supports(g.nodes[0], g) and not dev.supports(g.nodes[1], g)
     assert "Shape" in dev.why_not(g.nodes[0], g)
     g2 = _graph([helper.make_node("Neg", ["x"], ["y"])], {"x": np.arange(4, dtype=np.int64)})
@@ -58,7 +68,49 @@ def test_shape_arithmetic_refused(dev):
 def test_unknown_op_lists_registered():
     with pytest.raises(HetlabError, match="registered: .*Conv"):
         op_for("NoSuchOp")
-    required = ["Conv", "ConvTranspose", "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Exp", "Sqrt", "Pow", "Erf", "Add", "Sub", "Mul", "Div", "Concat", "Split", "Slice", "Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Pad", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "LRN", "Gemm", "MatMul", "BatchNormalization", "Softmax", "ReduceMean", "ReduceSum", "Resize", "Dropout", "Identity", "LSTM"]
+    required = [
+        "Conv",
+        "ConvTranspose",
+        "Relu",
+        "LeakyRelu",
+        "Clip",
+        "Sigmoid",
+        "HardSigmoid",
+        "HardSwish",
+        "Tanh",
+        "Exp",
+        "Sqrt",
+        "Pow",
+        "Erf",
+        "Add",
+        "Sub",
+        "Mul",
+        "Div",
+        "Concat",
+        "Split",
+        "Slice",
+        "Transpose",
+        "Reshape",
+        "Flatten",
+        "Squeeze",
+        "Unsqueeze",
+        "Pad",
+        "MaxPool",
+        "AveragePool",
+        "GlobalAveragePool",
+        "GlobalMaxPool",
+        "LRN",
+        "Gemm",
+        "MatMul",
+        "BatchNormalization",
+        "Softmax",
+        "ReduceMean",
+        "ReduceSum",
+        "Resize",
+        "Dropout",
+        "Identity",
+        "LSTM",
+    ]
     assert not [op for op in required if op not in REGISTRY]
 
 
@@ -66,16 +118,25 @@ def test_attribute_refusals(dev):
     x = {"x": rnd(1, 2, 4, 4)}
     g = _graph([helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[2, 2])], x)
     assert "Indices" in dev.why_not(g.nodes[0], g)
-    g = _graph([helper.make_node("Resize", ["x", "", "s"], ["y"], mode="cubic")], x, {"s": np.array([1, 1, 2, 2], np.float32)})
+    g = _graph(
+        [helper.make_node("Resize", ["x", "", "s"], ["y"], mode="cubic")],
+        x,
+        {"s": np.array([1, 1, 2, 2], np.float32)},
+    )
     assert "cubic" in dev.why_not(g.nodes[0], g)
-    g = _graph([helper.make_node("Clip", ["x", "lo"], ["y"])], {**x, "lo": np.array(0.0, np.float32)})
+    g = _graph(
+        [helper.make_node("Clip", ["x", "lo"], ["y"])], {**x, "lo": np.array(0.0, np.float32)}
+    )
     assert "constant" in dev.why_not(g.nodes[0], g)
 
 
 def test_inputs_rebound_across_runs(dev):
     """Device buffers and host arrays as inputs; a second run with new data gives new results."""
     w = rnd(4, 3, 1, 1, seed=1)
-    nodes = [helper.make_node("Conv", ["x", "w"], ["c"]), helper.make_node("Reshape", ["c", "s"], ["y"])]
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"]),
+        helper.make_node("Reshape", ["c", "s"], ["y"]),
+    ]
     inputs = {"x": rnd(1, 3, 5, 5)}
     _, (unit, _), _ = run_case(dev, nodes, inputs, {"w": w, "s": np.array([4, 25], np.int64)})
     for seed in (5, 6):
@@ -94,13 +155,18 @@ def test_view_of_input_is_output(dev):
 
 
 def test_node_times_ordered(dev):
-    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Sigmoid", ["c"], ["s"]),
-             helper.make_node("MaxPool", ["s"], ["y"], kernel_shape=[2, 2], strides=[2, 2])]
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Sigmoid", ["c"], ["s"]),
+        helper.make_node("MaxPool", ["s"], ["y"], kernel_shape=[2, 2], strides=[2, 2]),
+    ]
     _, (unit, res), _ = run_case(dev, nodes, {"x": rnd(1, 3, 8, 8)}, {"w": rnd(4, 3, 3, 3, seed=1)})
     ts = res.node_times
     assert [t.node for t in ts] == unit.nodes
     assert all(res.start <= t.start <= t.finish <= res.finish for t in ts)
-    assert ts[0].finish <= ts[1].start + 1e-6 and ts[1].finish <= ts[2].start + 1e-6  # in-order queue
+    assert (
+        ts[0].finish <= ts[1].start + 1e-6 and ts[1].finish <= ts[2].start + 1e-6
+    )  # in-order queue
 
 
 def test_tiling_choice():
@@ -115,9 +181,12 @@ def test_two_units_chain_device_buffers(dev):
 
     from tests.devices.opencl_case import reference
 
-    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["c"], ["r"]),
-             helper.make_node("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
-             helper.make_node("Add", ["p", "p"], ["y"])]
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Add", ["p", "p"], ["y"]),
+    ]
     inits = {"w": rnd(4, 3, 3, 3, seed=1)}
     inputs = {"x": rnd(1, 3, 6, 6)}
     m = make_model(nodes, inputs, inits, ["y"])

@@ -104,7 +104,9 @@ def test_forget_drops_cached_sessions_but_held_units_still_run(model):
     rest = dev.prepare(g, [n.id for n in g.nodes if n.id not in ("stem", "stem_relu")])
     assert len(dev._sessions) == 2
     dev.forget([stem])
-    assert len(dev._sessions) == 1 and dev.prepare(g, ["stem", "stem_relu"]).handle is not stem.handle
+    assert (
+        len(dev._sessions) == 1 and dev.prepare(g, ["stem", "stem_relu"]).handle is not stem.handle
+    )
     dev.forget()
     assert not dev._sessions
     out = dev.run(rest, {"s1": dev.run(stem, {"x": x}).outputs["s1"]}).outputs

@@ -40,21 +40,32 @@ def test_toml_platform_names_groups(tmp_path):
 
 def test_json_platform(tmp_path):
     f = tmp_path / "p.json"
-    f.write_text(json.dumps({"cpu": [{"name": "a", "cores": CORES[:1]}], "opencl": {"include": []}}))
+    f.write_text(
+        json.dumps({"cpu": [{"name": "a", "cores": CORES[:1]}], "opencl": {"include": []}})
+    )
     assert [d.name for d in pf.devices(f)] == ["a"]
 
 
-@pytest.mark.parametrize("text,msg", [
-    ("[[cpu]]\nname = 'x'\ncores = [4096]\n", "do not exist here"),
-    ("[[cpu]]\nname = 'x'\ncores = []\n", "non-empty list of core ids"),
-    ("[[cpu]]\nname = 'x'\ncores = 'all'\n", "non-empty list of core ids"),
-    ("[[cpu]\nname = 'x'", "not valid TOML"),
-    ("cpu = 3\n", "non-empty list of groups"),
-    (f"[[cpu]]\nname='a'\ncores=[{CORES[0]}]\n[[cpu]]\nname='a'\ncores=[{CORES[-1]}]\n", "duplicate device name"),
-    (f"[[cpu]]\nname='a'\ncores=[{CORES[0]}]\n[[cpu]]\nname='b'\ncores=[{CORES[0]}]\n", "already in group"),
-    ("[[cpu]]\nname = 'bad name'\ncores = [0]\n", "bad name"),
-    ("[opencl]\ninclude = 'cl0'\n", "opencl.include"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "text,msg",
+    [
+        ("[[cpu]]\nname = 'x'\ncores = [4096]\n", "do not exist here"),
+        ("[[cpu]]\nname = 'x'\ncores = []\n", "non-empty list of core ids"),
+        ("[[cpu]]\nname = 'x'\ncores = 'all'\n", "non-empty list of core ids"),
+        ("[[cpu]\nname = 'x'", "not valid TOML"),
+        ("cpu = 3\n", "non-empty list of groups"),
+        (
+            f"[[cpu]]\nname='a'\ncores=[{CORES[0]}]\n[[cpu]]\nname='a'\ncores=[{CORES[-1]}]\n",
+            "duplicate device name",
+        ),
+        (
+            f"[[cpu]]\nname='a'\ncores=[{CORES[0]}]\n[[cpu]]\nname='b'\ncores=[{CORES[0]}]\n",
+            "already in group",
+        ),
+        ("[[cpu]]\nname = 'bad name'\ncores = [0]\n", "bad name"),
+        ("[opencl]\ninclude = 'cl0'\n", "opencl.include"),
+    ],
+)
 def test_bad_platform_files_are_one_line_errors(tmp_path, text, msg):
     f = tmp_path / "p.toml"
     f.write_text(text)
@@ -145,11 +156,19 @@ def test_each_gpu_gets_a_core_for_its_driving_thread(monkeypatch):
     devs = pf.devices({"opencl": {}})
     cpu = [d for d in devs if d.kind == "onnxruntime-cpu"]
     assert [d.cores for d in cpu] == [cores[:8], cores[8:15]]
-    assert devs[-2].host_cores == [115] and devs[-1].host_cores is None  # PoCL-like CPU device: none
+    assert (
+        devs[-2].host_cores == [115] and devs[-1].host_cores is None
+    )  # PoCL-like CPU device: none
     # below 4 cores nothing is reserved; a platform file's own groups are kept as written
     monkeypatch.setattr(pf, "available_cores", lambda: [100, 101])
-    assert [d.cores for d in pf.devices({"opencl": {}}) if d.kind == "onnxruntime-cpu"] == [[100], [101]]
-    doc = {"cpu": [{"name": "a", "cores": [CORES[0]]}], "opencl": {"host_cores": {"cl0": [CORES[-1]]}}}
+    assert [d.cores for d in pf.devices({"opencl": {}}) if d.kind == "onnxruntime-cpu"] == [
+        [100],
+        [101],
+    ]
+    doc = {
+        "cpu": [{"name": "a", "cores": [CORES[0]]}],
+        "opencl": {"host_cores": {"cl0": [CORES[-1]]}},
+    }
     monkeypatch.setattr(pf, "available_cores", lambda: CORES)
     devs = pf.devices(doc)
     assert devs[0].cores == [CORES[0]] and devs[1].host_cores == [CORES[-1]]

@@ -21,7 +21,9 @@ def two_branch(path, channels: int = 8, size: int = 16, seed: int = 0) -> str:
     inits = []
 
     def w(name, *shape):
-        inits.append(numpy_helper.from_array((rng.standard_normal(shape) * 0.2).astype(np.float32), name))
+        inits.append(
+            numpy_helper.from_array((rng.standard_normal(shape) * 0.2).astype(np.float32), name)
+        )
         return name
 
     n = helper.make_node
@@ -41,11 +43,15 @@ def two_branch(path, channels: int = 8, size: int = 16, seed: int = 0) -> str:
         n("ReduceMean", ["s1"], ["z"], name="side", axes=[2, 3], keepdims=0),
     ]
     g = helper.make_graph(
-        nodes, "two_branch",
+        nodes,
+        "two_branch",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, C, size, size])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10]),
-         helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, C])], inits,
-    )  # fmt: skip
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10]),
+            helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, C]),
+        ],
+        inits,
+    )
     return save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
 
 
@@ -60,8 +66,13 @@ def scalar_edge(path) -> str:
         n("Mul", ["x", "s"], ["y"], name="mul"),
     ]
     g = helper.make_graph(
-        nodes, "scalar_edge", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3]),
-         helper.make_tensor_value_info("u", TensorProto.FLOAT, [1])], [axes],
-    )  # fmt: skip
+        nodes,
+        "scalar_edge",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3]),
+            helper.make_tensor_value_info("u", TensorProto.FLOAT, [1]),
+        ],
+        [axes],
+    )
     return save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)

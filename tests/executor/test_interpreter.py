@@ -17,11 +17,19 @@ from tests.executor.dags import random_problem
 def fork(ms: float = 30.0) -> Problem:
     """s -> (x1 -> x2) | (y1 -> y2) -> j, with a 4 KiB tensor on every edge."""
     c = lambda v: {"a": v, "b": v}
-    nodes = [{"id": "s", "cost": c(1)}, {"id": "x1", "cost": c(ms)}, {"id": "x2", "cost": c(1)},
-             {"id": "y1", "cost": c(ms)}, {"id": "y2", "cost": c(1)}, {"id": "j", "cost": c(1)}]
+    nodes = [
+        {"id": "s", "cost": c(1)},
+        {"id": "x1", "cost": c(ms)},
+        {"id": "x2", "cost": c(1)},
+        {"id": "y1", "cost": c(ms)},
+        {"id": "y2", "cost": c(1)},
+        {"id": "j", "cost": c(1)},
+    ]
     e = lambda u, v: {"src": u, "dst": v, "bytes": 4096}
     edges = [e("s", "x1"), e("x1", "x2"), e("s", "y1"), e("y1", "y2"), e("x2", "j"), e("y2", "j")]
-    return Problem.from_json({"name": "fork", "devices": ["a", "b"], "nodes": nodes, "edges": edges})
+    return Problem.from_json(
+        {"name": "fork", "devices": ["a", "b"], "nodes": nodes, "edges": edges}
+    )
 
 
 SPLIT = {"s": "a", "x1": "a", "x2": "a", "y1": "b", "y2": "b", "j": "a"}
@@ -34,8 +42,13 @@ def unit_events(rep):
 def test_devices_run_in_parallel_and_match_the_prediction():
     p = fork(30.0)
     g = graph_from_problem(p)
-    rep = run(g, Plan.build(p, "manual", SPLIT, g.topo_order()), [FakeDevice("a", p), FakeDevice("b", p)],
-              repeat=3, warmup=0)  # fmt: skip
+    rep = run(
+        g,
+        Plan.build(p, "manual", SPLIT, g.topo_order()),
+        [FakeDevice("a", p), FakeDevice("b", p)],
+        repeat=3,
+        warmup=0,
+    )
     total = sum(n.cost["a"] for n in p.nodes)  # 64 ms of work on one device
     assert rep.latency_ms["median"] < 0.8 * total
     assert rep.predicted_ms == pytest.approx(33.0)
@@ -71,8 +84,12 @@ def test_a_tensor_is_sent_to_a_device_once_and_buffers_are_freed():
     # s(a) is read on b by x1 and, in a later unit of b, by x2 (which also waits for y(a))
     c = {"a": 1.0, "b": 1.0}
     nodes = [{"id": v, "cost": c} for v in ("s", "x1", "y", "x2")]
-    edges = [{"src": "s", "dst": "x1", "bytes": 64}, {"src": "x1", "dst": "y", "bytes": 64},
-             {"src": "y", "dst": "x2", "bytes": 64}, {"src": "s", "dst": "x2", "bytes": 64}]
+    edges = [
+        {"src": "s", "dst": "x1", "bytes": 64},
+        {"src": "x1", "dst": "y", "bytes": 64},
+        {"src": "y", "dst": "x2", "bytes": 64},
+        {"src": "s", "dst": "x2", "bytes": 64},
+    ]
     p = Problem.from_json({"name": "cache", "devices": ["a", "b"], "nodes": nodes, "edges": edges})
     g = graph_from_problem(p)
     a, b = FakeDevice("a", p), FakeDevice("b", p)
@@ -115,7 +132,9 @@ def test_sequential_plans_run_one_unit_at_a_time():
     rep = run(g, plan, [FakeDevice("a", p), FakeDevice("b", p)], warmup=0)
     evs = sorted((ev for ev in rep.events if ev.kind == "unit"), key=lambda e: e.start)
     assert all(x.finish <= y.start for x, y in itertools.pairwise(evs))
-    assert rep.predicted_ms == pytest.approx(simulate(p, SPLIT, g.topo_order(), sequential=True).makespan)
+    assert rep.predicted_ms == pytest.approx(
+        simulate(p, SPLIT, g.topo_order(), sequential=True).makespan
+    )
 
 
 def test_trace_has_one_row_per_device(tmp_path):
@@ -123,7 +142,9 @@ def test_trace_has_one_row_per_device(tmp_path):
 
     p = fork(1.0)
     g = graph_from_problem(p)
-    rep = run(g, SPLIT, [FakeDevice("a", p), FakeDevice("b", p)], warmup=0, trace=tmp_path / "t.json")
+    rep = run(
+        g, SPLIT, [FakeDevice("a", p), FakeDevice("b", p)], warmup=0, trace=tmp_path / "t.json"
+    )
     doc = json.loads((tmp_path / "t.json").read_text())
     rows = {e["args"]["name"]: e["tid"] for e in doc["traceEvents"] if e["name"] == "thread_name"}
     assert set(rows) == {"a", "b"}

@@ -52,8 +52,14 @@ def diamond(per_unit: float, boundary: float) -> Problem:
     edges = [PEdge("a", "b", 4.0), PEdge("a", "c", 4.0), PEdge("b", "d", 4.0), PEdge("c", "d", 4.0)]
     link = Link(latency=0.1 + boundary, bandwidth=None)
     cal = {"ms": boundary, "per_unit_ms": per_unit, "method": "alternating windows"}
-    return Problem("diamond", ["x", "y"], nodes, edges, {"x->y": link, "y->x": link},
-                   extra={"boundary": {"x->y": dict(cal), "y->x": dict(cal)}})  # fmt: skip
+    return Problem(
+        "diamond",
+        ["x", "y"],
+        nodes,
+        edges,
+        {"x->y": link, "y->x": link},
+        extra={"boundary": {"x->y": dict(cal), "y->x": dict(cal)}},
+    )
 
 
 def test_host_serial_charges_each_unit_the_host_one_at_a_time():
@@ -97,8 +103,10 @@ def test_a_model_too_small_to_alternate_gets_its_one_unit_cost():
 
     order = ["a", "b", "c", "d"]
     p = diamond(per_unit=0.0, boundary=0.0)
-    p.extra["boundary"] = {"x->y": {"ms": 0.05, "method": "probe handoff + per-unit cost"},
-                           "single_unit": {"x": {"measured_ms": 4.3, "per_unit_ms": 0.3}}}  # fmt: skip
+    p.extra["boundary"] = {
+        "x->y": {"ms": 0.05, "method": "probe handoff + per-unit cost"},
+        "single_unit": {"x": {"measured_ms": 4.3, "per_unit_ms": 0.3}},
+    }
     g = graph_from_problem(p)
     one = {v: "x" for v in order}
     assert host_serial_ms(p, g, one, order, "x", set()) == pytest.approx(4.0 + 0.3)
@@ -157,8 +165,11 @@ def test_a_pair_calibrated_by_the_probe_keeps_its_handoff_in_the_host_serial_pre
     order = ["a", "b", "c", "d"]
     p = diamond(per_unit=0.0, boundary=0.0)
     probe = {"ms": 0.4, "method": "probe handoff + per-unit cost"}
-    p.extra["boundary"] = {"x->y": dict(probe), "y->x": dict(probe),
-                           "single_unit": {"x": {"per_unit_ms": 0.1}, "y": {"per_unit_ms": 0.1}}}  # fmt: skip
+    p.extra["boundary"] = {
+        "x->y": dict(probe),
+        "y->x": dict(probe),
+        "single_unit": {"x": {"per_unit_ms": 0.1}, "y": {"per_unit_ms": 0.1}},
+    }
     p.comm = {"x->y": Link(latency=0.5, bandwidth=None), "y->x": Link(latency=0.5, bandwidth=None)}
     g = graph_from_problem(p)
     split = {"a": "x", "b": "x", "c": "y", "d": "x"}
@@ -201,8 +212,14 @@ def ladder(n: int = 8) -> Problem:
     edges = [PEdge(a, b, 4.0) for s, t in itertools.pairwise(ids) for a in s for b in t]
     link = Link(latency=0.01, bandwidth=None)
     cal = {"ms": 0.0, "per_unit_ms": 0.01, "method": "alternating windows"}
-    return Problem("ladder", ["x", "y"], nodes, edges, {"x->y": link, "y->x": link},
-                   extra={"boundary": {"x->y": dict(cal), "y->x": dict(cal)}})  # fmt: skip
+    return Problem(
+        "ladder",
+        ["x", "y"],
+        nodes,
+        edges,
+        {"x->y": link, "y->x": link},
+        extra={"boundary": {"x->y": dict(cal), "y->x": dict(cal)}},
+    )
 
 
 def test_concurrency_is_calibrated_on_a_plan_run_for_real_and_cached(monkeypatch):
@@ -224,7 +241,9 @@ def test_concurrency_is_calibrated_on_a_plan_run_for_real_and_cached(monkeypatch
         raise AssertionError("a cached plan is not run again")
 
     monkeypatch.setattr(api, "run", no_run)
-    again = calibrate_concurrency(Problem.from_json(p.to_json()), g, devs, memo=(cache.get, cache.__setitem__))
+    again = calibrate_concurrency(
+        Problem.from_json(p.to_json()), g, devs, memo=(cache.get, cache.__setitem__)
+    )
     assert again["measured_ms"] == got["measured_ms"]
 
 

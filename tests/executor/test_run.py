@@ -19,7 +19,9 @@ from tests.executor.models import scalar_edge, two_branch
 CORES = sorted(os.sched_getaffinity(0))
 BRANCH_B = ("b_conv1", "b_sig", "b_conv2")
 # the CLI uses this machine's default groups: cpu0 and cpu1 exist from 2 cores on
-two_groups = pytest.mark.skipif(len(CORES) < 2, reason="needs 2 cores for default groups cpu0, cpu1")
+two_groups = pytest.mark.skipif(
+    len(CORES) < 2, reason="needs 2 cores for default groups cpu0, cpu1"
+)
 
 
 @pytest.fixture(scope="module")
@@ -35,11 +37,16 @@ def groups():
 
 def split_plan(g) -> Plan:
     devs = ["cpu0", "cpu1"]
-    prob = Problem.from_json({
-        "name": g.name, "devices": devs,
-        "nodes": [{"id": n.id, "op_type": n.op_type, "cost": {d: 0.1 for d in devs}} for n in g.nodes],
-        "edges": [{"src": e.src, "dst": e.dst, "bytes": e.bytes} for e in g.edges],
-    })  # fmt: skip
+    prob = Problem.from_json(
+        {
+            "name": g.name,
+            "devices": devs,
+            "nodes": [
+                {"id": n.id, "op_type": n.op_type, "cost": {d: 0.1 for d in devs}} for n in g.nodes
+            ],
+            "edges": [{"src": e.src, "dst": e.dst, "bytes": e.bytes} for e in g.edges],
+        }
+    )
     device_of = {n.id: "cpu1" if n.id in BRANCH_B else "cpu0" for n in g.nodes}
     return Plan.build(prob, "manual", device_of, g.topo_order())
 
@@ -50,12 +57,21 @@ def test_two_groups_match_plain_onnxruntime(model, groups):
     assert rep.max_rel_err is not None and rep.max_rel_err < 1e-5
     assert rep.devices == {"cpu0": 10, "cpu1": 3} and rep.units >= 3
     doc = rep.to_json()
-    assert {"model_path", "latency_ms", "predicted_ms", "max_rel_err", "devices", "timeline"} <= set(doc)
+    assert {
+        "model_path",
+        "latency_ms",
+        "predicted_ms",
+        "max_rel_err",
+        "devices",
+        "timeline",
+    } <= set(doc)
     assert doc["model_path"] == os.path.abspath(g.model_path)
     assert set(doc["latency_ms"]) == {"median", "p10", "p90"}
     assert doc["latency_ms"]["p10"] <= doc["latency_ms"]["median"] <= doc["latency_ms"]["p90"]
     assert {r["node"] for r in doc["timeline"]} == {n.id for n in g.nodes}
-    assert all(r["device"] == ("cpu1" if r["node"] in BRANCH_B else "cpu0") for r in doc["timeline"])
+    assert all(
+        r["device"] == ("cpu1" if r["node"] in BRANCH_B else "cpu0") for r in doc["timeline"]
+    )
     json.dumps(doc)
 
 
@@ -75,11 +91,27 @@ def test_cli_run_device_check_trace_and_input(model, tmp_path, capsys):
     x = tmp_path / "x.npy"
     np.save(x, np.ones((1, 8, 16, 16), np.float32))
     trace = tmp_path / "trace.json"
-    rc = cli_main(["run", path, "--device", "cpu0", "--repeat", "2", "--check", "--json",
-                   "--trace", str(trace), "--input", f"x={x}"])  # fmt: skip
+    rc = cli_main(
+        [
+            "run",
+            path,
+            "--device",
+            "cpu0",
+            "--repeat",
+            "2",
+            "--check",
+            "--json",
+            "--trace",
+            str(trace),
+            "--input",
+            f"x={x}",
+        ]
+    )
     assert rc == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["max_rel_err"] < 1e-5 and doc["devices"] == {"cpu0": 13} and doc["predicted_ms"] is None
+    assert (
+        doc["max_rel_err"] < 1e-5 and doc["devices"] == {"cpu0": 13} and doc["predicted_ms"] is None
+    )
     tr = json.loads(trace.read_text())
     assert [e["args"]["name"] for e in tr["traceEvents"] if e["name"] == "thread_name"] == ["cpu0"]
 
@@ -92,14 +124,22 @@ def test_cli_run_plan_file(model, tmp_path, capsys):
     plan.save(f)
     assert cli_main(["run", path, "--plan", str(f), "--check", "--repeat", "2", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["predicted_ms"] == pytest.approx(plan.makespan, abs=1e-3) and doc["max_rel_err"] < 1e-5
+    assert (
+        doc["predicted_ms"] == pytest.approx(plan.makespan, abs=1e-3) and doc["max_rel_err"] < 1e-5
+    )
 
 
-@pytest.mark.parametrize("edit,msg", [
-    (lambda a: a + [{"node": "ghost", "device": "cpu0"}], "not in model"),
-    (lambda a: a[1:], "without a device"),
-    (lambda a: [{**x, "device": "gpu7"} if i == 0 else x for i, x in enumerate(a)], "unknown device 'gpu7'"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "edit,msg",
+    [
+        (lambda a: a + [{"node": "ghost", "device": "cpu0"}], "not in model"),
+        (lambda a: a[1:], "without a device"),
+        (
+            lambda a: [{**x, "device": "gpu7"} if i == 0 else x for i, x in enumerate(a)],
+            "unknown device 'gpu7'",
+        ),
+    ],
+)
 @two_groups
 def test_cli_refuses_plans_that_do_not_match(model, tmp_path, capsys, edit, msg):
     path, g = model
@@ -112,13 +152,16 @@ def test_cli_refuses_plans_that_do_not_match(model, tmp_path, capsys, edit, msg)
     assert msg in err and err.count("\n") == 0
 
 
-@pytest.mark.parametrize("args,msg", [
-    (["--device", "nope"], "unknown device 'nope'"),
-    (["--device", "cpu0", "--input", "x"], "malformed --input"),
-    (["--device", "cpu0", "--input", "x=3"], "0 dimensions"),
-    (["--device", "cpu0", "--input", "q=2"], "names q"),
-    (["--device", "cpu0", "--repeat", "0"], "--repeat"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "args,msg",
+    [
+        (["--device", "nope"], "unknown device 'nope'"),
+        (["--device", "cpu0", "--input", "x"], "malformed --input"),
+        (["--device", "cpu0", "--input", "x=3"], "0 dimensions"),
+        (["--device", "cpu0", "--input", "q=2"], "names q"),
+        (["--device", "cpu0", "--repeat", "0"], "--repeat"),
+    ],
+)
 def test_cli_bad_arguments_are_one_line(model, capsys, args, msg):
     path, _ = model
     assert cli_main(["run", path, *args]) == 2
@@ -182,4 +225,6 @@ def test_a_bad_switch_interval_is_one_clear_error(model, groups, monkeypatch):
     with pytest.raises(HetlabError, match="HETLAB_SWITCH_INTERVAL_US"):
         Executor(g, {n.id: "cpu0" for n in g.nodes}, groups)
     monkeypatch.setenv("HETLAB_SWITCH_INTERVAL_US", "20")
-    assert Executor(g, {n.id: "cpu0" for n in g.nodes}, groups).switch_interval_s == pytest.approx(2e-5)
+    assert Executor(g, {n.id: "cpu0" for n in g.nodes}, groups).switch_interval_s == pytest.approx(
+        2e-5
+    )

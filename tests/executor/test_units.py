@@ -35,7 +35,9 @@ def test_units_partition_device_orders_into_contiguous_chains(seed):
     units = build_units(g, device_of, order)
     # every node in exactly one unit, on its device
     flat = [v for u in units for v in u.nodes]
-    assert sorted(flat) == sorted(device_of) and all(device_of[v] == u.device for u in units for v in u.nodes)
+    assert sorted(flat) == sorted(device_of) and all(
+        device_of[v] == u.device for u in units for v in u.nodes
+    )
     # each device's units, concatenated in seq order, are exactly its order: contiguous chains
     for d in devs:
         mine = sorted((u for u in units if u.device == d), key=lambda u: u.seq)
@@ -50,7 +52,9 @@ def test_units_partition_device_orders_into_contiguous_chains(seed):
             pu, cu = unit_of[e.src], unit_of[e.dst]
             assert pu.index in cu.deps
             if pu.nodes[-1] != e.src:
-                later = [p for p in g.preds(e.dst) if device_of[p] == pu.device and pos[p] > pos[e.src]]
+                later = [
+                    p for p in g.preds(e.dst) if device_of[p] == pu.device and pos[p] > pos[e.src]
+                ]
                 assert later
     # the unit graph is acyclic: deps point to earlier units, indices follow the global order
     assert [pos[u.nodes[0]] for u in units] == sorted(pos[u.nodes[0]] for u in units)
@@ -60,8 +64,10 @@ def test_units_partition_device_orders_into_contiguous_chains(seed):
 def test_a_400_node_two_device_plan_gives_a_few_dozen_units():
     p = inception_problem(blocks=20, branches=4, depth=5)  # 421 nodes
     g = graph_from_problem(p)
-    device_of = {n.id: ("b" if n.id.startswith("b") and n.id[n.id.index("r") + 1] in "23" else "a")
-                 for n in g.nodes}  # two branches of every block on b  # fmt: skip
+    device_of = {
+        n.id: ("b" if n.id.startswith("b") and n.id[n.id.index("r") + 1] in "23" else "a")
+        for n in g.nodes
+    }  # two branches of every block on b
     units = build_units(g, device_of)
     assert len(g.nodes) == 421
     assert 20 <= len(units) <= 80, len(units)

@@ -25,13 +25,19 @@ def diamond(tmp_path) -> str:
         helper.make_node("Relu", ["c"], ["r"], name="relu"),
         helper.make_node("Sigmoid", ["r"], ["a"]),  # unnamed -> Sigmoid_2
         helper.make_node("Tanh", ["r"], ["b"], name="dup"),
-        helper.make_node("Constant", [], ["k"], value=numpy_helper.from_array(np.array(2.0, np.float32))),
+        helper.make_node(
+            "Constant", [], ["k"], value=numpy_helper.from_array(np.array(2.0, np.float32))
+        ),
         helper.make_node("Add", ["a", "b"], ["s"], name="dup"),  # duplicate name -> Add_5
         helper.make_node("Mul", ["s", "k"], ["y"], name="mul"),
     ]
     g = helper.make_graph(
-        nodes, "diamond",
+        nodes,
+        "diamond",
         [helper.make_tensor_value_info("x", F, ["batch", 3, 8, 8])],
-        [helper.make_tensor_value_info("y", F, None)], [w],
-    )  # fmt: skip
-    return save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "d.onnx")
+        [helper.make_tensor_value_info("y", F, None)],
+        [w],
+    )
+    return save(
+        helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "d.onnx"
+    )

@@ -24,11 +24,22 @@ def test_ids_constants_edges_upranks(diamond):
     assert ids == ["conv", "relu", "Sigmoid_2", "Tanh_3", "Add_5", "mul"]
     assert "k" in g.consts and "w" in g.consts
     assert {n.id: n.uprank for n in g.nodes} == {
-        "conv": 1, "relu": 2, "Sigmoid_2": 3, "Tanh_3": 3, "Add_5": 4, "mul": 5,
-    }  # fmt: skip
+        "conv": 1,
+        "relu": 2,
+        "Sigmoid_2": 3,
+        "Tanh_3": 3,
+        "Add_5": 4,
+        "mul": 5,
+    }
     e = {(x.src, x.dst): x for x in g.edges}
-    assert set(e) == {("conv", "relu"), ("relu", "Sigmoid_2"), ("relu", "Tanh_3"),
-                      ("Sigmoid_2", "Add_5"), ("Tanh_3", "Add_5"), ("Add_5", "mul")}  # fmt: skip
+    assert set(e) == {
+        ("conv", "relu"),
+        ("relu", "Sigmoid_2"),
+        ("relu", "Tanh_3"),
+        ("Sigmoid_2", "Add_5"),
+        ("Tanh_3", "Add_5"),
+        ("Add_5", "mul"),
+    }
     assert all(x.bytes == 1 * 4 * 8 * 8 * 4 for x in g.edges)  # fp32 [1,4,8,8]
     conv = g.node("conv")
     assert conv.flops == 2 * (4 * 8 * 8) * (3 * 3 * 3)
@@ -41,18 +52,34 @@ def test_one_edge_per_pair_sums_tensors(tmp_path):
         helper.make_node("Split", ["x"], ["a", "b"], axis=1, num_outputs=2, name="split"),
         helper.make_node("Add", ["a", "b"], ["y"], name="add"),
     ]
-    gr = helper.make_graph(nodes, "s", [helper.make_tensor_value_info("x", F, [1, 6, 5])],
-                           [helper.make_tensor_value_info("y", F, None)])  # fmt: skip
-    g = load(save(helper.make_model(gr, opset_imports=[helper.make_opsetid("", 18)]), tmp_path / "s.onnx"))
+    gr = helper.make_graph(
+        nodes,
+        "s",
+        [helper.make_tensor_value_info("x", F, [1, 6, 5])],
+        [helper.make_tensor_value_info("y", F, None)],
+    )
+    g = load(
+        save(
+            helper.make_model(gr, opset_imports=[helper.make_opsetid("", 18)]), tmp_path / "s.onnx"
+        )
+    )
     assert len(g.edges) == 1
     assert g.edges[0].bytes == 2 * (1 * 3 * 5 * 4) and g.edges[0].tensors == ["a", "b"]
 
 
 def _if_model(tmp_path) -> str:
-    then_g = helper.make_graph([helper.make_node("Mul", ["r", "r"], ["t_out"])], "then", [],
-                               [helper.make_tensor_value_info("t_out", F, [2, 3])])  # fmt: skip
-    else_g = helper.make_graph([helper.make_node("Neg", ["q"], ["e_out"])], "else", [],
-                               [helper.make_tensor_value_info("e_out", F, [2, 3])])  # fmt: skip
+    then_g = helper.make_graph(
+        [helper.make_node("Mul", ["r", "r"], ["t_out"])],
+        "then",
+        [],
+        [helper.make_tensor_value_info("t_out", F, [2, 3])],
+    )
+    else_g = helper.make_graph(
+        [helper.make_node("Neg", ["q"], ["e_out"])],
+        "else",
+        [],
+        [helper.make_tensor_value_info("e_out", F, [2, 3])],
+    )
     nodes = [
         helper.make_node("Relu", ["x"], ["r"], name="relu"),
         helper.make_node("Sigmoid", ["x"], ["q"], name="sig"),
@@ -61,9 +88,16 @@ def _if_model(tmp_path) -> str:
         helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g, name="if"),
     ]
     zero = numpy_helper.from_array(np.array(0.0, np.float32), "zero")
-    gr = helper.make_graph(nodes, "cf", [helper.make_tensor_value_info("x", F, [2, 3])],
-                           [helper.make_tensor_value_info("y", F, None)], [zero])  # fmt: skip
-    return save(helper.make_model(gr, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "if.onnx")
+    gr = helper.make_graph(
+        nodes,
+        "cf",
+        [helper.make_tensor_value_info("x", F, [2, 3])],
+        [helper.make_tensor_value_info("y", F, None)],
+        [zero],
+    )
+    return save(
+        helper.make_model(gr, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "if.onnx"
+    )
 
 
 def test_control_flow_is_one_vertex_with_outer_edges(tmp_path):
@@ -81,34 +115,56 @@ def test_control_flow_is_one_vertex_with_outer_edges(tmp_path):
 
 def test_loop_outer_reads_nested(tmp_path):
     body = helper.make_graph(
-        [helper.make_node("Add", ["v_in", "w"], ["v_out"]),
-         helper.make_node("Identity", ["cond_in"], ["cond_out"])],
+        [
+            helper.make_node("Add", ["v_in", "w"], ["v_out"]),
+            helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+        ],
         "body",
-        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
-         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
-         helper.make_tensor_value_info("v_in", F, [4])],
-        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
-         helper.make_tensor_value_info("v_out", F, [4])],
-    )  # fmt: skip
+        [
+            helper.make_tensor_value_info("i", TensorProto.INT64, []),
+            helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("v_in", F, [4]),
+        ],
+        [
+            helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("v_out", F, [4]),
+        ],
+    )
     nodes = [
         helper.make_node("Exp", ["x"], ["w"], name="exp"),
         helper.make_node("Loop", ["n", "", "x"], ["y"], body=body, name="loop"),
     ]
     n = numpy_helper.from_array(np.array(3, np.int64), "n")
-    gr = helper.make_graph(nodes, "lp", [helper.make_tensor_value_info("x", F, [4])],
-                           [helper.make_tensor_value_info("y", F, [4])], [n])  # fmt: skip
-    g = load(save(helper.make_model(gr, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "l.onnx"))
+    gr = helper.make_graph(
+        nodes,
+        "lp",
+        [helper.make_tensor_value_info("x", F, [4])],
+        [helper.make_tensor_value_info("y", F, [4])],
+        [n],
+    )
+    g = load(
+        save(
+            helper.make_model(gr, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "l.onnx"
+        )
+    )
     assert g.node("loop").outer_inputs == ["w"]
     assert [(e.src, e.dst, e.bytes) for e in g.edges] == [("exp", "loop", 16)]
 
 
 def test_symbolic_dims_shared_and_first_defaults(tmp_path):
     nodes = [helper.make_node("MatMul", ["a", "b"], ["y"], name="mm")]
-    gr = helper.make_graph(nodes, "sym",
-                           [helper.make_tensor_value_info("a", F, ["batch", "seq", 8]),
-                            helper.make_tensor_value_info("b", F, ["batch", 8, "n"])],
-                           [helper.make_tensor_value_info("y", F, None)])  # fmt: skip
-    p = save(helper.make_model(gr, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "m.onnx")
+    gr = helper.make_graph(
+        nodes,
+        "sym",
+        [
+            helper.make_tensor_value_info("a", F, ["batch", "seq", 8]),
+            helper.make_tensor_value_info("b", F, ["batch", 8, "n"]),
+        ],
+        [helper.make_tensor_value_info("y", F, None)],
+    )
+    p = save(
+        helper.make_model(gr, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "m.onnx"
+    )
     with pytest.raises(HetlabError, match="'seq'"):
         load(p)
     g = load(p, {"a": (3, 5, 8), "b": (3, 8, 7)})
@@ -126,9 +182,17 @@ def test_data_dependent_shape_recorded_from_onnxruntime(tmp_path):
         helper.make_node("NonZero", ["r"], ["nz"], name="nz"),
         helper.make_node("Transpose", ["nz"], ["t"], name="tr"),
     ]
-    gr = helper.make_graph(nodes, "dd", [helper.make_tensor_value_info("x", F, [3, 4])],
-                           [helper.make_tensor_value_info("t", TensorProto.INT64, None)])  # fmt: skip
-    g = load(save(helper.make_model(gr, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "d.onnx"))
+    gr = helper.make_graph(
+        nodes,
+        "dd",
+        [helper.make_tensor_value_info("x", F, [3, 4])],
+        [helper.make_tensor_value_info("t", TensorProto.INT64, None)],
+    )
+    g = load(
+        save(
+            helper.make_model(gr, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "d.onnx"
+        )
+    )
     x = random_inputs(g)["x"]
     k = int((np.maximum(x, 0) != 0).sum())
     assert g.tensors["nz"].shape == (2, k)

@@ -9,17 +9,35 @@ from hetlab.cost.problem import Problem
 
 def golden_doc() -> dict:
     """PartitionTuner Table 1 / Figure 1 (issue 3): cpu + npu, free transfers, two groups."""
-    c = {"v1": (1, 10), "v2": (2, None), "v3": (10, 2), "v4": (10, 2), "v5": (1, None),
-         "v6": (1, 1.5), "v7": (1, None), "v8": (5, None)}  # fmt: skip
-    edges = [("v1", "v2"), ("v2", "v3"), ("v2", "v6"), ("v3", "v4"), ("v4", "v5"), ("v5", "v8"),
-             ("v6", "v7"), ("v7", "v8")]  # fmt: skip
+    c = {
+        "v1": (1, 10),
+        "v2": (2, None),
+        "v3": (10, 2),
+        "v4": (10, 2),
+        "v5": (1, None),
+        "v6": (1, 1.5),
+        "v7": (1, None),
+        "v8": (5, None),
+    }
+    edges = [
+        ("v1", "v2"),
+        ("v2", "v3"),
+        ("v2", "v6"),
+        ("v3", "v4"),
+        ("v4", "v5"),
+        ("v5", "v8"),
+        ("v6", "v7"),
+        ("v7", "v8"),
+    ]
     return {
         "name": "partitiontuner-table1",
         "devices": ["cpu", "npu"],
         "nodes": [{"id": k, "cost": {"cpu": a, "npu": b}} for k, (a, b) in c.items()],
         "edges": [{"src": a, "dst": b, "bytes": 0} for a, b in edges],
-        "groups": [{"nodes": ["v4", "v5"], "cost": {"cpu": 10.5, "npu": 2.5}},
-                   {"nodes": ["v6", "v7"], "cost": {"cpu": 1.5, "npu": 2.0}}],
+        "groups": [
+            {"nodes": ["v4", "v5"], "cost": {"cpu": 10.5, "npu": 2.5}},
+            {"nodes": ["v6", "v7"], "cost": {"cpu": 1.5, "npu": 2.0}},
+        ],
     }
 
 
@@ -27,8 +45,14 @@ def golden() -> Problem:
     return Problem.from_json(golden_doc())
 
 
-def random_problem(seed: int, n: int, n_dev: int = 2, p_edge: float = 0.3, p_unsup: float = 0.2,
-                   comm_scale: float = 2.0) -> Problem:  # fmt: skip
+def random_problem(
+    seed: int,
+    n: int,
+    n_dev: int = 2,
+    p_edge: float = 0.3,
+    p_unsup: float = 0.2,
+    comm_scale: float = 2.0,
+) -> Problem:
     """A random DAG with per-device costs, some unsupported ops and costly, asymmetric links."""
     rng = random.Random(seed)
     devs = [f"d{i}" for i in range(n_dev)]
@@ -43,10 +67,16 @@ def random_problem(seed: int, n: int, n_dev: int = 2, p_edge: float = 0.3, p_uns
     for j in range(n):
         for i in range(j):
             if rng.random() < p_edge:
-                comm = {f"{a}->{b}": round(rng.uniform(0, comm_scale * 5), 3)
-                        for a in devs for b in devs if a != b}  # fmt: skip
+                comm = {
+                    f"{a}->{b}": round(rng.uniform(0, comm_scale * 5), 3)
+                    for a in devs
+                    for b in devs
+                    if a != b
+                }
                 edges.append({"src": f"n{i}", "dst": f"n{j}", "bytes": 100, "comm": comm})
-    return Problem.from_json({"name": f"rand{seed}", "devices": devs, "nodes": nodes, "edges": edges})
+    return Problem.from_json(
+        {"name": f"rand{seed}", "devices": devs, "nodes": nodes, "edges": edges}
+    )
 
 
 def layered_problem(seed: int, n: int = 1000, width: int = 8, n_dev: int = 2) -> Problem:
@@ -74,6 +104,14 @@ def layered_problem(seed: int, n: int = 1000, width: int = 8, n_dev: int = 2) ->
                     srcs.add(rng.choice(layers[li - 2]))
                 for u in sorted(srcs):
                     c = round(rng.uniform(0.2, 2.0), 4)
-                    edges.append({"src": f"op{u}", "dst": f"op{v}", "bytes": 1000,
-                                  "comm": {f"{a}->{b}": c for a in devs for b in devs if a != b}})  # fmt: skip
-    return Problem.from_json({"name": f"layered{seed}", "devices": devs, "nodes": nodes, "edges": edges})
+                    edges.append(
+                        {
+                            "src": f"op{u}",
+                            "dst": f"op{v}",
+                            "bytes": 1000,
+                            "comm": {f"{a}->{b}": c for a in devs for b in devs if a != b},
+                        }
+                    )
+    return Problem.from_json(
+        {"name": f"layered{seed}", "devices": devs, "nodes": nodes, "edges": edges}
+    )

@@ -23,22 +23,46 @@ def make(devices, costs, edges, groups=(), comm=None, op_types=None) -> Problem:
     """``costs``: id -> tuple per device (None = unsupported); ``edges``: (src, dst[, comm])."""
     nodes = []
     for k, c in costs.items():
-        nodes.append({"id": k, "op_type": (op_types or {}).get(k, ""),
-                      "cost": dict(zip(devices, c))})  # fmt: skip
-    es = [{"src": e[0], "dst": e[1], "bytes": 0, **({"comm": e[2]} if len(e) > 2 else {})}
-          for e in edges]  # fmt: skip
-    doc = {"name": "t", "devices": list(devices), "nodes": nodes, "edges": es,
-           "groups": [{"nodes": list(g), "cost": dict(zip(devices, c))} for g, c in groups],
-           "comm": comm or {}}  # fmt: skip
+        nodes.append(
+            {"id": k, "op_type": (op_types or {}).get(k, ""), "cost": dict(zip(devices, c))}
+        )
+    es = [
+        {"src": e[0], "dst": e[1], "bytes": 0, **({"comm": e[2]} if len(e) > 2 else {})}
+        for e in edges
+    ]
+    doc = {
+        "name": "t",
+        "devices": list(devices),
+        "nodes": nodes,
+        "edges": es,
+        "groups": [{"nodes": list(g), "cost": dict(zip(devices, c))} for g, c in groups],
+        "comm": comm or {},
+    }
     return Problem.from_json(doc)
 
 
 def golden() -> Problem:
     """PartitionTuner Table 1 / Figure 1 (issue 3): free transfers."""
-    costs = {"v1": (1, 10), "v2": (2, None), "v3": (10, 2), "v4": (10, 2), "v5": (1, None),
-             "v6": (1, 1.5), "v7": (1, None), "v8": (5, None)}  # fmt: skip
-    edges = [("v1", "v2"), ("v2", "v3"), ("v2", "v6"), ("v3", "v4"), ("v4", "v5"),
-             ("v5", "v8"), ("v6", "v7"), ("v7", "v8")]  # fmt: skip
+    costs = {
+        "v1": (1, 10),
+        "v2": (2, None),
+        "v3": (10, 2),
+        "v4": (10, 2),
+        "v5": (1, None),
+        "v6": (1, 1.5),
+        "v7": (1, None),
+        "v8": (5, None),
+    }
+    edges = [
+        ("v1", "v2"),
+        ("v2", "v3"),
+        ("v2", "v6"),
+        ("v3", "v4"),
+        ("v4", "v5"),
+        ("v5", "v8"),
+        ("v6", "v7"),
+        ("v7", "v8"),
+    ]
     groups = [(("v4", "v5"), (10.5, 2.5)), (("v6", "v7"), (1.5, 2.0))]
     return make(["cpu", "npu"], costs, edges, groups)
 
@@ -48,8 +72,16 @@ def test_golden_opseq_is_15():
     plan = schedule(golden(), "opseq")
     assert plan.makespan == 15.0
     assert plan.sequential
-    assert plan.device_of == {"v1": "cpu", "v2": "cpu", "v3": "npu", "v4": "npu", "v5": "cpu",
-                              "v6": "cpu", "v7": "cpu", "v8": "cpu"}  # fmt: skip
+    assert plan.device_of == {
+        "v1": "cpu",
+        "v2": "cpu",
+        "v3": "npu",
+        "v4": "npu",
+        "v5": "cpu",
+        "v6": "cpu",
+        "v7": "cpu",
+        "v8": "cpu",
+    }
 
 
 def test_golden_partitiontuner_is_12_5():
@@ -89,8 +121,12 @@ def test_golden_single_devices():
 def chain3() -> Problem:
     """v1 -> v2 -> v3 on a, b; every transfer costs 1."""
     costs = {"v1": (1, 3), "v2": (4, 1), "v3": (2, 2)}
-    return make(["a", "b"], costs, [("v1", "v2"), ("v2", "v3")],
-                comm={"default": {"latency": 1.0, "bandwidth": None}})  # fmt: skip
+    return make(
+        ["a", "b"],
+        costs,
+        [("v1", "v2"), ("v2", "v3")],
+        comm={"default": {"latency": 1.0, "bandwidth": None}},
+    )
 
 
 def test_upward_rank_chain():
@@ -105,8 +141,12 @@ def test_oct_chain():
 
 
 def test_oct_skips_unsupported_devices():
-    p = make(["a", "b"], {"x": (1, 1), "y": (None, 5)}, [("x", "y")],
-             comm={"default": {"latency": 2.0, "bandwidth": None}})  # fmt: skip
+    p = make(
+        ["a", "b"],
+        {"x": (1, 1), "y": (None, 5)},
+        [("x", "y")],
+        comm={"default": {"latency": 2.0, "bandwidth": None}},
+    )
     np.testing.assert_allclose(optimistic_cost_table(p)[0], [7, 5])
 
 
@@ -159,8 +199,12 @@ def test_mosaic_slices_chain():
 def test_overseer_follows_costliest_branch():
     # fork f -> {h (heavy), l (light)} -> j: the tree keeps f -> h, drops f -> l.
     costs = {"f": (1, 1), "h": (10, 2), "l": (1, 1), "j": (1, 1)}
-    p = make(["a", "b"], costs, [("f", "h"), ("f", "l"), ("h", "j"), ("l", "j")],
-             comm={"default": {"latency": 3.0, "bandwidth": None}})  # fmt: skip
+    p = make(
+        ["a", "b"],
+        costs,
+        [("f", "h"), ("f", "l"), ("h", "j"), ("l", "j")],
+        comm={"default": {"latency": 3.0, "bandwidth": None}},
+    )
     assert [p.nodes[v].id for v in costliest_path(p)] == ["f", "h", "j"]
     plan = schedule(p, "overseer")
     assert plan.sequential
@@ -181,8 +225,20 @@ def test_typeseq_heavy_ops_to_accelerator():
     assert plan.extra["accelerator"] == "npu" and plan.makespan == 2 + 1 + 6 + 1
 
 
-@pytest.mark.parametrize("op", ["Conv", "Conv2D", "separable_conv2d", "depthwise", "Gemm",
-                                "MatMul", "BatchMatMul", "QLinearConv", "ConvTranspose"])  # fmt: skip
+@pytest.mark.parametrize(
+    "op",
+    [
+        "Conv",
+        "Conv2D",
+        "separable_conv2d",
+        "depthwise",
+        "Gemm",
+        "MatMul",
+        "BatchMatMul",
+        "QLinearConv",
+        "ConvTranspose",
+    ],
+)
 def test_heavy_ops(op):
     assert is_heavy(op)
 

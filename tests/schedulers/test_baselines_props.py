@@ -15,8 +15,18 @@ from hetlab.schedulers.base import REGISTRY, algorithm
 from hetlab.schedulers.mosaic import mosaic_slices
 from hetlab.schedulers.overseer import overseer_devices
 
-BASELINES = ["heft", "peft", "dmda", "dmdar", "mosaic", "overseer", "partitiontuner",
-             "opseq", "typeseq", "single"]  # fmt: skip
+BASELINES = [
+    "heft",
+    "peft",
+    "dmda",
+    "dmdar",
+    "mosaic",
+    "overseer",
+    "partitiontuner",
+    "opseq",
+    "typeseq",
+    "single",
+]
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 cost_st = st.one_of(st.none(), st.integers(0, 20), st.floats(0, 20, allow_nan=False))
@@ -49,17 +59,27 @@ def problems(draw, max_nodes: int = 9, chain: bool = False, in_tree: bool = Fals
             e["comm"] = {f"{a}->{b}": draw(st.integers(0, 30))}
         edges.append(e)
     comm = {
-        f"{a}->{b}": {"latency": draw(st.integers(0, 10)),
-                      "bandwidth": draw(st.one_of(st.none(), st.sampled_from([10.0, 1000.0])))}
-        for a in devs for b in devs if a != b and draw(st.booleans())
-    }  # fmt: skip
+        f"{a}->{b}": {
+            "latency": draw(st.integers(0, 10)),
+            "bandwidth": draw(st.one_of(st.none(), st.sampled_from([10.0, 1000.0]))),
+        }
+        for a in devs
+        for b in devs
+        if a != b and draw(st.booleans())
+    }
     comm["default"] = {"latency": draw(st.integers(0, 5)), "bandwidth": 100.0}
     groups = []
     for i, j in pairs[: draw(st.integers(0, 3))]:
         g = draw(st.lists(st.one_of(st.none(), st.integers(0, 20)), min_size=nd, max_size=nd))
         groups.append({"nodes": [f"n{i}", f"n{j}"], "cost": dict(zip(devs, g))})
-    doc = {"name": "rand", "devices": devs, "nodes": nodes, "edges": edges, "comm": comm,
-           "groups": groups}  # fmt: skip
+    doc = {
+        "name": "rand",
+        "devices": devs,
+        "nodes": nodes,
+        "edges": edges,
+        "comm": comm,
+        "groups": groups,
+    }
     return Problem.from_json(doc)
 
 
@@ -162,8 +182,14 @@ def test_partitiontuner_on_chains_is_mosaic_plus_groups(p):
 
 @pytest.mark.parametrize("algo", [*BASELINES[:-1], "single:d0"])
 def test_one_device_runs_everything_back_to_back(algo):
-    doc = {"name": "one", "devices": ["d0"],
-           "nodes": [{"id": f"n{i}", "cost": {"d0": float(i + 1)}} for i in range(5)],
-           "edges": [{"src": "n0", "dst": "n2"}, {"src": "n1", "dst": "n2"},
-                     {"src": "n2", "dst": "n4"}]}  # fmt: skip
+    doc = {
+        "name": "one",
+        "devices": ["d0"],
+        "nodes": [{"id": f"n{i}", "cost": {"d0": float(i + 1)}} for i in range(5)],
+        "edges": [
+            {"src": "n0", "dst": "n2"},
+            {"src": "n1", "dst": "n2"},
+            {"src": "n2", "dst": "n4"},
+        ],
+    }
     assert schedule(Problem.from_json(doc), algo).makespan == 15.0

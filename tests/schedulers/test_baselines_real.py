@@ -18,8 +18,19 @@ FILE = (
     / "nasnet-large-huawei_p40.json"
 )
 
-ALGOS = ["heft", "peft", "dmda", "dmdar", "mosaic", "overseer", "partitiontuner", "opseq",
-         "typeseq", "single:cpu", "single:gpu"]  # fmt: skip
+ALGOS = [
+    "heft",
+    "peft",
+    "dmda",
+    "dmdar",
+    "mosaic",
+    "overseer",
+    "partitiontuner",
+    "opseq",
+    "typeseq",
+    "single:cpu",
+    "single:gpu",
+]
 
 
 @pytest.fixture(scope="module")

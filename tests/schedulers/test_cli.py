@@ -20,7 +20,20 @@ def write(tmp_path, doc, name="problem.json"):
 
 def test_schedule_writes_valid_plan(tmp_path, capsys):
     out = tmp_path / "plan.json"
-    assert main(["schedule", write(tmp_path, golden_doc()), "--algo", "ilp", "--groups", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "schedule",
+                write(tmp_path, golden_doc()),
+                "--algo",
+                "ilp",
+                "--groups",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     plan = Plan.load(out)
     validate_plan(golden(), plan)
     assert plan.makespan == pytest.approx(12.5)
@@ -49,11 +62,27 @@ def _edit(fn):
 
 BAD = {
     "cyclic": (_cyclic(), ["--algo", "ilp"], "cycle"),
-    "unknown-node": (_edit(lambda d: d["edges"].append({"src": "v1", "dst": "zz"})), ["--algo", "ilp"], "unknown node"),
+    "unknown-node": (
+        _edit(lambda d: d["edges"].append({"src": "v1", "dst": "zz"})),
+        ["--algo", "ilp"],
+        "unknown node",
+    ),
     "no-devices": (_edit(lambda d: d.update(devices=[])), ["--algo", "greedy"], "no devices"),
-    "negative-cost": (_edit(lambda d: d["nodes"][0]["cost"].update(cpu=-1)), ["--algo", "ilp"], "non-negative"),
-    "text-cost": (_edit(lambda d: d["nodes"][0]["cost"].update(cpu="fast")), ["--algo", "ilp"], "number"),
-    "no-device-runs": (_edit(lambda d: d["nodes"][1]["cost"].update(cpu=None)), ["--algo", "ilp"], "no device"),
+    "negative-cost": (
+        _edit(lambda d: d["nodes"][0]["cost"].update(cpu=-1)),
+        ["--algo", "ilp"],
+        "non-negative",
+    ),
+    "text-cost": (
+        _edit(lambda d: d["nodes"][0]["cost"].update(cpu="fast")),
+        ["--algo", "ilp"],
+        "number",
+    ),
+    "no-device-runs": (
+        _edit(lambda d: d["nodes"][1]["cost"].update(cpu=None)),
+        ["--algo", "ilp"],
+        "no device",
+    ),
     "unknown-algo": (golden_doc(), ["--algo", "magic"], "unknown algorithm"),
     "nt-range": (golden_doc(), ["--algo", "ilp", "--nt", "0"], "out of range"),
     "eps-range": (golden_doc(), ["--algo", "ilp", "--epsilon", "1.5"], "out of range"),
@@ -85,5 +114,20 @@ def test_model_without_profile_is_bad_input(tmp_path, capsys):
 def test_model_with_profile_loads_profile(tmp_path):
     out = tmp_path / "plan.json"
     prof = write(tmp_path, golden_doc(), "prof.json")
-    assert main(["schedule", "squeezenet", "--profile", prof, "--algo", "greedy", "--out", str(out), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "schedule",
+                "squeezenet",
+                "--profile",
+                prof,
+                "--algo",
+                "greedy",
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     validate_plan(golden(), Plan.load(out))

@@ -9,7 +9,16 @@ from hetlab.schedulers import Plan, schedule, simulate
 from hetlab.schedulers.bounds import lower_bound, validate_plan
 from tests.schedulers.helpers import golden
 
-OPSEQ = {"v1": "cpu", "v2": "cpu", "v3": "npu", "v4": "npu", "v5": "cpu", "v6": "cpu", "v7": "cpu", "v8": "cpu"}
+OPSEQ = {
+    "v1": "cpu",
+    "v2": "cpu",
+    "v3": "npu",
+    "v4": "npu",
+    "v5": "cpu",
+    "v6": "cpu",
+    "v7": "cpu",
+    "v8": "cpu",
+}
 ORDER = ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8"]
 
 
@@ -26,8 +35,12 @@ def test_sim_partitiontuner_plan_is_12_5():
 
 
 def test_sim_parallel_unfused_is_13_or_15_by_order():
-    assert simulate(golden(), OPSEQ, ["v1", "v2", "v3", "v6", "v7", "v4", "v5", "v8"]).makespan == pytest.approx(13.0)
-    assert simulate(golden(), OPSEQ, ORDER).makespan == pytest.approx(15.0)  # v5 before v6 on the cpu
+    assert simulate(
+        golden(), OPSEQ, ["v1", "v2", "v3", "v6", "v7", "v4", "v5", "v8"]
+    ).makespan == pytest.approx(13.0)
+    assert simulate(golden(), OPSEQ, ORDER).makespan == pytest.approx(
+        15.0
+    )  # v5 before v6 on the cpu
 
 
 def test_ilp_is_13_and_exact():
@@ -71,8 +84,16 @@ def test_validator_rejects_tampered_plans():
         validate_plan(p, Plan.from_json(doc))
     bad_dev = dict(OPSEQ, v2="npu")  # v2 cannot run on the npu
     with pytest.raises(HetlabError):
-        validate_plan(p, Plan(p.name, "x", [], 0.0).__class__.from_json({
-            "assignments": [{"node": v, "device": bad_dev[v], "start": 0, "finish": 0} for v in ORDER]}))
+        validate_plan(
+            p,
+            Plan(p.name, "x", [], 0.0).__class__.from_json(
+                {
+                    "assignments": [
+                        {"node": v, "device": bad_dev[v], "start": 0, "finish": 0} for v in ORDER
+                    ]
+                }
+            ),
+        )
     overlap = Plan.build(p, "x", OPSEQ, ORDER)
     doc = overlap.to_json()
     for a in doc["assignments"]:

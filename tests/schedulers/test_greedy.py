@@ -14,14 +14,21 @@ from tests.schedulers.helpers import random_problem
 
 def chain_problem() -> Problem:
     # conv on the gpu is far cheaper; the relu is short (0.01 cpu, 0.05 gpu) with one predecessor
-    return Problem.from_json({
-        "name": "chain", "devices": ["cpu", "gpu"],
-        "nodes": [{"id": "conv", "cost": {"cpu": 9.0, "gpu": 1.0}},
-                  {"id": "relu", "cost": {"cpu": 0.01, "gpu": 0.05}},
-                  {"id": "pool", "cost": {"cpu": 0.5, "gpu": 3.0}}],
-        "edges": [{"src": "conv", "dst": "relu", "comm": {"gpu->cpu": 0.001, "cpu->gpu": 0.001}},
-                  {"src": "relu", "dst": "pool", "comm": {"gpu->cpu": 0.001, "cpu->gpu": 0.001}}],
-    })  # fmt: skip
+    return Problem.from_json(
+        {
+            "name": "chain",
+            "devices": ["cpu", "gpu"],
+            "nodes": [
+                {"id": "conv", "cost": {"cpu": 9.0, "gpu": 1.0}},
+                {"id": "relu", "cost": {"cpu": 0.01, "gpu": 0.05}},
+                {"id": "pool", "cost": {"cpu": 0.5, "gpu": 3.0}},
+            ],
+            "edges": [
+                {"src": "conv", "dst": "relu", "comm": {"gpu->cpu": 0.001, "cpu->gpu": 0.001}},
+                {"src": "relu", "dst": "pool", "comm": {"gpu->cpu": 0.001, "cpu->gpu": 0.001}},
+            ],
+        }
+    )
 
 
 def test_merging_builds_superops():

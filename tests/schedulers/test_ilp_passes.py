@@ -156,8 +156,22 @@ def test_forward_pass_keeps_the_guides_window_when_the_mip_result_completes_wors
     tail = tail_of(p)
     parts = partition(p, 12)
     stats: dict = {}
-    tl = _forward(p, parts, False, 0, [], tail, g, 0.2, {v: i for i, v in enumerate(p.topo)}, [], stats,
-                  None, 0, [0, 0])  # fmt: skip
+    tl = _forward(
+        p,
+        parts,
+        False,
+        0,
+        [],
+        tail,
+        g,
+        0.2,
+        {v: i for i, v in enumerate(p.topo)},
+        [],
+        stats,
+        None,
+        0,
+        [0, 0],
+    )
     assert sim_ms(p, tl) == pytest.approx(tl.makespan)
     assert sorted(tl.order) == list(range(len(p.nodes)))
     assert stats.get("kept_guide", 0) + stats.get("optimal", 0) + stats.get("bound", 0) + stats.get(

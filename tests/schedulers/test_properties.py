@@ -50,8 +50,11 @@ def brute_force(problem) -> float:
     ids = [n.id for n in problem.nodes]
     opts = [[d for d in problem.devices if n.cost.get(d) is not None] for n in problem.nodes]
     preds = {v: {problem.nodes[u].id for u, _ in problem.preds[i]} for i, v in enumerate(ids)}
-    orders = [o for o in itertools.permutations(ids)
-              if all(preds[v] <= set(o[:k]) for k, v in enumerate(o))]  # fmt: skip
+    orders = [
+        o
+        for o in itertools.permutations(ids)
+        if all(preds[v] <= set(o[:k]) for k, v in enumerate(o))
+    ]
     best = float("inf")
     for devs in itertools.product(*opts):
         dmap = dict(zip(ids, devs))
@@ -65,7 +68,9 @@ def brute_force(problem) -> float:
 def test_plans_valid_and_above_lower_bound(seed, n, nd, nt):
     p = random_problem(seed, n, nd, p_edge=0.25)
     lb = lower_bound(p)
-    for algo, kw in [("greedy", {}), ("ilp", {"nt": nt, "time_limit": 2.0})] + [(a, {}) for a in heuristics(p) if a != "greedy"]:
+    for algo, kw in [("greedy", {}), ("ilp", {"nt": nt, "time_limit": 2.0})] + [
+        (a, {}) for a in heuristics(p) if a != "greedy"
+    ]:
         plan = run_ok(p, algo, **kw)
         if plan is None:
             continue
@@ -95,8 +100,13 @@ def test_exact_ilp_equals_brute_force_and_beats_heuristics(seed, n, nd):
 
 
 @settings(max_examples=25, **SETTINGS)
-@given(seed=st.integers(0, 10**6), n=st.integers(1, 60), nt=st.integers(1, 15),
-       eps=st.floats(0.0, 1.0), p_edge=st.floats(0.0, 0.5))  # fmt: skip
+@given(
+    seed=st.integers(0, 10**6),
+    n=st.integers(1, 60),
+    nt=st.integers(1, 15),
+    eps=st.floats(0.0, 1.0),
+    p_edge=st.floats(0.0, 0.5),
+)
 def test_partition_sizes_topological_cover(seed, n, nt, eps, p_edge):
     p = random_problem(seed, n, 2, p_edge=p_edge)
     parts = partition(p, nt, eps)

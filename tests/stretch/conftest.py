@@ -20,7 +20,10 @@ def graphs():
 def searched(graphs):
     """model -> (best candidate, rows) with the default constraints."""
     grids = {"resnet50": [("stage", "free"), ("merged", "free")]}  # keeps the suite short
-    return {m: search(g, DEVICES, cost_model(), Constraints(), grid=grids.get(m, GRID)) for m, g in graphs.items()}
+    return {
+        m: search(g, DEVICES, cost_model(), Constraints(), grid=grids.get(m, GRID))
+        for m, g in graphs.items()
+    }
 
 
 @pytest.fixture(scope="session")

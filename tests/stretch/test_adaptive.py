@@ -14,11 +14,22 @@ from hetlab.errors import HetlabError
 from hetlab.executor.adaptive import AdaptiveConfig, run_adaptive
 from hetlab.executor.check import random_inputs
 
-DOC = {"name": "diamond", "devices": ["d0", "d1"],
-       "nodes": [{"id": "a", "cost": {"d0": 1, "d1": 1}}, {"id": "b", "cost": {"d0": 8, "d1": 8}},
-                 {"id": "c", "cost": {"d0": 8, "d1": 8}}, {"id": "d", "cost": {"d0": 1, "d1": 1}}],
-       "edges": [{"src": "a", "dst": "b", "bytes": 4}, {"src": "a", "dst": "c", "bytes": 4},
-                 {"src": "b", "dst": "d", "bytes": 4}, {"src": "c", "dst": "d", "bytes": 4}]}  # fmt: skip
+DOC = {
+    "name": "diamond",
+    "devices": ["d0", "d1"],
+    "nodes": [
+        {"id": "a", "cost": {"d0": 1, "d1": 1}},
+        {"id": "b", "cost": {"d0": 8, "d1": 8}},
+        {"id": "c", "cost": {"d0": 8, "d1": 8}},
+        {"id": "d", "cost": {"d0": 1, "d1": 1}},
+    ],
+    "edges": [
+        {"src": "a", "dst": "b", "bytes": 4},
+        {"src": "a", "dst": "c", "bytes": 4},
+        {"src": "b", "dst": "d", "bytes": 4},
+        {"src": "c", "dst": "d", "bytes": 4},
+    ],
+}
 SLOW = range(4, 20)  # runs during which d0 is 4x slower (more than half of the 28)
 
 
@@ -31,8 +42,17 @@ def _run(adaptive: bool):
         devs[0].time_scale = 4.0 if i in SLOW else 1.0
 
     dof = {"a": "d0", "b": "d0", "c": "d1", "d": "d0"}
-    return run_adaptive(g, dof, devs, random_inputs(g, 0), 28, AdaptiveConfig(), problem=p,
-                        adaptive=adaptive, before_run=slow)[0]  # fmt: skip
+    return run_adaptive(
+        g,
+        dof,
+        devs,
+        random_inputs(g, 0),
+        28,
+        AdaptiveConfig(),
+        problem=p,
+        adaptive=adaptive,
+        before_run=slow,
+    )[0]
 
 
 def test_adaptive_switches_away_and_back_and_beats_static():
@@ -40,7 +60,11 @@ def test_adaptive_switches_away_and_back_and_beats_static():
     away = [s for s in ad.switches if s["to"] != "base"]
     back = [s for s in ad.switches if s["to"] == "base"]
     assert away and away[0]["device"] == "d0" and SLOW.start < away[0]["run"] <= SLOW.start + 4
-    assert back and back[-1]["run"] >= SLOW.stop and back[-1]["run"] <= SLOW.stop + 2 * AdaptiveConfig().probe_every
+    assert (
+        back
+        and back[-1]["run"] >= SLOW.stop
+        and back[-1]["run"] <= SLOW.stop + 2 * AdaptiveConfig().probe_every
+    )
     degraded = [r for r in ad.runs if r.plan != "base"]
     assert degraded and all(r.devices == ["d1"] for r in degraded)
     assert ad.median_ms() < 0.8 * st.median_ms() and not st.switches
@@ -85,8 +109,20 @@ def test_run_cli_adaptive_flags_need_adaptive():
 
     r = hetlab("run", "squeezenet", "--device", "cpu0", "--interfere", "cpu0:1:2", "--repeat", "2")
     assert r.returncode == 2 and "need --adaptive" in r.stderr
-    r = hetlab("run", "squeezenet", "--device", "cpu0", "--adaptive", "--interfere", "cpu0:5:2", "--repeat", "3")
-    assert r.returncode == 2 and "--interfere" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    r = hetlab(
+        "run",
+        "squeezenet",
+        "--device",
+        "cpu0",
+        "--adaptive",
+        "--interfere",
+        "cpu0:5:2",
+        "--repeat",
+        "3",
+    )
+    assert (
+        r.returncode == 2 and "--interfere" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    )
 
 
 def test_run_cli_adaptive_json_has_the_report_and_trace(tmp_path):
@@ -95,11 +131,27 @@ def test_run_cli_adaptive_json_has_the_report_and_trace(tmp_path):
     from test_cli_run import hetlab  # beside this file
 
     tr = tmp_path / "t.json"
-    r = hetlab("run", "squeezenet", "--device", "cpu0", "--adaptive", "--repeat", "4", "--compare",
-               "--check", "--adaptive-trace", str(tr), "--json")  # fmt: skip
+    r = hetlab(
+        "run",
+        "squeezenet",
+        "--device",
+        "cpu0",
+        "--adaptive",
+        "--repeat",
+        "4",
+        "--compare",
+        "--check",
+        "--adaptive-trace",
+        str(tr),
+        "--json",
+    )
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert {"model_path", "latency_ms", "max_rel_err", "devices", "timeline"} <= set(doc)
-    assert doc["max_rel_err"] <= 1e-3 and len(doc["adaptive"]["runs"]) == 4 and "static_median_ms" in doc
+    assert (
+        doc["max_rel_err"] <= 1e-3
+        and len(doc["adaptive"]["runs"]) == 4
+        and "static_median_ms" in doc
+    )
     saved = json.loads(tr.read_text())
     assert saved["adaptive"]["runs"] == doc["adaptive"]["runs"] and "static" in saved

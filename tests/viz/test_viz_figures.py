@@ -28,8 +28,16 @@ def _plan(p: Problem, gpu_nodes: str = "acdf") -> Plan:
 def test_layout_columns_are_upranks_and_barycentre_rows():
     p = tiny_problem()
     lay = dag_layout(p)
-    assert dict(zip(lay.ids, lay.uprank.tolist())) == {"a": 1, "b": 2, "c": 3, "d": 3, "e": 4,
-                                                       "f": 4, "g": 5, "h": 6}  # fmt: skip
+    assert dict(zip(lay.ids, lay.uprank.tolist())) == {
+        "a": 1,
+        "b": 2,
+        "c": 3,
+        "d": 3,
+        "e": 4,
+        "f": 4,
+        "g": 5,
+        "h": 6,
+    }
     i = lay.index
     # c and d share a column; e follows c's row and f follows d's (barycentre ordering)
     assert lay.y[i["c"]] != lay.y[i["d"]]
@@ -110,8 +118,10 @@ def test_gantt_bases_are_plan_starts():
 def test_gantt_of_run_report_dict_and_object():
     p = tiny_problem()
     plan = _plan(p)
-    tl = [{"node": a.node, "device": a.device, "start": a.start + 5, "finish": a.finish + 5}
-          for a in plan.assignments]  # fmt: skip
+    tl = [
+        {"node": a.node, "device": a.device, "start": a.start + 5, "finish": a.finish + 5}
+        for a in plan.assignments
+    ]
     doc = {"latency_ms": {"median": 20.0}, "predicted_ms": 16.0, "timeline": tl}
     fig = gantt_figure(doc, p)
     assert min(fig.data[0].base) == pytest.approx(0.0)  # shifted to the run's start
@@ -137,7 +147,10 @@ def test_compare_figure_shares_x():
     assert titles[0].startswith("<b>ILP</b>") and titles[1].startswith("<b>greedy</b>")
 
 
-@pytest.mark.skipif(not NASNET.exists(), reason="HOPE phone profiles not found (shared/hope-profiles beside the repo)")
+@pytest.mark.skipif(
+    not NASNET.exists(),
+    reason="HOPE phone profiles not found (shared/hope-profiles beside the repo)",
+)
 def test_nasnet_large_dag_under_one_second():
     p = Problem.load(NASNET)
     assert len(p.nodes) == 1049
@@ -160,6 +173,14 @@ def test_figures_are_valid_json_for_widgets():
     import plotly.io as pio
 
     p = tiny_problem()
-    for fig in (dag_figure(p), dag_figure(p, color="cost:gpu"), heatmap_figure(p), gantt_figure(_plan(p), p),
-                compare_figure([_plan(p), _plan(p)], ["a", "b"], problem=p)):
-        json.loads(pio.to_json(fig, validate=False), parse_constant=lambda c: pytest.fail(f"{c} in figure JSON"))
+    for fig in (
+        dag_figure(p),
+        dag_figure(p, color="cost:gpu"),
+        heatmap_figure(p),
+        gantt_figure(_plan(p), p),
+        compare_figure([_plan(p), _plan(p)], ["a", "b"], problem=p),
+    ):
+        json.loads(
+            pio.to_json(fig, validate=False),
+            parse_constant=lambda c: pytest.fail(f"{c} in figure JSON"),
+        )

@@ -136,8 +136,13 @@ def test_real_loader_on_a_small_onnx_file(tmp_path, monkeypatch):
 
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
-    nodes = [helper.make_node("Relu", ["x"], ["h"], name="r1"), helper.make_node("Sigmoid", ["h"], ["y"], name="s1")]
-    m = helper.make_model(helper.make_graph(nodes, "two", [x], [y]), opset_imports=[helper.make_opsetid("", 17)])
+    nodes = [
+        helper.make_node("Relu", ["x"], ["h"], name="r1"),
+        helper.make_node("Sigmoid", ["h"], ["y"], name="s1"),
+    ]
+    m = helper.make_model(
+        helper.make_graph(nodes, "two", [x], [y]), opset_imports=[helper.make_opsetid("", 17)]
+    )
     f = tmp_path / "two.onnx"
     onnx.save(m, f)
     monkeypatch.setattr(backend, "local_devices", list)
@@ -169,7 +174,10 @@ def test_ilp_slider_moves_use_the_ilps_own_time_limit(monkeypatch):
     a long one (20 s per window made a cached squeezenet profile take minutes to draw)."""
     from hetlab.schedulers.base import Param
 
-    params = [Param("nt", "int", 12, 1, 2000, "subgraph size"), Param("time_limit", "float", None, 0.01, 1e5, "s")]
+    params = [
+        Param("nt", "int", 12, 1, 2000, "subgraph size"),
+        Param("time_limit", "float", None, 0.01, 1e5, "s"),
+    ]
     monkeypatch.setattr(backend, "algorithm_params", lambda algo: params)
     assert Workbench()._params("ilp") == {"nt": 12}
     assert Workbench(ilp_time_limit=3.0)._params("ilp") == {"nt": 12, "time_limit": 3.0}

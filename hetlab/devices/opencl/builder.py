@@ -18,7 +18,11 @@ from hetlab.devices.opencl.fusion import plan_concat, plan_fusion
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
 
-NO_ACT = (np.float32(1.0), np.float32(-np.finfo(np.float32).max), np.float32(np.finfo(np.float32).max))
+NO_ACT = (
+    np.float32(1.0),
+    np.float32(-np.finfo(np.float32).max),
+    np.float32(np.finfo(np.float32).max),
+)
 
 
 @dataclass
@@ -113,8 +117,11 @@ class UnitBuilder:
                     self.consumers.setdefault(t, []).append(n.id)
         self.produced = [t for n in self.nodes for t in n.outputs if t]
         gout = set(self.graph.outputs)
-        self.outputs = [t for t in self.produced
-                        if t in gout or any(c not in inside for c in self.consumers.get(t, []))]
+        self.outputs = [
+            t
+            for t in self.produced
+            if t in gout or any(c not in inside for c in self.consumers.get(t, []))
+        ]
 
     def dest(self, node: Node) -> tuple[Ref, int]:
         """The buffer and element offset where ``node``'s (final) output is written."""
@@ -169,14 +176,27 @@ class UnitBuilder:
     def kernel(self, filename: str, name: str, options: str = "") -> Any:
         return self.device.kernel(filename, name, options)
 
-    def launch(self, node: Node, kernel: Any, gsize: tuple[int, ...], lsize: tuple[int, ...] | None,
-               args: list[Any]) -> None:
+    def launch(
+        self,
+        node: Node,
+        kernel: Any,
+        gsize: tuple[int, ...],
+        lsize: tuple[int, ...] | None,
+        args: list[Any],
+    ) -> None:
         if lsize is not None:
             gsize = tuple(-(-g // l) * l for g, l in zip(gsize, lsize))
         if min(gsize) <= 0:
             return
-        self.launches.append(Launch(node.id, kernel, tuple(int(g) for g in gsize),
-                                    None if lsize is None else tuple(lsize), args))
+        self.launches.append(
+            Launch(
+                node.id,
+                kernel,
+                tuple(int(g) for g in gsize),
+                None if lsize is None else tuple(lsize),
+                args,
+            )
+        )
 
     def make_alias(self, out: str, src: str) -> None:
         self.alias[out] = self.alias.get(src, src)
@@ -190,8 +210,10 @@ class UnitBuilder:
                 try:
                     op_for(n.op_type).build(n, self)
                 except (KeyError, IndexError, TypeError, ValueError) as e:
-                    raise HetlabError(f"{self.device.name} cannot build node {n.id} ({n.op_type}): "
-                                      f"{type(e).__name__}: {e}") from None
+                    raise HetlabError(
+                        f"{self.device.name} cannot build node {n.id} ({n.op_type}): "
+                        f"{type(e).__name__}: {e}"
+                    ) from None
         buffers: dict[str, Any] = {}
         slots: dict[str, list[tuple[Launch, int]]] = {}
         inputs: list[str] = []
@@ -220,11 +242,24 @@ class UnitBuilder:
                 inputs.append(root)
             if root in own and root not in buffers:
                 buffers[root] = self.device.alloc(self.shape(root))
-        plan = Plan(self.device, self.launches, self.node_ids, self.fused, self.alias, buffers,
-                    slots, shapes, keep=self.keep)
-        return Unit(device=self.device.name, nodes=self.node_ids, inputs=inputs,
-                    outputs=list(self.outputs), handle=plan)
-
+        plan = Plan(
+            self.device,
+            self.launches,
+            self.node_ids,
+            self.fused,
+            self.alias,
+            buffers,
+            slots,
+            shapes,
+            keep=self.keep,
+        )
+        return Unit(
+            device=self.device.name,
+            nodes=self.node_ids,
+            inputs=inputs,
+            outputs=list(self.outputs),
+            handle=plan,
+        )
 
     def _const_buffer(self, name: str, buffers: dict[str, Any]) -> Any:
         """Upload constant ``name`` once, at prepare time, into the unit's own buffers."""

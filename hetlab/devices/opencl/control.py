@@ -73,7 +73,9 @@ class Branch:
 
         allv = {**values, **record(body, values)}
         typed = _specialize(body, allv, set())
-        roles, known = classify(typed, {t for t in body.inputs if np.asarray(values[t]).dtype.kind not in "fc"})
+        roles, known = classify(
+            typed, {t for t in body.inputs if np.asarray(values[t]).dtype.kind not in "fc"}
+        )
         spec = _specialize(body, allv, {t for t in known if t in allv})
         allv = {**spec._hetlab_weights, **allv}  # type: ignore[attr-defined]
         steps: list[tuple[str, Any]] = []
@@ -107,7 +109,9 @@ class Branch:
                 env.update(res.outputs)
             else:
                 n, child = step
-                outs = child.run({t: env[t] if t in env else self.known[t] for t in child.body.inputs})
+                outs = child.run(
+                    {t: env[t] if t in env else self.known[t] for t in child.body.inputs}
+                )
                 env.update(zip(n.outputs, (outs[o] for o in child.body.outputs)))
         return {o: env[o] if o in env else self.known[o] for o in self.body.outputs}
 
@@ -118,9 +122,17 @@ def _specialize(body: OpGraph, values: dict[str, np.ndarray], baked: set[str]) -
     for t, v in values.items():
         a = np.asarray(v)
         tensors[t] = Tensor(t, tuple(int(d) for d in a.shape), str(a.dtype))
-    spec = OpGraph(name=body.name, nodes=body.nodes, edges=body.edges, tensors=tensors,
-                   inputs=body.inputs, outputs=body.outputs, consts=set(body.consts) | baked,
-                   model_path=body.model_path, input_shapes={})  # fmt: skip
+    spec = OpGraph(
+        name=body.name,
+        nodes=body.nodes,
+        edges=body.edges,
+        tensors=tensors,
+        inputs=body.inputs,
+        outputs=body.outputs,
+        consts=set(body.consts) | baked,
+        model_path=body.model_path,
+        input_shapes={},
+    )
     weights = dict(body._hetlab_weights)  # type: ignore[attr-defined]
     weights.update({t: np.asarray(values[t]) for t in baked if t not in weights})
     spec._hetlab_weights = weights  # type: ignore[attr-defined]
@@ -147,7 +159,9 @@ class IfStep:
 
         w = _weights(self.graph)
         if name not in w:
-            raise HetlabError(f"If node {self.node_id} reads {name!r}, which is neither an input nor a constant")
+            raise HetlabError(
+                f"If node {self.node_id} reads {name!r}, which is neither an input nor a constant"
+            )
         return w[name]
 
     def run(self, env: dict[str, Any]) -> dict[str, Any]:
@@ -169,7 +183,9 @@ class IfStep:
         b = self.branches.get(tuple(key))
         if b is None:
             try:
-                b = Branch.build(self.device, body, {t: _host(self.device, v) for t, v in vals.items()})
+                b = Branch.build(
+                    self.device, body, {t: _host(self.device, v) for t, v in vals.items()}
+                )
             except HetlabError as e:
                 raise BranchError(f"If {self.node_id}, {branch}: {e}") from None
             self.branches[tuple(key)] = b
@@ -213,7 +229,9 @@ class Composite:
         missing = [t for t in unit.outputs if t not in env]
         if missing:
             raise HetlabError(f"OpenCL unit from {unit.nodes[0]} did not produce {missing[0]!r}")
-        return RunResult(outputs={t: env[t] for t in unit.outputs}, start=t0, finish=t1, node_times=times)
+        return RunResult(
+            outputs={t: env[t] for t in unit.outputs}, start=t0, finish=t1, node_times=times
+        )
 
 
 def prepare_composite(device: Any, graph: OpGraph, node_ids: list[str]) -> Unit:
@@ -240,8 +258,12 @@ def prepare_composite(device: Any, graph: OpGraph, node_ids: list[str]) -> Unit:
         for t in s.inputs:
             if t not in produced and t not in graph.consts and t not in inputs:
                 inputs.append(t)
-        produced.update(t for v in (s.nodes if kind == "kernels" else [s.node_id])
-                        for t in graph.node(v).outputs if t)  # fmt: skip
+        produced.update(
+            t
+            for v in (s.nodes if kind == "kernels" else [s.node_id])
+            for t in graph.node(v).outputs
+            if t
+        )
     outputs = []
     gout = set(graph.outputs)
     readers: dict[str, set[str]] = {}
@@ -252,5 +274,10 @@ def prepare_composite(device: Any, graph: OpGraph, node_ids: list[str]) -> Unit:
         for t in graph.node(v).outputs:
             if t and (t in gout or readers.get(t, set()) - inside):
                 outputs.append(t)
-    return Unit(device=device.name, nodes=list(node_ids), inputs=inputs, outputs=outputs,
-                handle=Composite(steps, list(node_ids)))  # fmt: skip
+    return Unit(
+        device=device.name,
+        nodes=list(node_ids),
+        inputs=inputs,
+        outputs=outputs,
+        handle=Composite(steps, list(node_ids)),
+    )

@@ -37,7 +37,9 @@ def _cl():
     try:
         import pyopencl as cl
     except (ImportError, OSError) as e:  # pragma: no cover - depends on the machine
-        raise HetlabError(f"pyopencl is not importable ({e}); install pyopencl to use OpenCL") from None
+        raise HetlabError(
+            f"pyopencl is not importable ({e}); install pyopencl to use OpenCL"
+        ) from None
     return cl
 
 
@@ -94,7 +96,9 @@ class OpenCLDevice(Device):
         self.name = name
         self.dev = cl_device
         self.ctx = cl.Context([cl_device])
-        self.queue = cl.CommandQueue(self.ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+        self.queue = cl.CommandQueue(
+            self.ctx, properties=cl.command_queue_properties.PROFILING_ENABLE
+        )
         self.unified = bool(getattr(cl_device, "host_unified_memory", False))
         self._programs: dict[tuple[str, str], Any] = {}
         self.record_node_times = True
@@ -158,7 +162,9 @@ class OpenCLDevice(Device):
             try:
                 prg = self.cl.Program(self.ctx, src).build(options=options.split())
             except self.cl.RuntimeError as e:
-                raise HetlabError(f"OpenCL build of {filename} failed on {self.name}: {str(e)[:300]}") from None
+                raise HetlabError(
+                    f"OpenCL build of {filename} failed on {self.name}: {str(e)[:300]}"
+                ) from None
             self._programs[key] = prg
         return prg
 
@@ -184,8 +190,9 @@ class OpenCLDevice(Device):
             return
         if self.unified:
             cl = self.cl
-            m, _ = cl.enqueue_map_buffer(self.queue, dst.buf, cl.map_flags.WRITE_INVALIDATE_REGION,
-                                         0, a.shape, a.dtype)
+            m, _ = cl.enqueue_map_buffer(
+                self.queue, dst.buf, cl.map_flags.WRITE_INVALIDATE_REGION, 0, a.shape, a.dtype
+            )
             m[...] = a
             m.base.release(self.queue)
         else:
@@ -206,8 +213,9 @@ class OpenCLDevice(Device):
             return out
         if self.unified:
             cl = self.cl
-            m, _ = cl.enqueue_map_buffer(self.queue, buf.buf, cl.map_flags.READ, 0,
-                                         (out.size,), out.dtype)
+            m, _ = cl.enqueue_map_buffer(
+                self.queue, buf.buf, cl.map_flags.READ, 0, (out.size,), out.dtype
+            )
             out.reshape(-1)[...] = m
             m.base.release(self.queue)
             self.queue.finish()
@@ -252,14 +260,20 @@ class OpenCLDevice(Device):
         q.finish()
         t1 = now()
         outs = {name: h.result(name) for name in unit.outputs}
-        times = LazyNodeTimes(lambda: self._node_times(h, events, t0, t1)) if self.record_node_times else []
+        times = (
+            LazyNodeTimes(lambda: self._node_times(h, events, t0, t1))
+            if self.record_node_times
+            else []
+        )
         return RunResult(outputs=outs, start=t0, finish=t1, node_times=times)
 
     def _as_buffer(self, h: Any, name: str, value: Any) -> CLBuffer:
         if isinstance(value, CLBuffer) and value.device == self.name:
             return value
         if isinstance(value, CLBuffer):
-            raise HetlabError(f"input {name!r} lives on {value.device}; copy it out before passing it to {self.name}")
+            raise HetlabError(
+                f"input {name!r} lives on {value.device}; copy it out before passing it to {self.name}"
+            )
         stage = h.staging(name)
         self.write(stage, np.asarray(value))
         return stage

@@ -17,8 +17,21 @@ import numpy as np
 from hetlab.graph.ir import Node
 
 ACTIVATIONS = ("Relu", "LeakyRelu", "Clip")
-ACT_HOSTS = ("Conv", "ConvTranspose", "Gemm", "MatMul", "Add", "Sub", "Mul", "Div",
-             "BatchNormalization", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish")
+ACT_HOSTS = (
+    "Conv",
+    "ConvTranspose",
+    "Gemm",
+    "MatMul",
+    "Add",
+    "Sub",
+    "Mul",
+    "Div",
+    "BatchNormalization",
+    "Sigmoid",
+    "Tanh",
+    "HardSigmoid",
+    "HardSwish",
+)
 ELIDE_INTO = ("Conv", "MaxPool", "AveragePool", "Concat")
 
 
@@ -44,12 +57,16 @@ def plan_fusion(ub: Any) -> None:
         ub.final[n.id] = n.outputs[0]
         if n.op_type == "Conv" and all(ub.const(t) is not None for t in n.inputs[1:] if t):
             bn = _sole_reader(ub, n.outputs[0], ("BatchNormalization",))
-            if bn is not None and all(ub.const(t) is not None for t in bn.inputs[1:5]) \
-                    and len([o for o in bn.outputs if o]) == 1:
+            if (
+                bn is not None
+                and all(ub.const(t) is not None for t in bn.inputs[1:5])
+                and len([o for o in bn.outputs if o]) == 1
+            ):
                 ub.bn_of[n.id], ub.fused[bn.id] = bn, n.id
                 ub.final[n.id] = bn.outputs[0]
-        if n.op_type in ("MatMul", "Gemm") and not (n.op_type == "Gemm" and len(n.inputs) > 2
-                                                    and n.inputs[2]):
+        if n.op_type in ("MatMul", "Gemm") and not (
+            n.op_type == "Gemm" and len(n.inputs) > 2 and n.inputs[2]
+        ):
             _plan_bias(ub, n)
         if n.op_type in ACT_HOSTS:
             a = _sole_reader(ub, ub.final[n.id], ACTIVATIONS)
@@ -110,12 +127,17 @@ def plan_concat(ub: Any) -> None:
         ax = int(n.attrs.get("axis", 0)) % len(ys)
         if int(np.prod(ys[:ax], dtype=np.int64)) != 1:
             continue
-        inner, pos = int(np.prod(ys[ax + 1:], dtype=np.int64)), 0
+        inner, pos = int(np.prod(ys[ax + 1 :], dtype=np.int64)), 0
         for t in n.inputs:
             xs = ub.shape(t) if t in ub.graph.tensors else np.shape(ub.const(t))
             off, pos = pos * inner, pos + int(xs[ax])
             w = writer.get(t)
-            if (w is not None and w.op_type in ELIDE_INTO and t not in ub.outputs
-                    and ub.consumers.get(t) == [n.id] and n.inputs.count(t) == 1
-                    and not (w.op_type == "Conv" and _depthwise(w, ub))):
+            if (
+                w is not None
+                and w.op_type in ELIDE_INTO
+                and t not in ub.outputs
+                and ub.consumers.get(t) == [n.id]
+                and n.inputs.count(t) == 1
+                and not (w.op_type == "Conv" and _depthwise(w, ub))
+            ):
                 ub.sub[t] = (n.outputs[0], off)

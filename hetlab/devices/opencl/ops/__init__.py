@@ -68,8 +68,9 @@ def op_for(op_type: str) -> Op:
     try:
         return REGISTRY[op_type]
     except KeyError:
-        raise UnsupportedOp(f"no OpenCL kernel for op type {op_type!r}; registered: "
-                            f"{', '.join(sorted(REGISTRY))}") from None
+        raise UnsupportedOp(
+            f"no OpenCL kernel for op type {op_type!r}; registered: {', '.join(sorted(REGISTRY))}"
+        ) from None
 
 
 def why_not(node: Node, graph: OpGraph) -> str | None:

@@ -15,9 +15,25 @@ from hetlab.devices.opencl.ops.common import attr, f32, grid1, i32, is_const, nu
 from hetlab.graph.ir import Node, OpGraph
 
 FMAX = float(np.finfo(np.float32).max)
-CODES = {"Relu": 0, "LeakyRelu": 0, "Clip": 0, "Sigmoid": 1, "HardSigmoid": 2, "HardSwish": 3,
-         "Tanh": 4, "Exp": 5, "Sqrt": 6, "Erf": 7, "Neg": 8, "Abs": 9, "Log": 10,
-         "Reciprocal": 11, "Softplus": 12, "Elu": 13, "Gelu": 14}
+CODES = {
+    "Relu": 0,
+    "LeakyRelu": 0,
+    "Clip": 0,
+    "Sigmoid": 1,
+    "HardSigmoid": 2,
+    "HardSwish": 3,
+    "Tanh": 4,
+    "Exp": 5,
+    "Sqrt": 6,
+    "Erf": 7,
+    "Neg": 8,
+    "Abs": 9,
+    "Log": 10,
+    "Reciprocal": 11,
+    "Softplus": 12,
+    "Elu": 13,
+    "Gelu": 14,
+}
 
 
 def act_params(node: Node, ctx: Any) -> tuple[np.float32, np.float32, np.float32] | None:
@@ -73,5 +89,18 @@ class Unary(Op):
             code = 15
         k = ctx.kernel("eltwise.cl", "unary")
         g, l = grid1(n)
-        ctx.launch(node, k, g, l, [ctx.t(node.inputs[0]), ctx.t(ctx.out(node)), i32(n), i32(code),
-                                   f32(p0), f32(p1), *act])
+        ctx.launch(
+            node,
+            k,
+            g,
+            l,
+            [
+                ctx.t(node.inputs[0]),
+                ctx.t(ctx.out(node)),
+                i32(n),
+                i32(code),
+                f32(p0),
+                f32(p1),
+                *act,
+            ],
+        )

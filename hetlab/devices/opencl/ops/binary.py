@@ -63,5 +63,7 @@ class Binary(Op):
             k = ctx.kernel("eltwise.cl", "binary")
             g, l = grid1(numel(shp))
             a_ = act if last else (f32(1.0), f32(-3.4e38), f32(3.4e38))
-            ctx.launch(node, k, g, l, [cur, b, dst, ctx.ints(meta), i32(numel(shp)), i32(code), *a_])
+            ctx.launch(
+                node, k, g, l, [cur, b, dst, ctx.ints(meta), i32(numel(shp)), i32(code), *a_]
+            )
             cur, cur_shape = dst, shp

@@ -25,8 +25,9 @@ def numel(shape: Sequence[int]) -> int:
     return int(np.prod([int(d) for d in shape], dtype=np.int64))
 
 
-def nd_meta(shape: Sequence[int], sa: Sequence[int], sb: Sequence[int], offa: int = 0,
-            offb: int = 0) -> list[int]:
+def nd_meta(
+    shape: Sequence[int], sa: Sequence[int], sb: Sequence[int], offa: int = 0, offb: int = 0
+) -> list[int]:
     """The int block [ndim, shape[6], sa[6], sb[6], offa, offb] of eltwise.cl, with size-1
     dims dropped and mergeable neighbours merged (so same-shape operands become 1-D)."""
     dims = [(int(n), int(a), int(b)) for n, a, b in zip(shape, sa, sb) if int(n) != 1]
@@ -41,8 +42,13 @@ def nd_meta(shape: Sequence[int], sa: Sequence[int], sb: Sequence[int], offa: in
     if len(merged) > MAXD:
         raise ValueError(f"{len(merged)} dims after merging > {MAXD}")
     pad = [(1, 0, 0)] * (MAXD - len(merged)) + merged
-    return ([len(merged)] + [p[0] for p in pad] + [p[1] for p in pad] + [p[2] for p in pad]
-            + [int(offa), int(offb)])
+    return (
+        [len(merged)]
+        + [p[0] for p in pad]
+        + [p[1] for p in pad]
+        + [p[2] for p in pad]
+        + [int(offa), int(offb)]
+    )
 
 
 def bcast_strides(in_shape: Sequence[int], out_shape: Sequence[int]) -> list[int]:
@@ -83,8 +89,14 @@ def grid1(n: int) -> tuple[tuple[int], tuple[int]]:
     return (n,), (LOCAL,)
 
 
-def conv_pads(node: Node, in_sp: Sequence[int], out_sp: Sequence[int], k: Sequence[int],
-              s: Sequence[int], d: Sequence[int]) -> tuple[list[int], list[int]]:
+def conv_pads(
+    node: Node,
+    in_sp: Sequence[int],
+    out_sp: Sequence[int],
+    k: Sequence[int],
+    s: Sequence[int],
+    d: Sequence[int],
+) -> tuple[list[int], list[int]]:
     """Begin and end pads of a Conv/Pool from ``auto_pad`` or ``pads``."""
     r = len(in_sp)
     auto = attr(node, "auto_pad", "NOTSET") or "NOTSET"

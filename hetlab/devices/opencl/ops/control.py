@@ -30,8 +30,16 @@ from hetlab.graph.ir import Node, OpGraph
 
 SHAPE_ONLY = frozenset({"Shape", "Size"})  # read only the shape of their input
 # new values every run: never resolved once on the host (and no kernel: refused)
-RANDOM = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
-                    "Multinomial", "Bernoulli"})
+RANDOM = frozenset(
+    {
+        "RandomNormal",
+        "RandomUniform",
+        "RandomNormalLike",
+        "RandomUniformLike",
+        "Multinomial",
+        "Bernoulli",
+    }
+)
 
 
 def is_float(graph: OpGraph, name: str) -> bool | None:
@@ -55,7 +63,9 @@ def classify(graph: OpGraph, known: set[str] | None = None) -> tuple[dict[str, s
     roles: dict[str, str] = {}
     for v in graph.topo_order():
         n = graph.node(v)
-        if n.op_type in SHAPE_ONLY or (n.op_type not in RANDOM and all(t in known for t in node_reads(n))):
+        if n.op_type in SHAPE_ONLY or (
+            n.op_type not in RANDOM and all(t in known for t in node_reads(n))
+        ):
             roles[v] = "host"
             known.update(t for t in n.outputs if t)
         else:
@@ -122,7 +132,9 @@ def _device_reason(n: Node, body: OpGraph) -> str | None:
         idx = op.float_inputs(n)
     except (KeyError, IndexError, TypeError, ValueError):
         idx = []
-    for t in [n.inputs[i] for i in idx if i < len(n.inputs) and n.inputs[i]] + [t for t in n.outputs[:1] if t]:
+    for t in [n.inputs[i] for i in idx if i < len(n.inputs) and n.inputs[i]] + [
+        t for t in n.outputs[:1] if t
+    ]:
         d = body.tensors.get(t)
         if d is None or d.dtype in ("unknown", ""):
             return f"tensor {t!r} has an unknown dtype"
@@ -141,4 +153,6 @@ class If(Op):
         return check_if(node, graph)
 
     def build(self, node: Node, ctx: Any) -> None:
-        raise HetlabError(f"If node {node.id} cannot join a kernel unit; OpenCLDevice.prepare runs it")
+        raise HetlabError(
+            f"If node {node.id} cannot join a kernel unit; OpenCLDevice.prepare runs it"
+        )

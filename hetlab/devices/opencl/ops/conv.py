@@ -23,10 +23,38 @@ def _geometry(node: Node, xs: tuple[int, ...], ys: tuple[int, ...], ksp: list[in
     d = list(attr(node, "dilations", [1] * r))
     pb, pe = conv_pads(node, xs[2:], ys[2:], ksp, s, d)
     if r == 1:  # 1-D as 2-D with H = 1
-        return {"H": 1, "W": xs[2], "OH": 1, "OW": ys[2], "KH": 1, "KW": ksp[0], "SH": 1, "SW": s[0], "PH": 0, "PW": pb[0],
-                    "DH": 1, "DW": d[0], "PHE": 0, "PWE": pe[0]}
-    return {"H": xs[2], "W": xs[3], "OH": ys[2], "OW": ys[3], "KH": ksp[0], "KW": ksp[1], "SH": s[0], "SW": s[1],
-                "PH": pb[0], "PW": pb[1], "DH": d[0], "DW": d[1], "PHE": pe[0], "PWE": pe[1]}
+        return {
+            "H": 1,
+            "W": xs[2],
+            "OH": 1,
+            "OW": ys[2],
+            "KH": 1,
+            "KW": ksp[0],
+            "SH": 1,
+            "SW": s[0],
+            "PH": 0,
+            "PW": pb[0],
+            "DH": 1,
+            "DW": d[0],
+            "PHE": 0,
+            "PWE": pe[0],
+        }
+    return {
+        "H": xs[2],
+        "W": xs[3],
+        "OH": ys[2],
+        "OW": ys[3],
+        "KH": ksp[0],
+        "KW": ksp[1],
+        "SH": s[0],
+        "SW": s[1],
+        "PH": pb[0],
+        "PW": pb[1],
+        "DH": d[0],
+        "DW": d[1],
+        "PHE": pe[0],
+        "PWE": pe[1],
+    }
 
 
 def _rank_check(node: Node, graph: OpGraph) -> str | None:
@@ -56,31 +84,82 @@ class Conv(Op):
         W_arr, B_arr = ctx.const(w), ctx.const(b) if b else None
         bn = ctx.bn_of.get(node.id)
         if bn is not None:
-            gamma, beta, mean, var = (np.asarray(ctx.const(t), dtype=np.float64) for t in bn.inputs[1:5])
+            gamma, beta, mean, var = (
+                np.asarray(ctx.const(t), dtype=np.float64) for t in bn.inputs[1:5]
+            )
             s = gamma / np.sqrt(var + float(attr(bn, "epsilon", 1e-5)))
             W_arr = np.asarray(W_arr, dtype=np.float64) * s.reshape(-1, *([1] * (len(ws) - 1)))
-            B_arr = ((np.asarray(B_arr, dtype=np.float64) if B_arr is not None else 0.0) - mean) * s + beta
+            B_arr = (
+                (np.asarray(B_arr, dtype=np.float64) if B_arr is not None else 0.0) - mean
+            ) * s + beta
         Wb = ctx.upload(W_arr, key=("W", node.id)) if W_arr is not None else ctx.t(w)
-        Bb = ctx.upload(B_arr, key=("B", node.id)) if B_arr is not None else (ctx.t(b) if b else None)
+        Bb = (
+            ctx.upload(B_arr, key=("B", node.id))
+            if B_arr is not None
+            else (ctx.t(b) if b else None)
+        )
         cig, cog = Cin // G, Cout // G
         y, yoff = ctx.dest(node)
         if cig == 1 and G > 1:
-            cp = [g[k] for k in ("H", "W", "OH", "OW", "KH", "KW", "SH", "SW", "PH", "PW", "DH", "DW")]
+            cp = [
+                g[k] for k in ("H", "W", "OH", "OW", "KH", "KW", "SH", "SW", "PH", "PW", "DH", "DW")
+            ]
             k = ctx.kernel("conv_misc.cl", "depthwise")
             has = Bb is not None
-            ctx.launch(node, k, (g["OW"], g["OH"], Nb * Cout), None if g["OW"] < 8 else (8, 8, 1),
-                       [ctx.t(x), Wb, Bb if has else ctx.scratch(1), i32(has), y,
-                        ctx.ints(cp + [Cin, Cout]), *ctx.act(node)])
+            ctx.launch(
+                node,
+                k,
+                (g["OW"], g["OH"], Nb * Cout),
+                None if g["OW"] < 8 else (8, 8, 1),
+                [
+                    ctx.t(x),
+                    Wb,
+                    Bb if has else ctx.scratch(1),
+                    i32(has),
+                    y,
+                    ctx.ints(cp + [Cin, Cout]),
+                    *ctx.act(node),
+                ],
+            )
             return
         HW, OHW = g["H"] * g["W"], g["OH"] * g["OW"]
         Kd = cig * g["KH"] * g["KW"]
-        offs = [(gi * cog * Kd, n * Cin * HW + gi * cig * HW, yoff + n * Cout * OHW + gi * cog * OHW, gi * cog)
-                for n in range(Nb) for gi in range(G)]
+        offs = [
+            (
+                gi * cog * Kd,
+                n * Cin * HW + gi * cig * HW,
+                yoff + n * Cout * OHW + gi * cog * OHW,
+                gi * cog,
+            )
+            for n in range(Nb)
+            for gi in range(G)
+        ]
         pointwise = g["KH"] == g["KW"] == 1 and g["SH"] == g["SW"] == 1 and g["PH"] == g["PW"] == 0
-        conv = None if pointwise else [g[k] for k in ("H", "W", "OW", "KH", "KW", "SH", "SW", "PH",
-                                                      "PW", "DH", "DW")]
-        gemm_launch(ctx, node, M=cog, N=OHW, K=Kd, A=Wb, sam=Kd, sak=1, B=ctx.t(x), sbk=HW, sbn=1,
-                    C=y, ldc=OHW, offs=offs, bias=Bb, sbias_m=1, sbias_n=0, conv=conv)
+        conv = (
+            None
+            if pointwise
+            else [g[k] for k in ("H", "W", "OW", "KH", "KW", "SH", "SW", "PH", "PW", "DH", "DW")]
+        )
+        gemm_launch(
+            ctx,
+            node,
+            M=cog,
+            N=OHW,
+            K=Kd,
+            A=Wb,
+            sam=Kd,
+            sak=1,
+            B=ctx.t(x),
+            sbk=HW,
+            sbn=1,
+            C=y,
+            ldc=OHW,
+            offs=offs,
+            bias=Bb,
+            sbias_m=1,
+            sbias_n=0,
+            conv=conv,
+        )
 
 
 @register
@@ -116,6 +195,18 @@ class ConvTranspose(Op):
         Cin, Cout = xs[1], ys[1]
         has = bool(b)
         k = ctx.kernel("conv_misc.cl", "conv_transpose")
-        ctx.launch(node, k, (cp[3], cp[2], xs[0] * Cout), None, [
-            ctx.t(x), ctx.tensor_or_const(w), ctx.tensor_or_const(b) if has else ctx.scratch(1),
-            i32(has), ctx.t(ctx.out(node)), ctx.ints(cp + [Cin, Cout, G]), *ctx.act(node)])
+        ctx.launch(
+            node,
+            k,
+            (cp[3], cp[2], xs[0] * Cout),
+            None,
+            [
+                ctx.t(x),
+                ctx.tensor_or_const(w),
+                ctx.tensor_or_const(b) if has else ctx.scratch(1),
+                i32(has),
+                ctx.t(ctx.out(node)),
+                ctx.ints(cp + [Cin, Cout, G]),
+                *ctx.act(node),
+            ],
+        )

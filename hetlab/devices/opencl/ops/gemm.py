@@ -21,8 +21,9 @@ from hetlab.graph.ir import Node, OpGraph
 TK = 16
 
 
-def choose_tiling(M: int, N: int, K: int, batch: int, cu: int, force_splits: int | None = None
-                  ) -> tuple[int, int, int]:
+def choose_tiling(
+    M: int, N: int, K: int, batch: int, cu: int, force_splits: int | None = None
+) -> tuple[int, int, int]:
     """(tile edge, K splits, K elements per split) for a GEMM on ``cu`` compute units."""
     tiles64 = math.ceil(M / 64) * math.ceil(N / 64) * batch
     ts = 64 if tiles64 >= 2 * cu and min(M, N) > 32 else 32
@@ -37,10 +38,30 @@ def choose_tiling(M: int, N: int, K: int, batch: int, cu: int, force_splits: int
     return ts, splits, klen
 
 
-def gemm_launch(ctx: Any, node: Node, *, M: int, N: int, K: int, A: Any, sam: int, sak: int,
-                B: Any, sbk: int, sbn: int, C: Any, ldc: int, offs: Sequence[Sequence[int]],
-                bias: Any = None, sbias_m: int = 0, sbias_n: int = 0, alpha: float = 1.0,
-                beta: float = 1.0, act: Sequence[Any] = (), conv: Sequence[int] | None = None) -> None:
+def gemm_launch(
+    ctx: Any,
+    node: Node,
+    *,
+    M: int,
+    N: int,
+    K: int,
+    A: Any,
+    sam: int,
+    sak: int,
+    B: Any,
+    sbk: int,
+    sbn: int,
+    C: Any,
+    ldc: int,
+    offs: Sequence[Sequence[int]],
+    bias: Any = None,
+    sbias_m: int = 0,
+    sbias_n: int = 0,
+    alpha: float = 1.0,
+    beta: float = 1.0,
+    act: Sequence[Any] = (),
+    conv: Sequence[int] | None = None,
+) -> None:
     """Add the launch(es) of C[b] = act(alpha * A[b] @ B[b] + beta * bias[b]) to ``ctx``."""
     nb = len(offs)
     dev = ctx.device
@@ -50,27 +71,98 @@ def gemm_launch(ctx: Any, node: Node, *, M: int, N: int, K: int, A: Any, sam: in
     offs_buf = ctx.upload(np.asarray(offs, dtype=np.int32).reshape(nb, 4), dtype="int32")
     if M <= 4 and sak == 1 and sbn == 1 and not conv and not getattr(dev, "gemm_splits", None):
         k = ctx.kernel("gemm.cl", "gemv", "-DTS=32 -DA_KC=1 -DB_NC=1")
-        ctx.launch(node, k, (math.ceil(N / 16) * 16, 16, nb), (16, 16, 1), [
-            i32(M), i32(N), i32(K), A, i32(sam), B, i32(sbk), C, i32(ldc), offs_buf, bias_buf,
-            i32(sbias_m), i32(sbias_n), f32(alpha), f32(beta), i32(has_bias), *act])
+        ctx.launch(
+            node,
+            k,
+            (math.ceil(N / 16) * 16, 16, nb),
+            (16, 16, 1),
+            [
+                i32(M),
+                i32(N),
+                i32(K),
+                A,
+                i32(sam),
+                B,
+                i32(sbk),
+                C,
+                i32(ldc),
+                offs_buf,
+                bias_buf,
+                i32(sbias_m),
+                i32(sbias_n),
+                f32(alpha),
+                f32(beta),
+                i32(has_bias),
+                *act,
+            ],
+        )
         return
-    ts, splits, klen = choose_tiling(M, N, K, nb, int(dev.dev.max_compute_units),
-                                     getattr(dev, "gemm_splits", None))
+    ts, splits, klen = choose_tiling(
+        M, N, K, nb, int(dev.dev.max_compute_units), getattr(dev, "gemm_splits", None)
+    )
     opts = f"-DTS={ts} -DA_KC={int(sak == 1)} -DB_NC={int(sbn == 1)}" + (" -DCONV" if conv else "")
     k = ctx.kernel("gemm.cl", "gemm", opts)
     cp = ctx.ints(list(conv) if conv else [0] * 11)
     ktab = ctx.upload(_conv_table(conv, K), dtype="int32") if conv else ctx.ints([0, 0, 0, 0])
     dst, csplit = (C, 0) if splits == 1 else (ctx.scratch(splits * nb * M * N), M * N)
     gsize = (math.ceil(N / ts) * 16, math.ceil(M / ts) * 16, nb * splits)
-    ctx.launch(node, k, gsize, (16, 16, 1), [
-        i32(M), i32(N), i32(K), A, i32(sam), i32(sak), B, i32(sbk), i32(sbn), dst, i32(ldc),
-        i32(csplit), offs_buf, i32(splits), i32(klen), bias_buf, i32(sbias_m), i32(sbias_n),
-        f32(alpha), f32(beta), i32(has_bias), *act, cp, ktab])
+    ctx.launch(
+        node,
+        k,
+        gsize,
+        (16, 16, 1),
+        [
+            i32(M),
+            i32(N),
+            i32(K),
+            A,
+            i32(sam),
+            i32(sak),
+            B,
+            i32(sbk),
+            i32(sbn),
+            dst,
+            i32(ldc),
+            i32(csplit),
+            offs_buf,
+            i32(splits),
+            i32(klen),
+            bias_buf,
+            i32(sbias_m),
+            i32(sbias_n),
+            f32(alpha),
+            f32(beta),
+            i32(has_bias),
+            *act,
+            cp,
+            ktab,
+        ],
+    )
     if splits > 1:
         r = ctx.kernel("gemm.cl", "gemm_splitk")
-        ctx.launch(node, r, (N, M, nb), (16, 16, 1), [
-            i32(M), i32(N), i32(splits), i32(nb), dst, C, i32(ldc), offs_buf, bias_buf,
-            i32(sbias_m), i32(sbias_n), f32(alpha), f32(beta), i32(has_bias), *act])
+        ctx.launch(
+            node,
+            r,
+            (N, M, nb),
+            (16, 16, 1),
+            [
+                i32(M),
+                i32(N),
+                i32(splits),
+                i32(nb),
+                dst,
+                C,
+                i32(ldc),
+                offs_buf,
+                bias_buf,
+                i32(sbias_m),
+                i32(sbias_n),
+                f32(alpha),
+                f32(beta),
+                i32(has_bias),
+                *act,
+            ],
+        )
 
 
 def _fused_bias(ctx: Any, node: Node, N: int) -> tuple[Any, int, int]:
@@ -87,7 +179,9 @@ def _conv_table(conv: Sequence[int], K: int) -> np.ndarray:
     k = np.arange(K)
     ci, r = np.divmod(k, KH * KW)
     kh, kw = np.divmod(r, KW)
-    return np.stack([ci * H * W + kh * DH * W + kw * DW, kh * DH, kw * DW, 0 * k], axis=1).astype(np.int32)
+    return np.stack([ci * H * W + kh * DH * W + kw * DW, kh * DH, kw * DW, 0 * k], axis=1).astype(
+        np.int32
+    )
 
 
 @register
@@ -95,7 +189,10 @@ class Gemm(Op):
     op_types = ("Gemm",)
 
     def check(self, node: Node, graph: OpGraph) -> str | None:
-        if len(graph.tensors[node.inputs[0]].shape) != 2 or len(graph.tensors[node.inputs[1]].shape) != 2:
+        if (
+            len(graph.tensors[node.inputs[0]].shape) != 2
+            or len(graph.tensors[node.inputs[1]].shape) != 2
+        ):
             return "Gemm needs 2-D A and B"
         return None
 
@@ -120,10 +217,27 @@ class Gemm(Op):
             cshape = ctx.shape(c) if ctx.const(c) is None else np.shape(ctx.const(c))
             sbm, sbn_ = bcast_strides(cshape, (M, N))
             bias = ctx.tensor_or_const(c)
-        gemm_launch(ctx, node, M=M, N=N, K=K, A=ctx.tensor_or_const(a), sam=sam, sak=sak, B=B,
-                    sbk=sbk, sbn=sbn, C=ctx.t(ctx.out(node)), ldc=N, offs=[(0, 0, 0, 0)],
-                    bias=bias, sbias_m=sbm, sbias_n=sbn_, alpha=attr(node, "alpha", 1.0),
-                    beta=attr(node, "beta", 1.0))
+        gemm_launch(
+            ctx,
+            node,
+            M=M,
+            N=N,
+            K=K,
+            A=ctx.tensor_or_const(a),
+            sam=sam,
+            sak=sak,
+            B=B,
+            sbk=sbk,
+            sbn=sbn,
+            C=ctx.t(ctx.out(node)),
+            ldc=N,
+            offs=[(0, 0, 0, 0)],
+            bias=bias,
+            sbias_m=sbm,
+            sbias_n=sbn_,
+            alpha=attr(node, "alpha", 1.0),
+            beta=attr(node, "beta", 1.0),
+        )
 
 
 @register
@@ -151,8 +265,23 @@ class MatMul(Op):
         if all(d == 1 for d in bbat) and list(abat) == obat:  # fold A's batch into M
             Mf = M * int(np.prod(abat, dtype=np.int64))
             offs = [(0, 0, 0, 0)]
-            gemm_launch(ctx, node, M=Mf, N=N, K=K, A=A, sam=K, sak=1, B=B, sbk=N, sbn=1, C=C,
-                        ldc=N, offs=offs, **bias)
+            gemm_launch(
+                ctx,
+                node,
+                M=Mf,
+                N=N,
+                K=K,
+                A=A,
+                sam=K,
+                sak=1,
+                B=B,
+                sbk=N,
+                sbn=1,
+                C=C,
+                ldc=N,
+                offs=offs,
+                **bias,
+            )
             return
         sa = bcast_strides(abat, obat) if obat else []
         sb = bcast_strides(bbat, obat) if obat else []
@@ -162,8 +291,23 @@ class MatMul(Op):
             ib = sum(i * s for i, s in zip(idx, sb)) * K * N
             ic = int(np.ravel_multi_index(idx, obat)) * M * N if obat else 0
             offs.append((ia, ib, ic, ic if full else 0))
-        gemm_launch(ctx, node, M=M, N=N, K=K, A=A, sam=K, sak=1, B=B, sbk=N, sbn=1, C=C, ldc=N,
-                    offs=offs, **bias)
+        gemm_launch(
+            ctx,
+            node,
+            M=M,
+            N=N,
+            K=K,
+            A=A,
+            sam=K,
+            sak=1,
+            B=B,
+            sbk=N,
+            sbn=1,
+            C=C,
+            ldc=N,
+            offs=offs,
+            **bias,
+        )
 
 
 __all__ = ["Gemm", "MatMul", "choose_tiling", "gemm_launch", "is_const"]

@@ -57,15 +57,24 @@ class Transpose(Op):
         perm = list(attr(node, "perm", list(range(len(xs)))[::-1]))
         st = strides(xs)
         ys = ctx.shape(node.outputs[0])
-        copy_launch(ctx, node, ctx.t(node.inputs[0]), ctx.t(node.outputs[0]), ys,
-                    [st[p] for p in perm], strides(ys))
+        copy_launch(
+            ctx,
+            node,
+            ctx.t(node.inputs[0]),
+            ctx.t(node.outputs[0]),
+            ys,
+            [st[p] for p in perm],
+            strides(ys),
+        )
 
 
 def _slice_params(node: Node, graph_or_ctx_const) -> tuple[list, list, list] | None:
     get = graph_or_ctx_const
     if len(node.inputs) > 1:
-        vals = [get(node.inputs[i]) if len(node.inputs) > i and node.inputs[i] else None
-                for i in range(1, 5)]
+        vals = [
+            get(node.inputs[i]) if len(node.inputs) > i and node.inputs[i] else None
+            for i in range(1, 5)
+        ]
         if vals[0] is None or vals[1] is None:
             return None
         starts = [int(v) for v in np.asarray(vals[0]).reshape(-1)]
@@ -105,7 +114,9 @@ class Slice(Op):
             s0 = min(max(s0, 0), dim if step > 0 else dim - 1)
             off += s0 * st[ax]
             sa[ax] = st[ax] * step
-        copy_launch(ctx, node, ctx.t(node.inputs[0]), ctx.t(node.outputs[0]), ys, sa, strides(ys), off, 0)
+        copy_launch(
+            ctx, node, ctx.t(node.inputs[0]), ctx.t(node.outputs[0]), ys, sa, strides(ys), off, 0
+        )
 
 
 @register
@@ -121,8 +132,17 @@ class Concat(Op):
         for t in node.inputs:
             xs = ctx.shape(t) if ctx.const(t) is None else tuple(np.shape(ctx.const(t)))
             if t not in ctx.sub:  # else its producer already wrote it in place
-                copy_launch(ctx, node, ctx.tensor_or_const(t), y, xs, strides(xs), yst, 0,
-                            base + pos * yst[ax])
+                copy_launch(
+                    ctx,
+                    node,
+                    ctx.tensor_or_const(t),
+                    y,
+                    xs,
+                    strides(xs),
+                    yst,
+                    0,
+                    base + pos * yst[ax],
+                )
             pos += xs[ax]
 
 
@@ -146,7 +166,9 @@ class Split(Op):
         pos = 0
         for o in node.outputs:
             ys = ctx.shape(o)
-            copy_launch(ctx, node, ctx.t(node.inputs[0]), ctx.t(o), ys, st, strides(ys), pos * st[ax], 0)
+            copy_launch(
+                ctx, node, ctx.t(node.inputs[0]), ctx.t(o), ys, st, strides(ys), pos * st[ax], 0
+            )
             pos += ys[ax]
 
 
@@ -159,8 +181,15 @@ class Expand(Op):
 
     def build(self, node: Node, ctx: Any) -> None:
         xs, ys = ctx.shape(node.inputs[0]), ctx.shape(node.outputs[0])
-        copy_launch(ctx, node, ctx.t(node.inputs[0]), ctx.t(node.outputs[0]), ys,
-                    bcast_strides(xs, ys), strides(ys))
+        copy_launch(
+            ctx,
+            node,
+            ctx.t(node.inputs[0]),
+            ctx.t(node.outputs[0]),
+            ys,
+            bcast_strides(xs, ys),
+            strides(ys),
+        )
 
 
 @register
@@ -178,7 +207,9 @@ class Gather(Op):
             return "Gather indices must be integer constants"
         if np.asarray(idx).size > 64:
             return "Gather of more than 64 indices"
-        dim = graph.tensors[node.inputs[0]].shape[int(attr(node, "axis", 0)) % len(graph.tensors[node.inputs[0]].shape)]
+        dim = graph.tensors[node.inputs[0]].shape[
+            int(attr(node, "axis", 0)) % len(graph.tensors[node.inputs[0]].shape)
+        ]
         if np.any(np.asarray(idx) >= dim) or np.any(np.asarray(idx) < -dim):
             return "Gather index out of range"
         return None
@@ -188,13 +219,22 @@ class Gather(Op):
         ax = int(attr(node, "axis", 0)) % len(xs)
         idx = np.asarray(ctx.const(node.inputs[1])).reshape(-1)
         sx = strides(xs)
-        view = list(xs[:ax]) + [len(idx)] + list(xs[ax + 1:])
+        view = list(xs[:ax]) + [len(idx)] + list(xs[ax + 1 :])
         sv = strides(view)
-        block = list(xs[:ax]) + list(xs[ax + 1:])
+        block = list(xs[:ax]) + list(xs[ax + 1 :])
         for k, j in enumerate(idx):
             j = int(j) % xs[ax]
-            copy_launch(ctx, node, ctx.tensor_or_const(node.inputs[0]), ctx.t(node.outputs[0]), block,
-                        sx[:ax] + sx[ax + 1:], sv[:ax] + sv[ax + 1:], j * sx[ax], k * sv[ax])
+            copy_launch(
+                ctx,
+                node,
+                ctx.tensor_or_const(node.inputs[0]),
+                ctx.t(node.outputs[0]),
+                block,
+                sx[:ax] + sx[ax + 1 :],
+                sv[:ax] + sv[ax + 1 :],
+                j * sx[ax],
+                k * sv[ax],
+            )
 
 
 PAD_MODES = {"constant": 0, "reflect": 1, "edge": 2}
@@ -226,7 +266,11 @@ class Pad(Op):
         else:
             pads = [int(v) for v in attr(node, "pads", [0] * 2 * r)]
             value, axes_in = float(attr(node, "value", 0.0)), None
-        axes = list(range(r)) if axes_in is None else [int(a) % r for a in np.asarray(axes_in).reshape(-1)]
+        axes = (
+            list(range(r))
+            if axes_in is None
+            else [int(a) % r for a in np.asarray(axes_in).reshape(-1)]
+        )
         begin = [0] * r
         for i, a in enumerate(axes):
             begin[a] = pads[i]
@@ -234,9 +278,20 @@ class Pad(Op):
         pm = [r] + [1] * lead + list(ys) + [1] * lead + list(xs) + [0] * lead + begin
         n = numel(ys)
         g, l = grid1(n)
-        ctx.launch(node, ctx.kernel("eltwise.cl", "pad"), g, l, [
-            ctx.t(node.inputs[0]), ctx.t(node.outputs[0]), ctx.ints(pm), i32(n),
-            i32(PAD_MODES[attr(node, "mode", "constant")]), f32(value)])
+        ctx.launch(
+            node,
+            ctx.kernel("eltwise.cl", "pad"),
+            g,
+            l,
+            [
+                ctx.t(node.inputs[0]),
+                ctx.t(node.outputs[0]),
+                ctx.ints(pm),
+                i32(n),
+                i32(PAD_MODES[attr(node, "mode", "constant")]),
+                f32(value),
+            ],
+        )
 
 
 __all__ = ["const_value", "copy_launch"]

@@ -31,9 +31,15 @@ class LSTM(Op):
             return r
         acts = attr(node, "activations", None)
         if acts and [a.decode() if isinstance(a, bytes) else a for a in acts] not in (
-                ["Sigmoid", "Tanh", "Tanh"], ["Sigmoid", "Tanh", "Tanh"] * 2):
+            ["Sigmoid", "Tanh", "Tanh"],
+            ["Sigmoid", "Tanh", "Tanh"] * 2,
+        ):
             return "LSTM with non-default activations"
-        if "clip" in node.attrs or int(attr(node, "input_forget", 0)) or int(attr(node, "layout", 0)):
+        if (
+            "clip" in node.attrs
+            or int(attr(node, "input_forget", 0))
+            or int(attr(node, "layout", 0))
+        ):
             return "LSTM clip/input_forget/layout=1"
         ins = node.inputs + [""] * (8 - len(node.inputs))
         if ins[7]:
@@ -70,24 +76,66 @@ class LSTM(Op):
             if bias_val is not None:
                 bv = np.asarray(bias_val, dtype=np.float64)[d]
                 bias = ctx.upload(bv[:G4] + bv[G4:])
-            gemm_launch(ctx, node, M=T * B, N=G4, K=I, A=ctx.t(x), sam=I, sak=1, B=wl[0], sbk=wl[1],
-                        sbn=wl[2], C=Xw, ldc=G4, offs=[(0, d * G4 * I, 0, 0)], bias=bias, sbias_m=0,
-                        sbias_n=1, act=_none())
+            gemm_launch(
+                ctx,
+                node,
+                M=T * B,
+                N=G4,
+                K=I,
+                A=ctx.t(x),
+                sam=I,
+                sak=1,
+                B=wl[0],
+                sbk=wl[1],
+                sbn=wl[2],
+                C=Xw,
+                ldc=G4,
+                offs=[(0, d * G4 * I, 0, 0)],
+                bias=bias,
+                sbias_m=0,
+                sbias_n=1,
+                act=_none(),
+            )
             if c0:
                 copy_launch(ctx, node, ctx.t(c0), c, (B * H,), (1,), (1,), d * B * H, 0)
             else:
                 g, l = grid1(B * H)
                 ctx.launch(node, ctx.kernel("eltwise.cl", "fill"), g, l, [c, i32(B * H), f32(0.0)])
-            steps = range(T) if direction == "forward" or (direction == "bidirectional" and d == 0) \
+            steps = (
+                range(T)
+                if direction == "forward" or (direction == "bidirectional" and d == 0)
                 else range(T - 1, -1, -1)
+            )
             prev: tuple[Any, int] = (ctx.t(h0), d * B * H) if h0 else (zeros, 0)
             for t in steps:
-                gemm_launch(ctx, node, M=B, N=G4, K=H, A=prev[0], sam=H, sak=1, B=rl[0], sbk=rl[1], sbn=rl[2],
-                            C=Z, ldc=G4, offs=[(prev[1], d * G4 * H, 0, t * B * G4)], bias=Xw,
-                            sbias_m=G4, sbias_n=1, act=_none())
+                gemm_launch(
+                    ctx,
+                    node,
+                    M=B,
+                    N=G4,
+                    K=H,
+                    A=prev[0],
+                    sam=H,
+                    sak=1,
+                    B=rl[0],
+                    sbk=rl[1],
+                    sbn=rl[2],
+                    C=Z,
+                    ldc=G4,
+                    offs=[(prev[1], d * G4 * H, 0, t * B * G4)],
+                    bias=Xw,
+                    sbias_m=G4,
+                    sbias_n=1,
+                    act=_none(),
+                )
                 hoff = (t * D + d) * B * H
-                ctx.launch(node, ctx.kernel("conv_misc.cl", "lstm_cell"), (H, B), None,
-                           [Z, c, Y, i32(H), i32(hoff)])
+                ctx.launch(
+                    node,
+                    ctx.kernel("conv_misc.cl", "lstm_cell"),
+                    (H, B),
+                    None,
+                    [Z, c, Y, i32(H), i32(hoff)],
+                )
                 prev = (Y, hoff)
             if outs[1]:
                 copy_launch(ctx, node, Y, ctx.t(outs[1]), (B * H,), (1,), (1,), prev[1], d * B * H)

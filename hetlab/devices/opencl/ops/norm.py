@@ -31,14 +31,29 @@ class BatchNorm(Op):
         return None
 
     def build(self, node: Node, ctx: Any) -> None:
-        gamma, beta, mean, var = (np.asarray(ctx.const(t), dtype=np.float64) for t in node.inputs[1:5])
+        gamma, beta, mean, var = (
+            np.asarray(ctx.const(t), dtype=np.float64) for t in node.inputs[1:5]
+        )
         s = gamma / np.sqrt(var + float(attr(node, "epsilon", 1e-5)))
         xs = ctx.shape(node.inputs[0])
         n = numel(xs)
         g, l = grid1(n)
-        ctx.launch(node, ctx.kernel("eltwise.cl", "affine"), g, l, [
-            ctx.t(node.inputs[0]), ctx.t(ctx.out(node)), ctx.upload(s), ctx.upload(beta - mean * s),
-            i32(n), i32(xs[1]), i32(numel(xs[2:])), *ctx.act(node)])
+        ctx.launch(
+            node,
+            ctx.kernel("eltwise.cl", "affine"),
+            g,
+            l,
+            [
+                ctx.t(node.inputs[0]),
+                ctx.t(ctx.out(node)),
+                ctx.upload(s),
+                ctx.upload(beta - mean * s),
+                i32(n),
+                i32(xs[1]),
+                i32(numel(xs[2:])),
+                *ctx.act(node),
+            ],
+        )
 
 
 @register
@@ -51,7 +66,7 @@ class LayerNorm(Op):
         if int(attr(node, "stash_type", 1)) != 1:
             return "LayerNormalization stash_type"
         xs = graph.tensors[node.inputs[0]].shape
-        L = numel(xs[int(attr(node, "axis", -1)) % len(xs):])
+        L = numel(xs[int(attr(node, "axis", -1)) % len(xs) :])
         for t in node.inputs[1:3]:
             if t and numel(graph.tensors[t].shape) != L:
                 return "LayerNormalization scale/bias that broadcast"
@@ -59,12 +74,23 @@ class LayerNorm(Op):
 
     def build(self, node: Node, ctx: Any) -> None:
         xs = ctx.shape(node.inputs[0])
-        L = numel(xs[int(attr(node, "axis", -1)) % len(xs):])
+        L = numel(xs[int(attr(node, "axis", -1)) % len(xs) :])
         b = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2] else ""
-        ctx.launch(node, ctx.kernel("pool.cl", "layernorm"), (numel(xs) // L * RL,), (RL,), [
-            ctx.t(node.inputs[0]), ctx.t(node.outputs[0]), ctx.tensor_or_const(node.inputs[1]),
-            ctx.tensor_or_const(b) if b else ctx.scratch(1), i32(bool(b)), i32(L),
-            np.float32(attr(node, "epsilon", 1e-5))])
+        ctx.launch(
+            node,
+            ctx.kernel("pool.cl", "layernorm"),
+            (numel(xs) // L * RL,),
+            (RL,),
+            [
+                ctx.t(node.inputs[0]),
+                ctx.t(node.outputs[0]),
+                ctx.tensor_or_const(node.inputs[1]),
+                ctx.tensor_or_const(b) if b else ctx.scratch(1),
+                i32(bool(b)),
+                i32(L),
+                np.float32(attr(node, "epsilon", 1e-5)),
+            ],
+        )
 
 
 def model_opset(graph: OpGraph) -> int | None:
@@ -82,16 +108,18 @@ def model_opset(graph: OpGraph) -> int | None:
     return op
 
 
-def softmax_geometry(node: Node, shape: tuple[int, ...], opset: int | None) -> tuple[int, int] | None:
+def softmax_geometry(
+    node: Node, shape: tuple[int, ...], opset: int | None
+) -> tuple[int, int] | None:
     """(L, inner) of the softmax rows, or None when the result depends on an unknown opset."""
     r = len(shape)
 
     def new(ax: int) -> tuple[int, int]:
         ax %= r
-        return shape[ax], numel(shape[ax + 1:])
+        return shape[ax], numel(shape[ax + 1 :])
 
     def old(ax: int) -> tuple[int, int]:
-        return numel(shape[ax % r:]), 1
+        return numel(shape[ax % r :]), 1
 
     a = node.attrs.get("axis")
     if opset is not None:
@@ -114,9 +142,19 @@ class Softmax(Op):
         xs = ctx.shape(node.inputs[0])
         L, inner = softmax_geometry(node, xs, model_opset(ctx.graph))
         rows = numel(xs) // L
-        ctx.launch(node, ctx.kernel("pool.cl", "softmax"), (rows * RL,), (RL,), [
-            ctx.t(node.inputs[0]), ctx.t(node.outputs[0]), i32(L), i32(inner),
-            i32(node.op_type == "LogSoftmax")])
+        ctx.launch(
+            node,
+            ctx.kernel("pool.cl", "softmax"),
+            (rows * RL,),
+            (RL,),
+            [
+                ctx.t(node.inputs[0]),
+                ctx.t(node.outputs[0]),
+                i32(L),
+                i32(inner),
+                i32(node.op_type == "LogSoftmax"),
+            ],
+        )
 
 
 __all__ = ["grid1"]

@@ -51,11 +51,31 @@ class Pool(Op):
         if r == 1:
             pp = [1, xs[2], 1, ys[2], 1, k[0], 1, s[0], 0, pb[0], 1, d[0], 0, pe[0]]
         else:
-            pp = [xs[2], xs[3], ys[2], ys[3], k[0], k[1], s[0], s[1], pb[0], pb[1], d[0], d[1], pe[0], pe[1]]
+            pp = [
+                xs[2],
+                xs[3],
+                ys[2],
+                ys[3],
+                k[0],
+                k[1],
+                s[0],
+                s[1],
+                pb[0],
+                pb[1],
+                d[0],
+                d[1],
+                pe[0],
+                pe[1],
+            ]
         mode = 0 if node.op_type == "MaxPool" else 1 + int(attr(node, "count_include_pad", 0))
         y, yoff = ctx.dest(node)
-        ctx.launch(node, ctx.kernel("pool.cl", "pool2d"), (pp[3], pp[2], xs[0] * xs[1]), None,
-                   [ctx.t(node.inputs[0]), y, ctx.ints(pp), i32(mode), i32(yoff)])
+        ctx.launch(
+            node,
+            ctx.kernel("pool.cl", "pool2d"),
+            (pp[3], pp[2], xs[0] * xs[1]),
+            None,
+            [ctx.t(node.inputs[0]), y, ctx.ints(pp), i32(mode), i32(yoff)],
+        )
 
 
 def _merge(shape: Sequence[int], st: Sequence[int]) -> tuple[list[int], list[int]]:
@@ -70,7 +90,9 @@ def _merge(shape: Sequence[int], st: Sequence[int]) -> tuple[list[int], list[int
     return [o[0] for o in out], [o[1] for o in out]
 
 
-def reduce_launch(ctx: Any, node: Node, x: str, y: str, axes: Sequence[int], mode: int, mean: bool) -> None:
+def reduce_launch(
+    ctx: Any, node: Node, x: str, y: str, axes: Sequence[int], mode: int, mean: bool
+) -> None:
     """y = reduction of x over ``axes`` (sum: mode 0, max: mode 1; mean scales by 1/R)."""
     xs = ctx.shape(x)
     st = strides(xs)
@@ -83,10 +105,16 @@ def reduce_launch(ctx: Any, node: Node, x: str, y: str, axes: Sequence[int], mod
 
     def pad6(v: list[int], fill: int) -> list[int]:
         return [fill] * (6 - len(v)) + v
+
     rm = [len(os_)] + pad6(os_, 1) + pad6(ost, 0) + [len(rs)] + pad6(rs, 1) + pad6(rst, 0)
     nout = numel([xs[i] for i in keep])
-    ctx.launch(node, ctx.kernel("pool.cl", "reduce"), (nout * RL,), (RL,),
-               [ctx.t(x), ctx.t(y), ctx.ints(rm), i32(R), i32(mode), f32(1.0 / R if mean else 1.0)])
+    ctx.launch(
+        node,
+        ctx.kernel("pool.cl", "reduce"),
+        (nout * RL,),
+        (RL,),
+        [ctx.t(x), ctx.t(y), ctx.ints(rm), i32(R), i32(mode), f32(1.0 / R if mean else 1.0)],
+    )
 
 
 @register
@@ -96,7 +124,9 @@ class GlobalPool(Op):
     def build(self, node: Node, ctx: Any) -> None:
         r = len(ctx.shape(node.inputs[0]))
         avg = node.op_type == "GlobalAveragePool"
-        reduce_launch(ctx, node, node.inputs[0], node.outputs[0], list(range(2, r)), 0 if avg else 1, avg)
+        reduce_launch(
+            ctx, node, node.inputs[0], node.outputs[0], list(range(2, r)), 0 if avg else 1, avg
+        )
 
 
 REDUCE = {"ReduceMean": (0, True), "ReduceSum": (0, False), "ReduceMax": (1, False)}
@@ -146,7 +176,20 @@ class LRN(Op):
         xs = ctx.shape(node.inputs[0])
         n = numel(xs)
         g, l = grid1(n)
-        ctx.launch(node, ctx.kernel("pool.cl", "lrn"), g, l, [
-            ctx.t(node.inputs[0]), ctx.t(node.outputs[0]), i32(n), i32(xs[1]), i32(numel(xs[2:])),
-            i32(attr(node, "size")), f32(attr(node, "alpha", 1e-4)), f32(attr(node, "beta", 0.75)),
-            f32(attr(node, "bias", 1.0))])
+        ctx.launch(
+            node,
+            ctx.kernel("pool.cl", "lrn"),
+            g,
+            l,
+            [
+                ctx.t(node.inputs[0]),
+                ctx.t(node.outputs[0]),
+                i32(n),
+                i32(xs[1]),
+                i32(numel(xs[2:])),
+                i32(attr(node, "size")),
+                f32(attr(node, "alpha", 1e-4)),
+                f32(attr(node, "beta", 0.75)),
+                f32(attr(node, "bias", 1.0)),
+            ],
+        )

@@ -15,8 +15,13 @@ from hetlab.devices.opencl.ops import Op, register
 from hetlab.devices.opencl.ops.common import attr, const_value, f32, i32
 from hetlab.graph.ir import Node, OpGraph
 
-CTM = {"half_pixel": 0, "asymmetric": 1, "align_corners": 2, "pytorch_half_pixel": 3,
-       "tf_half_pixel_for_nn": 4}
+CTM = {
+    "half_pixel": 0,
+    "asymmetric": 1,
+    "align_corners": 2,
+    "pytorch_half_pixel": 3,
+    "tf_half_pixel_for_nn": 4,
+}
 NEAREST = {"round_prefer_floor": 0, "round_prefer_ceil": 1, "floor": 2, "ceil": 3}
 
 
@@ -77,5 +82,17 @@ class Resize(Op):
             nm = NEAREST[attr(node, "nearest_mode", "round_prefer_floor")]
         mode = 0 if attr(node, "mode", "nearest") == "nearest" else 1
         rp = [xs[2], xs[3], ys[2], ys[3], ctm, nm]
-        ctx.launch(node, ctx.kernel("conv_misc.cl", "resize2d"), (ys[3], ys[2], xs[0] * xs[1]), None,
-                   [ctx.t(node.inputs[0]), ctx.t(node.outputs[0]), ctx.ints(rp), f32(sh), f32(sw), i32(mode)])
+        ctx.launch(
+            node,
+            ctx.kernel("conv_misc.cl", "resize2d"),
+            (ys[3], ys[2], xs[0] * xs[1]),
+            None,
+            [
+                ctx.t(node.inputs[0]),
+                ctx.t(node.outputs[0]),
+                ctx.ints(rp),
+                f32(sh),
+                f32(sw),
+                i32(mode),
+            ],
+        )

@@ -34,9 +34,7 @@ from hetlab.schedulers.base import algorithm
 from hetlab.schedulers.bounds import lower_bound, validate_plan
 from tests.schedulers.helpers import layered_problem
 
-PROFILES = Path(
-    os.environ.get("HETLAB_HOPE_PROFILES", ROOT.parent.parent / "shared" / "hope-profiles")
-)
+PROFILES = ROOT / "data" / "hope-profiles"
 
 
 def write_csv(path: Path, rows: list[dict]) -> None:

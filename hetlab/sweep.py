@@ -38,7 +38,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "problems",
         nargs="*",
-        help="problem files or globs (spec §2), e.g. shared/hope-profiles/*.json",
+        help="problem files or globs (spec §2), e.g. data/hope-profiles/*.json",
     )
     p.add_argument("--models", help="comma-separated zoo models to profile here and sweep too")
     p.add_argument("--devices", help="with --models: devices to profile on (default all)")

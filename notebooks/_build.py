@@ -23,7 +23,7 @@ def code(s: str):
 SETUP = code("""
 # hetlab is installed in this environment (pip install -e .); figures come from hetlab.viz
 from hetlab.widgets.backend import missing
-from hetlab.viz.hope_profiles import profiles_dir, load_hope_profile
+from hetlab.cost.datasets import profiles_dir, load_hope_profile
 PHONES = profiles_dir()
 print("HOPE phone profiles:", PHONES or "not found (put shared/hope-profiles beside the repository)")
 """)

@@ -41,7 +41,7 @@ from dask.distributed import Client, LocalCluster
 from hetlab.fileio import read_json
 from hetlab.sweep import run_sweep
 
-PROFILES = Path(os.environ.get("HETLAB_HOPE_PROFILES", "../../shared/hope-profiles"))
+PROFILES = Path("../data/hope-profiles")
 LARGE = False   # True: every phone profile and a wider grid (minutes on a few cores)
 files = sorted(glob.glob(str(PROFILES / ("*.json" if LARGE else "inception-v3-*.json"))))
 problems = {Path(f).stem: read_json(f) for f in (files if LARGE else files[:3])}

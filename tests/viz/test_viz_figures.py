@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hetlab.cost.datasets import profiles_dir
 from hetlab.cost.problem import Problem
 from hetlab.errors import HetlabError
 from hetlab.schedulers.plan import Plan
 from hetlab.viz import compare_figure, dag_figure, dag_layout, gantt_figure, heatmap_figure
-from hetlab.viz.hope_profiles import profiles_dir
 from tests._stubs import tiny_graph, tiny_problem
 
 PROFILES = profiles_dir()

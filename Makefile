@@ -31,6 +31,7 @@ demo: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check hetlab tests benchmarks
+	$(BIN)/ruff format --check hetlab tests benchmarks
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -114,7 +114,7 @@ def main() -> None:
                 i1 = interrupts()
                 sys.setswitchinterval(old)
                 if kind == "gpu-thread":
-                    row["irq_gpu_thread"] = [y - x for x, y in zip(i0, i1)]
+                    row["irq_gpu_thread"] = [y - x for x, y in zip(i0, i1, strict=False)]
                 return v
 
             row["alone"] = on_thread(timed, job, a.n)
@@ -136,7 +136,7 @@ def main() -> None:
             i0 = interrupts()
             row["gpu-process"] = on_thread(timed, job, a.n) if ok else None
             i1 = interrupts()
-            row["irq_gpu_process"] = [y - x for x, y in zip(i0, i1)]
+            row["irq_gpu_process"] = [y - x for x, y in zip(i0, i1, strict=False)]
             child.stdin.close()
             child.wait(timeout=30)
             row["alone_after"] = on_thread(timed, job, a.n)

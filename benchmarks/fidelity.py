@@ -271,7 +271,8 @@ def bench_model(
                 r = ex.run_once(feed)
                 st1 = cpu_steal()
                 steal[(a, v)] = [
-                    x + y1 - y0 for x, y0, y1 in zip(steal.get((a, v), [0, 0]), st0, st1)
+                    x + y1 - y0
+                    for x, y0, y1 in zip(steal.get((a, v), [0, 0]), st0, st1, strict=False)
                 ]
                 walls[(a, v)].append(r.wall_ms)
                 reps[(a, v)].append((r.wall_ms, r.events))

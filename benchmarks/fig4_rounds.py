@@ -14,6 +14,7 @@ its device alone, whatever its order or flags. Times: ms.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import random
 import time
@@ -192,10 +193,8 @@ def close_all(plans: Sequence[Prepared], devices: Sequence[Any] = ()) -> None:
     """Close every executor, and empty onnxruntime groups' session caches (bounded memory
     between models: sessions for a model's units are not reused by the next model)."""
     for p in plans:
-        try:
+        with contextlib.suppress(HetlabError):
             p.close()
-        except HetlabError:
-            pass
     for d in devices:
         if getattr(d, "kind", "") == "onnxruntime-cpu":
             d.close()

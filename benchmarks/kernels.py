@@ -259,7 +259,7 @@ def bench_model(dev: Any, model: str, repeat: int, threads: int) -> dict[str, An
     refs = sess.run(g.outputs, feed)
     err = max(
         float(np.linalg.norm(dev.copy_out(r.outputs[o]) - ref) / max(np.linalg.norm(ref), 1e-30))
-        for o, ref in zip(g.outputs, refs)
+        for o, ref in zip(g.outputs, refs, strict=False)
     )
     cpu = []
     for _ in range(max(repeat, 5)):

@@ -69,7 +69,7 @@ def model_graph(m: str) -> tuple[Any, dict[str, Any]]:
         raise SystemExit(f"{m}: model file missing")
     shapes, values = {}, {}
     args = THIRD_PARTY.get(m, [])
-    for flag, val in zip(args[::2], args[1::2]):
+    for flag, val in zip(args[::2], args[1::2], strict=False):
         k, v = val.split("=")
         if flag == "--shape":
             shapes[k] = tuple(int(x) for x in v.split("x"))

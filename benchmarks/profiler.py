@@ -108,10 +108,7 @@ def main() -> int:
     from hetlab.devices.platform import devices as all_devices
 
     devs = all_devices()
-    if a.devices:
-        devs = [d for n in a.devices.split(",") for d in devs if d.name == n]
-    else:
-        devs = devs[:2]
+    devs = [d for n in a.devices.split(",") for d in devs if d.name == n] if a.devices else devs[:2]
     cpus = [d for d in devs if d.kind == "onnxruntime-cpu"]
     res: dict = {"devices": [d.info() for d in devs], "clock": a.clock, "models": {}}
     for name in a.models.split(","):

@@ -95,7 +95,7 @@ def main() -> None:
         row["sessions"] = {d.name: len(getattr(d, "_sessions", {})) for d in cpus}
         i0 = interrupts()
         row["idle_cpu_s"] = round(idle_cpu_s(), 3)
-        row["irq_per_s"] = [y - x for x, y in zip(i0, interrupts())]
+        row["irq_per_s"] = [y - x for x, y in zip(i0, interrupts(), strict=False)]
         res[name] = row
         print(f"{name:<16} " + json.dumps(row), flush=True)
 

@@ -61,7 +61,13 @@ def split_ms(graph, specs, dev, feed, repeat: int) -> float:
             env = dict(feed)
             t0 = time.perf_counter()
             for u in units:
-                env.update(zip(u.outputs, u.handle.run(u.outputs, {t: env[t] for t in u.inputs})))
+                env.update(
+                    zip(
+                        u.outputs,
+                        u.handle.run(u.outputs, {t: env[t] for t in u.inputs}),
+                        strict=False,
+                    )
+                )
             if k >= 3:
                 ts.append(time.perf_counter() - t0)
     finally:

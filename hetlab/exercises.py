@@ -32,7 +32,7 @@ def partitiontuner_example() -> Problem:
     ops = ["Conv", "Pool", "Conv", "Conv", "Relu", "Conv", "Relu", "Dense"]
     nodes = [
         PNode(f"v{i + 1}", {"cpu": c, "npu": n}, o)
-        for i, (c, n, o) in enumerate(zip(cpu, npu, ops))
+        for i, (c, n, o) in enumerate(zip(cpu, npu, ops, strict=False))
     ]
     pairs = [(1, 2), (2, 3), (3, 4), (4, 5), (2, 6), (6, 7), (5, 8), (7, 8)]
     edges = [PEdge(f"v{a}", f"v{b}", 0.0) for a, b in pairs]
@@ -131,7 +131,7 @@ def best_makespan(p: Problem) -> float:
     orders = [o for o in itertools.permutations(ids) if _is_topo(p, o)]
     best = float("inf")
     for devs in itertools.product(p.devices, repeat=len(ids)):
-        dmap = dict(zip(ids, devs))
+        dmap = dict(zip(ids, devs, strict=False))
         if any(p.nodes[i].cost.get(d) is None for i, d in enumerate(devs)):
             continue
         for o in orders:
@@ -166,7 +166,7 @@ def check_upranks(answer: Mapping[str, int]) -> bool:
     from hetlab.viz.layout import dag_layout
 
     lay = dag_layout(small_dag())
-    want = dict(zip(lay.ids, (int(r) for r in lay.uprank)))
+    want = dict(zip(lay.ids, (int(r) for r in lay.uprank), strict=False))
     wrong = sorted(v for v in want if answer.get(v) != want[v])
     return _say(
         not wrong,

@@ -43,7 +43,7 @@ def cells(
         names = [k for k in grid if k in takes]
         for name in problems:
             for values in itertools.product(*(grid[k] for k in names)):
-                params = dict(zip(names, values))
+                params = dict(zip(names, values, strict=False))
                 key = hashlib.sha256(
                     json.dumps(
                         [CELL_VERSION, shas[name], algo, params], sort_keys=True, default=str
@@ -122,7 +122,7 @@ def table(records: Sequence[Mapping[str, Any]], grid_names: Sequence[str]) -> An
     for r in records:
         row = {"problem": r["problem"], "algo": r["algo"]}
         row.update({k: r["params"].get(k) for k in grid_names})
-        row.update({k: v for k, v in r["result"].items()})
+        row.update(dict(r["result"].items()))
         row.update(key=r["key"], reused=r.get("reused", False))
         rows.append(row)
     return pd.DataFrame(rows)
@@ -218,7 +218,7 @@ def run_sweep(
             # fresh keys per call: a content-hashed key that the previous call is still
             # releasing on the scheduler comes back as "lost data" and a cancelled cell
             payload = [dict(problems[n]) for n in needed]
-            scattered = dict(zip(needed, client.scatter(payload, hash=False)))
+            scattered = dict(zip(needed, client.scatter(payload, hash=False), strict=False))
             run_id = uuid.uuid4().hex[:8]
             futs = {
                 client.submit(

@@ -21,7 +21,9 @@ def tiny_problem(name: str = "tiny") -> Problem:
     ops = ["Conv", "Relu", "Conv", "Conv", "Relu", "Relu", "Concat", "Softmax"]
     cpu = [4.0, 1.0, 6.0, 5.0, 1.0, 1.0, 0.5, 0.2]
     gpu = [1.0, 0.6, 1.5, 1.2, 0.6, 0.6, 0.4, None]
-    nodes = [PNode(i, {"cpu": c, "gpu": g}, o) for i, o, c, g in zip(ids, ops, cpu, gpu)]
+    nodes = [
+        PNode(i, {"cpu": c, "gpu": g}, o) for i, o, c, g in zip(ids, ops, cpu, gpu, strict=False)
+    ]
     pairs = [
         ("a", "b"),
         ("b", "c"),
@@ -51,7 +53,7 @@ def tiny_graph(name: str = "tiny") -> OpGraph:
 
 def _eft(problem: Problem, order: list[str], bias: dict[str, str] | None = None) -> Decision:
     """Earliest-finish list scheduling (ignoring comm), optionally forcing some devices."""
-    free = {d: 0.0 for d in problem.devices}
+    free = dict.fromkeys(problem.devices, 0.0)
     fin: dict[str, float] = {}
     dev: dict[str, str] = {}
     for v in order:

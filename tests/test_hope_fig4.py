@@ -144,7 +144,7 @@ def test_table_on_a_fake_platform(tmp_path):
 
 def test_normalization_without_a_gpu_and_the_slug():
     rows = [T.row("m", "p", "a+b", lab, "x") for lab in ("CPU-only", "OpenCL-CPU-only", "HEFT")]
-    for r, ms in zip(rows, (10.0, 40.0, 8.0)):
+    for r, ms in zip(rows, (10.0, 40.0, 8.0), strict=False):
         r["measured_median_ms"] = ms
     T.normalize(rows)
     assert [r["normalized"] for r in rows] == [0.25, 1.0, 0.2]

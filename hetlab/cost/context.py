@@ -64,7 +64,9 @@ def type_factors(
     an unmeasured time or member are left out. One factor per type keeps ops of one signature
     equal (their ranks stay reproducible), where one factor per window would not."""
     rows = [
-        (t, m) for t, m in zip(win_ms, members) if t and t > 0 and all(c is not None for _, c in m)
+        (t, m)
+        for t, m in zip(win_ms, members, strict=False)
+        if t and t > 0 and all(c is not None for _, c in m)
     ]
     types = sorted({ty for _, m in rows for ty, _ in m})
     if not rows or not types:
@@ -145,7 +147,9 @@ def device_context(
     cost (``unit_overhead`` of the windows inside it and the rest)."""
     inside = [span is None or all(v in span for v, _, _ in m) for m in members]
     c0 = (
-        unit_overhead([t for t, ok in zip(win_ms, inside) if ok] + list(rest_ms), whole_ms)
+        unit_overhead(
+            [t for t, ok in zip(win_ms, inside, strict=False) if ok] + list(rest_ms), whole_ms
+        )
         if whole_ms is not None
         else 0.0
     )

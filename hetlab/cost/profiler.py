@@ -87,7 +87,7 @@ def profile(
     chains = find_groups(graph, patterns) if groups else []
     gsig = [group_signature(graph, c, consts) for c in chains]
     greps: dict[str, list[str]] = {}
-    for s, c in zip(gsig, chains):
+    for s, c in zip(gsig, chains, strict=False):
         greps.setdefault(s, c)
     wins = windows(graph, context)
     topo_pos = {v: i for i, v in enumerate(graph.topo_order())}
@@ -287,7 +287,7 @@ def profile(
     comm_links = {k: Link(round(f["latency"], 6), f["bandwidth"]) for k, f in links.items()}
     grp = [
         Group(list(c), {d.name: cost(g_stats.get((d.name, s)), d.name) for d in devs})
-        for s, c in zip(gsig, chains)
+        for s, c in zip(gsig, chains, strict=False)
     ]
     extra = {
         "model": {

@@ -95,4 +95,4 @@ class Values:
             self.note = f"random (reference run failed: {str(e).splitlines()[0][:120] if str(e) else type(e).__name__})"
             return dict(feeds)
         self.note = f"recorded {len(want)} of {len(inter)} tensors from one onnxruntime run"
-        return {**feeds, **{t: np.asarray(v) for t, v in zip(want, outs)}}
+        return {**feeds, **{t: np.asarray(v) for t, v in zip(want, outs, strict=False)}}

@@ -185,7 +185,9 @@ class OrtCpuDevice(Device):
         res = sess.run(unit.outputs, feed, self._run_options)
         t1 = now()
         nt = [NodeTime(unit.nodes[0], t0, t1)] if len(unit.nodes) == 1 else []
-        return RunResult(outputs=dict(zip(unit.outputs, res)), start=t0, finish=t1, node_times=nt)
+        return RunResult(
+            outputs=dict(zip(unit.outputs, res, strict=False)), start=t0, finish=t1, node_times=nt
+        )
 
     def copy_in(self, array: Any) -> Any:
         # not np.ascontiguousarray: it turns a 0-d array into a 1-d one

@@ -252,7 +252,7 @@ def devices(platform: str | os.PathLike | dict | None = None) -> list[Device]:
     if groups is None:  # defaults: each GPU's driving thread gets a core of its own
         gpus = [d for d in found if _is_gpu(d)]
         groups = default_groups(reserve=len(host_cores(len(gpus))))
-        for d, cores in zip(gpus, host_cores(len(gpus))):
+        for d, cores in zip(gpus, host_cores(len(gpus)), strict=False):
             pinned.setdefault(d.name, cores)
     out: list[Device] = [
         OrtCpuDevice(g["name"], g["cores"], g.get("threads"), spin=g.get("spin", "auto"))

@@ -273,7 +273,7 @@ def node_shares(
     """
     executed = Counter(device_of[n.id] for n in graph.nodes)
     shape = folded = 0
-    for spec, unit in zip(ex.specs, ex.units):
+    for spec, unit in zip(ex.specs, ex.units, strict=False):
         counts = getattr(unit.handle, "executed_nodes", None)
         if counts is None or spec.index in ex.fallbacks:
             continue

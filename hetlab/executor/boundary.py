@@ -41,7 +41,7 @@ def alternating(
         return None
     device_of: dict[str, str] = {}
     k = 0
-    for w, good in zip(windows, ok):
+    for w, good in zip(windows, ok, strict=False):
         dev = (a if k % 2 == 0 else b) if good else None
         k += int(good)
         for v in w:

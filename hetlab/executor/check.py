@@ -54,7 +54,7 @@ def reference_outputs(
         res = sess.run(outputs, {k: inputs[k] for k in names}, ro)
     except Exception as e:  # noqa: BLE001 - the reference run itself failed
         raise HetlabError(f"the reference onnxruntime run of {model_path} failed: {e}") from None
-    return dict(zip(outputs, res))
+    return dict(zip(outputs, res, strict=False))
 
 
 def max_rel_err(outs: Mapping[str, Any], ref: Mapping[str, Any]) -> float:

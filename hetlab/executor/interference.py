@@ -6,6 +6,7 @@ themselves even if the caller dies), and usable as context managers.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 import threading
@@ -17,10 +18,8 @@ from hetlab.errors import HetlabError
 
 
 def _burn(cores: list[int], deadline: float, stop: Any) -> None:
-    try:
+    with contextlib.suppress(AttributeError, OSError):
         os.sched_setaffinity(0, cores)
-    except (AttributeError, OSError):
-        pass
     x = 0
     while not stop.is_set() and time.monotonic() < deadline:
         for i in range(20000):

@@ -144,7 +144,7 @@ class Executor:
         """Where each unit input comes from, which outputs go to the host, when to free."""
         g = self.graph
         producer: dict[str, int] = {}
-        for s, u in zip(self.specs, self.units):
+        for s, u in zip(self.specs, self.units, strict=False):
             for t in u.outputs:
                 producer[t] = s.index
         n = len(self.specs)
@@ -154,7 +154,7 @@ class Executor:
         have: dict[tuple[str, str], int] = {}  # (device, tensor) -> unit that brought/made it
         last: dict[tuple[str, str], int] = {}
         published: set[str] = set()
-        for s, u in zip(self.specs, self.units):
+        for s, u in zip(self.specs, self.units, strict=False):
             for t in u.inputs:
                 p = producer.get(t)
                 if p is None and t not in g.inputs:  # devices hold their own weights (Unit doc)
@@ -181,7 +181,7 @@ class Executor:
         missing = [t for t in g.outputs if t not in published]
         if missing:
             raise RunError(f"no unit produces model output {missing[0]!r}")
-        for (d, t), i in last.items():
+        for (_d, t), i in last.items():
             self.free_after[i].append(t)
 
     # --- running ------------------------------------------------------------------

@@ -188,9 +188,9 @@ def host_serial(
     for u in units:
         by_dev.setdefault("all" if sequential else u.device, []).append(u.index)
     spec = {u.index: u for u in units}
-    nxt = {d: 0 for d in by_dev}
+    nxt = dict.fromkeys(by_dev, 0)
     fin: dict[int, float] = {}
-    free = {d: 0.0 for d in by_dev}
+    free = dict.fromkeys(by_dev, 0.0)
     host_free = 0.0
     overlapped = 0
     default = sorted(h.values())[len(h) // 2]

@@ -63,7 +63,7 @@ def node_timeline(
             w = [x + floor for x in raw] if sum(raw) > 0 else w
         total = sum(w)
         t = ev.start
-        for node, x in zip(nodes, w):
+        for node, x in zip(nodes, w, strict=False):
             f = t + (ev.finish - ev.start) * x / total
             out.append(
                 {

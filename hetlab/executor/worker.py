@@ -5,6 +5,7 @@ re-runs a failed OpenCL unit on the fallback CPU device. Times: ``now()`` second
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import threading
@@ -204,10 +205,9 @@ class Worker:
             let_go_thread()
         self.pinned = None
         for buf in self.pool.values():
-            try:
+            # a lost device cannot free its buffers; there is nothing more to do
+            with contextlib.suppress(Exception):
                 self.dev.free(buf)
-            except Exception:  # noqa: BLE001, S110 - a lost device cannot free; nothing to do
-                pass
         self.pool.clear()
 
     def _run_fallback(self, s: UnitSpec) -> None:

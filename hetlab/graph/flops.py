@@ -92,10 +92,10 @@ def node_flops(op: str, attrs: dict[str, Any], ins: list[Shape], outs: list[Shap
     out0 = outs[0] if outs else None
     if op in ("Conv", "ConvTranspose") and len(ins) >= 2 and ins[1] and out0:
         w = ins[1]
-        if op == "Conv":  # W: [Cout, Cin/g, k...]; every output element needs Cin/g * k MACs
-            macs = _n(out0) * prod(w[1:])
-        else:  # W: [Cin, Cout/g, k...]; every input element scatters into Cout/g * k outputs
-            macs = _n(ins[0]) * prod(w[1:])
+        # Conv's W is [Cout, Cin/g, k...]: every output element needs Cin/g * k MACs.
+        # ConvTranspose's W is [Cin, Cout/g, k...]: every input element scatters into
+        # Cout/g * k outputs.
+        macs = _n(out0 if op == "Conv" else ins[0]) * prod(w[1:])
         bias = _n(out0) if len(ins) > 2 and ins[2] else 0
         return 2 * int(macs) + bias
     if op == "Gemm" and len(ins) >= 2 and ins[0] and ins[1]:

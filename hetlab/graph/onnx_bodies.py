@@ -19,6 +19,8 @@ Like ``onnx_io`` (whose helpers it uses) this module imports ``onnx``.
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
@@ -49,12 +51,11 @@ def _proto(graph: OpGraph) -> tuple[onnx.GraphProto, onnx.ModelProto]:
         raise HetlabError(f"graph {graph.name!r} has no model file; control-flow bodies need one")
     m = read_model(graph.model_path)
     fm = _fixed_model(m, dict(graph.input_shapes))
-    try:
+    # shape inference is a help, not a requirement: a model it fails on keeps its own shapes
+    with contextlib.suppress(Exception):
         fm = onnx.shape_inference.infer_shapes(
             fm, check_type=False, strict_mode=False, data_prop=True
         )
-    except Exception:  # noqa: BLE001, S110 - inference is a help, not a requirement
-        pass
     graph._hetlab_proto, graph._hetlab_model = fm.graph, fm  # type: ignore[attr-defined]
     return fm.graph, fm
 
@@ -117,7 +118,7 @@ def _body_graph(parent: OpGraph, g: onnx.GraphProto, m: onnx.ModelProto, name: s
             if v is not None:
                 weights[n.output[0]] = v
             continue
-        local = {x for x in n.input}
+        local = set(n.input)
         outer: list[str] = []
         for a in n.attribute:
             for sub in _subgraphs(a):
@@ -214,7 +215,7 @@ def record(body: OpGraph, values: dict[str, np.ndarray]) -> dict[str, np.ndarray
     except Exception as e:  # noqa: BLE001 - onnxruntime raises its own types
         first = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
         raise HetlabError(f"cannot record the shapes of body {body.name!r}: {first}") from None
-    return {t: np.asarray(v) for t, v in zip(names, res)}
+    return {t: np.asarray(v) for t, v in zip(names, res, strict=False)}
 
 
 __all__ = ["BRANCHES", "if_bodies", "record"]

@@ -249,7 +249,7 @@ def _ort_shapes(
             f"give valid input values with --input NAME=FILE.npy or NAME=NUMBER"
         ) from None
     res: dict[str, Tensor] = {}
-    for t, v in zip(names, outs):
+    for t, v in zip(names, outs, strict=False):
         a = np.asarray(v)
         res[t] = Tensor(
             t, tuple(int(d) for d in a.shape), str(a.dtype) if a.dtype != object else "string"

@@ -55,7 +55,7 @@ def resolve_input_shapes(
                 f"--shape {name} has {len(dims)} dimensions but the model declares {len(decl)} "
                 f"({_fmt(decl)})"
             )
-        for i, (g, d) in enumerate(zip(dims, decl)):
+        for i, (g, d) in enumerate(zip(dims, decl, strict=False)):
             if isinstance(d, int) and d > 0 and d != g:
                 raise HetlabError(
                     f"--shape {name}: dimension {i} is fixed at {d} in the model, not {g}"

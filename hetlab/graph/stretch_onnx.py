@@ -114,13 +114,13 @@ def build(g: OpGraph, plan: Any) -> onnx.ModelProto:
         raise HetlabError("stretch needs a model loaded from a file")
     m = copy.deepcopy(read_model(g.model_path))
     ids = vertex_ids(m.graph)
-    protos = {v: n for v, n in zip(ids, m.graph.node) if v}
+    protos = {v: n for v, n in zip(ids, m.graph.node, strict=False) if v}
     inits = {t.name: t for t in m.graph.initializer}
     part_of = {v: k for k, part in enumerate(plan.parts) for v in part.nodes}
     out_nodes: list[onnx.NodeProto] = []
     added: list[onnx.TensorProto] = []
     emitted: set[int] = set()
-    for v, n in zip(ids, m.graph.node):
+    for v, n in zip(ids, m.graph.node, strict=False):
         k = part_of.get(v) if v else None
         if k is None:
             out_nodes.append(n)

@@ -88,7 +88,7 @@ def _commit(problem: Problem, tl: Timeline, part: list[int], res, groups, topo_p
                 unit_of[m] = key
             gcost[key] = float(cvec[res.device[mem[0]]])
     units = set(unit_of.values())
-    indeg = {u: 0 for u in units}
+    indeg = dict.fromkeys(units, 0)
     for u in units:
         for m in u:
             for w, _ in problem.preds[m]:

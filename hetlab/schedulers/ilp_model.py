@@ -225,14 +225,19 @@ def _solve_window(
             float(cost[v, d]) * y[v, d] for d in allowed[v] if np.isfinite(cost[v, d])
         )
         lp += f[v] >= s[v] + work + pulp.lpSum(recv[v]) - (M * fusedsum[v] if v in grp_of else 0)
-        lp += C >= f[v] + float(tail[v])
+        lp += f[v] + float(tail[v]) <= C
         for w, k in problem.succs[v] if succ_dev else ():
             dw = succ_dev.get(w)
             if w not in inw and dw is not None and tl.finish[w] < 0:
-                lp += C >= f[v] + float(cost[w, dw] + tail[w]) + pulp.lpSum(
-                    float(comm[k, d, dw]) * y[v, d]
-                    for d in allowed[v]
-                    if d != dw and comm[k, d, dw] > 0
+                lp += (
+                    f[v]
+                    + float(cost[w, dw] + tail[w])
+                    + pulp.lpSum(
+                        float(comm[k, d, dw]) * y[v, d]
+                        for d in allowed[v]
+                        if d != dw and comm[k, d, dw] > 0
+                    )
+                    <= C
                 )
     for gi, (mem, gcost) in enumerate(groups):
         first, last = mem[0], mem[-1]
@@ -273,11 +278,15 @@ def _solve_window(
     for d in range(nd):
         on_d = [(v, float(cost[v, d])) for v in W if (v, d) in y and np.isfinite(cost[v, d])]
         if len(on_d) > 1:
-            lp += C >= float(tl.dev_free[d]) + pulp.lpSum(c * y[v, d] for v, c in on_d) + min(
-                float(tail[v]) for v, _ in on_d
-            ) - (M * pulp.lpSum(u.values()) if u else 0)
+            lp += (
+                float(tl.dev_free[d])
+                + pulp.lpSum(c * y[v, d] for v, c in on_d)
+                + min(float(tail[v]) for v, _ in on_d)
+                - (M * pulp.lpSum(u.values()) if u else 0)
+                <= C
+            )
     # transitive closure inside the window: reach[v] = bitmask of descendants
-    reach = {v: 0 for v in W}
+    reach = dict.fromkeys(W, 0)
     for v in reversed(W):
         r = 0
         for w, _ in problem.succs[v]:

@@ -200,7 +200,7 @@ def _descend(plan: _Plan, moves, ok, sweeps: int, t_end: float) -> None:
     """First-improvement descent over ``moves``, then a re-listing of the order, until no gain."""
     for _ in range(sweeps):
         improved = False
-        for m, devs in zip(moves, ok):
+        for m, devs in zip(moves, ok, strict=False):
             for d in devs:
                 if all(plan.dev[x] == d for x in m):
                     continue

@@ -86,7 +86,7 @@ class _Window:
                     if r[0] < best[0] - 1e-9:
                         best, old, better = r, [d] * len(m), True
                     else:
-                        for x, o in zip(m, old):
+                        for x, o in zip(m, old, strict=False):
                             dev[x] = o
             if not better:
                 break

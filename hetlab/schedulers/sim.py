@@ -113,7 +113,7 @@ def simulate(
         clock = f
     names = [x.id for x in problem.nodes]
     return Timing(
-        start=dict(zip(names, start)),
-        finish=dict(zip(names, finish)),
+        start=dict(zip(names, start, strict=False)),
+        finish=dict(zip(names, finish, strict=False)),
         makespan=max(finish, default=0.0),
     )

@@ -113,7 +113,7 @@ def main(args: argparse.Namespace) -> int:
     g = load(args.model, parse_shape_args(args.shape))
     c = Constraints(args.alpha, args.beta, args.min_depth, args.min_width, args.capacity)
     if args.throughput:
-        cm = CostModel(_throughput(args.throughput, names), {d: 0.02 for d in names})
+        cm = CostModel(_throughput(args.throughput, names), dict.fromkeys(names, 0.02))
     elif args.profile:
         from hetlab.cost.problem import Problem
 

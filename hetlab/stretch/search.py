@@ -34,7 +34,7 @@ def measure_costs(
     for d in names:
         rep = run(g, d, devices, repeat=repeat, warmup=1)
         thr[d] = total / max(1e-6, rep.latency_ms["median"] - NODE_OVERHEAD_MS * len(g.nodes))
-    return CostModel(thr, {d: NODE_OVERHEAD_MS for d in names})
+    return CostModel(thr, dict.fromkeys(names, NODE_OVERHEAD_MS))
 
 
 def costs_from_problem(g: OpGraph, problem: Problem, names: Sequence[str]) -> CostModel:
@@ -54,7 +54,7 @@ def costs_from_problem(g: OpGraph, problem: Problem, names: Sequence[str]) -> Co
         or problem.comm.get("default")
         or Link(0.05, 5e6)
     )
-    return CostModel(thr, {d: 0.0 for d in names}, (link.latency, link.bandwidth or 1e12))
+    return CostModel(thr, dict.fromkeys(names, 0.0), (link.latency, link.bandwidth or 1e12))
 
 
 def estimated_problem(g: OpGraph, cm: CostModel, names: Sequence[str]) -> Problem:

@@ -233,16 +233,16 @@ def branch_segment(
             continue
         fl = [
             lay.flops + restore_flops(g, seg_out, lay.channels[lay.out], r)
-            for lay, r in zip(combo, restores)
+            for lay, r in zip(combo, restores, strict=False)
         ]
         tot = sum(fl)
-        if any(abs(f / tot - share[d]) > c.share_tol for f, d in zip(fl, devices)):
+        if any(abs(f / tot - share[d]) > c.share_tol for f, d in zip(fl, devices, strict=False)):
             continue  # eq. 6
         bl = [
             segment_latency(g, lay.nodes, d, cm, lay.node_flops) + cm.node_ms(d, f - lay.flops)
-            for lay, d, f in zip(combo, devices, fl)
+            for lay, d, f in zip(combo, devices, fl, strict=False)
         ]
-        if any(b > c.beta * lat[d] for b, d in zip(bl, devices)):
+        if any(b > c.beta * lat[d] for b, d in zip(bl, devices, strict=False)):
             continue  # eq. 5
         est = max(bl) + comm
         if strategy == "width":
@@ -253,7 +253,8 @@ def branch_segment(
             key = (est, tot)
         if best is None or key < best[0]:
             branches = [
-                Branch(d, lay, r, f, b) for d, lay, r, f, b in zip(devices, combo, restores, fl, bl)
+                Branch(d, lay, r, f, b)
+                for d, lay, r, f, b in zip(devices, combo, restores, fl, bl, strict=False)
             ]
             best = (
                 key,

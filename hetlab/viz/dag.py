@@ -65,7 +65,7 @@ def dag_figure(
         if costs is not None:
             t += "<br>" + ", ".join(
                 f"{d} {fmt_ms(c) if math.isfinite(c) else 'n/a'}"
-                for d, c in zip(costs[0], costs[1][i])
+                for d, c in zip(costs[0], costs[1][i], strict=False)
             )
         text.append(t)
     marker: dict[str, Any] = {"size": 7 if n < 400 else 5, "line": {"width": 0}}
@@ -105,7 +105,7 @@ def dag_figure(
         marker.update(color=[pal.get(dmap.get(v, ""), "#999999") for v in lay.ids])
         keys = " ".join(f"<span style='color:{pal[d]}'>■</span> {d}" for d in devs)
         title += f" — colour: device {keys}"
-        text = [t + f"<br>on {dmap.get(v, '?')}" for t, v in zip(text, lay.ids)]
+        text = [t + f"<br>on {dmap.get(v, '?')}" for t, v in zip(text, lay.ids, strict=False)]
     # plain lists, not numpy arrays: FigureWidget ships arrays as binary buffers, which the
     # browser sometimes failed to draw (blank DAG) while list-based figures always drew
     nodes = go.Scatter(

@@ -6,6 +6,7 @@ of their predecessors' rows (one downward sweep), which keeps most edges short.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,8 +120,6 @@ def dag_layout(obj: Any) -> DagLayout:
     src = np.array([s for s, _ in edges], dtype=int)
     dst = np.array([d for _, d in edges], dtype=int)
     lay = DagLayout(ids, ops, rank, rank.astype(float), y, src, dst, shapes, flops)
-    try:
+    with contextlib.suppress(AttributeError, TypeError):
         object.__setattr__(obj, "_hetlab_layout", (key, lay))
-    except (AttributeError, TypeError):
-        pass
     return lay

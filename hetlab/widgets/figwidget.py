@@ -39,10 +39,10 @@ def update_in_place(fw: go.FigureWidget, fig: go.Figure) -> None:
     fig = no_colorbar(go.Figure(fig))
     with fw.batch_update():
         same = len(fw.data) == len(fig.data) and all(
-            a.type == b.type for a, b in zip(fw.data, fig.data)
+            a.type == b.type for a, b in zip(fw.data, fig.data, strict=False)
         )
         if same:
-            for old, new in zip(fw.data, fig.data):
+            for old, new in zip(fw.data, fig.data, strict=False):
                 nj = new.to_plotly_json()
                 for k in list(old.to_plotly_json()):
                     if k not in nj and k not in ("type", "uid"):

@@ -90,7 +90,9 @@ def to_graph(model: onnx.ModelProto, inputs: dict[str, np.ndarray], opset: int |
     every = [t for n in g.node for t in n.output if t]
     vals = reference(model, inputs, every)
     tensors = {k: Tensor(k, tuple(v.shape), str(v.dtype)) for k, v in {**inputs, **weights}.items()}
-    tensors.update({k: Tensor(k, tuple(v.shape), str(v.dtype)) for k, v in zip(every, vals)})
+    tensors.update(
+        {k: Tensor(k, tuple(v.shape), str(v.dtype)) for k, v in zip(every, vals, strict=False)}
+    )
     nodes = [
         Node(
             id=n.name or f"n{i}",
@@ -155,7 +157,7 @@ def run_case(
     for _ in range(repeat):
         res = dev.run(unit, {k: inputs[k] for k in unit.inputs})
         outs = [dev.copy_out(res.outputs[o]) for o in outputs]
-        errs = [rel_err(o, r) for o, r in zip(outs, refs)]
+        errs = [rel_err(o, r) for o, r in zip(outs, refs, strict=False)]
         assert max(errs) <= tol, (errs, [n.op_type for n in graph.nodes])
     return errs, (unit, res), graph
 

@@ -24,7 +24,7 @@ def _check(dev, name: str) -> None:
     refs = ort.InferenceSession(g.model_path, providers=["CPUExecutionProvider"]).run(
         g.outputs, feed
     )
-    for o, r in zip(g.outputs, refs):
+    for o, r in zip(g.outputs, refs, strict=False):
         out = dev.copy_out(res.outputs[o])
         assert np.linalg.norm(out - r) / max(np.linalg.norm(r), 1e-30) <= 1e-3, o
 

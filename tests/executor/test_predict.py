@@ -23,14 +23,14 @@ def test_a_remote_device_pays_the_input_and_output_transfers():
     p = chain()
     g = graph_from_problem(p)
     order = ["a", "b", "c"]
-    on_gpu = {v: "gpu" for v in order}
+    on_gpu = dict.fromkeys(order, "gpu")
     base = simulate(p, on_gpu, order).makespan
     up = 0.5 + g.tensors["input"].nbytes / 100.0
     down = 0.5 + g.tensors["c:out"].nbytes / 100.0
     assert end_to_end_ms(p, g, on_gpu, order, "cpu0", {"gpu"}) == pytest.approx(base + up + down)
     # a device sharing host memory pays nothing; on the host itself nothing either
     assert end_to_end_ms(p, g, on_gpu, order, "cpu0", set()) == pytest.approx(base)
-    on_cpu = {v: "cpu0" for v in order}
+    on_cpu = dict.fromkeys(order, "cpu0")
     assert end_to_end_ms(p, g, on_cpu, order, "cpu0", {"gpu"}) == pytest.approx(
         simulate(p, on_cpu, order).makespan
     )
@@ -73,7 +73,7 @@ def test_host_serial_charges_each_unit_the_host_one_at_a_time():
         end_to_end_ms(p, g, split, order, "x", set())
     )
     p = diamond(per_unit=0.5, boundary=0.3)
-    one = {v: "x" for v in order}
+    one = dict.fromkeys(order, "x")
     # one unit: its compute plus one host slot; the boundary latency is not charged
     assert host_serial_ms(p, g, one, order, "x", set()) == pytest.approx(4.0 + 0.5)
     # split: units a | b | c (on y) | d; b and c are ready at once, but the host serves one
@@ -108,7 +108,7 @@ def test_a_model_too_small_to_alternate_gets_its_one_unit_cost():
         "single_unit": {"x": {"measured_ms": 4.3, "per_unit_ms": 0.3}},
     }
     g = graph_from_problem(p)
-    one = {v: "x" for v in order}
+    one = dict.fromkeys(order, "x")
     assert host_serial_ms(p, g, one, order, "x", set()) == pytest.approx(4.0 + 0.3)
     # with what the whole run cost above the profile, the one-unit plan is charged that
     p.extra["boundary"]["single_unit"]["x"]["excess_ms"] = 0.7
@@ -191,7 +191,7 @@ def test_a_unit_started_beside_another_devices_run_pays_the_concurrency_surcharg
     p.extra["boundary"]["concurrent"] = {"plan": "heft", "per_unit_ms": 0.25}
     assert host_serial_ms(p, g, split, order, "x", set()) == pytest.approx(t0 + 0.25)
     assert host_serial(p, g, split, order, "x", set(), concurrent=0.0)[0] == pytest.approx(t0)
-    one = {v: "x" for v in order}
+    one = dict.fromkeys(order, "x")
     assert host_serial(p, g, one, order, "x", set())[1] == 0
     assert host_serial(p, g, split, order, "x", set(), sequential=True)[1] == 0
 

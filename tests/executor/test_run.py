@@ -42,7 +42,8 @@ def split_plan(g) -> Plan:
             "name": g.name,
             "devices": devs,
             "nodes": [
-                {"id": n.id, "op_type": n.op_type, "cost": {d: 0.1 for d in devs}} for n in g.nodes
+                {"id": n.id, "op_type": n.op_type, "cost": dict.fromkeys(devs, 0.1)}
+                for n in g.nodes
             ],
             "edges": [{"src": e.src, "dst": e.dst, "bytes": e.bytes} for e in g.edges],
         }

@@ -24,7 +24,11 @@ def make(devices, costs, edges, groups=(), comm=None, op_types=None) -> Problem:
     nodes = []
     for k, c in costs.items():
         nodes.append(
-            {"id": k, "op_type": (op_types or {}).get(k, ""), "cost": dict(zip(devices, c))}
+            {
+                "id": k,
+                "op_type": (op_types or {}).get(k, ""),
+                "cost": dict(zip(devices, c, strict=False)),
+            }
         )
     es = [
         {"src": e[0], "dst": e[1], "bytes": 0, **({"comm": e[2]} if len(e) > 2 else {})}
@@ -35,7 +39,9 @@ def make(devices, costs, edges, groups=(), comm=None, op_types=None) -> Problem:
         "devices": list(devices),
         "nodes": nodes,
         "edges": es,
-        "groups": [{"nodes": list(g), "cost": dict(zip(devices, c))} for g, c in groups],
+        "groups": [
+            {"nodes": list(g), "cost": dict(zip(devices, c, strict=False))} for g, c in groups
+        ],
         "comm": comm or {},
     }
     return Problem.from_json(doc)

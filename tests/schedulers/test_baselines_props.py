@@ -43,7 +43,7 @@ def problems(draw, max_nodes: int = 9, chain: bool = False, in_tree: bool = Fals
         if all(x is None for x in c):
             c[draw(st.integers(0, nd - 1))] = draw(st.integers(0, 20))
         op = draw(st.sampled_from(["Conv", "Relu", "MatMul", "Add", ""]))
-        nodes.append({"id": f"n{i}", "op_type": op, "cost": dict(zip(devs, c))})
+        nodes.append({"id": f"n{i}", "op_type": op, "cost": dict(zip(devs, c, strict=False))})
     if chain:
         pairs = [(i, i + 1) for i in range(n - 1)]
     elif in_tree:
@@ -71,7 +71,7 @@ def problems(draw, max_nodes: int = 9, chain: bool = False, in_tree: bool = Fals
     groups = []
     for i, j in pairs[: draw(st.integers(0, 3))]:
         g = draw(st.lists(st.one_of(st.none(), st.integers(0, 20)), min_size=nd, max_size=nd))
-        groups.append({"nodes": [f"n{i}", f"n{j}"], "cost": dict(zip(devs, g))})
+        groups.append({"nodes": [f"n{i}", f"n{j}"], "cost": dict(zip(devs, g, strict=False))})
     doc = {
         "name": "rand",
         "devices": devs,
@@ -139,7 +139,7 @@ def brute_force_sequential(p: Problem) -> float:
     for devs in itertools.product(p.devices, repeat=len(ids)):
         if any(p.cost_matrix[i, p.dev_index[d]] == float("inf") for i, d in enumerate(devs)):
             continue
-        best = min(best, simulate(p, dict(zip(ids, devs)), order, (), True).makespan)
+        best = min(best, simulate(p, dict(zip(ids, devs, strict=False)), order, (), True).makespan)
     return best
 
 

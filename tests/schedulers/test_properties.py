@@ -57,7 +57,7 @@ def brute_force(problem) -> float:
     ]
     best = float("inf")
     for devs in itertools.product(*opts):
-        dmap = dict(zip(ids, devs))
+        dmap = dict(zip(ids, devs, strict=False))
         for o in orders:
             best = min(best, simulate(problem, dmap, o).makespan)
     return best

@@ -28,7 +28,7 @@ def _plan(p: Problem, gpu_nodes: str = "acdf") -> Plan:
 def test_layout_columns_are_upranks_and_barycentre_rows():
     p = tiny_problem()
     lay = dag_layout(p)
-    assert dict(zip(lay.ids, lay.uprank.tolist())) == {
+    assert dict(zip(lay.ids, lay.uprank.tolist(), strict=False)) == {
         "a": 1,
         "b": 2,
         "c": 3,
@@ -56,14 +56,14 @@ def test_dag_single_edge_trace_nan_separated():
     assert np.isnan(x[2::3]).all() and not np.isnan(x[0::3]).any()  # gap after each segment
     assert len(nodes.x) == len(p.nodes)
     # hover names op, costs; unsupported cost shows n/a
-    h = dict(zip([n.id for n in p.nodes], nodes.text))
+    h = dict(zip([n.id for n in p.nodes], nodes.text, strict=False))
     assert "Softmax" in h["h"] and "gpu n/a" in h["h"] and "cpu 4.00 ms" in h["a"]
 
 
 def test_dag_color_modes():
     p = tiny_problem()
     cost = dag_figure(p, color="cost:gpu").data[1]
-    sym = dict(zip([n.id for n in p.nodes], cost.marker.symbol))
+    sym = dict(zip([n.id for n in p.nodes], cost.marker.symbol, strict=False))
     assert sym["h"] == "x" and sym["a"] == "circle"
     c = np.asarray(cost.marker.color)
     assert math.isclose(c[0], math.log10(1.0))
@@ -106,7 +106,7 @@ def test_gantt_bases_are_plan_starts():
     assert len(fig.data) == 1
     bar = fig.data[0]
     assert bar.orientation == "h"
-    got = {n: (b, x, y) for n, b, x, y in zip(bar.customdata, bar.base, bar.x, bar.y)}
+    got = {n: (b, x, y) for n, b, x, y in zip(bar.customdata, bar.base, bar.x, bar.y, strict=False)}
     for a in plan.assignments:
         b, x, y = got[a.node]
         assert b == pytest.approx(a.start) and b + x == pytest.approx(a.finish) and y == a.device

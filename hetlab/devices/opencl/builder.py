@@ -185,7 +185,7 @@ class UnitBuilder:
         args: list[Any],
     ) -> None:
         if lsize is not None:
-            gsize = tuple(-(-g // l) * l for g, l in zip(gsize, lsize))
+            gsize = tuple(-(-g // l) * l for g, l in zip(gsize, lsize, strict=False))
         if min(gsize) <= 0:
             return
         self.launches.append(

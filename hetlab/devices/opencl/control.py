@@ -112,7 +112,7 @@ class Branch:
                 outs = child.run(
                     {t: env[t] if t in env else self.known[t] for t in child.body.inputs}
                 )
-                env.update(zip(n.outputs, (outs[o] for o in child.body.outputs)))
+                env.update(zip(n.outputs, (outs[o] for o in child.body.outputs), strict=False))
         return {o: env[o] if o in env else self.known[o] for o in self.body.outputs}
 
 
@@ -191,7 +191,7 @@ class IfStep:
             self.branches[tuple(key)] = b
         outs = b.run(vals)
         self.executed = dict(b.counts)
-        return dict(zip(n.outputs, (outs[o] for o in body.outputs)))
+        return dict(zip(n.outputs, (outs[o] for o in body.outputs), strict=False))
 
 
 @dataclass

@@ -283,7 +283,7 @@ class OpenCLDevice(Device):
             return []
         q0 = events[0].profile.queued
         span: dict[str, list[float]] = {}
-        for L, ev in zip(h.launches, events):
+        for L, ev in zip(h.launches, events, strict=False):
             s = min(max(t0 + (ev.profile.start - q0) * 1e-9, t0), t1)
             f = min(max(t0 + (ev.profile.end - q0) * 1e-9, s), t1)
             cur = span.get(L.node)

@@ -76,10 +76,7 @@ class Unary(Op):
     def build(self, node: Node, ctx: Any) -> None:
         n = numel(ctx.shape(node.inputs[0]))
         code = CODES[node.op_type]
-        if code == 0:
-            act = act_params(node, ctx)
-        else:
-            act = ctx.act(node)
+        act = act_params(node, ctx) if code == 0 else ctx.act(node)
         p0, p1 = 0.0, 0.0
         if node.op_type == "HardSigmoid":
             p0, p1 = attr(node, "alpha", 0.2), attr(node, "beta", 0.5)

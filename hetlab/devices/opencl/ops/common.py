@@ -30,7 +30,7 @@ def nd_meta(
 ) -> list[int]:
     """The int block [ndim, shape[6], sa[6], sb[6], offa, offb] of eltwise.cl, with size-1
     dims dropped and mergeable neighbours merged (so same-shape operands become 1-D)."""
-    dims = [(int(n), int(a), int(b)) for n, a, b in zip(shape, sa, sb) if int(n) != 1]
+    dims = [(int(n), int(a), int(b)) for n, a, b in zip(shape, sa, sb, strict=False) if int(n) != 1]
     merged: list[tuple[int, int, int]] = []
     for n, a, b in dims:
         if merged:

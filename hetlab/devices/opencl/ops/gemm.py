@@ -287,8 +287,8 @@ class MatMul(Op):
         sb = bcast_strides(bbat, obat) if obat else []
         offs = []
         for idx in np.ndindex(*obat) if obat else [()]:
-            ia = sum(i * s for i, s in zip(idx, sa)) * M * K
-            ib = sum(i * s for i, s in zip(idx, sb)) * K * N
+            ia = sum(i * s for i, s in zip(idx, sa, strict=False)) * M * K
+            ib = sum(i * s for i, s in zip(idx, sb, strict=False)) * K * N
             ic = int(np.ravel_multi_index(idx, obat)) * M * N if obat else 0
             offs.append((ia, ib, ic, ic if full else 0))
         gemm_launch(

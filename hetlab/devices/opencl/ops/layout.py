@@ -107,7 +107,7 @@ class Slice(Op):
         starts, axes, steps = _slice_params(node, ctx.const)
         st = strides(xs)
         sa, off = list(st), 0
-        for s0, ax, step in zip(starts, axes, steps):
+        for s0, ax, step in zip(starts, axes, steps, strict=False):
             ax = ax % len(xs)
             dim = xs[ax]
             s0 = s0 + dim if s0 < 0 else s0

@@ -80,7 +80,7 @@ class Pool(Op):
 
 def _merge(shape: Sequence[int], st: Sequence[int]) -> tuple[list[int], list[int]]:
     out: list[list[int]] = []
-    for n, s in zip(shape, st):
+    for n, s in zip(shape, st, strict=False):
         if n == 1:
             continue
         if out and out[-1][1] == s * n:

@@ -21,6 +21,7 @@ them and names devices::
     exclude = []         # optional
     names = {cl0 = "gpu"}  # optional: rename
     host_cores = {cl0 = [15]}  # optional: pin the thread driving cl0 (default: unpinned)
+    queues = {cl0 = 4}   # optional: cl0 as 4 queues, cl0 (queue 0), cl0.q1, cl0.q2, cl0.q3
 
 The JSON form has the same keys. OpenCL discovery (``hetlab.devices.opencl.discover``) is
 imported lazily; when it is missing or finds nothing, there are no OpenCL devices.
@@ -208,6 +209,14 @@ def validate_platform(doc: Any, source: str = "platform") -> dict[str, Any]:
             f"{source}: opencl.host_cores must map device names to lists of cores of this machine"
         )
     out_cl["host_cores"] = {k: sorted(set(v)) for k, v in hc.items()}
+    queues = cl.get("queues", {})
+    if not isinstance(queues, dict) or not all(
+        isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 16 for v in queues.values()
+    ):
+        raise HetlabError(
+            f"{source}: opencl.queues must map device names to a number of queues from 1 to 16"
+        )
+    out_cl["queues"] = dict(queues)
     return {"cpu": groups, "opencl": out_cl}
 
 
@@ -261,9 +270,11 @@ def devices(platform: str | os.PathLike | dict | None = None) -> list[Device]:
     for d in found:
         if d.name in pinned:
             d.host_cores = list(pinned[d.name])
+        queues = cl.get("queues", {}).get(d.name, 1)
         if d.name in cl["names"]:
             d.name = cl["names"][d.name]
         out.append(d)
+        out += [d.queue_view(k) for k in range(1, queues)]
     names = [d.name for d in out]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:

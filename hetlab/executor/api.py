@@ -125,7 +125,7 @@ def run(
     if repeat < 1:
         raise HetlabError(f"--repeat must be at least 1, got {repeat}")
     device_of, order, sequential, predicted = placement(graph, plan, devmap)
-    ex = Executor(graph, device_of, devmap, order, sequential)
+    ex = Executor(graph, device_of, devmap, order, sequential, node_times=trace is not None)
     if predicted is None and problem is not None:
         from hetlab.schedulers.sim import simulate
 

@@ -19,6 +19,7 @@ from hetlab.executor.trace import Event
 from hetlab.executor.units import UnitSpec
 
 if TYPE_CHECKING:
+    from hetlab.executor.aot import AotGroup
     from hetlab.executor.interpreter import Executor
 
 
@@ -171,6 +172,7 @@ class Worker:
             a = now()
             ex.host[t] = dev.copy_out(local[t])
             ex._events.append(Event("send", dev.name, t, ex.ms(a), ex.ms(now()), {"unit": s.index}))
+            ex.published(t)
         for t in ex.free_after[s.index]:
             buf = local.pop(t, None)
             if buf is not None and t in self.received and t not in self.pool:
@@ -227,6 +229,7 @@ class Worker:
         res = cpu.run(unit, {t: cpu.copy_in(inputs[t]) for t in unit.inputs})
         for t, v in res.outputs.items():
             ex.host[t] = cpu.copy_out(v)
+            ex.published(t)
         ex._events.append(
             Event(
                 "unit",
@@ -250,3 +253,17 @@ class Worker:
                 "error": ex.failed.get(self.dev.name, ""),
             },
         )
+
+
+class AotWorker(Worker):
+    """The thread that enqueues one OpenCL context's units ahead of time (``aot.AotGroup``)."""
+
+    def __init__(self, ex: Executor, group: AotGroup) -> None:
+        self.group = group
+        super().__init__(ex, group.names[0], group.specs, threaded=True)
+
+    def _run_all(self) -> None:
+        try:
+            self.group.run()
+        except BaseException as e:  # noqa: BLE001 - recorded, re-raised by run_once
+            self.ex.fail(self.specs[0], e)

@@ -23,6 +23,7 @@ to the group's end as far as the host can tell, and its event says so (``"approx
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -147,10 +148,8 @@ class AotGroup:
     def abort(self) -> None:
         """Let commands waiting on user events go (a CPU worker failed before setting them)."""
         for event, _host in getattr(self, "user", {}).values():
-            try:
+            with contextlib.suppress(self.cl.Error):  # already set
                 event.set_status(self.cl.command_execution_status.COMPLETE)
-            except self.cl.Error:  # already set
-                pass
 
     def run(self) -> None:
         """Enqueue every unit of the group, then wait for what the host needs."""

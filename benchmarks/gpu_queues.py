@@ -24,6 +24,7 @@ import numpy as np
 
 from hetlab.cost.profiler import profile
 from hetlab.cost.queues import only_devices, queue_names, with_queues
+from hetlab.devices.opencl.queues import model_slowdown, queue_costs
 from hetlab.devices.platform import devices as platform_devices
 from hetlab.errors import HetlabError
 from hetlab.executor import run
@@ -135,8 +136,11 @@ def model_row(name: str, args: argparse.Namespace, devs: dict) -> dict[str, Any]
         "max_rel_err": single.max_rel_err,
     }
     views = queue_names("cl0", args.queues)[1:]
-    gpu_only = with_queues(only_devices(prob, ["cl0"]), {"cl0": views}, args.latency)
-    mixed = with_queues(prob, {"cl0": views}, args.latency)
+    slow = model_slowdown([devs["cl0"], *(devs[v] for v in views)], graph)
+    row["queues"] = {**slow, **args.costs}
+    latency, factor = args.costs["event_ms"], slow["slowdown"] if args.slowdown else 1.0
+    gpu_only = with_queues(only_devices(prob, ["cl0"]), {"cl0": views}, latency, factor)
+    mixed = with_queues(prob, {"cl0": views}, latency, factor)
     for label, problem in (("queues", gpu_only), ("queues+cpu", mixed)):
         for algo in ALGOS:
             try:
@@ -165,7 +169,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queues", type=int, default=4)
     ap.add_argument("--repeat", type=int, default=50)
     ap.add_argument("--seconds", type=float, default=0.03, help="profiler budget per op")
-    ap.add_argument("--latency", type=float, default=0.0, help="ms between two queues")
+    ap.add_argument(
+        "--no-slowdown",
+        dest="slowdown",
+        action="store_false",
+        help="cost every queue as the device alone (default: the model's measured slowdown)",
+    )
     ap.add_argument("--time-limit", type=float, default=0.5, help="ilp's time per subgraph")
     ap.add_argument("--out", type=Path, default=None, help="JSON lines, one row per model")
     args = ap.parse_args(argv)
@@ -174,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
     if "cl0" not in devs:
         print("gpu_queues: no OpenCL device cl0 here", file=sys.stderr)
         return 2
+    args.costs = queue_costs(devs["cl0"])
+    print("queue costs (ms):", args.costs)
     print(
         "device:",
         devs["cl0"].info().get("device"),

@@ -11,8 +11,8 @@ queues. Every other link of a queue is its device's.
 from __future__ import annotations
 
 import copy
-from functools import cached_property
 from collections.abc import Mapping, Sequence
+from functools import cached_property
 
 from hetlab.cost.problem import Group, Link, Problem
 from hetlab.errors import HetlabError

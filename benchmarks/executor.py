@@ -14,7 +14,7 @@ on a distinct alias of the same group) to estimate the per-unit dispatch overhea
 Times are per-inference medians in ms.
 
 The one-unit plan loads ``model_path`` itself, so the difference is the executor's dispatch
-(the main thread pinned to the group, queues, events). Figures: docs/measurements.md#executor.
+(the main thread pinned to the group, queues, events). Figures: docs/measurements.md#executor-overhead.
 """
 
 from __future__ import annotations

@@ -148,7 +148,7 @@ def bench_model(
                     e.algo,
                     **algo_params(e.algo, len(problem.nodes), sched_s, takes(e.algo)),
                 )
-        except (HetlabError, ImportError) as ex:  # ImportError: an algorithm not in this build
+        except (HetlabError, ImportError) as ex:  # ImportError: an optional solver is missing
             e.status = f"schedule error: {ex}"
     prepared: list[F.Prepared] = []
     first: dict[tuple, Entry] = {}

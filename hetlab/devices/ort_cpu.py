@@ -1,4 +1,4 @@
-"""CPU core groups served by onnxruntime (issue 4, kind ``onnxruntime-cpu``).
+"""CPU core groups served by onnxruntime (kind ``onnxruntime-cpu``).
 
 A device is a group of cores. Each unit is the ONNX subgraph of its nodes, run as its own
 ``InferenceSession`` with ``intra_op_num_threads`` = the group's threads, sequential
@@ -25,10 +25,10 @@ from hetlab.graph.ir import Node, OpGraph
 KIND = "onnxruntime-cpu"
 # Pool threads of a session spin between ops. "on" is onnxruntime's default; "stop" makes them
 # stop when a run ends, leaving the cores to the next unit's pool; "off" never spins; "auto"
-# (default) is "on" for a session over the whole model and "stop" for a part of one. On the
-# 16-core host a one-session plan ran 1.04x a plain session with "on" (1.31x with "stop"),
-# while with hundreds of sessions on a group (profiling, a 100-unit plan) "on" made even the
-# one-session run 5x slower (googlenet 27 ms against 5.1 ms): parked pools must not spin.
+# (default) is "on" for a session over the whole model and "stop" for a part of one: a
+# one-session plan runs as fast as a plain session only with "on", while with hundreds of
+# sessions on a group (profiling, a 100-unit plan) "on" makes even the one-session run several
+# times slower, so parked pools must not spin (docs/measurements.md#spin-modes).
 SPIN = ("auto", "on", "stop", "off")
 
 
@@ -200,9 +200,9 @@ class OrtCpuDevice(Device):
 
     def forget(self, units: Sequence[Unit] | None = None) -> None:
         """Drop cached sessions (of ``units``, or all); each keeps a pool of pinned threads
-        while it lives. On the H100 host, a whole-model session that profiling had also run
-        (``make_runner``'s IO binding) measured 2.1-2.6x slower on a group afterwards than a
-        new session (``benchmarks/session_residue.py``): after profiling, a plan gets new ones."""
+        while it lives. A session that profiling has run (``make_runner``'s IO binding) runs
+        slower afterwards than a new one, so after profiling a plan gets new sessions
+        (docs/measurements.md#session-residue)."""
         with self._lock:
             if units is None:
                 self._sessions.clear()

@@ -1,13 +1,13 @@
-"""The devices of this machine: CPU core groups, then every OpenCL device found (issue 4).
+"""The devices of this machine: CPU core groups, then every OpenCL device found.
 
 Default CPU groups come from the cores this process may use (``os.sched_getaffinity``):
 fewer than 4 cores -> one group per core (``cpu0``, ``cpu1``, ...); 4 or more -> two
 halves (16 cores -> 8 + 8). With 4 or more physical cores, each OpenCL GPU (or accelerator)
 first gets one physical core of its own, the last ones, for the thread that drives it
 (16 cores + one GPU -> cpu0 = 0-7, cpu1 = 8-14, the GPU's thread on 15): NVIDIA's driver
-spin-waits on the host, and an unpinned driving thread landing in a group's cores made that
-group's onnxruntime pool run about 2x slower while the GPU was busy (measured on the lent
-H200 host, ``benchmarks/fidelity.py``). A platform file (``--platform FILE``, TOML or JSON) overrides
+spin-waits on the host, and an unpinned driving thread that lands in a group's cores slows
+that group's onnxruntime pool while the GPU is busy (docs/measurements.md#gpu-driving-thread).
+A platform file (``--platform FILE``, TOML or JSON) overrides
 them and names devices::
 
     [[cpu]]

@@ -1,4 +1,4 @@
-"""Adaptive execution (issue 9; NN-Stretch §6-7.4 "adapting to dynamic workloads"): run a
+"""Adaptive execution (NN-Stretch §6-7.4 "adapting to dynamic workloads"): run a
 plan repeatedly, watch each device's measured busy time (the sum of its units' intervals)
 against its calibrated baseline, and when a device slows past ``threshold`` x baseline (and
 ``relative`` x the other devices' median slowdown: a machine-wide slowdown is no reason to

@@ -1,4 +1,4 @@
-"""``hetlab.run(graph, plan, devices, repeat=..., check=...) -> RunReport`` (issue 6, item 5).
+"""``hetlab.run(graph, plan, devices, repeat=..., check=...) -> RunReport`` .
 
 The report is spec §5's document: ``model_path``, ``latency_ms`` {median, p10, p90} over
 the repetitions (after unmeasured warm-up runs: ``warmup``, or by default until
@@ -190,10 +190,10 @@ def run(
     return report
 
 
-# The first runs of a prepared plan are slower (silero_vad on the dev VM: 0.17 ms falling to
-# 0.13 over some 15 runs; lstm's dmdar plan on the H100: 43 ms for 10 runs, then 9.4), and a
-# median of 10-20 runs after one warm-up run kept part of that. By default the executor warms
-# up for WARMUP_S seconds (at least one run, at most WARMUP_MAX).
+# The first runs of a prepared plan are slower than the rest (pools, caches and allocators
+# settle), and a median of 10-20 runs after a single warm-up run keeps part of that. So the
+# executor warms up for WARMUP_S seconds by default (at least one run, at most WARMUP_MAX).
+# The figures behind it: docs/measurements.md#warm-up.
 WARMUP_S = 0.5
 WARMUP_MAX = 200
 
@@ -268,7 +268,7 @@ def node_shares(
       host instead (``shape_arithmetic``; ``constant_folded``: float values computed from
       constants only, such as slicing LSTM weights); they do not execute per run.
     - ``opencl_share``: the OpenCL devices' fraction by ``vertices``, by ``executed`` nodes
-      (the count issue 4's "at least 80% of their nodes" uses: the ops that run), and
+      (the count that says how much of the model the OpenCL devices run: the ops that run), and
       ``with_host_resolved`` (host-resolved nodes counted against OpenCL: the strictest).
     """
     executed = Counter(device_of[n.id] for n in graph.nodes)

@@ -49,7 +49,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         "predicted_host_ms (each unit's host dispatch one at a time)",
     )
     p.add_argument("--json", action="store_true", help="print the report of spec §5 as JSON")
-    a = p.add_argument_group("adaptive execution (issue 9)")
+    a = p.add_argument_group("adaptive execution (NN-Stretch)")
     a.add_argument(
         "--adaptive",
         action="store_true",

@@ -1,4 +1,4 @@
-"""Interference generators for adaptive-execution demos (issue 9; NN-Stretch §7.4 used Gables):
+"""Interference generators for adaptive-execution demos (NN-Stretch §7.4 used Gables):
 ``CpuBurner`` spins processes pinned to a CPU group's cores; ``OpenClBusyQueue`` keeps an
 OpenCL device's queue busy. Both are stoppable, bounded by ``duration_s`` (they stop by
 themselves even if the caller dies), and usable as context managers.

@@ -1,4 +1,4 @@
-"""The interpreter over a plan (issue 6; HOPE §4.2-4.3), in the style of torch.fx's
+"""The interpreter over a plan (HOPE §4.2-4.3), in the style of torch.fx's
 ``Interpreter.run -> run_node``, with one pinned worker thread per device.
 
 - Each device's units form a queue in plan order; its worker waits on a per-unit event of
@@ -12,7 +12,7 @@
   (Python's default is 5 ms): a worker returning from onnxruntime or an OpenCL wait must
   not queue behind another worker's Python loop (e.g. enqueueing hundreds of kernels) for
   up to 5 ms. The old interval is restored after the run. ``HETLAB_SWITCH_INTERVAL_US``
-  sets another (benchmarks/ab_env.py: on the H100 host 5 and 20 us measured no better).
+  sets another; docs/measurements.md#gil-switch-interval says why 0.1 ms.
 - If a unit fails on an OpenCL device, it and the rest of that device's units run on the
   first other device (the first CPU group) from host copies; the report lists them.
 Times: ``now()`` seconds on devices, ms from the repetition's start in events.

@@ -77,8 +77,8 @@ class Worker:
     def run_here(self) -> None:
         """Run this device's queue on the calling thread. The thread is pinned at its first
         run and stays pinned until ``release`` (the executor's ``close``): re-pinning it for
-        every run moved it between cores, and a 0.1 ms model (silero_vad) ran 1.5-2.4x slower
-        from the cold caches than pinned once. Pinned again only if something else (another
+        every run moves it between cores, and a sub-millisecond model then runs from cold
+        caches (docs/measurements.md#pin-once). Pinned again only if something else (another
         executor on this thread) changed its cores in between."""
         try:
             if not hasattr(os, "sched_getaffinity"):

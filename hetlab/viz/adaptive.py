@@ -1,4 +1,4 @@
-"""Figure of an adaptive-execution latency trace (issue 9): per-run latency (ms), coloured
+"""Figure of an adaptive-execution latency trace: per-run latency (ms), coloured
 by the plan that ran, probes marked, switch points as dashed vertical lines and interference
 on/off marks as dotted ones; the static (non-adaptive) run under the same schedule in grey.
 Pure: trace JSON in (``AdaptiveTrace.to_json()`` or the ``--adaptive-trace`` file), figure out."""

@@ -46,7 +46,7 @@ class DagLayout:
         """(columns, rows): layers, and slots spanned by the widest layer, dummies included."""
         ys = [v for v in self.ey if v is not None] + self.y.tolist()
         cols = int(self.x.max(initial=0)) + 1 if len(self.ids) else 0
-        return cols, int(round(max(ys, default=0) - min(ys, default=0))) + 1
+        return cols, round(max(ys, default=0) - min(ys, default=0)) + 1
 
     def long_edges(self, span: int = 3) -> int:
         """How many edges span more than ``span`` layers."""
@@ -176,7 +176,7 @@ def _place(n: int, edges: list[tuple[int, int]], layer: np.ndarray):
     keys: list[tuple[int, int]] = []
     for k, r in enumerate(routes):
         for j, (px, py) in enumerate(r):
-            items.append((int(round(py)), float(px), n + len(keys)))
+            items.append((round(py), float(px), n + len(keys)))
             keys.append((k, j))
     pos = _separate(items)
     y = np.array([pos[v] for v in range(n)])

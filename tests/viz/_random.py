@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+
 from hetlab.cost.problem import Link, PEdge, PNode, Problem
 from hetlab.schedulers.plan import Plan
 

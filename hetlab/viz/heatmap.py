@@ -37,7 +37,20 @@ def _sums(cm: np.ndarray, cols: list[tuple[str, list[int]]]) -> tuple[np.ndarray
     return tot.reshape(cm.shape[1], -1), bad.reshape(cm.shape[1], -1)
 
 
-def _sort(cols, lay, tot, bad, sort: str, ref: int) -> list[int]:
+def ratios(cm: np.ndarray, cols: list[tuple[str, list[int]]], d: int, ref: int) -> np.ndarray:
+    """Per column: the cost on device ``d`` over the cost on ``ref``, both summed over the
+    members that both can run (NaN where there are none, or a sum is 0)."""
+    both = np.isfinite(cm[:, d]) & np.isfinite(cm[:, ref])
+    out = np.full(len(cols), np.nan)
+    for c, (_, m) in enumerate(cols):
+        k = [i for i in m if both[i]]
+        a, b = cm[k, d].sum(), cm[k, ref].sum()
+        if k and a > 0 and b > 0:
+            out[c] = a / b
+    return out
+
+
+def _sort(cols, lay, tot, bad, sort: str, ratio: np.ndarray | None) -> list[int]:
     if sort not in SORTS:
         raise HetlabError(f"unknown sort {sort!r}: use one of {', '.join(SORTS)}")
     k = list(range(len(cols)))
@@ -49,11 +62,8 @@ def _sort(cols, lay, tot, bad, sort: str, ref: int) -> list[int]:
         best = np.where(bad == 0, tot, np.inf).min(axis=0)
         best = np.where(np.isfinite(best), best, tot.max(axis=0))
         return sorted(k, key=lambda c: -best[c])
-    if sort == "ratio" and len(tot) > 1:
-        other = 1 if ref == 0 else 0
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r = np.where((bad[other] == 0) & (bad[ref] == 0), tot[other] / tot[ref], np.inf)
-        return sorted(k, key=lambda c: (np.nan_to_num(r[c], nan=np.inf), c))
+    if sort == "ratio" and ratio is not None:
+        return sorted(k, key=lambda c: (np.nan_to_num(ratio[c], nan=np.inf), c))
     return k
 
 
@@ -76,7 +86,8 @@ def heatmap_figure(
     ``view="cost"``: total profiled cost. ``view="ratio"``: cost on each device over the cost
     on ``reference`` (default the first device); blue is faster than the reference. ``group``:
     ``"op"`` (op type), ``"scope"`` (name scope), ``None`` (one column per op) or ``"auto"``
-    (op types above 150 ops). ``sort``: rank, name, op, cost (most expensive first) or ratio.
+    (op types above 150 ops). ``sort``: rank, name, op, cost (most expensive first) or ratio
+    (the cost on the first other device over the reference's, smallest first).
     A device that cannot run an op leaves an x ('n/a' in the hover); in a group, the x says
     how many of its ops cannot run there.
     """
@@ -93,12 +104,12 @@ def heatmap_figure(
     if reference not in devs:
         raise HetlabError(f"no device {reference!r}: choose one of {', '.join(devs)}")
     j = devs.index(reference)
+    first = next((i for i in range(len(devs)) if i != j), j)
     if view == "ratio":
         rows = [d for d in devs if d != reference] or devs
         keep = [devs.index(d) for d in rows]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = tot[keep] / tot[j]
-        ok = can[keep] & can[j] & (tot[keep] > 0) & (tot[j] > 0)
+        ratio = np.array([ratios(cm, cols, i, j) for i in keep])
+        ok = np.isfinite(ratio)
         zlog = np.log10(np.where(ok, ratio, 1.0))
     elif view == "cost":
         rows, keep = devs, list(range(len(devs)))
@@ -108,7 +119,8 @@ def heatmap_figure(
         zlog = np.log10(np.maximum(np.where(ok, tot, floor), floor))
     else:
         raise HetlabError(f"unknown view {view!r}: use cost or ratio")
-    order = _sort(cols, lay, tot, bad, sort, j)
+    by = ratios(cm, cols, first, j) if first != j else None
+    order = _sort(cols, lay, tot, bad, sort, by)
     fig = _draw(lay, cols, order, rows, keep, tot, bad, zlog, ok, view, reference, group, height)
     fig.add_traces(_marks(lay, cols, order, rows, keep, np.isfinite(cm)))
     return fig

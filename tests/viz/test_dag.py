@@ -98,3 +98,31 @@ def test_subgraph_overlay_from_a_plan():
     assert len(dag_figure(p, color=plan).layout.shapes) == 3
     with pytest.raises(HetlabError, match="subgraph"):
         dag_figure(p, color="subgraph")
+
+
+def test_new_figures_are_strict_json():
+    """FigureWidget messages must be strict JSON: no NaN/Infinity in any overlay."""
+    import json
+
+    import plotly.io as pio
+
+    from hetlab.viz import gantt_figure, heatmap_figure, op_scatter_figure
+    from tests.viz._random import random_plan
+
+    p = random_problem(120, seed=5)
+    groups = [[n.id for n in p.nodes[i : i + 30]] for i in range(0, 120, 30)]
+    plan = random_plan(p, extra={"subgraphs": groups})
+    run = {"timeline": [a.__dict__ for a in plan.assignments], "latency_ms": {"median": 1.0}}
+    figs = [
+        dag_figure(p, color=plan, highlight="block_1", neighbors=p.nodes[7].id),
+        dag_figure(p, collapse=1, color="cost:gpu"),
+        heatmap_figure(p, view="ratio", sort="ratio"),
+        heatmap_figure(p, group="scope", sort="cost"),
+        gantt_figure(plan, p, measured=run, color="subgraph"),
+        op_scatter_figure(plan, run, p),
+    ]
+    for fig in figs:
+        json.loads(
+            pio.to_json(fig, validate=False),
+            parse_constant=lambda c: pytest.fail(f"{c} in figure JSON"),
+        )

@@ -169,18 +169,7 @@ def dag_figure(
     )
     fig = go.Figure([edge, nodes])
     title = f"{getattr(obj, 'name', '')}: {n} ops, {len(lay.src)} edges, {lay.size[0]} layers"
-    title += note
-    if highlight:
-        traces, msg = highlight_traces(lay, highlight, scatter)
-        fig.add_traces(traces)
-        title += f" · {msg} for {highlight!r}"
-    if neighbors:
-        traces, msg = neighbour_traces(lay, neighbors, scatter)
-        fig.add_traces(traces)
-        title += f" · {msg}"
-    if groups:
-        fig.update_layout(shapes=subgraph_shapes(lay, groups))
-        title += f" · {len(groups)} subgraphs shaded"
+    title += note + _overlay(fig, lay, scatter, highlight, neighbors, groups)
     if labels if labels is not None else n <= LABEL_MAX:
         fig.update_layout(annotations=label_annotations(lay, costs))
     fig.update_layout(
@@ -195,3 +184,21 @@ def dag_figure(
         uirevision="dag",
     )
     return fig
+
+
+def _overlay(fig: go.Figure, lay: DagLayout, scatter: type, highlight, neighbors, groups) -> str:
+    """Adds the search matches, the neighbours and the subgraph regions; returns the title's
+    note on them."""
+    note = ""
+    if highlight:
+        traces, msg = highlight_traces(lay, highlight, scatter)
+        fig.add_traces(traces)
+        note += f" · {msg} for {highlight!r}"
+    if neighbors:
+        traces, msg = neighbour_traces(lay, neighbors, scatter)
+        fig.add_traces(traces)
+        note += f" · {msg}"
+    if groups:
+        fig.update_layout(shapes=subgraph_shapes(lay, groups))
+        note += f" · {len(groups)} subgraphs shaded"
+    return note

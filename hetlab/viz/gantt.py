@@ -122,7 +122,8 @@ def _traces(b: Bars, problem: Any, color: str, devs: list[str], legend: bool = T
             row[v][1],
             row[v][2],
             row[v][3],
-            f"{v}: on the critical path ({len(chain)} ops, {fmt_ms(total)})",
+            f"<b>{v}</b>: {row[v][2]:.3f} → {row[v][3]:.3f} ms<br>"
+            f"on the critical path ({len(chain)} ops, {fmt_ms(total)})",
         )
         for v in chain
     ]

@@ -117,13 +117,13 @@ def _traces(b: Bars, problem: Any, color: str, devs: list[str], legend: bool = T
     chain = critical_path(b, problem)
     row = {r[0]: r for r in b.rows}
     total = sum(row[v][3] - row[v][2] for v in chain)
+    note = f"on the critical path ({len(chain)} ops, {fmt_ms(total)})"
     cp = [
         (
             row[v][1],
             row[v][2],
             row[v][3],
-            f"<b>{v}</b>: {row[v][2]:.3f} → {row[v][3]:.3f} ms<br>"
-            f"on the critical path ({len(chain)} ops, {fmt_ms(total)})",
+            f"<b>{v}</b>: {row[v][2]:.3f} → {row[v][3]:.3f} ms<br>{note}",
         )
         for v in chain
     ]

@@ -78,11 +78,13 @@ def idle_gaps(b: Bars, devices: list[str]) -> list[tuple[str, float, float]]:
     return out
 
 
-def critical_path(b: Bars, problem: Any) -> list[str]:
+def critical_path(b: Any, problem: Any) -> list[str]:
     """The chain of nodes that ends last, walked back from the last finish: each step goes
     to a predecessor, or to the node before on the same device, that finishes exactly when
     the node starts (else the latest that finished before it, in a measured run). In a
-    predicted plan the chain is tight, so its durations add up to the makespan."""
+    predicted plan the chain is tight, so its durations add up to the makespan. ``b``: a
+    plan, plan JSON or run report (or their ``Bars``)."""
+    b = b if isinstance(b, Bars) else as_bars(b)
     if problem is None or not b.rows:
         return []
     tol = _tol(b)

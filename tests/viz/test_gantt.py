@@ -70,7 +70,7 @@ def test_critical_path_is_a_chain_as_long_as_the_makespan(case):
     total = sum(asg[v].finish - asg[v].start for v in chain)
     assert total == pytest.approx(plan.makespan)
     cp = _trace(gantt_figure(plan, p), "critical path")
-    assert len(cp.base) == len(chain)
+    assert len(cp.base) == len(chain) and critical_path(plan, p) == chain
 
 
 def test_prediction_and_measurement_share_one_x_axis():

@@ -80,9 +80,9 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    from hetlab.calibrate import run  # the run, and the calibrated predictions of --profile
     from hetlab.devices.platform import devices
     from hetlab.errors import HetlabError
-    from hetlab.executor.api import run
     from hetlab.executor.check import load_inputs
     from hetlab.graph.onnx_io import load
     from hetlab.graph.shapes import parse_input_args, parse_shape_args

@@ -144,7 +144,7 @@ def host_serial(
 ) -> tuple[float, int] | None:
     """``host_serial_ms`` and how many units started while another device ran;
     ``concurrent``: the surcharge to use instead of the problem's (ms)."""
-    from hetlab.executor.boundary import add_latency
+    from hetlab.calibrate.boundary import add_latency
     from hetlab.executor.units import build_units
 
     h = per_unit_ms(problem)

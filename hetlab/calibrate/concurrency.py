@@ -62,8 +62,9 @@ def calibrate_concurrency(
     in ``problem.extra["boundary"]["concurrent"]``; returns what was stored, with
     ``per_unit_ms`` None and a ``why`` when the plan says too little. ``memo``: ``(get(key)
     -> measured ms or None, put(key, ms))``, keyed by the plan, e.g. the profile cache."""
-    from hetlab.executor.api import host_and_remote, run
-    from hetlab.executor.predict import host_serial
+    from hetlab.calibrate.predict import host_serial
+    from hetlab.calibrate.report import host_and_remote
+    from hetlab.executor.api import run
     from hetlab.schedulers import schedule
 
     devs = {d.name: d for d in devices}

@@ -113,8 +113,8 @@ def calibrate_boundaries(
     returns what was done per ordered pair, also stored as ``problem.extra["boundary"]``.
     ``memo``: ``(get(a, b) -> measured ms or None, put(a, b, ms))``, e.g. the profile cache,
     so that a cached profile does not run the model again (the fit itself is recomputed)."""
+    from hetlab.calibrate.handoff import measure_handoff
     from hetlab.executor.api import run
-    from hetlab.executor.handoff import measure_handoff
     from hetlab.schedulers.sim import simulate
 
     devs = {d.name: d for d in devices}

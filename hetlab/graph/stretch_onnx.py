@@ -7,7 +7,7 @@ channels, and a Concat whose output keeps the original tensor name, so the rest 
 model is untouched. Branch nodes are named ``stretch/p{k}/b{i}/{original name}`` (restore:
 ``.../restore``; join: ``stretch/p{k}/meet``); ``metadata_props['hetlab.stretch']`` holds the
 plan summary with each branch's device. Every weight of the written model is fresh and
-deterministic (``onnx_io.materialize`` from ``seed``, He-scaled), so its accuracy needs
+deterministic (``zoo_weights.materialize`` from ``seed``, He-scaled), so its accuracy needs
 retraining, which is out of scope here.
 """
 
@@ -25,7 +25,8 @@ from onnx import helper, numpy_helper
 
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import OpGraph
-from hetlab.graph.onnx_io import materialize, read_model, strip_weights, vertex_ids
+from hetlab.graph.onnx_io import read_model, vertex_ids
+from hetlab.graph.zoo_weights import materialize, strip_weights
 
 META_KEY = "hetlab.stretch"
 

@@ -9,7 +9,7 @@ under the window's own objective: ``max(f[v] + tail[v])``, the transfers and cos
 successors expected on the guide's devices, plus ``spread`` times the sum of finishes. A start
 that meets the MIP's lower bound lets it stop at the root; one that meets ``path_bound``
 within the gap skips the MIP. ``completion_makespan`` times a committed prefix completed by the
-guide plan: ``ilp`` keeps a window's MIP result only if that completion is no worse than with
+guide plan: ``ilp+`` keeps a window's MIP result only if that completion is no worse than with
 the guide's own choice for the window. Times are in the problem's units.
 """
 
@@ -97,19 +97,23 @@ def window_start(
     problem: Problem,
     tl: Timeline,
     W: list[int],
-    tail,
-    ref_dev,
-    g_pos,
+    tail=None,
+    ref_dev=None,
+    g_pos=None,
     succ_dev=None,
     spread: float = 0.0,
     descend: bool = True,
 ):
-    """The best of the guide's placement/order and an earliest-finish schedule, each improved
-    by device flips; returns (objective without spread, device, start, finish) per node."""
+    """The best of an earliest-finish schedule and (with a guide ``ref_dev``/``g_pos``) the
+    guide's placement and order, each improved by device flips; returns (objective without
+    spread, device, start, finish) per node. ``tail`` None: the objective is the window's own
+    latest finish (HOPE's eq. 2)."""
+    tail = np.zeros(len(problem.nodes)) if tail is None else tail
     win = _Window(problem, tl, W, tail, succ_dev, spread)
     cands = []
-    ref_seq = sorted(W, key=g_pos.__getitem__)
-    cands.append((ref_seq, {v: int(ref_dev[v]) for v in W}))
+    if ref_dev is not None:
+        ref_seq = sorted(W, key=g_pos.__getitem__)
+        cands.append((ref_seq, {v: int(ref_dev[v]) for v in W}))
     free = tl.dev_free.copy()  # earliest finish first, in the window's topological order
     eft: dict[int, int] = {}
     fin: dict[int, float] = {}
@@ -151,20 +155,6 @@ def completion_makespan(problem: Problem, tl: Timeline, rest: list[int], dev) ->
         f = max(ready, free[d]) + cost[v, d] + recv
         fin[v], where[v], free[d] = f, d, f
     return max(fin, default=0.0)
-
-
-def snapshot(tl: Timeline) -> Timeline:
-    """An independent copy of a timeline (arrays and order lists)."""
-    c = Timeline.__new__(Timeline)
-    c.__dict__.update(tl.__dict__)
-    c.dev, c.start, c.finish, c.dev_free = (
-        tl.dev.copy(),
-        tl.start.copy(),
-        tl.finish.copy(),
-        tl.dev_free.copy(),
-    )
-    c.order, c.fused = list(tl.order), [list(g) for g in tl.fused]
-    return c
 
 
 def path_bound(problem: Problem, tl: Timeline, W, inw, rel, allowed, tail, succ_dev) -> float:

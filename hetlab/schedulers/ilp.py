@@ -8,6 +8,11 @@ predecessor devices (so transfers across a boundary are charged exactly). Each I
 its subgraph's own makespan (eq. 2) and is solved to optimality or until ``time_limit``, then
 its best incumbent is kept. With ``nt`` >= #nodes it is the exact ILP of the whole graph.
 
+A window that hits its time limit keeps an incumbent that depends on the machine's speed, so
+two runs may differ; to keep one answer per input, a session remembers its last solves by
+(problem, options) and ``ilp+`` starts from the very plan ``ilp`` returned
+(``plan.extra["cached"]``, with ``solve_s`` the time of the solve that made it).
+
 Solver aids, which change how fast a window is solved, never what its optimum is: the MIP
 start is an earliest-finish schedule of the window improved by device flips (``ilp_warm``),
 and a window whose start already meets a path lower bound is proved optimal without a MIP.
@@ -24,11 +29,13 @@ from __future__ import annotations
 
 import heapq
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 
 import numpy as np
 
+from hetlab.cost.cache import digest
 from hetlab.cost.problem import Problem
 from hetlab.schedulers.base import Decision, Param, defaults, register
 from hetlab.schedulers.ilp_model import WindowResult, WindowSpec, solve_window
@@ -37,6 +44,8 @@ from hetlab.schedulers.partition import partition
 from hetlab.schedulers.timeline import Timeline
 
 Progress = Callable[[int, int, str], None]
+REMEMBERED = 32  # HOPE solves kept per session, by (problem, options)
+_solved: OrderedDict[str, tuple] = OrderedDict()
 
 PARAMS = [
     Param("epsilon", "float", 0.2, 0.0, 1.0, "balance of each up-rank bisection (Algorithm 1)"),
@@ -170,8 +179,26 @@ def hope_pass(
     return tl, stats
 
 
+def solve_hope(problem: Problem, opts: IlpOptions, progress: Progress | None = None):
+    """HOPE's plan for ``problem`` and ``opts``: (partition, timeline, window statistics,
+    seconds the solve took, whether it was remembered from an earlier call)."""
+    key = digest(problem.to_json(), opts.epsilon, opts.nt, opts.time_limit, opts.groups)
+    if key in _solved:
+        _solved.move_to_end(key)
+        parts, tl, stats, seconds = _solved[key]
+        return parts, tl.copy(), stats, seconds, True
+    t0 = time.perf_counter()
+    parts = partition(problem, opts.nt, opts.epsilon)
+    tl, stats = hope_pass(problem, parts, opts, progress)
+    seconds = time.perf_counter() - t0
+    _solved[key] = (parts, tl.copy(), stats, seconds)
+    while len(_solved) > REMEMBERED:
+        _solved.popitem(last=False)
+    return parts, tl, stats, seconds, False
+
+
 def plan_extra(
-    problem: Problem, parts: list[list[int]], stats: Windows, decided_by: str, t0: float
+    problem: Problem, parts: list[list[int]], stats: Windows, decided_by: str, seconds: float
 ) -> dict:
     """The optional plan keys every ``ilp``/``ilp+`` plan records (spec §4)."""
     ids = [n.id for n in problem.nodes]
@@ -183,7 +210,7 @@ def plan_extra(
         "windows_start_kept": stats.start_kept,
         "mip_gap_max": stats.gap_max,
         "window_s_max": round(stats.seconds_max, 4),
-        "solve_s": round(time.perf_counter() - t0, 4),
+        "solve_s": round(seconds, 4),
         "decided_by": decided_by,
     }
 
@@ -199,11 +226,10 @@ def hope_decided_by(stats: Windows, windows: int) -> str:
     params=PARAMS,
 )
 def ilp(problem: Problem, progress: Progress | None = None, **given) -> Decision:
-    t0 = time.perf_counter()
     opts = IlpOptions.of("ilp", **given)
-    parts = partition(problem, opts.nt, opts.epsilon)
-    tl, stats = hope_pass(problem, parts, opts, progress)
+    parts, tl, stats, seconds, cached = solve_hope(problem, opts, progress)
     device_of, order, fused = tl.decision_parts()
-    extra = plan_extra(problem, parts, stats, hope_decided_by(stats, len(parts)), t0)
+    extra = plan_extra(problem, parts, stats, hope_decided_by(stats, len(parts)), seconds)
+    extra["cached"] = cached
     extra["ilp"] = {"solves": {"objective": stats.objective}, "time_limit_s": opts.time_limit}
     return Decision(device_of, order, fused, extra=extra)

@@ -43,13 +43,12 @@ from hetlab.schedulers.ilp import (
     commit,
     fused_groups,
     hope_decided_by,
-    hope_pass,
     plan_extra,
+    solve_hope,
 )
 from hetlab.schedulers.ilp_model import WindowSpec, solve_window
 from hetlab.schedulers.ilp_passes import DESCENT_MAX_S, improve
 from hetlab.schedulers.ilp_warm import completion_makespan, window_start
-from hetlab.schedulers.partition import partition
 from hetlab.schedulers.timeline import Timeline
 
 FLOOR = ("heft", "peft", "dmda")  # fast list schedulers in the floor, beside greedy and single
@@ -234,10 +233,8 @@ def _keep_if_no_worse(problem, tl, part, inw, res, wg, ref, ctx) -> Timeline:
 
 def plus_timeline(problem: Problem, opts: PlusOptions, progress: Progress | None = None):
     """Run ``ilp+``; returns (timeline, partition, window statistics, decided_by, info)."""
-    parts = partition(problem, opts.nt, opts.epsilon)
+    parts, best, stats, pass_s, _ = solve_hope(problem, opts.hope())
     exact = len(parts) == 1
-    t_pass = time.perf_counter()
-    best, stats = hope_pass(problem, parts, opts.hope())
     by = hope_decided_by(stats, len(parts))
     info = {"ilp_makespan": best.makespan, "passes": [], "pass_s": []}
     if opts.floor:
@@ -245,7 +242,6 @@ def plus_timeline(problem: Problem, opts: PlusOptions, progress: Progress | None
         info["floor"], info["floor_makespan"] = name, ref.makespan
         if ref.makespan < best.makespan - 1e-12:
             best, by = ref, f"floor:{name}"
-    pass_s = time.perf_counter() - t_pass
     groups_tail = opts.groups and problem.groups
     bc = best_costs(problem) if opts.groups else problem.cost_matrix.min(axis=1)
     ctx = PassContext(fusable_tail(problem, bc) if groups_tail else plain_tail(problem, bc))
@@ -301,7 +297,7 @@ def ilp_plus(problem: Problem, progress: Progress | None = None, **given) -> Dec
     opts = PlusOptions.of("ilp+", **given)
     tl, parts, stats, by, info = plus_timeline(problem, opts, progress)
     device_of, order, fused = tl.decision_parts()
-    extra = plan_extra(problem, parts, stats, by, t0)
+    extra = plan_extra(problem, parts, stats, by, time.perf_counter() - t0)
     extra["windows"] = stats.optimal + stats.limit  # every window solved, over all passes
     info["solves"] = {"objective": stats.objective}
     info["time_limit_s"] = opts.time_limit

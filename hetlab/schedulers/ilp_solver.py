@@ -83,6 +83,20 @@ class _WarmHiGHS(pulp.HiGHS):  # type: ignore[misc,valid-type]
             lp.solverModel.setSolution(sol)
         super().callSolver(lp)
 
+    def findSolutionValues(self, lp):
+        """pulp's mapping, plus the node limit (which pulp does not know): an incumbent, if
+        there is one, as after a time limit."""
+        import highspy
+
+        try:
+            return super().findSolutionValues(lp)
+        except KeyError:
+            if lp.solverModel.getModelStatus() != highspy.HighsModelStatus.kSolutionLimit:
+                raise
+            if lp.solverModel.getInfo().primal_solution_status != 2:  # no feasible incumbent
+                return pulp.LpStatusNotSolved, pulp.LpSolutionNoSolutionFound
+            return pulp.LpStatusOptimal, pulp.LpSolutionIntegerFeasible
+
 
 def run(lp: pulp.LpProblem, time_limit: float | None, gap_abs: float) -> tuple[str, float | None]:
     """Solve ``lp``; returns (status, MIP gap or None). pulp reports a time limit with an
@@ -95,7 +109,9 @@ def run(lp: pulp.LpProblem, time_limit: float | None, gap_abs: float) -> tuple[s
         gap = float(model.getInfo().mip_gap)
         ms = str(model.getModelStatus())
         if "Optimal" not in ms:
-            status = "TimeLimit" if "TimeLimit" in ms else ms.split(".")[-1]
+            status = {"kTimeLimit": "TimeLimit", "kSolutionLimit": "NodeLimit"}.get(
+                ms.split(".")[-1], ms.split(".")[-1]
+            )
     if lp.sol_status not in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible):
         status = "warm:" + status
     return status, gap

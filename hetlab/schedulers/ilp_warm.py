@@ -1,16 +1,17 @@
-"""MIP start, lower bound and guide completion of one HOPE LP window (Xia et al., 2022, §2.1-2.2).
+"""MIP start, lower bound and guide completion of one HOPE window (Xia et al., 2022, §2.1-2.2).
 
 A window's MIP (``ilp_model``) is small, but HiGHS spends most of its time finding a better
 incumbent than a poor start (its root bound is usually within a few tenths of a percent of the
-optimum). So the start is made good before the solve: two list schedules of the window on top
-of the committed prefix -- in the guide plan's order on the guide's devices, and earliest
-finish first -- each followed by a device-flip descent (one node, or both ends of an edge)
-under the window's own objective: ``max(f[v] + tail[v])``, the transfers and costs of the
-successors expected on the guide's devices, plus ``spread`` times the sum of finishes. A start
-that meets the MIP's lower bound lets it stop at the root; one that meets ``path_bound``
-within the gap skips the MIP. ``completion_makespan`` times a committed prefix completed by the
-guide plan: ``ilp+`` keeps a window's MIP result only if that completion is no worse than with
-the guide's own choice for the window. Times are in the problem's units.
+optimum). So the start is made good before the solve, a solver aid that never changes the
+window's optimum: an earliest-finish list schedule of the window on top of the committed
+prefix (and, for ``ilp+``, one in the guide plan's order on the guide's devices), each
+followed by a device-flip descent (one node, or both ends of an edge) under the window's own
+objective: ``max(f[v] + tail[v])`` (``tail`` is zero for ``ilp``), for ``ilp+`` also the
+transfers and costs of the successors expected on the guide's devices and ``spread`` times
+the sum of finishes. A start that meets ``path_bound`` (within the gap) skips the MIP.
+``completion_makespan`` times a committed prefix completed by the guide plan: ``ilp+`` keeps a
+window's MIP result only if that completion is no worse than with the guide's own choice for
+the window. Times are in the problem's units.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ import pulp
 from hetlab.cost.problem import Problem
 from hetlab.schedulers import ilp_solver
 from hetlab.schedulers.ilp_solver import WindowResult
-from hetlab.schedulers.ilp_warm import path_bound
+from hetlab.schedulers.ilp_warm import WindowBounds
 from hetlab.schedulers.timeline import Timeline
 
 __all__ = ["WindowResult", "WindowSpec", "solve_window"]
@@ -67,86 +67,16 @@ def solve_window(problem: Problem, tl: Timeline, spec: WindowSpec) -> WindowResu
             return m.start_result("bound", 0.0, t0)
         m.build()
         status, gap = ilp_solver.run(m.lp, spec.time_limit, spec.gap_abs)
-        if status.startswith("warm") or m.C.varValue is None:
-            return m.start_result(
-                status if status.startswith("warm") else f"warm:{status}", gap, t0
-            )
-        return m.result(status, gap, t0)
+        if m.C.varValue is None and not status.startswith("warm"):
+            status = f"warm:{status}"
+        res = None if status.startswith("warm") else m.result(status, gap, t0)
+        if res is None or (not res.optimal and res.objective > m.warm_obj + 1e-9):
+            return m.start_result(status, gap, t0)  # no incumbent, or one worse than the start
+        return res
 
 
-class _Model:
+class _Model(WindowBounds):
     """The variables and constraints of one window, one method per HOPE equation."""
-
-    def __init__(self, problem: Problem, tl: Timeline, spec: WindowSpec) -> None:
-        self.p, self.tl, self.spec = problem, tl, spec
-        self.cost, self.comm = problem.cost_matrix, problem.comm_tensor
-        self.W = list(spec.nodes)
-        self.inw = set(self.W)
-        self.pos = {v: i for i, v in enumerate(self.W)}
-        self.tail = np.zeros(len(problem.nodes)) if spec.tail is None else spec.tail
-        self.grp_of: dict[int, list[int]] = {}
-        for gi, (mem, _) in enumerate(spec.groups):
-            for x in mem:
-                self.grp_of.setdefault(x, []).append(gi)
-        self.allowed = self._allowed()
-        self.warm_obj = self._warm_objective()
-        self.H = self.warm_obj * 1.01 + 1e-6 + spec.spread * sum(spec.warm_finish.values())
-        self.rel = self._releases()
-
-    # -- bounds from the MIP start --
-    def _allowed(self) -> dict[int, list[int]]:
-        out = {}
-        for v in self.W:
-            ok = set(np.flatnonzero(np.isfinite(self.cost[v])).tolist())
-            for gi in self.grp_of.get(v, []):
-                ok |= set(np.flatnonzero(np.isfinite(self.spec.groups[gi][1])).tolist())
-            out[v] = sorted(ok)
-        return out
-
-    def _outside_succs(self, v: int):
-        """Unplaced successors of ``v`` after the window with their expected device (ilp+)."""
-        succ_dev = self.spec.succ_dev or {}
-        for w, k in self.p.succs[v] if succ_dev else ():
-            dw = succ_dev.get(w)
-            if w not in self.inw and dw is not None and self.tl.finish[w] < 0:
-                yield w, k, dw
-
-    def _warm_objective(self) -> float:
-        sp, cost, comm = self.spec, self.cost, self.comm
-        obj = max(sp.warm_finish[v] + self.tail[v] for v in self.W)
-        for v in self.W:
-            for w, k, dw in self._outside_succs(v):
-                obj = max(
-                    obj,
-                    sp.warm_finish[v] + cost[w, dw] + self.tail[w] + comm[k, sp.warm_dev[v], dw],
-                )
-        return float(obj)
-
-    def _releases(self) -> dict[int, float]:
-        """Earliest start any schedule of this window can give each node: big-Ms are
-        deadline - release, much tighter than the horizon when the prefix already took long."""
-        rel: dict[int, float] = {}
-        for v in self.W:
-            r = min(float(self.tl.dev_free[d]) for d in self.allowed[v])
-            for w, _ in self.p.preds[v]:
-                if w not in self.inw:
-                    r = max(r, float(self.tl.finish[w]))
-                elif set(self.grp_of.get(w, [])) & set(self.grp_of.get(v, [])):
-                    r = max(r, rel[w])  # may be fused with v: same start
-                else:
-                    r = max(r, rel[w] + float(np.min(self.cost[w])))
-            rel[v] = min(r, self.spec.warm_start[v])
-        return rel
-
-    def start_meets_bound(self) -> bool:
-        sp = self.spec
-        lb = path_bound(
-            self.p, self.tl, self.W, self.inw, self.rel, self.allowed, self.tail, sp.succ_dev
-        )
-        lb += sp.spread * sum(
-            self.rel[v] + min(float(self.cost[v, d]) for d in self.allowed[v]) for v in self.W
-        )
-        return self.warm_obj + sp.spread * sum(sp.warm_finish.values()) <= lb + sp.gap_abs + 1e-9
 
     # -- the model --
     def build(self) -> None:
@@ -241,7 +171,7 @@ class _Model:
     def eq2_makespan(self, v: int) -> None:
         """Eq. 2: the makespan is at least every finish (ilp+: plus what must follow)."""
         self.lp += self.f[v] + float(self.tail[v]) <= self.C
-        for w, k, dw in self._outside_succs(v):
+        for w, k, dw in self.outside_succs(v):
             moved = pulp.lpSum(
                 float(self.comm[k, d, dw]) * self.y[v, d]
                 for d in self.allowed[v]

@@ -172,3 +172,80 @@ def path_bound(problem: Problem, tl: Timeline, W, inw, rel, allowed, tail, succ_
                 c = min(0.0 if d == dw else float(comm[k, d, dw]) for d in allowed[v])
                 lb = max(lb, f + float(cost[w, dw] + tail[w]) + c)
     return lb
+
+
+class WindowBounds:
+    """What a window's model derives from its nodes and MIP start (``spec``: an
+    ``ilp_model.WindowSpec``): the devices each node may take, the start's objective, the
+    horizon ``H`` and each node's release."""
+
+    def __init__(self, problem: Problem, tl: Timeline, spec) -> None:
+        self.p, self.tl, self.spec = problem, tl, spec
+        self.cost, self.comm = problem.cost_matrix, problem.comm_tensor
+        self.W = list(spec.nodes)
+        self.inw = set(self.W)
+        self.pos = {v: i for i, v in enumerate(self.W)}
+        self.tail = np.zeros(len(problem.nodes)) if spec.tail is None else spec.tail
+        self.grp_of: dict[int, list[int]] = {}
+        for gi, (mem, _) in enumerate(spec.groups):
+            for x in mem:
+                self.grp_of.setdefault(x, []).append(gi)
+        self.allowed = self._allowed()
+        self.warm_obj = self._warm_objective()
+        self.H = self.warm_obj * 1.01 + 1e-6 + spec.spread * sum(spec.warm_finish.values())
+        self.rel = self._releases()
+
+    def _allowed(self) -> dict[int, list[int]]:
+        out = {}
+        for v in self.W:
+            ok = set(np.flatnonzero(np.isfinite(self.cost[v])).tolist())
+            for gi in self.grp_of.get(v, []):
+                ok |= set(np.flatnonzero(np.isfinite(self.spec.groups[gi][1])).tolist())
+            out[v] = sorted(ok)
+        return out
+
+    def outside_succs(self, v: int):
+        """Unplaced successors of ``v`` after the window with their expected device (ilp+)."""
+        succ_dev = self.spec.succ_dev or {}
+        for w, k in self.p.succs[v] if succ_dev else ():
+            dw = succ_dev.get(w)
+            if w not in self.inw and dw is not None and self.tl.finish[w] < 0:
+                yield w, k, dw
+
+    def _warm_objective(self) -> float:
+        sp, cost, comm = self.spec, self.cost, self.comm
+        obj = max(sp.warm_finish[v] + self.tail[v] for v in self.W)
+        for v in self.W:
+            for w, k, dw in self.outside_succs(v):
+                obj = max(
+                    obj,
+                    sp.warm_finish[v] + cost[w, dw] + self.tail[w] + comm[k, sp.warm_dev[v], dw],
+                )
+        return float(obj)
+
+    def _releases(self) -> dict[int, float]:
+        """Earliest start any schedule of this window can give each node: big-Ms are
+        deadline - release, much tighter than the horizon when the prefix already took long."""
+        rel: dict[int, float] = {}
+        for v in self.W:
+            r = min(float(self.tl.dev_free[d]) for d in self.allowed[v])
+            for w, _ in self.p.preds[v]:
+                if w not in self.inw:
+                    r = max(r, float(self.tl.finish[w]))
+                elif set(self.grp_of.get(w, [])) & set(self.grp_of.get(v, [])):
+                    r = max(r, rel[w])  # may be fused with v: same start
+                else:
+                    r = max(r, rel[w] + float(np.min(self.cost[w])))
+            rel[v] = min(r, self.spec.warm_start[v])
+        return rel
+
+    def start_meets_bound(self) -> bool:
+        """Whether the start is within the gap of ``path_bound``: then no MIP is needed."""
+        sp = self.spec
+        lb = path_bound(
+            self.p, self.tl, self.W, self.inw, self.rel, self.allowed, self.tail, sp.succ_dev
+        )
+        lb += sp.spread * sum(
+            self.rel[v] + min(float(self.cost[v, d]) for d in self.allowed[v]) for v in self.W
+        )
+        return self.warm_obj + sp.spread * sum(sp.warm_finish.values()) <= lb + sp.gap_abs + 1e-9

@@ -90,3 +90,11 @@ def test_defaults_come_from_param_alone():
     assert defaults("greedy", p2)["k"] == 4 and defaults("greedy", p3)["k"] == 3
     assert schedule(p2, "greedy").params["k"] == 4
     assert schedule(p3, "greedy").extra["k"] == 3
+
+
+def test_the_cli_listing_shows_the_param_defaults():
+    from hetlab.schedulers.cli import registry_listing
+
+    listed = {a["name"]: {p["name"]: p["default"] for p in a["params"]} for a in registry_listing()}
+    for algo in ("ilp", "ilp+", "greedy"):
+        assert listed[algo] == defaults(algo)

@@ -28,6 +28,7 @@ search and a floor on top of this.
 from __future__ import annotations
 
 import heapq
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -46,6 +47,7 @@ from hetlab.schedulers.timeline import Timeline
 Progress = Callable[[int, int, str], None]
 REMEMBERED = 32  # HOPE solves kept per session, by (problem, options)
 _solved: OrderedDict[str, tuple] = OrderedDict()
+_solved_lock = threading.Lock()  # widgets solve off the kernel thread
 
 PARAMS = [
     Param("epsilon", "float", 0.2, 0.0, 1.0, "balance of each up-rank bisection (Algorithm 1)"),
@@ -56,8 +58,8 @@ PARAMS = [
         0.1,
         0.01,
         86400.0,
-        "seconds per subgraph ILP, then its best incumbent is kept (the default keeps a "
-        "130-op phone model under 3 s at every epsilon and NT on two cores)",
+        "seconds per subgraph ILP, then its best incumbent is kept (short by default, so that "
+        "a change of epsilon or NT answers in seconds)",
     ),
     Param(
         "groups",
@@ -184,17 +186,21 @@ def solve_hope(problem: Problem, opts: IlpOptions, progress: Progress | None = N
     """HOPE's plan for ``problem`` and ``opts``: (partition, timeline, window statistics,
     seconds the solve took, whether it was remembered from an earlier call)."""
     key = digest(problem.to_json(), opts.epsilon, opts.nt, opts.time_limit, opts.groups)
-    if key in _solved:
-        _solved.move_to_end(key)
-        parts, tl, stats, seconds = _solved[key]
+    with _solved_lock:
+        hit = _solved.get(key)
+        if hit is not None:
+            _solved.move_to_end(key)
+    if hit is not None:
+        parts, tl, stats, seconds = hit
         return parts, tl.copy(), stats, seconds, True
     t0 = time.perf_counter()
     parts = partition(problem, opts.nt, opts.epsilon)
     tl, stats = hope_pass(problem, parts, opts, progress)
     seconds = time.perf_counter() - t0
-    _solved[key] = (parts, tl.copy(), stats, seconds)
-    while len(_solved) > REMEMBERED:
-        _solved.popitem(last=False)
+    with _solved_lock:
+        _solved[key] = (parts, tl.copy(), stats, seconds)
+        while len(_solved) > REMEMBERED:
+            _solved.popitem(last=False)
     return parts, tl, stats, seconds, False
 
 

@@ -6,9 +6,9 @@ import itertools
 
 import pytest
 
+from hetlab.calibrate.predict import end_to_end_ms
 from hetlab.cost.problem import Link, PEdge, PNode, Problem
 from hetlab.devices.fake import graph_from_problem
-from hetlab.calibrate.predict import end_to_end_ms
 from hetlab.schedulers.sim import simulate
 
 
@@ -120,9 +120,9 @@ def test_a_model_too_small_to_alternate_gets_its_one_unit_cost():
 
 
 def test_calibration_measures_windows_and_small_models_on_the_executor(monkeypatch):
-    from hetlab.devices.fake import fake_devices
     from hetlab.calibrate import handoff
     from hetlab.calibrate.boundary import calibrate_boundaries
+    from hetlab.devices.fake import fake_devices
 
     ids = [f"n{i}" for i in range(12)]
     nodes = [PNode(v, {"x": 0.2, "y": 0.2}) for v in ids]
@@ -223,10 +223,10 @@ def ladder(n: int = 8) -> Problem:
 
 
 def test_concurrency_is_calibrated_on_a_plan_run_for_real_and_cached(monkeypatch):
-    from hetlab.devices.fake import fake_devices
-    from hetlab.executor import api
     from hetlab.calibrate.concurrency import calibrate_concurrency
     from hetlab.calibrate.predict import concurrent_ms
+    from hetlab.devices.fake import fake_devices
+    from hetlab.executor import api
 
     p = ladder()
     g = graph_from_problem(p)
@@ -248,9 +248,9 @@ def test_concurrency_is_calibrated_on_a_plan_run_for_real_and_cached(monkeypatch
 
 
 def test_a_plan_without_overlap_leaves_the_surcharge_out():
-    from hetlab.devices.fake import fake_devices
     from hetlab.calibrate.concurrency import calibrate_concurrency
     from hetlab.calibrate.predict import concurrent_ms
+    from hetlab.devices.fake import fake_devices
 
     p = diamond(per_unit=0.1, boundary=0.0)
     g = graph_from_problem(p)

@@ -141,9 +141,9 @@ def main(args: argparse.Namespace) -> int:
 def _main_adaptive(
     args: argparse.Namespace, graph: Any, plan: Any, devs: list, feed: dict, problem: Any
 ) -> int:
-    from hetlab.executor.adaptive import AdaptiveConfig
-    from hetlab.executor.adaptive_report import adaptive_run
     from hetlab.executor.api import placement
+    from hetlab.stretch.adaptive import AdaptiveConfig
+    from hetlab.stretch.adaptive_report import adaptive_run
 
     devmap = {d.name: d for d in devs}
     device_of, order, _seq, predicted = placement(graph, plan, devmap)

@@ -16,8 +16,8 @@ import numpy as np
 
 from hetlab.devices.base import Device
 from hetlab.errors import HetlabError
-from hetlab.executor.adaptive import AdaptiveConfig, AdaptiveTrace, run_adaptive
 from hetlab.graph.ir import OpGraph
+from hetlab.stretch.adaptive import AdaptiveConfig, AdaptiveTrace, run_adaptive
 
 
 def parse_interfere(
@@ -55,7 +55,7 @@ def interference_hook(
     ``procs`` (at least 2 per core) burner processes share the group's cores (a heavy
     contending application; on a shared machine one burner mostly pushes other processes
     to the other cores)."""
-    from hetlab.executor.interference import CpuBurner, OpenClBusyQueue, cores_of
+    from hetlab.stretch.interference import CpuBurner, OpenClBusyQueue, cores_of
 
     state: dict[str, Any] = {"gen": None}
 

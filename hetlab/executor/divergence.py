@@ -87,6 +87,7 @@ class Scan:
     not_run: list[str]
     divergences: list[Divergence]
     worst: tuple[str, float] | None = None  # node with the largest error, and that error
+    spread: float | None = None  # onnxruntime against itself, optimisations off and on
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -96,6 +97,7 @@ class Scan:
             "nodes_compared": self.compared,
             "nodes_not_run": len(self.not_run),
             "worst": None if self.worst is None else list(self.worst),
+            "reference_spread": self.spread,
             "divergences": [d.to_json() for d in self.divergences],
         }
 
@@ -232,6 +234,32 @@ def first_divergence(
     onnxruntime's by a relative error above ``rtol``; None when every node agrees."""
     s = scan(graph, device, inputs, rtol=rtol, chained=chained, first_only=True)
     return s.divergences[0] if s.divergences else None
+
+
+def format_scan(scan: Scan, graph: OpGraph) -> str:
+    """The text report: a summary line, then one line per finding."""
+    how = "the device's own inputs" if scan.chained else "onnxruntime's values of its inputs"
+    head = (
+        f"per-node   {scan.compared} nodes of {graph.name} run on {scan.device} alone, each fed "
+        f"{how}, against onnxruntime (tolerance {scan.rtol:.0e}); "
+        f"{len(scan.not_run)} not run on {scan.device}"
+    )
+    lines = [head]
+    lines += [f"diverges   {d.line()}" for d in scan.divergences]
+    if not scan.divergences:
+        worst = (
+            f"; the largest error is {scan.worst[1]:.2e} at {scan.worst[0]!r} "
+            f"({graph.node(scan.worst[0]).op_type})"
+            if scan.worst
+            else ""
+        )
+        lines.append(f"agrees     no node differs by more than {scan.rtol:.0e}{worst}")
+    if scan.spread is not None:
+        lines.append(
+            f"reference  onnxruntime with graph optimisations off and on differs by "
+            f"max_rel_err {scan.spread:.2e} on these inputs"
+        )
+    return "\n".join(lines)
 
 
 def _plain(v: Any) -> Any:

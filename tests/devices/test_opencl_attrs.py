@@ -115,10 +115,28 @@ def test_resize_nearest_rounding_boundaries(dev, ctm, nm):
             agree_or_refuse(dev, node, x, inits, tol=0.0)
 
 
-@pytest.mark.parametrize("extra", [{"antialias": 1}, {"keep_aspect_ratio_policy": "not_larger"}])
-def test_resize_opset18_attributes_run_or_refuse(dev, extra):
-    node, inits = _resize("linear", None, "half_pixel", sizes=[1, 2, 3, 4], **extra)
-    agree_or_refuse(dev, node, {"x": rnd(1, 2, 6, 5)}, inits)
+@pytest.mark.parametrize("sizes", [[1, 2, 3, 4], [1, 2, 11, 9]], ids=["down", "up"])
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_resize_antialias(dev, mode, sizes):
+    node, inits = _resize(mode, None, "half_pixel", sizes=sizes, antialias=1)
+    why = agree_or_refuse(dev, node, {"x": rnd(1, 2, 6, 5)}, inits)
+    if mode == "linear" and sizes[2] < 6:
+        assert why is not None and "antialias" in why
+
+
+@pytest.mark.parametrize("policy", ["stretch", "not_larger", "not_smaller"])
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_resize_axes_and_keep_aspect_ratio_policy(dev, policy, mode):
+    node = helper.make_node(
+        "Resize",
+        ["x", "", "", "z"],
+        ["y"],
+        mode=mode,
+        axes=[2, 3],
+        keep_aspect_ratio_policy=policy,
+    )
+    why = agree_or_refuse(dev, node, {"x": rnd(1, 2, 6, 5)}, {"z": np.array([9, 4], np.int64)})
+    assert why is None, why
 
 
 def test_resize_extrapolation_and_exclude_outside(dev):

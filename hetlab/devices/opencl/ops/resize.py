@@ -68,13 +68,16 @@ def _scales(node: Node, get, xs, ys) -> list[float] | None:
         if v.size:
             return _per_axis(v, _axes(node, r), r, 1.0)
     axes = _axes(node, r)
-    ratios = [ys[a] / xs[a] for a in range(r)]
     policy = attr(node, "keep_aspect_ratio_policy", "stretch")
-    if policy != "stretch":  # one scale for every axis in ``axes``
+    if policy != "stretch":  # one scale for every axis in ``axes``, from the asked sizes
+        sizes = get(node.inputs[3]) if len(node.inputs) > 3 and node.inputs[3] else None
+        if sizes is None:
+            return None
+        asked = _per_axis(np.asarray(sizes, dtype=np.float64), axes, r, 0.0)
         pick = min if policy == "not_larger" else max
-        s = pick(float(np.float32(ratios[a])) for a in axes)
+        s = pick(float(np.float32(asked[a]) / np.float32(xs[a])) for a in axes)
         return [s if a in axes else 1.0 for a in range(r)]
-    return ratios
+    return [ys[a] / xs[a] for a in range(r)]
 
 
 def _roi(node: Node, get, rank: int) -> list[float] | None:
@@ -134,7 +137,7 @@ class Resize(Op):
 
         sc = _scales(node, get, xs, ys)
         if sc is None:
-            return "non-constant scales input"
+            return "non-constant scales (or sizes, with keep_aspect_ratio_policy) input"
         if sc[0] != 1.0 or sc[1] != 1.0:
             return "scales of the batch or channel axis"
         ctm = attr(node, "coordinate_transformation_mode", "half_pixel")

@@ -11,6 +11,7 @@ pins the dispatching thread with ``os.sched_setaffinity``). Sessions are cached 
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Sequence
 from contextlib import suppress
@@ -70,7 +71,11 @@ def ort_refuses(node: Node, graph: OpGraph) -> str | None:
         if key in _ACCEPTS:
             return _ACCEPTS[key]
     model = _probe_model(node, graph)
-    reason = _op_type_refusal(node) if model is None else _session_refusal(node, model)
+    if model is None:
+        reason = _op_type_refusal(node)
+    else:
+        dtypes = [graph.tensors[t].dtype for t in node.inputs if t and t in graph.tensors]
+        reason = _session_refusal(node, model, dtypes)
     with _ACCEPTS_LOCK:
         _ACCEPTS[key] = reason
     return reason
@@ -126,7 +131,7 @@ def _probe_model(node: Node, graph: OpGraph) -> bytes | None:
         return None
 
 
-def _session_refusal(node: Node, model: bytes) -> str | None:
+def _session_refusal(node: Node, model: bytes, dtypes: list[str]) -> str | None:
     import onnxruntime as ort
 
     so = ort.SessionOptions()
@@ -137,8 +142,11 @@ def _session_refusal(node: Node, model: bytes) -> str | None:
         ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
     except Exception as e:  # noqa: BLE001 - onnxruntime raises its own types
         msg = " ".join(str(e).split())
+        if "Could not find an implementation" in msg:
+            return f"no onnxruntime CPU implementation for inputs of type {', '.join(dtypes)}"
         if any(r in msg for r in REFUSALS):
             detail = msg.split(" : ")[-1] if " : " in msg else msg
+            detail = re.sub(r" (node )?with name '[^']*'", "", detail)  # reasons group by op
             return f"onnxruntime's CPU session refuses it: {detail[:200]}"
         return _op_type_refusal(node)
     return None

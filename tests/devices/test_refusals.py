@@ -55,7 +55,7 @@ def test_refusal_names_onnxruntime_reason_and_is_cached(tmp_path, monkeypatch):
     g = load(one_node(tmp_path / "s.onnx", "Sigmoid", dtype=TensorProto.BFLOAT16, opset=13))
     dev = OrtCpuDevice("cpu0", CORE)
     why = dev.why_not(g.nodes[0], g)
-    assert why is not None and "Sigmoid" in why and "refuses" in why
+    assert why == "no onnxruntime CPU implementation for inputs of type bfloat16"
     calls = []
     monkeypatch.setattr(ort_cpu, "_session_refusal", lambda *a: calls.append(a))
     assert dev.why_not(g.nodes[0], g) == why and not calls  # answered from the cache

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Self
 
-from hetlab.devices.base import Device, Unit, now
+from hetlab.devices.base import Device, Unit, now, unsupported_summary
 from hetlab.errors import HetlabError
 from hetlab.executor.aot import AotGroup, eligible
 from hetlab.executor.trace import Event
@@ -107,13 +107,11 @@ class Executor:
         )
         check_plan(graph, device_of, list(self.devices), order)
         self.device_of = dict(device_of)
-        for n in graph.nodes:
-            dev = self.devices[self.device_of[n.id]]
-            if not dev.supports(n, graph):
-                why = dev.why_not(n, graph) or f"{n.op_type} is not supported"
-                raise HetlabError(
-                    f"plan places {n.id!r} ({n.op_type}) on {dev.name}, which cannot run it: {why}"
-                )
+        for dev in self.devices.values():  # one line per device, its refusals grouped by op
+            placed = [n for n in graph.nodes if self.device_of[n.id] == dev.name]
+            why = unsupported_summary(dev, graph, placed)
+            if why:
+                raise HetlabError(f"{why}; the plan places them there")
         self.specs: list[UnitSpec] = build_units(graph, self.device_of, order)
         self.sequential = sequential
         self.units: list[Unit] = []

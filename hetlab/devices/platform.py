@@ -23,6 +23,11 @@ them and names devices::
     host_cores = {cl0 = [15]}  # optional: pin the thread driving cl0 (default: unpinned)
     queues = {cl0 = 4}   # optional: cl0 as 4 queues, cl0 (queue 0), cl0.q1, cl0.q2, cl0.q3
 
+    whole_cpu = "cpu"     # optional: also the CPU groups' cores as one device of that name
+
+A whole-CPU device and the groups are alternatives (``covers``): a plan uses one or the
+other, and the schedulers try both (``schedulers.base.best_alternative``).
+
 The JSON form has the same keys. OpenCL discovery (``hetlab.devices.opencl.discover``) is
 imported lazily; when it is missing or finds nothing, there are no OpenCL devices.
 """
@@ -128,7 +133,7 @@ def validate_platform(doc: Any, source: str = "platform") -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise HetlabError(f"{source}: a platform must be a table/object with 'cpu' and/or 'opencl'")
     if (
-        "cpu" not in doc and "opencl" not in doc
+        "cpu" not in doc and "opencl" not in doc and "whole_cpu" not in doc
     ):  # other keys are ignored, but one of these is the point
         raise HetlabError(
             f"{source}: no 'cpu' groups and no 'opencl' section; is this a platform file?"
@@ -217,7 +222,10 @@ def validate_platform(doc: Any, source: str = "platform") -> dict[str, Any]:
             f"{source}: opencl.queues must map device names to a number of queues from 1 to 16"
         )
     out_cl["queues"] = dict(queues)
-    return {"cpu": groups, "opencl": out_cl}
+    whole = doc.get("whole_cpu")
+    if whole is not None and (not isinstance(whole, str) or not NAME_RE.match(whole)):
+        raise HetlabError(f"{source}: whole_cpu must be a device name such as \"cpu\"")
+    return {"cpu": groups, "opencl": out_cl, "whole_cpu": whole}
 
 
 def opencl_devices() -> list[Device]:
@@ -267,6 +275,8 @@ def devices(platform: str | os.PathLike | dict | None = None) -> list[Device]:
         OrtCpuDevice(g["name"], g["cores"], g.get("threads"), spin=g.get("spin", "auto"))
         for g in groups
     ]
+    if conf.get("whole_cpu"):
+        out.append(whole_cpu(conf["whole_cpu"], groups))
     for d in found:
         if d.name in pinned:
             d.host_cores = list(pinned[d.name])
@@ -282,6 +292,18 @@ def devices(platform: str | os.PathLike | dict | None = None) -> list[Device]:
     if key is not False:
         _CACHE[key] = list(out)
     return out
+
+
+def whole_cpu(name: str, groups: list[dict[str, Any]]) -> Device:
+    """One onnxruntime device on every core of ``groups``, with one thread per thread of
+    theirs; ``covers`` names the groups it is the alternative to."""
+    from hetlab.devices.ort_cpu import OrtCpuDevice
+
+    cores = sorted({c for g in groups for c in g["cores"]})
+    threads = sum(int(g.get("threads") or len(g["cores"])) for g in groups)
+    dev = OrtCpuDevice(name, cores, threads)
+    dev.covers = [g["name"] for g in groups]
+    return dev
 
 
 def _is_gpu(d: Device) -> bool:

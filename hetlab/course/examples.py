@@ -25,16 +25,16 @@ def small_dag() -> Problem:
 def two_branch_dag() -> Problem:
     """Ten operators: a stem, two branches of unequal depth, and a head; transfers cost 0.5 ms."""
     cost = {
-        "in": (1, 2),
-        "a1": (4, 1),
-        "a2": (4, 1),
-        "a3": (4, 1),
-        "b1": (2, 3),
-        "b2": (2, 3),
-        "cat": (1, 1),
-        "c1": (3, 1),
+        "in": (3, 5),
+        "a1": (2, 3),
+        "a2": (3, 4),
+        "a3": (3, 4),
+        "b1": (4, 1),
+        "b2": (1, 3),
+        "cat": (4, 3),
+        "c1": (4, 2),
         "c2": (3, 1),
-        "out": (1, 2),
+        "out": (3, 5),
     }
     nodes = [PNode(k, {"cpu": float(c), "gpu": float(g)}) for k, (c, g) in cost.items()]
     pairs = [

@@ -12,8 +12,11 @@ import pkgutil
 
 from hetlab.course.examples import defaults, partitiontuner_example, small_dag, two_branch_dag
 from hetlab.course.exercise import Exercise, Step, Verdict, check, exercise, exercises, hint, reset
+from hetlab.course.figures import hand_dag, levels
+from hetlab.course.plans import INFO_KEYS, optimum, plan_info
 
 __all__ = [
+    "INFO_KEYS",
     "Exercise",
     "Step",
     "Verdict",
@@ -21,9 +24,13 @@ __all__ = [
     "defaults",
     "exercise",
     "exercises",
+    "hand_dag",
     "hint",
+    "levels",
     "load_chapters",
+    "optimum",
     "partitiontuner_example",
+    "plan_info",
     "reset",
     "small_dag",
     "two_branch_dag",

@@ -9,6 +9,8 @@ import plotly.graph_objects as go
 
 from hetlab.cost.problem import Problem
 
+ROW = 1.5  # vertical distance between nodes of one level: room for a three-line label
+
 
 def levels(problem: Problem) -> dict[str, int]:
     """HOPE's upward rank (eq. 8): 1 for a source, else 1 + the largest level of a predecessor."""
@@ -26,7 +28,7 @@ def _positions(problem: Problem) -> dict[str, tuple[float, float]]:
     pos = {}
     for x, ids in rows.items():
         for i, v in enumerate(ids):
-            pos[v] = (float(x), (len(ids) - 1) / 2.0 - i)
+            pos[v] = (float(x), ROW * ((len(ids) - 1) / 2.0 - i))
     return pos
 
 
@@ -40,7 +42,7 @@ def hand_dag(
     value_name: str = "",
     device_of: Mapping[str, str] | None = None,
     title: str = "",
-    height: int = 320,
+    height: int | None = None,
 ) -> go.Figure:
     """The DAG drawn by level (x), each node labelled ``name`` and its costs per device; edges
     labelled with the transfer time between distinct devices. ``values`` (e.g. a rank) are
@@ -110,11 +112,11 @@ def hand_dag(
                 )
             )
     fig.update_xaxes(title="HOPE level (eq. 8)", dtick=1, showgrid=False, zeroline=False)
-    fig.update_yaxes(visible=False, range=[min(ys) - 1.0, max(ys) + 0.6])
+    fig.update_yaxes(visible=False, range=[min(ys) - 1.2, max(ys) + 0.6])
     note = f"costs in {problem.units}; edge labels: transfer between devices"
     fig.update_layout(
         title=(title + "<br>" if title else "") + f"<sup>{note}</sup>",
-        height=height,
+        height=height or 150 + 110 * max(xs.count(x) for x in xs),
         margin={"l": 20, "r": 20, "t": 60, "b": 30},
         plot_bgcolor="white",
     )

@@ -71,7 +71,7 @@ costly road still ahead: HEFT schedules such operators first (chapter 3).
     md("""
 ## Side by side
 
-The library computes both. Compare them on the figure: B, C and D share a level, but D's
+Once your answers pass, compare them with the library's, which computes both: B, C and D share a level, but D's
 rank_u is much smaller, because the path after D is short.
 """),
     code("""

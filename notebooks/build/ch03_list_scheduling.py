@@ -65,7 +65,9 @@ hand_dag(small, values=rank_u, value_name="rank_u", title="small_dag with rank_u
         "the same EFT, HEFT takes the first (`cpu`). The checker looks at the order, then "
         "the start times, then the finish times.",
     ),
-    md("The library's HEFT, drawn as a Gantt chart (one row per device):"),
+    md(
+        "Once your table passes, compare it with the library's HEFT, drawn as a Gantt chart (one row per device):"
+    ),
     code("""
 heft = schedule(small, "heft")
 display(pd.DataFrame([vars(a) for a in heft.assignments]).set_index("node"))

@@ -172,6 +172,7 @@ hand_dag(two, values=levels(two), value_name="level", title="two_branch_dag with
         "Run Algorithm 1 with NT = 4 and ε = 0.2: at which level is the first cut, and which "
         "subgraphs come out (in the order they are solved)?",
     ),
+    md("Once your answer passes, the library's partition, and what it costs the plan:"),
     code("""
 parts = partition(two, nt=4, epsilon=0.2)
 part_of = {two.nodes[i].id: k + 1 for k, p in enumerate(parts) for i in p}

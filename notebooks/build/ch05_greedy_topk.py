@@ -49,6 +49,7 @@ hand_dag(pt, title="PartitionTuner's example")
         "With a threshold of 1.2 ms, which operators are short, and which super-ops does "
         "merging make?",
     ),
+    md("Once your answer passes, compare it with the library's merging:"),
     code("""
 print([[pt.nodes[i].id for i in s] for s in merge_superops(pt, 1.2)])
 """),

@@ -42,7 +42,7 @@ def _eft() -> Exercise:
                 return f"EFT of {v} is not {answer['placed'][v][2]}"
         return None
 
-    nodes = ", ".join(f'"{v}": (..., ..., ...)' for v in sorted(want["placed"]))
+    nodes = "".join(f'        "{v}": (..., ..., ...),\n' for v in sorted(want["placed"]))
     return Exercise(
         key="ch03.eft",
         title="HEFT's EST and EFT on the small DAG",
@@ -66,7 +66,9 @@ def _eft() -> Exercise:
             "answer = {\n"
             '    "order": [...],  # the six nodes, in the order HEFT places them\n'
             "    # node: (device, EST, EFT) on the device HEFT picks\n"
-            f'    "placed": {{{nodes}}},\n'
+            '    "placed": {\n'
+            f"{nodes}"
+            "    },\n"
             "}"
         ),
         done="The last EFT is HEFT's makespan; the simulator gives the same times.",

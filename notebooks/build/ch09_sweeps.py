@@ -1,18 +1,10 @@
-"""Writes ``08_sweeps.ipynb`` (without outputs): ``python notebooks/_build_08.py``.
-
-Review this file, not the JSON.
-"""
+"""Chapter 9: parameter sweeps on Dask."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from .cells import code, md
 
-import nbformat as nbf
-
-HERE = Path(__file__).resolve().parent
-
-
-from _build import code, md  # noqa: E402  (the cell helpers of notebooks/_build.py)
+NAME = "09_sweeps.ipynb"
 
 
 CELLS = [
@@ -27,7 +19,7 @@ missing. Makespans and lower bounds are in the problem's units (ms for the profi
 From a shell the same sweep is:
 
 ```
-hetlab sweep ../../shared/hope-profiles/inception-v3-*.json --algos greedy,ilp,heft \\
+hetlab sweep data/hope-profiles/inception-v3-*.json --algos greedy,ilp,heft \\
     --nt 6,12,24 --epsilon 0.1,0.2,0.4 --k 2,3,4 --time-limit 0.5 --out sweeps/hope
 ```
 
@@ -46,8 +38,7 @@ LARGE = False   # True: every phone profile and a wider grid (minutes on a few c
 files = sorted(glob.glob(str(PROFILES / ("*.json" if LARGE else "inception-v3-*.json"))))
 problems = {Path(f).stem: read_json(f) for f in (files if LARGE else files[:3])}
 if not problems:  # no phone profiles beside the repository: the course's built-in problems
-    from hetlab.exercises import partitiontuner_example, small_dag
-    print("HOPE phone profiles not found (set HETLAB_HOPE_PROFILES); using built-in problems")
+    from hetlab.course import partitiontuner_example, small_dag
     problems = {"partitiontuner_table1": partitiontuner_example().to_json(), "small_dag": small_dag().to_json()}
 print(len(problems), "problems:", ", ".join(problems))
 """),
@@ -85,16 +76,5 @@ client.close(); cluster.close()
 ]
 
 
-def main() -> None:
-    nb = nbf.v4.new_notebook()
-    nb.cells = CELLS
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    nbf.write(nb, HERE / "08_sweeps.ipynb")
-
-
-if __name__ == "__main__":
-    main()
+def cells() -> list:
+    return list(CELLS)

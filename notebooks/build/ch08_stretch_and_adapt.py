@@ -1,19 +1,10 @@
-"""Writes ``07_stretch_and_adapt.ipynb`` (without outputs) from the cell sources below.
-
-Run ``python notebooks/_build_07.py`` after editing; review this file, not the JSON.
-Kept apart from ``_build.py`` (branch viz) so the two merge cleanly.
-"""
+"""Chapter 8: NN-Stretch, and adapting when a device is contended."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from .cells import code, md
 
-import nbformat as nbf
-
-HERE = Path(__file__).resolve().parent
-
-
-from _build import code, md  # noqa: E402  (the cell helpers of notebooks/_build.py)
+NAME = "08_stretch_and_adapt.ipynb"
 
 
 CELLS = [
@@ -134,16 +125,5 @@ From the shell: `hetlab stretch resnet50 --devices cpu0,cpu1 --out r.onnx` then
 ]
 
 
-def main() -> None:
-    nb = nbf.v4.new_notebook()
-    nb.cells = CELLS
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    nbf.write(nb, HERE / "07_stretch_and_adapt.ipynb")
-
-
-if __name__ == "__main__":
-    main()
+def cells() -> list:
+    return list(CELLS)

@@ -65,7 +65,7 @@ print(json.dumps(best.plan.summary()["parts"], indent=1)[:1500])
     code("""
 import tempfile
 from pathlib import Path
-from hetlab.graph.stretch_onnx import write
+from hetlab.stretch.onnx_rewrite import write
 
 WORK = Path(tempfile.mkdtemp(prefix="stretch-"))
 out = write(g, best.plan, WORK / "resnet50-stretched.onnx")
@@ -104,10 +104,10 @@ probes the original plan and moves back when the device has recovered. Here a CP
 static pass gets the same interference without switching.
 """),
     code("""
-from hetlab.executor.adaptive import AdaptiveConfig
-from hetlab.executor.adaptive_report import adaptive_run
+from hetlab.stretch.adaptive import AdaptiveConfig
+from hetlab.stretch.adaptive_report import adaptive_run
 from hetlab.executor.check import random_inputs
-from hetlab.viz.adaptive import adaptive_figure
+from hetlab.stretch.figure import adaptive_figure
 
 N = 16
 doc = adaptive_run(sg, plan.device_of, plan.order, DEVS, random_inputs(sg, 0), N, AdaptiveConfig(),

@@ -13,7 +13,6 @@ queue; and hetlab's ``ilp``, ``greedy`` and ``heft`` plans over ``--queues`` que
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -23,18 +22,21 @@ from typing import Any
 import numpy as np
 
 from hetlab.cost.profiler import profile
-from hetlab.cost.queues import only_devices, queue_names, with_queues
+from hetlab.cost.queues import only_devices, queue_names, queues_pay, with_queues
 from hetlab.devices.opencl.queues import model_slowdown, queue_costs
+from hetlab.devices.platform import default_groups
 from hetlab.devices.platform import devices as platform_devices
 from hetlab.errors import HetlabError
 from hetlab.executor import run
 from hetlab.executor.check import random_inputs
+from hetlab.fileio import atomic_write_json
 from hetlab.graph import load
 from hetlab.schedulers.base import schedule
 from hetlab.zoo import path as zoo_path
 
 MODELS = "squeezenet,googlenet,inception_v3,inception_v4,resnet50,pnasnet_mobile,nasnet_large"
 ALGOS = ("ilp", "greedy", "heft")
+RECOMMENDED = "ilp+"  # HOPE's ILP with its floor at the best single device and heuristics
 
 
 def median_ms(fn, repeat: int, warmup_s: float = 0.5) -> float:
@@ -100,21 +102,73 @@ def torch_times(onnx_path: str, feed: dict[str, np.ndarray], repeat: int) -> dic
     return out
 
 
-def plan_row(graph, problem, algo: str, devs, feed, repeat: int, limit: float) -> dict[str, Any]:
-    params = {"time_limit": limit} if algo == "ilp" else {}
+def plan_row(graph, problem, algo: str, devs, feed, args) -> dict[str, Any]:
+    params = {"time_limit": args.time_limit} if algo in ("ilp", "ilp+") else {}
     t0 = time.perf_counter()
-    plan = schedule(problem, algo, **params)
-    solve = time.perf_counter() - t0
-    rep = run(graph, plan, devs, repeat=repeat, check=True, inputs=feed)
-    used = sorted(set(plan.device_of.values()))
+    try:
+        plan = schedule(problem, algo, **params)
+        solve = time.perf_counter() - t0
+        rep = run(graph, plan, devs, repeat=args.repeat, check=True, inputs=feed)
+    except HetlabError as e:
+        return {"error": str(e)[:200]}
     return {
         "measured_ms": rep.latency_ms["median"],
         "predicted_ms": round(float(plan.makespan), 4),
         "max_rel_err": rep.max_rel_err,
-        "devices": used,
+        "devices": sorted(set(plan.device_of.values())),
         "units": rep.units,
         "solve_s": round(solve, 2),
+        **({"alternative": plan.extra["alternative"]} if "alternative" in plan.extra else {}),
     }
+
+
+def gpu_rows(graph, feed, args, devs: dict) -> dict[str, Any]:
+    """cl0 alone, the plans over its queues (with and without the CPU groups), and the
+    recommended plan: ``RECOMMENDED`` over cl0, its queues where they pay, and the groups."""
+    cpus = [d for d in devs.values() if d.kind != "opencl"]
+    prob = profile(
+        graph,
+        [*cpus, devs["cl0"]],
+        repeat=5,
+        rounds=1,
+        seconds=args.seconds,
+        handoff=False,
+        concurrent=False,
+    )
+    single = run(graph, "cl0", devs, repeat=args.repeat, check=True, inputs=feed)
+    row: dict[str, Any] = {
+        "cl0": {
+            "measured_ms": single.latency_ms["median"],
+            "predicted_ms": round(sum(float(n.cost["cl0"] or 0) for n in prob.nodes), 4),
+            "max_rel_err": single.max_rel_err,
+        }
+    }
+    views = queue_names("cl0", args.queues)[1:]
+    slow = model_slowdown([devs["cl0"], *(devs[v] for v in views)], graph)
+    pays = queues_pay(slow["slowdown"], args.queues)
+    row["queues"] = {**slow, **args.costs, "pay": pays}
+    latency, factor = args.costs["event_ms"], slow["slowdown"]
+    gpu_only = with_queues(only_devices(prob, ["cl0"]), {"cl0": views}, latency, factor)
+    mixed = with_queues(prob, {"cl0": views}, latency, factor)
+    for label, problem in (("queues", gpu_only), ("queues+cpu", mixed)):
+        for algo in ALGOS:
+            row[f"{algo}/{label}"] = plan_row(graph, problem, algo, devs, feed, args)
+    row["recommended"] = plan_row(graph, mixed if pays else prob, RECOMMENDED, devs, feed, args)
+    return row
+
+
+def cpu_rows(graph, feed, args) -> dict[str, Any]:
+    """The CPU-only platform: two core groups and the whole CPU as alternatives, every core
+    (the onnxruntime reference's), the recommended plan measured against the reference."""
+    found = platform_devices(
+        {"cpu": default_groups(), "whole_cpu": "cpu", "opencl": {"include": []}}
+    )
+    devs = {d.name: d for d in found}
+    prob = profile(
+        graph, found, repeat=5, rounds=1, seconds=args.seconds, handoff=False, concurrent=False
+    )
+    prob.extra["exclusive"] = [["cpu"], [d for d in devs if d != "cpu"]]
+    return {"cpu_recommended": plan_row(graph, prob, RECOMMENDED, devs, feed, args)}
 
 
 def model_row(name: str, args: argparse.Namespace, devs: dict) -> dict[str, Any]:
@@ -124,31 +178,9 @@ def model_row(name: str, args: argparse.Namespace, devs: dict) -> dict[str, Any]
     row: dict[str, Any] = {"model": name, "nodes": len(graph.nodes)}
     row["ort_cpu_ms"] = ort_all_cores(onnx_path, feed, args.repeat)
     row.update(torch_times(onnx_path, feed, args.repeat))
-    cpus = [d for d in devs.values() if d.kind != "opencl"]
-    base = [*cpus, devs["cl0"]]
-    prob = profile(
-        graph, base, repeat=5, rounds=1, seconds=args.seconds, handoff=False, concurrent=False
-    )
-    single = run(graph, "cl0", devs, repeat=args.repeat, check=True, inputs=feed)
-    row["cl0"] = {
-        "measured_ms": single.latency_ms["median"],
-        "predicted_ms": round(sum(float(n.cost["cl0"] or 0) for n in prob.nodes), 4),
-        "max_rel_err": single.max_rel_err,
-    }
-    views = queue_names("cl0", args.queues)[1:]
-    slow = model_slowdown([devs["cl0"], *(devs[v] for v in views)], graph)
-    row["queues"] = {**slow, **args.costs}
-    latency, factor = args.costs["event_ms"], slow["slowdown"] if args.slowdown else 1.0
-    gpu_only = with_queues(only_devices(prob, ["cl0"]), {"cl0": views}, latency, factor)
-    mixed = with_queues(prob, {"cl0": views}, latency, factor)
-    for label, problem in (("queues", gpu_only), ("queues+cpu", mixed)):
-        for algo in ALGOS:
-            try:
-                row[f"{algo}/{label}"] = plan_row(
-                    graph, problem, algo, devs, feed, args.repeat, args.time_limit
-                )
-            except HetlabError as e:
-                row[f"{algo}/{label}"] = {"error": str(e)[:200]}
+    row.update(gpu_rows(graph, feed, args, devs))
+    if args.cpu:
+        row.update(cpu_rows(graph, feed, args))
     return row
 
 
@@ -160,6 +192,7 @@ def summary_line(row: dict[str, Any]) -> str:
 
     cols = ["ort_cpu_ms", "torch_eager_ms", "torch_graph_ms", "cl0"]
     cols += [f"{a}/{lbl}" for lbl in ("queues", "queues+cpu") for a in ALGOS]
+    cols += ["recommended", "cpu_recommended"]
     return f"{row['model']:<15}" + "".join(f"{ms(c):>10}" for c in cols)
 
 
@@ -169,14 +202,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queues", type=int, default=4)
     ap.add_argument("--repeat", type=int, default=50)
     ap.add_argument("--seconds", type=float, default=0.03, help="profiler budget per op")
-    ap.add_argument(
-        "--no-slowdown",
-        dest="slowdown",
-        action="store_false",
-        help="cost every queue as the device alone (default: the model's measured slowdown)",
-    )
+    ap.add_argument("--no-cpu", dest="cpu", action="store_false", help="skip the CPU platform")
     ap.add_argument("--time-limit", type=float, default=0.5, help="ilp's time per subgraph")
-    ap.add_argument("--out", type=Path, default=None, help="JSON lines, one row per model")
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="the table as JSON (benchmarks/results/<platform>/gpu_queues.json)",
+    )
     args = ap.parse_args(argv)
     found = platform_devices({"opencl": {"queues": {"cl0": args.queues}}})
     devs = {d.name: d for d in found}
@@ -185,14 +218,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     args.costs = queue_costs(devs["cl0"])
     print("queue costs (ms):", args.costs)
-    print(
-        "device:",
-        devs["cl0"].info().get("device"),
-        "| cpu groups:",
-        [d.name for d in found if d.kind != "opencl"],
-    )
+    info = {**devs["cl0"].info(), "cpu_groups": [d.name for d in found if d.kind != "opencl"]}
+    print("device:", info["device"], "| cpu groups:", info["cpu_groups"])
+    rows: list[dict[str, Any]] = []
     print(f"{'model':<15}{'ort_cpu':>10}{'eager':>10}{'graph':>10}{'cl0':>10}", end="")
-    print("".join(f"{a + '/q':>10}" for a in ALGOS) + "".join(f"{a + '/q+c':>10}" for a in ALGOS))
+    print(
+        "".join(f"{a + '/q':>10}" for a in ALGOS) + "".join(f"{a + '/q+c':>10}" for a in ALGOS),
+        end="",
+    )
+    print(f"{'recomm.':>10}{'cpu rec.':>10}")
     for name in args.models.split(","):
         try:
             row = model_row(name, args, devs)
@@ -200,10 +234,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: {e}", file=sys.stderr)
             continue
         print(summary_line(row), flush=True)
-        if args.out is not None:
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-            with args.out.open("a") as f:
-                f.write(json.dumps(row) + "\n")
+        rows.append(row)
+        if args.out is not None:  # rewritten after each model: a cut-off run keeps its rows
+            atomic_write_json(args.out, {"device": info, "queue_costs": args.costs, "rows": rows})
     return 0
 
 

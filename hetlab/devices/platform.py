@@ -224,7 +224,7 @@ def validate_platform(doc: Any, source: str = "platform") -> dict[str, Any]:
     out_cl["queues"] = dict(queues)
     whole = doc.get("whole_cpu")
     if whole is not None and (not isinstance(whole, str) or not NAME_RE.match(whole)):
-        raise HetlabError(f"{source}: whole_cpu must be a device name such as \"cpu\"")
+        raise HetlabError(f'{source}: whole_cpu must be a device name such as "cpu"')
     return {"cpu": groups, "opencl": out_cl, "whole_cpu": whole}
 
 

@@ -264,7 +264,7 @@ class OpenCLDevice(Device):
 
         with Started() as started:  # program builds may start driver threads
             if any(graph.node(v).op_type == "If" for v in nodes):  # control flow: control.py
-                from hetlab.devices.opencl.control import prepare_composite
+                from hetlab.devices.opencl.if_runner import prepare_composite
 
                 unit = prepare_composite(self, graph, list(nodes))
             else:

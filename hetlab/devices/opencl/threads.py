@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Iterable
 from typing import Self
 
 ENV = "HETLAB_PIN_DRIVER_THREADS"
+SETTLE_CHECKS, SETTLE_S = 4, 0.005
 
 
 def enabled() -> bool:
@@ -66,7 +68,13 @@ class Started:
 
     def __exit__(self, *exc: object) -> None:
         new = native_threads() - self._before - python_threads()
-        self.tids = {t for t in new if affinity(t) == self._mask}
+        # a thread may pin itself just after it starts (onnxruntime's pools do): it counts
+        # only if it keeps the inherited affinity over a few checks SETTLE_S apart
+        for i in range(SETTLE_CHECKS if new else 1):
+            if i:
+                time.sleep(SETTLE_S)
+            new = {t for t in new if affinity(t) == self._mask}
+        self.tids = new
 
 
 def pin(tids: Iterable[int], cores: Iterable[int]) -> list[int]:

@@ -96,10 +96,10 @@ def why_not(node: Node, graph: OpGraph) -> str | None:
 from hetlab.devices.opencl.ops import (  # noqa: F401  (registration side effects)
     activation,
     binary,
-    control,
     conv,
+    data_movement,
     gemm,
-    layout,
+    if_support,
     lstm,
     norm,
     pool,

@@ -4,7 +4,7 @@ steps, kernel segments (``UnitBuilder`` units over consecutive plain nodes) and 
 An ``IfStep`` reads its condition back to the host (one tiny read), then runs the taken
 branch as a ``Branch``: built at the first run per (branch, input signature), cached after.
 The signature is the shapes of the float tensors entering the body and the values of the
-others: together they fix every shape and every int inside the body (``ops/control.py``).
+others: together they fix every shape and every int inside the body (``ops/if_support.py``).
 Building a branch:
 
 1. one recorded onnxruntime run of the body on the entering values (``onnx_bodies.record``)
@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from hetlab.devices.base import NodeTime, RunResult, Unit, now
-from hetlab.devices.opencl.ops.control import classify, is_float, node_reads
+from hetlab.devices.opencl.ops.if_support import classify, is_float, node_reads
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import OpGraph, Tensor
 

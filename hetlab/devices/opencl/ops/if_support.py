@@ -1,6 +1,6 @@
 """``If`` on OpenCL: which body nodes are resolved on the host and which run as kernels,
 and the support check of an ``If`` (both branches, recursively). The run itself is in
-``hetlab/devices/opencl/control.py``.
+``hetlab/devices/opencl/if_runner.py``.
 
 A body tensor is *known* before the body's kernels run when it is a constant, not float
 (ints and bools inside a body are shape arithmetic: they depend only on input shapes and
@@ -145,7 +145,7 @@ def _device_reason(n: Node, body: OpGraph) -> str | None:
 
 @register
 class If(Op):
-    """Control flow: checked here, run by ``hetlab/devices/opencl/control.py``."""
+    """Control flow: checked here, run by ``hetlab/devices/opencl/if_runner.py``."""
 
     op_types = ("If",)
 

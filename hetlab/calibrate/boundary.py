@@ -27,7 +27,8 @@ from hetlab.cost.problem import Link, Problem
 from hetlab.devices.base import Device
 from hetlab.graph.ir import OpGraph
 
-Memo = tuple[Callable[[str, str], Any], Callable[[str, str, Any], None]]
+# (get, put) of the profile cache, keyed by (kind, key): a calibration measured once is reused
+CacheHooks = tuple[Callable[[str, str], Any], Callable[[str, str, Any], None]]
 MIN_BOUNDARIES = 4  # an alternating plan with fewer cross-device edges says too little
 
 
@@ -106,7 +107,7 @@ def calibrate_boundaries(
     windows: Sequence[Sequence[str]],
     per_unit: dict[str, float],
     repeat: int = 7,
-    memo: Memo | None = None,
+    memo: CacheHooks | None = None,
     inputs: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Add each device pair's boundary cost to ``problem``'s links (see the module doc);
@@ -185,7 +186,7 @@ def single_unit(
     graph: OpGraph,
     devs: dict[str, Device],
     measure: Callable[[dict[str, str]], tuple[float, int, float]],
-    memo: Memo | None,
+    memo: CacheHooks | None,
     problem: Problem | None = None,
 ) -> dict[str, Any]:
     """Each device's one-unit cost (ms): what the executor adds to a whole-model run on it,

@@ -28,7 +28,7 @@ from hetlab.graph.ir import OpGraph
 
 MIN_OVERLAPPED = 4
 ALGO = "heft"
-Memo = tuple[Callable[[str], Any], Callable[[str, Any], None]]
+CacheHooks = tuple[Callable[[str], Any], Callable[[str, Any], None]]
 
 
 def fit_surcharge(predict: Callable[[float], float], measured_ms: float, iters: int = 30) -> float:
@@ -55,7 +55,7 @@ def calibrate_concurrency(
     graph: OpGraph,
     devices: Sequence[Device],
     repeat: int = 11,
-    memo: Memo | None = None,
+    memo: CacheHooks | None = None,
     inputs: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Fit the surcharge on ``ALGO``'s plan of ``problem`` (see the module doc) and store it

@@ -40,7 +40,7 @@ HOST = "host"
 
 
 @dataclass
-class Rep:
+class Repetition:
     """One repetition's result: wall time (ms), model outputs on the host, measured events."""
 
     wall_ms: float
@@ -219,7 +219,7 @@ class Executor:
             self.free_after[i].append(t)
 
     # --- running ------------------------------------------------------------------
-    def run_once(self, inputs: Mapping[str, Any]) -> Rep:
+    def run_once(self, inputs: Mapping[str, Any]) -> Repetition:
         """One inference: every worker runs its queue; returns outputs and the timeline."""
         self.prepare()
         absent = [t for t in self.graph.inputs if t not in inputs]
@@ -260,7 +260,7 @@ class Executor:
             raise RunError(f"{s.label} failed: {type(e).__name__}: {e}") from e
         outs = {t: self.host[t] for t in self.graph.outputs}
         events = sorted(self._events, key=lambda ev: (ev.start, ev.device))
-        return Rep(wall, outs, events, self._raw_node_times, t0)
+        return Repetition(wall, outs, events, self._raw_node_times, t0)
 
     def ms(self, t: float) -> float:
         return (t - self._t0) * 1000.0

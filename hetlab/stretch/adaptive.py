@@ -28,7 +28,7 @@ from typing import Any
 
 from hetlab.devices.base import Device
 from hetlab.errors import HetlabError
-from hetlab.executor.interpreter import Executor, Rep
+from hetlab.executor.interpreter import Executor, Repetition
 from hetlab.graph.ir import OpGraph
 
 
@@ -86,7 +86,7 @@ class AdaptiveTrace:
         }
 
 
-def busy_ms(rep: Rep) -> dict[str, float]:
+def busy_ms(rep: Repetition) -> dict[str, float]:
     """Per device: summed unit intervals of one repetition (ms)."""
     out: dict[str, float] = {}
     for ev in rep.events:
@@ -145,7 +145,7 @@ def run_adaptive(
     order: Sequence[str] | None = None,
     adaptive: bool = True,
     before_run: Callable[[int, AdaptiveTrace], None] | None = None,
-) -> tuple[AdaptiveTrace, list[Rep]]:
+) -> tuple[AdaptiveTrace, list[Repetition]]:
     """Run ``repeat`` times (after one warm-up), adapting as in the module doc; with
     ``adaptive=False`` the same loop never switches (the baseline to compare against).
     ``before_run(i, trace)`` is called before run ``i`` (to start/stop interference)."""
@@ -172,7 +172,7 @@ def run_adaptive(
             out[d] = out.get(d, 0.0) + flops[v]
         return out
 
-    reps: list[Rep] = []
+    reps: list[Repetition] = []
     calib: dict[str, list[float]] = {}
     rate: dict[str, float] = {}  # ms per FLOP, per device, from the calibration runs
     current, slow_dev, strikes, since_switch, last_worst = "base", "", 0, 0, ""

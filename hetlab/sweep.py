@@ -113,16 +113,19 @@ def grid_from_args(args: argparse.Namespace) -> dict[str, list[Any]]:
     return grid
 
 
-def worker_sizing(workers: int | None = None, lim: Any = None) -> tuple[int, int | None]:
+def worker_sizing(
+    workers: int | None = None, lim: Any = None, visible: int | None = None
+) -> tuple[int, int | None]:
     """``(workers, memory bytes per worker)`` for a LocalCluster: one worker per CPU the
     cgroup grants (``hetlab.devices.cgroup``: the quota, within the visible cores), fewer when
     the memory would leave a worker less than ``WORKER_MEMORY``; ``workers`` overrides the
-    count. The memory is None when unknown (Dask's default then)."""
+    count; ``lim`` (``cgroup.Limits``) and ``visible`` (cores) default to this process's. The
+    memory is None when unknown (Dask's default then)."""
     from hetlab.devices import cgroup
 
     lim = cgroup.limits() if lim is None else lim
     mem = cgroup.memory_bytes(lim)
-    n = cgroup.cpu_count(lim=lim)
+    n = cgroup.cpu_count(visible, lim)
     if mem is not None:
         n = max(1, min(n, mem // WORKER_MEMORY))
     n = workers or n

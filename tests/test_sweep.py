@@ -161,9 +161,8 @@ def test_workers_are_sized_from_the_cgroup(monkeypatch, cpus, memory, workers, w
     from hetlab.sweep import worker_sizing
 
     visible = 16
-    monkeypatch.setattr(cgroup.os, "sched_getaffinity", lambda _: set(range(visible)))
     monkeypatch.setattr(cgroup.os, "sysconf", lambda k: {"SC_PAGE_SIZE": 4096}.get(k, 1 << 30))
-    n, mem = worker_sizing(workers, cgroup.Limits(cpus=cpus, memory=memory))
+    n, mem = worker_sizing(workers, cgroup.Limits(cpus=cpus, memory=memory), visible)
     machine = 4096 << 30
     assert n == (want if want is not None else visible)
     assert mem == min(memory or machine, machine) // n

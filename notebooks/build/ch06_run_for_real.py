@@ -8,6 +8,10 @@ NAME = "06_run_for_real.ipynb"
 
 
 def cells() -> list:
+    return _intro() + _timing() + _exercise() + _real_run() + _replay()
+
+
+def _intro() -> list:
     return [
         md(r"""
 # 6 · Run for real: predicted against measured, and the critical path
@@ -30,6 +34,11 @@ from hetlab.schedulers import Plan, schedule
 from hetlab.schedulers.sim import simulate
 from hetlab.viz import compare_figure, gantt_figure
 """),
+    ]
+
+
+def _timing() -> list:
+    return [
         md(r"""
 ## The timing of a plan
 
@@ -81,6 +90,11 @@ print("critical path:", " → ".join(critical_path(p, worked, ORDER)))
 print("slack (ms):   ", slack(p, worked, ORDER))
 gantt_figure(Plan.build(p, "worked plan", worked, ORDER), p)
 """),
+    ]
+
+
+def _exercise() -> list:
+    return [
         md("""
 ## Exercise
 
@@ -94,6 +108,11 @@ hand_dag(p, device_of=PLAN, title="the exercise's plan (order A..F)")
             "ch06.critical",
             "Fill in the start time of every node (ms) and the critical path, first node first.",
         ),
+    ]
+
+
+def _real_run() -> list:
+    return [
         md("""
 ## Running a real model
 
@@ -152,6 +171,11 @@ cp = doc["critical_path"]
 print("predicted critical path:", len(critical_path(problem, plan.device_of, plan.order)), "operators")
 pd.Series(cp, name="measured critical path").to_frame()
 """),
+    ]
+
+
+def _replay() -> list:
+    return [
         md("""
 The measured trace can also be written in Chrome's trace-event format and opened in
 Perfetto: `report.write_trace("trace.json")`, or `hetlab run squeezenet --plan PLAN.json

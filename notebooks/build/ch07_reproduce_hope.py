@@ -8,6 +8,10 @@ NAME = "07_reproduce_hope.ipynb"
 
 
 def cells() -> list:
+    return _intro() + _hand() + _fig4() + _what_if()
+
+
+def _intro() -> list:
     return [
         md(r"""
 # 7 · Reproducing HOPE's Fig. 4, and when a mixed plan pays
@@ -33,6 +37,11 @@ from hetlab.cost.datasets import load_hope_profile, load_measured_profile
 from hetlab.schedulers import Plan, schedule
 from hetlab.viz import compare_figure
 """),
+    ]
+
+
+def _hand() -> list:
+    return [
         md(r"""
 ## The quantities of Fig. 4
 
@@ -59,6 +68,11 @@ compare_figure(plans, [pl.algo for pl in plans], problem=p)
             "From the three plans above: the single-device latencies, the three latencies "
             "normalised to GPU only, and the gain of the mixed plan.",
         ),
+    ]
+
+
+def _fig4() -> list:
+    return [
         md("""
 ## Fig. 4 on HOPE's phone profiles
 
@@ -111,6 +125,11 @@ fig.update_layout(barmode="group", height=420, yaxis_title="latency / GPU-only l
                   title=f"{MODEL}: simulated on HOPE's profiles (bars), measured by HOPE (diamonds)")
 fig
 """),
+    ]
+
+
+def _what_if() -> list:
+    return [
         md("""
 Two things to read in it. First, the order of the bars: where the simulator and HOPE agree on
 which plan wins, the profile explains the result. Second, the distance between a bar and its

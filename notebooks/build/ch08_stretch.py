@@ -8,6 +8,10 @@ NAME = "08_stretch.ipynb"
 
 
 def cells() -> list:
+    return _intro() + _constraints() + _exercise() + _real_model() + _measured()
+
+
+def _intro() -> list:
     return [
         md(r"""
 # 8 · NN-Stretch: branch a sequential model, and adapt when a device is contended
@@ -39,6 +43,11 @@ from hetlab.course.figures import hand_dag
 from hetlab.schedulers import Plan
 from hetlab.viz import compare_figure
 """),
+    ]
+
+
+def _constraints() -> list:
+    return [
         md(r"""
 ## The constraints
 
@@ -83,6 +92,11 @@ compare_figure(
      Plan.build(wide, "stretched", place, order)],
     ["original on the GPU", "stretched on CPU + GPU"])
 """),
+    ]
+
+
+def _exercise() -> list:
+    return [
         md(r"""
 Each branch takes 2 ms, the transfers 0.25 ms: 2.25 ms against 3 ms on the GPU alone. Eq. 4
 holds, since $0.25 \le 0.1 \times 3$.
@@ -97,6 +111,11 @@ Sending its input to the CPU takes 0.2 ms, getting the output back 0.3 ms; $\alp
             "Give each branch's FLOPs (MFLOP), each branch's latency (ms), the stretched "
             "segment's latency, and whether eq. 4 holds.",
         ),
+    ]
+
+
+def _real_model() -> list:
+    return [
         md("""
 ## Stretching a real model
 
@@ -145,6 +164,11 @@ plan = branch_plan(sg, estimated_problem(sg, cm, PAIR), PAIR, main_device(cm, PA
 print(f"{len(sg.nodes)} nodes; {sum(n.flops for n in sg.nodes) / 1e9:.2f} GFLOP "
       f"(original {sum(n.flops for n in g.nodes) / 1e9:.2f})")
 """),
+    ]
+
+
+def _measured() -> list:
+    return [
         md("""
 ## Measured: the original on one device, the stretched model on two
 

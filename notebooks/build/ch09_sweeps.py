@@ -8,6 +8,10 @@ NAME = "09_sweeps.ipynb"
 
 
 def cells() -> list:
+    return _intro() + _cells() + _workers() + _hand_sweep() + _phones()
+
+
+def _intro() -> list:
     return [
         md(r"""
 # 9 · Parameter sweeps on Dask
@@ -33,6 +37,11 @@ from hetlab.course import check, hint, small_dag, two_branch_dag
 from hetlab.course.figures import hand_dag
 from hetlab.sweep import cells, local_client, run_sweep, worker_sizing
 """),
+    ]
+
+
+def _cells() -> list:
+    return [
         md(r"""
 ## Cells
 
@@ -55,6 +64,11 @@ hand = {"small_dag": small_dag().to_json(), "two_branch": two_branch_dag().to_js
 hand_grid = {"k": [1, 2, 3], "nt": [3, 6], "epsilon": [0.2], "time_limit": [1.0]}
 pd.DataFrame(cells(hand, ["greedy", "ilp", "heft"], hand_grid))
 """),
+    ]
+
+
+def _workers() -> list:
+    return [
         md(r"""
 ## How many workers?
 
@@ -83,6 +97,11 @@ print(f"-> {n} workers" + (f", {mem / 2**30:.1f} GiB each" if mem else ""))
             "`memory.max` 3 GiB. How many CPUs does it grant, and how many workers should a "
             "sweep start?",
         ),
+    ]
+
+
+def _hand_sweep() -> list:
+    return [
         md("""
 ## Running the hand-sized sweep
 
@@ -99,6 +118,11 @@ df["setting"] = df.algo + df.k.map(lambda k: f" K={k:g}" if k == k else "") + df
 px.imshow(df.pivot(index="setting", columns="problem", values="makespan"), text_auto=".1f",
           aspect="auto", color_continuous_scale="Blues", title="makespan (ms) of every cell")
 """),
+    ]
+
+
+def _phones() -> list:
+    return [
         md("""
 Run the cell above again: every cell is read back from `sweeps/hand/cells/` and `df.attrs`
 says `computed: 0`.

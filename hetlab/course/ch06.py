@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import plotly.graph_objects as go
+
 from hetlab.cost.problem import Problem
 from hetlab.course.examples import small_dag
 from hetlab.course.exercise import Exercise, Step, Table, register
@@ -77,6 +79,64 @@ def slack(problem: Problem, device_of: Mapping[str, str], order: Sequence[str]) 
         latest_finish[v] = min(bounds, default=t.makespan)
         latest_start[v] = latest_finish[v] - (t.finish[v] - t.start[v])
     return {v: round(latest_finish[v] - t.finish[v], 9) for v in order}
+
+
+def hand_gantt(
+    problem: Problem,
+    device_of: Mapping[str, str],
+    order: Sequence[str],
+    title: str = "",
+    critical: bool = True,
+) -> go.Figure:
+    """A small plan's Gantt, one row per device: each node's receives (grey, its inputs from
+    the other device) then its compute (labelled with its name); with ``critical``, the
+    critical path's nodes are outlined in red."""
+    t = simulate(problem, dict(device_of), list(order))
+    on_path = set(critical_path(problem, device_of, order)) if critical else set()
+    recv = dict.fromkeys(order, 0.0)
+    for e in problem.edges:
+        recv[e.dst] += problem.comm_cost(e.src, e.dst, device_of[e.src], device_of[e.dst])
+    fig = go.Figure()
+    rows = {"receive": ([], [], [], []), "compute": ([], [], [], [])}
+    for v in order:
+        s, f, r = t.start[v], t.finish[v], recv[v]
+        for part, base, length in (("receive", s, r), ("compute", s + r, f - s - r)):
+            if length > 0:
+                xs, bases, ys, names = rows[part]
+                xs.append(length)
+                bases.append(base)
+                ys.append(device_of[v])
+                names.append(v)
+    for part, (xs, bases, ys, names) in rows.items():
+        fig.add_bar(
+            x=xs,
+            base=bases,
+            y=ys,
+            orientation="h",
+            name=part,
+            text=names if part == "compute" else None,
+            textposition="inside",
+            insidetextanchor="middle",
+            marker={
+                "color": "#4C78A8" if part == "compute" else "#ccc",
+                "line": {
+                    "width": [3 if n in on_path else 1 for n in names],
+                    "color": ["#d62728" if n in on_path else "white" for n in names],
+                },
+            },
+        )
+    path = " → ".join(v for v in order if v in on_path)
+    sub = f"makespan {t.makespan:g} {problem.units}" + (f"; critical path {path}" if path else "")
+    fig.update_layout(
+        barmode="overlay",
+        height=90 + 50 * len(problem.devices),
+        title=(title + "<br>" if title else "") + f"<sup>{sub}</sup>",
+        xaxis_title=f"time ({problem.units})",
+        yaxis={"categoryorder": "array", "categoryarray": problem.devices[::-1]},
+        margin={"l": 20, "r": 20, "t": 60, "b": 40},
+        plot_bgcolor="white",
+    )
+    return fig
 
 
 def _start_test(answer: Any) -> str | None:

@@ -28,11 +28,11 @@ def _intro() -> list:
 """),
         code("""
 from hetlab.course import check, hint, small_dag
-from hetlab.course.ch06 import critical_path, slack
+from hetlab.course.ch06 import critical_path, hand_gantt, slack
 from hetlab.course.figures import hand_dag
-from hetlab.schedulers import Plan, schedule
+from hetlab.schedulers import schedule
 from hetlab.schedulers.sim import simulate
-from hetlab.viz import compare_figure, gantt_figure
+from hetlab.viz import compare_figure
 """),
     ]
 
@@ -88,7 +88,7 @@ A → C → D → E → F, and B, whose result is ready at 4 ms, has slack.
         code("""
 print("critical path:", " → ".join(critical_path(p, worked, ORDER)))
 print("slack (ms):   ", slack(p, worked, ORDER))
-gantt_figure(Plan.build(p, "worked plan", worked, ORDER), p)
+hand_gantt(p, worked, ORDER, title="worked plan: receives in grey, the critical path in red")
 """),
     ]
 

@@ -80,7 +80,8 @@ Each profile holds HOPE's measurements of every operator of a model on one phone
 the CPU (2 threads) and on the GPU, and the transfer of every tensor between them. Every bar
 below is the standard simulator's makespan of one algorithm's plan on that profile. The
 diamonds are what HOPE's result files report as *measured on the phone* for the same model
-(CPU-only, and the greedy and ILP plans), where the profile carries them.
+(CPU-only, and the greedy and ILP plans), where the profile carries them; HOPE's ILP result
+files are told apart from its greedy ones by their names only.
 """),
         code("""
 ALGOS = {"CPU": "single:cpu", "GPU": "single:gpu", "MOSAIC": "mosaic", "StarPU": "dmdar",
@@ -115,13 +116,15 @@ measured = pd.DataFrame([{"phone": ph, "version": v, "ms": ms}
 measured["normalized"] = measured.ms / measured.phone.map(
     measured[measured.version == "GPU"].set_index("phone").ms)
 
-fig = go.Figure([go.Bar(name=v, x=d.phone, y=d.normalized)
-                 for v, d in sim.groupby("version", sort=False)])
-for v, d in measured[measured.version != "GPU"].groupby("version"):
-    fig.add_scatter(x=d.phone, y=d.normalized, mode="markers", name=f"{v} measured by HOPE",
-                    marker={"symbol": "diamond", "size": 11, "line": {"width": 1}})
+colours = dict(zip(ALGOS, ["#4C78A8", "#F58518", "#54A24B", "#B279A2", "#E45756", "#72B7B2"]))
+fig = go.Figure(go.Bar(x=[sim.phone, sim.version], y=sim.normalized, name="simulated",
+                       marker_color=sim.version.map(colours)))
+hope = measured[measured.version != "GPU"]
+fig.add_scatter(x=[hope.phone, hope.version], y=hope.normalized, mode="markers",
+                name="measured by HOPE", marker={"symbol": "diamond", "size": 11,
+                "color": "white", "line": {"width": 2, "color": "black"}})
 fig.add_hline(y=1, line_dash="dot")
-fig.update_layout(barmode="group", height=420, yaxis_title="latency / GPU-only latency",
+fig.update_layout(height=440, yaxis_title="latency / GPU-only latency",
                   title=f"{MODEL}: simulated on HOPE's profiles (bars), measured by HOPE (diamonds)")
 fig
 """),
@@ -175,10 +178,13 @@ BANDWIDTH = np.logspace(-2, 2, 9)
 curves = {}
 for label, (prob, cpu, gpu) in PROFILES.items():
     r0 = speed_ratio(prob, cpu, gpu)
+    ratios = np.sort(np.append(RATIOS, r0))
     curves[label] = {
         "r0": r0,
-        "speed": [gain(what_if(prob, {gpu: r / r0})) for r in RATIOS],
+        "ratios": ratios,
+        "speed": [gain(what_if(prob, {gpu: r / r0})) for r in ratios],
         "bandwidth": [gain(what_if(prob, bandwidth=b)) for b in BANDWIDTH],
+        "bandwidth_equal": [gain(what_if(prob, {gpu: 1 / r0}, bandwidth=b)) for b in BANDWIDTH],
         "at_measured": gain(prob),
     }
     print(f"{label}: measured GPU:CPU speed ratio {r0:.2f}, gain {curves[label]['at_measured']:.1%}")
@@ -190,25 +196,31 @@ fig = make_subplots(rows=1, cols=2, subplot_titles=(
     "gain against the GPU:CPU speed ratio", "gain against the link bandwidth"))
 for k, (label, c) in enumerate(curves.items()):
     colour = ["#4C78A8", "#F58518"][k]
-    fig.add_scatter(x=RATIOS, y=c["speed"], name=label, line={"color": colour}, row=1, col=1)
+    fig.add_scatter(x=c["ratios"], y=c["speed"], name=label, line={"color": colour}, row=1, col=1)
     fig.add_scatter(x=BANDWIDTH, y=c["bandwidth"], name=label, line={"color": colour},
                     showlegend=False, row=1, col=2)
+    fig.add_scatter(x=BANDWIDTH, y=c["bandwidth_equal"], name=f"{label}, GPU as fast as CPU",
+                    line={"color": colour, "dash": "dash"}, row=1, col=2)
     for col, x in [(1, c["r0"]), (2, 1.0)]:
         fig.add_scatter(x=[x], y=[c["at_measured"]], mode="markers+text", text=["measured"],
                         textposition="top center", marker={"size": 12, "color": colour,
                         "symbol": "star"}, showlegend=False, row=1, col=col)
 fig.update_xaxes(type="log", title_text="GPU:CPU speed ratio (what-if)", row=1, col=1)
 fig.update_xaxes(type="log", title_text="bandwidth × measured (what-if)", row=1, col=2)
-fig.update_yaxes(title_text="gain over the best single device", tickformat=".0%", row=1, col=1)
-fig.update_layout(height=420, title="What-if platforms (not measured): stars mark the real ones")
+fig.update_yaxes(tickformat=".0%")
+fig.update_yaxes(title_text="gain over the best single device", row=1, col=1)
+fig.update_layout(height=440, legend={"orientation": "h", "y": -0.25},
+                  title="What-if platforms (not measured): stars mark the real ones")
 fig
 """),
         md("""
 The gain peaks where the two devices are about equally fast and falls to zero as one of them
 pulls ahead: past that point the slower device only adds transfers, and the best plan is the
 fast device alone. The phone sits near the peak; the host with a discrete GPU sits far to the
-right, where no mixed plan pays. Narrower links move the whole curve down, because every
-operator moved to the other device pays its transfers. This is HOPE's premise as a picture:
+right, where no mixed plan pays. Narrower links pull the gain down, because every operator
+moved to the other device pays its transfers; at its measured speeds the host gains nothing
+at any bandwidth, and even with a GPU slowed to the CPU's speed (dashed) its links cap the
+gain well below the phone's. This is HOPE's premise as a picture:
 its schedulers help when the devices are of comparable speed.
 
 Things to try: another phone profile (`inception-v3-vivo_z3`), scaling the CPU instead of

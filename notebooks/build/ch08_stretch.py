@@ -39,9 +39,8 @@ part of this chapter. It is about latency and structure.
         code("""
 from hetlab.course import check, hint
 from hetlab.course.ch08 import segment, stretch_numbers, stretched
+from hetlab.course.ch06 import hand_gantt
 from hetlab.course.figures import hand_dag
-from hetlab.schedulers import Plan
-from hetlab.viz import compare_figure
 """),
     ]
 
@@ -85,12 +84,13 @@ print(stretch_numbers(120.0, THR, sum(COMM.values()), alpha=0.1))
 hand_dag(wide, device_of=place, title="stretched: one branch per device, shares by eq. 6")
 """),
         code("""
-order = [wide.nodes[i].id for i in wide.topo]
-compare_figure(
-    [Plan.build(seg, "GPU only", dict.fromkeys([n.id for n in seg.nodes], "gpu"),
-                [n.id for n in seg.nodes]),
-     Plan.build(wide, "stretched", place, order)],
-    ["original on the GPU", "stretched on CPU + GPU"])
+seg_ids = [n.id for n in seg.nodes]
+hand_gantt(seg, dict.fromkeys(seg_ids, "gpu"), seg_ids, title="the original segment on the GPU",
+           critical=False)
+"""),
+        code("""
+hand_gantt(wide, place, [wide.nodes[i].id for i in wide.topo],
+           title="stretched on CPU + GPU: receives in grey", critical=False)
 """),
     ]
 

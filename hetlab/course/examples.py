@@ -73,10 +73,9 @@ def partitiontuner_example() -> Problem:
     )
 
 
-def defaults(algo: str) -> dict[str, Any]:
-    """An algorithm's parameter defaults, from the scheduler registry (the one source)."""
+def defaults(algo: str, problem: Problem | None = None) -> dict[str, Any]:
+    """An algorithm's parameter defaults, from the scheduler registry (the one source); with
+    ``problem``, the defaults that depend on it (greedy's K) are resolved."""
     from hetlab.schedulers import base
 
-    if hasattr(base, "defaults"):
-        return dict(base.defaults(algo))
-    return {p.name: p.default for p in base.algorithm(algo).params}
+    return dict(base.defaults(algo, problem))

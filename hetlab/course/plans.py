@@ -23,10 +23,13 @@ INFO_KEYS = (
 
 
 def plan_info(plan: Any) -> dict[str, Any]:
-    """The keys of ``INFO_KEYS`` from ``plan.extra`` (or its ``"ilp"`` entry); None if absent."""
+    """The keys of ``INFO_KEYS`` from ``plan.extra`` (or its ``"ilp"`` entry); None if absent.
+    ``subgraphs`` is given as a count (the plan keeps the partition itself)."""
     extra = dict(plan.extra or {})
     nested = extra.get("ilp") if isinstance(extra.get("ilp"), dict) else {}
     info = {k: extra.get(k, nested.get(k)) for k in INFO_KEYS}
+    if isinstance(info["subgraphs"], list):  # the partition itself: report its size
+        info["subgraphs"] = len(info["subgraphs"])
     if info["solve_s"] is None:
         info["solve_s"] = round(plan.solve_seconds, 3)
     return info

@@ -22,6 +22,7 @@ from hetlab.schedulers.plan import Plan
 # module name for each algorithm (imported lazily so `hetlab --help` stays fast)
 MODULES = {
     "ilp": "ilp",
+    "ilp+": "ilp_plus",
     "greedy": "greedy",
     "heft": "heft",
     "peft": "peft",
@@ -30,15 +31,18 @@ MODULES = {
     "mosaic": "mosaic",
     "overseer": "overseer",
     "partitiontuner": "partitiontuner",
-    "opseq": "seq",
-    "typeseq": "seq",
-    "single": "seq",
+    "opseq": "sequence_baselines",
+    "typeseq": "sequence_baselines",
+    "single": "sequence_baselines",
 }
 
 
 @dataclass
 class Param:
-    """A tunable parameter: ``kind`` is 'int', 'float' or 'bool'; bounds are inclusive."""
+    """A tunable parameter: ``kind`` is 'int', 'float' or 'bool'; bounds are inclusive.
+
+    ``default`` is the one place a default lives. ``None`` with a ``rule`` means the default
+    depends on the problem (e.g. greedy's K on the device count): ``rule(problem)`` gives it."""
 
     name: str
     kind: str
@@ -46,6 +50,13 @@ class Param:
     low: float | None = None
     high: float | None = None
     help: str = ""
+    rule: Callable[[Problem], Any] | None = None
+
+    def default_for(self, problem: Problem | None = None) -> Any:
+        """The default, resolved for ``problem`` when it depends on one."""
+        if self.default is None and self.rule is not None and problem is not None:
+            return self.rule(problem)
+        return self.default
 
     def coerce(self, value: Any, algo: str) -> Any:
         try:
@@ -105,6 +116,21 @@ def algorithm(name: str) -> Algorithm:
     return REGISTRY[base]
 
 
+def param(algo: str, name: str) -> Param:
+    """The ``Param`` spec ``name`` of ``algo``: the one place its default and bounds live."""
+    for p in algorithm(algo).params:
+        if p.name == name:
+            return p
+    raise HetlabError(f"{algo}: no parameter {name!r}")
+
+
+def defaults(algo: str, problem: Problem | None = None) -> dict[str, Any]:
+    """Every parameter of ``algo`` with its default; with ``problem``, defaults that depend on
+    it are resolved (else they stay ``None``). Widgets, notebooks and the CLI read defaults
+    from here, never from their own copies."""
+    return {p.name: p.default_for(problem) for p in algorithm(algo).params}
+
+
 def algorithms() -> list[str]:
     return [k for k in MODULES if k != "single"] + ["single:DEVICE"]
 
@@ -122,11 +148,11 @@ def schedule(problem: Problem, algo: str, **params: Any) -> Plan:
         raise HetlabError(
             f"{algo}: unknown parameter(s) {', '.join(unknown)}; it takes {sorted(known) or 'none'}"
         )
-    kw = {
-        p.name: p.coerce(given.get(p.name, p.default), algo)
-        for p in a.params
-        if p.default is not None or p.name in given
-    }
+    kw = {}
+    for p in a.params:
+        value = given.get(p.name, p.default_for(problem))
+        if value is not None:
+            kw[p.name] = p.coerce(value, algo)
     if ":" in algo:
         kw["device"] = algo.split(":", 1)[1]
     if "progress" in given:

@@ -23,12 +23,10 @@ import json
 import math
 import os
 import socket
-import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from hetlab.cost.problem import Problem
 from hetlab.errors import HetlabError

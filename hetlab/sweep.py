@@ -1,4 +1,4 @@
-"""``hetlab sweep``: a grid of problems x algorithms x parameters solved on Dask (issue 8).
+"""``hetlab sweep``: a grid of problems x algorithms x parameters solved on Dask.
 
     hetlab sweep PROBLEM.json... [--models a,b] --algos greedy,ilp [--epsilon 0.1,0.2]
         [--nt 8,12] [--k 2,3] [--time-limit 0.5,2] [--param NAME=V1,V2] --out DIR

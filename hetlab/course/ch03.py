@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from hetlab.course.examples import small_dag
-from hetlab.course.exercise import Exercise, Step, _close, register
+from hetlab.course.exercise import Exercise, Step, close_enough, register
 from hetlab.schedulers.base import schedule
 from hetlab.schedulers.ranks import priority_order, upward_rank
 
@@ -32,17 +32,17 @@ def _eft() -> Exercise:
             dev, est, _ = answer["placed"][v]
             if dev != want["placed"][v][0]:
                 return f"{v} finishes earlier on the other device"
-            if not _close(est, want["placed"][v][1], 1e-6):
+            if not close_enough(est, want["placed"][v][1], 1e-6):
                 return f"EST of {v} is not {est}"
         return None
 
     def finishes(answer: dict[str, Any]) -> str | None:
         for v in order:
-            if not _close(answer["placed"][v][2], want["placed"][v][2], 1e-6):
+            if not close_enough(answer["placed"][v][2], want["placed"][v][2], 1e-6):
                 return f"EFT of {v} is not {answer['placed'][v][2]}"
         return None
 
-    nodes = ", ".join(f'"{v}": (..., ..., ...)' for v in sorted(want["placed"]))
+    nodes = "".join(f'        "{v}": (..., ..., ...),\n' for v in sorted(want["placed"]))
     return Exercise(
         key="ch03.eft",
         title="HEFT's EST and EFT on the small DAG",
@@ -66,7 +66,9 @@ def _eft() -> Exercise:
             "answer = {\n"
             '    "order": [...],  # the six nodes, in the order HEFT places them\n'
             "    # node: (device, EST, EFT) on the device HEFT picks\n"
-            f'    "placed": {{{nodes}}},\n'
+            '    "placed": {\n'
+            f"{nodes}"
+            "    },\n"
             "}"
         ),
         done="The last EFT is HEFT's makespan; the simulator gives the same times.",

@@ -170,12 +170,13 @@ class Table:
     def first_wrong(self, got: Mapping[str, Any]) -> str | None:
         """The first key (in ``order``, else sorted) whose value is missing or wrong."""
         for k in self.order or sorted(self.want):
-            if k not in got or not _close(got[k], self.want[k], self.tol):
+            if k not in got or not close_enough(got[k], self.want[k], self.tol):
                 return k
         return None
 
 
-def _close(a: Any, b: Any, tol: float) -> bool:
+def close_enough(a: Any, b: Any, tol: float) -> bool:
+    """Numbers within ``tol``, sequences element by element, anything else by equality."""
     if isinstance(b, int | float) and not isinstance(b, bool):
         try:
             return abs(float(a) - float(b)) <= tol
@@ -185,6 +186,6 @@ def _close(a: Any, b: Any, tol: float) -> bool:
         return (
             isinstance(a, list | tuple)
             and len(a) == len(b)
-            and all(_close(x, y, tol) for x, y in zip(a, b, strict=True))
+            and all(close_enough(x, y, tol) for x, y in zip(a, b, strict=True))
         )
     return a == b

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hetlab.cost.problem import Problem
+from hetlab.cost.queues import only_devices
 from hetlab.errors import HetlabError
 from hetlab.schedulers.plan import Plan
 
@@ -139,7 +140,12 @@ def schedule(problem: Problem, algo: str, **params: Any) -> Plan:
     """Run ``algo`` on ``problem`` and return the simulated plan (spec §3, §4).
 
     ``params`` not given take their defaults; ``None`` values are treated as not given.
+    A problem whose ``extra["exclusive"]`` lists alternative device sets (the whole CPU, or
+    its core groups) is scheduled once per alternative, and the plan of the smallest
+    makespan is returned (``best_alternative``).
     """
+    if problem.extra.get("exclusive"):
+        return best_alternative(problem, algo, **params)
     a = algorithm(algo)
     given = {k: v for k, v in params.items() if v is not None}
     known = {p.name for p in a.params}
@@ -172,3 +178,30 @@ def schedule(problem: Problem, algo: str, **params: Any) -> Plan:
         dt,
         dec.extra,
     )
+
+
+def best_alternative(problem: Problem, algo: str, **params: Any) -> Plan:
+    """``algo``'s plan on each alternative of ``problem.extra["exclusive"]`` (a list of device
+    sets of which a plan may use one: the devices of the other sets are left out), the one of
+    the smallest makespan; ``plan.extra`` says which was chosen and what each gave."""
+    sets = [list(s) for s in problem.extra["exclusive"]]
+    tried: dict[str, float] = {}
+    best: Plan | None = None
+    error: HetlabError | None = None
+    for chosen in sets:
+        left_out = {d for s in sets if s is not chosen for d in s} - set(chosen)
+        keep = [d for d in problem.devices if d not in left_out]
+        try:  # a node only a left-out device runs, or single: on a left-out device
+            sub = only_devices(problem, keep)
+            sub.extra.pop("exclusive", None)
+            plan = schedule(sub, algo, **params)
+        except HetlabError as e:
+            error = error or e
+            continue
+        tried["+".join(chosen)] = round(float(plan.makespan), 4)
+        if best is None or plan.makespan < best.makespan:
+            best, best_name = plan, "+".join(chosen)
+    if best is None:
+        raise error or HetlabError("extra.exclusive lists no alternative")
+    best.extra.update({"alternative": best_name, "alternatives": tried})
+    return best

@@ -84,6 +84,29 @@ def merge_superops(problem: Problem, threshold: float) -> list[list[int]]:
     return sops
 
 
+def search_min_end_time(tl: Timeline, batch, mp, est, scost, ext_preds) -> tuple[int, float]:
+    """Algorithm 2's ``searchMiniEndTime``: time every device map ``mp`` of the super-ops in
+    ``batch`` (in that order, on top of ``tl``); returns the index of the map whose latest
+    finish is smallest (ties: smallest sum of finishes) and that finish."""
+    comm, nd = tl.comm, len(tl.dev_free)
+    free = np.tile(tl.dev_free, (len(mp), 1))
+    rows = np.arange(len(mp))
+    worst = np.zeros(len(mp))
+    total = np.zeros(len(mp))
+    for j, s in enumerate(batch):
+        recv = np.zeros(nd)
+        for u, e in ext_preds[s]:
+            recv += comm[e, tl.dev[u]]
+        d = mp[:, j]
+        start = np.maximum(est[s], free[rows, d])
+        fin = start + scost[s, d] + recv[d]
+        free[rows, d] = fin
+        worst = np.maximum(worst, fin)
+        total += fin
+    best = int(np.lexsort((total, worst))[0])
+    return best, float(worst[best])
+
+
 def greedy_timeline(
     problem: Problem, k: int | None = None, merge_threshold: float | None = None
 ) -> Timeline:
@@ -97,7 +120,6 @@ def greedy_timeline(
         raise HetlabError(f"greedy: {nd}^{k} device maps is too many; use a smaller --k")
     sops = merge_superops(problem, merge_threshold)
     cost = problem.cost_matrix
-    comm = problem.comm_tensor
     sop_of = np.empty(len(problem.nodes), dtype=int)
     for i, s in enumerate(sops):
         sop_of[s] = i
@@ -119,22 +141,8 @@ def greedy_timeline(
         ready.sort(key=lambda s: (est[s], topo_pos[s]))
         batch, ready = ready[:k], ready[k:]
         mp = maps[len(batch)]
-        free = np.tile(tl.dev_free, (len(mp), 1))
-        rows = np.arange(len(mp))
-        worst = np.zeros(len(mp))
-        total = np.zeros(len(mp))
-        for j, s in enumerate(batch):
-            recv = np.zeros(nd)
-            for u, e in ext_preds[s]:
-                recv += comm[e, tl.dev[u]]
-            d = mp[:, j]
-            start = np.maximum(est[s], free[rows, d])
-            fin = start + scost[s, d] + recv[d]
-            free[rows, d] = fin
-            worst = np.maximum(worst, fin)
-            total += fin
-        best = np.lexsort((total, worst))[0]
-        if not np.isfinite(worst[best]):
+        best, worst = search_min_end_time(tl, batch, mp, est, scost, ext_preds)
+        if not np.isfinite(worst):
             raise HetlabError(
                 f"greedy: no device can run super-op of {problem.nodes[sops[batch[0]][0]].id!r}"
             )

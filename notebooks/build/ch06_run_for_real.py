@@ -129,7 +129,7 @@ much longer to profile.
 import hetlab.graph as G
 from hetlab.cost import profile
 from hetlab.devices.platform import devices
-from hetlab.executor import run
+from hetlab.calibrate import run  # the executor's run, with the calibrated predictions
 
 WITH_OPENCL = False
 devs = [d for d in devices() if WITH_OPENCL or d.kind != "opencl"]
@@ -151,7 +151,7 @@ compare_figure([plan, report], ["predicted (greedy)", "measured"], problem=probl
 
 `predicted_ms` is the simulator's makespan. `predicted_io_ms` adds moving the model's inputs
 and outputs between host memory and a discrete GPU; `predicted_host_ms` also charges each unit
-the host's dispatch, one unit at a time.
+the host's dispatch, one unit at a time. All three are printed below.
 
 The report's `critical_path` follows, in the measured run, the chain of units that set the
 latency, and splits it exactly:
@@ -167,6 +167,7 @@ devices were slower than profiled; when *dispatch* is large, the time went betwe
 """),
         code("""
 import pandas as pd
+print({k: doc.get(k) for k in ("predicted_ms", "predicted_io_ms", "predicted_host_ms")})
 cp = doc["critical_path"]
 print("predicted critical path:", len(critical_path(problem, plan.device_of, plan.order)), "operators")
 pd.Series(cp, name="measured critical path").to_frame()

@@ -155,7 +155,7 @@ pd.DataFrame(rows)
         code("""
 import tempfile
 from pathlib import Path
-from hetlab.graph.stretch_onnx import write
+from hetlab.stretch.onnx_rewrite import write
 
 WORK = Path(tempfile.mkdtemp(prefix="stretch-"))
 out = write(g, best.plan, WORK / "squeezenet-stretched.onnx")
@@ -198,10 +198,10 @@ the device has recovered. Below, CPU-bound processes occupy the first device's c
 the middle runs; the static pass meets the same interference without moving.
 """),
         code("""
-from hetlab.executor.adaptive import AdaptiveConfig
-from hetlab.executor.adaptive_report import adaptive_run
+from hetlab.stretch.adaptive import AdaptiveConfig
+from hetlab.stretch.adaptive_report import adaptive_run
 from hetlab.executor.check import random_inputs
-from hetlab.viz.adaptive import adaptive_figure
+from hetlab.stretch.figure import adaptive_figure
 
 N = 12
 doc = adaptive_run(sg, plan.device_of, plan.order, DEVS, random_inputs(sg, 0), N, AdaptiveConfig(),

@@ -1,15 +1,14 @@
-"""The threads an OpenCL driver starts inside this process, and pinning them (issue 6).
+"""The threads an OpenCL driver starts inside this process, and pinning them.
 
 A GPU driver starts helper threads of its own when the platform is enumerated, a context is
 created or a program is built. A new thread inherits the affinity of the thread that caused
 it, usually the main thread with every core allowed, so the helpers may run on the CPU
 groups' cores. ``OpenCLDevice`` records the threads started during its driver calls
 (``Started``) and, with ``HETLAB_PIN_DRIVER_THREADS=1``, pins them with its driving thread to
-its ``host_cores`` (``pin``). Off by default: on the lent H100 machine (NVIDIA OpenCL 580) it
-did not take away a CPU group's slowdown while the GPU ran (lstm on cores 0-7: 6.0x free, 6.5x
-pinned) and it made the GPU's own transfers 15-20x slower (googlenet's upload and download
-0.24 -> 3.96 ms per run: the driver's threads then share one core with the driving thread,
-which waits on the GPU spinning). ``benchmarks/driver_threads.py`` measures both states.
+its ``host_cores`` (``pin``). Off by default: pinning does not take away a CPU group's
+slowdown while the GPU runs, and it makes the GPU's own transfers much slower, because the
+driver's threads then share one core with the driving thread, which waits on the GPU
+spinning (docs/measurements.md#driver-threads).
 Linux only; elsewhere nothing is recorded.
 """
 

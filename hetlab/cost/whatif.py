@@ -36,11 +36,12 @@ def what_if(
     latency: float = 1.0,
 ) -> Problem:
     """A new problem: costs on device ``d`` (nodes and fused groups) divided by ``speed[d]``
-    (devices not named keep speed 1), link bandwidths multiplied by ``bandwidth`` (``inf``:
+    (devices not named keep speed 1; a device's queue views follow it), link bandwidths multiplied by ``bandwidth`` (``inf``:
     transfers cost only their latency), latencies multiplied by ``latency`` (0: no fixed
     cost per transfer). ``problem`` is left unchanged."""
     speed = dict(speed or {})
     _check_factors(problem, speed, bandwidth, latency)
+    speed = _with_queue_views(problem, speed)
     fixed = _fixed_parts(problem)
     doc = copy.deepcopy(problem.to_json())
     for n in doc["nodes"]:
@@ -91,6 +92,20 @@ def _check_factors(
         raise HetlabError(f"what-if: bandwidth must be a positive factor, got {bandwidth!r}")
     if not _number(latency) or latency < 0 or math.isinf(latency):
         raise HetlabError(f"what-if: latency must be a factor of 0 or more, got {latency!r}")
+
+
+def _with_queue_views(problem: Problem, speed: dict[str, float]) -> dict[str, float]:
+    """A device's queue views (``extra["queues"]``, ``hetlab.cost.queues``) run on it, so they
+    take its speed unless named themselves."""
+    queues = problem.extra.get("queues")
+    out = dict(speed)
+    if isinstance(queues, dict):
+        for d, q in queues.items():
+            views = q.get("views", []) if isinstance(q, dict) else []
+            for v in views:
+                if d in speed and v in problem.devices:
+                    out.setdefault(v, speed[d])
+    return out
 
 
 def _number(x: Any) -> bool:

@@ -160,3 +160,14 @@ def test_a_what_if_saves_and_loads(tmp_path):
 def test_bad_factors_are_one_clear_error(kw):
     with pytest.raises(HetlabError, match="what-if"):
         what_if(problem(0), **kw)
+
+
+def test_queue_views_follow_their_device():
+    from hetlab.cost.queues import with_queues
+
+    p = with_queues(problem(4), {"gpu": ["gpu.q1"]}, latency=0.01, slowdown=1.5)
+    q = what_if(p, {"gpu": 2.0})
+    j, k = p.dev_index["gpu"], p.dev_index["gpu.q1"]
+    assert np.allclose(q.cost_matrix[:, [j, k]], p.cost_matrix[:, [j, k]] / 2, equal_nan=True)
+    own = what_if(p, {"gpu": 2.0, "gpu.q1": 1.0})
+    assert np.array_equal(own.cost_matrix[:, k], p.cost_matrix[:, k])

@@ -10,7 +10,8 @@ in the problem's units, ms for profiles; solve seconds) is written to ``DIR/cell
 as soon as it arrives, ``key`` hashing the problem's content, the algorithm and the
 parameters, so a stopped sweep started again only computes the missing cells. The table of
 the whole grid is ``DIR/sweep.parquet`` (with pyarrow) or ``DIR/sweep.csv``. By default a
-``dask.distributed.LocalCluster`` of one single-threaded worker process per core runs it;
+``dask.distributed.LocalCluster`` of single-threaded worker processes runs it, one per CPU that
+the container's cgroup grants (quota and memory, not the visible cores: ``worker_sizing``);
 ``--scheduler`` uses a running cluster instead (``dask scheduler`` + ``dask worker`` on a lab's
 machines, each with hetlab installed): problems travel to workers as data, no shared files.
 ``--models`` profiles zoo models on this machine's devices first (the profiler's cache is
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import glob
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -29,8 +29,17 @@ from typing import Any
 from hetlab.errors import HetlabError
 from hetlab.sweep_run import cells, run_sweep, solve_cell
 
-__all__ = ["cells", "configure", "local_client", "main", "run_sweep", "solve_cell"]
+__all__ = [
+    "cells",
+    "configure",
+    "local_client",
+    "main",
+    "run_sweep",
+    "solve_cell",
+    "worker_sizing",
+]
 
+WORKER_MEMORY = 1 << 30  # the least memory a sweep worker is given (bytes)
 FLAGS = {"epsilon": "epsilon", "nt": "nt", "k": "k", "time_limit": "time-limit"}
 
 
@@ -59,7 +68,9 @@ def configure(p: argparse.ArgumentParser) -> None:
         metavar="tcp://HOST:PORT",
         help="a running Dask scheduler (default: LocalCluster)",
     )
-    p.add_argument("--workers", type=int, help="LocalCluster workers (default: usable cores)")
+    p.add_argument(
+        "--workers", type=int, help="LocalCluster workers (default: the CPUs the cgroup grants)"
+    )
     p.add_argument("--threads", action="store_true", help="LocalCluster of threads in this process")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -102,19 +113,40 @@ def grid_from_args(args: argparse.Namespace) -> dict[str, list[Any]]:
     return grid
 
 
-def local_client(workers: int | None = None, threads: bool = False) -> Any:
-    """A Client on a new LocalCluster: ``workers`` single-threaded workers (default: the
-    usable cores), as processes (or threads of this process with ``threads``)."""
+def worker_sizing(
+    workers: int | None = None, lim: Any = None, visible: int | None = None
+) -> tuple[int, int | None]:
+    """``(workers, memory bytes per worker)`` for a LocalCluster: one worker per CPU the
+    cgroup grants (``hetlab.devices.cgroup``: the quota, within the visible cores), fewer when
+    the memory would leave a worker less than ``WORKER_MEMORY``; ``workers`` overrides the
+    count; ``lim`` (``cgroup.Limits``) and ``visible`` (cores) default to this process's. The
+    memory is None when unknown (Dask's default then)."""
+    from hetlab.devices import cgroup
+
+    lim = cgroup.limits() if lim is None else lim
+    mem = cgroup.memory_bytes(lim)
+    n = cgroup.cpu_count(visible, lim)
+    if mem is not None:
+        n = max(1, min(n, mem // WORKER_MEMORY))
+    n = workers or n
+    return n, (None if mem is None else int(mem // n))
+
+
+def local_client(workers: int | None = None, threads: bool = False, dashboard: bool = False) -> Any:
+    """A Client on a new LocalCluster of single-threaded workers sized by ``worker_sizing``,
+    as processes (or threads of this process with ``threads``); ``dashboard`` serves Dask's
+    dashboard on a free port."""
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError:
         raise HetlabError('hetlab sweep needs Dask: pip install "dask[distributed]"') from None
-    cores = (
-        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    )
-    n = workers or cores
+    n, mem = worker_sizing(workers)
     cluster = LocalCluster(
-        n_workers=n, threads_per_worker=1, processes=not threads, dashboard_address=None
+        n_workers=n,
+        threads_per_worker=1,
+        processes=not threads,
+        memory_limit=mem if mem is not None and not threads else "auto",
+        dashboard_address=":0" if dashboard else None,
     )
     return Client(cluster)
 

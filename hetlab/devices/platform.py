@@ -1,7 +1,7 @@
 """The devices of this machine: CPU core groups, then every OpenCL device found.
 
-Default CPU groups come from the cores this process may use (``os.sched_getaffinity``):
-fewer than 4 cores -> one group per core (``cpu0``, ``cpu1``, ...); 4 or more -> two
+Default CPU groups come from the cores this process may use (``os.sched_getaffinity``), only
+as many as the container's cgroup CPU quota grants (``hetlab.devices.cgroup``): fewer than 4 cores -> one group per core (``cpu0``, ``cpu1``, ...); 4 or more -> two
 halves (16 cores -> 8 + 8). With 4 or more physical cores, each OpenCL GPU (or accelerator)
 first gets one physical core of its own, the last ones, for the thread that drives it
 (16 cores + one GPU -> cpu0 = 0-7, cpu1 = 8-14, the GPU's thread on 15): NVIDIA's driver
@@ -40,6 +40,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from hetlab.devices import cgroup
 from hetlab.devices.base import Device
 from hetlab.errors import HetlabError
 
@@ -52,6 +53,13 @@ def available_cores() -> list[int]:
     if hasattr(os, "sched_getaffinity"):
         return sorted(os.sched_getaffinity(0))
     return list(range(os.cpu_count() or 1))
+
+
+def usable_cores() -> list[int]:
+    """The cores default CPU groups are sized over: the first N of ``available_cores()``
+    when the cgroup's quota grants only N CPUs, else all of them."""
+    cores = available_cores()
+    return cores[: cgroup.cpu_count(len(cores))]
 
 
 def physical_cores(cores: list[int]) -> list[list[int]]:
@@ -78,7 +86,7 @@ def default_groups(cores: list[int] | None = None, reserve: int = 0) -> list[dic
     cores, else two halves (16 -> 8 + 8); hyperthread siblings stay in one group, and a
     group runs one thread per physical core. ``reserve``: physical cores kept out of the
     groups at the end (see ``host_cores``; ignored below 4 physical cores)."""
-    phys = physical_cores(available_cores() if cores is None else sorted(cores))
+    phys = physical_cores(usable_cores() if cores is None else sorted(cores))
     if len(phys) >= 4 and reserve > 0:
         phys = phys[: max(3, len(phys) - reserve)]
     if len(phys) < 4:
@@ -95,7 +103,7 @@ def default_groups(cores: list[int] | None = None, reserve: int = 0) -> list[dic
 def host_cores(n_devices: int, cores: list[int] | None = None) -> list[list[int]]:
     """The logical ids of the last ``n_devices`` physical cores (one each), which
     ``default_groups(reserve=n_devices)`` leaves out; none below 4 physical cores."""
-    phys = physical_cores(available_cores() if cores is None else sorted(cores))
+    phys = physical_cores(usable_cores() if cores is None else sorted(cores))
     if len(phys) < 4 or n_devices <= 0:
         return []
     keep = max(3, len(phys) - n_devices)

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from hetlab.errors import HetlabError
+from hetlab.sweep_cluster import local_client, worker_sizing
 from hetlab.sweep_run import cells, run_sweep, solve_cell
 
 __all__ = [
@@ -39,7 +40,6 @@ __all__ = [
     "worker_sizing",
 ]
 
-WORKER_MEMORY = 1 << 30  # the least memory a sweep worker is given (bytes)
 FLAGS = {"epsilon": "epsilon", "nt": "nt", "k": "k", "time_limit": "time-limit"}
 
 
@@ -111,44 +111,6 @@ def grid_from_args(args: argparse.Namespace) -> dict[str, list[Any]]:
             raise HetlabError(f"--param {item!r}: write NAME=V1,V2 (e.g. --param passes=1,2)")
         grid[name.strip()] = parse_values(vals, f"--param {name}")
     return grid
-
-
-def worker_sizing(
-    workers: int | None = None, lim: Any = None, visible: int | None = None
-) -> tuple[int, int | None]:
-    """``(workers, memory bytes per worker)`` for a LocalCluster: one worker per CPU the
-    cgroup grants (``hetlab.devices.cgroup``: the quota, within the visible cores), fewer when
-    the memory would leave a worker less than ``WORKER_MEMORY``; ``workers`` overrides the
-    count; ``lim`` (``cgroup.Limits``) and ``visible`` (cores) default to this process's. The
-    memory is None when unknown (Dask's default then)."""
-    from hetlab.devices import cgroup
-
-    lim = cgroup.limits() if lim is None else lim
-    mem = cgroup.memory_bytes(lim)
-    n = cgroup.cpu_count(visible, lim)
-    if mem is not None:
-        n = max(1, min(n, mem // WORKER_MEMORY))
-    n = workers or n
-    return n, (None if mem is None else int(mem // n))
-
-
-def local_client(workers: int | None = None, threads: bool = False, dashboard: bool = False) -> Any:
-    """A Client on a new LocalCluster of single-threaded workers sized by ``worker_sizing``,
-    as processes (or threads of this process with ``threads``); ``dashboard`` serves Dask's
-    dashboard on a free port."""
-    try:
-        from dask.distributed import Client, LocalCluster
-    except ImportError:
-        raise HetlabError('hetlab sweep needs Dask: pip install "dask[distributed]"') from None
-    n, mem = worker_sizing(workers)
-    cluster = LocalCluster(
-        n_workers=n,
-        threads_per_worker=1,
-        processes=not threads,
-        memory_limit=mem if mem is not None and not threads else "auto",
-        dashboard_address=":0" if dashboard else None,
-    )
-    return Client(cluster)
 
 
 def load_problems(paths: Sequence[str]) -> dict[str, dict[str, Any]]:

@@ -28,6 +28,7 @@ from hetlab.cost.groups import DEFAULT_PATTERNS, find_groups
 from hetlab.cost.measure import Budget, probe_overhead
 from hetlab.cost.problem import Group, Link, PEdge, PNode, Problem
 from hetlab.cost.signature import group_signature, node_signature
+from hetlab.cost.unmeasured import fill_unmeasured
 from hetlab.cost.values import Values
 from hetlab.devices.base import Device
 from hetlab.errors import HetlabError
@@ -242,10 +243,11 @@ def profile(
         n.id: {d.name: cost(op_stats.get((d.name, sig[n.id])), d.name) for d in devs}
         for n in graph.nodes
     }
+    types = {v: graph.node(v).op_type for v in everything}
+    no_measure = fill_unmeasured(iso, types, lambda v, dn: support[dn, sig[v]], FLOOR_MS)
     ctx: dict[str, dict[str, float]] = {}
     per_unit: dict[str, float] = {}
     for d in devs:
-        types = {v: graph.node(v).op_type for v in everything}
         span = set(spans[d.name]) if d.name in spans else None
         in_span_win = {v for w in wins if span is None or set(w) <= span for v in w}
         fac, per_unit[d.name], _ = device_context(
@@ -276,6 +278,8 @@ def profile(
             extra["context"] = ctx[n.id]
         if why:
             extra["unsupported"] = why
+        if n.id in no_measure:
+            extra["no_measure"] = no_measure[n.id]
         nodes.append(PNode(id=n.id, op_type=n.op_type, cost=c, extra=extra))
     edges = []
     for e in graph.edges:
@@ -311,6 +315,7 @@ def profile(
             "wall_s": round(time.perf_counter() - t_start, 3),
             "context_window": context if wins else 0,
             "windows": len(wins),
+            "no_measure": len(no_measure),
             "unit_overhead_ms": per_unit,
             "whole_model_ms": {
                 k[0]: {x: v[x] for x in ("median", "p10", "p90", "n")}

@@ -320,3 +320,34 @@ def test_a_device_without_the_whole_model_is_scaled_to_its_longest_span(chain_mo
         c0 = prof["unit_overhead_ms"]["a"]
         assert total == pytest.approx(max(span - c0, 1e-4), rel=0.02, abs=1e-3)
     assert by["sig"].cost["a"] is None
+
+
+class _FailsAlone(OrtTestDevice):
+    """Runs every unit but a one-node Reshape, as a session over a shape-path node fails."""
+
+    def prepare(self, graph, nodes):
+        if list(nodes) == ["reshape"]:
+            raise RuntimeError("Invalid rank for output")
+        return super().prepare(graph, nodes)
+
+
+def test_a_node_with_nothing_to_measure_gets_an_estimate_and_is_counted(chain_model):
+    g = load(chain_model)
+    p = profile(g, [_FailsAlone("a")], comm=False, **FAST)
+    by = {n.id: n for n in p.nodes}
+    least = min(n.cost["a"] for n in p.nodes if n.id != "reshape")
+    assert by["reshape"].cost["a"] == least  # no other Reshape: the device's cheapest op
+    assert "least cost" in by["reshape"].extra["no_measure"]["a"]
+    assert p.extra["profile"]["no_measure"] == 1
+    assert all("no_measure" not in n.extra for n in p.nodes if n.id != "reshape")
+
+
+def test_an_unmeasured_node_takes_its_op_types_median(chain_model):
+    from hetlab.cost.unmeasured import fill_unmeasured
+
+    iso = {"r1": {"a": 2.0, "b": None}, "r2": {"a": 4.0, "b": None}, "r3": {"a": None, "b": 1.0}}
+    types = dict.fromkeys(iso, "Relu")
+    filled = fill_unmeasured(iso, types, lambda v, d: (v, d) != ("r1", "b"), 1e-4)
+    assert iso["r3"]["a"] == 3.0 and iso["r2"]["b"] == 1.0  # medians of the measured Relus
+    assert iso["r1"]["b"] is None  # not supported there: stays unrunnable
+    assert set(filled) == {"r2", "r3"}

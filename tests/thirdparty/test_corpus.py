@@ -55,3 +55,30 @@ def test_profile_schedule_and_run_every_plan_checked(name, devices):
         assert sum(rep.devices.values()) == len(ids)
         errs[algo] = rep.max_rel_err
     assert all(e is not None and e <= TOL for e in errs.values()), errs
+
+
+SMALL = ("mtcnn_onet", "silero_vad", "tabular_mlp")  # an If, an op only the CPU runs, PRelu
+
+
+@pytest.mark.parametrize("name", SMALL)
+@pytest.mark.parametrize("one", [True, False], ids=["cpu0", "cpu0+cl0"])
+def test_every_algorithm_on_one_device_and_on_two(name, one, devices):
+    """Profiled with links and the executor's calibrations, every registered algorithm's plan
+    places every node where it has a cost, and runs checked."""
+    from hetlab.cost import profile
+    from hetlab.executor.api import run
+    from hetlab.executor.check import load_inputs
+    from hetlab.schedulers import algorithms, schedule
+
+    m = MODELS[name]
+    g, devs = graph_of(m), devices[:1] if one else devices
+    prob = profile(g, devs, cache=False, inputs=m.inputs() or None, **{**SHORT, "comm": True})
+    cost = {n.id: n.cost for n in prob.nodes}
+    feed = load_inputs(g, m.inputs())
+    for algo in algorithms():
+        algo = algo.replace("DEVICE", devs[0].name)
+        plan = schedule(prob, algo)
+        assert set(plan.device_of) == set(cost), algo
+        assert all(cost[v][d] is not None for v, d in plan.device_of.items()), algo
+        rep = run(g, plan, devs, warmup=0, check=True, inputs=feed)
+        assert rep.max_rel_err is not None and rep.max_rel_err <= TOL, (algo, rep.max_rel_err)

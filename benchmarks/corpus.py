@@ -9,6 +9,7 @@ docs/corpus.md).
     python tests/thirdparty/fetch.py                          # the models, into .cache/thirdparty/
     python benchmarks/corpus.py --devices cpu0,cl0            # the 2-core VM (cl0: PoCL)
     python benchmarks/corpus.py --devices cpu0,cpu1,cl0 --repeat 20 --out $OUT/corpus   # GPU host
+    python benchmarks/corpus.py --algos ilp,greedy,heft,single:cpu0,single:cl0   # vs one device
 """
 
 from __future__ import annotations
@@ -115,13 +116,13 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     """The table of docs/corpus.md: one line per model, errors per algorithm."""
     out = [
         "| model | package | kind | MB | nodes | supported | not on OpenCL (why) "
-        + "| no-measure | max_rel_err per plan |",
+        + "| no-measure | max_rel_err (median) per plan |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for name in dict.fromkeys(r["model"] for r in rows):
         rs = [r for r in rows if r["model"] == name]
         r = rs[0]
-        errs = ", ".join(f"{x['algo']} {x['max_rel_err']}" for x in rs)
+        errs = ", ".join(f"{x['algo']} {x['max_rel_err']} ({x['median_ms']:.3g} ms)" for x in rs)
         out.append(
             f"| {name} | {r['package']} | {r['kind']} | {r['size_mb']} | {r['nodes']} | "
             f"{r['supported']} | {r['opencl_unsupported'] or '-'} | {r['no_measure']} | {errs} |"

@@ -47,18 +47,36 @@ FIELDS = [
 ]
 
 
+REASONS = [  # an OpenCL refusal's class, from its message
+    (r"is (u?int\d+|bool)\b", "integer tensors"),
+    (r"has no OpenCL kernel", "no kernel"),
+    (r"outside the ONNX domain", "not ai.onnx"),
+    (r"must be (integer )?constants", "non-constant input"),
+]
+
+
+def reason(why: str) -> str:
+    for pat, label in REASONS:
+        if re.search(pat, why):
+            return label
+    return re.sub(r"'[^']*'", "X", why.split(";")[0])[:60]
+
+
 def coverage(graph: Any, devices: list[Any]) -> tuple[dict[str, int], str]:
-    """Nodes each device supports; the op types the first OpenCL device refuses, and why."""
+    """Nodes each device supports; the op types the first OpenCL device refuses, by reason."""
     counts = {d.name: sum(bool(d.supports(n, graph)) for n in graph.nodes) for d in devices}
     cl = next((d for d in devices if d.kind == "opencl"), None)
     if cl is None:
         return counts, ""
-    why: Counter[tuple[str, str]] = Counter()
+    why: dict[str, Counter[str]] = {}
     for n in graph.nodes:
         w = cl.why_not(n, graph)
         if w:
-            why[n.op_type, re.sub(r"'[^']*'", "a tensor", w.split(";")[0])[:80]] += 1
-    return counts, "; ".join(f"{t} x{k}: {w}" for (t, w), k in sorted(why.items()))
+            why.setdefault(reason(w), Counter())[n.op_type] += 1
+    return counts, "; ".join(
+        f"{r}: " + ", ".join(f"{t} {k}" for t, k in sorted(c.items()))
+        for r, c in sorted(why.items())
+    )
 
 
 def model_rows(

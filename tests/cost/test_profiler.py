@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 
+import numpy as np
 import pytest
 from cost_helpers import OrtTestDevice
 
@@ -387,3 +388,27 @@ def test_cli_defaults_are_the_options_defaults():
         o.rounds,
         o.context,
     )
+
+
+def test_a_scalar_input_is_timed_as_a_scalar(tmp_path):
+    """A shape-path Unsqueeze of a 0-d int64 tensor: the timer binds it 0-d (a 1-d binding
+    made onnxruntime reject the output's rank from the second run on)."""
+    from cost_helpers import init, save_model, vi
+    from onnx import TensorProto, helper
+
+    from hetlab.cost.measure import make_runner
+    from hetlab.devices.ort_cpu import OrtCpuDevice
+
+    path = save_model(
+        tmp_path / "unsq.onnx",
+        [helper.make_node("Unsqueeze", ["s", "axes"], ["y"], name="u")],
+        [vi("s", [], TensorProto.INT64)],
+        [vi("y", [1], TensorProto.INT64)],
+        [init("axes", np.array([0], np.int64))],
+    )
+    g = load(path)
+    dev = OrtCpuDevice("c", [0], threads=1, pin=False)
+    run_once, timer = make_runner(dev, dev.prepare(g, ["u"]), {"s": np.array(3, np.int64)})
+    assert timer == "iobinding" and all(run_once() >= 0 for _ in range(3))
+    p = profile(g, [dev], comm=False, cache=False, **FAST)
+    assert p.nodes[0].cost["c"] is not None and p.extra["profile"]["no_measure"] == 0

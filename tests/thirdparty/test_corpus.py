@@ -82,3 +82,19 @@ def test_every_algorithm_on_one_device_and_on_two(name, one, devices):
         assert all(cost[v][d] is not None for v, d in plan.device_of.items()), algo
         rep = run(g, plan, devs, warmup=0, check=True, inputs=feed)
         assert rep.max_rel_err is not None and rep.max_rel_err <= TOL, (algo, rep.max_rel_err)
+
+
+@pytest.mark.parametrize("names", [["cpu0"], ["cpu0", "cpu1"]], ids=["cpu0", "cpu0+cpu1"])
+def test_yolov8_profiles_on_one_cpu_group_and_on_two(names):
+    """nudenet's YOLOv8 (shape arithmetic on scalars before its box decoding): every node is
+    measured, none estimated, with and without links."""
+    from hetlab.cost import profile
+    from hetlab.devices.platform import devices as platform_devices
+
+    have = {d.name: d for d in platform_devices()}
+    if not set(names) <= set(have):
+        pytest.skip(f"needs {names}")
+    g = graph_of(MODELS["nudenet_320n"])
+    p = profile(g, [have[n] for n in names], cache=False, **{**SHORT, "comm": len(names) > 1})
+    assert p.extra["profile"]["no_measure"] == 0
+    assert all(n.cost[d] is not None for n in p.nodes for d in names)

@@ -6,9 +6,9 @@ in rounds over the plans, since a process's median varies from process to proces
 Prints and writes per plan: nodes per device, units, predicted and measured median (ms; the
 median process's), every process's median, max_rel_err and fallbacks.
 
-Models: zoo names, or the real third-party models of ``tests/thirdparty/fetch.py``: a
-detector (ddddocr's ``dddd_det``), an OCR recognizer with attention (PP-OCRv4
-``ppocr_rec``, SVTR) and an audio LSTM (``silero_vad``; its LSTM sits inside an ``If``, so
+Models: zoo names, or the real third-party models of ``hetlab.graph.corpus`` (fetched by
+``tests/thirdparty/fetch.py``); by default a detector (ddddocr's ``dddd_det``), an OCR
+recognizer with attention (PP-OCRv4 ``ppocr_rec``, SVTR) and an audio LSTM (``silero_vad``; its LSTM sits inside an ``If``, so
 the schedulers keep it on one CPU group and ``prefer:`` is its mixed plan).
 
     python tests/thirdparty/fetch.py   # the third-party models, into .cache/thirdparty/
@@ -28,11 +28,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
-THIRD_PARTY = {  # name -> CLI arguments fixing its inputs
-    "dddd_det": [],
-    "ppocr_rec": ["--shape", "x=1x3x48x320"],
-    "silero_vad": ["--shape", "input=1x512", "--shape", "state=2x1x128", "--input", "sr=16000"],
-}
+from hetlab.graph.corpus import CACHE, MODELS
+
+THIRD_PARTY = ("dddd_det", "ppocr_rec", "silero_vad")  # the default models, of the corpus
 
 
 def hetlab(*args: str) -> None:
@@ -47,34 +45,27 @@ def hetlab(*args: str) -> None:
 def model_source(m: str) -> tuple[str, list[str]] | None:
     """(MODEL as the CLI takes it, the arguments fixing its inputs) for a zoo name or a
     third-party model; None, with a line saying so, when a third-party file is missing."""
-    if m not in THIRD_PARTY:
+    if m not in MODELS:
         return m, []
-    onnx = ROOT / ".cache" / "thirdparty" / f"{m}.onnx"
+    onnx = MODELS[m].path
     if not onnx.exists():
         print(f"{m}: {onnx} missing (run tests/thirdparty/fetch.py); skipped", flush=True)
         return None
-    return str(onnx), THIRD_PARTY[m]
+    return str(onnx), MODELS[m].cli_args(CACHE)
 
 
 def model_graph(m: str) -> tuple[Any, dict[str, Any]]:
-    """The model's ``OpGraph`` with the inputs ``THIRD_PARTY`` fixes (a zoo name or a
-    third-party model) and those inputs' values; stops with one line when its file is missing."""
-    import numpy as np
-
+    """The model's ``OpGraph`` with the inputs the corpus fixes (a zoo name or a corpus
+    model) and those inputs' values; stops with one line when its file is missing."""
     from hetlab.graph import load
 
     src = model_source(m)
     if src is None:
         raise SystemExit(f"{m}: model file missing")
-    shapes, values = {}, {}
-    args = THIRD_PARTY.get(m, [])
-    for flag, val in zip(args[::2], args[1::2], strict=False):
-        k, v = val.split("=")
-        if flag == "--shape":
-            shapes[k] = tuple(int(x) for x in v.split("x"))
-        else:
-            values[k] = np.array(int(v), dtype="int64")
-    return load(src[0], shapes or None, values or None), values
+    if m not in MODELS:
+        return load(src[0]), {}
+    c = MODELS[m]
+    return load(src[0], c.shapes or None, c.inputs() or None), c.inputs()
 
 
 def profiled_models(

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
+from hetlab.calibrate import profile
 from hetlab.cost.measure import Budget, make_runner, time_unit
-from hetlab.cost.profiler import profile
 from hetlab.cost.stats import spearman
 from hetlab.graph.inputs import random_inputs
 from hetlab.graph.onnx_io import load

@@ -10,9 +10,9 @@ __all__ = ["Plan", "Problem", "Workbench", "load", "profile", "run", "schedule"]
 
 _LAZY = {
     "load": "hetlab.graph",
-    "profile": "hetlab.cost",
+    "profile": "hetlab.calibrate",
     "schedule": "hetlab.schedulers",
-    "run": "hetlab.executor",
+    "run": "hetlab.calibrate",
     "Workbench": "hetlab.widgets",
     "Problem": "hetlab.cost.problem",
     "Plan": "hetlab.schedulers.plan",

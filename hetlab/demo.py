@@ -37,7 +37,7 @@ def _default_devices(devs: list) -> list:
 
 
 def main(args: argparse.Namespace) -> int:
-    from hetlab.cost.profiler import profile
+    from hetlab.calibrate import profile
     from hetlab.devices.platform import devices as platform_devices
     from hetlab.errors import HetlabError
     from hetlab.executor import run

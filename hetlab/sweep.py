@@ -147,7 +147,7 @@ def profiled_models(
     from hetlab.graph import load
 
     try:
-        from hetlab.cost import profile
+        from hetlab.calibrate import profile
     except ImportError:
         raise HetlabError(
             "--models needs the profiler (hetlab.cost.profile); give problem files instead"

@@ -168,7 +168,7 @@ def profile_model(
                 return p, f"read from {path.name}"
         except Exception:  # noqa: BLE001, S110 - a stale or broken file is simply re-measured
             pass
-    from hetlab.cost import profile
+    from hetlab.calibrate import profile
 
     last = [time.monotonic()]
 

@@ -2,10 +2,12 @@
 
 A layer above the executor: it runs plans (``executor.run``) to calibrate a problem's
 unit boundaries (``boundary``, ``handoff``) and concurrent units (``concurrency``), and
-predicts a plan's end-to-end time from a calibrated problem (``predict``). ``run`` is the
-executor's run with those predictions added to the report.
+predicts a plan's end-to-end time from a calibrated problem (``predict``). ``profile`` is the
+profiler's measurements with those calibrations, ``run`` the executor's run with the
+predictions added to its report: the two that ``hetlab.profile`` and ``hetlab.run`` are.
 """
 
+from hetlab.calibrate.profile import profile
 from hetlab.calibrate.report import run, with_predictions
 
-__all__ = ["run", "with_predictions"]
+__all__ = ["profile", "run", "with_predictions"]

@@ -11,7 +11,10 @@ from hetlab.errors import HetlabError
 
 
 def configure(p: argparse.ArgumentParser) -> None:
+    from hetlab.cost.options import ProfileOptions
     from hetlab.graph.cli import add_input_arg, add_shape_arg
+
+    o = ProfileOptions()  # the one source of the defaults
 
     p.add_argument("model", help="an .onnx file or a zoo model name (see `hetlab zoo`)")
     p.add_argument(
@@ -25,34 +28,39 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--repeat",
         type=int,
-        default=20,
+        default=o.repeat,
         metavar="N",
-        help="most timed runs per op and device (fewer for slow ops; default 20)",
+        help=f"most timed runs per op and device (fewer for slow ops; default {o.repeat})",
     )
     p.add_argument(
-        "--warmup", type=int, default=2, metavar="N", help="untimed runs first (default 2)"
+        "--warmup",
+        type=int,
+        default=o.warmup,
+        metavar="N",
+        help=f"untimed runs first (default {o.warmup})",
     )
     p.add_argument(
         "--seconds",
         type=float,
-        default=0.25,
+        default=o.seconds,
         metavar="S",
-        help="time one op's measurement may take before repeats are cut (default 0.25)",
+        help=f"time one op's measurement may take before repeats are cut (default {o.seconds})",
     )
     p.add_argument(
         "--rounds",
         type=int,
-        default=2,
+        default=o.rounds,
         metavar="R",
-        help="visits per op; its samples are spread over them against load drift (default 2)",
+        help=f"visits per op; its samples are spread over them against load drift "
+        f"(default {o.rounds})",
     )
     p.add_argument(
         "--context",
         type=int,
-        default=8,
+        default=o.context,
         metavar="W",
         help="window of consecutive ops measured together to correct isolated costs "
-        "(default 8; 0 = isolated costs only)",
+        f"(default {o.context}; 0 = isolated costs only)",
     )
     p.add_argument(
         "--groups",
@@ -104,8 +112,8 @@ def select_devices(names: str, platform: str | None) -> list[Any]:
 
 
 def main(args: argparse.Namespace) -> int:
+    from hetlab.calibrate import profile
     from hetlab.cost.groups import DEFAULT_PATTERNS, parse_patterns
-    from hetlab.cost.profiler import profile
     from hetlab.fileio import atomic_write_json
     from hetlab.graph.onnx_io import load
     from hetlab.graph.shapes import parse_input_args, parse_shape_args

@@ -66,7 +66,7 @@ def make_runner(
     if hasattr(sess, "run_with_iobinding") and hasattr(sess, "io_binding"):
         b = sess.io_binding()
         for t in unit.inputs:
-            b.bind_cpu_input(t, np.ascontiguousarray(arrays[t]))
+            b.bind_cpu_input(t, np.require(arrays[t], requirements="C"))  # keeps 0-d arrays 0-d
         for t in unit.outputs:
             b.bind_output(t)
         run_ob = sess.run_with_iobinding

@@ -2,7 +2,7 @@
 
 A symbolic dimension is fixed by ``--shape``; symbolic dimensions with the same name share one
 value across inputs; a symbolic *first* dimension otherwise defaults to 1; anything still
-unresolved is an error naming the input and the dimension.
+unresolved is an error naming the input, its declared dimensions and an example ``--shape``.
 """
 
 from __future__ import annotations
@@ -80,14 +80,31 @@ def resolve_input_shapes(
                 if isinstance(d, str):
                     sym[d] = 1
             else:
-                label = f"{d!r}" if isinstance(d, str) else "unnamed"
-                example = "x".join(str(x) if isinstance(x, int) and x > 0 else "N" for x in decl)
                 raise HetlabError(
-                    f"input {name!r} has an unresolved {label} dimension {i} ({_fmt(decl)}); "
-                    f"fix it with --shape {name}={example}"
+                    f"input {name!r} has symbolic dims {_dims(decl)}: give them, "
+                    f"e.g. --shape {name}={_example(decl, sym)}"
                 )
         out[name] = tuple(dims)
     return out
+
+
+def _dims(decl: Sequence[Dim]) -> str:
+    """``['batch', 3, 'h', 'w']``: fixed sizes as numbers, symbols quoted, unnamed ones '?'."""
+    return "[" + ", ".join(repr(d) if isinstance(d, str) else str(d or "'?'") for d in decl) + "]"
+
+
+def _example(decl: Sequence[Dim], sym: dict[str, int]) -> str:
+    """A plausible full shape: fixed and already resolved sizes, 1 for the batch, 640 for an
+    image's sides (rank 4) and 128 for other lengths."""
+    out = []
+    for i, d in enumerate(decl):
+        if isinstance(d, int) and d > 0:
+            out.append(d)
+        elif isinstance(d, str) and d in sym:
+            out.append(sym[d])
+        else:
+            out.append(1 if i == 0 else 640 if len(decl) == 4 else 128)
+    return "x".join(map(str, out))
 
 
 def _fmt(decl: Sequence[Dim]) -> str:

@@ -128,7 +128,7 @@ def main(args: argparse.Namespace) -> int:
                 f"unknown device {unknown[0]!r}; devices here: {', '.join(devs)} (see 'hetlab devices')"
             )
         if args.profiler:
-            from hetlab.cost import profile
+            from hetlab.calibrate import profile
 
             prob = profile(g, [devs[d] for d in names], repeat=3, warmup=1, seconds=0.05, rounds=1)
             cm = costs_from_problem(g, prob, names)

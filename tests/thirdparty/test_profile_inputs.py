@@ -6,11 +6,11 @@ from tests.thirdparty.conftest import MODELS, model_path
 
 
 def test_silero_profiles_with_its_sample_rate():
-    from hetlab.cost import profile
+    from hetlab.calibrate import profile
     from hetlab.graph.onnx_io import load
 
-    _, shapes, values = MODELS["silero_vad"]
-    g = load(model_path("silero_vad"), shapes, values)
+    m = MODELS["silero_vad"]
+    g, values = load(model_path("silero_vad"), m.shapes, m.inputs()), m.inputs()
     p = profile(
         g, ["cpu0"], repeat=3, warmup=1, rounds=1, context=0, comm=False, cache=False, inputs=values
     )

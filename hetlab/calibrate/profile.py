@@ -1,0 +1,119 @@
+"""The profile a user asks for: the profiler's measurements (``cost.profiler``), then the
+executor's calibrations of the problem's links (``boundary``, ``handoff``) and of units that
+run beside each other (``concurrency``), which only real runs of plans can measure."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from hetlab.calibrate.boundary import calibrate_boundaries
+from hetlab.calibrate.concurrency import calibrate_concurrency
+from hetlab.cost import profiler
+from hetlab.cost.options import ProfileOptions
+from hetlab.cost.problem import Problem
+from hetlab.cost.profiler import Job
+from hetlab.cost.queues import queues_pay, with_queues
+from hetlab.devices.base import Device
+from hetlab.devices.opencl.queues import model_slowdown, queue_costs
+from hetlab.devices.platform import get
+from hetlab.errors import HetlabError
+from hetlab.graph import load
+from hetlab.graph.ir import OpGraph
+
+
+def profile(
+    graph: OpGraph | str,
+    devices: Sequence[Device | str],
+    options: ProfileOptions | None = None,
+    **overrides: Any,
+) -> Problem:
+    """``cost.profiler.profile`` (same arguments; devices may be named, as ``hetlab
+    devices`` lists them) with ``executor_calibrations`` applied."""
+    devs = [get(d) if isinstance(d, str) else d for d in devices]
+    graph = load(graph) if isinstance(graph, str) else graph
+    views = [d for d in devs if getattr(d, "parent", None) is not None]
+    measured = [d for d in devs if d not in views]
+    p = profiler.profile(graph, measured, options, calibrate=executor_calibrations, **overrides)
+    if views:
+        p = add_queues(p, graph, measured, views)
+    sets = exclusive_sets(devs)
+    if sets:
+        p.extra["exclusive"] = sets
+    return p
+
+
+def add_queues(p: Problem, graph: OpGraph, measured: list[Device], views: list[Any]) -> Problem:
+    """The queue views as devices of ``p``: each costs what its device measured, times how
+    much slower one copy of the model runs beside copies on the other queues
+    (``opencl.queues.model_slowdown``), and a tensor between two queues costs the measured
+    event latency (``queue_costs``). ``extra.queues[device].pay`` says whether the queues
+    run more work than one (``queues_pay``); where not, plans are better off without them."""
+    for root in {v.parent.name: v.parent for v in views}.values():
+        if root not in measured:
+            raise HetlabError(f"profile {root.name} too: its queues share its measurements")
+        mine = [v for v in views if v.parent is root]
+        costs = queue_costs(root)
+        slow = model_slowdown([root, *mine], graph)
+        p = with_queues(p, {root.name: [v.name for v in mine]}, costs["event_ms"], slow["slowdown"])
+        p.extra["queues"][root.name].update(
+            {**costs, **slow, "pay": queues_pay(slow["slowdown"], len(mine) + 1)}
+        )
+    return p
+
+
+def exclusive_sets(devs: Sequence[Any]) -> list[list[str]]:
+    """``[[whole CPU], [its groups]]`` for a whole-CPU device profiled beside its groups."""
+    names = {d.name for d in devs}
+    out = []
+    for d in devs:
+        groups = [g for g in getattr(d, "covers", None) or [] if g in names]
+        if groups:
+            out += [[d.name], groups]
+    return out
+
+
+def executor_calibrations(job: Job, p: Problem, per_unit: dict[str, float]) -> None:
+    """With links and several devices: what a unit boundary costs in the executor goes on
+    each link (``handoff``), and what a unit costs more beside another device's run
+    (``concurrent``); the measured results are cached with the profile's."""
+    opts, devs = job.opts, job.devs
+    if not (opts.comm and len(devs) > 1 and opts.handoff):
+        return
+    if opts.progress is not None:
+        opts.progress(job.done[0], job.total, "calibrating unit boundaries on the executor")
+    fps = {d.name: d.fingerprint() for d in devs}
+    pc, context = job.cache, opts.context
+
+    def memo_put(a: str, b: str, v: Any) -> None:
+        store = pc.device(fps[a])
+        store.put("boundary", f"{fps[b]}|{context}", v)
+        store.flush()
+
+    calibrate_boundaries(
+        p,
+        job.graph,
+        devs,
+        job.wins,
+        per_unit,
+        inputs=opts.inputs,
+        memo=(lambda a, b: pc.device(fps[a]).get("boundary", f"{fps[b]}|{context}"), memo_put),
+    )
+    if not opts.concurrent:
+        return
+    if opts.progress is not None:
+        opts.progress(job.done[0], job.total, "calibrating concurrent units on the executor")
+    together = "|".join(fps[d.name] for d in devs)
+    store = pc.device(fps[devs[0].name])
+
+    def conc_put(key: str, ms: Any) -> None:
+        store.put("concurrent", f"{together}|{key}", ms)
+        store.flush()
+
+    calibrate_concurrency(
+        p,
+        job.graph,
+        devs,
+        inputs=opts.inputs,
+        memo=(lambda key: store.get("concurrent", f"{together}|{key}"), conc_put),
+    )

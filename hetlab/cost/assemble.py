@@ -1,0 +1,175 @@
+"""From measurements to the Problem: each node's cost per device (isolated median less the
+per-call overhead, an estimate where there is nothing to measure alone, times its op type's
+in-context factor), the edges' transfers, the groups, and the profile's ``extra``."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from hetlab.cost import calibrator as cal
+from hetlab.cost.context import device_context
+from hetlab.cost.problem import Group, Link, PEdge, PNode, Problem
+from hetlab.cost.unmeasured import fill_unmeasured
+
+if TYPE_CHECKING:
+    from hetlab.cost.profiler import Job
+    from hetlab.cost.stages import Measured
+
+FLOOR_MS = 1e-4  # the least cost a supported op gets after the overhead correction
+
+
+@dataclass
+class NodeCosts:
+    iso: dict[str, dict[str, float | None]]  # node -> device -> isolated cost
+    ctx: dict[str, dict[str, float]]  # node -> device -> in-context factor
+    per_unit: dict[str, float]  # device -> what a unit pays once
+    no_measure: dict[str, dict[str, str]]  # node -> device -> basis of its estimate
+
+
+def cost_of(meas: Measured, st: dict[str, Any] | None, dev: str, stat: str = "median"):
+    """A statistic less the device's per-call overhead, at least ``FLOOR_MS``; None if absent."""
+    if st is None or stat not in st:
+        return None
+    return round(max(st[stat] - meas.overhead[dev], FLOOR_MS), 6)
+
+
+def node_costs(job: Job, meas: Measured) -> NodeCosts:
+    """Isolated costs, estimates for the unmeasured (``unmeasured.py``), and per device the
+    in-context factors and per-unit cost (``context.device_context``)."""
+    devs, graph, wins, everything = job.devs, job.graph, job.wins, job.everything()
+    iso = {
+        v: {d.name: cost_of(meas, meas.ops.get((d.name, job.sig[v])), d.name) for d in devs}
+        for v in everything
+    }
+    types = {v: graph.node(v).op_type for v in everything}
+    no_measure = fill_unmeasured(iso, types, lambda v, dn: job.supports(dn, v), FLOOR_MS)
+    ctx: dict[str, dict[str, float]] = {}
+    per_unit: dict[str, float] = {}
+    for d in devs:
+        n = d.name
+        span = set(job.spans[n]) if n in job.spans else None
+        in_span_win = {v for w in wins if span is None or set(w) <= span for v in w}
+        fac, per_unit[n], _ = device_context(
+            [cost_of(meas, meas.windows.get((n, job.wsig[k])), n) for k in range(len(wins))],
+            [iso[v][n] for v in (job.spans.get(n) or everything) if v not in in_span_win],
+            cost_of(meas, meas.whole.get((n, job.whole_key.get(n, "model"))), n),
+            [[(v, types[v], iso[v][n]) for v in w] for w in wins],
+            [(v, types[v], iso[v][n]) for v in everything],
+            span,
+        )
+        for v, x in fac.items():
+            ctx.setdefault(v, {})[n] = x
+    return NodeCosts(iso, ctx, per_unit, no_measure)
+
+
+def build_problem(job: Job, meas: Measured, costs: NodeCosts, wall_s: float) -> Problem:
+    """The Problem of spec §2, with what was measured and how in ``extra``."""
+    graph, devs = job.graph, job.devs
+    nodes = []
+    for n in graph.nodes:
+        s, iso, ctx = job.sig[n.id], costs.iso[n.id], costs.ctx.get(n.id, {})
+        c = {
+            d.name: None
+            if iso[d.name] is None
+            else round(max(iso[d.name] * ctx.get(d.name, 1.0), FLOOR_MS), 6)
+            for d in devs
+        }
+        stats = {d.name: meas.ops[d.name, s] for d in devs if meas.ops.get((d.name, s))}
+        why = {
+            d.name: d.why_not(n, graph) or "not supported"
+            for d in devs
+            if not job.support[d.name, s]
+        }
+        extra: dict[str, Any] = {"signature": s, "stats": stats}
+        if ctx:
+            extra["context"] = ctx
+        if why:
+            extra["unsupported"] = why
+        if n.id in costs.no_measure:
+            extra["no_measure"] = costs.no_measure[n.id]
+        nodes.append(PNode(id=n.id, op_type=n.op_type, cost=c, extra=extra))
+    edges = []
+    for e in graph.edges:
+        sk = cal.shape_key([graph.tensors[t] for t in e.tensors if t in graph.tensors])
+        ec = {k: round(ms, 6) for (k, s2), ms in meas.shape_ms.items() if s2 == sk}
+        edges.append(
+            PEdge(src=e.src, dst=e.dst, bytes=float(e.bytes), comm=ec, extra={"shapes": sk})
+        )
+    grp = [
+        Group(list(c), {d.name: cost_of(meas, meas.groups.get((d.name, s)), d.name) for d in devs})
+        for s, c in zip(job.gsig, job.chains, strict=True)
+    ]
+    return Problem(
+        name=job.opts.name or graph.name,
+        devices=[d.name for d in devs],
+        nodes=nodes,
+        edges=edges,
+        comm={k: Link(round(f["latency"], 6), f["bandwidth"]) for k, f in meas.links.items()},
+        groups=grp,
+        extra=_extra(job, meas, costs, wall_s),
+    )
+
+
+def _extra(job: Job, meas: Measured, costs: NodeCosts, wall_s: float) -> dict[str, Any]:
+    from hetlab.cost.platform_info import describe
+
+    graph, opts, wins = job.graph, job.opts, job.wins
+    keys = ("median", "p10", "p90", "n")
+    extra: dict[str, Any] = {
+        "model": {
+            "name": graph.name,
+            "path": graph.model_path,
+            "sha256": job.model_sha,
+            "input_shapes": {k: list(v) for k, v in graph.input_shapes.items()},
+        },
+        "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "platform": describe(job.devs),
+        "profile": {
+            **job.budget.key(),
+            "rounds": opts.rounds,
+            "signatures": len(job.reps),
+            "group_signatures": len(job.greps),
+            "groups": len(job.chains),
+            "measured": job.done[1],
+            "total_tasks": job.total,
+            "overhead_ms": meas.overhead,
+            "values": job.values.note or "cached",
+            "wall_s": wall_s,
+            "context_window": opts.context if wins else 0,
+            "windows": len(wins),
+            "no_measure": len(costs.no_measure),
+            "unit_overhead_ms": costs.per_unit,
+            "whole_model_ms": {
+                k[0]: {x: v[x] for x in keys}
+                for k, v in meas.whole.items()
+                if v and k[1] == "model"
+            },
+            "span_ms": {
+                k[0]: {"nodes": len(job.spans[k[0]]), **{x: v[x] for x in keys}}
+                for k, v in meas.whole.items()
+                if v and k[1] != "model"
+            },
+            "cost": "median ms of isolated runs minus the device's per-call overhead"
+            + (", times its op type's in-context factor" if wins else ""),
+        },
+        "calibration": {
+            k: {x: f[x] for x in ("latency", "bandwidth", "r2", "max_rel_err", "points")}
+            for k, f in meas.links.items()
+        },
+    }
+    if opts.comm:
+        extra["calibration"]["distinct_shapes"] = len(job.shapes)
+    if wins:
+        extra["context_windows"] = [
+            {
+                "nodes": w,
+                "cost": {
+                    d.name: cost_of(meas, meas.windows.get((d.name, job.wsig[k])), d.name)
+                    for d in job.devs
+                },
+            }
+            for k, w in enumerate(wins)
+        ]
+    return extra

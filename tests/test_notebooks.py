@@ -10,12 +10,6 @@ import pytest
 
 NB_DIR = Path(__file__).resolve().parents[1] / "notebooks"
 NOTEBOOKS = sorted(p.name for p in NB_DIR.glob("*.ipynb"))
-# pieces a notebook cannot do without (it degrades gracefully without the others)
-NEEDS: dict[str, list[str]] = {
-    "03_ilp_vs_greedy": ["algo:ilp", "algo:greedy"],
-    "04_run_for_real": ["loader", "zoo", "devices", "profiler", "executor", "algo:greedy"],
-    "06_reproduce_hope": ["algo:ilp", "algo:greedy"],
-}
 
 
 @pytest.mark.slow
@@ -23,11 +17,6 @@ NEEDS: dict[str, list[str]] = {
 def test_notebook_runs(name: str, monkeypatch) -> None:
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
-    from hetlab.widgets.backend import missing
-
-    lacking = missing(*NEEDS.get(name.removesuffix(".ipynb"), []))
-    if lacking:
-        pytest.skip(f"{name} needs what has not landed yet: {'; '.join(lacking)}")
     root = str(NB_DIR.parent)  # the kernel imports this checkout's hetlab, not an installed one
     monkeypatch.setenv("PYTHONPATH", root + os.pathsep + os.environ.get("PYTHONPATH", ""))
     nb = nbformat.read(NB_DIR / name, as_version=4)

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+# imported with the package, not at the first figure: plotly's widget module pulls in nbformat
+# and jsonschema, seconds of start-up that belong to the import cell, not to the widget's
+FigureWidget = go.FigureWidget
 
-def new_widget(fig: go.Figure | dict | None = None, height: int = 300) -> go.FigureWidget:
-    fw = go.FigureWidget(fig) if fig is not None else go.FigureWidget()
+
+def new_widget(fig: go.Figure | dict | None = None, height: int = 300) -> FigureWidget:
+    fw = FigureWidget(fig) if fig is not None else FigureWidget()
     if fig is None:
         fw.update_layout(height=height, margin={"l": 10, "r": 10, "t": 40, "b": 30})
     return fw
 
 
-def placeholder(fw: go.FigureWidget, message: str) -> None:
+def placeholder(fw: FigureWidget, message: str) -> None:
     """Empty the figure and show ``message`` in its title (why there is nothing to draw)."""
     with fw.batch_update():
         if fw.data:
@@ -33,7 +37,7 @@ def no_colorbar(fig: go.Figure) -> go.Figure:
     return fig
 
 
-def update_in_place(fw: go.FigureWidget, fig: go.Figure) -> None:
+def update_in_place(fw: FigureWidget, fig: go.Figure) -> None:
     """Make ``fw`` show ``fig``: traces updated in place when the trace types match (the
     usual case: new costs, a new plan), else replaced; layout overwritten; one batch."""
     fig = no_colorbar(go.Figure(fig))

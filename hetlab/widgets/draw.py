@@ -11,7 +11,6 @@ import ipywidgets as W
 from hetlab.errors import HetlabError
 from hetlab.viz import dag_figure, gantt_figure, heatmap_figure
 from hetlab.widgets.controls import say, section
-from hetlab.widgets.figwidget import placeholder, update_in_place
 from hetlab.widgets.params import SYMBOLS
 from hetlab.widgets.plans import info_html
 
@@ -20,11 +19,7 @@ WHAT_IF = "what-if"
 
 
 def layout(wb: Any) -> list[W.Widget]:
-    c, bx = wb.c, wb._boxes
-    half = W.Layout(width=f"{GANTT_WIDTH + 10}px")
-    for name in ("ilp_fig", "greedy_fig"):
-        getattr(wb, name).layout.width = GANTT_WIDTH
-        bx[name].layout = half
+    c, bx = wb.c, {name: slot.box for name, slot in wb.slots.items()}
     return [
         W.HTML("<h3 style='margin:4px 0'>hetlab workbench</h3>"),
         section("1 · model"),
@@ -82,22 +77,23 @@ def slot_algo(wb: Any, slot: str) -> str:
 
 
 def slot_figure(wb: Any, slot: str) -> tuple[Any, str]:
+    """The figure slot of plan ``slot`` and the name of its algorithm."""
     if slot == "ilp_plan":
-        return wb.ilp_fig, wb.ilp_select.value
-    return wb.greedy_fig, wb.algo_select.value
+        return wb.slots["ilp_fig"], wb.ilp_select.value
+    return wb.slots["greedy_fig"], wb.algo_select.value
 
 
 def dag(wb: Any) -> None:
     obj = wb.graph if wb.graph is not None else wb.problem
     if obj is None:
-        placeholder(wb.dag_fig, "load a model or a profile to see its operator DAG")
+        wb.slots["dag_fig"].message("load a model or a profile to see its operator DAG")
         return
     color: Any = wb.color_select.value
     if color.startswith("plan:"):
         plan = wb.ilp_plan if color == "plan: ILP" else wb.greedy_plan
         color = plan if plan is not None else "uprank"
     try:
-        update_in_place(wb.dag_fig, dag_figure(obj, color=color, problem=wb.problem))
+        wb.slots["dag_fig"].show(dag_figure(obj, color=color, problem=wb.problem))
     except HetlabError as e:
         say(wb.model_status, str(e), "error")
 
@@ -111,11 +107,11 @@ def problem(wb: Any) -> None:
     wb.color_select.options = opts
     wb.color_select.value = cur if cur in opts else "uprank"
     if p is None:
-        placeholder(wb.heat_fig, "no profile yet: press Profile, or load a saved profile")
+        wb.slots["heat_fig"].message("no profile yet: press Profile, or load a saved profile")
     else:
         fig = heatmap_figure(p)
         fig.update_layout(title_text=whatif_prefix(wb) + (fig.layout.title.text or ""))
-        update_in_place(wb.heat_fig, fig)
+        wb.slots["heat_fig"].show(fig)
     if p is not None and wb.whatif.active():
         wb.whatif_banner.value = (
             "<div style='background:#fff3cd;padding:4px 8px;border-left:4px solid #9a6700'>"
@@ -139,8 +135,8 @@ def _title(wb: Any, plan: Any, name: str) -> str:
 def gantts(wb: Any) -> None:
     """Both plans' Gantts on one ms range, with each plan's info line below it."""
     slots = [
-        (wb.ilp_fig, wb.ilp_plan, wb.ilp_select.value, wb.ilp_info),
-        (wb.greedy_fig, wb.greedy_plan, wb.algo_select.value, wb.compared_info),
+        (wb.slots["ilp_fig"], wb.ilp_plan, wb.ilp_select.value, wb.ilp_info),
+        (wb.slots["greedy_fig"], wb.greedy_plan, wb.algo_select.value, wb.compared_info),
     ]
     end = max((p.makespan for _, p, _, _ in slots if p is not None), default=0.0)
     units = wb.problem.units if wb.problem is not None else "ms"
@@ -149,5 +145,5 @@ def gantts(wb: Any) -> None:
         if plan is None:
             continue
         g = gantt_figure(plan, wb.problem, title=_title(wb, plan, name), height=220)
-        g.update_layout(title_font_size=12, xaxis_range=[0, end * 1.02 or 1], width=GANTT_WIDTH)
-        update_in_place(fig, g)
+        g.update_layout(title_font_size=12, xaxis_range=[0, end * 1.02 or 1])
+        fig.show(g)

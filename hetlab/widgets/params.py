@@ -102,10 +102,13 @@ def control(p: Param) -> W.DOMWidget:
         w = Auto(_numeric(p, p.low if p.low is not None else 0))
     else:
         w = _numeric(p, p.default)
-    w.tooltip = tip
-    if isinstance(w, Auto):
-        w.inner.tooltip = tip
+    # a Box's tooltip breaks its view in ipywidgets 8.1 (updateTooltip): the inner control's
+    (w.inner if isinstance(w, Auto) else w).tooltip = tip
     return w
+
+
+def _tidy(v: Any) -> Any:
+    return float(f"{v:.10g}") if isinstance(v, float) else v
 
 
 class ParamPanel(W.HBox):
@@ -121,7 +124,9 @@ class ParamPanel(W.HBox):
         )
 
     def values(self) -> dict[str, Any]:
-        return {name: w.value for name, w in self.controls.items()}
+        """The chosen values; floats to 10 significant digits, so that a slider moved back to
+        a value gives the same parameters (and the cached plan) despite binary rounding."""
+        return {name: _tidy(w.value) for name, w in self.controls.items()}
 
     def defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}

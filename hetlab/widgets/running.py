@@ -11,7 +11,6 @@ from hetlab.errors import HetlabError
 from hetlab.viz import gantt_figure
 from hetlab.widgets import draw
 from hetlab.widgets.controls import disable, say
-from hetlab.widgets.figwidget import new_widget, no_colorbar
 from hetlab.widgets.runs import REAL, REPLAY, REPLAY_NOTE, execute, summary, why_not_real
 from hetlab.widgets.tasks import Cancelled
 
@@ -159,10 +158,7 @@ class Running:
         g = gantt_figure(doc, self.problem, title=what, height=220)
         if replay:
             g.update_layout(title_text=f"{draw.whatif_prefix(self)}<b>{what}</b> · {REPLAY_NOTE}")
-        # A fresh widget, not an in-place update: the browser never redraws a FigureWidget that
-        # was first shown as an empty placeholder (plotly 7.1, JupyterLab 4.6, Chromium).
-        self.run_fig = new_widget(no_colorbar(g))
-        self._boxes["run_fig"].children = [self.run_fig]
+        self.slots["run_fig"].show(g)
         self.last_run = (report, "replay" if replay else "run")
         disable(self.trace_button, None)
         self.run_report = doc

@@ -10,7 +10,6 @@ from typing import Any
 from hetlab.errors import HetlabError
 from hetlab.widgets import draw
 from hetlab.widgets.controls import say
-from hetlab.widgets.figwidget import placeholder
 from hetlab.widgets.params import ParamPanel
 from hetlab.widgets.plans import plan_key, solve
 from hetlab.widgets.tasks import Cancelled
@@ -68,7 +67,7 @@ class Solving:
             fig, label = draw.slot_figure(self, slot)
             if self.problem is None:
                 self._want[slot] = None
-                placeholder(fig, f"{label}: no profile to schedule yet")
+                fig.message(f"{label}: no profile to schedule yet")
                 return
             problem, algo, params = self.problem, draw.slot_algo(self, slot), self._params(slot)
             key = plan_key(self._pkey or "", algo, params)
@@ -107,7 +106,7 @@ class Solving:
         msg = str(e) if isinstance(e, HetlabError) else f"{type(e).__name__}: {e}"
         if isinstance(e, Cancelled):
             msg = "solve cancelled"
-        placeholder(fig, f"{label}: {msg}")
+        fig.message(f"{label}: {msg}")
         say(self.solve_status, f"{label}: {msg}", "warn")
 
     def _solve_progress(self, label: str, done: int, total: int, msg: str) -> None:

@@ -24,7 +24,7 @@ from hetlab.graph.onnx_io import load
 from hetlab.schedulers.base import MODULES
 from hetlab.widgets import draw
 from hetlab.widgets.controls import Controls, disable, say
-from hetlab.widgets.figwidget import new_widget, placeholder
+from hetlab.widgets.figwidget import FigureSlot
 from hetlab.widgets.files import Files
 from hetlab.widgets.params import ParamPanel
 from hetlab.widgets.plans import PlanCache, problem_key
@@ -77,22 +77,22 @@ class Workbench(Solving, Files, Running, W.VBox):
         self._inflight: dict[str, Any] = {}
         self._pkey: str | None = None
         self._applying_whatif = False
-        self._shown = False
         c = Controls(zoo_names())
         self.c = c
         for k, v in vars(c).items():
             setattr(self, k, v)
         self.whatif = WhatIf()
-        for name, height in zip(FIGURES, (380, 160, 220, 220, 220), strict=True):
-            setattr(self, name, new_widget(height=height))
-        self._boxes = {name: W.Box([getattr(self, name)]) for name in FIGURES}
+        gantt = draw.GANTT_WIDTH
+        self.slots = {
+            n: FigureSlot(gantt if n in ("ilp_fig", "greedy_fig") else None) for n in FIGURES
+        }
         super().__init__(children=draw.layout(self), **kw)
         self.add_class("hetlab-workbench")
         with self._ui:
             self._init_algos(plan, compare)
             self._wire()
             self._init_devices(devices)
-            placeholder(self.run_fig, "press Run to measure the chosen plan, or replay it")
+            self.slots["run_fig"].message("press Run to measure the chosen plan, or replay it")
             c.shape_text.value = shapes
             if isinstance(problem, (str, Path)):
                 self.load_profile(problem)
@@ -105,18 +105,12 @@ class Workbench(Solving, Files, Running, W.VBox):
             self._update_profile_state()
             self._update_run_state()
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        """On first display, swap each figure for a fresh FigureWidget holding its current
-        state: updates sent before the browser has loaded a figure's module can be lost,
-        which leaves a blank plot (plotly 7.1 in JupyterLab 4.6)."""
-        with self._ui:
-            if not self._shown:
-                self._shown = True
-                for name in FIGURES:
-                    fresh = new_widget(getattr(self, name).to_dict())
-                    setattr(self, name, fresh)
-                    self._boxes[name].children = (fresh,)
-            return super()._repr_mimebundle_(**kwargs)
+    # the figures, None until they have something to show
+    dag_fig = property(lambda self: self.slots["dag_fig"].fig)
+    heat_fig = property(lambda self: self.slots["heat_fig"].fig)
+    ilp_fig = property(lambda self: self.slots["ilp_fig"].fig)
+    greedy_fig = property(lambda self: self.slots["greedy_fig"].fig)
+    run_fig = property(lambda self: self.slots["run_fig"].fig)
 
     def wait(self, timeout: float | None = 120.0) -> bool:
         """Block until loading, profiling, solving and running are done; False on timeout."""
@@ -157,16 +151,14 @@ class Workbench(Solving, Files, Running, W.VBox):
         self.whatif.on_change(self._apply_whatif)
 
     def _init_devices(self, devices: list[Any] | None) -> None:
-        if devices is not None:
-            self._set_devices(list(devices))
-            return
-        say(self.profile_status, "looking for this machine's devices...")
-        self.tasks.submit(
-            "model",
-            lambda task: local_devices(),
-            self._set_devices,
-            lambda e: say(self.profile_status, f"no devices: {e}", "warn"),
-        )
+        """The devices to profile and run on: ``devices``, else this machine's (found in
+        milliseconds, so the notebook can choose at once between profiling and a saved
+        profile)."""
+        try:
+            self._set_devices(list(devices) if devices is not None else local_devices())
+        except HetlabError as e:
+            self._set_devices([])
+            say(self.profile_status, f"no devices: {e}", "warn")
 
     def _set_devices(self, devices: list[Any]) -> None:
         self.devices = devices

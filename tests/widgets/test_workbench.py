@@ -161,7 +161,7 @@ def test_run_adds_measured_gantt_and_error():
     wb.profile_button.click()
     assert wb.wait(60)
     assert not wb.run_button.disabled and wb.run_where.value == "this machine"
-    assert not wb.run_fig.data and wb.trace_button.disabled
+    assert wb.run_fig is None and wb.trace_button.disabled  # no empty figure is ever shown
     wb.run_button.click()
     assert wb.wait(60)
     assert wb.run_report is not None and len(wb.run_fig.data) >= 1
@@ -277,20 +277,23 @@ def test_real_loader_on_a_small_onnx_file(tmp_path):
     assert wb.profile_button.disabled and "no devices" in wb.profile_button.tooltip
 
 
-def test_first_display_hands_the_browser_fresh_figures_with_full_state():
+def test_a_view_created_late_draws_the_figures_current_state():
+    """A browser view is drawn from the figure's full state: it follows in-place updates, so
+    a view created after them (a module still loading, a notebook reopened) is not stale."""
     wb = _phone(ilp_time_limit=0.05)
+    assert wb.slots["greedy_fig"].box.children == (wb.slots["greedy_fig"].note,)  # a message
     assert wb.wait(60)
-    old = wb.greedy_fig
+    fw = wb.greedy_fig
+    assert wb.slots["greedy_fig"].box.children == (fw,)
+    before = list(fw.data[0].base)
     bundle = wb._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
-    assert wb.greedy_fig is not old and wb._boxes["greedy_fig"].children == (wb.greedy_fig,)
-    assert list(wb.greedy_fig.data[0].base) == list(old.data[0].base)
-    assert wb.dag_fig.layout.yaxis.visible is False  # the DAG hides its meaningless y axis
-    wb._repr_mimebundle_()
-    fresh = wb.greedy_fig
-    wb.k_slider.value = 1  # later updates go to the displayed figure
+    wb.k_slider.value = 1
     assert wb.wait(60)
-    assert wb.greedy_fig is fresh and list(fresh.data[0].base) != list(old.data[0].base)
+    assert wb.greedy_fig is fw and list(fw.data[0].base) != before  # updated in place
+    assert fw._widget_data[0]["base"] == list(fw.data[0].base)
+    assert fw._widget_layout["title"]["text"] == fw.layout.title.text
+    assert wb.dag_fig.layout.yaxis.visible is False  # the DAG hides its meaningless y axis
 
 
 def test_ilp_time_limit_defaults_to_the_params_and_can_be_set():

@@ -20,6 +20,7 @@ WHAT_IF = "what-if"
 
 def layout(wb: Any) -> list[W.Widget]:
     c, bx = wb.c, {name: slot.box for name, slot in wb.slots.items()}
+    half = W.Layout(width=f"{GANTT_WIDTH + 10}px")  # the info line wraps under its Gantt
     return [
         W.HTML("<h3 style='margin:4px 0'>hetlab workbench</h3>"),
         section("1 · model"),
@@ -44,7 +45,12 @@ def layout(wb: Any) -> list[W.Widget]:
         W.HBox([c.ilp_select, c.ilp_params]),
         W.HBox([c.algo_select, c.compared_params]),
         c.solve_status,
-        W.HBox([W.VBox([bx["ilp_fig"], c.ilp_info]), W.VBox([bx["greedy_fig"], c.compared_info])]),
+        W.HBox(
+            [
+                W.VBox([bx["ilp_fig"], c.ilp_info], layout=half),
+                W.VBox([bx["greedy_fig"], c.compared_info], layout=half),
+            ]
+        ),
         section("6 · run for real, or replay"),
         W.HBox([c.run_choice, c.run_where, c.repeat, c.run_button, c.trace_button]),
         c.run_status,
@@ -132,18 +138,31 @@ def _title(wb: Any, plan: Any, name: str) -> str:
     return whatif_prefix(wb) + (f"{name} ({args})" if args else name)
 
 
-def gantts(wb: Any) -> None:
-    """Both plans' Gantts on one ms range, with each plan's info line below it."""
+def gantts(wb: Any, only: str | None = None) -> None:
+    """Both plans' Gantts on one ms range, with each plan's info line below it; with
+    ``only`` (a slot), the other Gantt just follows the shared range (a cached plan redraws
+    one figure, not two)."""
     slots = [
-        (wb.slots["ilp_fig"], wb.ilp_plan, wb.ilp_select.value, wb.ilp_info),
-        (wb.slots["greedy_fig"], wb.greedy_plan, wb.algo_select.value, wb.compared_info),
+        ("ilp_plan", wb.slots["ilp_fig"], wb.ilp_plan, wb.ilp_select.value, wb.ilp_info),
+        (
+            "greedy_plan",
+            wb.slots["greedy_fig"],
+            wb.greedy_plan,
+            wb.algo_select.value,
+            wb.compared_info,
+        ),
     ]
-    end = max((p.makespan for _, p, _, _ in slots if p is not None), default=0.0)
+    end = max((p.makespan for _, _, p, _, _ in slots if p is not None), default=0.0)
+    span = [0, end * 1.02 or 1]
     units = wb.problem.units if wb.problem is not None else "ms"
-    for fig, plan, name, info in slots:
-        info.value = info_html(plan, units)
+    for slot, fig, plan, name, info in slots:
         if plan is None:
+            info.value = ""
             continue
+        if only is not None and slot != only:
+            fig.set_range(span)
+            continue
+        info.value = info_html(plan, units)
         g = gantt_figure(plan, wb.problem, title=_title(wb, plan, name), height=220)
-        g.update_layout(title_font_size=12, xaxis_range=[0, end * 1.02 or 1])
+        g.update_layout(title_font_size=12, xaxis_range=span)
         fig.show(g)

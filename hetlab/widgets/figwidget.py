@@ -89,3 +89,9 @@ class FigureSlot:
         if self.box.children != (self.fig,):
             self.box.children = (self.fig,)
         return self.fig
+
+    def set_range(self, xrange: list[float]) -> None:
+        """Move the x axis only (a shared range that another figure changed)."""
+        if self.fig is not None and list(self.fig.layout.xaxis.range or []) != list(xrange):
+            self.fig.layout.xaxis.range = xrange
+            sync_full_state(self.fig)

@@ -201,7 +201,7 @@ class Workbench(Solving, Files, Running, W.VBox):
     @traitlets.observe("ilp_plan", "greedy_plan")
     def _on_plan(self, change: dict) -> None:
         with self._ui:
-            draw.gantts(self)
+            draw.gantts(self, only=change.get("name"))
             if self.color_select.value.startswith("plan:"):
                 draw.dag(self)
             self._update_run_state()

@@ -32,6 +32,7 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check hetlab tests benchmarks
 	$(BIN)/ruff format --check hetlab tests benchmarks
+	PYTHONPATH=$(CURDIR) $(BIN)/lint-imports  # the layering contract in pyproject.toml
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -1,6 +1,7 @@
-# Source this on the lent GPU machine (see DEVELOPERS.md / benchmarks/README.md):
-#   registers NVIDIA's OpenCL driver with the ICD loader, installs the carried wheels
-#   (pyopencl, pulp, highspy; built for its Python 3.12) and puts hetlab on PYTHONPATH.
+# Source this from the repository root on a GPU host (see benchmarks/README.md): registers
+# NVIDIA's OpenCL driver with the ICD loader, installs the carried wheels (pyopencl, pulp,
+# highspy; built for its Python 3.12) and puts the checkout on PYTHONPATH, so that hetlab
+# imports and `python3 -m benchmarks.NAME` runs a benchmark.
 mkdir -p /tmp/icd
 echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
 cp /etc/OpenCL/vendors/*.icd /tmp/icd/ 2>/dev/null || true

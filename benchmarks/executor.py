@@ -1,29 +1,20 @@
 """Executor overhead: a plan with everything on one CPU group against a plain onnxruntime
-session with the same threads on the same ``model_path`` (issue 6: target <= 1.15x).
+session with the same threads on the same ``model_path`` (the ratio executor / plain; the
+executor's goal is at most 1.15).
 
-    python benchmarks/executor.py [--model NAME|PATH] [--shape NAME=DIMS] [--device cpu0]
+    python -m benchmarks.executor [--model NAME|PATH] [--shape NAME=DIMS] [--device cpu0]
                                   [--repeat 30] [--rounds 5] [--chunks 8] [--json]
 
 The model defaults to a zoo model when ``hetlab.zoo`` exists, else a generated
 inception-like model. Plain and executor runs alternate in blocks of ``--repeat`` (``--rounds`` times) so that load
-drifts hit both. (Alternating run by run instead measures how much each session's spinning
-pool threads slow the other down: 1.3-2.4x on the 16-core host.)
+drifts hit both: alternating run by run would measure how much each session's spinning pool
+threads slow the other down, not the executor.
 ``--chunks K`` also runs the same device split into K units (forced by placing each chunk
 on a distinct alias of the same group) to estimate the per-unit dispatch overhead.
 Times are per-inference medians in ms.
 
-Measured 2026-11-22 on the lent nvidia-h200 host (16 cores, no SMT, gVisor; onnxruntime 1.30,
-Python 3.12), cpu0 = 8 threads on cores 0-7, ``--repeat 20 --rounds 5``, 100 runs each:
-
-    model         plain   executor  ratio
-    googlenet      5.05     4.67    0.92
-    inception_v3  15.68    16.15    1.03
-    squeezenet     2.40     2.67    1.11
-
-The one-unit plan loads ``model_path`` itself, so the difference is dispatch (the main thread
-pinned to the group, queues, events): about 0.1 ms per inference. Across repeated calls the
-ratio moved by up to +-0.2 on that shared host (googlenet 0.80-1.28); blocks of runs, not
-single runs, are alternated because sessions' spinning pool threads slow each other down.
+The one-unit plan loads ``model_path`` itself, so the difference is the executor's dispatch
+(the main thread pinned to the group, queues, events). Figures: docs/measurements.md#executor-overhead.
 """
 
 from __future__ import annotations
@@ -37,8 +28,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hetlab.devices.ort_cpu import OrtCpuDevice
 from hetlab.devices.platform import devices

@@ -1,13 +1,13 @@
 """GFLOP/s of hetlab's OpenCL Conv/GEMM kernels at Inception-v3 sizes, launch overhead and
 host<->device bandwidth, on one OpenCL device (optionally torch/cuDNN at the same sizes).
 
-    python benchmarks/kernels.py [--device-index 0] [--quick] [--torch] [--repeat 20]
+    python -m benchmarks.kernels [--device-index 0] [--quick] [--torch] [--repeat 20]
 
 Each case is a one-node unit prepared by ``OpenCLDevice`` exactly as a model run would be;
 kernel time is the median over runs of the summed OpenCL profiling intervals of its launches
 (seconds on the device clock), wall time the median of ``run()`` (enqueue + wait). Prints a
-table and writes JSON (with the device fingerprint) to $OUT/kernels.json when OUT is set,
-else to benchmarks/results/kernels-<device>.json. Needs numpy and pyopencl only.
+table and writes JSON (with the device fingerprint) to ``--out``, else $OUT/kernels.json when OUT
+is set, else kernels.json in the current folder. Needs numpy and pyopencl only.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import argparse
 import functools
 import json
 import os
-import re
 import statistics
 import sys
 import time
@@ -24,8 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hetlab.devices.opencl import discover
 from hetlab.graph.ir import Node, OpGraph, Tensor
@@ -326,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--repeat", type=int, default=None)
     ap.add_argument(
-        "--out", default=None, help="JSON path (default $OUT/kernels.json or benchmarks/results/)"
+        "--out", default=None, help="JSON path (default $OUT/kernels.json or ./kernels.json)"
     )
     ap.add_argument(
         "--model",
@@ -414,9 +411,7 @@ def main(argv: list[str] | None = None) -> int:
         else (
             Path(os.environ["OUT"]) / "kernels.json"
             if os.environ.get("OUT")
-            else Path(__file__).parent
-            / "results"
-            / f"kernels-{re.sub(r'[^A-Za-z0-9]+', '-', info['device'])[:40]}.json"
+            else Path("kernels.json")
         )
     )
     path.parent.mkdir(parents=True, exist_ok=True)

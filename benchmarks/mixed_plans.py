@@ -1,19 +1,19 @@
-"""Mixed plans run the way a user runs them (issue 6): per model, ``hetlab profile`` on
+"""Mixed plans run the way a user runs them: per model, ``hetlab profile`` on
 ``--devices``, ``hetlab schedule`` with each ``--algos`` (``single:DEV`` too), plus
 ``prefer:GPU`` (every node the GPU can run on it, the rest on the first CPU group), then
 ``hetlab run --plan --check --json`` in a fresh process per plan (``--processes N``: N of them,
-in rounds over the plans; a process's median varies by up to 1.5x on the lent machines).
+in rounds over the plans, since a process's median varies from process to process).
 Prints and writes per plan: nodes per device, units, predicted and measured median (ms; the
 median process's), every process's median, max_rel_err and fallbacks.
 
-Models: zoo names, or the real third-party models of ``tests/thirdparty/fetch.py`` (issue 6's
-acceptance): a detector (ddddocr's ``dddd_det``), an OCR recognizer with attention (PP-OCRv4
+Models: zoo names, or the real third-party models of ``tests/thirdparty/fetch.py``: a
+detector (ddddocr's ``dddd_det``), an OCR recognizer with attention (PP-OCRv4
 ``ppocr_rec``, SVTR) and an audio LSTM (``silero_vad``; its LSTM sits inside an ``If``, so
 the schedulers keep it on one CPU group and ``prefer:`` is its mixed plan).
 
     python tests/thirdparty/fetch.py   # the third-party models, into .cache/thirdparty/
-    python benchmarks/mixed_plans.py --models dddd_det,ppocr_rec,silero_vad --out DIR
-    python benchmarks/mixed_plans.py --models googlenet --devices cpu0,cpu1 --algos ilp,heft
+    python -m benchmarks.mixed_plans --models dddd_det,ppocr_rec,silero_vad --out DIR
+    python -m benchmarks.mixed_plans --models googlenet --devices cpu0,cpu1 --algos ilp,heft
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 THIRD_PARTY = {  # name -> CLI arguments fixing its inputs
     "dddd_det": [],

@@ -1,7 +1,7 @@
-"""Profiler figures (issue 5 acceptance): profiling time, sum-of-ops vs whole model,
+"""Profiler figures: profiling time, sum-of-ops vs whole model,
 profile-to-profile rank correlation, measured edge transfers vs the fitted link model.
 
-    PYTHONPATH=. python benchmarks/profiler.py [--models squeezenet,googlenet,inception_v3]
+    python -m benchmarks.profiler [--models squeezenet,googlenet,inception_v3]
         [--devices cpu0,cpu1] [--repeat 20] [--out FILE.json]
 
 For each model: two fresh profiles (no cache) on the devices, timed; the whole model run as
@@ -17,13 +17,10 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hetlab.cost.measure import Budget, make_runner, time_unit
 from hetlab.cost.profiler import profile

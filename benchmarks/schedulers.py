@@ -6,7 +6,11 @@
     ``ilp`` (NT=12, 10 s per subgraph) against HOPE's own ILP plan re-simulated under spec §3
     (``_hope_results.device_maps``: the cpu-2 map's ``simulated_makespan_ms_this_problem``),
     the gap to the lower bound and the gain over the best single device.
-Results: ``benchmarks/results/<platform>/schedulers_{layered,hope}.csv``.
+(grid) the inception-v3 / Huawei P40 phone profile over epsilon x NT (5 x 5): ``ilp`` (HOPE as
+    published) and ``ilp+`` at their defaults, and ``greedy``; makespans, the longest ``ilp``
+    solve, the cells where ``ilp`` beats ``greedy``, and where ``ilp+`` differs from ``ilp``
+    and what decided it (``plan.extra["decided_by"]``).
+Results: ``benchmarks/results/<platform>/schedulers_{layered,hope,grid}.csv``.
 """
 
 from __future__ import annotations
@@ -19,18 +23,16 @@ import json
 import math
 import os
 import socket
-import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from hetlab.cost.problem import Problem
 from hetlab.errors import HetlabError
 from hetlab.fileio import atomic_write_bytes
 from hetlab.schedulers import schedule
-from hetlab.schedulers.base import algorithm
+from hetlab.schedulers.base import algorithm, defaults
 from hetlab.schedulers.bounds import lower_bound, validate_plan
 from tests.schedulers.helpers import layered_problem
 
@@ -69,11 +71,11 @@ def part_a(out: Path, time_limit: float | None) -> None:
     p = layered_problem(1, 1000, 8, 2)
     lb = lower_bound(p)
     rows = []
-    algos = ["greedy", "ilp"] + (["heft"] if has("heft") else [])
+    algos = ["greedy", "ilp", "ilp+"] + (["heft"] if has("heft") else [])
     res = {}
     for a in algos:
-        kw = {"nt": 12} if a == "ilp" else {}
-        if a == "ilp" and time_limit:
+        kw = {"nt": 12} if a.startswith("ilp") else {}
+        if a.startswith("ilp") and time_limit:
             kw["time_limit"] = time_limit
         t = time.perf_counter()
         plan = schedule(p, a, **kw)
@@ -103,10 +105,11 @@ def part_a(out: Path, time_limit: float | None) -> None:
         )
     if "heft" in res:
         print(
-            f"(a) ilp <= heft: {res['ilp'] <= res['heft'] + 1e-9} ({res['ilp']:.2f} vs {res['heft']:.2f})"
+            f"(a) ilp+ <= heft: {res['ilp+'] <= res['heft'] + 1e-9} "
+            f"({res['ilp+']:.2f} vs {res['heft']:.2f}); ilp {res['ilp']:.2f}"
         )
     else:
-        print("(a) heft not in this build: ilp <= heft not checked")
+        print("(a) heft not in this build: ilp+ <= heft not checked")
     write_csv(out / "schedulers_layered.csv", rows)
 
 
@@ -119,7 +122,7 @@ def hope_plan_ms(doc: dict) -> float | None:
 
 
 def part_b(
-    out: Path, pattern: str, time_limit: float, nt: int, passes: int | None, tag: str
+    out: Path, pattern: str, time_limit: float, nt: int, passes: int | None, tag: str, algo: str
 ) -> None:
     files = sorted(glob.glob(str(PROFILES / pattern)), key=lambda f: (os.path.getsize(f), f))
     rows, ratios, worse = [], [], []
@@ -128,7 +131,8 @@ def part_b(
         p = Problem.from_json(doc, f)
         lb = lower_bound(p)
         t = time.perf_counter()
-        plan = schedule(p, "ilp", nt=nt, time_limit=time_limit, passes=passes)
+        kw = {"passes": passes} if algo == "ilp+" else {}
+        plan = schedule(p, algo, nt=nt, time_limit=time_limit, **kw)
         dt = time.perf_counter() - t
         validate_plan(p, plan)
         g = schedule(p, "greedy").makespan
@@ -147,8 +151,8 @@ def part_b(
             "best_single": dev,
             "best_single_ms": round(single, 4),
             "gain_over_single": round(single / plan.makespan - 1, 4),
-            "subgraphs": info.get("subgraphs"),
-            "limit_hits": info.get("solves", {}).get("limit"),
+            "subgraphs": len(plan.extra.get("subgraphs", [])),
+            "limit_hits": plan.extra.get("windows_limit"),
             "time_limit_s": time_limit,
             "passes": len(info.get("passes") or [1]),
             "wall_s": round(dt, 2),
@@ -174,16 +178,77 @@ def part_b(
         )
 
 
+GRID_EPS = (0.05, 0.1, 0.2, 0.3, 0.5)
+GRID_NT = (4, 8, 12, 16, 24)
+
+
+def part_grid(out: Path, name: str = "inception-v3-huawei_p40") -> None:
+    p = Problem.load(PROFILES / f"{name}.json")
+    g = schedule(p, "greedy").makespan
+    print(
+        f"(grid) {name}: {len(p.nodes)} nodes, greedy {g:.2f} ms, defaults: ilp {defaults('ilp')}"
+    )
+    print(
+        f"{'eps':>5} {'NT':>3} {'ilp ms':>8} {'ilp s':>6} {'win':>4} {'opt':>4} {'lim':>4} "
+        f"{'kept':>4} {'ilp+ ms':>8} {'ilp+ s':>6}  decided_by"
+    )
+    rows = []
+    for eps in GRID_EPS:
+        for nt in GRID_NT:
+            t = time.perf_counter()
+            a = schedule(p, "ilp", epsilon=eps, nt=nt)
+            a_s = time.perf_counter() - t
+            t = time.perf_counter()
+            b = schedule(p, "ilp+", epsilon=eps, nt=nt)
+            b_s = time.perf_counter() - t
+            for plan in (a, b):
+                validate_plan(p, plan)
+            e = a.extra
+            row = {
+                "epsilon": eps,
+                "nt": nt,
+                "ilp_ms": round(a.makespan, 3),
+                "ilp_s": round(a_s, 2),
+                "windows": e["windows"],
+                "optimal": e["windows_optimal"],
+                "limit": e["windows_limit"],
+                "start_kept": e["windows_start_kept"],
+                "ilp_plus_ms": round(b.makespan, 3),
+                "ilp_plus_s": round(b_s, 2),
+                "decided_by": b.extra["decided_by"],
+                "greedy_ms": round(g, 3),
+            }
+            rows.append(row)
+            print(
+                f"{eps:5.2f} {nt:3d} {a.makespan:8.2f} {a_s:6.2f} {row['windows']:4d} "
+                f"{row['optimal']:4d} {row['limit']:4d} {row['start_kept']:4d} "
+                f"{b.makespan:8.2f} {b_s:6.2f}  {row['decided_by']}",
+                flush=True,
+            )
+    write_csv(out / "schedulers_grid.csv", rows)
+    beats = sum(r["ilp_ms"] < r["greedy_ms"] - 1e-9 for r in rows)
+    worse = [r for r in rows if r["ilp_plus_ms"] > r["ilp_ms"] + 1e-9]
+    differ = [r for r in rows if abs(r["ilp_plus_ms"] - r["ilp_ms"]) > 1e-9]
+    by: dict[str, int] = {}
+    for r in differ:
+        by[r["decided_by"]] = by.get(r["decided_by"], 0) + 1
+    print(f"(grid) ilp beats greedy ({g:.2f} ms) in {beats} of {len(rows)} cells")
+    print(f"(grid) longest ilp solve: {max(r['ilp_s'] for r in rows):.2f} s (need <= 3 s)")
+    print(f"(grid) ilp+ worse than ilp in {len(worse)} cells (need 0)")
+    print(f"(grid) ilp+ differs from ilp in {len(differ)} cells, decided by: {by or 'none'}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=["a", "b", "both"], default="both")
+    ap.add_argument("--part", choices=["a", "b", "both", "grid"], default="both")
     ap.add_argument("--files", default="*.json", help="glob inside the profiles folder (a subset)")
     ap.add_argument("--time-limit", type=float, default=10.0, help="(b) seconds per subgraph")
     ap.add_argument(
         "--a-time-limit", type=float, default=None, help="(a) seconds per subgraph (default: ilp's)"
     )
     ap.add_argument("--nt", type=int, default=12)
-    ap.add_argument("--passes", type=int, default=None, help="(b) ilp passes (default: ilp's)")
+    ap.add_argument("--b-algo", default="ilp+", choices=["ilp", "ilp+"], help="(b) which ILP")
+    ap.add_argument("--passes", type=int, default=None, help="(b) ilp+ passes (default: ilp+'s)")
     ap.add_argument("--tag", default="", help="(b) suffix of the CSV name, for subsets")
     ap.add_argument("--platform", default=socket.gethostname().split(".")[0] or "local")
     args = ap.parse_args()
@@ -191,7 +256,9 @@ def main() -> None:
     if args.part in ("a", "both"):
         part_a(out, args.a_time_limit)
     if args.part in ("b", "both"):
-        part_b(out, args.files, args.time_limit, args.nt, args.passes, args.tag)
+        part_b(out, args.files, args.time_limit, args.nt, args.passes, args.tag, args.b_algo)
+    if args.part == "grid":
+        part_grid(out)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,9 @@
-"""NN-Stretch on this machine (issue 9): (1) the stretched model on two devices against the
+"""NN-Stretch on this machine: (1) the stretched model on two devices against the
 original on its best single device; (2) adaptive against static execution of the stretched
 model while a CPU burner contends one device. All through ``hetlab`` commands (subprocesses),
 so the numbers are what a user gets:
 
-    python benchmarks/stretch.py [--models resnet50,squeezenet] [--devices cpu0,cpu1]
+    python -m benchmarks.stretch [--models resnet50,squeezenet] [--devices cpu0,cpu1]
                                  [--repeat 10] [--rounds 2] [--adaptive-repeat 24] [--out FILE.json]
 
 Per model: ``hetlab stretch MODEL --devices A,B --out S.onnx`` (device throughputs measured
@@ -14,31 +14,10 @@ Then ``hetlab run S.onnx --plan S.plan.json --adaptive --compare --interfere A:K
 burner (3 processes pinned to device A's cores) during runs K..M-1 of the adaptive and the
 static pass each. The stretched model has fresh random weights (accuracy needs retraining).
 
-On a GPU host (one command, e.g. the lead's batched run), pass the devices there, e.g.
-``--devices cpu0,cl0`` (cl0 = the GPU's OpenCL device) or ``--devices cpu0,cpu1,cl0``.
-
-Measured 2026-11-22 00:40-00:48 UTC on the 2-core dev VM (cpu0 = core 0, cpu1 = core 1,
-one thread each), shared with six other helpers' jobs (load average 5-10 on 2 cores), with
-the defaults (``--repeat 10 --rounds 2 --adaptive-repeat 24``); every sample is in
-``benchmarks/results/stretch-dev-vm.json``:
-
-    parallel capacity: two pinned single-thread sessions at once each ran 2.05x slower than
-    one alone (capacity 0.97 of 2; 1.82 in another probe minutes earlier)
-
-    model       original@cpu0  original@cpu1  stretched@cpu0+cpu1  speedup  max_rel_err
-    resnet50        239.6          243.5            346.6            0.69x    2.4e-07
-    squeezenet       41.5           73.1             96.7            0.43x    0
-
-    burner (3 procs pinned to core 0) during runs 4..19 of 24, stretched model:
-    resnet50     adaptive 817.6 ms  static 756.0 ms  (switched away at 6, undone at 8: no gain)
-    squeezenet   adaptive 169.7 ms  static 349.1 ms  (away at 10, back at 23 after the burner)
-
-So on this VM the stretched models are *slower*: there is no second free core to win (the
-parallel-capacity probe), and the restore convs add 4% (resnet50) to 15% (squeezenet) FLOPs.
-Pinning a burner to core 0 slows core 1 about as much (the other jobs move there), so the
-adaptive gain is sometimes large (squeezenet 2.1x) and sometimes nil (resnet50). The issue's
-speedup criterion needs a host with spare parallel devices: run this file there, e.g. the
-16-core GPU hosts (cpu0/cpu1 = 8 + 8 cores, cl0 = the GPU through OpenCL).
+On a GPU host pass its devices, e.g. ``--devices cpu0,cl0`` (cl0 = the GPU's OpenCL device)
+or ``--devices cpu0,cpu1,cl0``. The stretched model only wins where the devices are free to run
+in parallel; the script's parallel-capacity probe (two pinned sessions at once against one
+alone) says how much parallelism the host gives. Figures: docs/measurements.md#nn-stretch.
 """
 
 from __future__ import annotations
@@ -191,7 +170,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--adaptive-repeat", type=int, default=24)
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "stretch.json"))
+    ap.add_argument("--out", default="stretch.json")
     a = ap.parse_args()
     devices = a.devices.split(",")
     cap = parallel_capacity(devices)

@@ -1,4 +1,4 @@
-"""One-off export of the hetlab model zoo to ``data/zoo/<name>.onnx`` (not run by tests).
+"""One-off export of the hetlab model zoo to ``hetlab/graph/models/<name>.onnx`` (not run by tests).
 
 Run with a Python that has torch, torchvision, timm and onnx (kept out of hetlab's own
 dependencies), from the repository root::
@@ -8,7 +8,7 @@ dependencies), from the repository root::
 
 Every model is exported at batch 1 with static shapes, opset 17, in eval mode, with random
 weights (no downloads), through the legacy TorchScript exporter with constant folding. Big
-float initializers are then stripped (``hetlab.graph.onnx_io.strip_weights``); ``hetlab.zoo``
+float initializers are then stripped (``hetlab.graph.zoo_weights.strip_weights``); ``hetlab.zoo``
 synthesizes them again from a seed when a model is used. ``lstm`` is built directly with
 ``onnx.helper`` and needs no torch.
 """
@@ -24,12 +24,10 @@ from pathlib import Path
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from hetlab.graph.zoo_weights import strip_weights
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from hetlab.graph.onnx_io import strip_weights
-
-ZOO = ROOT / "data" / "zoo"
+ZOO = ROOT / "hetlab" / "graph" / "models"
 OPSET = 17
 LSTM_STEPS, LSTM_HIDDEN, LSTM_INPUT = 10, 1024, 1024
 
@@ -175,11 +173,7 @@ def fold_constants(model):
             new = None
             if node.op_type == "Shape" and shapes.get(node.input[0]) is not None:
                 a = {x.name: x.i for x in node.attribute}
-                new = [
-                    np.array(
-                        shapes[node.input[0]][a.get("start", 0) : a.get("end", None)], np.int64
-                    )
-                ]
+                new = [np.array(shapes[node.input[0]][a.get("start", 0) : a.get("end")], np.int64)]
             else:
                 constant = node.op_type == "Constant" or (ins and all(i in values for i in ins))
                 if constant and not any(o in outputs for o in node.output):
@@ -188,7 +182,7 @@ def fold_constants(model):
                 keep.append(node)
                 continue
             folded += 1
-            for name, v in zip(node.output, new):
+            for name, v in zip(node.output, new, strict=False):
                 values[name] = np.asarray(v)
                 g.initializer.append(numpy_helper.from_array(np.asarray(v), name))
         del g.node[:]
@@ -367,10 +361,7 @@ def _shapes(model) -> dict[str, list[int]]:
 def export(name: str) -> dict:
     """Build, strip and save one model; returns its index.json entry."""
     builder, shape, source, description = MODELS[name]
-    if name == "lstm":
-        model = builder()
-    else:
-        model = fold_constants(_torch_export(builder(), shape))
+    model = builder() if name == "lstm" else fold_constants(_torch_export(builder(), shape))
     model.producer_name = model.producer_name or "hetlab/data/export_zoo.py"
     onnx.checker.check_model(model)
     n = vertices(model)

@@ -1,4 +1,4 @@
-"""``hetlab sweep``: a grid of problems x algorithms x parameters solved on Dask (issue 8).
+"""``hetlab sweep``: a grid of problems x algorithms x parameters solved on Dask.
 
     hetlab sweep PROBLEM.json... [--models a,b] --algos greedy,ilp [--epsilon 0.1,0.2]
         [--nt 8,12] [--k 2,3] [--time-limit 0.5,2] [--param NAME=V1,V2] --out DIR
@@ -10,7 +10,8 @@ in the problem's units, ms for profiles; solve seconds) is written to ``DIR/cell
 as soon as it arrives, ``key`` hashing the problem's content, the algorithm and the
 parameters, so a stopped sweep started again only computes the missing cells. The table of
 the whole grid is ``DIR/sweep.parquet`` (with pyarrow) or ``DIR/sweep.csv``. By default a
-``dask.distributed.LocalCluster`` of one single-threaded worker process per core runs it;
+``dask.distributed.LocalCluster`` of single-threaded worker processes runs it, one per CPU that
+the container's cgroup grants (quota and memory, not the visible cores: ``worker_sizing``);
 ``--scheduler`` uses a running cluster instead (``dask scheduler`` + ``dask worker`` on a lab's
 machines, each with hetlab installed): problems travel to workers as data, no shared files.
 ``--models`` profiles zoo models on this machine's devices first (the profiler's cache is
@@ -21,15 +22,23 @@ from __future__ import annotations
 
 import argparse
 import glob
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from hetlab.errors import HetlabError
+from hetlab.sweep_cluster import local_client, worker_sizing
 from hetlab.sweep_run import cells, run_sweep, solve_cell
 
-__all__ = ["cells", "configure", "local_client", "main", "run_sweep", "solve_cell"]
+__all__ = [
+    "cells",
+    "configure",
+    "local_client",
+    "main",
+    "run_sweep",
+    "solve_cell",
+    "worker_sizing",
+]
 
 FLAGS = {"epsilon": "epsilon", "nt": "nt", "k": "k", "time_limit": "time-limit"}
 
@@ -59,7 +68,9 @@ def configure(p: argparse.ArgumentParser) -> None:
         metavar="tcp://HOST:PORT",
         help="a running Dask scheduler (default: LocalCluster)",
     )
-    p.add_argument("--workers", type=int, help="LocalCluster workers (default: usable cores)")
+    p.add_argument(
+        "--workers", type=int, help="LocalCluster workers (default: the CPUs the cgroup grants)"
+    )
     p.add_argument("--threads", action="store_true", help="LocalCluster of threads in this process")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -100,23 +111,6 @@ def grid_from_args(args: argparse.Namespace) -> dict[str, list[Any]]:
             raise HetlabError(f"--param {item!r}: write NAME=V1,V2 (e.g. --param passes=1,2)")
         grid[name.strip()] = parse_values(vals, f"--param {name}")
     return grid
-
-
-def local_client(workers: int | None = None, threads: bool = False) -> Any:
-    """A Client on a new LocalCluster: ``workers`` single-threaded workers (default: the
-    usable cores), as processes (or threads of this process with ``threads``)."""
-    try:
-        from dask.distributed import Client, LocalCluster
-    except ImportError:
-        raise HetlabError('hetlab sweep needs Dask: pip install "dask[distributed]"') from None
-    cores = (
-        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    )
-    n = workers or cores
-    cluster = LocalCluster(
-        n_workers=n, threads_per_worker=1, processes=not threads, dashboard_address=None
-    )
-    return Client(cluster)
 
 
 def load_problems(paths: Sequence[str]) -> dict[str, dict[str, Any]]:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from hetlab.errors import HetlabError
+from hetlab.sweep_cluster import local_client
 
 CELL_VERSION = 1  # bump when a cell's record changes meaning: old checkpoints are then ignored
 
@@ -208,8 +209,6 @@ def run_sweep(
     if todo:
         own = client is None
         if own:
-            from hetlab.sweep import local_client
-
             client = local_client()
         try:
             from dask.distributed import as_completed

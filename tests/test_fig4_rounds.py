@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from types import SimpleNamespace
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-import fig4_rounds as F
 import numpy as np
 from test_hope_fig4 import fake_problem
 
+from benchmarks.fig4 import rounds as F
 from hetlab.devices.fake import graph_from_problem
 from hetlab.errors import HetlabError
 from hetlab.schedulers.plan import Plan

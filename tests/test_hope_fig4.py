@@ -3,16 +3,10 @@
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-import fig4_table as T
-import hope_fig4
-from fig4_env import Deadline, platform_slug
-
+from benchmarks.fig4 import run as hope_fig4
+from benchmarks.fig4 import table as T
+from benchmarks.fig4.env import Deadline, platform_slug
 from hetlab.cost.problem import Problem
 from hetlab.devices.fake import FakeDevice, graph_from_problem
 

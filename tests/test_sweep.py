@@ -144,3 +144,25 @@ def test_a_cell_whose_future_fails_is_recorded_failed_and_not_checkpointed(tmp_p
     df = sweep_run.run_sweep(problems(), ["heft"], {}, tmp_path, Client(), progress=False)
     assert list(df["status"].str.startswith("failed: FutureCancelledError")) == [True, True]
     assert not list((tmp_path / "cells").glob("*.json"))  # retried by the next sweep
+
+
+@pytest.mark.parametrize(
+    ("cpus", "memory", "workers", "want"),
+    [
+        (2.0, None, None, 2),  # the quota, not the visible cores
+        (None, None, None, None),  # no quota: one per visible core
+        (8.0, 3 << 30, None, 3),  # memory for 3 workers of 1 GiB only
+        (8.0, 1 << 29, None, 1),  # never fewer than one
+        (2.0, 8 << 30, 5, 5),  # an explicit count wins
+    ],
+)
+def test_workers_are_sized_from_the_cgroup(monkeypatch, cpus, memory, workers, want):
+    from hetlab.devices import cgroup
+    from hetlab.sweep import worker_sizing
+
+    visible = 16
+    monkeypatch.setattr(cgroup.os, "sysconf", lambda k: {"SC_PAGE_SIZE": 4096}.get(k, 1 << 30))
+    n, mem = worker_sizing(workers, cgroup.Limits(cpus=cpus, memory=memory), visible)
+    machine = 4096 << 30
+    assert n == (want if want is not None else visible)
+    assert mem == min(memory or machine, machine) // n

@@ -13,7 +13,8 @@ import pytest
 
 from hetlab import zoo
 from hetlab.errors import HetlabError
-from hetlab.graph.onnx_io import materialize, strip_weights
+from hetlab.graph.zoo import ZOO_DIR
+from hetlab.graph.zoo_weights import materialize, strip_weights
 
 EXPECTED = [
     "squeezenet",
@@ -27,7 +28,7 @@ EXPECTED = [
     "lstm",
 ]
 SLOW = {"nasnet_large", "pnasnet_large", "inception_v4"}
-DATA = Path(zoo.__file__).resolve().parent.parent / "data"
+DATA = Path(__file__).resolve().parent.parent / "data"
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +62,7 @@ def test_names_and_index():
         assert zoo.is_zoo(n)
         meta = zoo.info(n)
         assert {"file", "inputs", "vertices", "source", "description"} <= set(meta)
-        assert (DATA / "zoo" / meta["file"]).is_file()
+        assert (ZOO_DIR / meta["file"]).is_file()
     assert not zoo.is_zoo("resnet51") and not zoo.is_zoo(None)
     assert zoo.info("inception_v3")["inputs"] == {"input": [1, 3, 299, 299]}
     assert zoo.info("lstm")["inputs"] == {"x": [10, 1, 1024]}
@@ -91,12 +92,12 @@ def test_materialized_model_runs(name, env_cache):
 
 def test_vertex_counts_match_files():
     for n in EXPECTED:
-        m = onnx.load(str(DATA / "zoo" / zoo.info(n)["file"]), load_external_data=False)
+        m = onnx.load(str(ZOO_DIR / zoo.info(n)["file"]), load_external_data=False)
         assert sum(nd.op_type != "Constant" for nd in m.graph.node) == zoo.info(n)["vertices"]
 
 
 def test_nasnet_large_has_hope_size():
-    m = onnx.load(str(DATA / "zoo" / "nasnet_large.onnx"))
+    m = onnx.load(str(ZOO_DIR / "nasnet_large.onnx"))
     assert sum(nd.op_type != "Constant" for nd in m.graph.node) >= 1000
 
 
@@ -109,7 +110,7 @@ def _tensors(model):
 
 def test_stored_files_hold_no_big_float_data():
     for n in EXPECTED:
-        m = onnx.load(str(DATA / "zoo" / zoo.info(n)["file"]))
+        m = onnx.load(str(ZOO_DIR / zoo.info(n)["file"]))
         stripped = 0
         for t in _tensors(m):
             numel = int(np.prod(t.dims)) if t.dims else 1
@@ -129,7 +130,7 @@ def test_data_dir_under_30_mb():
 
 
 def test_materialize_is_deterministic(tmp_path):
-    src = DATA / "zoo" / "squeezenet.onnx"
+    src = ZOO_DIR / "squeezenet.onnx"
     a = materialize(src, tmp_path / "a.onnx", seed=0).read_bytes()
     b = materialize(src, tmp_path / "b.onnx", seed=0).read_bytes()
     c = materialize(src, tmp_path / "c.onnx", seed=1).read_bytes()
@@ -138,7 +139,7 @@ def test_materialize_is_deterministic(tmp_path):
 
 
 def test_materialize_values_follow_consumers(tmp_path):
-    m = onnx.load(str(materialize(DATA / "zoo" / "resnet50.onnx", tmp_path / "r.onnx")))
+    m = onnx.load(str(materialize(ZOO_DIR / "resnet50.onnx", tmp_path / "r.onnx")))
     arrays = {t.name: onnx.numpy_helper.to_array(t) for t in m.graph.initializer}
     producer = _producer(m)
     convs = [n for n in m.graph.node if n.op_type == "Conv"]
@@ -213,7 +214,7 @@ def _ancestors(node, producer) -> set[str]:
 
 
 def test_lstm_gates_are_parallel_branches():
-    m = onnx.load(str(DATA / "zoo" / "lstm.onnx"))
+    m = onnx.load(str(ZOO_DIR / "lstm.onnx"))
     producer = _producer(m)
     # per step: the MatMuls that read the same step input x_t / state h_{t-1}
     by_step = defaultdict(list)
@@ -248,7 +249,7 @@ def test_concurrent_builds_agree(tmp_path, monkeypatch):
     assert a == b and onnx.load(str(a)).graph.node
     import hashlib
 
-    sha = hashlib.sha256((DATA / "zoo" / "squeezenet.onnx").read_bytes()).hexdigest()
+    sha = hashlib.sha256((ZOO_DIR / "squeezenet.onnx").read_bytes()).hexdigest()
     assert a.name == f"squeezenet-{sha[:12]}.onnx"
     assert [p.name for p in (tmp_path / "zoo").iterdir()] == [a.name]  # no temp files left
 

@@ -20,11 +20,10 @@ together so that the ops add up to the whole model's time less one per-unit cost
 per-unit cost, (sum of the windows' times - the whole model's) / (windows - 1), is what the
 profiler adds to every link into the device, since a cross-device edge starts a new unit.
 A device that cannot run the whole model (an OpenCL device without some op) is measured on
-the longest run of consecutive vertices it can run instead, and scaled to it the same way:
-ppocr_rec's 277-node GPU span ran 1.16x the sum of its 8-node windows on the H100
-(``benchmarks/gpu_unit.py``; its launches are bound by the host's enqueue, and why the long
-sequence is slower per launch was not measured). Without either the windows' own total sets
-the scale.
+the longest run of consecutive vertices it can run instead, and scaled to it the same way,
+because a long unit of many small kernels is bound by the host's enqueue and does not cost the
+sum of its windows (docs/measurements.md#runnable-span). Without either the windows' own total
+sets the scale.
 """
 
 from __future__ import annotations

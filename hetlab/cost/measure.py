@@ -30,7 +30,8 @@ PROBE_MODEL = Path(__file__).with_name("probe.onnx")
 PROBE_CHAIN = Path(__file__).with_name("probe_chain.onnx")
 # The clock of the onnxruntime timer (seconds). Wall time by default; ``time.thread_time``
 # (the calling thread's CPU time, blind to preemption by other processes) is for checking the
-# method on a busy machine with one-thread devices (benchmarks/profiler.py --clock thread).
+# method on a busy machine with one-thread devices (``python -m benchmarks.profiler --clock
+# thread``).
 CLOCK: Callable[[], float] = now
 CHEAP_MORE = 5  # repeat multiplier for units whose ``repeat`` runs cost little (plan_repeats)
 
@@ -59,8 +60,8 @@ def make_runner(
 ) -> tuple[Callable[[], float], str]:
     """A function that runs ``unit`` once and returns its time (s), and the timer's name.
     ``written``: on a device with ``write`` (OpenCL), write the inputs again before each run
-    (not timed), as the executor does before it runs a unit; back to back, the H100 ran
-    googlenet 2.03 ms against 2.22 with its input written first (``benchmarks/gpu_unit.py``)."""
+    (not timed), as the executor does before it runs a unit, so that the unit is timed as the
+    executor runs it (docs/measurements.md#inputs-written)."""
     sess = unit.handle
     if hasattr(sess, "run_with_iobinding") and hasattr(sess, "io_binding"):
         b = sess.io_binding()
@@ -94,8 +95,8 @@ def plan_repeats(warm_s: list[float], budget: Budget) -> int:
     """Timed runs for a unit whose warm-up runs took ``warm_s`` seconds: ``budget.repeat``,
     cut so the measurement takes about ``budget.seconds``, but at least ``budget.min_repeat``;
     ``CHEAP_MORE`` times ``budget.repeat`` when even that takes under a quarter of
-    ``budget.seconds`` (on the H200 host, 20 samples of squeezenet's microsecond ops ranked
-    them with Spearman 0.91 between two profiles)."""
+    ``budget.seconds``: a few samples of a microsecond op rank it poorly from profile to
+    profile (docs/measurements.md#profile-repeats)."""
     est = min(warm_s) if warm_s else 0.0
     if est <= 0:
         return max(1, budget.repeat)

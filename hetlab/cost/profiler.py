@@ -354,7 +354,7 @@ def profile(
     )
     if comm and len(devs) > 1 and handoff:
         # what a unit boundary really costs goes on the links (lazy: executor is downstream)
-        from hetlab.executor.boundary import calibrate_boundaries
+        from hetlab.calibrate.boundary import calibrate_boundaries
 
         if progress is not None:
             progress(done[0], total, "calibrating unit boundaries on the executor")
@@ -375,7 +375,7 @@ def profile(
             memo=(lambda a, b: pc.device(fps[a]).get("boundary", f"{fps[b]}|{context}"), memo_put),
         )
         if concurrent:
-            from hetlab.executor.concurrency import calibrate_concurrency
+            from hetlab.calibrate.concurrency import calibrate_concurrency
 
             if progress is not None:
                 progress(done[0], total, "calibrating concurrent units on the executor")

@@ -140,6 +140,40 @@ class Device(ABC):
         return f"<{type(self).__name__} {self.name} ({self.kind})>"
 
 
+def unsupported_summary(
+    device: Device, graph: OpGraph, nodes: Sequence[Node] | None = None
+) -> str | None:
+    """One line naming the nodes of ``nodes`` (default: all) that ``device`` cannot run,
+    grouped by op type with their reasons, most frequent first, e.g. ``cl0 cannot run 3
+    nodes: Resize ×2 (mode 'cubic'), NonZero ×1 (data-dependent output shape)``; None when
+    it runs them all."""
+    groups: dict[str, list[str]] = {}
+    for n in graph.nodes if nodes is None else nodes:
+        why = device.why_not(n, graph)
+        if why is not None:
+            groups.setdefault(n.op_type, []).append(_reason_text(n.op_type, why))
+    if not groups:
+        return None
+    total = sum(len(v) for v in groups.values())
+    parts = []
+    for op, reasons in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        distinct = list(dict.fromkeys(reasons))
+        shown = "; ".join(distinct[:2]) + (
+            f"; {len(distinct) - 2} more reasons" if len(distinct) > 2 else ""
+        )
+        parts.append(f"{op} ×{len(reasons)} ({shown})")
+    return f"{device.name} cannot run {total} node{'s' if total != 1 else ''}: {', '.join(parts)}"
+
+
+def _reason_text(op_type: str, why: str) -> str:
+    """A reason without the op type it would repeat ('Resize mode ...' -> 'mode ...')."""
+    why = why.strip().rstrip(".")
+    for lead in (f"{op_type} ", f"ai.onnx::{op_type} "):
+        if why.startswith(lead) and len(why) > len(lead):
+            return why[len(lead) :]
+    return why
+
+
 def now() -> float:
     """The one clock every measured interval uses (seconds)."""
     return time.perf_counter()

@@ -1,4 +1,4 @@
-"""A device that replays a problem's costs (issue 4): executor and widget tests run anywhere.
+"""A device that replays a problem's costs: executor and widget tests run anywhere.
 
 ``run`` sleeps for the unit's cost (the problem's fused-group cost when the unit is exactly a
 group, else the sum of its nodes' costs; ms in the problem, scaled by ``time_scale``) and

@@ -1,4 +1,4 @@
-"""CPU core groups served by onnxruntime (issue 4, kind ``onnxruntime-cpu``).
+"""CPU core groups served by onnxruntime (kind ``onnxruntime-cpu``).
 
 A device is a group of cores. Each unit is the ONNX subgraph of its nodes, run as its own
 ``InferenceSession`` with ``intra_op_num_threads`` = the group's threads, sequential
@@ -11,8 +11,10 @@ pins the dispatching thread with ``os.sched_setaffinity``). Sessions are cached 
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Sequence
+from contextlib import suppress
 from functools import lru_cache
 from typing import Any
 
@@ -25,11 +27,21 @@ from hetlab.graph.ir import Node, OpGraph
 KIND = "onnxruntime-cpu"
 # Pool threads of a session spin between ops. "on" is onnxruntime's default; "stop" makes them
 # stop when a run ends, leaving the cores to the next unit's pool; "off" never spins; "auto"
-# (default) is "on" for a session over the whole model and "stop" for a part of one. On the
-# 16-core host a one-session plan ran 1.04x a plain session with "on" (1.31x with "stop"),
-# while with hundreds of sessions on a group (profiling, a 100-unit plan) "on" made even the
-# one-session run 5x slower (googlenet 27 ms against 5.1 ms): parked pools must not spin.
+# (default) is "on" for a session over the whole model and "stop" for a part of one: a
+# one-session plan runs as fast as a plain session only with "on", while with hundreds of
+# sessions on a group (profiling, a 100-unit plan) "on" makes even the one-session run several
+# times slower, so parked pools must not spin (docs/measurements.md#spin-modes).
 SPIN = ("auto", "on", "stop", "off")
+
+
+# onnxruntime's answer per node signature: None (a session accepts it) or its first error line
+_ACCEPTS: dict[tuple, str | None] = {}
+_ACCEPTS_LOCK = threading.Lock()
+CONTROL_FLOW = ("If", "Loop", "Scan")
+# onnxruntime errors that mean "no kernel, function or type support for this node"; any other
+# failure of a probe session is the probe's own (a type it could not declare) and the kernel
+# table answers instead
+REFUSALS = ("NOT_IMPLEMENTED", "not a registered function/op", "No Op registered", "Type Error")
 
 
 @lru_cache(maxsize=1)
@@ -44,6 +56,113 @@ def ort_cpu_ops() -> frozenset[tuple[str, str]]:
     }
     ops |= {("ai.onnx", op) for d, op in ops if d == ""}
     return frozenset(ops)
+
+
+def ort_refuses(node: Node, graph: OpGraph) -> str | None:
+    """Why an onnxruntime CPU session would not accept ``node``, or None when it would.
+
+    Asked of onnxruntime itself: a session is built over a model of this one node (its
+    constants and fixed shapes included), so ops it runs as functions (HardSwish) or after a
+    rewrite count as supported. The answer is cached by op, domain, opset, input and output
+    dtypes and ranks, and attributes. A node that names no tensors asks about its op type
+    alone: a CPU kernel or an ONNX function body answers."""
+    key = _signature(node, graph)
+    with _ACCEPTS_LOCK:
+        if key in _ACCEPTS:
+            return _ACCEPTS[key]
+    model = _probe_model(node, graph)
+    if model is None:
+        reason = _op_type_refusal(node)
+    else:
+        dtypes = [graph.tensors[t].dtype for t in node.inputs if t and t in graph.tensors]
+        reason = _session_refusal(node, model, dtypes)
+    with _ACCEPTS_LOCK:
+        _ACCEPTS[key] = reason
+    return reason
+
+
+def _opset(graph: OpGraph, domain: str) -> int | None:
+    if graph.model_path:
+        from hetlab.graph.onnx_io import read_model
+
+        with suppress(HetlabError):
+            for o in read_model(graph.model_path).opset_import:
+                if (o.domain or "ai.onnx") == (domain or "ai.onnx"):
+                    return int(o.version)
+    return getattr(graph, "opset", None)
+
+
+def _signature(node: Node, graph: OpGraph) -> tuple:
+    def io(ts: list[str]) -> tuple:
+        out = []
+        for t in ts:
+            ti = graph.tensors.get(t) if t else None
+            rank = None if ti is None or ti.shape is None else len(ti.shape)
+            out.append(None if ti is None else (ti.dtype, rank, t in graph.consts))
+        return tuple(out)
+
+    domain = node.domain or ""
+    attrs = repr(sorted((k, repr(v)) for k, v in node.attrs.items()))
+    own = node.id if node.op_type in CONTROL_FLOW else ""  # bodies are not in attrs
+    return (
+        domain,
+        node.op_type,
+        _opset(graph, domain),
+        io(node.inputs),
+        io(node.outputs),
+        attrs,
+        own,
+    )
+
+
+def _probe_model(node: Node, graph: OpGraph) -> bytes | None:
+    """A one-node model of ``node`` taken from the model file, or None when there is none
+    (no file, a node that is not the graph's, or one that names no tensors)."""
+    if not (node.inputs or node.outputs) or not graph.model_path or node.id not in graph:
+        return None
+    if graph.node(node.id) is not node:
+        return None
+    from hetlab.graph.onnx_io import extract
+
+    outs = [t for t in node.outputs if t and t in graph.tensors]
+    try:
+        return extract(graph, [node.id], outs)
+    except HetlabError:
+        return None
+
+
+def _session_refusal(node: Node, model: bytes, dtypes: list[str]) -> str | None:
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    so.log_severity_level = 4
+    try:
+        ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+    except Exception as e:  # noqa: BLE001 - onnxruntime raises its own types
+        msg = " ".join(str(e).split())
+        if "Could not find an implementation" in msg:
+            return f"no onnxruntime CPU implementation for inputs of type {', '.join(dtypes)}"
+        if any(r in msg for r in REFUSALS):
+            detail = msg.split(" : ")[-1] if " : " in msg else msg
+            detail = re.sub(r" (node )?with name '[^']*'", "", detail)  # reasons group by op
+            return f"onnxruntime's CPU session refuses it: {detail[:200]}"
+        return _op_type_refusal(node)
+    return None
+
+
+def _op_type_refusal(node: Node) -> str | None:
+    domain = node.domain or ""
+    if (domain, node.op_type) in ort_cpu_ops():
+        return None
+    import onnx
+
+    with suppress(Exception):  # no schema: not an ONNX op
+        schema = onnx.defs.get_schema(node.op_type, domain=domain)
+        if schema.has_function or schema.has_context_dependent_function:
+            return None
+    return f"onnxruntime has no CPU kernel or function for {domain or 'ai.onnx'}::{node.op_type}"
 
 
 def affinity_string(cores: Sequence[int], threads: int) -> str:
@@ -102,12 +221,11 @@ class OrtCpuDevice(Device):
         }
 
     def supports(self, node: Node, graph: OpGraph) -> bool:
-        return (node.domain or "", node.op_type) in ort_cpu_ops()
+        return self.why_not(node, graph) is None
 
     def why_not(self, node: Node, graph: OpGraph) -> str | None:
-        if self.supports(node, graph):
-            return None
-        return f"onnxruntime has no CPU kernel for {node.domain or 'ai.onnx'}::{node.op_type}"
+        """None when an onnxruntime CPU session accepts ``node`` (see ``ort_refuses``)."""
+        return ort_refuses(node, graph)
 
     # --- sessions --------------------------------------------------------------------
     def session_options(self, whole: bool = False, threads: int | None = None) -> Any:
@@ -200,9 +318,9 @@ class OrtCpuDevice(Device):
 
     def forget(self, units: Sequence[Unit] | None = None) -> None:
         """Drop cached sessions (of ``units``, or all); each keeps a pool of pinned threads
-        while it lives. On the H100 host, a whole-model session that profiling had also run
-        (``make_runner``'s IO binding) measured 2.1-2.6x slower on a group afterwards than a
-        new session (``benchmarks/session_residue.py``): after profiling, a plan gets new ones."""
+        while it lives. A session that profiling has run (``make_runner``'s IO binding) runs
+        slower afterwards than a new one, so after profiling a plan gets new sessions
+        (docs/measurements.md#session-residue)."""
         with self._lock:
             if units is None:
                 self._sessions.clear()

@@ -1,13 +1,13 @@
-"""The devices of this machine: CPU core groups, then every OpenCL device found (issue 4).
+"""The devices of this machine: CPU core groups, then every OpenCL device found.
 
-Default CPU groups come from the cores this process may use (``os.sched_getaffinity``):
-fewer than 4 cores -> one group per core (``cpu0``, ``cpu1``, ...); 4 or more -> two
+Default CPU groups come from the cores this process may use (``os.sched_getaffinity``), only
+as many as the container's cgroup CPU quota grants (``hetlab.devices.cgroup``): fewer than 4 cores -> one group per core (``cpu0``, ``cpu1``, ...); 4 or more -> two
 halves (16 cores -> 8 + 8). With 4 or more physical cores, each OpenCL GPU (or accelerator)
 first gets one physical core of its own, the last ones, for the thread that drives it
 (16 cores + one GPU -> cpu0 = 0-7, cpu1 = 8-14, the GPU's thread on 15): NVIDIA's driver
-spin-waits on the host, and an unpinned driving thread landing in a group's cores made that
-group's onnxruntime pool run about 2x slower while the GPU was busy (measured on the lent
-H200 host, ``benchmarks/fidelity.py``). A platform file (``--platform FILE``, TOML or JSON) overrides
+spin-waits on the host, and an unpinned driving thread that lands in a group's cores slows
+that group's onnxruntime pool while the GPU is busy (docs/measurements.md#gpu-driving-thread).
+A platform file (``--platform FILE``, TOML or JSON) overrides
 them and names devices::
 
     [[cpu]]
@@ -21,6 +21,12 @@ them and names devices::
     exclude = []         # optional
     names = {cl0 = "gpu"}  # optional: rename
     host_cores = {cl0 = [15]}  # optional: pin the thread driving cl0 (default: unpinned)
+    queues = {cl0 = 4}   # optional: cl0 as 4 queues, cl0 (queue 0), cl0.q1, cl0.q2, cl0.q3
+
+    whole_cpu = "cpu"     # optional: also the CPU groups' cores as one device of that name
+
+A whole-CPU device and the groups are alternatives (``covers``): a plan uses one or the
+other, and the schedulers try both (``schedulers.base.best_alternative``).
 
 The JSON form has the same keys. OpenCL discovery (``hetlab.devices.opencl.discover``) is
 imported lazily; when it is missing or finds nothing, there are no OpenCL devices.
@@ -34,6 +40,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from hetlab.devices import cgroup
 from hetlab.devices.base import Device
 from hetlab.errors import HetlabError
 
@@ -46,6 +53,13 @@ def available_cores() -> list[int]:
     if hasattr(os, "sched_getaffinity"):
         return sorted(os.sched_getaffinity(0))
     return list(range(os.cpu_count() or 1))
+
+
+def usable_cores() -> list[int]:
+    """The cores default CPU groups are sized over: the first N of ``available_cores()``
+    when the cgroup's quota grants only N CPUs, else all of them."""
+    cores = available_cores()
+    return cores[: cgroup.cpu_count(len(cores))]
 
 
 def physical_cores(cores: list[int]) -> list[list[int]]:
@@ -72,7 +86,7 @@ def default_groups(cores: list[int] | None = None, reserve: int = 0) -> list[dic
     cores, else two halves (16 -> 8 + 8); hyperthread siblings stay in one group, and a
     group runs one thread per physical core. ``reserve``: physical cores kept out of the
     groups at the end (see ``host_cores``; ignored below 4 physical cores)."""
-    phys = physical_cores(available_cores() if cores is None else sorted(cores))
+    phys = physical_cores(usable_cores() if cores is None else sorted(cores))
     if len(phys) >= 4 and reserve > 0:
         phys = phys[: max(3, len(phys) - reserve)]
     if len(phys) < 4:
@@ -89,7 +103,7 @@ def default_groups(cores: list[int] | None = None, reserve: int = 0) -> list[dic
 def host_cores(n_devices: int, cores: list[int] | None = None) -> list[list[int]]:
     """The logical ids of the last ``n_devices`` physical cores (one each), which
     ``default_groups(reserve=n_devices)`` leaves out; none below 4 physical cores."""
-    phys = physical_cores(available_cores() if cores is None else sorted(cores))
+    phys = physical_cores(usable_cores() if cores is None else sorted(cores))
     if len(phys) < 4 or n_devices <= 0:
         return []
     keep = max(3, len(phys) - n_devices)
@@ -127,7 +141,7 @@ def validate_platform(doc: Any, source: str = "platform") -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise HetlabError(f"{source}: a platform must be a table/object with 'cpu' and/or 'opencl'")
     if (
-        "cpu" not in doc and "opencl" not in doc
+        "cpu" not in doc and "opencl" not in doc and "whole_cpu" not in doc
     ):  # other keys are ignored, but one of these is the point
         raise HetlabError(
             f"{source}: no 'cpu' groups and no 'opencl' section; is this a platform file?"
@@ -208,7 +222,18 @@ def validate_platform(doc: Any, source: str = "platform") -> dict[str, Any]:
             f"{source}: opencl.host_cores must map device names to lists of cores of this machine"
         )
     out_cl["host_cores"] = {k: sorted(set(v)) for k, v in hc.items()}
-    return {"cpu": groups, "opencl": out_cl}
+    queues = cl.get("queues", {})
+    if not isinstance(queues, dict) or not all(
+        isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 16 for v in queues.values()
+    ):
+        raise HetlabError(
+            f"{source}: opencl.queues must map device names to a number of queues from 1 to 16"
+        )
+    out_cl["queues"] = dict(queues)
+    whole = doc.get("whole_cpu")
+    if whole is not None and (not isinstance(whole, str) or not NAME_RE.match(whole)):
+        raise HetlabError(f'{source}: whole_cpu must be a device name such as "cpu"')
+    return {"cpu": groups, "opencl": out_cl, "whole_cpu": whole}
 
 
 def opencl_devices() -> list[Device]:
@@ -258,12 +283,16 @@ def devices(platform: str | os.PathLike | dict | None = None) -> list[Device]:
         OrtCpuDevice(g["name"], g["cores"], g.get("threads"), spin=g.get("spin", "auto"))
         for g in groups
     ]
+    if conf.get("whole_cpu"):
+        out.append(whole_cpu(conf["whole_cpu"], groups))
     for d in found:
         if d.name in pinned:
             d.host_cores = list(pinned[d.name])
+        queues = cl.get("queues", {}).get(d.name, 1)
         if d.name in cl["names"]:
             d.name = cl["names"][d.name]
         out.append(d)
+        out += [d.queue_view(k) for k in range(1, queues)]
     names = [d.name for d in out]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
@@ -271,6 +300,18 @@ def devices(platform: str | os.PathLike | dict | None = None) -> list[Device]:
     if key is not False:
         _CACHE[key] = list(out)
     return out
+
+
+def whole_cpu(name: str, groups: list[dict[str, Any]]) -> Device:
+    """One onnxruntime device on every core of ``groups``, with one thread per thread of
+    theirs; ``covers`` names the groups it is the alternative to."""
+    from hetlab.devices.ort_cpu import OrtCpuDevice
+
+    cores = sorted({c for g in groups for c in g["cores"]})
+    threads = sum(int(g.get("threads") or len(g["cores"])) for g in groups)
+    dev = OrtCpuDevice(name, cores, threads)
+    dev.covers = [g["name"] for g in groups]
+    return dev
 
 
 def _is_gpu(d: Device) -> bool:

@@ -1,4 +1,4 @@
-"""Run a plan on real devices in parallel and measure it (issue 6): units, interpreter, trace."""
+"""Run a plan on real devices in parallel and measure it: units, interpreter, trace."""
 
 from __future__ import annotations
 

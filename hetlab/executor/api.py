@@ -1,13 +1,12 @@
-"""``hetlab.run(graph, plan, devices, repeat=..., check=...) -> RunReport`` (issue 6, item 5).
+"""``hetlab.run(graph, plan, devices, repeat=..., check=...) -> RunReport`` .
 
 The report is spec §5's document: ``model_path``, ``latency_ms`` {median, p10, p90} over
 the repetitions (after unmeasured warm-up runs: ``warmup``, or by default until
 ``WARMUP_S`` have passed, see ``warm_up``), ``predicted_ms`` (the plan's makespan),
 ``max_rel_err`` against a plain onnxruntime session, ``devices`` (node counts) and the
-``timeline`` of the median repetition; plus ``fallbacks`` and a few extra keys, among them
-``predicted_io_ms`` and ``predicted_host_ms`` when a problem is given (``predict.py``: the
-inputs and outputs moved between host memory and a discrete GPU too; and each unit's host
-dispatch served one at a time).
+``timeline`` of the median repetition; plus ``fallbacks`` and a few extra keys. The run
+measures: the only prediction it carries is the plan's own makespan (``predicted_ms``); the
+calibrated predictions are added by ``hetlab.calibrate.run``.
 """
 
 from __future__ import annotations
@@ -111,8 +110,8 @@ def run(
 ) -> RunReport:
     """Run ``graph`` by ``plan`` on ``devices`` (default: this machine's, see
     ``hetlab.devices.platform``) ``repeat`` times; see the module doc for the report.
-    ``problem``: when given and ``plan`` is no Plan, ``predicted_ms`` is simulated on it;
-    with any plan it gives ``predicted_io_ms`` and ``predicted_host_ms`` (``predict.py``)."""
+    ``problem``: when given and ``plan`` is no Plan, ``predicted_ms`` is simulated on it, and
+    the critical path's units carry their profiled times."""
     if isinstance(graph, (str, Path)):
         from hetlab.graph import load
 
@@ -125,18 +124,11 @@ def run(
     if repeat < 1:
         raise HetlabError(f"--repeat must be at least 1, got {repeat}")
     device_of, order, sequential, predicted = placement(graph, plan, devmap)
-    ex = Executor(graph, device_of, devmap, order, sequential)
+    ex = Executor(graph, device_of, devmap, order, sequential, node_times=trace is not None)
     if predicted is None and problem is not None:
         from hetlab.schedulers.sim import simulate
 
         predicted = float(simulate(problem, device_of, order or graph.topo_order()).makespan)
-    predictions = (
-        {}
-        if problem is None
-        else io_prediction(
-            problem, graph, device_of, order, sequential, devmap, getattr(plan, "fused", ())
-        )
-    )
     feed = dict(inputs) if inputs is not None else random_inputs(graph, seed)
     try:
         ex.prepare()
@@ -175,7 +167,6 @@ def run(
             "model": graph.name,
             "algo": getattr(plan, "algo", None),
             "warmup_runs": warmed,
-            **predictions,
             "critical_path": summary(
                 ex.specs,
                 mid.events,
@@ -190,10 +181,10 @@ def run(
     return report
 
 
-# The first runs of a prepared plan are slower (silero_vad on the dev VM: 0.17 ms falling to
-# 0.13 over some 15 runs; lstm's dmdar plan on the H100: 43 ms for 10 runs, then 9.4), and a
-# median of 10-20 runs after one warm-up run kept part of that. By default the executor warms
-# up for WARMUP_S seconds (at least one run, at most WARMUP_MAX).
+# The first runs of a prepared plan are slower than the rest (pools, caches and allocators
+# settle), and a median of 10-20 runs after a single warm-up run keeps part of that. So the
+# executor warms up for WARMUP_S seconds by default (at least one run, at most WARMUP_MAX).
+# The figures behind it: docs/measurements.md#warm-up.
 WARMUP_S = 0.5
 WARMUP_MAX = 200
 
@@ -214,47 +205,6 @@ def warm_up(run_once: Callable[[], Any], warmup: int | None = None) -> int:
     return n
 
 
-def io_prediction(
-    problem: Any,
-    graph: OpGraph,
-    device_of: Mapping[str, str],
-    order: Sequence[str] | None,
-    sequential: bool,
-    devices: Mapping[str, Device],
-    fused: Sequence[Sequence[str]] = (),
-) -> dict[str, float]:
-    """``predicted_io_ms`` (``predict.end_to_end_ms``) and ``predicted_host_ms``
-    (``predict.host_serial_ms``), with the first CPU device of the problem as the host and the
-    OpenCL devices without host-unified memory as remote; those that cannot be had are left out."""
-    from hetlab.executor.predict import end_to_end_ms, host_serial_ms
-
-    host, remote = host_and_remote(problem, devices)
-    if host is None:
-        return {}
-    order = order or graph.topo_order()
-    try:
-        got = {
-            "predicted_io_ms": end_to_end_ms(
-                problem, graph, device_of, order, host, remote, sequential, fused
-            ),
-            "predicted_host_ms": host_serial_ms(
-                problem, graph, device_of, order, host, remote, sequential
-            ),
-        }
-    except HetlabError:  # a profile that does not fit this plan: the run itself still goes on
-        return {}
-    return {k: round(v, 4) for k, v in got.items() if v is not None}
-
-
-def host_and_remote(problem: Any, devices: Mapping[str, Device]) -> tuple[str | None, set[str]]:
-    """The prediction's host (the problem's first CPU device, None if it has none) and its
-    remote devices (OpenCL devices without host-unified memory)."""
-    used = [devices[d] for d in problem.devices if d in devices]
-    host = next((d.name for d in used if d.kind != "opencl"), None)
-    remote = {d.name for d in used if d.kind == "opencl" and getattr(d, "unified", True) is False}
-    return host, remote
-
-
 def node_shares(
     graph: OpGraph, device_of: Mapping[str, str], devices: Mapping[str, Device], ex: Executor
 ) -> dict[str, Any]:
@@ -268,7 +218,7 @@ def node_shares(
       host instead (``shape_arithmetic``; ``constant_folded``: float values computed from
       constants only, such as slicing LSTM weights); they do not execute per run.
     - ``opencl_share``: the OpenCL devices' fraction by ``vertices``, by ``executed`` nodes
-      (the count issue 4's "at least 80% of their nodes" uses: the ops that run), and
+      (the count that says how much of the model the OpenCL devices run: the ops that run), and
       ``with_host_resolved`` (host-resolved nodes counted against OpenCL: the strictest).
     """
     executed = Counter(device_of[n.id] for n in graph.nodes)

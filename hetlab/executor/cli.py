@@ -32,6 +32,16 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--check", action="store_true", help="compare outputs with a plain onnxruntime session"
     )
     p.add_argument(
+        "--per-node",
+        nargs="?",
+        const=1e-4,
+        type=float,
+        metavar="TOL",
+        help="with --device and --check: run each node on the device alone, fed onnxruntime's "
+        "values of its inputs, and name every node whose output differs from onnxruntime's by "
+        "a relative error above TOL (default 1e-4), instead of timing the model",
+    )
+    p.add_argument(
         "--trace", metavar="TRACE.json", help="write the timeline as Chrome trace-event JSON"
     )
     add_input_arg(p)
@@ -49,7 +59,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         "predicted_host_ms (each unit's host dispatch one at a time)",
     )
     p.add_argument("--json", action="store_true", help="print the report of spec §5 as JSON")
-    a = p.add_argument_group("adaptive execution (issue 9)")
+    a = p.add_argument_group("adaptive execution (NN-Stretch)")
     a.add_argument(
         "--adaptive",
         action="store_true",
@@ -80,9 +90,9 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    from hetlab.calibrate import run  # the run, and the calibrated predictions of --profile
     from hetlab.devices.platform import devices
     from hetlab.errors import HetlabError
-    from hetlab.executor.api import run
     from hetlab.executor.check import load_inputs
     from hetlab.graph.onnx_io import load
     from hetlab.graph.shapes import parse_input_args, parse_shape_args
@@ -114,6 +124,10 @@ def main(args: argparse.Namespace) -> int:
         plan = args.device
     graph = load(args.model, shapes, given)
     feed = load_inputs(graph, given, args.seed)
+    if args.device:
+        _device_refusals(graph, devs, args.device)
+    if args.per_node is not None:
+        return _main_per_node(args, graph, devs, feed)
     if args.adaptive:
         return _main_adaptive(args, graph, plan, devs, feed, problem)
     if args.interfere or args.compare or args.adaptive_trace:
@@ -138,12 +152,48 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
+def _device_refusals(graph: Any, devs: list, name: str) -> None:
+    """With ``--device``: the nodes it cannot run, grouped by op with the reasons; an error
+    when no other device takes them, else a note on stderr naming the fallback."""
+    from hetlab.devices.base import unsupported_summary
+    from hetlab.errors import HetlabError
+
+    dev = next(d for d in devs if d.name == name)
+    why = unsupported_summary(dev, graph)
+    if why is None:
+        return
+    cpus = [d.name for d in devs if d.kind != "opencl"]
+    if not cpus or cpus[0] == name:
+        raise HetlabError(why)
+    print(f"note: {why}; they run on {cpus[0]}", file=sys.stderr)
+
+
+def _main_per_node(args: argparse.Namespace, graph: Any, devs: list, feed: dict) -> int:
+    from hetlab.errors import HetlabError
+    from hetlab.executor.check import reference_spread
+    from hetlab.executor.divergence import format_scan, scan
+
+    if not (args.device and args.check):
+        raise HetlabError("--per-node needs --device NAME and --check")
+    if args.per_node <= 0:
+        raise HetlabError(f"--per-node tolerance must be positive, got {args.per_node}")
+    dev = next(d for d in devs if d.name == args.device)
+    found = scan(graph, dev, feed, rtol=args.per_node)
+    found.spread = reference_spread(str(graph.model_path), feed, list(graph.outputs))
+    if args.json:
+        json.dump({"model": graph.name, **found.to_json()}, sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        print(format_scan(found, graph))
+    return 0
+
+
 def _main_adaptive(
     args: argparse.Namespace, graph: Any, plan: Any, devs: list, feed: dict, problem: Any
 ) -> int:
-    from hetlab.executor.adaptive import AdaptiveConfig
-    from hetlab.executor.adaptive_report import adaptive_run
     from hetlab.executor.api import placement
+    from hetlab.stretch.adaptive import AdaptiveConfig
+    from hetlab.stretch.adaptive_report import adaptive_run
 
     devmap = {d.name: d for d in devs}
     device_of, order, _seq, predicted = placement(graph, plan, devmap)

@@ -1,4 +1,4 @@
-"""Where a measured run's time went: its critical path through the units (issue 6).
+"""Where a measured run's time went: its critical path through the units.
 
 For each unit of the median repetition the timeline gives its receives (host -> device),
 its run on the device and its sends (device -> host). A unit is *ready* when the previous

@@ -1,4 +1,4 @@
-"""The interpreter over a plan (issue 6; HOPE §4.2-4.3), in the style of torch.fx's
+"""The interpreter over a plan (HOPE §4.2-4.3), in the style of torch.fx's
 ``Interpreter.run -> run_node``, with one pinned worker thread per device.
 
 - Each device's units form a queue in plan order; its worker waits on a per-unit event of
@@ -12,7 +12,7 @@
   (Python's default is 5 ms): a worker returning from onnxruntime or an OpenCL wait must
   not queue behind another worker's Python loop (e.g. enqueueing hundreds of kernels) for
   up to 5 ms. The old interval is restored after the run. ``HETLAB_SWITCH_INTERVAL_US``
-  sets another (benchmarks/ab_env.py: on the H100 host 5 and 20 us measured no better).
+  sets another; docs/measurements.md#gil-switch-interval says why 0.1 ms.
 - If a unit fails on an OpenCL device, it and the rest of that device's units run on the
   first other device (the first CPU group) from host copies; the report lists them.
 Times: ``now()`` seconds on devices, ms from the repetition's start in events.
@@ -24,22 +24,23 @@ import os
 import queue
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Self
 
-from hetlab.devices.base import Device, Unit, now
+from hetlab.devices.base import Device, Unit, now, unsupported_summary
 from hetlab.errors import HetlabError
+from hetlab.executor.aot import AotGroup, eligible
 from hetlab.executor.trace import Event
 from hetlab.executor.units import UnitSpec, build_units, check_plan
-from hetlab.executor.worker import RunError, Worker
+from hetlab.executor.worker import AotWorker, RunError, Worker
 from hetlab.graph.ir import OpGraph
 
 HOST = "host"
 
 
 @dataclass
-class Rep:
+class Repetition:
     """One repetition's result: wall time (ms), model outputs on the host, measured events."""
 
     wall_ms: float
@@ -93,22 +94,24 @@ class Executor:
         order: Sequence[str] | None = None,
         sequential: bool = False,
         main_thread: bool = True,
+        node_times: bool = False,
+        ahead_of_time: bool = True,
     ) -> None:
         self.graph = graph
         self.main_thread = main_thread
+        self.node_times = node_times
+        self.ahead_of_time = ahead_of_time
         self.switch_interval_s: float | None = switch_interval_s()  # None: leave Python's
         self.devices = (
             dict(devices) if isinstance(devices, Mapping) else {d.name: d for d in devices}
         )
         check_plan(graph, device_of, list(self.devices), order)
         self.device_of = dict(device_of)
-        for n in graph.nodes:
-            dev = self.devices[self.device_of[n.id]]
-            if not dev.supports(n, graph):
-                why = dev.why_not(n, graph) or f"{n.op_type} is not supported"
-                raise HetlabError(
-                    f"plan places {n.id!r} ({n.op_type}) on {dev.name}, which cannot run it: {why}"
-                )
+        for dev in self.devices.values():  # one line per device, its refusals grouped by op
+            placed = [n for n in graph.nodes if self.device_of[n.id] == dev.name]
+            why = unsupported_summary(dev, graph, placed)
+            if why:
+                raise HetlabError(f"{why}; the plan places them there")
         self.specs: list[UnitSpec] = build_units(graph, self.device_of, order)
         self.sequential = sequential
         self.units: list[Unit] = []
@@ -117,6 +120,9 @@ class Executor:
         self._fb_units: dict[int, Unit] = {}
         self._fb_lock = threading.Lock()
         self._workers: dict[str, Worker] = {}
+        self._groups: list[AotGroup] = []
+        self.on_publish: dict[str, Callable[[], None]] = {}
+        self._profiling: dict[str, bool] = {}
         others = [d.name for d in self.devices.values() if d.kind != "opencl"]
         self.fallback_device = others[0] if others else None
 
@@ -133,17 +139,45 @@ class Executor:
                 raise RunError(f"preparing {s.label} failed: {type(e).__name__}: {e}") from e
         self._route()
         used = [d for d in self.devices if any(s.device == d for s in self.specs)]
+        for d in used:  # node timelines need profiling queues; timed runs go without
+            dev = self.devices[d]
+            if dev.kind == "opencl" and hasattr(dev, "record_node_times"):
+                self._profiling[d] = dev.record_node_times
+                dev.record_node_times = self.node_times
         cpus = [d for d in used if self.devices[d].kind != "opencl"]
         self._inline = cpus[0] if self.main_thread and cpus else None
+        grouped = self._group_queues(used)
         for d in used:
+            if d in grouped:
+                continue
             self._workers[d] = Worker(
                 self, d, [s for s in self.specs if s.device == d], threaded=d != self._inline
             )
 
+    def _group_queues(self, used: list[str]) -> set[str]:
+        """The OpenCL devices whose units are enqueued ahead of time (``aot.py``), one
+        group and one thread per context; returns the device names grouped."""
+        if not self.ahead_of_time:
+            return set()
+        by_root: dict[int, list[str]] = {}
+        for d in used:
+            root = getattr(self.devices[d], "root", None)
+            if self.devices[d].kind == "opencl" and root is not None:
+                by_root.setdefault(id(root), []).append(d)
+        grouped: set[str] = set()
+        for names in by_root.values():
+            if not eligible(self, names):
+                continue
+            group = AotGroup(self, names)
+            self._groups.append(group)
+            self._workers[names[0]] = AotWorker(self, group)
+            grouped.update(names)
+        return grouped
+
     def _route(self) -> None:
         """Where each unit input comes from, which outputs go to the host, when to free."""
         g = self.graph
-        producer: dict[str, int] = {}
+        self.producer = producer = {}
         for s, u in zip(self.specs, self.units, strict=False):
             for t in u.outputs:
                 producer[t] = s.index
@@ -185,7 +219,7 @@ class Executor:
             self.free_after[i].append(t)
 
     # --- running ------------------------------------------------------------------
-    def run_once(self, inputs: Mapping[str, Any]) -> Rep:
+    def run_once(self, inputs: Mapping[str, Any]) -> Repetition:
         """One inference: every worker runs its queue; returns outputs and the timeline."""
         self.prepare()
         absent = [t for t in self.graph.inputs if t not in inputs]
@@ -198,6 +232,9 @@ class Executor:
         self.host: dict[str, Any] = dict(inputs)
         self._events: list[Event] = []
         self._raw_node_times: dict[int, Any] = {}
+        self.on_publish = {}
+        for g in self._groups:
+            g.start_run()
         finished: queue.Queue = queue.Queue()
         threaded = [w for w in self._workers.values() if w.thread is not None]
         interval = sys.getswitchinterval()
@@ -223,7 +260,7 @@ class Executor:
             raise RunError(f"{s.label} failed: {type(e).__name__}: {e}") from e
         outs = {t: self.host[t] for t in self.graph.outputs}
         events = sorted(self._events, key=lambda ev: (ev.start, ev.device))
-        return Rep(wall, outs, events, self._raw_node_times, t0)
+        return Repetition(wall, outs, events, self._raw_node_times, t0)
 
     def ms(self, t: float) -> float:
         return (t - self._t0) * 1000.0
@@ -231,8 +268,16 @@ class Executor:
     def fail(self, spec: UnitSpec, e: BaseException) -> None:
         if self._abort is None:
             self._abort = (spec, e)
+        for g in self._groups:
+            g.abort()
         for ev in self._done:
             ev.set()
+
+    def published(self, tensor: str) -> None:
+        """A worker has put ``tensor`` in ``host``: pass it on to a device waiting for it."""
+        hook = self.on_publish.get(tensor)
+        if hook is not None:
+            hook()
         with self._turn_cv:
             self._turn_cv.notify_all()
 
@@ -262,6 +307,12 @@ class Executor:
                 w.thread.join(timeout=5)
             w.release()
         self._workers.clear()
+        for g in self._groups:
+            g.release()
+        self._groups.clear()
+        for d, was in self._profiling.items():
+            self.devices[d].record_node_times = was
+        self._profiling.clear()
         for name, dev in self.devices.items():  # sessions live on in the devices' caches else
             dev.forget([u for u in [*self.units, *self._fb_units.values()] if u.device == name])
 

@@ -1,4 +1,4 @@
-"""Plan -> units: the dispatches the executor makes (issue 6, item 1).
+"""Plan -> units: the dispatches the executor makes.
 
 A unit is a run of consecutive nodes in one device's order that waits for other devices
 only before it starts (every input from another device comes from a unit it waits for) and

@@ -19,6 +19,7 @@ from hetlab.executor.trace import Event
 from hetlab.executor.units import UnitSpec
 
 if TYPE_CHECKING:
+    from hetlab.executor.aot import AotGroup
     from hetlab.executor.interpreter import Executor
 
 
@@ -76,8 +77,8 @@ class Worker:
     def run_here(self) -> None:
         """Run this device's queue on the calling thread. The thread is pinned at its first
         run and stays pinned until ``release`` (the executor's ``close``): re-pinning it for
-        every run moved it between cores, and a 0.1 ms model (silero_vad) ran 1.5-2.4x slower
-        from the cold caches than pinned once. Pinned again only if something else (another
+        every run moves it between cores, and a sub-millisecond model then runs from cold
+        caches (docs/measurements.md#pin-once). Pinned again only if something else (another
         executor on this thread) changed its cores in between."""
         try:
             if not hasattr(os, "sched_getaffinity"):
@@ -171,6 +172,7 @@ class Worker:
             a = now()
             ex.host[t] = dev.copy_out(local[t])
             ex._events.append(Event("send", dev.name, t, ex.ms(a), ex.ms(now()), {"unit": s.index}))
+            ex.published(t)
         for t in ex.free_after[s.index]:
             buf = local.pop(t, None)
             if buf is not None and t in self.received and t not in self.pool:
@@ -227,6 +229,7 @@ class Worker:
         res = cpu.run(unit, {t: cpu.copy_in(inputs[t]) for t in unit.inputs})
         for t, v in res.outputs.items():
             ex.host[t] = cpu.copy_out(v)
+            ex.published(t)
         ex._events.append(
             Event(
                 "unit",
@@ -250,3 +253,17 @@ class Worker:
                 "error": ex.failed.get(self.dev.name, ""),
             },
         )
+
+
+class AotWorker(Worker):
+    """The thread that enqueues one OpenCL context's units ahead of time (``aot.AotGroup``)."""
+
+    def __init__(self, ex: Executor, group: AotGroup) -> None:
+        self.group = group
+        super().__init__(ex, group.names[0], group.specs, threaded=True)
+
+    def _run_all(self) -> None:
+        try:
+            self.group.run()
+        except BaseException as e:  # noqa: BLE001 - recorded, re-raised by run_once
+            self.ex.fail(self.specs[0], e)

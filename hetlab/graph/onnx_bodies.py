@@ -2,7 +2,7 @@
 
 The loader keeps an ``If`` as one vertex (``Node.outer_inputs`` lists the outer tensors its
 bodies read; the bodies themselves are not kept). Devices that run a body themselves (the
-OpenCL device, ``hetlab/devices/opencl/control.py``) get it here:
+OpenCL device, ``hetlab/devices/opencl/if_runner.py``) get it here:
 
 - ``if_bodies(graph, node)``: ``{"then_branch": body, "else_branch": body}``. A body is an
   ``OpGraph`` of the branch's nodes (``Constant`` nodes folded, as in the loader). Its

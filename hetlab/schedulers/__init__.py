@@ -1,6 +1,15 @@
 """Scheduling algorithms behind one interface (``schedule``), the simulator and bounds."""
 
-from hetlab.schedulers.base import REGISTRY, Decision, Param, algorithm, algorithms, schedule
+from hetlab.schedulers.base import (
+    REGISTRY,
+    Decision,
+    Param,
+    algorithm,
+    algorithms,
+    defaults,
+    param,
+    schedule,
+)
 from hetlab.schedulers.plan import Assignment, Plan
 from hetlab.schedulers.sim import Timing, simulate
 
@@ -13,6 +22,8 @@ __all__ = [
     "Timing",
     "algorithm",
     "algorithms",
+    "defaults",
+    "param",
     "schedule",
     "simulate",
 ]

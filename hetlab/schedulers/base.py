@@ -16,12 +16,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hetlab.cost.problem import Problem
+from hetlab.cost.queues import only_devices
 from hetlab.errors import HetlabError
 from hetlab.schedulers.plan import Plan
 
 # module name for each algorithm (imported lazily so `hetlab --help` stays fast)
 MODULES = {
     "ilp": "ilp",
+    "ilp+": "ilp_plus",
     "greedy": "greedy",
     "heft": "heft",
     "peft": "peft",
@@ -30,15 +32,18 @@ MODULES = {
     "mosaic": "mosaic",
     "overseer": "overseer",
     "partitiontuner": "partitiontuner",
-    "opseq": "seq",
-    "typeseq": "seq",
-    "single": "seq",
+    "opseq": "sequence_baselines",
+    "typeseq": "sequence_baselines",
+    "single": "sequence_baselines",
 }
 
 
 @dataclass
 class Param:
-    """A tunable parameter: ``kind`` is 'int', 'float' or 'bool'; bounds are inclusive."""
+    """A tunable parameter: ``kind`` is 'int', 'float' or 'bool'; bounds are inclusive.
+
+    ``default`` is the one place a default lives. ``None`` with a ``rule`` means the default
+    depends on the problem (e.g. greedy's K on the device count): ``rule(problem)`` gives it."""
 
     name: str
     kind: str
@@ -46,6 +51,13 @@ class Param:
     low: float | None = None
     high: float | None = None
     help: str = ""
+    rule: Callable[[Problem], Any] | None = None
+
+    def default_for(self, problem: Problem | None = None) -> Any:
+        """The default, resolved for ``problem`` when it depends on one."""
+        if self.default is None and self.rule is not None and problem is not None:
+            return self.rule(problem)
+        return self.default
 
     def coerce(self, value: Any, algo: str) -> Any:
         try:
@@ -105,6 +117,21 @@ def algorithm(name: str) -> Algorithm:
     return REGISTRY[base]
 
 
+def param(algo: str, name: str) -> Param:
+    """The ``Param`` spec ``name`` of ``algo``: the one place its default and bounds live."""
+    for p in algorithm(algo).params:
+        if p.name == name:
+            return p
+    raise HetlabError(f"{algo}: no parameter {name!r}")
+
+
+def defaults(algo: str, problem: Problem | None = None) -> dict[str, Any]:
+    """Every parameter of ``algo`` with its default; with ``problem``, defaults that depend on
+    it are resolved (else they stay ``None``). Widgets, notebooks and the CLI read defaults
+    from here, never from their own copies."""
+    return {p.name: p.default_for(problem) for p in algorithm(algo).params}
+
+
 def algorithms() -> list[str]:
     return [k for k in MODULES if k != "single"] + ["single:DEVICE"]
 
@@ -113,7 +140,12 @@ def schedule(problem: Problem, algo: str, **params: Any) -> Plan:
     """Run ``algo`` on ``problem`` and return the simulated plan (spec §3, §4).
 
     ``params`` not given take their defaults; ``None`` values are treated as not given.
+    A problem whose ``extra["exclusive"]`` lists alternative device sets (the whole CPU, or
+    its core groups) is scheduled once per alternative, and the plan of the smallest
+    makespan is returned (``best_alternative``).
     """
+    if problem.extra.get("exclusive"):
+        return best_alternative(problem, algo, **params)
     a = algorithm(algo)
     given = {k: v for k, v in params.items() if v is not None}
     known = {p.name for p in a.params}
@@ -122,11 +154,11 @@ def schedule(problem: Problem, algo: str, **params: Any) -> Plan:
         raise HetlabError(
             f"{algo}: unknown parameter(s) {', '.join(unknown)}; it takes {sorted(known) or 'none'}"
         )
-    kw = {
-        p.name: p.coerce(given.get(p.name, p.default), algo)
-        for p in a.params
-        if p.default is not None or p.name in given
-    }
+    kw = {}
+    for p in a.params:
+        value = given.get(p.name, p.default_for(problem))
+        if value is not None:
+            kw[p.name] = p.coerce(value, algo)
     if ":" in algo:
         kw["device"] = algo.split(":", 1)[1]
     if "progress" in given:
@@ -146,3 +178,30 @@ def schedule(problem: Problem, algo: str, **params: Any) -> Plan:
         dt,
         dec.extra,
     )
+
+
+def best_alternative(problem: Problem, algo: str, **params: Any) -> Plan:
+    """``algo``'s plan on each alternative of ``problem.extra["exclusive"]`` (a list of device
+    sets of which a plan may use one: the devices of the other sets are left out), the one of
+    the smallest makespan; ``plan.extra`` says which was chosen and what each gave."""
+    sets = [list(s) for s in problem.extra["exclusive"]]
+    tried: dict[str, float] = {}
+    best: Plan | None = None
+    error: HetlabError | None = None
+    for chosen in sets:
+        left_out = {d for s in sets if s is not chosen for d in s} - set(chosen)
+        keep = [d for d in problem.devices if d not in left_out]
+        try:  # a node only a left-out device runs, or single: on a left-out device
+            sub = only_devices(problem, keep)
+            sub.extra.pop("exclusive", None)
+            plan = schedule(sub, algo, **params)
+        except HetlabError as e:
+            error = error or e
+            continue
+        tried["+".join(chosen)] = round(float(plan.makespan), 4)
+        if best is None or plan.makespan < best.makespan:
+            best, best_name = plan, "+".join(chosen)
+    if best is None:
+        raise error or HetlabError("extra.exclusive lists no alternative")
+    best.extra.update({"alternative": best_name, "alternatives": tried})
+    return best

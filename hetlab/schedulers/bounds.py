@@ -1,10 +1,11 @@
 """A makespan lower bound and a plan validator for the standard timing model (spec §3).
 
 ``lower_bound`` is max(critical path at each node's best cost with free transfers, total best
-work / #devices), as issue 3 asks. Where the problem has fused groups (PartitionTuner's grouped
-operators) a node's best cost also considers ``best group cost / group size`` of each group it is
-in, so that the bound stays valid for plans that fuse (a path through any member of a fused
-group pays the whole group cost).
+work / #devices): every plan takes at least each of the two, so it takes at least their max.
+Where the problem has fused groups (PartitionTuner's grouped operators) a node's best cost also
+considers ``best group cost / group size`` of each group it is in, so that the bound stays
+valid for plans that fuse (a path through any member of a fused group pays the whole group
+cost).
 """
 
 from __future__ import annotations

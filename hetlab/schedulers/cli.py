@@ -20,7 +20,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "problem", nargs="?", help="problem JSON (spec §2), or MODEL with --profile"
     )
     parser.add_argument(
-        "--algo", help="algorithm name (see --list), e.g. ilp, greedy, heft, single:cpu0"
+        "--algo", help="algorithm name (see --list), e.g. ilp, ilp+, greedy, heft, single:cpu0"
     )
     parser.add_argument(
         "--profile", metavar="PROBLEM.json", help="the profiled problem when PROBLEM is a model"
@@ -29,18 +29,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--out", metavar="PLAN.json", help="where to write the plan (default: stdout)"
     )
     parser.add_argument(
-        "--epsilon", type=float, help="ilp: balance of the up-rank bisection [0, 1]"
+        "--epsilon", type=float, help="ilp, ilp+: balance of the up-rank bisection [0, 1]"
     )
-    parser.add_argument("--nt", type=int, help="ilp: largest subgraph (vertices) per ILP")
+    parser.add_argument("--nt", type=int, help="ilp, ilp+: largest subgraph (vertices) per ILP")
     parser.add_argument("--k", type=int, help="greedy: ops mapped jointly per step")
     parser.add_argument(
-        "--time-limit", type=float, dest="time_limit", help="ilp: seconds per subgraph"
+        "--time-limit", type=float, dest="time_limit", help="ilp, ilp+: seconds per subgraph ILP"
     )
     parser.add_argument(
-        "--groups", action="store_true", default=None, help="ilp: may choose fused groups"
+        "--groups", action="store_true", default=None, help="ilp, ilp+: may choose fused groups"
     )
-    parser.add_argument("--lookahead", type=int, help="ilp: following subgraphs each ILP also sees")
-    parser.add_argument("--passes", type=int, help="ilp: forward passes over the subgraphs")
+    parser.add_argument(
+        "--lookahead", type=int, help="ilp+: following subgraphs each guided window also sees"
+    )
+    parser.add_argument("--passes", type=int, help="ilp+: guided passes after HOPE's")
     parser.add_argument(
         "--merge-threshold",
         type=float,

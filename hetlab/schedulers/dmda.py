@@ -26,7 +26,7 @@ import numpy as np
 
 from hetlab.cost.problem import Problem
 from hetlab.schedulers.base import Decision, register
-from hetlab.schedulers.listsched import Timeline
+from hetlab.schedulers.timeline import Timeline
 
 
 def starpu_replay(problem: Problem, reorder: bool) -> Decision:

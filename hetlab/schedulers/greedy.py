@@ -16,6 +16,8 @@ the map with the smallest completion time of the K ops (ties: smallest sum of co
 committed -- all K of them, as Algorithm 2 does; then their successors that became ready join
 the queue (the pseudo-code's ``opsQueue <- kOps.successors`` read as "add", since the ready ops
 not picked must stay queued). K defaults to 4 for 2 devices and 3 for 3 or more (§3.1).
+Ties between maps of equal completion time go to the smaller sum of completions (the paper
+leaves ties open). Nothing else is added: this is Algorithm 2 as published.
 """
 
 from __future__ import annotations
@@ -32,8 +34,30 @@ from hetlab.schedulers.timeline import Timeline
 MAX_MAPPINGS = 1 << 16
 
 
-def default_k(n_devices: int) -> int:
-    return 4 if n_devices <= 2 else 3
+def default_k(problem: Problem) -> int:
+    """HOPE's K: 4 for two devices, 3 for three or more (§3.1)."""
+    return 4 if len(problem.devices) <= 2 else 3
+
+
+PARAMS = [
+    Param(
+        "k",
+        "int",
+        None,
+        1,
+        8,
+        "ops mapped jointly per step (default 4 for 2 devices, 3 for more, as in HOPE)",
+        rule=default_k,
+    ),
+    Param(
+        "merge_threshold",
+        "float",
+        0.1,
+        0.0,
+        1e9,
+        "a short op (cost below this on every device, problem units) with one predecessor joins it",
+    ),
+]
 
 
 def merge_superops(problem: Problem, threshold: float) -> list[list[int]]:
@@ -60,17 +84,42 @@ def merge_superops(problem: Problem, threshold: float) -> list[list[int]]:
     return sops
 
 
+def search_min_end_time(tl: Timeline, batch, mp, est, scost, ext_preds) -> tuple[int, float]:
+    """Algorithm 2's ``searchMiniEndTime``: time every device map ``mp`` of the super-ops in
+    ``batch`` (in that order, on top of ``tl``); returns the index of the map whose latest
+    finish is smallest (ties: smallest sum of finishes) and that finish."""
+    comm, nd = tl.comm, len(tl.dev_free)
+    free = np.tile(tl.dev_free, (len(mp), 1))
+    rows = np.arange(len(mp))
+    worst = np.zeros(len(mp))
+    total = np.zeros(len(mp))
+    for j, s in enumerate(batch):
+        recv = np.zeros(nd)
+        for u, e in ext_preds[s]:
+            recv += comm[e, tl.dev[u]]
+        d = mp[:, j]
+        start = np.maximum(est[s], free[rows, d])
+        fin = start + scost[s, d] + recv[d]
+        free[rows, d] = fin
+        worst = np.maximum(worst, fin)
+        total += fin
+    best = int(np.lexsort((total, worst))[0])
+    return best, float(worst[best])
+
+
 def greedy_timeline(
-    problem: Problem, k: int | None = None, merge_threshold: float = 0.1
+    problem: Problem, k: int | None = None, merge_threshold: float | None = None
 ) -> Timeline:
-    """Run Algorithm 2 and return the committed timeline (order, devices, times)."""
+    """Run Algorithm 2 and return the committed timeline (order, devices, times); ``None``
+    takes the parameter's default."""
     nd = len(problem.devices)
-    k = default_k(nd) if k is None else int(k)
+    k = int(PARAMS[0].default_for(problem) if k is None else k)
+    if merge_threshold is None:
+        merge_threshold = float(PARAMS[1].default)
     if nd**k > MAX_MAPPINGS:
         raise HetlabError(f"greedy: {nd}^{k} device maps is too many; use a smaller --k")
     sops = merge_superops(problem, merge_threshold)
     cost = problem.cost_matrix
-    comm = problem.comm_tensor
     sop_of = np.empty(len(problem.nodes), dtype=int)
     for i, s in enumerate(sops):
         sop_of[s] = i
@@ -92,22 +141,8 @@ def greedy_timeline(
         ready.sort(key=lambda s: (est[s], topo_pos[s]))
         batch, ready = ready[:k], ready[k:]
         mp = maps[len(batch)]
-        free = np.tile(tl.dev_free, (len(mp), 1))
-        rows = np.arange(len(mp))
-        worst = np.zeros(len(mp))
-        total = np.zeros(len(mp))
-        for j, s in enumerate(batch):
-            recv = np.zeros(nd)
-            for u, e in ext_preds[s]:
-                recv += comm[e, tl.dev[u]]
-            d = mp[:, j]
-            start = np.maximum(est[s], free[rows, d])
-            fin = start + scost[s, d] + recv[d]
-            free[rows, d] = fin
-            worst = np.maximum(worst, fin)
-            total += fin
-        best = np.lexsort((total, worst))[0]
-        if not np.isfinite(worst[best]):
+        best, worst = search_min_end_time(tl, batch, mp, est, scost, ext_preds)
+        if not np.isfinite(worst):
             raise HetlabError(
                 f"greedy: no device can run super-op of {problem.nodes[sops[batch[0]][0]].id!r}"
             )
@@ -128,28 +163,15 @@ def greedy_timeline(
 
 
 @register(
-    "greedy",
-    "HOPE GS: node merging + top-K greedy search (Xia et al., 2022, Alg. 2)",
-    params=[
-        Param(
-            "k",
-            "int",
-            None,
-            1,
-            8,
-            "ops mapped jointly per step (default 4 for 2 devices, 3 for more)",
-        ),
-        Param(
-            "merge_threshold",
-            "float",
-            0.1,
-            0.0,
-            1e9,
-            "a short op (cost below this, problem units) with one predecessor joins it",
-        ),
-    ],
+    "greedy", "HOPE GS: node merging + top-K greedy search (Xia et al., 2022, Alg. 2)", PARAMS
 )
-def greedy(problem: Problem, k: int | None = None, merge_threshold: float = 0.1) -> Decision:
+def greedy(
+    problem: Problem, k: int | None = None, merge_threshold: float | None = None
+) -> Decision:
+    k = int(PARAMS[0].default_for(problem) if k is None else k)
+    merge_threshold = float(PARAMS[1].default if merge_threshold is None else merge_threshold)
     tl = greedy_timeline(problem, k, merge_threshold)
     device_of, order, _ = tl.decision_parts()
-    return Decision(device_of, order, extra={"k": k or default_k(len(problem.devices))})
+    sops = merge_superops(problem, merge_threshold)
+    merged = sum(len(s) - 1 for s in sops)
+    return Decision(device_of, order, extra={"k": k, "superops": len(sops), "merged": merged})

@@ -18,8 +18,8 @@ import numpy as np
 
 from hetlab.cost.problem import Problem
 from hetlab.schedulers.base import Decision, register
-from hetlab.schedulers.listsched import Timeline
 from hetlab.schedulers.ranks import priority_order, upward_rank
+from hetlab.schedulers.timeline import Timeline
 
 
 @register("heft", "HEFT (Topcuoglu et al., 2002)")

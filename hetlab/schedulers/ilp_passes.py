@@ -1,4 +1,4 @@
-"""Improvement pass of the HOPE LP: a device-move descent on the best plan after each ILP pass.
+"""``ilp+``'s local search: a device-move descent on the best plan after each ILP pass.
 
 HOPE (Xia et al., HPC Chinese Journal 2022, §2.2) solves one ILP per subgraph, so a decision
 that only pays off across a subgraph boundary (a whole Inception branch moved to the CPU, whose

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hetlab.cost.problem import Problem
+from hetlab.schedulers.base import param
 
 
 def upranks(nodes: Sequence[int], preds: Sequence[Sequence[tuple[int, int]]]) -> dict[int, int]:
@@ -62,9 +63,12 @@ def bisect(nodes: list[int], preds, eps: float) -> tuple[list[int], list[int], f
         e += 0.1
 
 
-def partition(problem: Problem, nt: int = 12, epsilon: float = 0.2) -> list[list[int]]:
+def partition(problem: Problem, nt: int, epsilon: float | None = None) -> list[list[int]]:
     """Node-index subgraphs of at most ``nt`` vertices, in topological order of the pieces,
-    each listed in topological order; together they cover every node once."""
+    each listed in topological order; together they cover every node once. ``epsilon`` None:
+    the ``ilp`` algorithm's default."""
+    if epsilon is None:
+        epsilon = float(param("ilp", "epsilon").default)
     if nt < 1:
         raise ValueError("nt must be >= 1")
     pos = {v: i for i, v in enumerate(problem.topo)}

@@ -19,8 +19,8 @@ import numpy as np
 
 from hetlab.cost.problem import Problem
 from hetlab.schedulers.base import Decision, register
-from hetlab.schedulers.listsched import Timeline
 from hetlab.schedulers.ranks import optimistic_cost_table, priority_order, rank_oct
+from hetlab.schedulers.timeline import Timeline
 
 
 @register("peft", "PEFT (Arabnejad & Barbosa, 2014)")

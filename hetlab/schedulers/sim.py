@@ -35,37 +35,13 @@ def simulate(
     predecessors; a fused group runs at the position of its last member.
     """
     idx = problem.index
-    dix = problem.dev_index
     n = len(problem.nodes)
     if len(order) != n or len(set(order)) != n:
         raise HetlabError(f"plan order must list each of the {n} nodes exactly once")
-    group_of: dict[int, int] = {}
-    groups: list[list[int]] = []
-    for g in fused:
-        members = [idx[v] for v in g]
-        for m in members:
-            if m in group_of:
-                raise HetlabError(f"node {problem.nodes[m].id!r} is in two fused groups")
-            group_of[m] = len(groups)
-        groups.append(members)
-    dev = [0] * n
-    for v, d in device_of.items():
-        if v not in idx:
-            raise HetlabError(f"plan places unknown node {v!r}")
-        if d not in dix:
-            raise HetlabError(
-                f"plan uses unknown device {d!r} (devices: {', '.join(problem.devices)})"
-            )
-        dev[idx[v]] = dix[d]
-    if len(device_of) != n:
-        missing = [x.id for x in problem.nodes if x.id not in device_of][:3]
-        raise HetlabError(f"plan leaves nodes without a device: {', '.join(missing)}")
-
+    group_of, groups = _groups(problem, fused)
+    dev = _devices(problem, device_of)
     pos = {idx[v]: i for i, v in enumerate(order)}
     last_pos = [max(pos[m] for m in g) for g in groups]
-    cost = problem.cost_matrix
-    comm = problem.comm_tensor
-    preds = problem.preds
     start = [0.0] * n
     finish = [-1.0] * n
     dev_free = [0.0] * len(problem.devices)
@@ -77,34 +53,8 @@ def simulate(
             continue
         members = groups[gi] if gi is not None else [vi]
         d = dev[vi]
-        inside = set(members)
-        ready = 0.0
-        recv = 0.0
-        for m in members:
-            if dev[m] != d:
-                raise HetlabError(
-                    f"fused group {[problem.nodes[x].id for x in members]} spans devices"
-                )
-            for u, k in preds[m]:
-                if u in inside:
-                    continue
-                if finish[u] < 0:
-                    raise HetlabError(
-                        f"plan order runs {problem.nodes[m].id!r} before its predecessor "
-                        f"{problem.nodes[u].id!r}"
-                    )
-                ready = max(ready, finish[u])
-                if dev[u] != d:
-                    recv += comm[k, dev[u], d]
-        if gi is not None:
-            names = [problem.nodes[m].id for m in members]
-            c = problem.group_cost(names, problem.devices[d])
-            if c is None:
-                raise HetlabError(f"no fused cost for group {names} on {problem.devices[d]!r}")
-        else:
-            c = cost[vi, d]
-            if c == float("inf"):
-                raise HetlabError(f"node {v!r} cannot run on {problem.devices[d]!r}")
+        ready, recv = _inputs(problem, members, dev, finish, d)
+        c = _unit_cost(problem, members, d, gi is not None)
         s = max(ready, clock if sequential else dev_free[d])
         f = float(s + c + recv)
         for m in members:
@@ -117,3 +67,71 @@ def simulate(
         finish=dict(zip(names, finish, strict=False)),
         makespan=max(finish, default=0.0),
     )
+
+
+def _groups(problem: Problem, fused: Sequence[Sequence[str]]):
+    """(group index of each fused node, members of each group as node indices)."""
+    group_of: dict[int, int] = {}
+    groups: list[list[int]] = []
+    for g in fused:
+        members = [problem.index[v] for v in g]
+        for m in members:
+            if m in group_of:
+                raise HetlabError(f"node {problem.nodes[m].id!r} is in two fused groups")
+            group_of[m] = len(groups)
+        groups.append(members)
+    return group_of, groups
+
+
+def _devices(problem: Problem, device_of: dict[str, str]) -> list[int]:
+    """The device index of every node; unknown nodes or devices, or a missing one, fail."""
+    dev = [0] * len(problem.nodes)
+    for v, d in device_of.items():
+        if v not in problem.index:
+            raise HetlabError(f"plan places unknown node {v!r}")
+        if d not in problem.dev_index:
+            raise HetlabError(
+                f"plan uses unknown device {d!r} (devices: {', '.join(problem.devices)})"
+            )
+        dev[problem.index[v]] = problem.dev_index[d]
+    if len(device_of) != len(problem.nodes):
+        missing = [x.id for x in problem.nodes if x.id not in device_of][:3]
+        raise HetlabError(f"plan leaves nodes without a device: {', '.join(missing)}")
+    return dev
+
+
+def _inputs(problem: Problem, members: list[int], dev, finish, d: int) -> tuple[float, float]:
+    """(when every input of the unit is ready, its blocking receive time on device ``d``)."""
+    inside = set(members)
+    ready = 0.0
+    recv = 0.0
+    for m in members:
+        if dev[m] != d:
+            raise HetlabError(f"fused group {[problem.nodes[x].id for x in members]} spans devices")
+        for u, k in problem.preds[m]:
+            if u in inside:
+                continue
+            if finish[u] < 0:
+                raise HetlabError(
+                    f"plan order runs {problem.nodes[m].id!r} before its predecessor "
+                    f"{problem.nodes[u].id!r}"
+                )
+            ready = max(ready, finish[u])
+            if dev[u] != d:
+                recv += problem.comm_tensor[k, dev[u], d]
+    return ready, recv
+
+
+def _unit_cost(problem: Problem, members: list[int], d: int, fused: bool) -> float:
+    """The compute cost of a unit (a node, or a fused group's joint cost) on device ``d``."""
+    if fused:
+        names = [problem.nodes[m].id for m in members]
+        c = problem.group_cost(names, problem.devices[d])
+        if c is None:
+            raise HetlabError(f"no fused cost for group {names} on {problem.devices[d]!r}")
+        return c
+    c = problem.cost_matrix[members[0], d]
+    if c == float("inf"):
+        v = problem.nodes[members[0]].id
+        raise HetlabError(f"node {v!r} cannot run on {problem.devices[d]!r}")
+    return c

@@ -1,8 +1,13 @@
 """Incremental ASAP timing of a growing prefix of a plan, identical to spec §3 (``sim.py``).
 
-Schedulers that build a plan unit by unit (greedy, the per-subgraph ILP) keep one of these to
-know the device-free times, the finish times and the devices that earlier decisions left.
-Times are in the problem's units.
+Every scheduler that builds a plan unit by unit (the list schedulers HEFT, PEFT and dmda,
+HOPE's greedy search and the per-subgraph ILP) keeps one of these to know the device-free
+times, the finish times and the devices that earlier decisions left. There is no insertion:
+a unit placed on device ``d`` starts at max(finish of its predecessors, the time ``d`` becomes
+free) and occupies ``d`` for its cost plus the transfer of every input that comes from another
+device (blocking receives). Placing units in the order they are decided therefore gives the
+very times the simulator computes; ``sim.simulate`` stays the source of every reported
+makespan. Times are in the problem's units.
 """
 
 from __future__ import annotations
@@ -10,9 +15,12 @@ from __future__ import annotations
 import numpy as np
 
 from hetlab.cost.problem import Problem
+from hetlab.schedulers.base import Decision
 
 
 class Timeline:
+    """Device-free times, and the device, start and finish of every node placed so far."""
+
     def __init__(self, problem: Problem) -> None:
         n, nd = len(problem.nodes), len(problem.devices)
         self.problem = problem
@@ -26,6 +34,32 @@ class Timeline:
         self.order: list[int] = []
         self.fused: list[list[int]] = []
 
+    def copy(self) -> Timeline:
+        """An independent copy (arrays and order lists)."""
+        c = Timeline.__new__(Timeline)
+        c.__dict__.update(self.__dict__)
+        c.dev, c.start = self.dev.copy(), self.start.copy()
+        c.finish, c.dev_free = self.finish.copy(), self.dev_free.copy()
+        c.order, c.fused = list(self.order), [list(g) for g in self.fused]
+        return c
+
+    # -- one node at a time (list schedulers) --
+    def ready(self, v: int) -> float:
+        """When every predecessor of ``v`` has finished (all must be placed)."""
+        return max((float(self.finish[u]) for u, _ in self.preds[v]), default=0.0)
+
+    def recv(self, v: int) -> np.ndarray:
+        """``[D]`` the blocking receive time of ``v``'s inputs on each device."""
+        r = np.zeros(self.cost.shape[1])
+        for u, k in self.preds[v]:
+            r += self.comm[k, self.dev[u]]
+        return r
+
+    def eft(self, v: int) -> np.ndarray:
+        """``[D]`` the finish time of ``v`` on each device (inf where unsupported)."""
+        return np.maximum(self.dev_free, self.ready(v)) + self.recv(v) + self.cost[v]
+
+    # -- units: one node, or a fused group --
     def timing(
         self, members: list[int], d: int, unit_cost: float | None = None
     ) -> tuple[float, float]:
@@ -45,9 +79,10 @@ class Timeline:
         return float(s), float(s + c + recv)
 
     def place(
-        self, members: list[int], d: int, unit_cost: float | None = None
+        self, members: int | list[int], d: int, unit_cost: float | None = None
     ) -> tuple[float, float]:
-        """Append a unit (one node, or a fused group with its ``unit_cost``) on device ``d``."""
+        """Append a unit (a node, or a fused group with its ``unit_cost``) on device ``d``."""
+        members = [members] if isinstance(members, (int, np.integer)) else members
         s, f = self.timing(members, d, unit_cost)
         for m in members:
             self.dev[m] = d
@@ -64,10 +99,24 @@ class Timeline:
         return float(self.finish.max(initial=0.0))
 
     def decision_parts(self) -> tuple[dict[str, str], list[str], list[list[str]]]:
+        """(device of each node id, order of node ids, fused groups of node ids)."""
         ids = [n.id for n in self.problem.nodes]
         devs = self.problem.devices
         return (
             {ids[v]: devs[self.dev[v]] for v in self.order},
             [ids[v] for v in self.order],
             [[ids[v] for v in g] for g in self.fused],
+        )
+
+    def decision(self, sequential: bool = False, extra: dict | None = None) -> Decision:
+        """The placements so far, in placement order; ``predicted_makespan`` is this timeline's
+        own latest finish (the simulator must agree: tests check it)."""
+        device_of, order, fused = self.decision_parts()
+        predicted = float(self.finish[self.order].max()) if self.order else 0.0
+        return Decision(
+            device_of=device_of,
+            order=order,
+            fused=fused,
+            sequential=sequential,
+            extra={"predicted_makespan": predicted, **(extra or {})},
         )

@@ -1,1 +1,2 @@
-"""NN-Stretch: branch a sequential model for several devices (issue 9). Weights of a stretched model are fresh random: its accuracy needs retraining (out of scope)."""
+"""NN-Stretch: branch a sequential model for several devices. Weights of a stretched model are
+fresh random: its accuracy needs retraining (out of scope)."""

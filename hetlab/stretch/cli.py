@@ -94,7 +94,7 @@ def main(args: argparse.Namespace) -> int:
     from hetlab.fileio import atomic_write_json
     from hetlab.graph.onnx_io import load
     from hetlab.graph.shapes import parse_shape_args
-    from hetlab.graph.stretch_onnx import write
+    from hetlab.stretch.onnx_rewrite import write
     from hetlab.stretch.search import costs_from_problem, measure_costs, search
     from hetlab.stretch.transform import Constraints, CostModel
 

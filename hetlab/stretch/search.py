@@ -97,7 +97,7 @@ class Candidate:
 
 def _load_candidate(g: OpGraph, sp: StretchPlan) -> OpGraph:
     from hetlab.graph.onnx_io import load
-    from hetlab.graph.stretch_onnx import build
+    from hetlab.stretch.onnx_rewrite import build
 
     with tempfile.TemporaryDirectory() as tmp:
         p = Path(tmp) / "candidate.onnx"

@@ -12,7 +12,7 @@ and per branch (one per device) its depth and width, under the paper's constrain
   [``capacity``, ``capacity`` + ``capacity_tol``] x the segment's, so the model keeps its size (the paper shrinks the duplicated segment "back to the original").
 
 Branches join with a 1x1 conv each (restoring a share of the output channels proportional
-to the branch's width) and a Concat (the paper's Fig. 8). Pure: no onnx; ``stretch_onnx``
+to the branch's width) and a Concat (the paper's Fig. 8). Pure: no onnx; ``onnx_rewrite``
 writes the model. The stretched model has fresh random weights: its accuracy needs
 retraining, which is out of scope here. Times in ms, FLOPs as in ``hetlab.graph.flops``.
 """

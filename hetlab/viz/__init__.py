@@ -3,9 +3,24 @@
 Nothing here imports ipywidgets; notebooks, tests and the widgets all call these.
 """
 
+from hetlab.viz.accuracy import op_scatter_figure
 from hetlab.viz.dag import dag_figure
+from hetlab.viz.dag_overlay import match_nodes
 from hetlab.viz.gantt import compare_figure, gantt_figure
 from hetlab.viz.heatmap import heatmap_figure
 from hetlab.viz.layout import dag_layout
+from hetlab.viz.scopes import collapse_scopes
+from hetlab.viz.timeline import critical_path, plan_trace
 
-__all__ = ["compare_figure", "dag_figure", "dag_layout", "gantt_figure", "heatmap_figure"]
+__all__ = [
+    "collapse_scopes",
+    "compare_figure",
+    "critical_path",
+    "dag_figure",
+    "dag_layout",
+    "gantt_figure",
+    "heatmap_figure",
+    "match_nodes",
+    "op_scatter_figure",
+    "plan_trace",
+]

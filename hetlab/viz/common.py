@@ -59,6 +59,7 @@ class Bars:
     predicted: float | None = None
     measured: bool = False
     devices: list[str] | None = None
+    subgraphs: list[list[str]] | None = None  # a plan's ``extra["subgraphs"]``
 
 
 def _get(obj: Any, key: str, default: Any = None) -> Any:
@@ -67,13 +68,19 @@ def _get(obj: Any, key: str, default: Any = None) -> Any:
     return getattr(obj, key, default)
 
 
+def _subgraphs(groups: Any) -> list[list[str]] | None:
+    if not groups:
+        return None
+    return [[str(v) for v in g] for g in groups]
+
+
 def as_bars(item: Any, label: str | None = None) -> Bars:
     """Normalize a ``Plan``, a plan JSON dict, or a run report (object or spec §5 dict)."""
     if hasattr(item, "assignments") and not isinstance(item, dict):
         rows = [(a.node, a.device, float(a.start), float(a.finish)) for a in item.assignments]
-        return Bars(
-            rows, float(item.makespan), label or item.algo, float(item.solve_seconds or 0.0)
-        )
+        b = Bars(rows, float(item.makespan), label or item.algo, float(item.solve_seconds or 0.0))
+        b.subgraphs = _subgraphs((getattr(item, "extra", None) or {}).get("subgraphs"))
+        return b
     doc = item
     if not isinstance(doc, dict):
         tl = _get(item, "timeline")
@@ -91,7 +98,9 @@ def as_bars(item: Any, label: str | None = None) -> Bars:
             for a in doc["assignments"]
         ]
         mk = float(doc.get("makespan", max((r[3] for r in rows), default=0.0)))
-        return Bars(rows, mk, label or str(doc.get("algo", "plan")), doc.get("solve_seconds"))
+        b = Bars(rows, mk, label or str(doc.get("algo", "plan")), doc.get("solve_seconds"))
+        b.subgraphs = _subgraphs(doc.get("subgraphs"))
+        return b
     tl = doc.get("timeline")
     if tl is None:
         raise HetlabError(

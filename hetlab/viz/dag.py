@@ -1,4 +1,6 @@
-"""``dag_figure``: the operator DAG in layers of upward rank, one edge and one node trace."""
+"""``dag_figure``: the operator DAG in layers (``viz.layout``), one edge and one node trace,
+with labels on small graphs, WebGL on large ones, search, neighbours, scope collapsing and a
+plan's subgraphs drawn over it (``viz.dag_overlay``)."""
 
 from __future__ import annotations
 
@@ -10,10 +12,25 @@ import plotly.graph_objects as go
 
 from hetlab.errors import HetlabError
 from hetlab.viz.common import FONT, color_of, device_colors, fmt_ms
-from hetlab.viz.layout import _is_problem, dag_layout
+from hetlab.viz.dag_overlay import (
+    LABEL_MAX,
+    highlight_traces,
+    label_annotations,
+    neighbour_traces,
+    scatter_class,
+    subgraph_colors,
+    subgraph_shapes,
+    subgraphs_of,
+)
+from hetlab.viz.layout import DagLayout, _is_problem, dag_layout
+from hetlab.viz.scopes import collapse_scopes
+
+WEBGL_ABOVE = 1000  # nodes; above this the figure draws with WebGL (Scattergl)
 
 
-def _costs(problem: Any, lay) -> tuple[list[str], np.ndarray] | None:
+def _costs(obj: Any, problem: Any, lay: DagLayout) -> tuple[list[str], np.ndarray] | None:
+    if getattr(obj, "costs", None) is not None:
+        return list(obj.devices), obj.costs
     if problem is None:
         return None
     m = np.full((len(lay.ids), len(problem.devices)), np.inf)
@@ -26,37 +43,9 @@ def _costs(problem: Any, lay) -> tuple[list[str], np.ndarray] | None:
     return list(problem.devices), m
 
 
-def dag_figure(
-    obj: Any, color: Any = "uprank", problem: Any = None, height: int = 420
-) -> go.Figure:
-    """The DAG of an ``OpGraph`` or ``Problem``; x = upward rank, nodes ordered by barycentre.
-
-    ``color``: ``"uprank"``, ``"op"``, ``"cost:DEVICE"`` (log scale; an x marks a node the
-    device cannot run), or a ``Plan`` / device map (colour by device). ``problem`` supplies
-    costs for the hover and ``cost:`` colouring when ``obj`` is a graph.
-    """
-    lay = dag_layout(obj)
-    if problem is None and _is_problem(obj):
-        problem = obj
-    costs = _costs(problem, lay)
-    n = len(lay.ids)
-    # one trace for all edges: segments separated by gaps (None, which plotly's JSON writes as
-    # null, as it does NaN; a bare NaN is not valid JSON and breaks FigureWidget messages)
-    ex: list[float | None] = [None] * (len(lay.src) * 3)
-    ey: list[float | None] = [None] * (len(lay.src) * 3)
-    ex[0::3], ex[1::3] = lay.x[lay.src].tolist(), lay.x[lay.dst].tolist()
-    ey[0::3], ey[1::3] = lay.y[lay.src].tolist(), lay.y[lay.dst].tolist()
-    edge = go.Scatter(
-        x=ex,
-        y=ey,
-        mode="lines",
-        hoverinfo="skip",
-        name="edges",
-        line={"width": 0.6, "color": "rgba(120,120,120,0.45)"},
-        showlegend=False,
-    )
+def _hover(lay: DagLayout, costs: tuple[list[str], np.ndarray] | None) -> list[str]:
     text = []
-    for i in range(n):
+    for i in range(len(lay.ids)):
         t = f"<b>{lay.ids[i]}</b><br>{lay.op_types[i]} · uprank {int(lay.uprank[i])}"
         if lay.shapes[i]:
             t += f"<br>out {lay.shapes[i]}"
@@ -65,50 +54,110 @@ def dag_figure(
         if costs is not None:
             t += "<br>" + ", ".join(
                 f"{d} {fmt_ms(c) if math.isfinite(c) else 'n/a'}"
-                for d, c in zip(costs[0], costs[1][i], strict=False)
+                for d, c in zip(costs[0], costs[1][i], strict=True)
             )
         text.append(t)
-    marker: dict[str, Any] = {"size": 7 if n < 400 else 5, "line": {"width": 0}}
-    title = f"{getattr(obj, 'name', '')}: {n} ops, {len(lay.src)} edges, depth {int(lay.uprank.max(initial=0))}"
+    return text
+
+
+def _cost_marker(costs, dev: str) -> tuple[dict[str, Any], str]:
+    if costs is None or dev not in costs[0]:
+        raise HetlabError(f"no costs for device {dev!r}: pass a problem profiled on it")
+    c = costs[1][:, costs[0].index(dev)]
+    ok = np.isfinite(c)
+    pos = c[ok & (c > 0)]
+    floor = float(pos.min()) if pos.size else 1e-3
+    z = np.log10(np.where(ok, np.maximum(c, floor), floor))
+    marker = {
+        "color": z.tolist(),
+        "colorscale": "Plasma",
+        "showscale": True,
+        "symbol": np.where(ok, "circle", "x").tolist(),
+        "colorbar": {"title": {"text": f"log10 ms<br>{dev}"}, "thickness": 12},
+    }
+    return marker, f" — colour: cost on {dev} (x = cannot run)"
+
+
+def _marker(lay: DagLayout, color: Any, costs, groups) -> tuple[dict[str, Any], str, list[str]]:
+    """Marker settings, the title's colour note, and a hover suffix per node."""
+    none = [""] * len(lay.ids)
     if isinstance(color, str) and color == "uprank":
-        marker.update(
-            color=lay.uprank.tolist(),
-            colorscale="Viridis",
-            showscale=True,
-            colorbar={"title": {"text": "uprank"}, "thickness": 12},
+        bar = {"title": {"text": "uprank"}, "thickness": 12}
+        m = {"color": lay.uprank.tolist(), "colorscale": "Viridis", "showscale": True}
+        return {**m, "colorbar": bar}, " — colour: upward rank", none
+    if isinstance(color, str) and color == "op":
+        return {"color": [color_of(o) for o in lay.op_types]}, " — colour: op type", none
+    if isinstance(color, str) and color.startswith("cost:"):
+        m, note = _cost_marker(costs, color[5:])
+        return m, note, none
+    if isinstance(color, str) and color == "subgraph":
+        if not groups:
+            raise HetlabError("colour by subgraph needs a plan with subgraphs (subgraphs=plan)")
+        return {"color": subgraph_colors(lay, groups)}, f" — colour: {len(groups)} subgraphs", none
+    if isinstance(color, str):
+        raise HetlabError(
+            f"unknown colour {color!r}: use uprank, op, cost:DEVICE, subgraph or a plan"
         )
-        title += " — colour: upward rank"
-    elif isinstance(color, str) and color == "op":
-        marker.update(color=[color_of(o) for o in lay.op_types])
-        title += " — colour: op type"
-    elif isinstance(color, str) and color.startswith("cost:"):
-        dev = color[5:]
-        if costs is None or dev not in costs[0]:
-            raise HetlabError(f"no costs for device {dev!r}: pass a problem profiled on it")
-        c = costs[1][:, costs[0].index(dev)]
-        ok = np.isfinite(c)
-        pos = c[ok & (c > 0)]
-        floor = float(pos.min()) if pos.size else 1e-3
-        z = np.log10(np.where(ok, np.maximum(c, floor), floor))
-        marker.update(
-            color=z.tolist(),
-            colorscale="Plasma",
-            showscale=True,
-            symbol=np.where(ok, "circle", "x").tolist(),
-            colorbar={"title": {"text": f"log10 ms<br>{dev}"}, "thickness": 12},
-        )
-        title += f" — colour: cost on {dev} (x = cannot run)"
-    else:
-        dmap = color.device_of if hasattr(color, "device_of") else dict(color)
-        devs = sorted(set(dmap.values()))
-        pal = device_colors(devs)
-        marker.update(color=[pal.get(dmap.get(v, ""), "#999999") for v in lay.ids])
-        keys = " ".join(f"<span style='color:{pal[d]}'>■</span> {d}" for d in devs)
-        title += f" — colour: device {keys}"
-        text = [t + f"<br>on {dmap.get(v, '?')}" for t, v in zip(text, lay.ids, strict=False)]
+    dmap = color.device_of if hasattr(color, "device_of") else dict(color)
+    devs = sorted(set(dmap.values()))
+    pal = device_colors(devs)
+    keys = " ".join(f"<span style='color:{pal[d]}'>■</span> {d}" for d in devs)
+    m = {"color": [pal.get(dmap.get(v, ""), "#999999") for v in lay.ids]}
+    return m, f" — colour: device {keys}", [f"<br>on {dmap.get(v, '?')}" for v in lay.ids]
+
+
+def dag_figure(
+    obj: Any,
+    color: Any = "uprank",
+    problem: Any = None,
+    height: int = 420,
+    *,
+    highlight: Any = None,
+    neighbors: str | None = None,
+    subgraphs: Any = None,
+    collapse: int | None = None,
+    labels: bool | None = None,
+    webgl: bool | None = None,
+) -> go.Figure:
+    """The DAG of an ``OpGraph``, ``Problem`` or ``ScopeGraph``: x = layer, y = slot.
+
+    ``color``: ``"uprank"`` (with a colour bar), ``"op"``, ``"cost:DEVICE"`` (log scale; an x
+    marks a node the device cannot run), ``"subgraph"``, or a ``Plan`` / device map (colour
+    by device). ``problem`` supplies costs for the hover when ``obj`` is a graph.
+    ``highlight``: a name fragment (or a list of names) whose matches are ringed.
+    ``neighbors``: a node whose predecessors and successors are ringed, their edges bold.
+    ``subgraphs``: a plan with ``extra["subgraphs"]`` or a list of lists of node ids; each
+    subgraph gets a shaded region (a plan given as ``color`` brings its own).
+    ``collapse``: draw the graph collapsed to name scopes of this depth (``collapse_scopes``).
+    ``labels``: a name (and costs) under each node; by default on graphs of <= 40 nodes.
+    ``webgl``: draw with ``Scattergl``; by default above 1000 nodes.
+    """
+    if problem is None and _is_problem(obj):
+        problem = obj
+    if collapse is not None:
+        obj = collapse_scopes(obj, collapse, problem)
+    lay = dag_layout(obj)
+    costs = _costs(obj, problem, lay)
+    n = len(lay.ids)
+    groups = subgraphs_of(subgraphs) or (None if isinstance(color, str) else subgraphs_of(color))
+    scatter = scatter_class(n, webgl, WEBGL_ABOVE)
+    # one trace for all edges: polylines separated by None (JSON null; a bare NaN is not valid
+    # JSON and breaks FigureWidget messages)
+    edge = scatter(
+        x=lay.ex,
+        y=lay.ey,
+        mode="lines",
+        hoverinfo="skip",
+        name="edges",
+        line={"width": 0.6, "color": "rgba(120,120,120,0.45)"},
+        showlegend=False,
+    )
+    marker, note, suffix = _marker(lay, color, costs, groups)
+    marker.update(size=9 if n <= LABEL_MAX else 7 if n < 400 else 5, line={"width": 0})
+    text = [t + s for t, s in zip(_hover(lay, costs), suffix, strict=True)]
     # plain lists, not numpy arrays: FigureWidget ships arrays as binary buffers, which the
     # browser sometimes failed to draw (blank DAG) while list-based figures always drew
-    nodes = go.Scatter(
+    nodes = scatter(
         x=lay.x.tolist(),
         y=lay.y.tolist(),
         mode="markers",
@@ -119,6 +168,10 @@ def dag_figure(
         showlegend=False,
     )
     fig = go.Figure([edge, nodes])
+    title = f"{getattr(obj, 'name', '')}: {n} ops, {len(lay.src)} edges, {lay.size[0]} layers"
+    title += note + _overlay(fig, lay, scatter, highlight, neighbors, groups)
+    if labels if labels is not None else n <= LABEL_MAX:
+        fig.update_layout(annotations=label_annotations(lay, costs))
     fig.update_layout(
         title={"text": title, "font": {"size": 13}},
         height=height,
@@ -126,8 +179,26 @@ def dag_figure(
         margin={"l": 10, "r": 10, "t": 40, "b": 30},
         plot_bgcolor="white",
         hovermode="closest",
-        xaxis={"title": "upward rank", "showgrid": False, "zeroline": False},
+        xaxis={"title": "layer", "showgrid": False, "zeroline": False},
         yaxis={"visible": False},
         uirevision="dag",
     )
     return fig
+
+
+def _overlay(fig: go.Figure, lay: DagLayout, scatter: type, highlight, neighbors, groups) -> str:
+    """Adds the search matches, the neighbours and the subgraph regions; returns the title's
+    note on them."""
+    note = ""
+    if highlight:
+        traces, msg = highlight_traces(lay, highlight, scatter)
+        fig.add_traces(traces)
+        note += f" · {msg} for {highlight!r}"
+    if neighbors:
+        traces, msg = neighbour_traces(lay, neighbors, scatter)
+        fig.add_traces(traces)
+        note += f" · {msg}"
+    if groups:
+        fig.update_layout(shapes=subgraph_shapes(lay, groups))
+        note += f" · {len(groups)} subgraphs shaded"
+    return note

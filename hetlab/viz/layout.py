@@ -1,13 +1,16 @@
-"""The layered layout of a DAG (an ``OpGraph`` or a ``Problem``) by upward rank, cached.
+"""The layered layout of a DAG (an ``OpGraph``, a ``Problem`` or a ``ScopeGraph``), cached.
 
-Columns are upward ranks (HOPE eq. 8); inside a column nodes are ordered by the barycentre
-of their predecessors' rows (one downward sweep), which keeps most edges short.
+Layers: the layering of least total edge span (Gansner et al.'s, as a linear programme that
+HiGHS solves; its constraint matrix is a graph's incidence matrix, so the optimum is
+integral), within as many layers as the longest path has nodes. Order and placement inside a
+layer: igraph's Sugiyama layout (barycentre crossing reduction, dummy nodes routing long
+edges), then one sweep that keeps every two items of a layer at least one slot apart.
 """
 
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -17,8 +20,10 @@ from hetlab.errors import HetlabError
 
 @dataclass
 class DagLayout:
-    """Plain arrays for drawing: node ``ids``/``op_types``, ``uprank`` per node, ``x``/``y``
-    positions, and edges as index pairs ``src``/``dst``."""
+    """Plain arrays for drawing: node ``ids``/``op_types``, ``uprank`` per node (HOPE eq. 8),
+    ``x`` (the layer, left to right) and ``y`` (the slot inside the layer), edges as index
+    pairs ``src``/``dst``, and ``ex``/``ey``: every edge as a polyline through its dummy
+    nodes, each followed by ``None`` (one trace draws them all)."""
 
     ids: list[str]
     op_types: list[str]
@@ -29,10 +34,23 @@ class DagLayout:
     dst: np.ndarray
     shapes: list[str]
     flops: list[int]
+    ex: list[float | None] = field(default_factory=list)
+    ey: list[float | None] = field(default_factory=list)
 
     @property
     def index(self) -> dict[str, int]:
         return {v: i for i, v in enumerate(self.ids)}
+
+    @property
+    def size(self) -> tuple[int, int]:
+        """(columns, rows): layers, and slots spanned by the widest layer, dummies included."""
+        ys = [v for v in self.ey if v is not None] + self.y.tolist()
+        cols = int(self.x.max(initial=0)) + 1 if len(self.ids) else 0
+        return cols, round(max(ys, default=0) - min(ys, default=0)) + 1
+
+    def long_edges(self, span: int = 3) -> int:
+        """How many edges span more than ``span`` layers."""
+        return int(((self.x[self.dst] - self.x[self.src]) > span).sum())
 
 
 def _is_problem(obj: Any) -> bool:
@@ -40,6 +58,11 @@ def _is_problem(obj: Any) -> bool:
 
 
 def _extract(obj: Any) -> tuple[list[str], list[str], list[tuple[int, int]], list[str], list[int]]:
+    if getattr(obj, "is_scope_graph", False):
+        idx = {n.id: i for i, n in enumerate(obj.nodes)}
+        edges = [(idx[s], idx[d]) for s, d in obj.edges]
+        ops = [n.op_type for n in obj.nodes]
+        return [n.id for n in obj.nodes], ops, edges, [""] * len(ops), [n.flops for n in obj.nodes]
     if _is_problem(obj):
         ids = [n.id for n in obj.nodes]
         ops = [n.op_type or "?" for n in obj.nodes]
@@ -69,11 +92,9 @@ def _extract(obj: Any) -> tuple[list[str], list[str], list[tuple[int, int]], lis
 
 def upranks(n: int, edges: list[tuple[int, int]]) -> np.ndarray:
     """Upward rank of every node (1 for a source); raises ``HetlabError`` on a cycle."""
-    preds: list[list[int]] = [[] for _ in range(n)]
     succs: list[list[int]] = [[] for _ in range(n)]
     indeg = [0] * n
     for s, d in edges:
-        preds[d].append(s)
         succs[s].append(d)
         indeg[d] += 1
     rank = np.ones(n, dtype=int)
@@ -92,8 +113,87 @@ def upranks(n: int, edges: list[tuple[int, int]]) -> np.ndarray:
     return rank
 
 
+def min_span_layers(n: int, edges: list[tuple[int, int]], rank: np.ndarray) -> np.ndarray:
+    """Layers 0.. of least total edge span, no more of them than the longest path has nodes.
+    Falls back to ``rank - 1`` (sources first) when the solver is missing or fails."""
+    fallback = (rank - 1).astype(int)
+    if not edges:
+        return fallback
+    try:
+        import highspy
+    except ImportError:
+        return fallback
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    cost = np.zeros(n)
+    for s, d in edges:
+        cost[d] += 1.0
+        cost[s] -= 1.0
+    top = float(rank.max() - 1)
+    h.addCols(n, cost, np.zeros(n), np.full(n, top), 0, [], [], [])
+    m = len(edges)
+    cols = np.array([v for e in edges for v in (e[1], e[0])], dtype=np.int32)
+    vals = np.tile([1.0, -1.0], m)
+    starts = np.arange(0, 2 * m, 2, dtype=np.int32)
+    h.addRows(m, np.ones(m), np.full(m, highspy.kHighsInf), 2 * m, starts, cols, vals)
+    h.run()
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        return fallback
+    lay = np.rint(np.asarray(h.getSolution().col_value)).astype(int)
+    lay -= lay.min(initial=0)
+    if any(lay[d] - lay[s] < 1 for s, d in edges):
+        return fallback
+    return lay
+
+
+def _separate(items: list[tuple[int, float, int]]) -> dict[int, float]:
+    """``items``: (layer, position, key). Keeps each layer's order and moves items apart so
+    that two items of one layer are at least one slot apart, then recentres each layer."""
+    by: dict[int, list[tuple[float, int]]] = {}
+    for layer, pos, key in items:
+        by.setdefault(layer, []).append((pos, key))
+    out: dict[int, float] = {}
+    for members in by.values():
+        members.sort()
+        want = np.array([p for p, _ in members])
+        got = want.copy()
+        for i in range(1, len(got)):
+            got[i] = max(got[i], got[i - 1] + 1.0)
+        got -= np.mean(got - want)
+        out.update({k: float(v) for (_, k), v in zip(members, got, strict=True)})
+    return out
+
+
+def _place(n: int, edges: list[tuple[int, int]], layer: np.ndarray):
+    """igraph's Sugiyama placement for the given layers: node slots and edge polylines."""
+    import igraph
+
+    g = igraph.Graph(n=n, edges=edges, directed=True)
+    lay = g.layout_sugiyama(layers=layer.tolist(), maxiter=100)
+    coords = np.asarray(lay.coords, dtype=float).reshape(-1, 2)
+    routes = [np.asarray(r, dtype=float).reshape(-1, 2) for r in lay.edge_routing]
+    items = [(int(layer[v]), float(coords[v, 0]), v) for v in range(n)]
+    keys: list[tuple[int, int]] = []
+    for k, r in enumerate(routes):
+        for j, (px, py) in enumerate(r):
+            items.append((round(py), float(px), n + len(keys)))
+            keys.append((k, j))
+    pos = _separate(items)
+    y = np.array([pos[v] for v in range(n)])
+    ex: list[float | None] = []
+    ey: list[float | None] = []
+    bends: dict[int, list[tuple[float, float]]] = {}
+    for i, (k, j) in enumerate(keys):
+        bends.setdefault(k, []).append((float(routes[k][j, 1]), pos[n + i]))
+    for k, (s, d) in enumerate(edges):
+        pts = [(float(layer[s]), y[s]), *bends.get(k, []), (float(layer[d]), y[d])]
+        ex += [p[0] for p in pts] + [None]
+        ey += [float(p[1]) for p in pts] + [None]
+    return y, ex, ey
+
+
 def dag_layout(obj: Any) -> DagLayout:
-    """The layout of ``obj`` (OpGraph or Problem), computed once and cached on the object."""
+    """The layout of ``obj`` (OpGraph, Problem or ScopeGraph), computed once and cached."""
     key = (len(obj.nodes), len(obj.edges))
     cached = getattr(obj, "_hetlab_layout", None)
     if cached is not None and cached[0] == key:
@@ -101,25 +201,11 @@ def dag_layout(obj: Any) -> DagLayout:
     ids, ops, edges, shapes, flops = _extract(obj)
     n = len(ids)
     rank = upranks(n, edges)
-    preds: list[list[int]] = [[] for _ in range(n)]
-    for s, d in edges:
-        preds[d].append(s)
-    y = np.zeros(n)
-    layers: dict[int, list[int]] = {}
-    for i in range(n):
-        layers.setdefault(int(rank[i]), []).append(i)
-    for r in sorted(layers):
-        members = layers[r]
-        keys = []
-        for pos, v in enumerate(members):
-            ps = preds[v]
-            keys.append((float(np.mean([y[p] for p in ps])) if ps else pos - len(members) / 2, pos))
-        order = [members[k] for k in sorted(range(len(members)), key=lambda k: keys[k])]
-        for pos, v in enumerate(order):
-            y[v] = pos - (len(order) - 1) / 2
+    layer = min_span_layers(n, edges, rank)
+    y, ex, ey = _place(n, edges, layer) if n else (np.zeros(0), [], [])
     src = np.array([s for s, _ in edges], dtype=int)
     dst = np.array([d for _, d in edges], dtype=int)
-    lay = DagLayout(ids, ops, rank, rank.astype(float), y, src, dst, shapes, flops)
+    lay = DagLayout(ids, ops, rank, layer.astype(float), y, src, dst, shapes, flops, ex, ey)
     with contextlib.suppress(AttributeError, TypeError):
         object.__setattr__(obj, "_hetlab_layout", (key, lay))
     return lay

@@ -189,8 +189,8 @@ def test_generic_device_timer_keeps_unit_outputs(chain_model):
 
 
 def test_boundary_latency_goes_into_both_links_and_reproduces_the_measurement():
+    from hetlab.calibrate.boundary import add_latency, fit_latency
     from hetlab.cost.problem import Link, PEdge, PNode, Problem
-    from hetlab.executor.boundary import add_latency, fit_latency
     from hetlab.schedulers.sim import simulate
 
     nodes = [PNode(id=x, op_type="Relu", cost={"a": 1.0, "b": 1.0}) for x in ("x", "y", "z")]
@@ -241,9 +241,9 @@ def test_device_context_makes_ops_add_up_to_the_whole_model():
 
 def test_alternating_windows_plan():
     from hetlab import zoo
+    from hetlab.calibrate.boundary import alternating
     from hetlab.cost.context import windows
     from hetlab.devices.platform import devices
-    from hetlab.executor.boundary import alternating
     from hetlab.graph.onnx_io import load
 
     g = load(str(zoo.path("squeezenet")))

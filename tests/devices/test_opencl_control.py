@@ -1,4 +1,4 @@
-"""``If`` on the OpenCL device (devices/opencl/control.py): both branches and a nested If
+"""``If`` on the OpenCL device (devices/opencl/if_runner.py): both branches and a nested If
 against onnxruntime, the branch cache, supports() refusing a body with an unsupported op,
 and silero VAD end to end through ``hetlab run --device cl0 --check``."""
 

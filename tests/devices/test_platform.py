@@ -6,10 +6,17 @@ import os
 import pytest
 
 from hetlab.cli import main as cli_main
+from hetlab.devices import cgroup
 from hetlab.devices import platform as pf
 from hetlab.errors import HetlabError
 
 CORES = sorted(os.sched_getaffinity(0))
+
+
+@pytest.fixture(autouse=True)
+def _no_cgroup_quota(monkeypatch):
+    """These tests size groups over the visible cores; test_cgroup.py covers the quota."""
+    monkeypatch.setattr(cgroup, "limits", lambda *a, **k: cgroup.Limits())
 
 
 def test_default_groups_follow_the_core_count():

@@ -6,9 +6,9 @@ import itertools
 
 import pytest
 
+from hetlab.calibrate.predict import end_to_end_ms
 from hetlab.cost.problem import Link, PEdge, PNode, Problem
 from hetlab.devices.fake import graph_from_problem
-from hetlab.executor.predict import end_to_end_ms
 from hetlab.schedulers.sim import simulate
 
 
@@ -63,7 +63,7 @@ def diamond(per_unit: float, boundary: float) -> Problem:
 
 
 def test_host_serial_charges_each_unit_the_host_one_at_a_time():
-    from hetlab.executor.predict import end_to_end_ms, host_serial_ms
+    from hetlab.calibrate.predict import end_to_end_ms, host_serial_ms
 
     order = ["a", "b", "c", "d"]
     p = diamond(per_unit=0.0, boundary=0.0)
@@ -84,8 +84,8 @@ def test_host_serial_charges_each_unit_the_host_one_at_a_time():
 
 
 def test_run_report_has_the_predictions_and_a_foreign_profile_does_not_stop_the_run():
+    from hetlab.calibrate import run
     from hetlab.devices.fake import fake_devices
-    from hetlab.executor import run
     from hetlab.schedulers.plan import Plan
 
     p = chain()
@@ -99,7 +99,7 @@ def test_run_report_has_the_predictions_and_a_foreign_profile_does_not_stop_the_
 
 
 def test_a_model_too_small_to_alternate_gets_its_one_unit_cost():
-    from hetlab.executor.predict import host_serial_ms
+    from hetlab.calibrate.predict import host_serial_ms
 
     order = ["a", "b", "c", "d"]
     p = diamond(per_unit=0.0, boundary=0.0)
@@ -120,9 +120,9 @@ def test_a_model_too_small_to_alternate_gets_its_one_unit_cost():
 
 
 def test_calibration_measures_windows_and_small_models_on_the_executor(monkeypatch):
+    from hetlab.calibrate import handoff
+    from hetlab.calibrate.boundary import calibrate_boundaries
     from hetlab.devices.fake import fake_devices
-    from hetlab.executor import handoff
-    from hetlab.executor.boundary import calibrate_boundaries
 
     ids = [f"n{i}" for i in range(12)]
     nodes = [PNode(v, {"x": 0.2, "y": 0.2}) for v in ids]
@@ -160,7 +160,7 @@ def test_warm_up_runs_a_count_or_for_a_while():
 
 
 def test_a_pair_calibrated_by_the_probe_keeps_its_handoff_in_the_host_serial_prediction():
-    from hetlab.executor.predict import host_serial_ms
+    from hetlab.calibrate.predict import host_serial_ms
 
     order = ["a", "b", "c", "d"]
     p = diamond(per_unit=0.0, boundary=0.0)
@@ -179,7 +179,7 @@ def test_a_pair_calibrated_by_the_probe_keeps_its_handoff_in_the_host_serial_pre
 
 
 def test_a_unit_started_beside_another_devices_run_pays_the_concurrency_surcharge():
-    from hetlab.executor.predict import host_serial, host_serial_ms
+    from hetlab.calibrate.predict import host_serial, host_serial_ms
 
     order = ["a", "b", "c", "d"]
     p = diamond(per_unit=0.5, boundary=0.3)
@@ -197,7 +197,7 @@ def test_a_unit_started_beside_another_devices_run_pays_the_concurrency_surcharg
 
 
 def test_the_surcharge_is_fitted_to_the_measured_plan():
-    from hetlab.executor.concurrency import fit_surcharge
+    from hetlab.calibrate.concurrency import fit_surcharge
 
     assert fit_surcharge(lambda x: 2.0 + 3.0 * x, 5.0) == pytest.approx(1.0, abs=1e-6)
     assert fit_surcharge(lambda x: 2.0 + 3.0 * x, 1.0) == 0.0  # predicted slower already
@@ -223,10 +223,10 @@ def ladder(n: int = 8) -> Problem:
 
 
 def test_concurrency_is_calibrated_on_a_plan_run_for_real_and_cached(monkeypatch):
+    from hetlab.calibrate.concurrency import calibrate_concurrency
+    from hetlab.calibrate.predict import concurrent_ms
     from hetlab.devices.fake import fake_devices
     from hetlab.executor import api
-    from hetlab.executor.concurrency import calibrate_concurrency
-    from hetlab.executor.predict import concurrent_ms
 
     p = ladder()
     g = graph_from_problem(p)
@@ -248,9 +248,9 @@ def test_concurrency_is_calibrated_on_a_plan_run_for_real_and_cached(monkeypatch
 
 
 def test_a_plan_without_overlap_leaves_the_surcharge_out():
+    from hetlab.calibrate.concurrency import calibrate_concurrency
+    from hetlab.calibrate.predict import concurrent_ms
     from hetlab.devices.fake import fake_devices
-    from hetlab.executor.concurrency import calibrate_concurrency
-    from hetlab.executor.predict import concurrent_ms
 
     p = diamond(per_unit=0.1, boundary=0.0)
     g = graph_from_problem(p)

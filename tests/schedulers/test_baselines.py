@@ -16,7 +16,7 @@ from hetlab.schedulers.ranks import (
     rank_oct,
     upward_rank,
 )
-from hetlab.schedulers.seq import is_heavy
+from hetlab.schedulers.sequence_baselines import is_heavy
 
 
 def make(devices, costs, edges, groups=(), comm=None, op_types=None) -> Problem:

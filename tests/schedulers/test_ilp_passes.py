@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 from hetlab.schedulers import ilp_model, schedule, simulate
 from hetlab.schedulers.bounds import validate_plan
 from hetlab.schedulers.greedy import greedy_timeline
-from hetlab.schedulers.ilp import _forward, _plain_tail, fusable_tail
 from hetlab.schedulers.ilp_passes import _Plan, improve
+from hetlab.schedulers.ilp_plus import PassContext, PlusOptions, fusable_tail, guided_pass
+from hetlab.schedulers.ilp_plus import plain_tail as _plain_tail
 from hetlab.schedulers.ilp_warm import completion_makespan, path_bound, window_start
 from hetlab.schedulers.partition import partition
 from hetlab.schedulers.timeline import Timeline
@@ -124,7 +125,8 @@ def test_window_path_bound_is_below_the_optimum(seed, n, nd):
     W = partition(p, 8)[0]
     tl = Timeline(p)
     _, wd, ws, wf = window_start(p, tl, W, tail, g.dev, g_pos)
-    res = ilp_model.solve_window(p, tl, W, tail, [], wd, ws, wf, 30.0, True)  # exact: no skip
+    spec = ilp_model.WindowSpec(W, wd, ws, wf, time_limit=30.0, tail=tail, skip_by_bound=False)
+    res = ilp_model.solve_window(p, tl, spec)  # exact: no skip
     inw = set(W)
     allowed = {v: np.flatnonzero(np.isfinite(p.cost_matrix[v])).tolist() for v in W}
     rel = {}  # the model's releases on an empty prefix: the cheapest path before each node
@@ -155,25 +157,8 @@ def test_forward_pass_keeps_the_guides_window_when_the_mip_result_completes_wors
     g = greedy_timeline(p)
     tail = tail_of(p)
     parts = partition(p, 12)
-    stats: dict = {}
-    tl = _forward(
-        p,
-        parts,
-        False,
-        0,
-        [],
-        tail,
-        g,
-        0.2,
-        {v: i for i, v in enumerate(p.topo)},
-        [],
-        stats,
-        None,
-        0,
-        [0, 0],
-    )
+    ctx = PassContext(tail)
+    tl = guided_pass(p, parts, PlusOptions.of("ilp+", time_limit=0.2, balance=True), g, ctx)
     assert sim_ms(p, tl) == pytest.approx(tl.makespan)
     assert sorted(tl.order) == list(range(len(p.nodes)))
-    assert stats.get("kept_guide", 0) + stats.get("optimal", 0) + stats.get("bound", 0) + stats.get(
-        "limit", 0
-    ) >= len(parts)
+    assert ctx.kept_guide + ctx.stats.optimal + ctx.stats.limit >= len(parts)

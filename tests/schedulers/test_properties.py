@@ -19,10 +19,10 @@ SETTINGS = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow], "
 
 
 def heuristics(problem) -> list[str]:
-    """Every registered algorithm in this build except ilp (single: one per device)."""
+    """Every registered algorithm in this build except ilp and ilp+ (single: one per device)."""
     names = []
     for name in MODULES:
-        if name == "ilp":
+        if name in ("ilp", "ilp+"):
             continue
         try:
             algorithm(name)
@@ -68,16 +68,18 @@ def brute_force(problem) -> float:
 def test_plans_valid_and_above_lower_bound(seed, n, nd, nt):
     p = random_problem(seed, n, nd, p_edge=0.25)
     lb = lower_bound(p)
-    for algo, kw in [("greedy", {}), ("ilp", {"nt": nt, "time_limit": 2.0})] + [
+    ilp_kw = {"nt": nt, "time_limit": 2.0}
+    plans = {}
+    for algo, kw in [("greedy", {}), ("ilp", ilp_kw), ("ilp+", ilp_kw)] + [
         (a, {}) for a in heuristics(p) if a != "greedy"
     ]:
-        plan = run_ok(p, algo, **kw)
+        plan = plans[algo] = run_ok(p, algo, **kw)
         if plan is None:
             continue
         validate_plan(p, plan)
         assert plan.makespan >= lb - 1e-9, algo
-    g = schedule(p, "greedy")
-    got = schedule(p, "ilp", nt=nt, time_limit=2.0).makespan
+    g = plans["greedy"]
+    got = plans["ilp+"].makespan  # the floor: never above greedy or one device
     assert got <= g.makespan + 1e-9
     for j in range(nd):  # never worse than the whole model on one device that runs it all
         if all(n.cost.get(p.devices[j]) is not None for n in p.nodes):

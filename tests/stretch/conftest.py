@@ -29,7 +29,7 @@ def searched(graphs):
 @pytest.fixture(scope="session")
 def written(graphs, searched, tmp_path_factory):
     """model -> path of the stretched model with weights."""
-    from hetlab.graph.stretch_onnx import write
+    from hetlab.stretch.onnx_rewrite import write
 
     d = tmp_path_factory.mktemp("stretched")
     return {m: write(graphs[m], searched[m][0].plan, d / f"{m}.onnx") for m in graphs}

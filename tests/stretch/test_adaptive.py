@@ -11,8 +11,8 @@ import pytest
 from hetlab.cost.problem import Problem
 from hetlab.devices.fake import FakeDevice, graph_from_problem
 from hetlab.errors import HetlabError
-from hetlab.executor.adaptive import AdaptiveConfig, run_adaptive
 from hetlab.executor.check import random_inputs
+from hetlab.stretch.adaptive import AdaptiveConfig, run_adaptive
 
 DOC = {
     "name": "diamond",
@@ -77,7 +77,7 @@ def test_config_is_checked():
 
 
 def test_figure_marks_switch_points():
-    from hetlab.viz.adaptive import adaptive_figure
+    from hetlab.stretch.figure import adaptive_figure
 
     ad, st = _run(True), _run(False)
     fig = adaptive_figure(ad, st)
@@ -87,7 +87,7 @@ def test_figure_marks_switch_points():
 
 @pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="needs Linux affinity")
 def test_burner_is_pinned_stoppable_and_bounded():
-    from hetlab.executor.interference import CpuBurner
+    from hetlab.stretch.interference import CpuBurner
 
     core = max(os.sched_getaffinity(0))
     b = CpuBurner([core], duration_s=0.8, procs=1).start()

@@ -10,7 +10,7 @@ from stretch_helpers import DEVICES, cost_model
 
 from hetlab.errors import HetlabError
 from hetlab.graph import load
-from hetlab.graph.stretch_onnx import stretch_meta
+from hetlab.stretch.onnx_rewrite import stretch_meta
 from hetlab.stretch.segments import cut_tensors, segments
 from hetlab.stretch.transform import Constraints, meeting_comm_ms, plan_stretch, segment_latency
 

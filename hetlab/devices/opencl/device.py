@@ -96,17 +96,47 @@ class OpenCLDevice(Device):
         self.name = name
         self.dev = cl_device
         self.ctx = cl.Context([cl_device])
-        self.queue = cl.CommandQueue(
-            self.ctx, properties=cl.command_queue_properties.PROFILING_ENABLE
-        )
+        # a queue without profiling for timed runs (a launch costs the host about half as
+        # much there), and one with profiling, made on first use, for node timelines
+        self._plain_queue = cl.CommandQueue(self.ctx)
+        self._profiling_queue: Any = None
         self.unified = bool(getattr(cl_device, "host_unified_memory", False))
         self._programs: dict[tuple[str, str], Any] = {}
         self.record_node_times = True
+        self.parent: OpenCLDevice | None = None  # the device whose context a queue view shares
+        self.queue_index = 0
         self.host_cores: list[int] | None = None  # where the driving thread runs (platform)
         # threads the driver started for this device, pinned to host_cores with the driving
         # thread (threads.py); not on a CPU device, whose driver threads do the compute
         self.driver_threads: set[int] = set()
         self.pin_driver_threads = enabled() and device_type(cl_device) != "CPU"
+
+    @property
+    def queue(self) -> Any:
+        """The command queue in use: with profiling while ``record_node_times`` is set."""
+        if not self.record_node_times:
+            return self._plain_queue
+        if self._profiling_queue is None:
+            props = self.cl.command_queue_properties.PROFILING_ENABLE
+            self._profiling_queue = self.cl.CommandQueue(self.ctx, properties=props)
+        return self._profiling_queue
+
+    def queue_view(self, index: int) -> OpenCLDevice:
+        """Queue ``index`` of this device as a device of its own, named ``<name>.q<index>``:
+        it shares the context (so buffers pass between queues without a copy), the compiled
+        programs and the driving thread's cores, and has its own command queues."""
+        view = object.__new__(OpenCLDevice)
+        view.__dict__.update(self.__dict__)
+        view.name = f"{self.name}.q{index}"
+        view.parent, view.queue_index = self, index
+        view._plain_queue = self.cl.CommandQueue(self.ctx)
+        view._profiling_queue = None
+        return view
+
+    @property
+    def root(self) -> OpenCLDevice:
+        """The device that owns the context (itself unless this is a queue view)."""
+        return self if self.parent is None else self.parent
 
     # --- identity -----------------------------------------------------------
     def info(self) -> dict[str, Any]:
@@ -126,6 +156,7 @@ class OpenCLDevice(Device):
             "host_unified_memory": self.unified,
             "type": device_type(d),
             "host_cores": self.host_cores,
+            **({"queue_of": self.parent.name, "queue": self.queue_index} if self.parent else {}),
             **({"driver_threads_pinned": self.pin_driver_threads} if self.host_cores else {}),
         }
 
@@ -233,7 +264,7 @@ class OpenCLDevice(Device):
 
         with Started() as started:  # program builds may start driver threads
             if any(graph.node(v).op_type == "If" for v in nodes):  # control flow: control.py
-                from hetlab.devices.opencl.control import prepare_composite
+                from hetlab.devices.opencl.if_runner import prepare_composite
 
                 unit = prepare_composite(self, graph, list(nodes))
             else:

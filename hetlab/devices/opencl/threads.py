@@ -1,15 +1,14 @@
-"""The threads an OpenCL driver starts inside this process, and pinning them (issue 6).
+"""The threads an OpenCL driver starts inside this process, and pinning them.
 
 A GPU driver starts helper threads of its own when the platform is enumerated, a context is
 created or a program is built. A new thread inherits the affinity of the thread that caused
 it, usually the main thread with every core allowed, so the helpers may run on the CPU
 groups' cores. ``OpenCLDevice`` records the threads started during its driver calls
 (``Started``) and, with ``HETLAB_PIN_DRIVER_THREADS=1``, pins them with its driving thread to
-its ``host_cores`` (``pin``). Off by default: on the lent H100 machine (NVIDIA OpenCL 580) it
-did not take away a CPU group's slowdown while the GPU ran (lstm on cores 0-7: 6.0x free, 6.5x
-pinned) and it made the GPU's own transfers 15-20x slower (googlenet's upload and download
-0.24 -> 3.96 ms per run: the driver's threads then share one core with the driving thread,
-which waits on the GPU spinning). ``benchmarks/driver_threads.py`` measures both states.
+its ``host_cores`` (``pin``). Off by default: pinning does not take away a CPU group's
+slowdown while the GPU runs, and it makes the GPU's own transfers much slower, because the
+driver's threads then share one core with the driving thread, which waits on the GPU
+spinning (docs/measurements.md#driver-threads).
 Linux only; elsewhere nothing is recorded.
 """
 
@@ -17,10 +16,12 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Iterable
 from typing import Self
 
 ENV = "HETLAB_PIN_DRIVER_THREADS"
+SETTLE_CHECKS, SETTLE_S = 4, 0.005
 
 
 def enabled() -> bool:
@@ -67,7 +68,13 @@ class Started:
 
     def __exit__(self, *exc: object) -> None:
         new = native_threads() - self._before - python_threads()
-        self.tids = {t for t in new if affinity(t) == self._mask}
+        # a thread may pin itself just after it starts (onnxruntime's pools do): it counts
+        # only if it keeps the inherited affinity over a few checks SETTLE_S apart
+        for i in range(SETTLE_CHECKS if new else 1):
+            if i:
+                time.sleep(SETTLE_S)
+            new = {t for t in new if affinity(t) == self._mask}
+        self.tids = new
 
 
 def pin(tids: Iterable[int], cores: Iterable[int]) -> list[int]:

@@ -70,51 +70,29 @@ __kernel void conv_transpose(__global const float* x, __global const float* w,
     y[((size_t)z * OH + oh) * OW + ow] = act(acc, slope, lo, hi);
 }
 
-// Source coordinate of an output index along one axis (ONNX Resize).
-// ctm: 0 half_pixel, 1 asymmetric, 2 align_corners, 3 pytorch_half_pixel, 4 tf_half_pixel_for_nn
-inline float src_coord(int o, float scale, int in_len, int out_len, int ctm) {
-    switch (ctm) {
-        case 1: return o / scale;
-        case 2: return out_len > 1 ? o * (float)(in_len - 1) / (float)(out_len - 1) : 0.0f;
-        case 3: return out_len > 1 ? (o + 0.5f) / scale - 0.5f : 0.0f;
-        case 4: return (o + 0.5f) / scale;
-        default: return (o + 0.5f) / scale - 0.5f;
-    }
-}
-
-// nearest_mode: 0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil
-inline int nearest(float c, int nm, int in_len) {
-    int i;
-    switch (nm) {
-        case 1: i = (int)floor(c + 0.5f); break;
-        case 2: i = (int)floor(c); break;
-        case 3: i = (int)ceil(c); break;
-        default: i = (c == floor(c) + 0.5f) ? (int)floor(c) : (int)round(c); break;
-    }
-    return clamp(i, 0, in_len - 1);
-}
-
 // Resize of the last two axes of planes H x W -> OH x OW. Global (OW, OH, planes).
-// mode: 0 nearest, 1 linear. rp = [H, W, OH, OW, ctm, nearest_mode]; scales sh, sw.
+// The source of each output row and column is computed on the host, as onnxruntime computes
+// it (ops/resize.py): rp = [H, W, OH, OW, mode (0 nearest, 1 linear)]; ti = [h0[OH], h1[OH],
+// w0[OW], w1[OW]] source indices (h0 or w0 < 0: outside the crop, the value is ``extrap``);
+// tf = [dy1[OH], dy2[OH], dx1[OW], dx2[OW]] linear weights of the second and first source.
 __kernel void resize2d(__global const float* x, __global float* y, __constant int* rp,
-                       const float sh, const float sw, const int mode)
+                       __global const int* ti, __global const float* tf, const float extrap)
 {
     const int ow = get_global_id(0), oh = get_global_id(1), p = get_global_id(2);
-    const int H = rp[0], W = rp[1], OH = rp[2], OW = rp[3], ctm = rp[4], nm = rp[5];
+    const int H = rp[0], W = rp[1], OH = rp[2], OW = rp[3], mode = rp[4];
     if (ow >= OW || oh >= OH) return;
     __global const float* xp = x + (size_t)p * H * W;
-    float ch = src_coord(oh, sh, H, OH, ctm), cw = src_coord(ow, sw, W, OW, ctm);
+    const int h0 = ti[oh], w0 = ti[2 * OH + ow];
     float v;
-    if (mode == 0) {
-        v = xp[nearest(ch, nm, H) * W + nearest(cw, nm, W)];
+    if (h0 < 0 || w0 < 0) {
+        v = extrap;
+    } else if (mode == 0) {
+        v = xp[h0 * W + w0];
     } else {
-        ch = clamp(ch, 0.0f, (float)(H - 1));
-        cw = clamp(cw, 0.0f, (float)(W - 1));
-        const int h0 = (int)floor(ch), w0 = (int)floor(cw);
-        const int h1 = min(h0 + 1, H - 1), w1 = min(w0 + 1, W - 1);
-        const float fh = ch - h0, fw = cw - w0;
-        v = (1 - fh) * ((1 - fw) * xp[h0 * W + w0] + fw * xp[h0 * W + w1]) +
-            fh * ((1 - fw) * xp[h1 * W + w0] + fw * xp[h1 * W + w1]);
+        const int h1 = ti[OH + oh], w1 = ti[2 * OH + OW + ow];
+        const float dy1 = tf[oh], dy2 = tf[OH + oh], dx1 = tf[2 * OH + ow], dx2 = tf[2 * OH + OW + ow];
+        v = dx2 * dy2 * xp[h0 * W + w0] + dx1 * dy2 * xp[h0 * W + w1] +
+            dx2 * dy1 * xp[h1 * W + w0] + dx1 * dy1 * xp[h1 * W + w1];
     }
     y[((size_t)p * OH + oh) * OW + ow] = v;
 }

@@ -13,6 +13,8 @@ from hetlab.errors import HetlabError, UnsupportedOp
 from hetlab.graph.ir import Node, OpGraph
 
 REGISTRY: dict[str, Op] = {}
+# ops whose output shape depends on input values: no fixed-shape kernel can run them
+DATA_DEPENDENT = ("NonZero", "Unique", "NonMaxSuppression", "Compress", "Loop", "Scan")
 
 
 class Op:
@@ -28,11 +30,11 @@ class Op:
         for i in self.float_inputs(node):
             if i >= len(node.inputs) or not node.inputs[i]:
                 continue
-            r = _check_tensor(graph, node.inputs[i], self.max_rank)
+            r = _check_tensor(graph, node.inputs[i], self.max_rank, f"input {i}")
             if r:
                 return r
         for t in node.outputs[:1]:
-            r = _check_tensor(graph, t, self.max_rank)
+            r = _check_tensor(graph, t, self.max_rank, "output")
             if r:
                 return r
         return self.check(node, graph)
@@ -44,16 +46,18 @@ class Op:
         raise NotImplementedError
 
 
-def _check_tensor(graph: OpGraph, name: str, max_rank: int) -> str | None:
+def _check_tensor(graph: OpGraph, name: str, max_rank: int, role: str) -> str | None:
+    """Why tensor ``name`` (the node's ``role``: 'input 1', 'output') rules the node out;
+    reasons name the role, not the tensor, so that equal reasons group across nodes."""
     t = graph.tensors.get(name)
     if t is None or t.shape is None:
-        return f"tensor {name!r} has no fixed shape"
+        return f"{role} has no fixed shape"
     if t.dtype != "float32":
-        return f"tensor {name!r} is {t.dtype} (OpenCL kernels compute in float32)"
+        return f"{role} is {t.dtype} (OpenCL kernels compute in float32)"
     if len(t.shape) > max_rank:
-        return f"tensor {name!r} has rank {len(t.shape)} > {max_rank}"
+        return f"{role} has rank {len(t.shape)} > {max_rank}"
     if any(int(d) <= 0 for d in t.shape):
-        return f"tensor {name!r} is empty"
+        return f"{role} is empty"
     return None
 
 
@@ -77,6 +81,8 @@ def why_not(node: Node, graph: OpGraph) -> str | None:
     if node.domain not in ("", "ai.onnx"):
         return f"{node.domain}.{node.op_type} is outside the ONNX domain"
     op = REGISTRY.get(node.op_type)
+    if op is None and node.op_type in DATA_DEPENDENT:
+        return "data-dependent output shape (no OpenCL kernel)"
     if op is None:
         return f"{node.op_type} has no OpenCL kernel"
     try:
@@ -90,10 +96,10 @@ def why_not(node: Node, graph: OpGraph) -> str | None:
 from hetlab.devices.opencl.ops import (  # noqa: F401  (registration side effects)
     activation,
     binary,
-    control,
     conv,
+    data_movement,
     gemm,
-    layout,
+    if_support,
     lstm,
     norm,
     pool,

@@ -38,7 +38,7 @@ class Binary(Op):
         if node.op_type == "Pow":
             e = node.inputs[1]
             t = graph.tensors.get(e)
-            if not is_const(graph, e) and (t is None or _check_tensor(graph, e, 6)):
+            if not is_const(graph, e) and (t is None or _check_tensor(graph, e, 6, "exponent")):
                 return "Pow exponent must be float32 or a constant"
         return None
 

@@ -13,8 +13,8 @@ import numpy as np
 
 from hetlab.devices.opencl.ops import Op, register
 from hetlab.devices.opencl.ops.common import attr, const_value, f32, grid1, i32, is_const
+from hetlab.devices.opencl.ops.data_movement import copy_launch
 from hetlab.devices.opencl.ops.gemm import gemm_launch
-from hetlab.devices.opencl.ops.layout import copy_launch
 from hetlab.graph.ir import Node, OpGraph
 
 

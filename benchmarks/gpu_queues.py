@@ -1,0 +1,244 @@
+"""The GPU-queues table: one model per row, every way of running it side by side.
+
+Columns (batch 1, fp32, medians of ``--repeat`` runs after a warm-up, one process):
+onnxruntime on every CPU core; torch eager and torch CUDA graph (the model converted by
+onnx2torch, where torch sees a GPU and onnx2torch is importable); hetlab on ``cl0`` as one
+queue; and hetlab's ``ilp``, ``greedy`` and ``heft`` plans over ``--queues`` queues of
+``cl0``, without and with the CPU groups, each with its prediction and ``max_rel_err``.
+
+    python benchmarks/gpu_queues.py --models squeezenet,googlenet --queues 4 \
+        --out benchmarks/results/<platform>/gpu_queues.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hetlab.cost.profiler import profile
+from hetlab.cost.queues import only_devices, queue_names, queues_pay, with_queues
+from hetlab.devices.opencl.queues import model_slowdown, queue_costs
+from hetlab.devices.platform import default_groups
+from hetlab.devices.platform import devices as platform_devices
+from hetlab.errors import HetlabError
+from hetlab.executor import run
+from hetlab.executor.check import random_inputs
+from hetlab.fileio import atomic_write_json
+from hetlab.graph import load
+from hetlab.schedulers.base import schedule
+from hetlab.zoo import path as zoo_path
+
+MODELS = "squeezenet,googlenet,inception_v3,inception_v4,resnet50,pnasnet_mobile,nasnet_large"
+ALGOS = ("ilp", "greedy", "heft")
+RECOMMENDED = "ilp+"  # HOPE's ILP with its floor at the best single device and heuristics
+
+
+def median_ms(fn, repeat: int, warmup_s: float = 0.5) -> float:
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < warmup_s:
+        fn()
+    times = []
+    for _ in range(repeat):
+        a = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - a) * 1e3)
+    return float(np.median(times))
+
+
+def ort_all_cores(onnx_path: str, feed: dict[str, np.ndarray], repeat: int) -> float:
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = len(os.sched_getaffinity(0))
+    sess = ort.InferenceSession(onnx_path, opts, providers=["CPUExecutionProvider"])
+    return median_ms(lambda: sess.run(None, feed), repeat)
+
+
+def torch_times(onnx_path: str, feed: dict[str, np.ndarray], repeat: int) -> dict[str, Any]:
+    """torch eager and CUDA-graph medians (ms), or why they are missing."""
+    try:
+        import torch
+        from onnx2torch import convert
+    except ImportError as e:
+        return {"torch_note": f"not importable: {e}"}
+    if not torch.cuda.is_available():
+        return {"torch_note": "torch sees no GPU"}
+    torch.backends.cudnn.benchmark = True
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        model = convert(onnx_path).cuda().eval()
+    except Exception as e:  # noqa: BLE001 - an op onnx2torch lacks: the row says so
+        return {"torch_note": f"onnx2torch: {type(e).__name__}: {str(e)[:80]}"}
+    xs = [torch.from_numpy(np.ascontiguousarray(v)).cuda() for v in feed.values()]
+
+    def eager():
+        with torch.no_grad():
+            model(*xs)
+        torch.cuda.synchronize()
+
+    out: dict[str, Any] = {"torch_eager_ms": median_ms(eager, repeat)}
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream), torch.no_grad():
+        for _ in range(3):
+            model(*xs)
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph), torch.no_grad():
+        model(*xs)
+
+    def replay():
+        graph.replay()
+        torch.cuda.synchronize()
+
+    out["torch_graph_ms"] = median_ms(replay, repeat)
+    return out
+
+
+def plan_row(graph, problem, algo: str, devs, feed, args) -> dict[str, Any]:
+    params = {"time_limit": args.time_limit} if algo in ("ilp", "ilp+") else {}
+    t0 = time.perf_counter()
+    try:
+        plan = schedule(problem, algo, **params)
+        solve = time.perf_counter() - t0
+        rep = run(graph, plan, devs, repeat=args.repeat, check=True, inputs=feed)
+    except HetlabError as e:
+        return {"error": str(e)[:200]}
+    return {
+        "measured_ms": rep.latency_ms["median"],
+        "predicted_ms": round(float(plan.makespan), 4),
+        "max_rel_err": rep.max_rel_err,
+        "devices": sorted(set(plan.device_of.values())),
+        "units": rep.units,
+        "solve_s": round(solve, 2),
+        **({"alternative": plan.extra["alternative"]} if "alternative" in plan.extra else {}),
+    }
+
+
+def gpu_rows(graph, feed, args, devs: dict) -> dict[str, Any]:
+    """cl0 alone, the plans over its queues (with and without the CPU groups), and the
+    recommended plan: ``RECOMMENDED`` over cl0, its queues where they pay, and the groups."""
+    cpus = [d for d in devs.values() if d.kind != "opencl"]
+    prob = profile(
+        graph,
+        [*cpus, devs["cl0"]],
+        repeat=5,
+        rounds=1,
+        seconds=args.seconds,
+        handoff=False,
+        concurrent=False,
+    )
+    single = run(graph, "cl0", devs, repeat=args.repeat, check=True, inputs=feed)
+    row: dict[str, Any] = {
+        "cl0": {
+            "measured_ms": single.latency_ms["median"],
+            "predicted_ms": round(sum(float(n.cost["cl0"] or 0) for n in prob.nodes), 4),
+            "max_rel_err": single.max_rel_err,
+        }
+    }
+    views = queue_names("cl0", args.queues)[1:]
+    slow = model_slowdown([devs["cl0"], *(devs[v] for v in views)], graph)
+    pays = queues_pay(slow["slowdown"], args.queues)
+    row["queues"] = {**slow, **args.costs, "pay": pays}
+    latency, factor = args.costs["event_ms"], slow["slowdown"]
+    gpu_only = with_queues(only_devices(prob, ["cl0"]), {"cl0": views}, latency, factor)
+    mixed = with_queues(prob, {"cl0": views}, latency, factor)
+    for label, problem in (("queues", gpu_only), ("queues+cpu", mixed)):
+        for algo in ALGOS:
+            row[f"{algo}/{label}"] = plan_row(graph, problem, algo, devs, feed, args)
+    row["recommended"] = plan_row(graph, mixed if pays else prob, RECOMMENDED, devs, feed, args)
+    return row
+
+
+def cpu_rows(graph, feed, args) -> dict[str, Any]:
+    """The CPU-only platform: two core groups and the whole CPU as alternatives, every core
+    (the onnxruntime reference's), the recommended plan measured against the reference."""
+    found = platform_devices(
+        {"cpu": default_groups(), "whole_cpu": "cpu", "opencl": {"include": []}}
+    )
+    devs = {d.name: d for d in found}
+    prob = profile(
+        graph, found, repeat=5, rounds=1, seconds=args.seconds, handoff=False, concurrent=False
+    )
+    prob.extra["exclusive"] = [["cpu"], [d for d in devs if d != "cpu"]]
+    return {"cpu_recommended": plan_row(graph, prob, RECOMMENDED, devs, feed, args)}
+
+
+def model_row(name: str, args: argparse.Namespace, devs: dict) -> dict[str, Any]:
+    onnx_path = str(zoo_path(name))
+    graph = load(onnx_path)
+    feed = random_inputs(graph, 0)
+    row: dict[str, Any] = {"model": name, "nodes": len(graph.nodes)}
+    row["ort_cpu_ms"] = ort_all_cores(onnx_path, feed, args.repeat)
+    row.update(torch_times(onnx_path, feed, args.repeat))
+    row.update(gpu_rows(graph, feed, args, devs))
+    if args.cpu:
+        row.update(cpu_rows(graph, feed, args))
+    return row
+
+
+def summary_line(row: dict[str, Any]) -> str:
+    def ms(key: str) -> str:
+        v = row.get(key)
+        v = v.get("measured_ms") if isinstance(v, dict) else v
+        return "-" if v is None else f"{v:.2f}"
+
+    cols = ["ort_cpu_ms", "torch_eager_ms", "torch_graph_ms", "cl0"]
+    cols += [f"{a}/{lbl}" for lbl in ("queues", "queues+cpu") for a in ALGOS]
+    cols += ["recommended", "cpu_recommended"]
+    return f"{row['model']:<15}" + "".join(f"{ms(c):>10}" for c in cols)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", default=MODELS)
+    ap.add_argument("--queues", type=int, default=4)
+    ap.add_argument("--repeat", type=int, default=50)
+    ap.add_argument("--seconds", type=float, default=0.03, help="profiler budget per op")
+    ap.add_argument("--no-cpu", dest="cpu", action="store_false", help="skip the CPU platform")
+    ap.add_argument("--time-limit", type=float, default=0.5, help="ilp's time per subgraph")
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="the table as JSON (benchmarks/results/<platform>/gpu_queues.json)",
+    )
+    args = ap.parse_args(argv)
+    found = platform_devices({"opencl": {"queues": {"cl0": args.queues}}})
+    devs = {d.name: d for d in found}
+    if "cl0" not in devs:
+        print("gpu_queues: no OpenCL device cl0 here", file=sys.stderr)
+        return 2
+    args.costs = queue_costs(devs["cl0"])
+    print("queue costs (ms):", args.costs)
+    info = {**devs["cl0"].info(), "cpu_groups": [d.name for d in found if d.kind != "opencl"]}
+    print("device:", info["device"], "| cpu groups:", info["cpu_groups"])
+    rows: list[dict[str, Any]] = []
+    print(f"{'model':<15}{'ort_cpu':>10}{'eager':>10}{'graph':>10}{'cl0':>10}", end="")
+    print(
+        "".join(f"{a + '/q':>10}" for a in ALGOS) + "".join(f"{a + '/q+c':>10}" for a in ALGOS),
+        end="",
+    )
+    print(f"{'recomm.':>10}{'cpu rec.':>10}")
+    for name in args.models.split(","):
+        try:
+            row = model_row(name, args, devs)
+        except HetlabError as e:
+            print(f"{name}: {e}", file=sys.stderr)
+            continue
+        print(summary_line(row), flush=True)
+        rows.append(row)
+        if args.out is not None:  # rewritten after each model: a cut-off run keeps its rows
+            atomic_write_json(args.out, {"device": info, "queue_costs": args.costs, "rows": rows})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,105 @@
+"""What a unit costs more when another device is running, calibrated on a plan of the model.
+
+The boundary calibration (``boundary.py``) runs the model's windows alternately on two
+devices, so one device is busy at a time. A heuristic plan keeps several busy at once, and on
+the lent H100 machine its units then ran 1.2-1.7x their profiled cost on the critical path
+(dddd_det's heft plan: 10.4 ms against 6.3) and lstm's one-op units 0.1-0.2 ms more each. The
+causes were measured one by one (``benchmarks/results/nvidia-h100-16core``): a worker returns
+from onnxruntime to a GIL that another worker holds, the groups share the memory system, and a
+pool that slept while the device waited for another device must be woken.
+
+So the profiler also runs the plan ``heft`` makes from the profile (with the boundary
+calibration on its links) for real, and fits one surcharge ``per_unit_ms``: what each unit
+that starts while another device runs costs more, such that ``predict.host_serial_ms`` of that
+plan equals its measured median (bisection; the prediction grows with the surcharge). It is
+stored as ``problem.extra["boundary"]["concurrent"]``. A plan in which fewer than
+``MIN_OVERLAPPED`` units overlap another device says too little, and leaves it out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from hetlab.cost.cache import digest
+from hetlab.cost.problem import Problem
+from hetlab.devices.base import Device
+from hetlab.graph.ir import OpGraph
+
+MIN_OVERLAPPED = 4
+ALGO = "heft"
+CacheHooks = tuple[Callable[[str], Any], Callable[[str, Any], None]]
+
+
+def fit_surcharge(predict: Callable[[float], float], measured_ms: float, iters: int = 30) -> float:
+    """The surcharge ``x`` (ms, >= 0) with ``predict(x) == measured_ms``; 0 when ``predict(0)``
+    is already at least that, and at most ``measured_ms``."""
+    if predict(0.0) >= measured_ms:
+        return 0.0
+    lo, hi = 0.0, measured_ms
+    if predict(hi) < measured_ms:
+        return round(hi, 6)
+    for _ in range(iters):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if predict(mid) < measured_ms else (lo, mid)
+    return round(hi, 6)
+
+
+def plan_key(device_of: Mapping[str, str], order: Sequence[str]) -> str:
+    """A short digest of a placement and order (the profile cache's key for its measurement)."""
+    return digest([[v, device_of[v]] for v in order])
+
+
+def calibrate_concurrency(
+    problem: Problem,
+    graph: OpGraph,
+    devices: Sequence[Device],
+    repeat: int = 11,
+    memo: CacheHooks | None = None,
+    inputs: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Fit the surcharge on ``ALGO``'s plan of ``problem`` (see the module doc) and store it
+    in ``problem.extra["boundary"]["concurrent"]``; returns what was stored, with
+    ``per_unit_ms`` None and a ``why`` when the plan says too little. ``memo``: ``(get(key)
+    -> measured ms or None, put(key, ms))``, keyed by the plan, e.g. the profile cache."""
+    from hetlab.calibrate.predict import host_serial
+    from hetlab.calibrate.report import host_and_remote
+    from hetlab.executor.api import run
+    from hetlab.schedulers import schedule
+
+    devs = {d.name: d for d in devices}
+    plan = schedule(problem, ALGO)
+    order = list(plan.order or graph.topo_order())
+    host, remote = host_and_remote(problem, devs)
+    out: dict[str, Any] = {"plan": ALGO, "per_unit_ms": None}
+
+    def predict(x: float) -> tuple[float, int] | None:
+        return host_serial(problem, graph, plan.device_of, order, host, remote, plan.sequential, x)  # type: ignore[arg-type]
+
+    first = predict(0.0) if host is not None else None
+    if first is None:
+        out["why"] = "no host-serial prediction (no CPU device or no boundary calibration)"
+    elif first[1] < MIN_OVERLAPPED:
+        out["why"] = f"{ALGO}'s plan starts {first[1]} unit(s) beside another device's run"
+    else:
+        key = plan_key(plan.device_of, order)
+        measured = memo[0](key) if memo else None
+        if not isinstance(measured, (int, float)):
+            feed = None
+            if inputs:
+                from hetlab.executor.check import load_inputs
+
+                feed = load_inputs(graph, dict(inputs))
+            rep = run(graph, plan, devs, repeat=repeat, inputs=feed)
+            measured = float(rep.latency_ms["median"])
+            if memo:
+                memo[1](key, measured)
+        x = fit_surcharge(lambda v: predict(v)[0], float(measured))  # type: ignore[index]
+        out.update(
+            per_unit_ms=x,
+            measured_ms=round(float(measured), 4),
+            overlapped=first[1],
+            predicted_before_ms=round(first[0], 4),
+        )
+    problem.extra.setdefault("boundary", {})["concurrent"] = out
+    return out

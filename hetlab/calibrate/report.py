@@ -1,0 +1,85 @@
+"""The executor's run with the calibrated predictions added to its report.
+
+``predicted_io_ms`` (``predict.end_to_end_ms``: the inputs and outputs moved between host
+memory and a discrete GPU too) and ``predicted_host_ms`` (``predict.host_serial_ms``: each
+unit's host dispatch served one at a time), for the plan that ran, from the problem.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from hetlab.calibrate.predict import end_to_end_ms, host_serial_ms
+from hetlab.devices.base import Device
+from hetlab.errors import HetlabError
+from hetlab.executor.api import RunReport, placement
+from hetlab.executor.api import run as execute
+from hetlab.graph.ir import OpGraph
+
+
+def run(graph: OpGraph | str, plan: Any, devices: Any = None, **kw: Any) -> RunReport:
+    """``hetlab.executor.run`` with ``with_predictions`` applied when ``problem`` is given."""
+    report = execute(graph, plan, devices, **kw)
+    problem = kw.get("problem")
+    if problem is not None:
+        with_predictions(report, graph, plan, devices, problem)
+    return report
+
+
+def with_predictions(
+    report: RunReport, graph: OpGraph | str, plan: Any, devices: Any, problem: Any
+) -> RunReport:
+    """Add ``predicted_io_ms`` and ``predicted_host_ms`` for ``plan`` to ``report.extra``."""
+    if isinstance(graph, str):
+        from hetlab.graph import load
+
+        graph = load(graph)
+    if devices is None:
+        from hetlab.devices.platform import devices as platform_devices
+
+        devices = platform_devices()
+    devmap = dict(devices) if isinstance(devices, Mapping) else {d.name: d for d in devices}
+    device_of, order, sequential, _ = placement(graph, plan, devmap)
+    fused = getattr(plan, "fused", ())
+    report.extra.update(io_prediction(problem, graph, device_of, order, sequential, devmap, fused))
+    return report
+
+
+def io_prediction(
+    problem: Any,
+    graph: OpGraph,
+    device_of: Mapping[str, str],
+    order: Sequence[str] | None,
+    sequential: bool,
+    devices: Mapping[str, Device],
+    fused: Sequence[Sequence[str]] = (),
+) -> dict[str, float]:
+    """``predicted_io_ms`` (``predict.end_to_end_ms``) and ``predicted_host_ms``
+    (``predict.host_serial_ms``), with the first CPU device of the problem as the host and the
+    OpenCL devices without host-unified memory as remote; those that cannot be had are left out."""
+    host, remote = host_and_remote(problem, devices)
+    if host is None:
+        return {}
+    order = order or graph.topo_order()
+    try:
+        got = {
+            "predicted_io_ms": end_to_end_ms(
+                problem, graph, device_of, order, host, remote, sequential, fused
+            ),
+            "predicted_host_ms": host_serial_ms(
+                problem, graph, device_of, order, host, remote, sequential
+            ),
+        }
+    except HetlabError:  # a profile that does not fit this plan: the run itself still goes on
+        return {}
+    return {k: round(v, 4) for k, v in got.items() if v is not None}
+
+
+def host_and_remote(problem: Any, devices: Mapping[str, Device]) -> tuple[str | None, set[str]]:
+    """The prediction's host (the problem's first CPU device, None if it has none) and its
+    remote devices (OpenCL devices without host-unified memory)."""
+    used = [devices[d] for d in problem.devices if d in devices]
+    host = next((d.name for d in used if d.kind != "opencl"), None)
+    remote = {d.name for d in used if d.kind == "opencl" and getattr(d, "unified", True) is False}
+    return host, remote

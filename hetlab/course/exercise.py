@@ -1,0 +1,191 @@
+"""The exercise framework: a key, a title, graduated hints, and checks that test an
+intermediate quantity before the final answer.
+
+A student writes the answer into a skeleton (``...`` where the work goes) and calls
+``check("ch03.eft", answer)``: the first check that fails is reported with the next hint, so
+each wrong try reveals a little more. ``hint("ch03.eft")`` reveals the hints one by one without
+checking. Model answers are not part of this package: they live with the instructor's notes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hetlab.errors import HetlabError
+
+# a check returns None when the answer passes it, else one line saying what is wrong
+Test = Callable[[Any], "str | None"]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One checked quantity: ``what`` names it (e.g. "the start times"), ``test`` judges it."""
+
+    what: str
+    test: Test
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """``skeleton`` is the code a student completes; it defines the variable ``name``, which
+    is passed to ``check``. ``call`` turns a function answer into the quantity the steps
+    test (e.g. ``lambda f: f(small_dag())``). Steps run in order, intermediate ones first."""
+
+    key: str
+    title: str
+    hints: tuple[str, ...]
+    steps: tuple[Step, ...]
+    skeleton: str
+    name: str = "answer"
+    call: Callable[[Any], Any] | None = None
+    done: str = ""
+
+
+@dataclass
+class Verdict:
+    """What ``check`` and ``hint`` return: true when right; shown as one or two lines."""
+
+    ok: bool
+    text: str
+    failed: str | None = None  # the step that failed, for tests
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+# what a student's unfinished function commonly raises; reported as one line, not a traceback
+STUDENT_ERRORS = (
+    ArithmeticError,
+    AssertionError,
+    AttributeError,
+    LookupError,
+    NameError,
+    NotImplementedError,
+    TypeError,
+    ValueError,
+    RecursionError,
+)
+_EXERCISES: dict[str, Exercise] = {}
+_shown: dict[str, int] = {}  # hints revealed so far, per exercise
+
+
+def register(ex: Exercise) -> Exercise:
+    if ex.key in _EXERCISES and _EXERCISES[ex.key] is not ex:
+        raise HetlabError(f"exercise {ex.key!r} is defined twice")
+    if len(ex.hints) < 2 or not ex.steps:
+        raise HetlabError(f"exercise {ex.key!r} needs at least two hints and one step")
+    _EXERCISES[ex.key] = ex
+    return ex
+
+
+def exercise(key: str) -> Exercise:
+    from hetlab.course import load_chapters
+
+    load_chapters()
+    if key not in _EXERCISES:
+        raise HetlabError(f"no exercise {key!r}; there are: {', '.join(sorted(_EXERCISES))}")
+    return _EXERCISES[key]
+
+
+def exercises() -> list[Exercise]:
+    """Every exercise of every chapter, by key."""
+    from hetlab.course import load_chapters
+
+    load_chapters()
+    return [_EXERCISES[k] for k in sorted(_EXERCISES)]
+
+
+def unfinished(x: Any) -> bool:
+    """True when ``x`` still holds a ``...`` (or is NotImplemented / None) anywhere inside."""
+    if x is ... or x is NotImplemented or x is None:
+        return True
+    if isinstance(x, Mapping):
+        return any(unfinished(v) for v in x.values())
+    if isinstance(x, list | tuple | set | frozenset):
+        return any(unfinished(v) for v in x)
+    return False
+
+
+def _next_hint(ex: Exercise) -> str:
+    i = _shown.get(ex.key, 0)
+    _shown[ex.key] = min(i + 1, len(ex.hints))
+    i = min(i, len(ex.hints) - 1)
+    return f"hint {i + 1}/{len(ex.hints)}: {ex.hints[i]}"
+
+
+def hint(key: str) -> Verdict:
+    """The next hint of exercise ``key`` (the last one again once all are shown)."""
+    ex = exercise(key)
+    return Verdict(False, "💡 " + _next_hint(ex))
+
+
+def reset(key: str | None = None) -> None:
+    """Forget which hints were shown (of one exercise, or of all)."""
+    if key is None:
+        _shown.clear()
+    else:
+        _shown.pop(key, None)
+
+
+def _fail(ex: Exercise, what: str, why: str) -> Verdict:
+    return Verdict(False, f"✘ {ex.title}: {why}\n  {_next_hint(ex)}", what)
+
+
+def check(key: str, answer: Any) -> Verdict:
+    """Check ``answer`` to exercise ``key``: ✔, or ✘ with what is wrong and the next hint."""
+    ex = exercise(key)
+    value = answer
+    if ex.call is not None and answer is not None and answer is not ...:
+        if not callable(answer):
+            return _fail(ex, "call", f"expected a function, got {type(answer).__name__}")
+        try:
+            value = ex.call(answer)
+        except STUDENT_ERRORS as e:
+            return _fail(ex, "call", f"your function raised {type(e).__name__}: {e}")
+    if unfinished(value):
+        return _fail(ex, "unfinished", "the answer still has a `...` (or None) to fill in")
+    for step in ex.steps:
+        try:
+            why = step.test(value)
+        except STUDENT_ERRORS as e:
+            why = f"could not read it ({type(e).__name__}: {e})"
+        if why:
+            return _fail(ex, step.what, f"{step.what}: {why}")
+    return Verdict(True, f"✔ {ex.title}: right." + (f" {ex.done}" if ex.done else ""))
+
+
+@dataclass
+class Table:
+    """Helper for checks that compare a dict of numbers with the expected one."""
+
+    want: Mapping[str, Any]
+    tol: float = 1e-6
+    order: list[str] = field(default_factory=list)
+
+    def first_wrong(self, got: Mapping[str, Any]) -> str | None:
+        """The first key (in ``order``, else sorted) whose value is missing or wrong."""
+        for k in self.order or sorted(self.want):
+            if k not in got or not close_enough(got[k], self.want[k], self.tol):
+                return k
+        return None
+
+
+def close_enough(a: Any, b: Any, tol: float) -> bool:
+    """Numbers within ``tol``, sequences element by element, anything else by equality."""
+    if isinstance(b, int | float) and not isinstance(b, bool):
+        try:
+            return abs(float(a) - float(b)) <= tol
+        except (TypeError, ValueError):
+            return False
+    if isinstance(b, list | tuple):
+        return (
+            isinstance(a, list | tuple)
+            and len(a) == len(b)
+            and all(close_enough(x, y, tol) for x, y in zip(a, b, strict=True))
+        )
+    return a == b

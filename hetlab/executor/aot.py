@@ -1,0 +1,284 @@
+"""Ahead-of-time enqueue: one host thread issues all of a run's work on one OpenCL device.
+
+The units a plan places on an OpenCL device and on its queue views (``cl0``, ``cl0.q1``...:
+one context, several in-order queues) form a group. Each run enqueues the whole group in one
+pass, in the plan's global order, and the host waits only where it needs a result:
+
+- a unit's launches go to its own queue; the first waits on the last event of every unit on
+  another queue of the group that it reads from (its own queue is in order). Tensors pass
+  between the group's queues as buffers, with no copy;
+- a model input is written by a non-blocking copy on the queue of its first reader;
+- a tensor a CPU worker produces is written from a host array the worker fills, by a copy
+  that waits on a user event the worker sets (``published``): the GPU side never waits on
+  the host thread that enqueued it;
+- a tensor that a CPU worker or the host needs is read into a host array by a non-blocking
+  copy; the CPU worker waits on that copy's event (``UnitDone.wait``, which releases the
+  GIL), and the enqueuing thread waits for the model outputs' copies at the end.
+
+Unit intervals: with ``record_node_times`` the queues profile, and each unit's interval is
+its first launch's start and its last launch's end on the device clock, mapped to the host
+clock as ``OpenCLDevice`` maps node times; without profiling, a unit runs from its enqueue
+to the group's end as far as the host can tell, and its event says so (``"approx": True``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from hetlab.devices.base import NodeTime, now
+from hetlab.executor.trace import Event
+from hetlab.executor.units import UnitSpec
+
+if TYPE_CHECKING:
+    from hetlab.executor.interpreter import Executor
+
+
+class UnitDone:
+    """Stands in for a group unit's ``threading.Event`` in ``Executor._done``: ``wait``
+    returns once the unit is enqueued and the copies of what it publishes have finished."""
+
+    def __init__(self, cl: Any) -> None:
+        self.cl = cl
+        self.enqueued = threading.Event()
+        self.events: list[Any] = []
+        self.aborted = False
+
+    def wait(self) -> None:
+        self.enqueued.wait()
+        if self.events and not self.aborted:
+            self.cl.wait_for_events(self.events)
+
+    def set(self) -> None:  # an aborted run releases every waiter
+        self.aborted = True
+        self.enqueued.set()
+
+    def is_set(self) -> bool:
+        return self.enqueued.is_set()
+
+
+def eligible(ex: Executor, names: Sequence[str]) -> bool:
+    """Whether the units on ``names`` (one OpenCL context) can be enqueued ahead of time:
+    not a sequential plan, no unit with control flow (those run on the host), and every
+    tensor a CPU device sends into the group has a static shape (its host array exists
+    before the CPU produces it)."""
+    if ex.sequential:
+        return False
+    specs = [s for s in ex.specs if s.device in names]
+    for s in specs:
+        if hasattr(ex.units[s.index].handle, "executed_nodes"):
+            return False
+    group = {s.index for s in specs}
+    for s in specs:
+        for t in ex.units[s.index].inputs:
+            p = ex.producer.get(t)
+            if p is not None and p not in group:
+                tensor = ex.graph.tensors.get(t)
+                if tensor is None or tensor.shape is None:
+                    return False
+    return True
+
+
+class AotGroup:
+    """The units of one OpenCL context, enqueued ahead of time by ``run`` on one thread."""
+
+    def __init__(self, ex: Executor, names: Sequence[str]) -> None:
+        self.ex = ex
+        self.names = list(names)
+        self.devs = {d: ex.devices[d] for d in names}
+        self.root = self.devs[names[0]].root
+        self.cl = self.root.cl
+        self.specs = [s for s in ex.specs if s.device in self.devs]
+        self.index = {s.index for s in self.specs}
+        self._classify()
+        self.pool: dict[str, Any] = {}  # tensor -> device buffer written from the host
+
+    def _classify(self) -> None:
+        """Per unit: inputs from the group (bound once), inputs from the host; per tensor
+        published: whether the host needs it."""
+        ex = self.ex
+        self.from_group: dict[int, list[tuple[str, int]]] = {}
+        self.from_host: dict[int, list[str]] = {}
+        self.cpu_made: set[str] = set()
+        for s in self.specs:
+            inner, outer = [], []
+            for t in ex.units[s.index].inputs:
+                p = ex.producer.get(t)
+                if p in self.index:
+                    inner.append((t, p))
+                else:
+                    outer.append(t)
+                    if p is not None:
+                        self.cpu_made.add(t)
+            self.from_group[s.index], self.from_host[s.index] = inner, outer
+        outside = [s for s in ex.specs if s.index not in self.index]
+        needed = set(ex.graph.outputs) | {t for s in outside for t in ex.recv[s.index]}
+        self.reads = {s.index: [t for t in ex.publish[s.index] if t in needed] for s in self.specs}
+        for s in self.specs:  # buffers that pass between the group's queues: bound once
+            h = ex.units[s.index].handle
+            for t, p in self.from_group[s.index]:
+                h.bind(t, ex.units[p].handle.result(t))
+
+    # --- one run ------------------------------------------------------------------------
+    def start_run(self) -> None:
+        """Before the workers start: a fresh ``UnitDone`` per unit and a user event and a
+        host array per tensor a CPU worker sends into the group."""
+        ex, cl = self.ex, self.cl
+        for s in self.specs:
+            ex._done[s.index] = UnitDone(cl)
+        self.user: dict[str, tuple[Any, np.ndarray]] = {}
+        for t in self.cpu_made:
+            tensor = ex.graph.tensors[t]
+            host = np.empty(tuple(tensor.shape), dtype=tensor.dtype)
+            self.user[t] = (cl.UserEvent(self.root.ctx), host)
+            ex.on_publish[t] = self._publisher(t)
+
+    def _publisher(self, t: str):
+        def publish() -> None:
+            event, host = self.user[t]
+            np.copyto(host, np.asarray(self.ex.host[t]).reshape(host.shape), casting="unsafe")
+            event.set_status(self.cl.command_execution_status.COMPLETE)
+
+        return publish
+
+    def abort(self) -> None:
+        """Let commands waiting on user events go (a CPU worker failed before setting them)."""
+        for event, _host in getattr(self, "user", {}).values():
+            with contextlib.suppress(self.cl.Error):  # already set
+                event.set_status(self.cl.command_execution_status.COMPLETE)
+
+    def run(self) -> None:
+        """Enqueue every unit of the group, then wait for what the host needs."""
+        ex = self.ex
+        self.t0 = now()
+        self.last: dict[int, Any] = {}
+        self.written: dict[str, tuple[Any, str]] = {}
+        self.launch_events: dict[int, list[Any]] = {}
+        self.enqueued_at: dict[int, float] = {}
+        host_reads: list[Any] = []
+        for s in self.specs:
+            if ex._abort is not None:
+                return
+            self.enqueued_at[s.index] = now()
+            waits = self._waits(s)
+            self.last[s.index] = self._enqueue_launches(s, waits)
+            done = ex._done[s.index]
+            for t in self.reads[s.index]:
+                out, ev = self._read(s, t)
+                ex.host[t] = out  # filled once ``ev`` completes; readers wait on it
+                host_reads.append(ev)
+                done.events.append(ev)
+            if not done.events:
+                done.events.append(self.last[s.index])
+            done.enqueued.set()
+        if host_reads:
+            self.cl.wait_for_events(host_reads)
+        for q in {id(d.queue): d.queue for d in self.devs.values()}.values():
+            q.finish()
+        self._record(now())
+
+    def _waits(self, s: UnitSpec) -> list[Any]:
+        """Events the unit's first launch waits on: its group inputs from other queues, and
+        the host copies of its other inputs (enqueued here on first use)."""
+        waits = [
+            self.last[p] for _t, p in self.from_group[s.index] if self._queue_of(p) != s.device
+        ]
+        for t in self.from_host[s.index]:
+            if t not in self.written:
+                self.written[t] = (self._write(s, t), s.device)
+            ev, where = self.written[t]
+            if where != s.device and ev is not None:
+                waits.append(ev)
+        return waits
+
+    def _queue_of(self, unit: int) -> str:
+        return self.ex.specs[unit].device
+
+    def _write(self, s: UnitSpec, t: str) -> Any:
+        """Enqueue the host -> device copy of ``t`` on ``s``'s queue and bind the buffer to
+        every unit of the group that reads it."""
+        ex, dev, cl = self.ex, self.devs[s.device], self.cl
+        if t in self.user:
+            event, host = self.user[t]
+            wait_for = [event]
+        else:
+            host, wait_for = np.ascontiguousarray(ex.host[t]), None
+        buf = self.pool.get(t)
+        if buf is None or buf.shape != tuple(host.shape) or buf.dtype != str(host.dtype):
+            buf = self.pool[t] = self.root.alloc(host.shape, str(host.dtype))
+        for r in self.specs:
+            if t in self.from_host[r.index]:
+                ex.units[r.index].handle.bind(t, buf)
+        if host.size == 0:
+            return cl.enqueue_marker(dev.queue, wait_for=wait_for)
+        return cl.enqueue_copy(dev.queue, buf.buf, host, is_blocking=False, wait_for=wait_for)
+
+    def _enqueue_launches(self, s: UnitSpec, waits: list[Any]) -> Any:
+        dev, cl = self.devs[s.device], self.cl
+        q, h = dev.queue, self.ex.units[s.index].handle
+        enqueue = cl.enqueue_nd_range_kernel
+        events = []
+        for i, launch in enumerate(h.launches):
+            wait_for = waits if i == 0 and waits else None
+            events.append(enqueue(q, launch.kernel, launch.gsize, launch.lsize, wait_for=wait_for))
+        self.launch_events[s.index] = events
+        if events:
+            return events[-1]
+        return cl.enqueue_marker(q, wait_for=waits or None)
+
+    def _read(self, s: UnitSpec, t: str) -> tuple[np.ndarray, Any]:
+        buf = self.ex.units[s.index].handle.result(t)
+        out = np.empty(buf.shape, dtype=buf.dtype)
+        q = self.devs[s.device].queue
+        if out.size == 0:
+            return out, self.cl.enqueue_marker(q)
+        return out, self.cl.enqueue_copy(q, out, buf.buf, is_blocking=False)
+
+    # --- the report's events ------------------------------------------------------------
+    def _record(self, end: float) -> None:
+        ex = self.ex
+        profiled = all(d.record_node_times for d in self.devs.values())
+        firsts = [evs[0] for evs in self.launch_events.values() if evs]
+        ref = firsts[0].profile.queued if profiled and firsts else None
+        for s in self.specs:
+            evs = self.launch_events[s.index]
+            args: dict[str, Any] = {"unit": s.index, "nodes": len(s.nodes), "aot": True}
+            if ref is not None and evs:
+                start = self.t0 + (evs[0].profile.start - ref) * 1e-9
+                finish = self.t0 + (evs[-1].profile.end - ref) * 1e-9
+                start, finish = min(max(start, self.t0), end), min(max(finish, self.t0), end)
+                finish = max(finish, start)
+                h = ex.units[s.index].handle
+                ex._raw_node_times[s.index] = self._node_times(h, evs, ref, end)
+            else:
+                start, finish = self.enqueued_at[s.index], end
+                args["approx"] = True
+            ex._events.append(Event("unit", s.device, s.label, ex.ms(start), ex.ms(finish), args))
+
+    def _node_times(self, h: Any, events: list[Any], ref: int, end: float) -> list[NodeTime]:
+        span: dict[str, list[float]] = {}
+        for launch, ev in zip(h.launches, events, strict=True):
+            a = min(max(self.t0 + (ev.profile.start - ref) * 1e-9, self.t0), end)
+            b = min(max(self.t0 + (ev.profile.end - ref) * 1e-9, a), end)
+            cur = span.get(launch.node)
+            span[launch.node] = [a, b] if cur is None else [min(cur[0], a), max(cur[1], b)]
+        out = []
+        for nid in h.node_ids:
+            host = h.fused.get(nid)
+            if host is not None and host in span:
+                out.append(NodeTime(nid, span[host][1], span[host][1]))
+            elif nid in span:
+                out.append(NodeTime(nid, *span[nid]))
+            else:
+                first = min((v[0] for v in span.values()), default=self.t0)
+                out.append(NodeTime(nid, first, first))
+        return out
+
+    def release(self) -> None:
+        for buf in self.pool.values():
+            self.root.free(buf)
+        self.pool.clear()

@@ -1,0 +1,301 @@
+"""Adaptive execution (NN-Stretch §6-7.4 "adapting to dynamic workloads"): run a
+plan repeatedly, watch each device's measured busy time (the sum of its units' intervals)
+against its calibrated baseline, and when a device slows past ``threshold`` x baseline (and
+``relative`` x the other devices' median slowdown: a machine-wide slowdown is no reason to
+move) for ``patience`` consecutive runs (contention from another application), re-plan without it:
+reschedule ``problem`` with its costs inflated by the observed slowdown (``algo``), or, with
+no problem or when the reschedule still uses it, move its nodes to the remaining device with
+the least baseline busy time. Every ``probe_every`` runs in the degraded plan the original
+plan runs once as a probe; when the device's slowdown is back under ``recover``, switch back.
+
+The profile is measured in place: each device's ms per FLOP over the first ``calibrate``
+runs (median busy time / FLOPs placed on it); a run's slowdown on a device is its busy
+time over (that rate x the FLOPs the current plan puts there), so the degraded plan is
+watched too (if the device it moved to is contended as well, it goes back). A probe also
+switches back when the original plan's latency beats the degraded plan's recent median.
+A switch that does not pay (the degraded plan's first ``patience`` runs are no faster than
+the original's last ``patience``) is undone, and switching away is then held off for
+``probe_every`` x 1, 2, 4... runs (back-off against flapping on a machine-wide slowdown). Times in ms. The trace
+(per-run latency, plan, devices, slowdowns, switch points) is JSON for ``viz.adaptive``.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from hetlab.devices.base import Device
+from hetlab.errors import HetlabError
+from hetlab.executor.interpreter import Executor, Repetition
+from hetlab.graph.ir import OpGraph
+
+
+@dataclass
+class AdaptiveConfig:
+    threshold: float = 1.5
+    patience: int = 2
+    recover: float = 1.25
+    probe_every: int = 4
+    calibrate: int = 3
+    relative: float = 1.25
+    algo: str = "heft"
+
+    def __post_init__(self) -> None:
+        if self.threshold <= 1 or self.recover <= 0 or self.recover > self.threshold:
+            raise HetlabError("adaptive: need threshold > 1 and 0 < recover <= threshold")
+        if self.patience < 1 or self.probe_every < 1 or self.calibrate < 1:
+            raise HetlabError("adaptive: patience, probe_every and calibrate must be at least 1")
+
+
+@dataclass
+class RunPoint:
+    run: int
+    latency_ms: float
+    plan: str  # "base" or "without:<device>"
+    devices: list[str]
+    slowdown: dict[str, float]
+    probe: bool = False
+    note: str = ""
+
+
+@dataclass
+class AdaptiveTrace:
+    config: AdaptiveConfig
+    baseline_ms: dict[str, float] = field(default_factory=dict)
+    runs: list[RunPoint] = field(default_factory=list)
+    switches: list[dict[str, Any]] = field(default_factory=list)
+    marks: list[dict[str, Any]] = field(default_factory=list)  # e.g. interference on/off
+
+    @property
+    def latencies(self) -> list[float]:
+        return [r.latency_ms for r in self.runs]
+
+    def median_ms(self) -> float:
+        return float(statistics.median(self.latencies)) if self.runs else float("nan")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "config": asdict(self.config),
+            "baseline_ms": self.baseline_ms,
+            "median_ms": self.median_ms(),
+            "runs": [asdict(r) for r in self.runs],
+            "switches": self.switches,
+            "marks": self.marks,
+        }
+
+
+def busy_ms(rep: Repetition) -> dict[str, float]:
+    """Per device: summed unit intervals of one repetition (ms)."""
+    out: dict[str, float] = {}
+    for ev in rep.events:
+        if ev.kind == "unit":
+            out[ev.device] = out.get(ev.device, 0.0) + (ev.finish - ev.start)
+    return out
+
+
+def without(
+    graph: OpGraph,
+    device_of: Mapping[str, str],
+    slow: str,
+    devices: Mapping[str, Device],
+    baseline: Mapping[str, float],
+    problem: Any = None,
+    slowdown: float = 2.0,
+    algo: str = "heft",
+) -> dict[str, str]:
+    """A placement avoiding ``slow``: ``problem`` rescheduled with its costs x ``slowdown`` if
+    that avoids it, else its nodes moved to the least busy other device of the plan that runs them."""
+    if problem is not None and slow in problem.devices:
+        from hetlab.cost.problem import Problem
+        from hetlab.schedulers.base import schedule
+
+        doc = problem.to_json()
+        for n in doc["nodes"]:
+            if n["cost"].get(slow) is not None:
+                n["cost"][slow] = float(n["cost"][slow]) * slowdown
+        dof = schedule(Problem.from_json(doc), algo).device_of
+        if slow not in dof.values() and set(dof) == set(device_of):
+            return dof
+    used = set(device_of.values())
+    others = sorted(
+        (d for d in devices if d != slow and d in used), key=lambda d: baseline.get(d, 0.0)
+    )
+    if not others:
+        raise HetlabError(f"adaptive: no device left besides {slow}")
+    out = dict(device_of)
+    for n in graph.nodes:
+        if out[n.id] == slow:
+            ok = [d for d in others if devices[d].supports(n, graph)]
+            if not ok:
+                return dict(device_of)  # nowhere to go: stay
+            out[n.id] = ok[0]
+    return out
+
+
+def run_adaptive(
+    graph: OpGraph,
+    device_of: Mapping[str, str],
+    devices: Sequence[Device] | Mapping[str, Device],
+    inputs: Mapping[str, Any],
+    repeat: int,
+    config: AdaptiveConfig | None = None,
+    problem: Any = None,
+    order: Sequence[str] | None = None,
+    adaptive: bool = True,
+    before_run: Callable[[int, AdaptiveTrace], None] | None = None,
+) -> tuple[AdaptiveTrace, list[Repetition]]:
+    """Run ``repeat`` times (after one warm-up), adapting as in the module doc; with
+    ``adaptive=False`` the same loop never switches (the baseline to compare against).
+    ``before_run(i, trace)`` is called before run ``i`` (to start/stop interference)."""
+    cfg = config or AdaptiveConfig()
+    devmap = dict(devices) if isinstance(devices, Mapping) else {d.name: d for d in devices}
+    trace = AdaptiveTrace(cfg)
+    execs: dict[str, Executor] = {}
+    placements: dict[str, dict[str, str]] = {"base": dict(device_of)}
+
+    def executor(label: str) -> Executor:
+        if label not in execs:
+            dof = placements[label]
+            ex = Executor(graph, dof, devmap, order if label == "base" else None)
+            ex.prepare()
+            ex.run_once(inputs)  # warm-up, unmeasured
+            execs[label] = ex
+        return execs[label]
+
+    flops = {n.id: max(1.0, float(n.flops)) for n in graph.nodes}
+
+    def load(label: str) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for v, d in placements[label].items():
+            out[d] = out.get(d, 0.0) + flops[v]
+        return out
+
+    reps: list[Repetition] = []
+    calib: dict[str, list[float]] = {}
+    rate: dict[str, float] = {}  # ms per FLOP, per device, from the calibration runs
+    current, slow_dev, strikes, since_switch, last_worst = "base", "", 0, 0, ""
+    recent: list[float] = []  # latencies of the degraded plan since the last switch
+    base_lat: list[float] = []  # latencies of the original plan (not probes)
+    before, hold_until, backoff = float("inf"), 0, 1
+    try:
+        executor("base")
+        for i in range(repeat):
+            if before_run is not None:
+                before_run(i, trace)
+            probe = current != "base" and since_switch > 0 and since_switch % cfg.probe_every == 0
+            label = "base" if probe else current
+            rep = executor(label).run_once(inputs)
+            reps.append(rep)
+            busy = busy_ms(rep)
+            if i < cfg.calibrate:
+                for d, ms in busy.items():
+                    calib.setdefault(d, []).append(ms)
+                if i == cfg.calibrate - 1:
+                    trace.baseline_ms = {d: float(statistics.median(v)) for d, v in calib.items()}
+                    base_load = load("base")
+                    rate = {
+                        d: ms / base_load[d]
+                        for d, ms in trace.baseline_ms.items()
+                        if base_load.get(d)
+                    }
+            slow: dict[str, float] = {}
+            if rate:
+                mean_rate = statistics.mean(rate.values())
+                for d, fl in load(label).items():
+                    if d in busy:
+                        slow[d] = round(busy[d] / (rate.get(d, mean_rate) * fl), 3)
+            point = RunPoint(i, round(rep.wall_ms, 4), label, sorted(busy), slow, probe)
+            trace.runs.append(point)
+            since_switch += 1
+            if not adaptive or not rate:
+                continue
+            worst = max(slow, key=lambda d: slow[d]) if slow else ""
+            rest = [x for d, x in slow.items() if d != worst]
+            contended = (
+                bool(worst)
+                and slow[worst] > cfg.threshold
+                and (
+                    label != "base"
+                    or not rest
+                    or slow[worst] >= cfg.relative * statistics.median(rest)
+                )
+            )
+            strikes = strikes + 1 if contended and worst == last_worst else int(contended)
+            last_worst = worst
+            if label == "base" and not probe:
+                base_lat.append(rep.wall_ms)
+            if label == "base" and not probe and strikes >= cfg.patience and i >= hold_until:
+                key = f"without:{worst}"
+                if key not in placements:
+                    placements[key] = without(
+                        graph,
+                        device_of,
+                        worst,
+                        devmap,
+                        trace.baseline_ms,
+                        problem,
+                        slow[worst],
+                        cfg.algo,
+                    )
+                if placements[key] != placements["base"]:
+                    trace.switches.append(
+                        {
+                            "run": i + 1,
+                            "from": "base",
+                            "to": key,
+                            "device": worst,
+                            "slowdown": slow[worst],
+                        }
+                    )
+                    point.note = f"{worst} {slow[worst]:.2f}x slower than its profile: switch away"
+                    before = statistics.median(base_lat[-cfg.patience :])
+                    current, slow_dev, strikes, since_switch, recent = key, worst, 0, 0, []
+            elif label != "base":
+                recent.append(rep.wall_ms)
+                no_gain = len(recent) == cfg.patience and statistics.median(recent) >= before
+                if (
+                    strikes >= cfg.patience or no_gain
+                ):  # moved onto a contended device, or no better
+                    why = (
+                        "no faster than before"
+                        if no_gain
+                        else f"{worst} slow too ({slow[worst]:.2f}x)"
+                    )
+                    trace.switches.append(
+                        {
+                            "run": i + 1,
+                            "from": current,
+                            "to": "base",
+                            "device": worst,
+                            "slowdown": slow.get(worst),
+                        }
+                    )
+                    point.note = (
+                        f"{why}: back to the original plan, hold {cfg.probe_every * backoff} runs"
+                    )
+                    hold_until = i + 1 + cfg.probe_every * backoff
+                    backoff *= 2
+                    current, strikes, since_switch = "base", 0, 0
+            elif probe:
+                better = bool(recent) and rep.wall_ms < statistics.median(recent)
+                if slow.get(slow_dev, cfg.recover) < cfg.recover or better:
+                    why = "recovered" if not better else "faster again"
+                    trace.switches.append(
+                        {
+                            "run": i + 1,
+                            "from": current,
+                            "to": "base",
+                            "device": slow_dev,
+                            "slowdown": slow.get(slow_dev),
+                        }
+                    )
+                    point.note = (
+                        f"probe: {slow_dev} {why} ({slow.get(slow_dev, 0):.2f}x): switch back"
+                    )
+                    current, strikes, since_switch, backoff = "base", 0, 0, 1
+    finally:
+        for ex in execs.values():
+            ex.close()
+    return trace, reps

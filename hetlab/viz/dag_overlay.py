@@ -1,0 +1,181 @@
+"""What ``dag_figure`` draws over the nodes: labels, search matches, a node's neighbours and
+the subgraphs of a plan (``plan.extra["subgraphs"]``, a list of lists of node ids)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+
+from hetlab.errors import HetlabError
+from hetlab.viz.common import PALETTE, fmt_ms
+from hetlab.viz.layout import DagLayout
+
+LABEL_MAX = 40  # graphs with at most this many nodes get a label on every node
+
+
+def short_name(name: str, width: int = 18) -> str:
+    """The last part of an ONNX name, cut to ``width`` characters."""
+    tail = [p for p in name.split("/") if p]
+    s = tail[-1] if tail else name
+    return s if len(s) <= width else s[: width - 1] + "…"
+
+
+def label_annotations(lay: DagLayout, costs: tuple[list[str], np.ndarray] | None) -> list[dict]:
+    """One annotation under each node: its short name, and its costs when known."""
+    out = []
+    for i, v in enumerate(lay.ids):
+        text = f"<b>{short_name(v)}</b>"
+        if costs is not None:
+            vals = [fmt_ms(c).replace(" ms", "") if math.isfinite(c) else "–" for c in costs[1][i]]
+            text += f"<br><span style='font-size:9px'>{' | '.join(vals)}</span>"
+        out.append(
+            {
+                "x": float(lay.x[i]),
+                "y": float(lay.y[i]),
+                "text": text,
+                "showarrow": False,
+                "yshift": -16,
+                "font": {"size": 10},
+            }
+        )
+    return out
+
+
+def match_nodes(ids: Sequence[str], query: str | Sequence[str]) -> list[int]:
+    """Indices of the nodes whose name contains ``query`` (case-insensitive), or that are
+    named in it when it is a list."""
+    if isinstance(query, str):
+        q = query.strip().lower()
+        return [i for i, v in enumerate(ids) if q and q in v.lower()]
+    want = set(query)
+    return [i for i, v in enumerate(ids) if v in want]
+
+
+def _ring(lay: DagLayout, idx: list[int], name: str, color: str, scatter: type, size: int):
+    return scatter(
+        x=[float(lay.x[i]) for i in idx],
+        y=[float(lay.y[i]) for i in idx],
+        mode="markers",
+        marker={
+            "size": size,
+            "color": "rgba(0,0,0,0)",
+            "line": {"width": 2.5, "color": color},
+        },
+        text=[lay.ids[i] for i in idx],
+        hovertemplate="%{text}<extra>" + name + "</extra>",
+        name=name,
+        showlegend=False,
+    )
+
+
+def highlight_traces(lay: DagLayout, query: Any, scatter: type) -> tuple[list, str]:
+    """A ring around every match of ``query``; the title's note says how many matched."""
+    idx = match_nodes(lay.ids, query)
+    return [_ring(lay, idx, "matches", "#d62728", scatter, 15)], f"{len(idx)} match(es)"
+
+
+def neighbour_traces(lay: DagLayout, node: str, scatter: type) -> tuple[list, str]:
+    """``node`` and its direct predecessors and successors ringed, their edges drawn bold."""
+    if node not in lay.index:
+        raise HetlabError(f"no node named {node!r} in this graph")
+    v = lay.index[node]
+    ins = [int(k) for k in np.flatnonzero(lay.dst == v)]
+    outs = [int(k) for k in np.flatnonzero(lay.src == v)]
+    ex: list[float | None] = []
+    ey: list[float | None] = []
+    for k in ins + outs:
+        ex += [float(lay.x[lay.src[k]]), float(lay.x[lay.dst[k]]), None]
+        ey += [float(lay.y[lay.src[k]]), float(lay.y[lay.dst[k]]), None]
+    edges = scatter(
+        x=ex,
+        y=ey,
+        mode="lines",
+        line={"width": 2.5, "color": "#ff7f0e"},
+        hoverinfo="skip",
+        name="neighbour edges",
+        showlegend=False,
+    )
+    near = [int(lay.src[k]) for k in ins] + [int(lay.dst[k]) for k in outs]
+    rings = [
+        edges,
+        _ring(lay, near, "neighbours", "#ff7f0e", scatter, 13),
+        _ring(lay, [v], "selected", "#d62728", scatter, 17),
+    ]
+    return rings, f"{node}: {len(ins)} in, {len(outs)} out"
+
+
+def subgraphs_of(obj: Any) -> list[list[str]] | None:
+    """``plan.extra["subgraphs"]`` (or the key of a plan JSON), or ``obj`` when it is already
+    a list of lists of node ids; ``None`` when there is none."""
+    if obj is None:
+        return None
+    extra = getattr(obj, "extra", None)
+    if isinstance(extra, dict):
+        obj = extra.get("subgraphs")
+    elif isinstance(obj, dict):
+        obj = obj.get("subgraphs")
+    if not obj:
+        return None
+    return [[str(v) for v in g] for g in obj]
+
+
+def _hull(points: np.ndarray) -> np.ndarray:
+    """Convex hull (Andrew's monotone chain), counter-clockwise."""
+    pts = sorted(set(map(tuple, points.tolist())))
+    if len(pts) <= 2:
+        return np.array(pts)
+
+    def half(seq):
+        out: list = []
+        for p in seq:
+            while len(out) >= 2:
+                (ax, ay), (bx, by) = out[-2], out[-1]
+                if (bx - ax) * (p[1] - ay) - (by - ay) * (p[0] - ax) > 0:
+                    break
+                out.pop()
+            out.append(p)
+        return out
+
+    lower, upper = half(pts), half(pts[::-1])
+    return np.array(lower[:-1] + upper[:-1])
+
+
+def subgraph_shapes(lay: DagLayout, groups: list[list[str]], pad: float = 0.4) -> list[dict]:
+    """One translucent region around each subgraph's nodes (below the nodes)."""
+    idx = lay.index
+    shapes = []
+    for k, g in enumerate(groups):
+        pts = np.array([(lay.x[idx[v]], lay.y[idx[v]]) for v in g if v in idx], dtype=float)
+        if not len(pts):
+            continue
+        ring = np.array([(dx, dy) for dx in (-pad, pad) for dy in (-pad, pad)])
+        h = _hull((pts[:, None, :] + ring[None, :, :]).reshape(-1, 2))
+        path = "M " + " L ".join(f"{x:.3f},{y:.3f}" for x, y in h) + " Z"
+        color = PALETTE[k % len(PALETTE)]
+        shapes.append(
+            {
+                "type": "path",
+                "path": path,
+                "layer": "below",
+                "fillcolor": color,
+                "opacity": 0.18,
+                "line": {"color": color, "width": 1},
+            }
+        )
+    return shapes
+
+
+def subgraph_colors(lay: DagLayout, groups: list[list[str]]) -> list[str]:
+    """Each node's subgraph colour (grey for a node in none)."""
+    of = {v: k for k, g in enumerate(groups) for v in g}
+    return [PALETTE[of[v] % len(PALETTE)] if v in of else "#bbbbbb" for v in lay.ids]
+
+
+def scatter_class(n: int, webgl: bool | None, threshold: int) -> type:
+    """WebGL (``Scattergl``) above ``threshold`` nodes unless ``webgl`` says otherwise."""
+    use = n > threshold if webgl is None else webgl
+    return go.Scattergl if use else go.Scatter

@@ -1,0 +1,138 @@
+"""What a Gantt chart shows beyond the bars, computed from a timeline (``common.Bars``):
+the transfers of a predicted plan, the idle gaps of each device, the critical path, and the
+plan as a Chrome trace (opens in Perfetto)."""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass
+from typing import Any
+
+from hetlab.viz.common import Bars, as_bars
+
+
+@dataclass
+class Transfer:
+    """One edge's transfer ``src -> dst`` on ``link`` ("a→b"), in ms."""
+
+    src: str
+    dst: str
+    link: str
+    start: float
+    finish: float
+
+
+def link_name(a: str, b: str) -> str:
+    return f"{a}→{b}"
+
+
+def _tol(b: Bars) -> float:
+    return 1e-9 * max(1.0, abs(b.makespan))
+
+
+def transfers(b: Bars, problem: Any) -> list[Transfer]:
+    """The transfers of a predicted timeline under the standard timing model: receives are
+    blocking, so a unit's inputs from other devices arrive one after another from its start,
+    before it computes. Nodes with one device and one interval are one unit (a fused group).
+    A measured run, or a timeline without a problem, has none that can be drawn."""
+    if problem is None or b.measured:
+        return []
+    idx, dix = problem.index, problem.dev_index
+    comm, preds = problem.comm_tensor, problem.preds
+    units: dict[tuple[str, float, float], list[str]] = {}
+    dev_of: dict[str, str] = {}
+    for node, dev, s, f in b.rows:
+        units.setdefault((dev, s, f), []).append(node)
+        dev_of[node] = dev
+    out: list[Transfer] = []
+    for (dev, s, _f), members in units.items():
+        inside = set(members)
+        t = s
+        for v in members:
+            if v not in idx or dev not in dix:
+                continue
+            for u, k in preds[idx[v]]:
+                src = problem.nodes[u].id
+                du = dev_of.get(src)
+                if src in inside or du is None or du == dev or du not in dix:
+                    continue
+                c = float(comm[k, dix[du], dix[dev]])
+                out.append(Transfer(src, v, link_name(du, dev), t, t + c))
+                t += c
+    return out
+
+
+def idle_gaps(b: Bars, devices: list[str]) -> list[tuple[str, float, float]]:
+    """(device, start, finish) of every stretch a device waits, up to the end of the run."""
+    end = max((r[3] for r in b.rows), default=0.0)
+    tol = _tol(b)
+    out = []
+    for d in devices:
+        t = 0.0
+        for _, _, s, f in sorted((r for r in b.rows if r[1] == d), key=lambda r: (r[2], r[3])):
+            if s > t + tol:
+                out.append((d, t, s))
+            t = max(t, f)
+        if end > t + tol:
+            out.append((d, t, end))
+    return out
+
+
+def critical_path(b: Any, problem: Any) -> list[str]:
+    """The chain of nodes that ends last, walked back from the last finish: each step goes
+    to a predecessor, or to the node before on the same device, that finishes exactly when
+    the node starts (else the latest that finished before it, in a measured run). In a
+    predicted plan the chain is tight, so its durations add up to the makespan. ``b``: a
+    plan, plan JSON or run report (or their ``Bars``)."""
+    b = b if isinstance(b, Bars) else as_bars(b)
+    if problem is None or not b.rows:
+        return []
+    tol = _tol(b)
+    row = {r[0]: r for r in b.rows}
+    by_dev: dict[str, list[tuple[float, str]]] = {}
+    for node, dev, _s, f in b.rows:
+        by_dev.setdefault(dev, []).append((f, node))
+    for lst in by_dev.values():
+        lst.sort()
+    idx = problem.index
+    v = max(b.rows, key=lambda r: r[3])[0]
+    chain, seen = [v], {v}
+    while row[v][2] > tol:
+        s = row[v][2]
+        cands = [problem.nodes[u].id for u, _ in preds_of(problem, idx, v)]
+        cands = [u for u in cands if u in row and u not in seen and row[u][3] <= s + tol]
+        lst = by_dev[row[v][1]]
+        k = bisect_right(lst, (s + tol, "\U0010ffff"))
+        while k > 0 and (lst[k - 1][1] in seen):
+            k -= 1
+        if k > 0:
+            cands.append(lst[k - 1][1])
+        if not cands:
+            break
+        tight = [u for u in cands if abs(row[u][3] - s) <= tol]
+        v = tight[0] if tight else max(cands, key=lambda u: row[u][3])
+        chain.append(v)
+        seen.add(v)
+    return chain[::-1]
+
+
+def preds_of(problem: Any, idx: dict[str, int], v: str) -> list[tuple[int, int]]:
+    return problem.preds[idx[v]] if v in idx else []
+
+
+def plan_trace(plan_or_run: Any, problem: Any = None, name: str | None = None) -> dict[str, Any]:
+    """A plan's predicted timeline (or a run's) as a Chrome trace-event document: one row
+    per device, one per link carrying transfers; it opens in Perfetto and chrome://tracing."""
+    # imported here: the executor package loads onnxruntime, which a figure does not need
+    from hetlab.executor.trace import Event, chrome_trace
+
+    b = as_bars(plan_or_run, name)
+    events = [Event("node", d, v, s, f, {"node": v}) for v, d, s, f in b.rows]
+    moves = transfers(b, problem)
+    events += [
+        Event("recv", t.link, f"{t.src}→{t.dst}", t.start, t.finish, {"src": t.src, "dst": t.dst})
+        for t in moves
+    ]
+    devices = list(dict.fromkeys(r[1] for r in b.rows))
+    links = list(dict.fromkeys(t.link for t in moves))
+    return chrome_trace(events, devices + links, name or b.label)

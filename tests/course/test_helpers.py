@@ -1,0 +1,59 @@
+"""The course's helpers: the enumerated optimum, the labelled figures, plan information."""
+
+from __future__ import annotations
+
+import pytest
+
+from hetlab import course
+from hetlab.errors import HetlabError
+from hetlab.schedulers import schedule
+from hetlab.schedulers.partition import partition
+
+
+def test_optimum_is_a_lower_bound_that_a_plan_reaches():
+    p = course.small_dag()
+    best, device_of, order = course.optimum(p)
+    from hetlab.schedulers import simulate
+
+    assert simulate(p, device_of, order).makespan == pytest.approx(best)
+    for algo in ("heft", "peft", "dmda", "greedy", "single:cpu", "single:gpu"):
+        assert schedule(p, algo).makespan >= best - 1e-9, algo
+    assert schedule(p, "ilp", nt=len(p.nodes)).makespan == pytest.approx(best)
+
+
+def test_optimum_refuses_large_problems():
+    with pytest.raises(HetlabError, match="8 operators"):
+        course.optimum(course.two_branch_dag())
+
+
+def test_levels_follow_eq8():
+    p = course.two_branch_dag()
+    lvl = course.levels(p)
+    for e in p.edges:
+        assert lvl[e.dst] >= lvl[e.src] + 1
+    assert {v for v, r in lvl.items() if r == 1} == {"in"}
+
+
+def test_hand_dag_labels_every_node_with_its_costs():
+    p = course.partitiontuner_example()
+    fig = course.hand_dag(p, values={"v1": 3.0}, value_name="x")
+    labels = {t.split("<br>")[0]: t for t in fig.data[0].text}
+    assert set(labels) == {f"<b>{n.id}</b>" for n in p.nodes}
+    assert "cpu 2 · npu –" in labels["<b>v2</b>"] and "x = 3" in labels["<b>v1</b>"]
+
+
+def test_plan_info_reports_the_partition_size():
+    p = course.two_branch_dag()
+    plan = schedule(p, "ilp", nt=4, epsilon=0.2)
+    info = course.plan_info(plan)
+    assert set(info) == set(course.INFO_KEYS)
+    assert info["subgraphs"] == len(partition(p, 4, 0.2))
+    assert info["solve_s"] >= 0
+
+
+def test_defaults_come_from_the_registry():
+    from hetlab.schedulers.base import algorithm
+
+    d = course.defaults("ilp")
+    assert set(d) == {p.name for p in algorithm("ilp").params}
+    assert course.defaults("greedy", course.small_dag())["k"] is not None

@@ -7,12 +7,13 @@ widget's first view fast, and no figure is ever shown empty first."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import ipywidgets as W
 import plotly.graph_objects as go
 
-# imported with the package, not at the first figure: plotly's widget module pulls in nbformat
-# and jsonschema, seconds of start-up that belong to the import cell, not to the widget's
-FigureWidget = go.FigureWidget
+if TYPE_CHECKING:
+    from plotly.graph_objects import FigureWidget
 
 
 def no_colorbar(fig: go.Figure) -> go.Figure:
@@ -82,7 +83,9 @@ class FigureSlot:
         if self.width:
             fig.update_layout(width=self.width)
         if self.fig is None:
-            self.fig = FigureWidget(no_colorbar(go.Figure(fig)))
+            # plotly's widget class is imported here, at the first figure, usually on a worker
+            # thread: it pulls in nbformat and jsonschema, seconds the widget need not wait for
+            self.fig = go.FigureWidget(no_colorbar(go.Figure(fig)))
             sync_full_state(self.fig)
         else:
             update_in_place(self.fig, fig)

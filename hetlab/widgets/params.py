@@ -1,9 +1,10 @@
 """Controls built from the scheduler registry's ``Param`` specs, one panel per algorithm.
 
-Every parameter gets a control and its default from its ``Param`` alone: a slider where the
-range is small and bounded, a number box otherwise, a checkbox for a bool, a dropdown for a
-choice. A parameter whose default is ``None`` (the algorithm decides, e.g. greedy's K) gets an
-"auto" checkbox beside its number: ticked, the algorithm's own choice is used.
+Every parameter gets a control, and its default from the registry (``defaults``) alone: a
+slider where the range is small and bounded, a number box otherwise, a checkbox for a bool, a
+dropdown for a choice. A parameter whose default is ``None`` (the algorithm decides, e.g.
+greedy's K from the device count) gets an "auto" checkbox beside its number: ticked, the
+algorithm's own choice is used, and shown once a problem is loaded.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from typing import Any
 import ipywidgets as W
 import traitlets
 
-from hetlab.schedulers.base import Param, algorithm
+from hetlab.cost.problem import Problem
+from hetlab.schedulers.base import Param, algorithm, defaults
 
 SYMBOLS = {"epsilon": "ε", "nt": "NT", "k": "K"}  # the paper's names, in labels and titles
 STYLE = {"description_width": "initial"}
@@ -65,6 +67,17 @@ class Auto(W.HBox):
         self.auto.observe(self._sync, "value")
         inner.observe(self._sync, "value")
 
+    def show_default(self, value: Any) -> None:
+        """Name the algorithm's own choice beside "auto" (and show it while ticked)."""
+        self.auto.description = "auto" if value is None else f"auto ({value})"
+        self.auto.layout.width = "60px" if value is None else "90px"
+        if value is not None and self.auto.value:
+            self._setting = True
+            try:
+                self.inner.value = value
+            finally:
+                self._setting = False
+
     @property
     def continuous_update(self) -> bool:
         return bool(self.inner.continuous_update)
@@ -88,20 +101,20 @@ class Auto(W.HBox):
             self._setting = False
 
 
-def control(p: Param) -> W.DOMWidget:
-    """The control of one parameter, showing its default."""
+def control(p: Param, default: Any) -> W.DOMWidget:
+    """The control of one parameter, showing ``default`` (the registry's)."""
     choices = _choices(p)
     tip = p.help or p.name
     if choices:
         w: W.DOMWidget = W.Dropdown(
-            options=choices, value=p.default, description=label(p), style=STYLE
+            options=choices, value=default, description=label(p), style=STYLE
         )
     elif p.kind == "bool":
-        w = W.Checkbox(value=bool(p.default), description=label(p), indent=False)
-    elif p.default is None:
+        w = W.Checkbox(value=bool(default), description=label(p), indent=False)
+    elif default is None:
         w = Auto(_numeric(p, p.low if p.low is not None else 0))
     else:
-        w = _numeric(p, p.default)
+        w = _numeric(p, default)
     # a Box's tooltip breaks its view in ipywidgets 8.1 (updateTooltip): the inner control's
     (w.inner if isinstance(w, Auto) else w).tooltip = tip
     return w
@@ -117,7 +130,8 @@ class ParamPanel(W.HBox):
     def __init__(self, algo: str, skip: tuple[str, ...] = ()) -> None:
         self.algo = algo
         self.params = [p for p in algorithm(algo).params if p.name not in skip]
-        self.controls = {p.name: control(p) for p in self.params}
+        given = defaults(algo)
+        self.controls = {p.name: control(p, given[p.name]) for p in self.params}
         super().__init__(
             list(self.controls.values()) or [W.HTML(f"<i>{algo} has no parameters</i>")],
             layout=W.Layout(flex_flow="row wrap"),
@@ -128,8 +142,12 @@ class ParamPanel(W.HBox):
         a value gives the same parameters (and the cached plan) despite binary rounding."""
         return {name: _tidy(w.value) for name, w in self.controls.items()}
 
-    def defaults(self) -> dict[str, Any]:
-        return {p.name: p.default for p in self.params}
+    def resolve(self, problem: Problem | None) -> None:
+        """Show, beside each "auto", what the algorithm chooses for ``problem``."""
+        resolved = defaults(self.algo, problem)
+        for name, w in self.controls.items():
+            if isinstance(w, Auto):
+                w.show_default(resolved.get(name))
 
     def observe_values(self, callback: Any) -> None:
         for w in self.controls.values():

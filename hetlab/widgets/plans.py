@@ -69,6 +69,8 @@ def solve(problem: Problem, algo: str, params: dict[str, Any], progress: Any = N
 
 
 def _fmt(key: str, v: Any) -> str:
+    if isinstance(v, (list, tuple)):  # e.g. the subgraphs, listed node by node
+        return str(len(v))
     if key == "mip_gap_max" and isinstance(v, (int, float)):
         return f"{v:.2%}"
     if key == "solve_s" and isinstance(v, (int, float)):

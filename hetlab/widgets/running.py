@@ -140,14 +140,15 @@ class Running:
         plan, problem, graph = self.chosen_plan(), self.problem, self.graph
         replay, repeat = self.run_where.value == REPLAY, int(self.repeat.value)
         devices, choice = list(self.devices), self.run_choice.value
-        say(self.run_status, "replaying..." if replay else "running...")
-        self.tasks.submit(
-            "run",
-            lambda task: execute(plan, problem, graph, devices, replay, repeat),
-            lambda report: self._ran(report, plan, replay, choice),
-            lambda e: say(self.run_status, draw.error_text(e), "error"),
-        )
-        self._busy()
+        with self._ui:
+            say(self.run_status, "replaying..." if replay else "running...")
+            self.tasks.submit(
+                "run",
+                lambda task: execute(plan, problem, graph, devices, replay, repeat),
+                lambda report: self._ran(report, plan, replay, choice),
+                lambda e: say(self.run_status, draw.error_text(e), "error"),
+            )
+            self._busy()
 
     def _ran(self, report: Any, plan: Any, replay: bool, choice: str) -> None:
         doc = dict(report.to_json())

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from hetlab.calibrate import run
 from hetlab.cost.problem import Problem
 from hetlab.devices.fake import fake_devices, graph_from_problem
-from hetlab.executor import RunReport, run
+from hetlab.executor import RunReport
 from hetlab.schedulers.plan import Plan
 
 REAL, REPLAY = "this machine", "replay"

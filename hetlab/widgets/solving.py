@@ -39,6 +39,7 @@ class Solving:
             p = ParamPanel(algo)
             if "time_limit" in p.controls and self.ilp_time_limit is not None:
                 p.controls["time_limit"].value = self.ilp_time_limit
+            p.resolve(self.problem)
             p.observe_values(lambda: self._request(slot))
             self._panels[slot, algo] = p
         return self._panels[slot, algo]

@@ -61,15 +61,18 @@ class Task:
 
 
 class Lanes:
-    """Named lanes of background tasks sharing one UI ``lock``."""
+    """Named lanes of background tasks sharing one UI ``lock``. ``on_idle`` is called, holding
+    ``lock``, when the last task of every lane has finished (callers that submit while holding
+    ``lock`` see it strictly before or after their submission)."""
 
     def __init__(self, lock: threading.RLock, on_idle: Callable[[], None] | None = None) -> None:
         self.lock = lock
-        self.on_idle = on_idle  # called, holding ``lock``, when the last lane empties
+        self.on_idle = on_idle
         self._cv = threading.Condition()
         self._pending: dict[str, list[Task]] = {}
         self._running: dict[str, Task | None] = {}
         self._workers: dict[str, threading.Thread] = {}
+        self._active = 0  # tasks submitted and not yet finished (callbacks included)
 
     def submit(
         self,
@@ -85,19 +88,17 @@ class Lanes:
         with self._cv:
             queue = self._pending.setdefault(lane, [])
             if supersede:
-                for old in queue:
-                    old.cancelled.set()
-                queue.clear()
+                self._drop(queue)
                 running = self._running.get(lane)
                 if running is not None:
                     running.cancelled.set()
             queue.append(task)
+            self._active += 1
             if lane not in self._workers:
                 t = threading.Thread(target=self._drain, args=(lane,), daemon=True)
                 t.name = f"hetlab-widget-{lane}"
                 self._workers[lane] = t
                 t.start()
-            self._cv.notify_all()
         return task
 
     def cancel(self, lane: str | None = None) -> int:
@@ -106,22 +107,33 @@ class Lanes:
         n = 0
         with self._cv:
             for name in [lane] if lane else list(self._pending):
-                for t in [*self._pending.get(name, []), self._running.get(name)]:
-                    if t is not None and not t.cancelled.is_set():
-                        t.cancelled.set()
-                        n += 1
-                self._pending.get(name, []).clear()
+                running = self._running.get(name)
+                if running is not None and not running.cancelled.is_set():
+                    running.cancelled.set()
+                    n += 1
+                n += self._drop(self._pending.get(name, []))
+            self._cv.notify_all()
         return n
 
     def busy(self, lane: str | None = None) -> bool:
         with self._cv:
-            lanes = [lane] if lane else list(self._workers)
-            return any(name in self._workers for name in lanes)
+            if lane is None:
+                return self._active > 0
+            return bool(self._pending.get(lane)) or self._running.get(lane) is not None
 
     def wait(self, timeout: float | None = 60.0) -> bool:
         """Block until every lane is idle (tests and scripts); False on timeout."""
         with self._cv:
-            return self._cv.wait_for(lambda: not self._workers, timeout)
+            return self._cv.wait_for(lambda: self._active == 0, timeout)
+
+    def _drop(self, queue: list[Task]) -> int:
+        """Cancel and forget pending tasks (they never run: no callback); holds ``_cv``."""
+        for t in queue:
+            t.cancelled.set()
+        n = len(queue)
+        queue.clear()
+        self._active -= n
+        return n
 
     def _drain(self, lane: str) -> None:
         while True:
@@ -130,19 +142,30 @@ class Lanes:
                 if not queue:
                     self._running[lane] = None
                     del self._workers[lane]
-                    idle = not self._workers
-                    self._cv.notify_all()
-                    break
+                    return
                 task = queue.pop(0)
                 self._running[lane] = task
             try:
                 self._run(task)
             except Exception:  # noqa: BLE001  a bug in a widget update: shown, the lane goes on
                 traceback.print_exc()
-        if idle and self.on_idle is not None:
-            with self.lock:
-                if not self.busy():
+            finally:
+                with self._cv:
+                    self._running[lane] = None
+                self._finished()
+
+    def _finished(self) -> None:
+        with self.lock:
+            with self._cv:
+                last = self._active == 1
+            if last and self.on_idle is not None:
+                try:
                     self.on_idle()
+                except Exception:  # noqa: BLE001  as above
+                    traceback.print_exc()
+            with self._cv:
+                self._active -= 1
+                self._cv.notify_all()
 
     def _run(self, task: Task) -> None:
         try:

@@ -1,15 +1,16 @@
 """What-if platform controls: scale each device's speed and the links' bandwidth and latency
-of the loaded profile, to see when heterogeneity pays. A what-if problem is no measurement:
-the workbench labels every figure drawn from it, and only replays it on fake devices."""
+of the loaded profile (``hetlab.cost.whatif``), to see when heterogeneity pays. A what-if
+problem is no measurement: the workbench labels every figure drawn from it, and only replays
+it on fake devices."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import ipywidgets as W
 
-from hetlab.cost.problem import Link, Problem
+from hetlab.cost.problem import Problem
+from hetlab.cost.whatif import what_if
 
 SLIDER = {
     "value": 1.0,
@@ -22,36 +23,6 @@ SLIDER = {
     "style": {"description_width": "initial"},
     "layout": W.Layout(width="260px"),
 }
-
-
-def _what_if(
-    problem: Problem,
-    speed: Mapping[str, float] | None = None,
-    bandwidth: float = 1.0,
-    latency: float = 1.0,
-) -> Problem:
-    """A new problem with each device ``d`` ``speed[d]`` times faster (node and group costs
-    divided by it) and every link's bandwidth and latency multiplied by the factors; edges
-    with their own measured transfer times keep the link's latency share scaled by
-    ``latency`` and the rest divided by ``bandwidth``. ``extra["what_if"]`` records it."""
-    speed = {d: float(s) for d, s in (speed or {}).items() if d in problem.devices}
-    p = Problem.from_json(problem.to_json(), problem.name)  # fresh: no cached cost matrix
-    for n in p.nodes:
-        n.cost = {d: (c / speed.get(d, 1.0) if c is not None else None) for d, c in n.cost.items()}
-    for g in p.groups:
-        g.cost = {d: (c / speed.get(d, 1.0) if c is not None else None) for d, c in g.cost.items()}
-    old = dict(p.comm)
-    p.comm = {
-        k: Link(v.latency * latency, v.bandwidth * bandwidth if v.bandwidth is not None else None)
-        for k, v in old.items()
-    }
-    for e in p.edges:
-        for pair, ms in list(e.comm.items()):
-            lat = (old.get(pair) or old.get("default") or Link()).latency
-            fixed = min(lat, float(ms))
-            e.comm[pair] = fixed * latency + (float(ms) - fixed) / bandwidth
-    p.extra["what_if"] = {"speed": speed, "bandwidth": bandwidth, "latency": latency}
-    return p
 
 
 class WhatIf(W.VBox):
@@ -98,7 +69,7 @@ class WhatIf(W.VBox):
 
     def apply(self, problem: Problem) -> Problem:
         """``problem`` itself at x1 everywhere, else its what-if copy."""
-        return _what_if(problem, **self.factors()) if self.active() else problem
+        return what_if(problem, **self.factors()) if self.active() else problem
 
     def describe(self) -> str:
         f = self.factors()

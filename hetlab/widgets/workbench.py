@@ -194,6 +194,8 @@ class Workbench(Solving, Files, Running, W.VBox):
             if p is not None and self.graph is not None and _ids(p) != _ids(self.graph):
                 self.graph = None  # a profile of another model: explore the profile alone
             draw.problem(self)
+            for panel in self._panels.values():
+                panel.resolve(p)
             self._default_run_where()
             for slot in SLOTS:
                 self._request(slot)
@@ -232,14 +234,15 @@ class Workbench(Solving, Files, Running, W.VBox):
             say(self.model_status, str(e), "error")
             return
         self.model_picker.value = name
-        say(self.model_status, f"loading {name}...")
-        self.tasks.submit(
-            "model",
-            lambda task: load(name, shapes or None),
-            self._loaded,
-            lambda e: say(self.model_status, draw.error_text(e), "error"),
-        )
-        self._busy()
+        with self._ui:
+            say(self.model_status, f"loading {name}...")
+            self.tasks.submit(
+                "model",
+                lambda task: load(name, shapes or None),
+                self._loaded,
+                lambda e: say(self.model_status, draw.error_text(e), "error"),
+            )
+            self._busy()
 
     def _loaded(self, g: OpGraph) -> None:
         with self._ui:

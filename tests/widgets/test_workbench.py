@@ -178,7 +178,7 @@ def test_what_if_scales_the_profile_and_says_so():
     wb.whatif.speed["cpu"].value = 10.0
     assert wb.wait(60)
     assert wb.problem is not base and wb.base_problem is base
-    assert wb.problem.extra["what_if"]["speed"] == {"cpu": 10.0}
+    assert wb.problem.extra["what_if"]["speed"]["cpu"] == 10.0
     assert wb.problem.nodes[0].cost["cpu"] == pytest.approx(base.nodes[0].cost["cpu"] / 10)
     assert "WHAT-IF" in wb.whatif_banner.value and "what-if" in wb.heat_fig.layout.title.text
     assert "what-if" in wb.ilp_fig.layout.title.text
@@ -301,3 +301,26 @@ def test_ilp_time_limit_defaults_to_the_params_and_can_be_set():
     default = {p.name: p.default for p in algorithm("ilp").params}
     assert Workbench(devices=[])._params("ilp_plan") == default
     assert Workbench(devices=[], ilp_time_limit=3.0)._params("ilp_plan")["time_limit"] == 3.0
+
+
+def test_info_line_says_when_something_other_than_the_ilp_decided():
+    from hetlab.schedulers.base import schedule
+    from hetlab.widgets.plans import info_html
+
+    p = load_hope_profile("inception-v3-huawei_p40")
+    plan = schedule(p, "ilp", time_limit=0.05)
+    plan.extra.update(subgraphs=[["a"], ["b", "c"]], decided_by="search", windows_limit=2)
+    html = info_html(plan)
+    assert "subgraphs: 2" in html and "hit the limit: 2" in html
+    assert "<b style='color:#9a6700'>decided by: search</b>" in html
+    plan.extra["decided_by"] = "ilp"
+    assert "<b" not in info_html(plan).replace("<b style", "")  # the ILP's own plan: plain
+
+
+def test_auto_names_the_algorithms_own_choice_for_the_problem():
+    from hetlab.schedulers.base import defaults
+
+    wb = _phone(ilp_time_limit=0.05)
+    k = defaults("greedy", wb.problem)["k"]
+    assert wb.k_slider.value is None and wb.k_slider.auto.description == f"auto ({k})"
+    assert wb.wait(60) and wb.greedy_plan.params["k"] == k

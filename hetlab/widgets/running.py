@@ -66,7 +66,11 @@ class Running:
             self.progress_text.value = ""
             say(self.profile_status, "profile queued (after the model loads)")
             self.tasks.submit(
-                "model", work, self._profiled, self._profile_failed, self._profile_progress
+                "model",
+                work,
+                self._profiled,
+                lambda e: self._profile_failed(e, opts.get("cache", True)),
+                self._profile_progress,
             )
             self._busy()
 
@@ -85,15 +89,15 @@ class Running:
             "ok",
         )
 
-    def _profile_failed(self, e: BaseException) -> None:
+    def _profile_failed(self, e: BaseException, cached: bool) -> None:
         self.progress.bar_style = "warning"
         if isinstance(e, Cancelled):
-            say(
-                self.profile_status,
-                f"profile cancelled at {self.progress.value}%: what was measured stays in the "
-                "profile cache, so profiling again resumes there",
-                "warn",
+            kept = (
+                ": what was measured stays in the profile cache, so profiling again resumes there"
+                if cached
+                else ""
             )
+            say(self.profile_status, f"profile cancelled at {self.progress.value}%{kept}", "warn")
         else:
             say(self.profile_status, draw.error_text(e), "error")
 

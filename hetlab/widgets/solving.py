@@ -112,4 +112,4 @@ class Solving:
 
     def _solve_progress(self, label: str, done: int, total: int, msg: str) -> None:
         with self._ui:
-            say(self.solve_status, f"{label}: {msg} ({done}/{total})")
+            say(self.solve_status, f"{label}: {msg or f'step {done}/{total}'}")

@@ -21,6 +21,11 @@ class Controls:
     """Plain attribute bag of every control; the workbench exposes them as attributes."""
 
     def __init__(self, zoo: list[str]) -> None:
+        self._model_and_profile(zoo)
+        self._schedule()
+        self._run_and_files()
+
+    def _model_and_profile(self, zoo: list[str]) -> None:
         self.model_picker = W.Combobox(
             options=zoo,
             placeholder="zoo name or path/to/model.onnx",
@@ -57,6 +62,7 @@ class Controls:
         )
         self.progress_text = W.HTML(value="", layout=W.Layout(width="420px"))
 
+    def _schedule(self) -> None:
         pick = {"style": {"description_width": "initial"}, "layout": W.Layout(width="220px")}
         self.ilp_select = W.Dropdown(options=["ilp"], value="ilp", description="plan", **pick)
         self.algo_select = W.Dropdown(
@@ -69,6 +75,7 @@ class Controls:
         self.solve_status = _status()
         self.whatif_banner = W.HTML()
 
+    def _run_and_files(self) -> None:
         self.run_choice = W.ToggleButtons(
             options=["ILP", "compared"],
             value="ILP",

@@ -83,6 +83,8 @@ class Solving:
             if task is not None and task[0] == key and not task[1].cancelled.is_set():
                 return  # already being solved
             say(self.solve_status, f"{label}: solving {algo}...")
+            if fig.fig is None:
+                fig.message(f"{label}: solving...")
             t = self.tasks.submit(
                 slot,
                 lambda task: solve(problem, algo, params, task.progress),

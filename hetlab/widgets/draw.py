@@ -99,7 +99,9 @@ def dag(wb: Any) -> None:
         plan = wb.ilp_plan if color == "plan: ILP" else wb.greedy_plan
         color = plan if plan is not None else "uprank"
     try:
-        wb.slots["dag_fig"].show(dag_figure(obj, color=color, problem=wb.problem))
+        fig = dag_figure(obj, color=color, problem=wb.problem)
+        fig.update_layout(title_text=whatif_prefix(wb) + (fig.layout.title.text or ""))
+        wb.slots["dag_fig"].show(fig)
     except HetlabError as e:
         say(wb.model_status, str(e), "error")
 

@@ -181,7 +181,7 @@ def test_what_if_scales_the_profile_and_says_so():
     assert wb.problem.extra["what_if"]["speed"]["cpu"] == 10.0
     assert wb.problem.nodes[0].cost["cpu"] == pytest.approx(base.nodes[0].cost["cpu"] / 10)
     assert "WHAT-IF" in wb.whatif_banner.value and "what-if" in wb.heat_fig.layout.title.text
-    assert "what-if" in wb.ilp_fig.layout.title.text
+    assert "what-if" in wb.ilp_fig.layout.title.text and "what-if" in wb.dag_fig.layout.title.text
     assert wb.ilp_plan.makespan < plan.makespan
     wb.run_where.value = "this machine"
     assert "what-if" in wb.run_button.tooltip

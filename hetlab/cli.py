@@ -42,13 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, (mod, helptext) in COMMANDS.items():
         sp = sub.add_parser(name, help=helptext, description=helptext)
-        try:
-            m = importlib.import_module(mod)
-        except ModuleNotFoundError as e:
-            if not e.name or not e.name.startswith("hetlab"):
-                raise
-            sp.set_defaults(_missing=name)
-            continue
+        m = importlib.import_module(mod)
         configure = getattr(m, f"configure_{name}", None) or m.configure
         configure(sp)
         sp.set_defaults(_module=mod, _name=name)
@@ -63,8 +57,6 @@ def main(argv: list[str] | None = None) -> int:
         if not args.command:
             parser.print_help()
             return 2
-        if getattr(args, "_missing", None):
-            raise HetlabError(f"'hetlab {args._missing}' is not available in this build yet")
         m = importlib.import_module(args._module)
         run = getattr(m, f"main_{args._name}", None) or m.main
         return int(run(args) or 0)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from html import escape
+
 import ipywidgets as W
 
 WIDE = W.Layout(width="auto")
@@ -19,6 +21,11 @@ class Controls:
     """Plain attribute bag of every control; the workbench exposes them as attributes."""
 
     def __init__(self, zoo: list[str]) -> None:
+        self._model_and_profile(zoo)
+        self._schedule()
+        self._run_and_files()
+
+    def _model_and_profile(self, zoo: list[str]) -> None:
         self.model_picker = W.Combobox(
             options=zoo,
             placeholder="zoo name or path/to/model.onnx",
@@ -50,39 +57,51 @@ class Controls:
             layout=W.Layout(width="260px"),
         )
 
-        self.algo_select = W.Dropdown(
-            options=["greedy"],
-            value="greedy",
-            description="compare with",
-            style={"description_width": "initial"},
-            layout=W.Layout(width="220px"),
+        self.cancel_button = W.Button(
+            description="Cancel", icon="stop", disabled=True, layout=W.Layout(width="100px")
         )
-        slider = {
-            "continuous_update": False,
-            "style": {"description_width": "initial"},
-            "layout": W.Layout(width="260px"),
-        }
-        self.eps_slider = W.FloatSlider(
-            value=0.2, min=0.0, max=1.0, step=0.05, description="ε (balance)", **slider
-        )
-        self.nt_slider = W.IntSlider(
-            value=12, min=2, max=40, step=1, description="NT (subgraph size)", **slider
-        )
-        self.k_slider = W.IntSlider(
-            value=3, min=1, max=10, step=1, description="K (top-k)", **slider
-        )
-        self.solve_status = _status()
+        self.progress_text = W.HTML(value="", layout=W.Layout(width="420px"))
 
+    def _schedule(self) -> None:
+        pick = {"style": {"description_width": "initial"}, "layout": W.Layout(width="220px")}
+        self.ilp_select = W.Dropdown(options=["ilp"], value="ilp", description="plan", **pick)
+        self.algo_select = W.Dropdown(
+            options=["greedy"], value="greedy", description="compare with", **pick
+        )
+        self.ilp_params = W.Box()
+        self.compared_params = W.Box()
+        self.ilp_info = W.HTML()
+        self.compared_info = W.HTML()
+        self.solve_status = _status()
+        self.whatif_banner = W.HTML()
+
+    def _run_and_files(self) -> None:
         self.run_choice = W.ToggleButtons(
             options=["ILP", "compared"],
             value="ILP",
             description="run plan",
             style={"button_width": "90px"},
         )
+        self.run_where = W.ToggleButtons(
+            options=["this machine", "replay"],
+            value="this machine",
+            description="on",
+            tooltips=[
+                "the devices of this machine: a measurement",
+                "fake devices that replay the profile's costs: no measurement",
+            ],
+            style={"button_width": "110px", "description_width": "30px"},
+        )
         self.repeat = W.BoundedIntText(
             value=5, min=1, max=100, description="repeat", layout=W.Layout(width="140px")
         )
         self.run_button = W.Button(description="Run", icon="play", button_style="success")
+        self.trace_button = W.Button(
+            description="Perfetto trace",
+            icon="download",
+            disabled=True,
+            tooltip="run a plan first",
+        )
         self.run_status = _status()
 
         self.path_text = W.Text(
@@ -103,6 +122,4 @@ def disable(button: W.Button, reason: str | None) -> None:
 
 def say(html: W.HTML, text: str, kind: str = "info") -> None:
     color = {"info": "#333", "ok": "#1a7f37", "warn": "#9a6700", "error": "#cf222e"}[kind]
-    from html import escape
-
     html.value = f"<span style='color:{color}'>{escape(text)}</span>"

@@ -1,25 +1,19 @@
-"""In-place updates of a plotly ``FigureWidget`` from a freshly built ``go.Figure``."""
+"""Figures in the workbench: a ``FigureSlot`` shows a one-line message until there is something
+to draw, then a plotly ``FigureWidget`` created with that content and updated in place.
+
+Each FigureWidget carries plotly.js (about 5 MB) to the browser, and the workbench appears only
+once all its children exist there: creating figures when they first have content keeps the
+widget's first view fast, and no figure is ever shown empty first."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import ipywidgets as W
 import plotly.graph_objects as go
 
-
-def new_widget(fig: go.Figure | dict | None = None, height: int = 300) -> go.FigureWidget:
-    fw = go.FigureWidget(fig) if fig is not None else go.FigureWidget()
-    if fig is None:
-        fw.update_layout(height=height, margin={"l": 10, "r": 10, "t": 40, "b": 30})
-    return fw
-
-
-def placeholder(fw: go.FigureWidget, message: str) -> None:
-    """Empty the figure and show ``message`` in its title (why there is nothing to draw)."""
-    with fw.batch_update():
-        if fw.data:
-            fw.data = []
-        fw.layout.title = {"text": f"<i>{message}</i>", "font": {"size": 12, "color": "#777"}}
-        fw.layout.height = 70  # a one-line message, not an empty plot area
-        fw.layout.plot_bgcolor = "white"
+if TYPE_CHECKING:
+    from plotly.graph_objects import FigureWidget
 
 
 def no_colorbar(fig: go.Figure) -> go.Figure:
@@ -33,7 +27,15 @@ def no_colorbar(fig: go.Figure) -> go.Figure:
     return fig
 
 
-def update_in_place(fw: go.FigureWidget, fig: go.Figure) -> None:
+def sync_full_state(fw: FigureWidget) -> None:
+    """Refresh the state a browser view draws from when it is created. plotly refreshes it
+    only when the figure itself is displayed, never inside a Box, so a view created after an
+    in-place update (the figure's module still loading, a notebook reopened) would draw the
+    figure as it was first made."""
+    fw._repr_mimebundle_()
+
+
+def update_in_place(fw: FigureWidget, fig: go.Figure) -> None:
     """Make ``fw`` show ``fig``: traces updated in place when the trace types match (the
     usual case: new costs, a new plan), else replaced; layout overwritten; one batch."""
     fig = no_colorbar(go.Figure(fig))
@@ -60,3 +62,39 @@ def update_in_place(fw: go.FigureWidget, fig: go.Figure) -> None:
         lj.setdefault("annotations", [])
         lj.setdefault("shapes", [])
         fw.layout.update(lj, overwrite=True)
+    sync_full_state(fw)
+
+
+class FigureSlot:
+    """One figure's place in the layout (``box``); ``fig`` is None until ``show``."""
+
+    def __init__(self, width: int | None = None) -> None:
+        self.width = width
+        self.note = W.HTML(layout=W.Layout(min_height="1.6em"))
+        self.box = W.Box([self.note], layout=W.Layout(width=f"{width + 10}px" if width else ""))
+        self.fig: FigureWidget | None = None
+
+    def message(self, text: str) -> None:
+        """Show ``text`` (why there is nothing to draw) instead of the figure."""
+        self.note.value = f"<i style='color:#777;font-size:12px'>{text}</i>"
+        self.box.children = (self.note,)
+
+    def show(self, fig: go.Figure) -> FigureWidget:
+        if self.width:
+            fig.update_layout(width=self.width)
+        if self.fig is None:
+            # plotly's widget class is imported here, at the first figure, usually on a worker
+            # thread: it pulls in nbformat and jsonschema, seconds the widget need not wait for
+            self.fig = go.FigureWidget(no_colorbar(go.Figure(fig)))
+            sync_full_state(self.fig)
+        else:
+            update_in_place(self.fig, fig)
+        if self.box.children != (self.fig,):
+            self.box.children = (self.fig,)
+        return self.fig
+
+    def set_range(self, xrange: list[float]) -> None:
+        """Move the x axis only (a shared range that another figure changed)."""
+        if self.fig is not None and list(self.fig.layout.xaxis.range or []) != list(xrange):
+            self.fig.layout.xaxis.range = xrange
+            sync_full_state(self.fig)

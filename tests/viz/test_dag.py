@@ -9,7 +9,7 @@ from hetlab.cost.problem import Link, PEdge, PNode, Problem
 from hetlab.errors import HetlabError
 from hetlab.schedulers.plan import Plan
 from hetlab.viz import collapse_scopes, dag_figure, dag_layout, match_nodes
-from tests._stubs import tiny_problem
+from tests.tiny import tiny_problem
 from tests.viz._random import random_problem
 
 

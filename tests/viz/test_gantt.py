@@ -11,7 +11,7 @@ import pytest
 from hetlab.viz import compare_figure, critical_path, gantt_figure, op_scatter_figure, plan_trace
 from hetlab.viz.common import as_bars
 from hetlab.viz.timeline import idle_gaps
-from tests._stubs import tiny_problem
+from tests.tiny import tiny_problem
 from tests.viz._random import random_plan, random_problem
 
 TOL = 1e-9

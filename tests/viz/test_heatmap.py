@@ -9,7 +9,7 @@ import pytest
 
 from hetlab.errors import HetlabError
 from hetlab.viz import heatmap_figure
-from tests._stubs import tiny_problem
+from tests.tiny import tiny_problem
 from tests.viz._random import random_problem
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from hetlab.viz import dag_layout
 from hetlab.viz.layout import upranks
-from tests._stubs import tiny_problem
+from tests.tiny import tiny_problem
 from tests.viz._random import random_problem
 
 

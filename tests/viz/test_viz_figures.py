@@ -14,7 +14,7 @@ from hetlab.cost.problem import Problem
 from hetlab.errors import HetlabError
 from hetlab.schedulers.plan import Plan
 from hetlab.viz import compare_figure, dag_figure, dag_layout, gantt_figure, heatmap_figure
-from tests._stubs import tiny_graph, tiny_problem
+from tests.tiny import tiny_graph, tiny_problem
 
 PROFILES = profiles_dir()
 NASNET = (PROFILES or Path("/nonexistent")) / "nasnet-large-huawei_p40.json"

@@ -1,75 +1,197 @@
-"""Drive the Workbench like a user: sliders, buttons, files; assert figures and state change."""
+"""Drive the Workbench like a user: sliders, buttons, files; assert figures and state change.
+
+The devices are fake ones replaying a hand-made problem (``hetlab.devices.fake``), so the real
+profiler, schedulers and executor run everywhere, on worker threads; ``wb.wait()`` joins them.
+"""
 
 from __future__ import annotations
 
 import json
+import time
 
 import numpy as np
 import pytest
 
+from hetlab.cost.datasets import load_hope_profile
+from hetlab.devices.fake import FakeDevice, fake_devices, graph_from_problem
 from hetlab.errors import HetlabError
-from hetlab.widgets import Workbench, backend
+from hetlab.schedulers.base import MODULES, algorithm
+from hetlab.widgets import Workbench, solving
+from hetlab.widgets.params import Auto
 from hetlab.widgets.shapes import parse_shapes
-from tests._stubs import install, tiny_problem
+from tests.tiny import tiny_problem
 
-
-@pytest.fixture
-def stubs(monkeypatch):
-    install(monkeypatch.setitem, force=True)
+QUICK = {"comm": False, "cache": False, "repeat": 3, "warmup": 1, "seconds": 0.01}
 
 
 def _bases(fw):
     return list(fw.data[0].base) if fw.data else []
 
 
-def test_k_slider_resolves_greedy_and_updates_figure_in_place(stubs):
-    wb = Workbench(model="tiny")
+def _tiny_bench(**kw):
+    p = tiny_problem()
+    kw.setdefault("devices", fake_devices(p))
+    return Workbench(model=graph_from_problem(p), profile_options=QUICK, **kw)
+
+
+def _phone(**kw):
+    return Workbench(problem=load_hope_profile("inception-v3-huawei_p40"), devices=[], **kw)
+
+
+def test_profile_runs_off_the_kernel_thread_then_both_plans_are_solved():
+    wb = _tiny_bench()
+    t0 = time.perf_counter()
     wb.profile_button.click()
-    assert wb.problem is not None and wb.problem.devices == ["cpu0", "cl0"]
-    assert wb.progress.value == 100
+    assert time.perf_counter() - t0 < 0.5  # the click returns; the profile runs on a worker
+    assert wb.wait(60)
+    assert wb.problem is not None and wb.problem.devices == ["cpu", "gpu"]
+    assert wb.progress.value == 100 and "/" in wb.progress_text.value
     assert wb.ilp_plan is not None and wb.greedy_plan is not None
+    assert wb.cancel_button.disabled  # nothing left to cancel
+
+
+def test_cancel_stops_a_profile():
+    p = tiny_problem()
+    slow = [FakeDevice(d, p, time_scale=50.0) for d in p.devices]  # ~0.3 s per measurement
+    wb = _tiny_bench(devices=slow)
+    wb.profile()
+    deadline = time.time() + 30
+    while "cpu" not in wb.progress_text.value and time.time() < deadline:
+        time.sleep(0.05)  # the bar carries the profiler's message
+    assert not wb.cancel_button.disabled
+    wb.cancel_button.click()
+    assert wb.wait(30)
+    assert wb.problem is None and "cancelled" in wb.profile_status.value
+    assert wb.progress.value < 100 and wb.progress.bar_style == "warning"
+
+
+def test_k_slider_resolves_greedy_and_updates_figure_in_place():
+    wb = _phone(ilp_time_limit=0.05)
+    assert wb.wait(60)
     trace = wb.greedy_fig.data[0]
     before_plan, before = wb.greedy_plan, (list(trace.y), _bases(wb.greedy_fig))
     wb.k_slider.value = 1
+    assert wb.wait(60)
     assert wb.greedy_plan is not before_plan
     assert wb.greedy_plan.device_of != before_plan.device_of
     assert (list(wb.greedy_fig.data[0].y), _bases(wb.greedy_fig)) != before
     assert wb.greedy_fig.data[0] is trace  # updated in place, not rebuilt
     ilp = wb.ilp_plan
     wb.nt_slider.value = 3
+    assert wb.wait(60)
     assert wb.ilp_plan is not ilp and wb.ilp_plan.params["nt"] == 3
     assert "makespan" in wb.ilp_fig.layout.title.text
     assert wb.eps_slider.continuous_update is False and wb.k_slider.continuous_update is False
 
 
-def test_run_adds_measured_gantt_and_error(stubs):
-    wb = Workbench(model="tiny")
-    assert wb.run_button.disabled and "profile" in wb.run_button.tooltip
-    wb.profile_button.click()
-    assert not wb.run_button.disabled
-    assert not wb.run_fig.data
-    wb.run_button.click()
-    assert wb.run_report is not None and len(wb.run_fig.data) == 1
-    assert len(wb.run_fig.data[0].base) == 8
-    assert wb.run_error == pytest.approx(0.1, abs=0.02)  # the stub runs 10% slower
-    assert "predicted" in wb.run_status.value and "measured" in wb.run_fig.layout.title.text
+def test_plans_are_cached_and_a_move_back_redraws_from_the_cache(monkeypatch):
+    calls = []
+    real = solving.solve
+    monkeypatch.setattr(solving, "solve", lambda *a: calls.append(a[1]) or real(*a))
+    wb = _phone(ilp_time_limit=0.05)
+    assert wb.wait(60)
+    assert sorted(calls) == ["greedy", "ilp"]  # loading a profile solves each plan once
+    first = wb.greedy_plan
+    wb.k_slider.value = 2
+    assert wb.wait(60) and wb.greedy_plan is not first
+    t0 = time.perf_counter()
+    wb.k_slider.value = None  # back to greedy's own K
+    took = time.perf_counter() - t0
+    assert wb.greedy_plan is first and took < 0.3
+    assert not wb.tasks.busy() and calls.count("greedy") == 2
 
 
-def test_saved_profile_without_its_devices_cannot_run(stubs, tmp_path):
-    p = tiny_problem("phone")  # devices cpu/gpu; this "machine" has cpu0/cl0
+def test_a_newer_move_supersedes_an_older_solve():
+    wb = _phone(ilp_time_limit=0.05)
+    for nt in (4, 6, 8, 10):
+        wb.nt_slider.value = nt  # no wait: each move supersedes the one before
+    assert wb.wait(120)
+    assert wb.ilp_plan.params["nt"] == 10 and wb.nt_slider.value == 10
+
+
+def test_parameter_panels_come_from_the_registry():
+    wb = Workbench(problem=tiny_problem(), devices=[])
+    for algo in MODULES:
+        if algo == "single":
+            continue
+        panel = wb.panel("greedy_plan", algo)
+        params = algorithm(algo).params
+        assert set(panel.controls) == {p.name for p in params}
+        for p in params:
+            w = panel.controls[p.name]
+            assert w.value == p.default, (algo, p.name)
+            assert isinstance(w, Auto) == (p.default is None and p.kind != "bool")
+    assert wb.compared_params.children == (wb.panel("greedy_plan"),)
+    wb.algo_select.value = "heft"  # heft has no K: greedy's controls leave the screen
+    assert wb.compared_params.children == (wb.panel("greedy_plan", "heft"),)
+    assert wb.k_slider not in wb.compared_params.children[0].children
+    assert wb.wait(60) and wb.greedy_plan.algo == "heft"
+
+
+def test_plan_info_line_shows_how_the_plan_was_decided():
+    wb = _phone(ilp_time_limit=0.05)
+    assert wb.wait(60)
+    assert "subgraphs" in wb.ilp_info.value and "makespan" in wb.compared_info.value
+
+
+def test_saved_profile_without_its_devices_is_replayed_and_labelled(tmp_path):
+    p = tiny_problem("phone")  # devices cpu/gpu; this "machine" has none
     p.save(tmp_path / "phone.problem.json")
-    wb = Workbench(problem=str(tmp_path / "phone.problem.json"))
-    assert wb.problem.name == "phone" and wb.greedy_plan is not None
+    wb = Workbench(problem=str(tmp_path / "phone.problem.json"), devices=[])
+    assert wb.wait(60) and wb.problem.name == "phone" and wb.greedy_plan is not None
+    assert wb.run_where.value == "replay" and not wb.run_button.disabled
+    wb.run_where.value = "this machine"
     assert wb.run_button.disabled
     assert "lacks the profiled device(s) cpu, gpu" in wb.run_button.tooltip
     assert "lacks" in wb.run_status.value
+    wb.run_where.value = "replay"
     wb.run_button.click()
-    assert wb.run_report is None
+    assert wb.wait(60) and wb.run_report is not None
+    assert "not a measurement" in wb.run_fig.layout.title.text
+    assert "replayed" in wb.run_status.value and "measured" not in wb.run_status.value
     assert len(wb.heat_fig.data) == 2  # explorable: heatmap with the unsupported cell marked
+    out = wb.export_trace(tmp_path / "run.trace.json")
+    events = json.loads(out.read_text())
+    assert any(e.get("ph") == "X" for e in events.get("traceEvents", events))
 
 
-def test_dag_colour_selector_and_devices(stubs):
-    wb = Workbench(problem=tiny_problem())
+def test_run_adds_measured_gantt_and_error():
+    wb = _tiny_bench()
+    assert wb.run_button.disabled and "profile" in wb.run_button.tooltip
+    wb.profile_button.click()
+    assert wb.wait(60)
+    assert not wb.run_button.disabled and wb.run_where.value == "this machine"
+    assert wb.run_fig is None and wb.trace_button.disabled  # no empty figure is ever shown
+    wb.run_button.click()
+    assert wb.wait(60)
+    assert wb.run_report is not None and len(wb.run_fig.data) >= 1
+    assert len(wb.run_fig.data[0].base) == 8
+    assert abs(wb.run_error) < 0.5  # fake devices replay the costs the profile measured
+    assert "predicted" in wb.run_status.value and "measured" in wb.run_fig.layout.title.text
+    assert not wb.trace_button.disabled
+
+
+def test_what_if_scales_the_profile_and_says_so():
+    wb = Workbench(problem=tiny_problem(), devices=[])
+    assert wb.wait(60)
+    base, plan = wb.problem, wb.ilp_plan
+    wb.whatif.speed["cpu"].value = 10.0
+    assert wb.wait(60)
+    assert wb.problem is not base and wb.base_problem is base
+    assert wb.problem.extra["what_if"]["speed"]["cpu"] == 10.0
+    assert wb.problem.nodes[0].cost["cpu"] == pytest.approx(base.nodes[0].cost["cpu"] / 10)
+    assert "WHAT-IF" in wb.whatif_banner.value and "what-if" in wb.heat_fig.layout.title.text
+    assert "what-if" in wb.ilp_fig.layout.title.text and "what-if" in wb.dag_fig.layout.title.text
+    assert wb.ilp_plan.makespan < plan.makespan
+    wb.run_where.value = "this machine"
+    assert "what-if" in wb.run_button.tooltip
+    wb.whatif.reset()
+    assert wb.problem is base and wb.ilp_plan is plan and wb.whatif_banner.value == ""
+
+
+def test_dag_colour_selector_and_devices():
+    wb = Workbench(problem=tiny_problem(), devices=[])
+    assert wb.wait(60)
     assert "cost:gpu" in wb.color_select.options
     nodes = wb.dag_fig.data[1]
     wb.color_select.value = "cost:gpu"
@@ -80,8 +202,9 @@ def test_dag_colour_selector_and_devices(stubs):
     assert nodes.marker.symbol is None  # the cost view's x markers are cleared
 
 
-def test_save_and_load_plans_and_profiles(stubs, tmp_path):
-    wb = Workbench(problem=tiny_problem())
+def test_save_and_load_plans_and_profiles(tmp_path):
+    wb = Workbench(problem=tiny_problem(), devices=[])
+    assert wb.wait(60)
     wb.path_text.value = str(tmp_path)
     wb.save_profile_button.click()
     wb.save_plans_button.click()
@@ -90,18 +213,19 @@ def test_save_and_load_plans_and_profiles(stubs, tmp_path):
     assert not [f for f in tmp_path.iterdir() if f.name.startswith(".")]  # no temp files left
     saved = json.loads((tmp_path / "tiny.ilp.plan.json").read_text())
     assert saved["makespan"] == pytest.approx(wb.ilp_plan.makespan)
-    wb2 = Workbench()
+    wb2 = Workbench(devices=[])
     wb2.path_text.value = str(tmp_path)
     wb2.load_profile_button.click()
     assert wb2.problem is not None and wb2.problem.name == "tiny"
-    wb2.k_slider.value = 1  # make the compared plan differ from the saved one
+    wb2.k_slider.value = 1  # a solve still running when the saved plans load
     wb2.load_plans_button.click()
+    assert wb2.wait(60)
     assert wb2.greedy_plan.device_of == wb.greedy_plan.device_of
     np.testing.assert_allclose(_bases(wb2.greedy_fig), _bases(wb.greedy_fig))
 
 
-def test_bad_inputs_show_one_line_not_tracebacks(stubs, tmp_path):
-    wb = Workbench()
+def test_bad_inputs_show_one_line_not_tracebacks(tmp_path):
+    wb = Workbench(devices=[])
     assert wb.profile_button.disabled and wb.profile_button.tooltip == "load a model first"
     wb.path_text.value = str(tmp_path)
     wb.load_profile_button.click()
@@ -110,16 +234,17 @@ def test_bad_inputs_show_one_line_not_tracebacks(stubs, tmp_path):
     wb.model_picker.value = "tiny"
     wb.load_button.click()
     assert "integers" in wb.model_status.value and wb.graph is None
+    wb.shape_text.value = ""
+    wb.load_model("no_such_model")
+    assert wb.wait(60)
+    assert "Traceback" not in wb.model_status.value and "no_such_model" in wb.model_status.value
 
 
-def test_missing_pieces_disable_buttons_with_reasons(monkeypatch):
-    def missing(*a, **k):
-        raise backend.Missing("device discovery is not available in this build")
-
-    monkeypatch.setattr(backend, "local_devices", missing)
-    wb = Workbench(problem=tiny_problem())
-    assert "device discovery" in wb.profile_status.value
-    assert wb.run_button.disabled
+def test_without_devices_profile_and_real_runs_are_disabled_with_reasons():
+    wb = Workbench(model=graph_from_problem(tiny_problem()), devices=[])
+    assert wb.profile_button.disabled and "no devices" in wb.profile_button.tooltip
+    wb.profile()  # called anyway: one line, no traceback
+    assert wb.wait(60) and "cannot profile" in wb.profile_status.value
 
 
 def test_parse_shapes():
@@ -130,7 +255,7 @@ def test_parse_shapes():
             parse_shapes(bad)
 
 
-def test_real_loader_on_a_small_onnx_file(tmp_path, monkeypatch):
+def test_real_loader_on_a_small_onnx_file(tmp_path):
     onnx = pytest.importorskip("onnx")
     from onnx import TensorProto, helper
 
@@ -145,39 +270,57 @@ def test_real_loader_on_a_small_onnx_file(tmp_path, monkeypatch):
     )
     f = tmp_path / "two.onnx"
     onnx.save(m, f)
-    monkeypatch.setattr(backend, "local_devices", list)
-    wb = Workbench(model=str(f), shapes="x=2x4")
-    if wb.graph is None:
-        pytest.skip(f"the ONNX loader is not available: {wb.model_status.value}")
+    wb = Workbench(model=str(f), shapes="x=2x4", devices=[])
+    assert wb.wait(60)
     assert [n.id for n in wb.graph.nodes] == ["r1", "s1"]
     assert len(wb.dag_fig.data[1].x) == 2 and "2x4" in wb.dag_fig.data[1].text[0]
     assert wb.profile_button.disabled and "no devices" in wb.profile_button.tooltip
 
 
-def test_first_display_hands_the_browser_fresh_figures_with_full_state(stubs):
-    wb = Workbench(model="tiny")
-    wb.profile_button.click()
-    old = wb.greedy_fig
+def test_a_view_created_late_draws_the_figures_current_state():
+    """A browser view is drawn from the figure's full state: it follows in-place updates, so
+    a view created after them (a module still loading, a notebook reopened) is not stale."""
+    wb = _phone(ilp_time_limit=0.05)
+    assert wb.slots["greedy_fig"].box.children == (wb.slots["greedy_fig"].note,)  # a message
+    assert wb.wait(60)
+    fw = wb.greedy_fig
+    assert wb.slots["greedy_fig"].box.children == (fw,)
+    before = list(fw.data[0].base)
     bundle = wb._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
-    assert wb.greedy_fig is not old and wb._boxes["greedy_fig"].children == (wb.greedy_fig,)
-    assert list(wb.greedy_fig.data[0].base) == list(old.data[0].base)
+    wb.k_slider.value = 1
+    assert wb.wait(60)
+    assert wb.greedy_fig is fw and list(fw.data[0].base) != before  # updated in place
+    assert fw._widget_data[0]["base"] == list(fw.data[0].base)
+    assert fw._widget_layout["title"]["text"] == fw.layout.title.text
     assert wb.dag_fig.layout.yaxis.visible is False  # the DAG hides its meaningless y axis
-    wb._repr_mimebundle_()
-    fresh = wb.greedy_fig
-    wb.k_slider.value = 1  # later updates go to the displayed figure
-    assert wb.greedy_fig is fresh and list(fresh.data[0].base) != list(old.data[0].base)
 
 
-def test_ilp_slider_moves_use_the_ilps_own_time_limit(monkeypatch):
-    """A slider move re-solves in seconds: the window limit is the ILP's default (0.5 s), not
-    a long one (20 s per window made a cached squeezenet profile take minutes to draw)."""
-    from hetlab.schedulers.base import Param
+def test_ilp_time_limit_defaults_to_the_params_and_can_be_set():
+    """Defaults come from ``Param`` alone; ``ilp_time_limit`` overrides the window limit."""
+    default = {p.name: p.default for p in algorithm("ilp").params}
+    assert Workbench(devices=[])._params("ilp_plan") == default
+    assert Workbench(devices=[], ilp_time_limit=3.0)._params("ilp_plan")["time_limit"] == 3.0
 
-    params = [
-        Param("nt", "int", 12, 1, 2000, "subgraph size"),
-        Param("time_limit", "float", None, 0.01, 1e5, "s"),
-    ]
-    monkeypatch.setattr(backend, "algorithm_params", lambda algo: params)
-    assert Workbench()._params("ilp") == {"nt": 12}
-    assert Workbench(ilp_time_limit=3.0)._params("ilp") == {"nt": 12, "time_limit": 3.0}
+
+def test_info_line_says_when_something_other_than_the_ilp_decided():
+    from hetlab.schedulers.base import schedule
+    from hetlab.widgets.plans import info_html
+
+    p = load_hope_profile("inception-v3-huawei_p40")
+    plan = schedule(p, "ilp", time_limit=0.05)
+    plan.extra.update(subgraphs=[["a"], ["b", "c"]], decided_by="search", windows_limit=2)
+    html = info_html(plan)
+    assert "subgraphs: 2" in html and "hit the limit: 2" in html
+    assert "<b style='color:#9a6700'>decided by: search</b>" in html
+    plan.extra["decided_by"] = "ilp"
+    assert "<b" not in info_html(plan).replace("<b style", "")  # the ILP's own plan: plain
+
+
+def test_auto_names_the_algorithms_own_choice_for_the_problem():
+    from hetlab.schedulers.base import defaults
+
+    wb = _phone(ilp_time_limit=0.05)
+    k = defaults("greedy", wb.problem)["k"]
+    assert wb.k_slider.value is None and wb.k_slider.auto.description == f"auto ({k})"
+    assert wb.wait(60) and wb.greedy_plan.params["k"] == k

@@ -1,0 +1,100 @@
+"""The workbench's files: profiles and plans saved to and loaded from one folder, and the
+Perfetto (Chrome trace-event) export of the last run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hetlab.cost.problem import Problem
+from hetlab.errors import HetlabError
+from hetlab.schedulers.plan import Plan
+from hetlab.widgets.controls import say
+
+
+class Files:
+    """Mixed into ``Workbench``: reads its ``problem``, plans and ``last_run``."""
+
+    problem: Any
+    graph: Any
+    ilp_plan: Any
+    greedy_plan: Any
+    last_run: Any
+
+    def _folder(self) -> Path:
+        return Path(self.path_text.value.strip() or ".")
+
+    def save_profile(self, path: str | Path | None = None) -> Path | None:
+        """Save the profile shown (a what-if copy records its factors in ``extra``)."""
+        if self.problem is None:
+            say(self.file_status, "no profile to save", "warn")
+            return None
+        p = Path(path) if path else self._folder() / f"{self.problem.name}.problem.json"
+        self.problem.save(p)
+        say(self.file_status, f"saved profile to {p}", "ok")
+        return p
+
+    def load_profile(self, path: str | Path | None = None) -> None:
+        """Load ``path`` (or the folder's first ``*.problem.json``) as the profile."""
+        folder = self._folder()
+        try:
+            if path is None:
+                found = sorted(folder.glob("*.problem.json"))
+                if not found:
+                    raise HetlabError(f"no *.problem.json in {folder}: save a profile there first")
+                path = found[0]
+            prob = Problem.load(path)
+        except HetlabError as e:
+            say(self.file_status, str(e), "error")
+            return
+        self.problem = prob
+        say(self.file_status, f"loaded profile {path}", "ok")
+
+    def save_plans(self) -> list[Path]:
+        out = []
+        for tag, plan in (("ilp", self.ilp_plan), ("compared", self.greedy_plan)):
+            if plan is not None:
+                out.append(plan.save(self._folder() / f"{plan.problem}.{tag}.plan.json"))
+        say(
+            self.file_status,
+            f"saved {len(out)} plan(s) to {self._folder()}" if out else "no plans to save",
+            "ok" if out else "warn",
+        )
+        return out
+
+    def load_plans(self) -> None:
+        """Load the saved plans of this problem, re-timed under it; they replace the solved
+        ones until a parameter moves again."""
+        if self.problem is None:
+            say(self.file_status, "load or make a profile first", "warn")
+            return
+        n = 0
+        try:
+            for tag, slot in (("ilp", "ilp_plan"), ("compared", "greedy_plan")):
+                f = self._folder() / f"{self.problem.name}.{tag}.plan.json"
+                if f.exists():
+                    plan = Plan.load(f).resimulate(self.problem)
+                    self._want[slot] = None  # a solve still running for this slot is stale
+                    setattr(self, slot, plan)
+                    n += 1
+        except HetlabError as e:
+            say(self.file_status, str(e), "error")
+            return
+        say(
+            self.file_status,
+            f"loaded {n} plan(s)" if n else f"no saved plans in {self._folder()}",
+            "ok" if n else "warn",
+        )
+
+    def export_trace(self, path: str | Path | None = None) -> Path | None:
+        """Write the last run's Chrome trace-event JSON (open it in ui.perfetto.dev)."""
+        if self.last_run is None:
+            say(self.run_status, "run a plan first: there is no trace to export", "warn")
+            return None
+        report, tag = self.last_run
+        name = self.problem.name if self.problem is not None else "run"
+        p = Path(path) if path else self._folder() / f"{name}.{tag}.trace.json"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        report.write_trace(p)
+        say(self.file_status, f"wrote {p}: open it in ui.perfetto.dev", "ok")
+        return p

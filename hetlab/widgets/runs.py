@@ -1,0 +1,74 @@
+"""Running a plan from the workbench: for real on this machine's devices, or as a replay of
+the profile's costs on fake devices (``hetlab.devices.fake``), which any profile allows,
+including one measured elsewhere or a what-if. A replay is labelled so: it measures nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hetlab.calibrate import run
+from hetlab.cost.problem import Problem
+from hetlab.devices.fake import fake_devices, graph_from_problem
+from hetlab.executor import RunReport
+from hetlab.schedulers.plan import Plan
+
+REAL, REPLAY = "this machine", "replay"
+REPLAY_NOTE = "replay of the profile's costs on fake devices, not a measurement"
+
+
+def why_not_real(problem: Problem | None, graph: Any, here: list[str]) -> str | None:
+    """Why the plan cannot run for real on this machine, or None."""
+    if problem is None:
+        return "no profile: profile the model or load a saved profile"
+    if problem.extra.get("what_if"):
+        return "a what-if profile describes no real machine: replay it"
+    lacking = [d for d in problem.devices if d not in set(here)]
+    if lacking:
+        return (
+            f"this machine lacks the profiled device(s) {', '.join(lacking)}: "
+            "the profile can be explored and replayed, not run"
+        )
+    if graph is None:
+        return "no model loaded: a profile alone can only be replayed"
+    return None
+
+
+def execute(
+    plan: Plan,
+    problem: Problem,
+    graph: Any,
+    devices: list[Any],
+    replay: bool,
+    repeat: int,
+) -> RunReport:
+    """Run ``plan``: on ``devices`` (those named in the profile) for real, else replayed."""
+    if replay:
+        g = graph_from_problem(problem)
+        return run(g, plan, fake_devices(problem), repeat=repeat, problem=problem)
+    devs = [d for d in devices if d.name in set(problem.devices)]
+    return run(graph, plan, devs, repeat=repeat, check=bool(graph.model_path), problem=problem)
+
+
+def summary(doc: dict[str, Any], plan: Plan, replay: bool) -> tuple[str, float | None]:
+    """The status line of a run and its relative error against the plan's makespan."""
+    lat = (doc.get("latency_ms") or {}).get("median")
+    if not lat:
+        return "ran", None
+    err = (lat - plan.makespan) / plan.makespan
+    verb = "replayed" if replay else "measured"
+    msg = f"{verb} {lat:.3f} ms vs predicted {plan.makespan:.3f} ms ({err:+.1%})"
+    best = doc.get("predicted_host_ms") or doc.get("predicted_io_ms")
+    if best and abs(best - plan.makespan) > 1e-9:
+        what = "host dispatch and I/O" if doc.get("predicted_host_ms") else "host I/O"
+        msg += f"; {best:.3f} ms with {what} ({(lat - best) / best:+.1%})"
+    cp = doc.get("critical_path") or {}
+    if cp.get("predicted_run_ms") is not None:
+        msg += (
+            f"; on the critical path units ran {cp['run_ms']:.3f} ms (profiled "
+            f"{cp['predicted_run_ms']:.3f}), dispatch {cp['dispatch_ms']:.3f} ms"
+        )
+    if doc.get("max_rel_err") is not None:
+        msg += f"; max rel err vs onnxruntime {doc['max_rel_err']:.2g}"
+    if replay:
+        msg += f" ({REPLAY_NOTE})"
+    return msg, err

@@ -6,7 +6,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from hetlab.cost.profiler import profile as measure_profile
+from hetlab.calibrate import profile as measure_profile
 from hetlab.errors import HetlabError
 from hetlab.viz import gantt_figure
 from hetlab.widgets import draw
@@ -47,7 +47,7 @@ class Running:
 
     def profile(self, **options: Any) -> None:
         """Profile the model on the selected devices in the background, once the model and
-        the devices are known; ``options`` go to ``hetlab.cost.profiler.profile`` (over
+        the devices are known; ``options`` go to ``hetlab.calibrate.profile`` (over
         ``profile_options``). The bar shows the profiler's progress; Cancel stops it."""
         opts = {**self.profile_options, **options}
 

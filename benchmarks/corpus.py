@@ -7,9 +7,9 @@ Writes ``benchmarks/results/<platform>/corpus.csv`` and ``corpus.md`` (the table
 docs/corpus.md).
 
     python tests/thirdparty/fetch.py                          # the models, into .cache/thirdparty/
-    python benchmarks/corpus.py --devices cpu0,cl0            # the 2-core VM (cl0: PoCL)
-    python benchmarks/corpus.py --devices cpu0,cpu1,cl0 --repeat 20 --out $OUT/corpus   # GPU host
-    python benchmarks/corpus.py --algos ilp,greedy,heft,single:cpu0,single:cl0   # vs one device
+    python -m benchmarks.corpus --devices cpu0,cl0            # the 2-core VM (cl0: PoCL)
+    python -m benchmarks.corpus --devices cpu0,cpu1,cl0 --repeat 20 --out $OUT/corpus   # GPU host
+    python -m benchmarks.corpus --algos ilp,greedy,heft,single:cpu0,single:cl0   # vs one device
 """
 
 from __future__ import annotations
@@ -23,8 +23,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from fig4_env import ROOT, fingerprint, platform_slug
-
+from benchmarks.fig4.env import ROOT, fingerprint, platform_slug
 from hetlab.graph.corpus import MODELS, CorpusModel
 
 QUICK = {"repeat": 3, "warmup": 1, "rounds": 1, "seconds": 0.02, "context": 0, "comm": False}

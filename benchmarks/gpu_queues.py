@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from hetlab.calibrate import profile as profile_with_calibrations
 from hetlab.cost.profiler import profile
 from hetlab.cost.queues import only_devices, queue_names, queues_pay, with_queues
 from hetlab.devices.opencl.queues import model_slowdown, queue_costs
@@ -153,8 +154,18 @@ def gpu_rows(graph, feed, args, devs: dict) -> dict[str, Any]:
     for label, problem in (("queues", gpu_only), ("queues+cpu", mixed)):
         for algo in ALGOS:
             row[f"{algo}/{label}"] = plan_row(graph, problem, algo, devs, feed, args)
-    row["recommended"] = plan_row(graph, mixed if pays else prob, RECOMMENDED, devs, feed, args)
+    calibrated = calibrated_profile(graph, [*cpus, devs["cl0"]], args)
+    if pays:
+        calibrated = with_queues(calibrated, {"cl0": views}, latency, factor)
+    row["recommended"] = plan_row(graph, calibrated, RECOMMENDED, devs, feed, args)
     return row
+
+
+def calibrated_profile(graph, devices: list[Any], args: argparse.Namespace) -> Any:
+    """The profile a user gets (``hetlab.profile``): the measurements, which the cache keeps
+    from the first profile, and the executor's calibrations of unit boundaries and of units
+    running beside each other."""
+    return profile_with_calibrations(graph, devices, repeat=5, rounds=1, seconds=args.seconds)
 
 
 def cpu_rows(graph, feed, args) -> dict[str, Any]:
@@ -164,10 +175,7 @@ def cpu_rows(graph, feed, args) -> dict[str, Any]:
         {"cpu": default_groups(), "whole_cpu": "cpu", "opencl": {"include": []}}
     )
     devs = {d.name: d for d in found}
-    prob = profile(
-        graph, found, repeat=5, rounds=1, seconds=args.seconds, handoff=False, concurrent=False
-    )
-    prob.extra["exclusive"] = [["cpu"], [d for d in devs if d != "cpu"]]
+    prob = calibrated_profile(graph, found, args)
     return {"cpu_recommended": plan_row(graph, prob, RECOMMENDED, devs, feed, args)}
 
 

@@ -23,10 +23,12 @@ def queue_names(device: str, queues: int) -> list[str]:
     return [device] + [f"{device}.q{k}" for k in range(1, queues)]
 
 
-def queues_pay(slowdown: float, queues: int, min_gain: float = 1.1) -> bool:
+def queues_pay(slowdown: float, queues: int, min_gain: float = 1.5) -> bool:
     """Whether ``queues`` queues of a device run more work than one: ``slowdown`` is how much
     longer one copy of the model takes beside copies on the others (``model_slowdown``), so
-    ``queues / slowdown`` copies finish in the time of one alone."""
+    ``queues / slowdown`` copies finish in the time of one alone. Copies of a whole model
+    overlap better than a plan's branches do (no dependencies between them), so the queues
+    must run ``min_gain`` times the work of one before a plan is offered them."""
     return queues / max(slowdown, 1.0) >= min_gain
 
 

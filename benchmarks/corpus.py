@@ -178,7 +178,7 @@ def main() -> int:
             print(f"{name}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
             continue
         rows += mine
-        errs = ", ".join(f"{r['algo']} {r['max_rel_err']}" for r in mine)
+        errs = ", ".join(f"{r['algo']} {r['median_ms']} ms {r['max_rel_err']}" for r in mine)
         print(f"{name}: {time.perf_counter() - t0:.1f} s; {errs}", flush=True)
         with open(out / "corpus.csv", "w", newline="") as f:
             w = csv.DictWriter(f, FIELDS)

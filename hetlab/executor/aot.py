@@ -6,7 +6,7 @@ pass, in the plan's global order, and the host waits only where it needs a resul
 
 - a unit's launches go to its own queue; the first waits on the last event of every unit on
   another queue of the group that it reads from (its own queue is in order). Tensors pass
-  between the group's queues as buffers, with no copy;
+  between the group's queues as buffers, with no copy, bound as the run reaches them;
 - a model input is written by a non-blocking copy on the queue of its first reader;
 - a tensor a CPU worker produces is written from a host array the worker fills, by a copy
   that waits on a user event the worker sets (``published``): the GPU side never waits on
@@ -118,10 +118,6 @@ class AotGroup:
         outside = [s for s in ex.specs if s.index not in self.index]
         needed = set(ex.graph.outputs) | {t for s in outside for t in ex.recv[s.index]}
         self.reads = {s.index: [t for t in ex.publish[s.index] if t in needed] for s in self.specs}
-        for s in self.specs:  # buffers that pass between the group's queues: bound once
-            h = ex.units[s.index].handle
-            for t, p in self.from_group[s.index]:
-                h.bind(t, ex.units[p].handle.result(t))
 
     # --- one run ------------------------------------------------------------------------
     def start_run(self) -> None:
@@ -183,7 +179,12 @@ class AotGroup:
 
     def _waits(self, s: UnitSpec) -> list[Any]:
         """Events the unit's first launch waits on: its group inputs from other queues, and
-        the host copies of its other inputs (enqueued here on first use)."""
+        the host copies of its other inputs (enqueued here on first use). A group input is
+        bound here, once its producer is: a producer's output may be a view of its own input,
+        whose buffer is only known then (binding the same buffer again costs nothing)."""
+        h = self.ex.units[s.index].handle
+        for t, p in self.from_group[s.index]:
+            h.bind(t, self.ex.units[p].handle.result(t))
         waits = [
             self.last[p] for _t, p in self.from_group[s.index] if self._queue_of(p) != s.device
         ]

@@ -104,3 +104,32 @@ def test_the_whole_cpu_and_its_groups_are_alternatives():
 
     assert exclusive_sets([Named("cpu0"), Named("cpu1"), whole]) == [["cpu"], ["cpu0", "cpu1"]]
     assert exclusive_sets([Named("cpu0"), Named("cl0")]) == []
+
+
+def test_a_view_of_a_host_tensor_passes_between_queues(devs, tmp_path):
+    """A unit that is only a view (Reshape) of what the host or a CPU group sends: its
+    output's buffer is known only once the copy is enqueued."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    from tests.executor.models import save
+
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"], name="relu"),
+        helper.make_node("Reshape", ["r", "shape"], ["v"], name="view"),
+        helper.make_node("Sigmoid", ["v"], ["y"], name="sig"),
+    ]
+    shape = onnx.numpy_helper.from_array(__import__("numpy").array([4, 8], "int64"), "shape")
+    g = helper.make_graph(
+        nodes,
+        "view_between_queues",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 8])],
+        [shape],
+    )
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    graph = load(save(model, tmp_path / "view.onnx"))
+    for first in ("cpu0", "cl0"):
+        device_of = {"relu": first, "view": "cl0.q1", "sig": "cl0"}
+        rep = run(graph, device_of, devs, repeat=2, check=True)
+        assert rep.max_rel_err <= 1e-6, first

@@ -11,10 +11,7 @@ ALGOS = ("ilp", "greedy", "heft")
 SHORT = {"repeat": 3, "warmup": 1, "rounds": 1, "seconds": 0.02, "context": 0, "comm": False}
 TOL = 1e-4
 # models that fail only through an OpenCL op's semantics, being fixed in the op itself
-XFAIL = {
-    "ppocr_det": "OpenCL Resize/ConvTranspose semantics differ from onnxruntime "
-    "(max_rel_err ~2e-2 on every plan)",
-}
+XFAIL: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ docs/corpus.md).
     python tests/thirdparty/fetch.py                          # the models, into .cache/thirdparty/
     python -m benchmarks.corpus --devices cpu0,cl0            # the 2-core VM (cl0: PoCL)
     python -m benchmarks.corpus --devices cpu0,cpu1,cl0 --repeat 20 --out $OUT/corpus   # GPU host
-    python -m benchmarks.corpus --algos ilp,greedy,heft,single:cpu0,single:cl0   # vs one device
+    python -m benchmarks.corpus --algos recommended,ilp,greedy,heft,single:cpu0,single:cl0
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def model_rows(
     m: CorpusModel, devices: list[Any], algos: list[str], repeat: int, quick: bool
 ) -> list[dict[str, Any]]:
     """One row per algorithm: profile once, schedule, run each plan with the check."""
-    from hetlab.calibrate import profile
+    from hetlab.calibrate import profile, recommend
     from hetlab.executor.api import run
     from hetlab.executor.check import load_inputs
     from hetlab.graph import load
@@ -106,8 +106,8 @@ def model_rows(
     }
     feed = load_inputs(graph, m.inputs())
     rows = []
-    for algo in algos:
-        plan = schedule(prob, algo)
+    for algo in algos:  # "recommended": hetlab.calibrate.recommend's choice
+        plan = recommend(prob, graph, devices) if algo == "recommended" else schedule(prob, algo)
         t1 = time.perf_counter()
         rep = run(graph, plan, devices, repeat=repeat, check=True, inputs=feed, problem=prob)
         per = Counter(plan.device_of.values())

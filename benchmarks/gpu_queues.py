@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from hetlab.calibrate import profile as profile_with_calibrations
+from hetlab.calibrate import recommend
 from hetlab.cost.profiler import profile
 from hetlab.cost.queues import only_devices, queue_names, queues_pay, with_queues
 from hetlab.devices.opencl.queues import model_slowdown, queue_costs
@@ -37,7 +38,7 @@ from hetlab.zoo import path as zoo_path
 
 MODELS = "squeezenet,googlenet,inception_v3,inception_v4,resnet50,pnasnet_mobile,nasnet_large"
 ALGOS = ("ilp", "greedy", "heft")
-RECOMMENDED = "ilp+"  # HOPE's ILP with its floor at the best single device and heuristics
+RECOMMENDED = "recommended"  # hetlab.calibrate.recommend: ilp+ or one device, as predicted
 
 
 def median_ms(fn, repeat: int, warmup_s: float = 0.5) -> float:
@@ -107,7 +108,10 @@ def plan_row(graph, problem, algo: str, devs, feed, args) -> dict[str, Any]:
     params = {"time_limit": args.time_limit} if algo in ("ilp", "ilp+") else {}
     t0 = time.perf_counter()
     try:
-        plan = schedule(problem, algo, **params)
+        if algo == RECOMMENDED:
+            plan = recommend(problem, graph, devs, **params)
+        else:
+            plan = schedule(problem, algo, **params)
         solve = time.perf_counter() - t0
         rep = run(graph, plan, devs, repeat=args.repeat, check=True, inputs=feed)
     except HetlabError as e:

@@ -8,6 +8,7 @@ predictions added to its report: the two that ``hetlab.profile`` and ``hetlab.ru
 """
 
 from hetlab.calibrate.profile import profile
+from hetlab.calibrate.recommend import recommend
 from hetlab.calibrate.report import run, with_predictions
 
-__all__ = ["profile", "run", "with_predictions"]
+__all__ = ["profile", "recommend", "run", "with_predictions"]

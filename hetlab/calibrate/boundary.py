@@ -23,9 +23,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from hetlab.calibrate import handoff
 from hetlab.cost.problem import Link, Problem
 from hetlab.devices.base import Device
+from hetlab.executor import api
+from hetlab.executor.check import load_inputs
 from hetlab.graph.ir import OpGraph
+from hetlab.schedulers.sim import simulate
 
 # (get, put) of the profile cache, keyed by (kind, key): a calibration measured once is reused
 CacheHooks = tuple[Callable[[str, str], Any], Callable[[str, str, Any], None]]
@@ -69,7 +73,6 @@ def fit_latency(
 ) -> float:
     """The extra link latency (ms) on ``pair``'s two links that makes the simulated makespan
     of ``device_of`` equal ``measured_ms`` (0 when it is predicted at least that already)."""
-    from hetlab.schedulers.sim import simulate
 
     def pred(ms: float) -> float:
         return simulate(_shifted(problem, pair, ms) if ms else problem, device_of, order).makespan
@@ -114,21 +117,17 @@ def calibrate_boundaries(
     returns what was done per ordered pair, also stored as ``problem.extra["boundary"]``.
     ``memo``: ``(get(a, b) -> measured ms or None, put(a, b, ms))``, e.g. the profile cache,
     so that a cached profile does not run the model again (the fit itself is recomputed)."""
-    from hetlab.calibrate.handoff import measure_handoff
-    from hetlab.executor.api import run
-    from hetlab.schedulers.sim import simulate
 
     devs = {d.name: d for d in devices}
     order = graph.topo_order()
     feed = None
     if inputs:
-        from hetlab.executor.check import load_inputs
-
         feed = load_inputs(graph, inputs)
 
     def measure(plan: dict[str, str]) -> tuple[float, int, float]:
         """(median ms, units, ms of the median run outside the devices' runs)."""
-        rep = run(graph, plan, devs, repeat=repeat, inputs=feed)  # warm-up: the executor default
+        # warm-up: the executor default
+        rep = api.run(graph, plan, devs, repeat=repeat, inputs=feed)
         median = float(rep.latency_ms["median"])
         return median, int(rep.units), median - float(rep.extra["critical_path"]["run_ms"])
 
@@ -169,7 +168,7 @@ def calibrate_boundaries(
     calibrated = {k: v["ms"] for k, v in done.items()}
     add_latency(problem, calibrated)
     if fallback:
-        probe = measure_handoff(list(devs.values()))
+        probe = handoff.measure_handoff(list(devs.values()))
         extra = {k: probe.get(k, 0.0) + per_unit.get(k.split("->", 1)[1], 0.0) for k in fallback}
         add_latency(problem, extra)
         for k in fallback:

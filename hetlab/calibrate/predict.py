@@ -17,7 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
+from hetlab.calibrate.boundary import add_latency
 from hetlab.cost.problem import PEdge, PNode, Problem
+from hetlab.executor.units import build_units
 from hetlab.graph.ir import OpGraph
 from hetlab.schedulers.sim import simulate
 
@@ -144,8 +146,6 @@ def host_serial(
 ) -> tuple[float, int] | None:
     """``host_serial_ms`` and how many units started while another device ran;
     ``concurrent``: the surcharge to use instead of the problem's (ms)."""
-    from hetlab.calibrate.boundary import add_latency
-    from hetlab.executor.units import build_units
 
     h = per_unit_ms(problem)
     aug = with_host_io(problem, graph, device_of, order, host, remote) if h else None

@@ -37,11 +37,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import tomllib
 from pathlib import Path
 from typing import Any
 
 from hetlab.devices import cgroup
 from hetlab.devices.base import Device
+from hetlab.devices.ort_cpu import OrtCpuDevice
 from hetlab.errors import HetlabError
 
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
@@ -127,8 +129,6 @@ def read_platform(path: str | os.PathLike) -> dict[str, Any]:
                 f"platform file {p} is not valid JSON (line {e.lineno}: {e.msg})"
             ) from None
     else:
-        import tomllib
-
         try:
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
@@ -239,6 +239,7 @@ def validate_platform(doc: Any, source: str = "platform") -> dict[str, Any]:
 def opencl_devices() -> list[Device]:
     """Every OpenCL device found, or none when the backend is absent or finds nothing."""
     try:
+        # lazy: OpenCL is optional (pyopencl may be missing or broken)
         from hetlab.devices.opencl import discover
     except ImportError:
         return []
@@ -264,7 +265,6 @@ def devices(platform: str | os.PathLike | dict | None = None) -> list[Device]:
         key = (str(Path(platform).resolve()), Path(platform).stat().st_mtime_ns)
     if key is not False and key in _CACHE:
         return list(_CACHE[key])
-    from hetlab.devices.ort_cpu import OrtCpuDevice
 
     cl = conf["opencl"]
     found = [
@@ -305,7 +305,6 @@ def devices(platform: str | os.PathLike | dict | None = None) -> list[Device]:
 def whole_cpu(name: str, groups: list[dict[str, Any]]) -> Device:
     """One onnxruntime device on every core of ``groups``, with one thread per thread of
     theirs; ``covers`` names the groups it is the alternative to."""
-    from hetlab.devices.ort_cpu import OrtCpuDevice
 
     cores = sorted({c for g in groups for c in g["cores"]})
     threads = sum(int(g.get("threads") or len(g["cores"])) for g in groups)

@@ -11,6 +11,7 @@ calibrated predictions are added by ``hetlab.calibrate.run``.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,12 +21,16 @@ from typing import Any
 import numpy as np
 
 from hetlab.devices.base import Device
+from hetlab.devices.platform import devices as platform_devices
 from hetlab.errors import HetlabError
 from hetlab.executor.check import max_rel_err, random_inputs, reference_outputs
 from hetlab.executor.critical import predicted_unit_ms, summary
 from hetlab.executor.interpreter import Executor
 from hetlab.executor.trace import Event, node_timeline, write_trace
+from hetlab.graph import load
 from hetlab.graph.ir import OpGraph
+from hetlab.schedulers.plan import Plan
+from hetlab.schedulers.sim import simulate
 
 
 @dataclass
@@ -70,7 +75,6 @@ def placement(
 ) -> tuple[dict[str, str], list[str] | None, bool, float | None]:
     """``(device_of, order, sequential, predicted_ms)`` from a Plan, a node -> device mapping,
     or a device name (every node it supports there, the rest on the first CPU device)."""
-    from hetlab.schedulers.plan import Plan
 
     if isinstance(plan, Plan):
         return plan.device_of, plan.order, plan.sequential, float(plan.makespan)
@@ -113,12 +117,8 @@ def run(
     ``problem``: when given and ``plan`` is no Plan, ``predicted_ms`` is simulated on it, and
     the critical path's units carry their profiled times."""
     if isinstance(graph, (str, Path)):
-        from hetlab.graph import load
-
         graph = load(str(graph))
     if devices is None:
-        from hetlab.devices.platform import devices as platform_devices
-
         devices = platform_devices()
     devmap = dict(devices) if isinstance(devices, Mapping) else {d.name: d for d in devices}
     if repeat < 1:
@@ -126,8 +126,6 @@ def run(
     device_of, order, sequential, predicted = placement(graph, plan, devmap)
     ex = Executor(graph, device_of, devmap, order, sequential, node_times=trace is not None)
     if predicted is None and problem is not None:
-        from hetlab.schedulers.sim import simulate
-
         predicted = float(simulate(problem, device_of, order or graph.topo_order()).makespan)
     feed = dict(inputs) if inputs is not None else random_inputs(graph, seed)
     try:
@@ -192,7 +190,6 @@ WARMUP_MAX = 200
 def warm_up(run_once: Callable[[], Any], warmup: int | None = None) -> int:
     """Unmeasured runs: ``warmup`` of them, or (None) until ``WARMUP_S`` s have passed, at
     least one and at most ``WARMUP_MAX``; returns how many ran."""
-    import time
 
     if warmup is not None:
         for _ in range(max(0, warmup)):

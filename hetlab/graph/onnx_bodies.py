@@ -64,6 +64,7 @@ def _weights_of(graph: OpGraph) -> dict[str, np.ndarray]:
     """Constants of ``graph`` (a model or a body), cached on it as the OpenCL builder does."""
     w = getattr(graph, "_hetlab_weights", None)
     if w is None:
+        # lazy: onnx is slow to import
         from hetlab.graph.onnx_io import weights
 
         w = weights(graph) if graph.consts else {}
@@ -177,6 +178,7 @@ def _body_graph(parent: OpGraph, g: onnx.GraphProto, m: onnx.ModelProto, name: s
 def record(body: OpGraph, values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Every value produced by ``body``'s own nodes (not inside nested bodies), from one
     onnxruntime run of the body as a standalone model fed ``values`` (its outer inputs)."""
+    # lazy: onnxruntime is slow to import
     import onnxruntime as ort
 
     g, m = _proto(body)

@@ -21,6 +21,7 @@ from onnx import helper, numpy_helper
 from hetlab.errors import HetlabError
 from hetlab.graph import zoo
 from hetlab.graph.flops import node_flops
+from hetlab.graph.inputs import random_arrays
 from hetlab.graph.ir import Edge, Node, OpGraph, Tensor
 from hetlab.graph.shapes import Dim, resolve_input_shapes
 
@@ -206,9 +207,8 @@ def _ort_shapes(
     values: dict[str, np.ndarray],
 ) -> dict[str, Tensor]:
     """Shapes of ``names`` recorded from one onnxruntime run on seeded inputs (or ``values``)."""
+    # lazy: onnxruntime is slow to import
     import onnxruntime as ort
-
-    from hetlab.graph.inputs import random_arrays
 
     rm = onnx.ModelProto()
     rm.CopyFrom(fm)

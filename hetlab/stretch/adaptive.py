@@ -26,10 +26,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from hetlab.cost.problem import Problem
 from hetlab.devices.base import Device
 from hetlab.errors import HetlabError
 from hetlab.executor.interpreter import Executor, Repetition
 from hetlab.graph.ir import OpGraph
+from hetlab.schedulers.base import schedule
 
 
 @dataclass
@@ -108,9 +110,6 @@ def without(
     """A placement avoiding ``slow``: ``problem`` rescheduled with its costs x ``slowdown`` if
     that avoids it, else its nodes moved to the least busy other device of the plan that runs them."""
     if problem is not None and slow in problem.devices:
-        from hetlab.cost.problem import Problem
-        from hetlab.schedulers.base import schedule
-
         doc = problem.to_json()
         for n in doc["nodes"]:
             if n["cost"].get(slow) is not None:

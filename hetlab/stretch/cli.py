@@ -10,6 +10,9 @@ import json
 import sys
 from pathlib import Path
 
+from hetlab.errors import HetlabError
+from hetlab.fileio import atomic_write_json
+
 
 def configure(p: argparse.ArgumentParser) -> None:
     from hetlab.graph.cli import add_shape_arg
@@ -72,8 +75,6 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def _throughput(text: str, names: list[str]) -> dict[str, float]:
-    from hetlab.errors import HetlabError
-
     out = {}
     for item in text.split(","):
         k, sep, v = item.partition("=")
@@ -90,8 +91,7 @@ def _throughput(text: str, names: list[str]) -> dict[str, float]:
 
 
 def main(args: argparse.Namespace) -> int:
-    from hetlab.errors import HetlabError
-    from hetlab.fileio import atomic_write_json
+    # lazy: building the command-line parser imports this module; the run needs these
     from hetlab.graph.onnx_io import load
     from hetlab.graph.shapes import parse_shape_args
     from hetlab.stretch.onnx_rewrite import write
@@ -115,10 +115,12 @@ def main(args: argparse.Namespace) -> int:
     if args.throughput:
         cm = CostModel(_throughput(args.throughput, names), dict.fromkeys(names, 0.02))
     elif args.profile:
+        # lazy: building the command-line parser imports this module; the run needs these
         from hetlab.cost.problem import Problem
 
         cm = costs_from_problem(g, Problem.load(args.profile), names)
     else:
+        # lazy: building the command-line parser imports this module; the run needs these
         from hetlab.devices.platform import devices
 
         devs = {d.name: d for d in devices(args.platform)}
@@ -128,6 +130,7 @@ def main(args: argparse.Namespace) -> int:
                 f"unknown device {unknown[0]!r}; devices here: {', '.join(devs)} (see 'hetlab devices')"
             )
         if args.profiler:
+            # lazy: building the command-line parser imports this module; the run needs these
             from hetlab.cost import profile
 
             prob = profile(g, [devs[d] for d in names], repeat=3, warmup=1, seconds=0.05, rounds=1)
@@ -137,9 +140,11 @@ def main(args: argparse.Namespace) -> int:
     best, rows = search(g, names, cm, c, algo=args.algo)
     path = write(g, best.plan, out, seed=args.seed)
     plan_out = Path(args.plan_out) if args.plan_out else out.with_suffix(".plan.json")
+    # lazy: building the command-line parser imports this module; the run needs these
     from hetlab.graph.onnx_io import load as load_final
 
     final = load_final(str(path))
+    # lazy: building the command-line parser imports this module; the run needs these
     from hetlab.stretch.search import branch_plan, estimated_problem, main_device
 
     plan = branch_plan(final, estimated_problem(final, cm, names), names, main_device(cm, names))

@@ -25,7 +25,7 @@ from hetlab.devices.platform import devices as platform_devices
 from hetlab.errors import HetlabError
 from hetlab.executor.check import max_rel_err, random_inputs, reference_outputs
 from hetlab.executor.critical import predicted_unit_ms, summary
-from hetlab.executor.interpreter import Executor
+from hetlab.executor.interpreter import Executor, Repetition
 from hetlab.executor.trace import Event, node_timeline, write_trace
 from hetlab.graph import load
 from hetlab.graph.ir import OpGraph
@@ -143,11 +143,7 @@ def run(
     units_of = {s.index: s.nodes for s in ex.specs}
     report = RunReport(
         model_path=str(Path(graph.model_path).resolve()) if graph.model_path else None,
-        latency_ms={
-            "median": round(float(np.median(walls)), 4),
-            "p10": round(float(np.percentile(walls, 10)), 4),
-            "p90": round(float(np.percentile(walls, 90)), 4),
-        },
+        latency_ms=_latency_ms(walls),
         predicted_ms=None if predicted is None else round(predicted, 4),
         max_rel_err=err,
         devices=dict(Counter(device_of[n.id] for n in graph.nodes)),
@@ -161,22 +157,45 @@ def run(
         events=mid.events,
         device_names=[d for d in devmap if d in set(device_of.values())],
         outputs=mid.outputs,
-        extra={
-            "model": graph.name,
-            "algo": getattr(plan, "algo", None),
-            "warmup_runs": warmed,
-            "critical_path": summary(
-                ex.specs,
-                mid.events,
-                mid.wall_ms,
-                predicted_unit_ms(problem, ex.specs) if problem is not None else None,
-            ),
-            **node_shares(graph, device_of, devmap, ex),
-        },
+        extra=_extra(graph, plan, warmed, ex, mid, problem, device_of, devmap),
     )
     if trace is not None:
         report.write_trace(trace)
     return report
+
+
+def _latency_ms(walls: np.ndarray) -> dict[str, float]:
+    return {
+        "median": round(float(np.median(walls)), 4),
+        "p10": round(float(np.percentile(walls, 10)), 4),
+        "p90": round(float(np.percentile(walls, 90)), 4),
+    }
+
+
+def _extra(
+    graph: OpGraph,
+    plan: Any,
+    warmed: int,
+    ex: Executor,
+    mid: Repetition,
+    problem: Any,
+    device_of: Mapping[str, str],
+    devmap: Mapping[str, Device],
+) -> dict[str, Any]:
+    """The report's ``extra``: the model, the algorithm, the warm-up runs, the critical path
+    and each device's share of the nodes."""
+    return {
+        "model": graph.name,
+        "algo": getattr(plan, "algo", None),
+        "warmup_runs": warmed,
+        "critical_path": summary(
+            ex.specs,
+            mid.events,
+            mid.wall_ms,
+            predicted_unit_ms(problem, ex.specs) if problem is not None else None,
+        ),
+        **node_shares(graph, device_of, devmap, ex),
+    }
 
 
 # The first runs of a prepared plan are slower than the rest (pools, caches and allocators

@@ -27,7 +27,8 @@ from onnx import helper, numpy_helper
 
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Edge, Node, OpGraph, Tensor
-from hetlab.graph.onnx_io import (
+from hetlab.graph.onnx_extract import weights
+from hetlab.graph.onnx_proto import (
     _attrs,
     _constant_value,
     _declared_dims,
@@ -64,9 +65,6 @@ def _weights_of(graph: OpGraph) -> dict[str, np.ndarray]:
     """Constants of ``graph`` (a model or a body), cached on it as the OpenCL builder does."""
     w = getattr(graph, "_hetlab_weights", None)
     if w is None:
-        # lazy: onnx is slow to import
-        from hetlab.graph.onnx_io import weights
-
         w = weights(graph) if graph.consts else {}
         graph._hetlab_weights = w  # type: ignore[attr-defined]
     return w

@@ -11,11 +11,10 @@ from hetlab.devices.base import unsupported_summary
 from hetlab.errors import HetlabError
 from hetlab.executor.api import placement
 from hetlab.executor.check import load_inputs, reference_spread
+from hetlab.graph.cli import add_input_arg, add_shape_arg
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    from hetlab.graph.cli import add_input_arg, add_shape_arg
-
     p.add_argument("model", help="an .onnx file or a zoo model name (see `hetlab zoo`)")
     how = p.add_mutually_exclusive_group(required=True)
     how.add_argument("--plan", metavar="PLAN.json", help="a plan from `hetlab schedule` (spec §4)")
@@ -64,6 +63,10 @@ def configure(p: argparse.ArgumentParser) -> None:
         "predicted_host_ms (each unit's host dispatch one at a time)",
     )
     p.add_argument("--json", action="store_true", help="print the report of spec §5 as JSON")
+    _add_adaptive_args(p)
+
+
+def _add_adaptive_args(p: argparse.ArgumentParser) -> None:
     a = p.add_argument_group("adaptive execution (NN-Stretch)")
     a.add_argument(
         "--adaptive",

@@ -13,11 +13,10 @@ from typing import Any
 
 from hetlab.errors import HetlabError
 from hetlab.fileio import atomic_write_json
+from hetlab.graph.cli import add_shape_arg
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    from hetlab.graph.cli import add_shape_arg
-
     p.add_argument("model", help="an .onnx file or a zoo model name (see `hetlab zoo`)")
     p.add_argument(
         "--devices",

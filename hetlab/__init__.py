@@ -5,6 +5,8 @@ Re-exports only; each name is imported lazily from its module.
 
 from __future__ import annotations
 
+import importlib
+
 __version__ = "0.1.0"
 __all__ = ["Plan", "Problem", "Workbench", "load", "profile", "run", "schedule"]
 
@@ -21,7 +23,5 @@ _LAZY = {
 
 def __getattr__(name: str):
     if name in _LAZY:
-        import importlib
-
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'hetlab' has no attribute {name!r}")

@@ -13,6 +13,7 @@ import importlib
 import os
 import sys
 
+from hetlab import __version__
 from hetlab.errors import HetlabError
 
 # subcommand -> (module, one-line help)
@@ -36,7 +37,6 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="hetlab", description="Heterogeneous execution workbench.")
-    from hetlab import __version__
 
     p.add_argument("--version", action="version", version=f"hetlab {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)

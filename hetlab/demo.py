@@ -11,6 +11,8 @@ import argparse
 import sys
 import time
 
+from hetlab.errors import HetlabError
+
 DEMO_ALGOS = ("ilp", "greedy", "heft", "dmdar", "mosaic", "partitiontuner")
 
 
@@ -37,9 +39,9 @@ def _default_devices(devs: list) -> list:
 
 
 def main(args: argparse.Namespace) -> int:
+    # lazy: building the command-line parser imports this module; the run needs these
     from hetlab.calibrate import profile
     from hetlab.devices.platform import devices as platform_devices
-    from hetlab.errors import HetlabError
     from hetlab.executor import run
     from hetlab.graph.cli import format_summary
     from hetlab.graph.onnx_io import load

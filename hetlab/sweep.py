@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from hetlab.errors import HetlabError
+from hetlab.fileio import read_json
 from hetlab.sweep_cluster import local_client, worker_sizing
 from hetlab.sweep_run import cells, run_sweep, solve_cell
 
@@ -115,7 +116,6 @@ def grid_from_args(args: argparse.Namespace) -> dict[str, list[Any]]:
 
 def load_problems(paths: Sequence[str]) -> dict[str, dict[str, Any]]:
     """``{name: problem document}`` from files/globs; names are file stems (made unique)."""
-    from hetlab.fileio import read_json
 
     files: list[str] = []
     for p in paths:
@@ -131,6 +131,7 @@ def load_problems(paths: Sequence[str]) -> dict[str, dict[str, Any]]:
         while name in out:
             name += "_"
         doc = read_json(f, "problem")
+        # lazy: building the command-line parser imports this module; the run needs these
         from hetlab.cost.problem import Problem
 
         Problem.from_json(doc, source=f)  # validate here: one clear line, before any worker starts
@@ -142,11 +143,13 @@ def profiled_models(
     models: Sequence[str], devices: str | None, platform: str | None, out: Path
 ) -> dict[str, dict[str, Any]]:
     """Profile zoo ``models`` on this machine (saved under ``out/problems``) as documents."""
+    # lazy: building the command-line parser imports this module; the run needs these
     from hetlab import zoo
     from hetlab.devices.platform import devices as platform_devices
     from hetlab.graph import load
 
     try:
+        # lazy: building the command-line parser imports this module; the run needs these
         from hetlab.calibrate import profile
     except ImportError:
         raise HetlabError(
@@ -175,6 +178,7 @@ def main(args: argparse.Namespace) -> int:
     cells(problems, algos, grid)  # unknown algorithms/parameters fail before a cluster starts
     client = None
     if args.scheduler:
+        # lazy: dask is optional and slow to import
         from dask.distributed import Client
 
         try:

@@ -33,6 +33,7 @@ def local_client(workers: int | None = None, threads: bool = False, dashboard: b
     as processes (or threads of this process with ``threads``); ``dashboard`` serves Dask's
     dashboard on a free port."""
     try:
+        # lazy: dask is optional and slow to import
         from dask.distributed import Client, LocalCluster
     except ImportError:
         raise HetlabError('hetlab sweep needs Dask: pip install "dask[distributed]"') from None

@@ -20,7 +20,12 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from hetlab.cost.problem import Problem
 from hetlab.errors import HetlabError
+from hetlab.fileio import atomic_write_bytes, atomic_write_json
+from hetlab.schedulers import schedule
+from hetlab.schedulers.base import algorithm
+from hetlab.schedulers.bounds import lower_bound
 from hetlab.sweep_cluster import local_client
 
 CELL_VERSION = 1  # bump when a cell's record changes meaning: old checkpoints are then ignored
@@ -35,7 +40,6 @@ def cells(
 ) -> list[dict[str, Any]]:
     """Every cell: each problem x algorithm x the values of the grid's parameters that the
     algorithm takes (the others are left out, so they do not multiply its cells)."""
-    from hetlab.schedulers.base import algorithm
 
     shas = {name: problem_sha(doc) for name, doc in problems.items()}
     out = []
@@ -65,8 +69,6 @@ _PROBLEMS: dict[str, Any] = {}
 def solve_cell(doc: Mapping[str, Any], algo: str, params: Mapping[str, Any]) -> dict[str, Any]:
     """Schedule one cell (runs on a worker): makespan, lower bound (problem units), their
     gap, solve seconds; ``status`` is ``ok`` or the error's one line."""
-    from hetlab.cost.problem import Problem
-    from hetlab.schedulers import schedule
 
     t0 = time.perf_counter()
     rec: dict[str, Any] = {"worker": f"{socket.gethostname()}:{os.getpid()}"}
@@ -87,8 +89,6 @@ def solve_cell(doc: Mapping[str, Any], algo: str, params: Mapping[str, Any]) -> 
             devices_used=len({a.device for a in plan.assignments}),
         )
         try:
-            from hetlab.schedulers.bounds import lower_bound
-
             lb = float(lower_bound(prob))
         except ImportError:
             lb = math.nan
@@ -117,6 +117,7 @@ def read_checkpoints(cell_dir: Path, keys: set[str]) -> dict[str, dict[str, Any]
 def table(records: Sequence[Mapping[str, Any]], grid_names: Sequence[str]) -> Any:
     """The pandas DataFrame: one row per cell, one column per swept parameter (NaN where
     the algorithm does not take it)."""
+    # lazy: pandas is slow to import
     import pandas as pd
 
     rows = []
@@ -131,9 +132,9 @@ def table(records: Sequence[Mapping[str, Any]], grid_names: Sequence[str]) -> An
 
 def write_table(df: Any, out: Path) -> Path:
     """``sweep.parquet`` when pyarrow is there, else ``sweep.csv`` (atomically)."""
-    from hetlab.fileio import atomic_write_bytes
 
     try:
+        # lazy: pyarrow is optional and slow to import
         import pyarrow  # noqa: F401
 
         buf = io.BytesIO()
@@ -149,6 +150,7 @@ class _Bar:
     def __init__(self, t0: float) -> None:
         self.t0, self.bar = t0, None
         try:
+            # lazy: tqdm is optional
             from tqdm.auto import tqdm
 
             self.tqdm = tqdm
@@ -194,7 +196,6 @@ def run_sweep(
     """Solve the grid on ``client`` (a ``dask.distributed.Client``; default: a LocalCluster
     for the call), checkpointing each cell under ``out/cells``; returns the DataFrame (also
     written, see ``write_table``) with ``attrs["computed"]``/``attrs["reused"]`` counts."""
-    from hetlab.fileio import atomic_write_json
 
     out = Path(out)
     cell_dir = out / "cells"
@@ -211,6 +212,7 @@ def run_sweep(
         if own:
             client = local_client()
         try:
+            # lazy: dask is optional and slow to import
             from dask.distributed import as_completed
 
             needed = sorted({c["problem"] for c in todo})

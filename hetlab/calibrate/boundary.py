@@ -23,9 +23,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from hetlab.calibrate import handoff
 from hetlab.cost.problem import Link, Problem
 from hetlab.devices.base import Device
+from hetlab.executor import api
+from hetlab.executor.check import load_inputs
 from hetlab.graph.ir import OpGraph
+from hetlab.schedulers.sim import simulate
 
 # (get, put) of the profile cache, keyed by (kind, key): a calibration measured once is reused
 CacheHooks = tuple[Callable[[str, str], Any], Callable[[str, str, Any], None]]
@@ -69,7 +73,6 @@ def fit_latency(
 ) -> float:
     """The extra link latency (ms) on ``pair``'s two links that makes the simulated makespan
     of ``device_of`` equal ``measured_ms`` (0 when it is predicted at least that already)."""
-    from hetlab.schedulers.sim import simulate
 
     def pred(ms: float) -> float:
         return simulate(_shifted(problem, pair, ms) if ms else problem, device_of, order).makespan
@@ -114,21 +117,16 @@ def calibrate_boundaries(
     returns what was done per ordered pair, also stored as ``problem.extra["boundary"]``.
     ``memo``: ``(get(a, b) -> measured ms or None, put(a, b, ms))``, e.g. the profile cache,
     so that a cached profile does not run the model again (the fit itself is recomputed)."""
-    from hetlab.calibrate.handoff import measure_handoff
-    from hetlab.executor.api import run
-    from hetlab.schedulers.sim import simulate
-
     devs = {d.name: d for d in devices}
     order = graph.topo_order()
     feed = None
     if inputs:
-        from hetlab.executor.check import load_inputs
-
         feed = load_inputs(graph, inputs)
 
     def measure(plan: dict[str, str]) -> tuple[float, int, float]:
         """(median ms, units, ms of the median run outside the devices' runs)."""
-        rep = run(graph, plan, devs, repeat=repeat, inputs=feed)  # warm-up: the executor default
+        # warm-up: the executor default
+        rep = api.run(graph, plan, devs, repeat=repeat, inputs=feed)
         median = float(rep.latency_ms["median"])
         return median, int(rep.units), median - float(rep.extra["critical_path"]["run_ms"])
 
@@ -147,12 +145,7 @@ def calibrate_boundaries(
             if plan is None:
                 fallback += [f"{x}->{y}", f"{y}->{x}"]
                 continue
-            hit = memo[0](x, y) if memo else None
-            if not isinstance(hit, dict):
-                got = measure(plan)
-                hit = {"ms": got[0], "units": got[1]}
-                if memo:
-                    memo[1](x, y, hit)
+            hit = _measured(memo, x, y, measure, plan)
             measured, units = float(hit["ms"]), hit.get("units")
             ms = fit_latency(problem, plan, order, measured, (x, y))
             n_cross = sum(1 for e in graph.edges if plan[e.src] != plan[e.dst])
@@ -169,17 +162,41 @@ def calibrate_boundaries(
     calibrated = {k: v["ms"] for k, v in done.items()}
     add_latency(problem, calibrated)
     if fallback:
-        probe = measure_handoff(list(devs.values()))
-        extra = {k: probe.get(k, 0.0) + per_unit.get(k.split("->", 1)[1], 0.0) for k in fallback}
-        add_latency(problem, extra)
-        for k in fallback:
-            done[k] = {"ms": round(extra[k], 6), "method": "probe handoff + per-unit cost"}
+        done.update(_probed(problem, devs, per_unit, fallback))
     if fallback and not any(v.get("per_unit_ms") is not None for v in done.values()):
         single = single_unit(graph, devs, measure, memo, problem)
         if single:
             done["single_unit"] = single
     problem.extra["boundary"] = done
     return done
+
+
+def _measured(
+    memo: CacheHooks | None,
+    x: str,
+    y: str,
+    measure: Callable[[dict[str, str]], tuple[float, int, float]],
+    plan: dict[str, str],
+) -> dict[str, Any]:
+    """The pair's run, ``{"ms", "units"}``: the cached one, else measured now (and cached)."""
+    hit = memo[0](x, y) if memo else None
+    if not isinstance(hit, dict):
+        got = measure(plan)
+        hit = {"ms": got[0], "units": got[1]}
+        if memo:
+            memo[1](x, y, hit)
+    return hit
+
+
+def _probed(
+    problem: Problem, devs: dict[str, Device], per_unit: dict[str, float], pairs: list[str]
+) -> dict[str, Any]:
+    """Links that no plan can alternate over take the handoff probe plus the receiving
+    device's per-unit cost; adds them to ``problem`` and returns what was done per link."""
+    probe = handoff.measure_handoff(list(devs.values()))
+    extra = {k: probe.get(k, 0.0) + per_unit.get(k.split("->", 1)[1], 0.0) for k in pairs}
+    add_latency(problem, extra)
+    return {k: {"ms": round(extra[k], 6), "method": "probe handoff + per-unit cost"} for k in pairs}
 
 
 def single_unit(

@@ -21,10 +21,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from hetlab.calibrate.predict import host_serial
+from hetlab.calibrate.report import host_and_remote
 from hetlab.cost.cache import digest
 from hetlab.cost.problem import Problem
 from hetlab.devices.base import Device
+from hetlab.executor import api
+from hetlab.executor.check import load_inputs
 from hetlab.graph.ir import OpGraph
+from hetlab.schedulers import schedule
 
 MIN_OVERLAPPED = 4
 ALGO = "heft"
@@ -62,10 +67,6 @@ def calibrate_concurrency(
     in ``problem.extra["boundary"]["concurrent"]``; returns what was stored, with
     ``per_unit_ms`` None and a ``why`` when the plan says too little. ``memo``: ``(get(key)
     -> measured ms or None, put(key, ms))``, keyed by the plan, e.g. the profile cache."""
-    from hetlab.calibrate.predict import host_serial
-    from hetlab.calibrate.report import host_and_remote
-    from hetlab.executor.api import run
-    from hetlab.schedulers import schedule
 
     devs = {d.name: d for d in devices}
     plan = schedule(problem, ALGO)
@@ -87,10 +88,8 @@ def calibrate_concurrency(
         if not isinstance(measured, (int, float)):
             feed = None
             if inputs:
-                from hetlab.executor.check import load_inputs
-
                 feed = load_inputs(graph, dict(inputs))
-            rep = run(graph, plan, devs, repeat=repeat, inputs=feed)
+            rep = api.run(graph, plan, devs, repeat=repeat, inputs=feed)
             measured = float(rep.latency_ms["median"])
             if memo:
                 memo[1](key, measured)

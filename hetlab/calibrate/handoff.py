@@ -13,14 +13,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hetlab.devices.base import Device
+from hetlab.executor.api import run
+from hetlab.graph import load
 
 MODEL = Path(__file__).with_name("handoff.onnx")
 
 
 def measure_handoff(devices: Sequence[Device], repeat: int = 25) -> dict[str, float]:
     """``{"a->b": ms}`` for every ordered pair of ``devices`` (0 where nothing is measurable)."""
-    from hetlab.executor.api import run
-    from hetlab.graph import load
 
     g = load(str(MODEL))
     devs = {d.name: d for d in devices}

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
+from hetlab.calibrate.boundary import add_latency
 from hetlab.cost.problem import PEdge, PNode, Problem
+from hetlab.executor.units import UnitSpec, build_units
 from hetlab.graph.ir import OpGraph
 from hetlab.schedulers.sim import simulate
 
@@ -144,8 +146,6 @@ def host_serial(
 ) -> tuple[float, int] | None:
     """``host_serial_ms`` and how many units started while another device ran;
     ``concurrent``: the surcharge to use instead of the problem's (ms)."""
-    from hetlab.calibrate.boundary import add_latency
-    from hetlab.executor.units import build_units
 
     h = per_unit_ms(problem)
     aug = with_host_io(problem, graph, device_of, order, host, remote) if h else None
@@ -162,7 +162,7 @@ def host_serial(
         if isinstance(v, dict) and v.get("ms") and v.get("per_unit_ms") is not None
     }
     p = add_latency(Problem.from_json(p.to_json(), "host-serial prediction"), cal)
-    idx, dix, cost, comm, preds = p.index, p.dev_index, p.cost_matrix, p.comm_tensor, p.preds
+    idx, dix, comm, preds = p.index, p.dev_index, p.comm_tensor, p.preds
     units = build_units(graph, device_of, order)
     whole = (
         (problem.extra["boundary"].get("single_unit") or {}).get(units[0].device)
@@ -172,6 +172,24 @@ def host_serial(
     if isinstance(whole, dict) and whole.get("excess_ms") is not None:  # the calibration's own plan
         h = {**h, units[0].device: float(whole["excess_ms"])}
     unit_of = {v: u.index for u in units for v in u.nodes}
+    dur = _unit_durations(p, units, dev_of)
+    got = _host_replay(units, dur, h, extra, sequential)
+    if got is None:  # cannot happen for the executor's units (acyclic, ordered)
+        return None
+    fin, overlapped = got
+    end = max(fin.values(), default=0.0)
+    for a, k in preds[idx[SINK]]:
+        src = p.nodes[a].id
+        if dev_of[src] != host:
+            end = max(end, fin[unit_of[src]] + float(comm[k, dix[dev_of[src]], dix[host]]))
+    return end, overlapped
+
+
+def _unit_durations(
+    p: Problem, units: Sequence[UnitSpec], dev_of: Mapping[str, str]
+) -> dict[int, float]:
+    """Each unit's time on its device: its nodes' costs and the transfers into them (ms)."""
+    idx, dix, cost, comm, preds = p.index, p.dev_index, p.cost_matrix, p.comm_tensor, p.preds
     dur = {}
     for u in units:
         d = dix[u.device]
@@ -184,6 +202,18 @@ def host_serial(
                 if dev_of[p.nodes[a].id] != u.device
             )
         dur[u.index] = t
+    return dur
+
+
+def _host_replay(
+    units: Sequence[UnitSpec],
+    dur: Mapping[int, float],
+    h: Mapping[str, float],
+    extra: float,
+    sequential: bool,
+) -> tuple[dict[int, float], int] | None:
+    """Replay the units with the host serialising their dispatch: each unit's finish time and
+    how many started while another device ran; None when no unit can start."""
     by_dev: dict[str, list[int]] = {}
     for u in units:
         by_dev.setdefault("all" if sequential else u.device, []).append(u.index)
@@ -203,7 +233,7 @@ def host_serial(
                     ready = max([free[d], *(fin[q] for q in u.deps)])
                     if best is None or (ready, u.index) < best[:2]:
                         best = (ready, u.index, d)
-        if best is None:  # cannot happen for the executor's units (acyclic, ordered)
+        if best is None:
             return None
         ready, ui, d = best
         s = max(ready, host_free)
@@ -213,9 +243,4 @@ def host_serial(
         fin[ui] = host_free + dur[ui] + (extra if busy else 0.0)
         free[d] = fin[ui]
         nxt[d] += 1
-    end = max(fin.values(), default=0.0)
-    for a, k in preds[idx[SINK]]:
-        src = p.nodes[a].id
-        if dev_of[src] != host:
-            end = max(end, fin[unit_of[src]] + float(comm[k, dix[dev_of[src]], dix[host]]))
-    return end, overlapped
+    return fin, overlapped

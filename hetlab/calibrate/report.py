@@ -12,9 +12,11 @@ from typing import Any
 
 from hetlab.calibrate.predict import end_to_end_ms, host_serial_ms
 from hetlab.devices.base import Device
+from hetlab.devices.platform import devices as platform_devices
 from hetlab.errors import HetlabError
 from hetlab.executor.api import RunReport, placement
 from hetlab.executor.api import run as execute
+from hetlab.graph import load
 from hetlab.graph.ir import OpGraph
 
 
@@ -32,12 +34,8 @@ def with_predictions(
 ) -> RunReport:
     """Add ``predicted_io_ms`` and ``predicted_host_ms`` for ``plan`` to ``report.extra``."""
     if isinstance(graph, str):
-        from hetlab.graph import load
-
         graph = load(graph)
     if devices is None:
-        from hetlab.devices.platform import devices as platform_devices
-
         devices = platform_devices()
     devmap = dict(devices) if isinstance(devices, Mapping) else {d.name: d for d in devices}
     device_of, order, sequential, _ = placement(graph, plan, devmap)

@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from hetlab.course.exercise import Exercise, Step, Table, register
+from hetlab.devices.cgroup import Limits
+from hetlab.sweep import cells, worker_sizing
 
 # the exercise's sweep: three problems, three algorithms, this grid
 PROBLEMS = ("redmi", "vivo_z3", "lenovo_k5")
@@ -19,7 +21,6 @@ MEMORY_MAX = 3 << 30
 
 def expected_cells() -> dict[str, Any]:
     """Cells per problem for each algorithm, and in all (from the sweep's own rule)."""
-    from hetlab.sweep import cells
 
     docs = {p: {"name": p} for p in PROBLEMS}
     per: dict[str, int] = {}
@@ -30,9 +31,6 @@ def expected_cells() -> dict[str, Any]:
 
 
 def expected_workers() -> dict[str, Any]:
-    from hetlab.devices.cgroup import Limits
-    from hetlab.sweep import worker_sizing
-
     quota, period = (int(x) for x in CPU_MAX.split())
     lim = Limits(cpus=quota / period, memory=MEMORY_MAX)
     n, _ = worker_sizing(None, lim, visible=VISIBLE)

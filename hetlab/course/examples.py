@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from hetlab.cost.problem import Group, Link, PEdge, PNode, Problem
+from hetlab.schedulers import base
 
 
 def small_dag() -> Problem:
@@ -76,6 +77,5 @@ def partitiontuner_example() -> Problem:
 def defaults(algo: str, problem: Problem | None = None) -> dict[str, Any]:
     """An algorithm's parameter defaults, from the scheduler registry (the one source); with
     ``problem``, the defaults that depend on it (greedy's K) are resolved."""
-    from hetlab.schedulers import base
 
     return dict(base.defaults(algo, problem))

@@ -84,6 +84,7 @@ def register(ex: Exercise) -> Exercise:
 
 
 def exercise(key: str) -> Exercise:
+    # lazy: hetlab.course imports this module
     from hetlab.course import load_chapters
 
     load_chapters()
@@ -94,6 +95,7 @@ def exercise(key: str) -> Exercise:
 
 def exercises() -> list[Exercise]:
     """Every exercise of every chapter, by key."""
+    # lazy: hetlab.course imports this module
     from hetlab.course import load_chapters
 
     load_chapters()

@@ -49,48 +49,10 @@ def hand_dag(
     printed under each node; ``device_of`` colours the nodes by device."""
     pos = _positions(problem)
     fig = go.Figure()
-    for e in problem.edges:
-        (x0, y0), (x1, y1) = pos[e.src], pos[e.dst]
-        fig.add_annotation(
-            x=x1,
-            y=y1,
-            ax=x0,
-            ay=y0,
-            xref="x",
-            yref="y",
-            axref="x",
-            ayref="y",
-            showarrow=True,
-            arrowhead=2,
-            arrowsize=1.2,
-            standoff=22,
-            startstandoff=22,
-            arrowcolor="#999",
-        )
-        t = problem.comm_cost(e.src, e.dst, problem.devices[0], problem.devices[-1])
-        if t:
-            fig.add_annotation(
-                x=(x0 + x1) / 2,
-                y=(y0 + y1) / 2,
-                text=f"{t:g}",
-                showarrow=False,
-                font={"size": 10, "color": "#777"},
-                bgcolor="white",
-            )
+    _draw_edges(fig, problem, pos)
     palette = ["#4C78A8", "#F58518", "#54A24B", "#B279A2"]
     colour = {d: palette[i % len(palette)] for i, d in enumerate(problem.devices)}
-    xs, ys, texts, colours, hover = [], [], [], [], []
-    for n in problem.nodes:
-        x, y = pos[n.id]
-        costs = " · ".join(f"{d} {_fmt(n.cost.get(d))}" for d in problem.devices)
-        label = f"<b>{n.id}</b><br>{costs}"
-        if values is not None and n.id in values:
-            label += f"<br>{value_name} = {values[n.id]:g}"
-        xs.append(x)
-        ys.append(y)
-        texts.append(label)
-        hover.append(f"{n.id} {n.op_type}".strip())
-        colours.append(colour[device_of[n.id]] if device_of else "#ddd")
+    xs, ys, texts, colours, hover = _node_marks(problem, pos, values, value_name, device_of, colour)
     fig.add_trace(
         go.Scatter(
             x=xs,
@@ -121,3 +83,59 @@ def hand_dag(
         plot_bgcolor="white",
     )
     return fig
+
+
+def _draw_edges(fig: go.Figure, problem: Problem, pos: Mapping[str, tuple[float, float]]) -> None:
+    """An arrow per edge, labelled with its transfer time between distinct devices."""
+    for e in problem.edges:
+        (x0, y0), (x1, y1) = pos[e.src], pos[e.dst]
+        fig.add_annotation(
+            x=x1,
+            y=y1,
+            ax=x0,
+            ay=y0,
+            xref="x",
+            yref="y",
+            axref="x",
+            ayref="y",
+            showarrow=True,
+            arrowhead=2,
+            arrowsize=1.2,
+            standoff=22,
+            startstandoff=22,
+            arrowcolor="#999",
+        )
+        t = problem.comm_cost(e.src, e.dst, problem.devices[0], problem.devices[-1])
+        if t:
+            fig.add_annotation(
+                x=(x0 + x1) / 2,
+                y=(y0 + y1) / 2,
+                text=f"{t:g}",
+                showarrow=False,
+                font={"size": 10, "color": "#777"},
+                bgcolor="white",
+            )
+
+
+def _node_marks(
+    problem: Problem,
+    pos: Mapping[str, tuple[float, float]],
+    values: Mapping[str, float] | None,
+    value_name: str,
+    device_of: Mapping[str, str] | None,
+    colour: Mapping[str, str],
+) -> tuple[list[float], list[float], list[str], list[str], list[str]]:
+    """Each node's position, label (costs, and its value), colour and hover text."""
+    xs, ys, texts, colours, hover = [], [], [], [], []
+    for n in problem.nodes:
+        x, y = pos[n.id]
+        costs = " · ".join(f"{d} {_fmt(n.cost.get(d))}" for d in problem.devices)
+        label = f"<b>{n.id}</b><br>{costs}"
+        if values is not None and n.id in values:
+            label += f"<br>{value_name} = {values[n.id]:g}"
+        xs.append(x)
+        ys.append(y)
+        texts.append(label)
+        hover.append(f"{n.id} {n.op_type}".strip())
+        colours.append(colour[device_of[n.id]] if device_of else "#ddd")
+    return xs, ys, texts, colours, hover

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 __all__ = ["FakeDevice", "OrtCpuDevice", "devices", "first_cpu", "get"]
 
 _LAZY = {
@@ -15,7 +17,5 @@ _LAZY = {
 
 def __getattr__(name: str):
     if name in _LAZY:
-        import importlib
-
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'hetlab.devices' has no attribute {name!r}")

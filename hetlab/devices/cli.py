@@ -50,6 +50,7 @@ def _ranges(cores: list[int]) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
+    # lazy: building the command-line parser imports this module; the run needs these
     from hetlab.devices.platform import devices
 
     infos = [d.info() for d in devices(args.platform)]

@@ -47,6 +47,7 @@ REFUSALS = ("NOT_IMPLEMENTED", "not a registered function/op", "No Op registered
 @lru_cache(maxsize=1)
 def ort_cpu_ops() -> frozenset[tuple[str, str]]:
     """``(domain, op_type)`` of every op onnxruntime's CPU provider has a kernel for."""
+    # lazy: onnxruntime is slow to import
     from onnxruntime.capi import onnxruntime_pybind11_state as C
 
     ops = {
@@ -83,6 +84,7 @@ def ort_refuses(node: Node, graph: OpGraph) -> str | None:
 
 def _opset(graph: OpGraph, domain: str) -> int | None:
     if graph.model_path:
+        # lazy: onnx is slow to import
         from hetlab.graph.onnx_io import read_model
 
         with suppress(HetlabError):
@@ -122,6 +124,7 @@ def _probe_model(node: Node, graph: OpGraph) -> bytes | None:
         return None
     if graph.node(node.id) is not node:
         return None
+    # lazy: onnx is slow to import
     from hetlab.graph.onnx_io import extract
 
     outs = [t for t in node.outputs if t and t in graph.tensors]
@@ -132,6 +135,7 @@ def _probe_model(node: Node, graph: OpGraph) -> bytes | None:
 
 
 def _session_refusal(node: Node, model: bytes, dtypes: list[str]) -> str | None:
+    # lazy: onnxruntime is slow to import
     import onnxruntime as ort
 
     so = ort.SessionOptions()
@@ -156,6 +160,7 @@ def _op_type_refusal(node: Node) -> str | None:
     domain = node.domain or ""
     if (domain, node.op_type) in ort_cpu_ops():
         return None
+    # lazy: onnx is slow to import
     import onnx
 
     with suppress(Exception):  # no schema: not an ONNX op
@@ -170,6 +175,7 @@ def affinity_string(cores: Sequence[int], threads: int) -> str:
     entry per pool thread (the calling thread is thread 0 and pinned by ``bind_thread``),
     each pinned to one physical core (its hyperthread siblings, 1-based ids), cycling
     through the group's physical cores when threads outnumber them."""
+    # lazy: the platform imports this module
     from hetlab.devices.platform import physical_cores
 
     phys = physical_cores(list(cores))
@@ -209,6 +215,7 @@ class OrtCpuDevice(Device):
         self._run_options: Any = None
 
     def info(self) -> dict[str, Any]:
+        # lazy: onnxruntime is slow to import
         import onnxruntime as ort
 
         return {
@@ -231,6 +238,7 @@ class OrtCpuDevice(Device):
     def session_options(self, whole: bool = False, threads: int | None = None) -> Any:
         """Options of a unit's session; ``whole``: it covers the whole model (see SPIN)."""
         threads = threads or self.threads
+        # lazy: onnxruntime is slow to import
         import onnxruntime as ort
 
         so = ort.SessionOptions()
@@ -256,6 +264,7 @@ class OrtCpuDevice(Device):
     ) -> Unit:
         """One session over ``nodes``' subgraph (the model file itself when ``nodes`` is the
         whole model), cached by node set."""
+        # lazy: onnxruntime is slow to import
         import onnxruntime as ort
 
         key = (
@@ -270,6 +279,7 @@ class OrtCpuDevice(Device):
                 if whole:
                     src: Any = str(graph.model_path)
                 else:
+                    # lazy: onnx is slow to import
                     from hetlab.graph.onnx_io import extract
 
                     src = extract(
@@ -295,6 +305,7 @@ class OrtCpuDevice(Device):
         sess = unit.handle
         feed = {t: inputs[t] for t in unit.inputs}
         if self._run_options is None:
+            # lazy: onnxruntime is slow to import
             import onnxruntime as ort
 
             self._run_options = ort.RunOptions()

@@ -37,11 +37,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import tomllib
 from pathlib import Path
 from typing import Any
 
 from hetlab.devices import cgroup
 from hetlab.devices.base import Device
+from hetlab.devices.ort_cpu import OrtCpuDevice
 from hetlab.errors import HetlabError
 
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
@@ -127,8 +129,6 @@ def read_platform(path: str | os.PathLike) -> dict[str, Any]:
                 f"platform file {p} is not valid JSON (line {e.lineno}: {e.msg})"
             ) from None
     else:
-        import tomllib
-
         try:
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
@@ -147,55 +147,67 @@ def validate_platform(doc: Any, source: str = "platform") -> dict[str, Any]:
             f"{source}: no 'cpu' groups and no 'opencl' section; is this a platform file?"
         )
     have = set(available_cores())
-    groups = None
-    if "cpu" in doc:
-        raw = doc["cpu"]
-        if not isinstance(raw, list) or not raw:
-            raise HetlabError(
-                f"{source}: 'cpu' must be a non-empty list of groups ([[cpu]] in TOML)"
-            )
-        groups, used, names = [], {}, set()
-        for i, g in enumerate(raw):
-            where = f"{source}: cpu group {i + 1}"
-            if not isinstance(g, dict):
-                raise HetlabError(f"{where} must be a table with name and cores")
-            name = g.get("name", f"cpu{i}")
-            if not isinstance(name, str) or not NAME_RE.match(name):
-                raise HetlabError(f"{where}: bad name {name!r} (letters, digits, _ . -)")
-            if name in names:
-                raise HetlabError(f"{where}: duplicate device name {name!r}")
-            names.add(name)
-            cores = g.get("cores")
-            if (
-                not isinstance(cores, list)
-                or not cores
-                or not all(isinstance(c, int) and not isinstance(c, bool) for c in cores)
-            ):
-                raise HetlabError(f"{where} ({name}): 'cores' must be a non-empty list of core ids")
-            bad = sorted({c for c in cores if c not in have})
-            if bad:
-                raise HetlabError(
-                    f"{where} ({name}): core(s) {bad} do not exist here; "
-                    f"this process can use cores {sorted(have)}"
-                )
-            for c in cores:
-                if c in used:
-                    raise HetlabError(f"{where} ({name}): core {c} is already in group {used[c]!r}")
-                used[c] = name
-            threads = g.get("threads", len(cores))
-            if (
-                not isinstance(threads, int)
-                or isinstance(threads, bool)
-                or not 1 <= threads <= 1024
-            ):
-                raise HetlabError(f"{where} ({name}): 'threads' must be a positive integer")
-            spin = g.get("spin", "auto")
-            if spin not in ("auto", "on", "stop", "off"):
-                raise HetlabError(f"{where} ({name}): 'spin' must be auto, on, stop or off")
-            groups.append(
-                {"name": name, "cores": sorted(set(cores)), "threads": threads, "spin": spin}
-            )
-    cl = doc.get("opencl", {})
+    groups = _cpu_groups(doc["cpu"], source, have) if "cpu" in doc else None
+    out_cl = _opencl_section(doc.get("opencl", {}), source, have)
+    whole = doc.get("whole_cpu")
+    if whole is not None and (not isinstance(whole, str) or not NAME_RE.match(whole)):
+        raise HetlabError(f'{source}: whole_cpu must be a device name such as "cpu"')
+    return {"cpu": groups, "opencl": out_cl, "whole_cpu": whole}
+
+
+def _cpu_groups(raw: Any, source: str, have: set[int]) -> list[dict[str, Any]]:
+    """The platform's ``cpu`` groups, checked: names unique, cores existing and disjoint."""
+    if not isinstance(raw, list) or not raw:
+        raise HetlabError(f"{source}: 'cpu' must be a non-empty list of groups ([[cpu]] in TOML)")
+    groups: list[dict[str, Any]] = []
+    used: dict[int, str] = {}
+    names: set[str] = set()
+    for i, g in enumerate(raw):
+        groups.append(_cpu_group(i, g, source, have, used, names))
+    return groups
+
+
+def _cpu_group(
+    i: int, g: Any, source: str, have: set[int], used: dict[int, str], names: set[str]
+) -> dict[str, Any]:
+    """Group ``i`` checked; ``used`` (core -> group) and ``names`` collect what it takes."""
+    where = f"{source}: cpu group {i + 1}"
+    if not isinstance(g, dict):
+        raise HetlabError(f"{where} must be a table with name and cores")
+    name = g.get("name", f"cpu{i}")
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        raise HetlabError(f"{where}: bad name {name!r} (letters, digits, _ . -)")
+    if name in names:
+        raise HetlabError(f"{where}: duplicate device name {name!r}")
+    names.add(name)
+    cores = g.get("cores")
+    if (
+        not isinstance(cores, list)
+        or not cores
+        or not all(isinstance(c, int) and not isinstance(c, bool) for c in cores)
+    ):
+        raise HetlabError(f"{where} ({name}): 'cores' must be a non-empty list of core ids")
+    bad = sorted({c for c in cores if c not in have})
+    if bad:
+        raise HetlabError(
+            f"{where} ({name}): core(s) {bad} do not exist here; "
+            f"this process can use cores {sorted(have)}"
+        )
+    for c in cores:
+        if c in used:
+            raise HetlabError(f"{where} ({name}): core {c} is already in group {used[c]!r}")
+        used[c] = name
+    threads = g.get("threads", len(cores))
+    if not isinstance(threads, int) or isinstance(threads, bool) or not 1 <= threads <= 1024:
+        raise HetlabError(f"{where} ({name}): 'threads' must be a positive integer")
+    spin = g.get("spin", "auto")
+    if spin not in ("auto", "on", "stop", "off"):
+        raise HetlabError(f"{where} ({name}): 'spin' must be auto, on, stop or off")
+    return {"name": name, "cores": sorted(set(cores)), "threads": threads, "spin": spin}
+
+
+def _opencl_section(cl: Any, source: str, have: set[int]) -> dict[str, Any]:
+    """The platform's ``opencl`` table, checked: include/exclude, names, host_cores, queues."""
     if not isinstance(cl, dict):
         raise HetlabError(f"{source}: 'opencl' must be a table with include/exclude/names")
     out_cl: dict[str, Any] = {}
@@ -230,15 +242,13 @@ def validate_platform(doc: Any, source: str = "platform") -> dict[str, Any]:
             f"{source}: opencl.queues must map device names to a number of queues from 1 to 16"
         )
     out_cl["queues"] = dict(queues)
-    whole = doc.get("whole_cpu")
-    if whole is not None and (not isinstance(whole, str) or not NAME_RE.match(whole)):
-        raise HetlabError(f'{source}: whole_cpu must be a device name such as "cpu"')
-    return {"cpu": groups, "opencl": out_cl, "whole_cpu": whole}
+    return out_cl
 
 
 def opencl_devices() -> list[Device]:
     """Every OpenCL device found, or none when the backend is absent or finds nothing."""
     try:
+        # lazy: OpenCL is optional (pyopencl may be missing or broken)
         from hetlab.devices.opencl import discover
     except ImportError:
         return []
@@ -264,7 +274,6 @@ def devices(platform: str | os.PathLike | dict | None = None) -> list[Device]:
         key = (str(Path(platform).resolve()), Path(platform).stat().st_mtime_ns)
     if key is not False and key in _CACHE:
         return list(_CACHE[key])
-    from hetlab.devices.ort_cpu import OrtCpuDevice
 
     cl = conf["opencl"]
     found = [
@@ -305,7 +314,6 @@ def devices(platform: str | os.PathLike | dict | None = None) -> list[Device]:
 def whole_cpu(name: str, groups: list[dict[str, Any]]) -> Device:
     """One onnxruntime device on every core of ``groups``, with one thread per thread of
     theirs; ``covers`` names the groups it is the alternative to."""
-    from hetlab.devices.ort_cpu import OrtCpuDevice
 
     cores = sorted({c for g in groups for c in g["cores"]})
     threads = sum(int(g.get("threads") or len(g["cores"])) for g in groups)

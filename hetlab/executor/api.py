@@ -11,6 +11,7 @@ calibrated predictions are added by ``hetlab.calibrate.run``.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,12 +21,16 @@ from typing import Any
 import numpy as np
 
 from hetlab.devices.base import Device
+from hetlab.devices.platform import devices as platform_devices
 from hetlab.errors import HetlabError
 from hetlab.executor.check import max_rel_err, random_inputs, reference_outputs
 from hetlab.executor.critical import predicted_unit_ms, summary
-from hetlab.executor.interpreter import Executor
+from hetlab.executor.interpreter import Executor, Repetition
 from hetlab.executor.trace import Event, node_timeline, write_trace
+from hetlab.graph import load
 from hetlab.graph.ir import OpGraph
+from hetlab.schedulers.plan import Plan
+from hetlab.schedulers.sim import simulate
 
 
 @dataclass
@@ -70,7 +75,6 @@ def placement(
 ) -> tuple[dict[str, str], list[str] | None, bool, float | None]:
     """``(device_of, order, sequential, predicted_ms)`` from a Plan, a node -> device mapping,
     or a device name (every node it supports there, the rest on the first CPU device)."""
-    from hetlab.schedulers.plan import Plan
 
     if isinstance(plan, Plan):
         return plan.device_of, plan.order, plan.sequential, float(plan.makespan)
@@ -113,12 +117,8 @@ def run(
     ``problem``: when given and ``plan`` is no Plan, ``predicted_ms`` is simulated on it, and
     the critical path's units carry their profiled times."""
     if isinstance(graph, (str, Path)):
-        from hetlab.graph import load
-
         graph = load(str(graph))
     if devices is None:
-        from hetlab.devices.platform import devices as platform_devices
-
         devices = platform_devices()
     devmap = dict(devices) if isinstance(devices, Mapping) else {d.name: d for d in devices}
     if repeat < 1:
@@ -126,8 +126,6 @@ def run(
     device_of, order, sequential, predicted = placement(graph, plan, devmap)
     ex = Executor(graph, device_of, devmap, order, sequential, node_times=trace is not None)
     if predicted is None and problem is not None:
-        from hetlab.schedulers.sim import simulate
-
         predicted = float(simulate(problem, device_of, order or graph.topo_order()).makespan)
     feed = dict(inputs) if inputs is not None else random_inputs(graph, seed)
     try:
@@ -145,11 +143,7 @@ def run(
     units_of = {s.index: s.nodes for s in ex.specs}
     report = RunReport(
         model_path=str(Path(graph.model_path).resolve()) if graph.model_path else None,
-        latency_ms={
-            "median": round(float(np.median(walls)), 4),
-            "p10": round(float(np.percentile(walls, 10)), 4),
-            "p90": round(float(np.percentile(walls, 90)), 4),
-        },
+        latency_ms=_latency_ms(walls),
         predicted_ms=None if predicted is None else round(predicted, 4),
         max_rel_err=err,
         devices=dict(Counter(device_of[n.id] for n in graph.nodes)),
@@ -163,22 +157,45 @@ def run(
         events=mid.events,
         device_names=[d for d in devmap if d in set(device_of.values())],
         outputs=mid.outputs,
-        extra={
-            "model": graph.name,
-            "algo": getattr(plan, "algo", None),
-            "warmup_runs": warmed,
-            "critical_path": summary(
-                ex.specs,
-                mid.events,
-                mid.wall_ms,
-                predicted_unit_ms(problem, ex.specs) if problem is not None else None,
-            ),
-            **node_shares(graph, device_of, devmap, ex),
-        },
+        extra=_extra(graph, plan, warmed, ex, mid, problem, device_of, devmap),
     )
     if trace is not None:
         report.write_trace(trace)
     return report
+
+
+def _latency_ms(walls: np.ndarray) -> dict[str, float]:
+    return {
+        "median": round(float(np.median(walls)), 4),
+        "p10": round(float(np.percentile(walls, 10)), 4),
+        "p90": round(float(np.percentile(walls, 90)), 4),
+    }
+
+
+def _extra(
+    graph: OpGraph,
+    plan: Any,
+    warmed: int,
+    ex: Executor,
+    mid: Repetition,
+    problem: Any,
+    device_of: Mapping[str, str],
+    devmap: Mapping[str, Device],
+) -> dict[str, Any]:
+    """The report's ``extra``: the model, the algorithm, the warm-up runs, the critical path
+    and each device's share of the nodes."""
+    return {
+        "model": graph.name,
+        "algo": getattr(plan, "algo", None),
+        "warmup_runs": warmed,
+        "critical_path": summary(
+            ex.specs,
+            mid.events,
+            mid.wall_ms,
+            predicted_unit_ms(problem, ex.specs) if problem is not None else None,
+        ),
+        **node_shares(graph, device_of, devmap, ex),
+    }
 
 
 # The first runs of a prepared plan are slower than the rest (pools, caches and allocators
@@ -192,7 +209,6 @@ WARMUP_MAX = 200
 def warm_up(run_once: Callable[[], Any], warmup: int | None = None) -> int:
     """Unmeasured runs: ``warmup`` of them, or (None) until ``WARMUP_S`` s have passed, at
     least one and at most ``WARMUP_MAX``; returns how many ran."""
-    import time
 
     if warmup is not None:
         for _ in range(max(0, warmup)):

@@ -47,6 +47,7 @@ def reference_outputs(
 ) -> dict[str, Any]:
     """The model's outputs from one plain onnxruntime CPU session (default options; with
     ``optimize=False``, graph optimisations off)."""
+    # lazy: onnxruntime is slow to import
     import onnxruntime as ort
 
     if not model_path:

@@ -7,10 +7,14 @@ import json
 import sys
 from typing import Any
 
+from hetlab.devices.base import unsupported_summary
+from hetlab.errors import HetlabError
+from hetlab.executor.api import placement
+from hetlab.executor.check import load_inputs, reference_spread
+from hetlab.graph.cli import add_input_arg, add_shape_arg
+
 
 def configure(p: argparse.ArgumentParser) -> None:
-    from hetlab.graph.cli import add_input_arg, add_shape_arg
-
     p.add_argument("model", help="an .onnx file or a zoo model name (see `hetlab zoo`)")
     how = p.add_mutually_exclusive_group(required=True)
     how.add_argument("--plan", metavar="PLAN.json", help="a plan from `hetlab schedule` (spec §4)")
@@ -59,6 +63,10 @@ def configure(p: argparse.ArgumentParser) -> None:
         "predicted_host_ms (each unit's host dispatch one at a time)",
     )
     p.add_argument("--json", action="store_true", help="print the report of spec §5 as JSON")
+    _add_adaptive_args(p)
+
+
+def _add_adaptive_args(p: argparse.ArgumentParser) -> None:
     a = p.add_argument_group("adaptive execution (NN-Stretch)")
     a.add_argument(
         "--adaptive",
@@ -90,10 +98,9 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    # lazy: building the command-line parser imports this module; the run needs these
     from hetlab.calibrate import run  # the run, and the calibrated predictions of --profile
     from hetlab.devices.platform import devices
-    from hetlab.errors import HetlabError
-    from hetlab.executor.check import load_inputs
     from hetlab.graph.onnx_io import load
     from hetlab.graph.shapes import parse_input_args, parse_shape_args
 
@@ -106,10 +113,12 @@ def main(args: argparse.Namespace) -> int:
     plan: Any
     problem = None
     if args.plan:
+        # lazy: building the command-line parser imports this module; the run needs these
         from hetlab.schedulers.plan import Plan
 
         plan = Plan.load(args.plan)
     if args.profile:
+        # lazy: building the command-line parser imports this module; the run needs these
         from hetlab.cost.problem import Problem
 
         problem = Problem.load(args.profile)
@@ -155,8 +164,6 @@ def main(args: argparse.Namespace) -> int:
 def _device_refusals(graph: Any, devs: list, name: str) -> None:
     """With ``--device``: the nodes it cannot run, grouped by op with the reasons; an error
     when no other device takes them, else a note on stderr naming the fallback."""
-    from hetlab.devices.base import unsupported_summary
-    from hetlab.errors import HetlabError
 
     dev = next(d for d in devs if d.name == name)
     why = unsupported_summary(dev, graph)
@@ -169,8 +176,7 @@ def _device_refusals(graph: Any, devs: list, name: str) -> None:
 
 
 def _main_per_node(args: argparse.Namespace, graph: Any, devs: list, feed: dict) -> int:
-    from hetlab.errors import HetlabError
-    from hetlab.executor.check import reference_spread
+    # lazy: building the command-line parser imports this module; the run needs these
     from hetlab.executor.divergence import format_scan, scan
 
     if not (args.device and args.check):
@@ -191,7 +197,7 @@ def _main_per_node(args: argparse.Namespace, graph: Any, devs: list, feed: dict)
 def _main_adaptive(
     args: argparse.Namespace, graph: Any, plan: Any, devs: list, feed: dict, problem: Any
 ) -> int:
-    from hetlab.executor.api import placement
+    # lazy: building the command-line parser imports this module; the run needs these
     from hetlab.stretch.adaptive import AdaptiveConfig
     from hetlab.stretch.adaptive_report import adaptive_run
 

@@ -105,6 +105,7 @@ class Scan:
 def reference_values(graph: OpGraph, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
     """Every tensor of the model (inputs and each node's outputs) from one onnxruntime
     session over the model with all of them exposed, graph optimisations off."""
+    # lazy: onnxruntime is slow to import
     import onnxruntime as ort
 
     from hetlab.graph.onnx_io import extract

@@ -57,6 +57,7 @@ def format_summary(s: dict) -> str:
 
 
 def main_graph(args: argparse.Namespace) -> int:
+    # lazy: building the command-line parser imports this module; the run needs these
     from hetlab.graph.onnx_io import load
     from hetlab.graph.shapes import parse_input_args, parse_shape_args
 
@@ -70,6 +71,7 @@ def main_graph(args: argparse.Namespace) -> int:
 
 
 def main_zoo(args: argparse.Namespace) -> int:
+    # lazy: building the command-line parser imports this module; the run needs these
     from hetlab import zoo
 
     rows = [

@@ -27,7 +27,8 @@ from onnx import helper, numpy_helper
 
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Edge, Node, OpGraph, Tensor
-from hetlab.graph.onnx_io import (
+from hetlab.graph.onnx_extract import weights
+from hetlab.graph.onnx_proto import (
     _attrs,
     _constant_value,
     _declared_dims,
@@ -64,8 +65,6 @@ def _weights_of(graph: OpGraph) -> dict[str, np.ndarray]:
     """Constants of ``graph`` (a model or a body), cached on it as the OpenCL builder does."""
     w = getattr(graph, "_hetlab_weights", None)
     if w is None:
-        from hetlab.graph.onnx_io import weights
-
         w = weights(graph) if graph.consts else {}
         graph._hetlab_weights = w  # type: ignore[attr-defined]
     return w
@@ -177,6 +176,7 @@ def _body_graph(parent: OpGraph, g: onnx.GraphProto, m: onnx.ModelProto, name: s
 def record(body: OpGraph, values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Every value produced by ``body``'s own nodes (not inside nested bodies), from one
     onnxruntime run of the body as a standalone model fed ``values`` (its outer inputs)."""
+    # lazy: onnxruntime is slow to import
     import onnxruntime as ort
 
     g, m = _proto(body)

@@ -114,6 +114,7 @@ def _fmt(decl: Sequence[Dim]) -> str:
 def parse_input_args(args: Iterable[str] | None) -> dict[str, np.ndarray]:
     """``["sr=16000", "x=frame.npy"]`` -> arrays: a ``.npy`` file, or a number (a scalar of the
     input's type is cast later by the consumer; integers become int64, others float32)."""
+    # lazy: the graph's shape model is numpy-free; only --input files need numpy
     import numpy as np
 
     out: dict[str, np.ndarray] = {}

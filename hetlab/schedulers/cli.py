@@ -14,6 +14,11 @@ import json
 import sys
 from pathlib import Path
 
+from hetlab.cost.problem import Problem
+from hetlab.errors import HetlabError
+from hetlab.schedulers.base import MODULES, algorithm, schedule
+from hetlab.schedulers.bounds import lower_bound, validate_plan
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -58,8 +63,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def registry_listing() -> list[dict]:
     """Every algorithm with its title and parameters (what the widgets build controls from)."""
-    from hetlab.errors import HetlabError
-    from hetlab.schedulers.base import MODULES
 
     out = []
     for name in MODULES:
@@ -91,8 +94,6 @@ def registry_listing() -> list[dict]:
 
 def _lookup(name: str):
     """``base.algorithm`` with a module missing from this build as a clear ``HetlabError``."""
-    from hetlab.errors import HetlabError
-    from hetlab.schedulers.base import algorithm
 
     try:
         return algorithm(name)
@@ -105,6 +106,7 @@ def _lookup(name: str):
 def _progress(quiet: bool):
     if quiet:
         return None, None
+    # lazy: tqdm is optional
     from tqdm import tqdm
 
     state: dict = {}
@@ -126,11 +128,6 @@ def _progress(quiet: bool):
 
 
 def main(args: argparse.Namespace) -> int:
-    from hetlab.cost.problem import Problem
-    from hetlab.errors import HetlabError
-    from hetlab.schedulers.base import schedule
-    from hetlab.schedulers.bounds import lower_bound, validate_plan
-
     if args.list:
         items = registry_listing()
         if args.json:

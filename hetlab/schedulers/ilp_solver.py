@@ -73,6 +73,7 @@ class _WarmHiGHS(pulp.HiGHS):  # type: ignore[misc,valid-type]
     """pulp's HiGHS with the variables' initial values passed as a MIP start."""
 
     def callSolver(self, lp):
+        # lazy: highspy is optional and slow to import
         import highspy
 
         cols = lp.variables()
@@ -86,6 +87,7 @@ class _WarmHiGHS(pulp.HiGHS):  # type: ignore[misc,valid-type]
     def findSolutionValues(self, lp):
         """pulp's mapping, plus the node limit (which pulp does not know): an incumbent, if
         there is one, as after a time limit."""
+        # lazy: highspy is optional and slow to import
         import highspy
 
         try:

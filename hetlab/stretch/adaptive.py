@@ -26,10 +26,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from hetlab.cost.problem import Problem
 from hetlab.devices.base import Device
 from hetlab.errors import HetlabError
 from hetlab.executor.interpreter import Executor, Repetition
 from hetlab.graph.ir import OpGraph
+from hetlab.schedulers.base import schedule
 
 
 @dataclass
@@ -108,9 +110,6 @@ def without(
     """A placement avoiding ``slow``: ``problem`` rescheduled with its costs x ``slowdown`` if
     that avoids it, else its nodes moved to the least busy other device of the plan that runs them."""
     if problem is not None and slow in problem.devices:
-        from hetlab.cost.problem import Problem
-        from hetlab.schedulers.base import schedule
-
         doc = problem.to_json()
         for n in doc["nodes"]:
             if n["cost"].get(slow) is not None:
@@ -134,6 +133,188 @@ def without(
     return out
 
 
+class _Loop:
+    """The state of one adaptive loop: an executor per placement, the calibrated ms per FLOP
+    of each device, and where the switching stands (see the module doc)."""
+
+    def __init__(
+        self,
+        graph: OpGraph,
+        device_of: Mapping[str, str],
+        devmap: dict[str, Device],
+        inputs: Mapping[str, Any],
+        cfg: AdaptiveConfig,
+        problem: Any,
+        order: Sequence[str] | None,
+    ) -> None:
+        self.graph, self.device_of, self.devmap, self.inputs = graph, device_of, devmap, inputs
+        self.cfg, self.problem, self.order = cfg, problem, order
+        self.trace = AdaptiveTrace(cfg)
+        self.execs: dict[str, Executor] = {}
+        self.placements: dict[str, dict[str, str]] = {"base": dict(device_of)}
+        self.flops = {n.id: max(1.0, float(n.flops)) for n in graph.nodes}
+        self.calib: dict[str, list[float]] = {}
+        self.rate: dict[str, float] = {}  # ms per FLOP, per device, from the calibration runs
+        self.current, self.slow_dev, self.strikes, self.since_switch = "base", "", 0, 0
+        self.last_worst = ""
+        self.recent: list[float] = []  # latencies of the degraded plan since the last switch
+        self.base_lat: list[float] = []  # latencies of the original plan (not probes)
+        self.before, self.hold_until, self.backoff = float("inf"), 0, 1
+
+    def executor(self, label: str) -> Executor:
+        if label not in self.execs:
+            dof = self.placements[label]
+            ex = Executor(self.graph, dof, self.devmap, self.order if label == "base" else None)
+            ex.prepare()
+            ex.run_once(self.inputs)  # warm-up, unmeasured
+            self.execs[label] = ex
+        return self.execs[label]
+
+    def load(self, label: str) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for v, d in self.placements[label].items():
+            out[d] = out.get(d, 0.0) + self.flops[v]
+        return out
+
+    def close(self) -> None:
+        for ex in self.execs.values():
+            ex.close()
+
+    def step(self, i: int, adaptive: bool) -> Repetition:
+        """Run ``i``: on the current plan, or on the original one as a probe."""
+        cfg = self.cfg
+        since = self.since_switch
+        probe = self.current != "base" and since > 0 and since % cfg.probe_every == 0
+        label = "base" if probe else self.current
+        rep = self.executor(label).run_once(self.inputs)
+        busy = busy_ms(rep)
+        if i < cfg.calibrate:
+            self.calibrate(i, busy)
+        slow: dict[str, float] = {}
+        if self.rate:
+            mean_rate = statistics.mean(self.rate.values())
+            for d, fl in self.load(label).items():
+                if d in busy:
+                    slow[d] = round(busy[d] / (self.rate.get(d, mean_rate) * fl), 3)
+        point = RunPoint(i, round(rep.wall_ms, 4), label, sorted(busy), slow, probe)
+        self.trace.runs.append(point)
+        self.since_switch += 1
+        if adaptive and self.rate:
+            self.adapt(i, rep, label, probe, slow, point)
+        return rep
+
+    def calibrate(self, i: int, busy: dict[str, float]) -> None:
+        for d, ms in busy.items():
+            self.calib.setdefault(d, []).append(ms)
+        if i == self.cfg.calibrate - 1:
+            self.trace.baseline_ms = {d: float(statistics.median(v)) for d, v in self.calib.items()}
+            base_load = self.load("base")
+            self.rate = {
+                d: ms / base_load[d] for d, ms in self.trace.baseline_ms.items() if base_load.get(d)
+            }
+
+    def adapt(
+        self,
+        i: int,
+        rep: Repetition,
+        label: str,
+        probe: bool,
+        slow: dict[str, float],
+        point: RunPoint,
+    ) -> None:
+        cfg = self.cfg
+        worst = max(slow, key=lambda d: slow[d]) if slow else ""
+        rest = [x for d, x in slow.items() if d != worst]
+        contended = (
+            bool(worst)
+            and slow[worst] > cfg.threshold
+            and (
+                label != "base" or not rest or slow[worst] >= cfg.relative * statistics.median(rest)
+            )
+        )
+        self.strikes = (
+            self.strikes + 1 if contended and worst == self.last_worst else int(contended)
+        )
+        self.last_worst = worst
+        if label == "base" and not probe:
+            self.base_lat.append(rep.wall_ms)
+        if label == "base" and not probe and self.strikes >= cfg.patience and i >= self.hold_until:
+            self.switch_away(i, worst, slow, point)
+        elif label != "base":
+            self.maybe_give_up(i, rep, worst, slow, point)
+        elif probe:
+            self.maybe_switch_back(i, rep, slow, point)
+
+    def switch_away(self, i: int, worst: str, slow: dict[str, float], point: RunPoint) -> None:
+        cfg = self.cfg
+        key = f"without:{worst}"
+        if key not in self.placements:
+            self.placements[key] = without(
+                self.graph,
+                self.device_of,
+                worst,
+                self.devmap,
+                self.trace.baseline_ms,
+                self.problem,
+                slow[worst],
+                cfg.algo,
+            )
+        if self.placements[key] != self.placements["base"]:
+            self.trace.switches.append(
+                {"run": i + 1, "from": "base", "to": key, "device": worst, "slowdown": slow[worst]}
+            )
+            point.note = f"{worst} {slow[worst]:.2f}x slower than its profile: switch away"
+            self.before = statistics.median(self.base_lat[-cfg.patience :])
+            self.current, self.slow_dev, self.strikes, self.since_switch = key, worst, 0, 0
+            self.recent = []
+
+    def maybe_give_up(
+        self, i: int, rep: Repetition, worst: str, slow: dict[str, float], point: RunPoint
+    ) -> None:
+        """Back to the original plan when the new one moved onto a contended device, or is no
+        faster; the next try waits twice as long."""
+        cfg = self.cfg
+        self.recent.append(rep.wall_ms)
+        no_gain = len(self.recent) == cfg.patience and statistics.median(self.recent) >= self.before
+        if self.strikes >= cfg.patience or no_gain:
+            why = "no faster than before" if no_gain else f"{worst} slow too ({slow[worst]:.2f}x)"
+            self.trace.switches.append(
+                {
+                    "run": i + 1,
+                    "from": self.current,
+                    "to": "base",
+                    "device": worst,
+                    "slowdown": slow.get(worst),
+                }
+            )
+            point.note = (
+                f"{why}: back to the original plan, hold {cfg.probe_every * self.backoff} runs"
+            )
+            self.hold_until = i + 1 + cfg.probe_every * self.backoff
+            self.backoff *= 2
+            self.current, self.strikes, self.since_switch = "base", 0, 0
+
+    def maybe_switch_back(
+        self, i: int, rep: Repetition, slow: dict[str, float], point: RunPoint
+    ) -> None:
+        """After a probe of the original plan: back to it when the slow device recovered."""
+        cfg, slow_dev = self.cfg, self.slow_dev
+        better = bool(self.recent) and rep.wall_ms < statistics.median(self.recent)
+        if slow.get(slow_dev, cfg.recover) < cfg.recover or better:
+            why = "recovered" if not better else "faster again"
+            self.trace.switches.append(
+                {
+                    "run": i + 1,
+                    "from": self.current,
+                    "to": "base",
+                    "device": slow_dev,
+                    "slowdown": slow.get(slow_dev),
+                }
+            )
+            point.note = f"probe: {slow_dev} {why} ({slow.get(slow_dev, 0):.2f}x): switch back"
+            self.current, self.strikes, self.since_switch, self.backoff = "base", 0, 0, 1
+
+
 def run_adaptive(
     graph: OpGraph,
     device_of: Mapping[str, str],
@@ -151,151 +332,14 @@ def run_adaptive(
     ``before_run(i, trace)`` is called before run ``i`` (to start/stop interference)."""
     cfg = config or AdaptiveConfig()
     devmap = dict(devices) if isinstance(devices, Mapping) else {d.name: d for d in devices}
-    trace = AdaptiveTrace(cfg)
-    execs: dict[str, Executor] = {}
-    placements: dict[str, dict[str, str]] = {"base": dict(device_of)}
-
-    def executor(label: str) -> Executor:
-        if label not in execs:
-            dof = placements[label]
-            ex = Executor(graph, dof, devmap, order if label == "base" else None)
-            ex.prepare()
-            ex.run_once(inputs)  # warm-up, unmeasured
-            execs[label] = ex
-        return execs[label]
-
-    flops = {n.id: max(1.0, float(n.flops)) for n in graph.nodes}
-
-    def load(label: str) -> dict[str, float]:
-        out: dict[str, float] = {}
-        for v, d in placements[label].items():
-            out[d] = out.get(d, 0.0) + flops[v]
-        return out
-
+    loop = _Loop(graph, device_of, devmap, inputs, cfg, problem, order)
     reps: list[Repetition] = []
-    calib: dict[str, list[float]] = {}
-    rate: dict[str, float] = {}  # ms per FLOP, per device, from the calibration runs
-    current, slow_dev, strikes, since_switch, last_worst = "base", "", 0, 0, ""
-    recent: list[float] = []  # latencies of the degraded plan since the last switch
-    base_lat: list[float] = []  # latencies of the original plan (not probes)
-    before, hold_until, backoff = float("inf"), 0, 1
     try:
-        executor("base")
+        loop.executor("base")
         for i in range(repeat):
             if before_run is not None:
-                before_run(i, trace)
-            probe = current != "base" and since_switch > 0 and since_switch % cfg.probe_every == 0
-            label = "base" if probe else current
-            rep = executor(label).run_once(inputs)
-            reps.append(rep)
-            busy = busy_ms(rep)
-            if i < cfg.calibrate:
-                for d, ms in busy.items():
-                    calib.setdefault(d, []).append(ms)
-                if i == cfg.calibrate - 1:
-                    trace.baseline_ms = {d: float(statistics.median(v)) for d, v in calib.items()}
-                    base_load = load("base")
-                    rate = {
-                        d: ms / base_load[d]
-                        for d, ms in trace.baseline_ms.items()
-                        if base_load.get(d)
-                    }
-            slow: dict[str, float] = {}
-            if rate:
-                mean_rate = statistics.mean(rate.values())
-                for d, fl in load(label).items():
-                    if d in busy:
-                        slow[d] = round(busy[d] / (rate.get(d, mean_rate) * fl), 3)
-            point = RunPoint(i, round(rep.wall_ms, 4), label, sorted(busy), slow, probe)
-            trace.runs.append(point)
-            since_switch += 1
-            if not adaptive or not rate:
-                continue
-            worst = max(slow, key=lambda d: slow[d]) if slow else ""
-            rest = [x for d, x in slow.items() if d != worst]
-            contended = (
-                bool(worst)
-                and slow[worst] > cfg.threshold
-                and (
-                    label != "base"
-                    or not rest
-                    or slow[worst] >= cfg.relative * statistics.median(rest)
-                )
-            )
-            strikes = strikes + 1 if contended and worst == last_worst else int(contended)
-            last_worst = worst
-            if label == "base" and not probe:
-                base_lat.append(rep.wall_ms)
-            if label == "base" and not probe and strikes >= cfg.patience and i >= hold_until:
-                key = f"without:{worst}"
-                if key not in placements:
-                    placements[key] = without(
-                        graph,
-                        device_of,
-                        worst,
-                        devmap,
-                        trace.baseline_ms,
-                        problem,
-                        slow[worst],
-                        cfg.algo,
-                    )
-                if placements[key] != placements["base"]:
-                    trace.switches.append(
-                        {
-                            "run": i + 1,
-                            "from": "base",
-                            "to": key,
-                            "device": worst,
-                            "slowdown": slow[worst],
-                        }
-                    )
-                    point.note = f"{worst} {slow[worst]:.2f}x slower than its profile: switch away"
-                    before = statistics.median(base_lat[-cfg.patience :])
-                    current, slow_dev, strikes, since_switch, recent = key, worst, 0, 0, []
-            elif label != "base":
-                recent.append(rep.wall_ms)
-                no_gain = len(recent) == cfg.patience and statistics.median(recent) >= before
-                if (
-                    strikes >= cfg.patience or no_gain
-                ):  # moved onto a contended device, or no better
-                    why = (
-                        "no faster than before"
-                        if no_gain
-                        else f"{worst} slow too ({slow[worst]:.2f}x)"
-                    )
-                    trace.switches.append(
-                        {
-                            "run": i + 1,
-                            "from": current,
-                            "to": "base",
-                            "device": worst,
-                            "slowdown": slow.get(worst),
-                        }
-                    )
-                    point.note = (
-                        f"{why}: back to the original plan, hold {cfg.probe_every * backoff} runs"
-                    )
-                    hold_until = i + 1 + cfg.probe_every * backoff
-                    backoff *= 2
-                    current, strikes, since_switch = "base", 0, 0
-            elif probe:
-                better = bool(recent) and rep.wall_ms < statistics.median(recent)
-                if slow.get(slow_dev, cfg.recover) < cfg.recover or better:
-                    why = "recovered" if not better else "faster again"
-                    trace.switches.append(
-                        {
-                            "run": i + 1,
-                            "from": current,
-                            "to": "base",
-                            "device": slow_dev,
-                            "slowdown": slow.get(slow_dev),
-                        }
-                    )
-                    point.note = (
-                        f"probe: {slow_dev} {why} ({slow.get(slow_dev, 0):.2f}x): switch back"
-                    )
-                    current, strikes, since_switch, backoff = "base", 0, 0, 1
+                before_run(i, loop.trace)
+            reps.append(loop.step(i, adaptive))
     finally:
-        for ex in execs.values():
-            ex.close()
-    return trace, reps
+        loop.close()
+    return loop.trace, reps

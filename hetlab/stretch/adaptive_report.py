@@ -16,8 +16,11 @@ import numpy as np
 
 from hetlab.devices.base import Device
 from hetlab.errors import HetlabError
+from hetlab.executor.check import max_rel_err, reference_outputs
+from hetlab.fileio import atomic_write_json
 from hetlab.graph.ir import OpGraph
 from hetlab.stretch.adaptive import AdaptiveConfig, AdaptiveTrace, run_adaptive
+from hetlab.stretch.interference import CpuBurner, OpenClBusyQueue, cores_of
 
 
 def parse_interfere(
@@ -55,7 +58,6 @@ def interference_hook(
     ``procs`` (at least 2 per core) burner processes share the group's cores (a heavy
     contending application; on a shared machine one burner mostly pushes other processes
     to the other cores)."""
-    from hetlab.stretch.interference import CpuBurner, OpenClBusyQueue, cores_of
 
     state: dict[str, Any] = {"gen": None}
 
@@ -126,8 +128,6 @@ def adaptive_run(
     mid = reps[int(np.argsort(walls)[len(walls) // 2])]
     err = None
     if check:
-        from hetlab.executor.check import max_rel_err, reference_outputs
-
         err = max_rel_err(
             mid.outputs,
             reference_outputs(graph.model_path or "", dict(inputs), list(graph.outputs)),
@@ -154,8 +154,6 @@ def adaptive_run(
             statistics.median(r["latency_ms"] for r in docs["static"]["runs"]), 4
         )
     if trace_out:
-        from hetlab.fileio import atomic_write_json
-
         atomic_write_json(
             trace_out, {k: doc[k] for k in ("model", "adaptive", "static") if k in doc}
         )

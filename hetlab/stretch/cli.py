@@ -9,11 +9,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
+
+from hetlab.errors import HetlabError
+from hetlab.fileio import atomic_write_json
+from hetlab.graph.cli import add_shape_arg
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    from hetlab.graph.cli import add_shape_arg
-
     p.add_argument("model", help="an .onnx file or a zoo model name (see `hetlab zoo`)")
     p.add_argument(
         "--devices",
@@ -72,8 +75,6 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def _throughput(text: str, names: list[str]) -> dict[str, float]:
-    from hetlab.errors import HetlabError
-
     out = {}
     for item in text.split(","):
         k, sep, v = item.partition("=")
@@ -90,58 +91,21 @@ def _throughput(text: str, names: list[str]) -> dict[str, float]:
 
 
 def main(args: argparse.Namespace) -> int:
-    from hetlab.errors import HetlabError
-    from hetlab.fileio import atomic_write_json
+    # lazy: building the command-line parser imports this module; the run needs these
     from hetlab.graph.onnx_io import load
     from hetlab.graph.shapes import parse_shape_args
     from hetlab.stretch.onnx_rewrite import write
-    from hetlab.stretch.search import costs_from_problem, measure_costs, search
-    from hetlab.stretch.transform import Constraints, CostModel
+    from hetlab.stretch.search import branch_plan, estimated_problem, main_device, search
+    from hetlab.stretch.transform import Constraints
 
-    names = [d.strip() for d in args.devices.split(",") if d.strip()]
-    if len(names) < 2:
-        raise HetlabError(f"--devices needs at least two devices, got {args.devices!r}")
-    for k in ("alpha", "beta", "capacity"):
-        if getattr(args, k) <= 0:
-            raise HetlabError(f"--{k} must be positive, got {getattr(args, k)}")
-    for k in ("min_depth", "min_width"):
-        if not 0 < getattr(args, k) <= 1:
-            raise HetlabError(f"--{k.replace('_', '-')} must be in (0, 1], got {getattr(args, k)}")
-    out = Path(args.out)
-    if out.suffix != ".onnx":
-        raise HetlabError(f"--out must name an .onnx file, got {args.out!r}")
+    names, out = _checked(args)
     g = load(args.model, parse_shape_args(args.shape))
     c = Constraints(args.alpha, args.beta, args.min_depth, args.min_width, args.capacity)
-    if args.throughput:
-        cm = CostModel(_throughput(args.throughput, names), dict.fromkeys(names, 0.02))
-    elif args.profile:
-        from hetlab.cost.problem import Problem
-
-        cm = costs_from_problem(g, Problem.load(args.profile), names)
-    else:
-        from hetlab.devices.platform import devices
-
-        devs = {d.name: d for d in devices(args.platform)}
-        unknown = [d for d in names if d not in devs]
-        if unknown:
-            raise HetlabError(
-                f"unknown device {unknown[0]!r}; devices here: {', '.join(devs)} (see 'hetlab devices')"
-            )
-        if args.profiler:
-            from hetlab.calibrate import profile
-
-            prob = profile(g, [devs[d] for d in names], repeat=3, warmup=1, seconds=0.05, rounds=1)
-            cm = costs_from_problem(g, prob, names)
-        else:
-            cm = measure_costs(g, devs, names)
+    cm = _cost_model(args, g, names)
     best, rows = search(g, names, cm, c, algo=args.algo)
     path = write(g, best.plan, out, seed=args.seed)
     plan_out = Path(args.plan_out) if args.plan_out else out.with_suffix(".plan.json")
-    from hetlab.graph.onnx_io import load as load_final
-
-    final = load_final(str(path))
-    from hetlab.stretch.search import branch_plan, estimated_problem, main_device
-
+    final = load(str(path))
     plan = branch_plan(final, estimated_problem(final, cm, names), names, main_device(cm, names))
     atomic_write_json(plan_out, plan.to_json())
     doc = {
@@ -158,18 +122,70 @@ def main(args: argparse.Namespace) -> int:
         json.dump(doc, sys.stdout)
         sys.stdout.write("\n")
     else:
-        print(
-            f"wrote {path} ({len(final.nodes)} nodes, {doc['flops'] / 1e9:.2f} GFLOPs vs "
-            f"{doc['original_flops'] / 1e9:.2f}) and plan {plan_out}"
-        )
-        for r in rows:
-            print(
-                f"  candidate meeting={r['meeting']:6s} strategy={r['strategy']:5s} predicted {r['predicted_ms']:.2f} ms ({r['placement']})"
-            )
-        for p in best.plan.parts:
-            br = ", ".join(
-                f"{b.device}: depth {b.layout.depth} width {b.layout.width:.3f}" for b in p.branches
-            )
-            print(f"  segments {p.segs}: {br}")
-        print("  note: fresh random weights; accuracy needs retraining (out of scope)")
+        _print_summary(doc, best, len(final.nodes))
     return 0
+
+
+def _checked(args: argparse.Namespace) -> tuple[list[str], Path]:
+    """The device names and the output path, after checking every numeric option."""
+    names = [d.strip() for d in args.devices.split(",") if d.strip()]
+    if len(names) < 2:
+        raise HetlabError(f"--devices needs at least two devices, got {args.devices!r}")
+    for k in ("alpha", "beta", "capacity"):
+        if getattr(args, k) <= 0:
+            raise HetlabError(f"--{k} must be positive, got {getattr(args, k)}")
+    for k in ("min_depth", "min_width"):
+        if not 0 < getattr(args, k) <= 1:
+            raise HetlabError(f"--{k.replace('_', '-')} must be in (0, 1], got {getattr(args, k)}")
+    out = Path(args.out)
+    if out.suffix != ".onnx":
+        raise HetlabError(f"--out must name an .onnx file, got {args.out!r}")
+    return names, out
+
+
+def _cost_model(args: argparse.Namespace, g: Any, names: list[str]) -> Any:
+    """The devices' cost model: from --throughput, from a --profile, or measured here."""
+    # lazy: building the command-line parser imports this module; the run needs these
+    from hetlab.stretch.search import costs_from_problem, measure_costs
+    from hetlab.stretch.transform import CostModel
+
+    if args.throughput:
+        return CostModel(_throughput(args.throughput, names), dict.fromkeys(names, 0.02))
+    if args.profile:
+        # lazy: building the command-line parser imports this module; the run needs these
+        from hetlab.cost.problem import Problem
+
+        return costs_from_problem(g, Problem.load(args.profile), names)
+    # lazy: building the command-line parser imports this module; the run needs these
+    from hetlab.devices.platform import devices
+
+    devs = {d.name: d for d in devices(args.platform)}
+    unknown = [d for d in names if d not in devs]
+    if unknown:
+        raise HetlabError(
+            f"unknown device {unknown[0]!r}; devices here: {', '.join(devs)} (see 'hetlab devices')"
+        )
+    if args.profiler:
+        # lazy: building the command-line parser imports this module; the run needs these
+        from hetlab.calibrate import profile
+
+        prob = profile(g, [devs[d] for d in names], repeat=3, warmup=1, seconds=0.05, rounds=1)
+        return costs_from_problem(g, prob, names)
+    return measure_costs(g, devs, names)
+
+
+def _print_summary(doc: dict[str, Any], best: Any, nodes: int) -> None:
+    print(
+        f"wrote {doc['model']} ({nodes} nodes, {doc['flops'] / 1e9:.2f} GFLOPs vs "
+        f"{doc['original_flops'] / 1e9:.2f}) and plan {doc['plan']}"
+    )
+    for r in doc["candidates"]:
+        print(
+            f"  candidate meeting={r['meeting']:6s} strategy={r['strategy']:5s} predicted {r['predicted_ms']:.2f} ms ({r['placement']})"
+        )
+    for p in best.plan.parts:
+        br = ", ".join(
+            f"{b.device}: depth {b.layout.depth} width {b.layout.width:.3f}" for b in p.branches
+        )
+        print(f"  segments {p.segs}: {br}")
+    print("  note: fresh random weights; accuracy needs retraining (out of scope)")

@@ -14,6 +14,8 @@ import time
 from collections.abc import Sequence
 from typing import Any, Self
 
+import numpy as np
+
 from hetlab.errors import HetlabError
 
 
@@ -98,7 +100,7 @@ class OpenClBusyQueue:
     def __init__(
         self, device: Any, duration_s: float = 60.0, work: int = 1 << 16, loops: int = 2000
     ) -> None:
-        import numpy as np
+        # lazy: pyopencl is optional and slow to import
         import pyopencl as cl
 
         ctx = getattr(device, "ctx", None) or getattr(device, "context", None)
@@ -118,7 +120,6 @@ class OpenClBusyQueue:
 
     def _loop(self) -> None:
         deadline = time.monotonic() + self.duration_s
-        import numpy as np
 
         while not self._stop.is_set() and time.monotonic() < deadline:
             self.prog.spin(self.queue, (self.work,), None, self.buf, np.int32(self.loops))

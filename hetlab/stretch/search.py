@@ -15,8 +15,12 @@ from typing import Any
 
 from hetlab.cost.problem import Link, PEdge, PNode, Problem
 from hetlab.errors import HetlabError
+from hetlab.executor.api import run
 from hetlab.graph.ir import OpGraph
+from hetlab.graph.onnx_io import load
+from hetlab.schedulers.base import schedule
 from hetlab.schedulers.plan import Plan
+from hetlab.stretch.onnx_rewrite import build
 from hetlab.stretch.transform import Constraints, CostModel, StretchPlan, plan_stretch
 
 GRID = [(m, s) for m in ("stage", "merged") for s in ("free", "width", "depth")]
@@ -27,7 +31,6 @@ def measure_costs(
     g: OpGraph, devices: Mapping[str, Any], names: Sequence[str], repeat: int = 2
 ) -> CostModel:
     """Throughput of each device (FLOPs/ms) from a whole-model run on it (median of ``repeat``)."""
-    from hetlab.executor.api import run
 
     total = float(sum(n.flops for n in g.nodes))
     thr = {}
@@ -96,9 +99,6 @@ class Candidate:
 
 
 def _load_candidate(g: OpGraph, sp: StretchPlan) -> OpGraph:
-    from hetlab.graph.onnx_io import load
-    from hetlab.stretch.onnx_rewrite import build
-
     with tempfile.TemporaryDirectory() as tmp:
         p = Path(tmp) / "candidate.onnx"
         p.write_bytes(build(g, sp).SerializeToString())
@@ -115,7 +115,6 @@ def search(
 ) -> tuple[Candidate, list[dict[str, Any]]]:
     """The candidate with the least predicted makespan, and one row per candidate tried.
     Each candidate's prediction is the better of NN-Stretch's branch placement and ``algo``."""
-    from hetlab.schedulers.base import schedule
 
     main = main_device(cm, names)
     rows: list[dict[str, Any]] = []

@@ -11,6 +11,7 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from hetlab.schedulers.bounds import lower_bound
 from hetlab.viz.common import FONT, PALETTE, Bars, as_bars, color_of, device_colors, fmt_ms
 from hetlab.viz.timeline import critical_path, idle_gaps, transfers
 
@@ -20,10 +21,6 @@ CRITICAL = "#d62728"
 def lower_bound_of(problem: Any) -> float | None:
     """The scheduler bound (``hetlab.schedulers.bounds.lower_bound``) if it is available."""
     if problem is None:
-        return None
-    try:
-        from hetlab.schedulers.bounds import lower_bound
-    except ImportError:
         return None
     try:
         return float(lower_bound(problem))

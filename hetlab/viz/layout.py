@@ -120,6 +120,7 @@ def min_span_layers(n: int, edges: list[tuple[int, int]], rank: np.ndarray) -> n
     if not edges:
         return fallback
     try:
+        # lazy: highspy is optional and slow to import
         import highspy
     except ImportError:
         return fallback
@@ -166,6 +167,7 @@ def _separate(items: list[tuple[int, float, int]]) -> dict[int, float]:
 
 def _place(n: int, edges: list[tuple[int, int]], layer: np.ndarray):
     """igraph's Sugiyama placement for the given layers: node slots and edge polylines."""
+    # lazy: igraph is optional and slow to import
     import igraph
 
     g = igraph.Graph(n=n, edges=edges, directed=True)

@@ -59,6 +59,7 @@ def _summary(ops: list[str]) -> str:
 
 def _merge_cycles(names: list[str], pairs: set[tuple[int, int]]) -> list[int]:
     """The strongly connected component of each scope (igraph), as a component index."""
+    # lazy: igraph is optional and slow to import
     import igraph
 
     g = igraph.Graph(n=len(names), edges=sorted(pairs), directed=True)

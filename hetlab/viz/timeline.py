@@ -8,6 +8,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any
 
+from hetlab.executor.trace import Event, chrome_trace
 from hetlab.viz.common import Bars, as_bars
 
 
@@ -123,9 +124,6 @@ def preds_of(problem: Any, idx: dict[str, int], v: str) -> list[tuple[int, int]]
 def plan_trace(plan_or_run: Any, problem: Any = None, name: str | None = None) -> dict[str, Any]:
     """A plan's predicted timeline (or a run's) as a Chrome trace-event document: one row
     per device, one per link carrying transfers; it opens in Perfetto and chrome://tracing."""
-    # imported here: the executor package loads onnxruntime, which a figure does not need
-    from hetlab.executor.trace import Event, chrome_trace
-
     b = as_bars(plan_or_run, name)
     events = [Event("node", d, v, s, f, {"node": v}) for v, d, s, f in b.rows]
     moves = transfers(b, problem)

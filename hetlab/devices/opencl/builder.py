@@ -15,6 +15,8 @@ import numpy as np
 
 from hetlab.devices.base import Unit
 from hetlab.devices.opencl.fusion import plan_concat, plan_fusion
+from hetlab.devices.opencl.ops import op_for, why_not
+from hetlab.devices.opencl.ops.activation import act_params
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
 
@@ -83,8 +85,6 @@ class UnitBuilder:
     """Build context handed to every op's ``build(node, ctx)``."""
 
     def __init__(self, device: Any, graph: OpGraph, node_ids: list[str]) -> None:
-        from hetlab.devices.opencl.ops import why_not
-
         self.device, self.graph = device, graph
         order = {v: i for i, v in enumerate(graph.topo_order())}
         self.node_ids = sorted(dict.fromkeys(node_ids), key=lambda v: order[v])
@@ -143,8 +143,6 @@ class UnitBuilder:
         return self.final.get(node.id, node.outputs[0])
 
     def act(self, node: Node) -> tuple[np.float32, np.float32, np.float32]:
-        from hetlab.devices.opencl.ops.activation import act_params
-
         a = self.act_of.get(node.id)
         return NO_ACT if a is None else act_params(a, self)
 
@@ -203,8 +201,6 @@ class UnitBuilder:
 
     # --- finishing -----------------------------------------------------------------------
     def build(self) -> Unit:
-        from hetlab.devices.opencl.ops import op_for
-
         for n in self.nodes:
             if n.id not in self.fused:
                 try:
@@ -277,6 +273,7 @@ def _weights(graph: OpGraph) -> dict[str, np.ndarray]:
         if not graph.consts:
             w = {}
         else:
+            # lazy: onnx is slow to import
             from hetlab.graph import onnx_io
 
             w = onnx_io.weights(graph)

@@ -18,6 +18,7 @@ seconds on hetlab's clock. The error is the duration of one enqueue call (micros
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,9 @@ from typing import Any
 import numpy as np
 
 from hetlab.devices.base import Device, LazyNodeTimes, NodeTime, RunResult, Unit, now
+from hetlab.devices.opencl.builder import UnitBuilder
+from hetlab.devices.opencl.if_runner import prepare_composite
+from hetlab.devices.opencl.ops import why_not
 from hetlab.devices.opencl.threads import Started, enabled, pin
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
@@ -35,6 +39,7 @@ KERNEL_DIR = Path(__file__).parent / "kernels"
 
 def _cl():
     try:
+        # lazy: pyopencl is optional and slow to import
         import pyopencl as cl
     except (ImportError, OSError) as e:  # pragma: no cover - depends on the machine
         raise HetlabError(
@@ -163,7 +168,6 @@ class OpenCLDevice(Device):
     def bind_thread(self) -> None:
         """Pin the driving thread, and the driver's own threads, to ``host_cores`` when the
         platform gave some."""
-        import os
 
         if self.host_cores and hasattr(os, "sched_setaffinity"):
             os.sched_setaffinity(0, self.host_cores)
@@ -179,8 +183,6 @@ class OpenCLDevice(Device):
         return self.why_not(node, graph) is None
 
     def why_not(self, node: Node, graph: OpGraph) -> str | None:
-        from hetlab.devices.opencl.ops import why_not
-
         return why_not(node, graph)
 
     # --- programs -----------------------------------------------------------
@@ -260,12 +262,8 @@ class OpenCLDevice(Device):
 
     # --- running -------------------------------------------------------------
     def prepare(self, graph: OpGraph, nodes: Sequence[str]) -> Unit:
-        from hetlab.devices.opencl.builder import UnitBuilder
-
         with Started() as started:  # program builds may start driver threads
             if any(graph.node(v).op_type == "If" for v in nodes):  # control flow: control.py
-                from hetlab.devices.opencl.if_runner import prepare_composite
-
                 unit = prepare_composite(self, graph, list(nodes))
             else:
                 unit = UnitBuilder(self, graph, list(nodes)).build()

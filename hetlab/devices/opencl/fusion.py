@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from hetlab.devices.opencl.ops.activation import act_params
 from hetlab.graph.ir import Node
 
 ACTIVATIONS = ("Relu", "LeakyRelu", "Clip")
@@ -49,8 +50,6 @@ def _sole_reader(ub: Any, t: str, ops: tuple[str, ...]) -> Node | None:
 
 
 def plan_fusion(ub: Any) -> None:
-    from hetlab.devices.opencl.ops.activation import act_params
-
     for n in ub.nodes:
         if n.id in ub.fused:
             continue

@@ -28,6 +28,8 @@ from typing import Any
 import numpy as np
 
 from hetlab.devices.base import NodeTime, RunResult, Unit, now
+from hetlab.devices.opencl.builder import UnitBuilder, _weights
+from hetlab.devices.opencl.ops import why_not
 from hetlab.devices.opencl.ops.if_support import classify, is_float, node_reads
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import OpGraph, Tensor
@@ -68,7 +70,7 @@ class Branch:
 
     @classmethod
     def build(cls, device: Any, body: OpGraph, values: dict[str, np.ndarray]) -> Branch:
-        from hetlab.devices.opencl.builder import UnitBuilder
+        # lazy: onnx is slow to import; only If bodies need it
         from hetlab.graph.onnx_bodies import if_bodies, record
 
         allv = {**values, **record(body, values)}
@@ -155,8 +157,6 @@ class IfStep:
         return node_reads(self.graph.node(self.node_id))
 
     def _const(self, name: str) -> np.ndarray:
-        from hetlab.devices.opencl.builder import _weights
-
         w = _weights(self.graph)
         if name not in w:
             raise HetlabError(
@@ -165,6 +165,7 @@ class IfStep:
         return w[name]
 
     def run(self, env: dict[str, Any]) -> dict[str, Any]:
+        # lazy: onnx is slow to import; only If bodies need it
         from hetlab.graph.onnx_bodies import if_bodies
 
         n = self.graph.node(self.node_id)
@@ -237,8 +238,6 @@ class Composite:
 def prepare_composite(device: Any, graph: OpGraph, node_ids: list[str]) -> Unit:
     """A unit over ``node_ids`` (some of them If) on ``device``: kernel segments built now,
     If branches at their first run (see module doc)."""
-    from hetlab.devices.opencl.builder import UnitBuilder
-    from hetlab.devices.opencl.ops import why_not
 
     for v in node_ids:
         n = graph.node(v)

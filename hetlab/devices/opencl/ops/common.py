@@ -68,6 +68,7 @@ def const_value(graph: OpGraph, name: str) -> np.ndarray | None:
     """A constant input's value (None when not constant or omitted)."""
     if not name or name not in graph.consts:
         return None
+    # lazy: the builder imports the ops
     from hetlab.devices.opencl.builder import _weights
 
     return _weights(graph).get(name)

@@ -81,46 +81,11 @@ class Conv(Op):
         Nb, Cin = xs[0], xs[1]
         Cout = ws[0]
         g = _geometry(node, xs, ys, list(ws[2:]))
-        W_arr, B_arr = ctx.const(w), ctx.const(b) if b else None
-        bn = ctx.bn_of.get(node.id)
-        if bn is not None:
-            gamma, beta, mean, var = (
-                np.asarray(ctx.const(t), dtype=np.float64) for t in bn.inputs[1:5]
-            )
-            s = gamma / np.sqrt(var + float(attr(bn, "epsilon", 1e-5)))
-            W_arr = np.asarray(W_arr, dtype=np.float64) * s.reshape(-1, *([1] * (len(ws) - 1)))
-            B_arr = (
-                (np.asarray(B_arr, dtype=np.float64) if B_arr is not None else 0.0) - mean
-            ) * s + beta
-        Wb = ctx.upload(W_arr, key=("W", node.id)) if W_arr is not None else ctx.t(w)
-        Bb = (
-            ctx.upload(B_arr, key=("B", node.id))
-            if B_arr is not None
-            else (ctx.t(b) if b else None)
-        )
+        Wb, Bb = _folded_weights(ctx, node, w, b, len(ws))
         cig, cog = Cin // G, Cout // G
         y, yoff = ctx.dest(node)
         if cig == 1 and G > 1:
-            cp = [
-                g[k] for k in ("H", "W", "OH", "OW", "KH", "KW", "SH", "SW", "PH", "PW", "DH", "DW")
-            ]
-            k = ctx.kernel("conv_misc.cl", "depthwise")
-            has = Bb is not None
-            ctx.launch(
-                node,
-                k,
-                (g["OW"], g["OH"], Nb * Cout),
-                None if g["OW"] < 8 else (8, 8, 1),
-                [
-                    ctx.t(x),
-                    Wb,
-                    Bb if has else ctx.scratch(1),
-                    i32(has),
-                    y,
-                    ctx.ints(cp + [Cin, Cout]),
-                    *ctx.act(node),
-                ],
-            )
+            _depthwise(ctx, node, x, Wb, Bb, g, (Nb, Cin, Cout), y)
             return
         HW, OHW = g["H"] * g["W"], g["OH"] * g["OW"]
         Kd = cig * g["KH"] * g["KW"]
@@ -160,6 +125,50 @@ class Conv(Op):
             sbias_n=0,
             conv=conv,
         )
+
+
+def _folded_weights(ctx: Any, node: Node, w: str, b: str, rank: int) -> tuple[Any, Any]:
+    """(weight buffer, bias buffer or None) of a Conv, with the BatchNormalization that
+    follows it folded in when the builder fused one."""
+    W_arr, B_arr = ctx.const(w), ctx.const(b) if b else None
+    bn = ctx.bn_of.get(node.id)
+    if bn is not None:
+        gamma, beta, mean, var = (
+            np.asarray(ctx.const(t), dtype=np.float64) for t in bn.inputs[1:5]
+        )
+        s = gamma / np.sqrt(var + float(attr(bn, "epsilon", 1e-5)))
+        W_arr = np.asarray(W_arr, dtype=np.float64) * s.reshape(-1, *([1] * (rank - 1)))
+        B_arr = (
+            (np.asarray(B_arr, dtype=np.float64) if B_arr is not None else 0.0) - mean
+        ) * s + beta
+    Wb = ctx.upload(W_arr, key=("W", node.id)) if W_arr is not None else ctx.t(w)
+    Bb = ctx.upload(B_arr, key=("B", node.id)) if B_arr is not None else (ctx.t(b) if b else None)
+    return Wb, Bb
+
+
+def _depthwise(
+    ctx: Any, node: Node, x: str, Wb: Any, Bb: Any, g: dict, chans: tuple[int, int, int], y: Any
+) -> None:
+    """A depthwise Conv (one input channel per group) on its own kernel."""
+    Nb, Cin, Cout = chans
+    cp = [g[k] for k in ("H", "W", "OH", "OW", "KH", "KW", "SH", "SW", "PH", "PW", "DH", "DW")]
+    k = ctx.kernel("conv_misc.cl", "depthwise")
+    has = Bb is not None
+    ctx.launch(
+        node,
+        k,
+        (g["OW"], g["OH"], Nb * Cout),
+        None if g["OW"] < 8 else (8, 8, 1),
+        [
+            ctx.t(x),
+            Wb,
+            Bb if has else ctx.scratch(1),
+            i32(has),
+            y,
+            ctx.ints(cp + [Cin, Cout]),
+            *ctx.act(node),
+        ],
+    )
 
 
 @register

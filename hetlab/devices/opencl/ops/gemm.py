@@ -69,33 +69,12 @@ def gemm_launch(
     bias_buf = bias if has_bias else ctx.scratch(1)
     act = tuple(act) or ctx.act(node)
     offs_buf = ctx.upload(np.asarray(offs, dtype=np.int32).reshape(nb, 4), dtype="int32")
+    # the epilogue's arguments, the same for every kernel of gemm.cl
+    epi = [bias_buf, i32(sbias_m), i32(sbias_n), f32(alpha), f32(beta), i32(has_bias), *act]
     if M <= 4 and sak == 1 and sbn == 1 and not conv and not getattr(dev, "gemm_splits", None):
         k = ctx.kernel("gemm.cl", "gemv", "-DTS=32 -DA_KC=1 -DB_NC=1")
-        ctx.launch(
-            node,
-            k,
-            (math.ceil(N / 16) * 16, 16, nb),
-            (16, 16, 1),
-            [
-                i32(M),
-                i32(N),
-                i32(K),
-                A,
-                i32(sam),
-                B,
-                i32(sbk),
-                C,
-                i32(ldc),
-                offs_buf,
-                bias_buf,
-                i32(sbias_m),
-                i32(sbias_n),
-                f32(alpha),
-                f32(beta),
-                i32(has_bias),
-                *act,
-            ],
-        )
+        args = [i32(M), i32(N), i32(K), A, i32(sam), B, i32(sbk), C, i32(ldc), offs_buf, *epi]
+        ctx.launch(node, k, (math.ceil(N / 16) * 16, 16, nb), (16, 16, 1), args)
         return
     ts, splits, klen = choose_tiling(
         M, N, K, nb, int(dev.dev.max_compute_units), getattr(dev, "gemm_splits", None)
@@ -106,63 +85,13 @@ def gemm_launch(
     ktab = ctx.upload(_conv_table(conv, K), dtype="int32") if conv else ctx.ints([0, 0, 0, 0])
     dst, csplit = (C, 0) if splits == 1 else (ctx.scratch(splits * nb * M * N), M * N)
     gsize = (math.ceil(N / ts) * 16, math.ceil(M / ts) * 16, nb * splits)
-    ctx.launch(
-        node,
-        k,
-        gsize,
-        (16, 16, 1),
-        [
-            i32(M),
-            i32(N),
-            i32(K),
-            A,
-            i32(sam),
-            i32(sak),
-            B,
-            i32(sbk),
-            i32(sbn),
-            dst,
-            i32(ldc),
-            i32(csplit),
-            offs_buf,
-            i32(splits),
-            i32(klen),
-            bias_buf,
-            i32(sbias_m),
-            i32(sbias_n),
-            f32(alpha),
-            f32(beta),
-            i32(has_bias),
-            *act,
-            cp,
-            ktab,
-        ],
-    )
-    if splits > 1:
+    args = [i32(M), i32(N), i32(K), A, i32(sam), i32(sak), B, i32(sbk), i32(sbn), dst, i32(ldc)]
+    args += [i32(csplit), offs_buf, i32(splits), i32(klen), *epi, cp, ktab]
+    ctx.launch(node, k, gsize, (16, 16, 1), args)
+    if splits > 1:  # a second launch sums the partials
         r = ctx.kernel("gemm.cl", "gemm_splitk")
-        ctx.launch(
-            node,
-            r,
-            (N, M, nb),
-            (16, 16, 1),
-            [
-                i32(M),
-                i32(N),
-                i32(splits),
-                i32(nb),
-                dst,
-                C,
-                i32(ldc),
-                offs_buf,
-                bias_buf,
-                i32(sbias_m),
-                i32(sbias_n),
-                f32(alpha),
-                f32(beta),
-                i32(has_bias),
-                *act,
-            ],
-        )
+        args = [i32(M), i32(N), i32(splits), i32(nb), dst, C, i32(ldc), offs_buf, *epi]
+        ctx.launch(node, r, (N, M, nb), (16, 16, 1), args)
 
 
 def _fused_bias(ctx: Any, node: Node, N: int) -> tuple[Any, int, int]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hetlab.devices.opencl.ops import REGISTRY, Op, register
+from hetlab.devices.opencl.ops import REGISTRY, Op, register, why_not
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
 
@@ -87,6 +87,7 @@ def _check_if(node: Node, graph: OpGraph, depth: int) -> str | None:
         return f"{node.domain}.If is outside the ONNX domain"
     if depth > 16:
         return "If nested more than 16 deep"
+    # lazy: onnx is slow to import; only If bodies need it
     from hetlab.graph.onnx_bodies import if_bodies
 
     try:
@@ -101,8 +102,6 @@ def _check_if(node: Node, graph: OpGraph, depth: int) -> str | None:
             n = body.node(v)
             why = check_if(n, body, depth + 1) if n.op_type == "If" else _device_reason(n, body)
             if why is None and n.op_type != "If" and _checkable_now(n, body, known):
-                from hetlab.devices.opencl.ops import why_not
-
                 why = why_not(n, body)
             if why:
                 return f"{branch} node {v} ({n.op_type}): {why}"

@@ -71,31 +71,13 @@ class LSTM(Op):
         wl = _weight_layout(ctx, w, I, G4)
         rl = _weight_layout(ctx, r, H, G4)
         zeros = ctx.upload(np.zeros(B * H, dtype=np.float32))
+        dims = (T, B, I, H, D)
         for d in range(D):
             bias = None
             if bias_val is not None:
                 bv = np.asarray(bias_val, dtype=np.float64)[d]
                 bias = ctx.upload(bv[:G4] + bv[G4:])
-            gemm_launch(
-                ctx,
-                node,
-                M=T * B,
-                N=G4,
-                K=I,
-                A=ctx.t(x),
-                sam=I,
-                sak=1,
-                B=wl[0],
-                sbk=wl[1],
-                sbn=wl[2],
-                C=Xw,
-                ldc=G4,
-                offs=[(0, d * G4 * I, 0, 0)],
-                bias=bias,
-                sbias_m=0,
-                sbias_n=1,
-                act=_none(),
-            )
+            _input_projection(ctx, node, d, ctx.t(x), wl, Xw, bias, dims)
             if c0:
                 copy_launch(ctx, node, ctx.t(c0), c, (B * H,), (1,), (1,), d * B * H, 0)
             else:
@@ -108,39 +90,85 @@ class LSTM(Op):
             )
             prev: tuple[Any, int] = (ctx.t(h0), d * B * H) if h0 else (zeros, 0)
             for t in steps:
-                gemm_launch(
-                    ctx,
-                    node,
-                    M=B,
-                    N=G4,
-                    K=H,
-                    A=prev[0],
-                    sam=H,
-                    sak=1,
-                    B=rl[0],
-                    sbk=rl[1],
-                    sbn=rl[2],
-                    C=Z,
-                    ldc=G4,
-                    offs=[(prev[1], d * G4 * H, 0, t * B * G4)],
-                    bias=Xw,
-                    sbias_m=G4,
-                    sbias_n=1,
-                    act=_none(),
-                )
-                hoff = (t * D + d) * B * H
-                ctx.launch(
-                    node,
-                    ctx.kernel("conv_misc.cl", "lstm_cell"),
-                    (H, B),
-                    None,
-                    [Z, c, Y, i32(H), i32(hoff)],
-                )
-                prev = (Y, hoff)
+                prev = _step(ctx, node, d, t, prev, rl, (Xw, Z, c, Y), dims)
             if outs[1]:
                 copy_launch(ctx, node, Y, ctx.t(outs[1]), (B * H,), (1,), (1,), prev[1], d * B * H)
             if outs[2]:
                 copy_launch(ctx, node, c, ctx.t(outs[2]), (B * H,), (1,), (1,), 0, d * B * H)
+
+
+def _input_projection(
+    ctx: Any, node: Node, d: int, X: Any, wl: tuple[Any, int, int], Xw: Any, bias: Any, dims: tuple
+) -> None:
+    """Xw = X @ W[d] + (Wb + Rb)[d] for every step of direction ``d`` at once."""
+    T, B, I, H, _ = dims
+    G4 = 4 * H
+    gemm_launch(
+        ctx,
+        node,
+        M=T * B,
+        N=G4,
+        K=I,
+        A=X,
+        sam=I,
+        sak=1,
+        B=wl[0],
+        sbk=wl[1],
+        sbn=wl[2],
+        C=Xw,
+        ldc=G4,
+        offs=[(0, d * G4 * I, 0, 0)],
+        bias=bias,
+        sbias_m=0,
+        sbias_n=1,
+        act=_none(),
+    )
+
+
+def _step(
+    ctx: Any,
+    node: Node,
+    d: int,
+    t: int,
+    prev: tuple[Any, int],
+    rl: tuple[Any, int, int],
+    bufs: tuple[Any, Any, Any, Any],
+    dims: tuple,
+) -> tuple[Any, int]:
+    """Step ``t`` of direction ``d``: Z = h @ R[d] + Xw[t], then the cell writes Y[t, d] and c;
+    returns where the new h lies (buffer, offset)."""
+    Xw, Z, c, Y = bufs
+    _, B, _, H, D = dims
+    G4 = 4 * H
+    gemm_launch(
+        ctx,
+        node,
+        M=B,
+        N=G4,
+        K=H,
+        A=prev[0],
+        sam=H,
+        sak=1,
+        B=rl[0],
+        sbk=rl[1],
+        sbn=rl[2],
+        C=Z,
+        ldc=G4,
+        offs=[(prev[1], d * G4 * H, 0, t * B * G4)],
+        bias=Xw,
+        sbias_m=G4,
+        sbias_n=1,
+        act=_none(),
+    )
+    hoff = (t * D + d) * B * H
+    ctx.launch(
+        node,
+        ctx.kernel("conv_misc.cl", "lstm_cell"),
+        (H, B),
+        None,
+        [Z, c, Y, i32(H), i32(hoff)],
+    )
+    return Y, hoff
 
 
 def _weight_layout(ctx: Any, name: str, k: int, g4: int) -> tuple[Any, int, int]:

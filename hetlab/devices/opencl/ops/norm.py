@@ -97,6 +97,7 @@ def model_opset(graph: OpGraph) -> int | None:
     """The default-domain opset of the graph's model (read once from its file, cached)."""
     op = getattr(graph, "opset", None)
     if op is None and graph.model_path:
+        # lazy: onnx is slow to import
         from hetlab.graph import onnx_io
 
         try:

@@ -8,7 +8,7 @@ import numpy as np
 from test_hope_fig4 import fake_problem
 
 from benchmarks.fig4 import rounds as F
-from hetlab.devices.fake import graph_from_problem
+from hetlab.devices.replay import graph_from_problem
 from hetlab.errors import HetlabError
 from hetlab.schedulers.plan import Plan
 

@@ -1,4 +1,4 @@
-"""The HOPE Fig. 4 benchmark's table logic on a fake platform (FakeDevice replays a problem)."""
+"""The HOPE Fig. 4 benchmark's table logic on a fake platform (ReplayDevice replays a problem)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from benchmarks.fig4 import run as hope_fig4
 from benchmarks.fig4 import table as T
 from benchmarks.fig4.env import Deadline, platform_slug
 from hetlab.cost.problem import Problem
-from hetlab.devices.fake import FakeDevice, graph_from_problem
+from hetlab.devices.replay import ReplayDevice, graph_from_problem
 
 
 def fake_problem() -> Problem:
@@ -45,9 +45,9 @@ def fake_problem() -> Problem:
 def test_table_on_a_fake_platform(tmp_path):
     p = fake_problem()
     devs = [
-        FakeDevice("cpu0", p, kind="onnxruntime-cpu"),
-        FakeDevice("cpu1", p, kind="onnxruntime-cpu"),
-        FakeDevice("gpu0", p, kind="gpu"),
+        ReplayDevice("cpu0", p, kind="onnxruntime-cpu"),
+        ReplayDevice("cpu1", p, kind="onnxruntime-cpu"),
+        ReplayDevice("gpu0", p, kind="gpu"),
     ]
     graph = graph_from_problem(p)
     rows: list[dict] = []

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hetlab.cost import calibrator as cal
-from hetlab.cost.context import device_context
+from hetlab.cost.in_context import device_context
 from hetlab.cost.problem import Group, Link, PEdge, PNode, Problem
 from hetlab.cost.unmeasured import fill_unmeasured
 

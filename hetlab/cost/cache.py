@@ -51,7 +51,7 @@ def digest(*parts: Any) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-class Store:
+class DeviceStore:
     """One JSON file of ``{section: {key: value}}``; ``put`` flushes now and then."""
 
     def __init__(self, path: Path | None, meta: dict[str, Any]) -> None:
@@ -115,18 +115,18 @@ class ProfileCache:
             "hetlab": __version__,
         }
         self.model_dir = self.root / digest(self.model_meta)
-        self._stores: dict[str, Store] = {}
+        self._stores: dict[str, DeviceStore] = {}
 
-    def _store(self, rel: str, meta: dict[str, Any]) -> Store:
+    def _store(self, rel: str, meta: dict[str, Any]) -> DeviceStore:
         if rel not in self._stores:
-            self._stores[rel] = Store(self.root / rel if self.enabled else None, meta)
+            self._stores[rel] = DeviceStore(self.root / rel if self.enabled else None, meta)
         return self._stores[rel]
 
-    def device(self, fingerprint: str) -> Store:
+    def device(self, fingerprint: str) -> DeviceStore:
         meta = {**self.model_meta, "device": fingerprint}
         return self._store(f"{self.model_dir.name}/{digest(fingerprint)}.json", meta)
 
-    def link(self, fp_src: str, fp_dst: str, settings: dict[str, Any]) -> Store:
+    def link(self, fp_src: str, fp_dst: str, settings: dict[str, Any]) -> DeviceStore:
         meta = {"src": fp_src, "dst": fp_dst, "settings": settings, "hetlab": self.version}
         return self._store(f"links/{digest(meta)}.json", meta)
 

@@ -12,13 +12,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from hetlab.cost.measure import Budget, make_runner, plan_repeats, summarize
-from hetlab.cost.values import Values
+from hetlab.cost.tensor_values import Values
 from hetlab.devices.base import Device
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import OpGraph
 
 Item = tuple[str, str, list[str]]  # (cache section, signature, node ids)
-# sections that set the scale of a device's costs (``context.py``): on a device with ``write``
+# sections that set the scale of a device's costs (``in_context.py``): on a device with ``write``
 # (OpenCL) timed with their inputs written before each run, as the executor runs a unit
 WRITTEN = ("windows", "whole")
 

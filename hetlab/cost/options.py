@@ -21,7 +21,7 @@ Progress = Callable[[int, int, str], Any]
 class ProfileOptions:
     """``repeat``/``warmup``/``seconds``: see ``measure.Budget``; ``rounds``: visits per unit
     (its samples are spread over them, see ``device_pass``); ``context``: window size of the
-    in-context correction (``context.py``; 0 or 1: isolated costs only); ``groups``: also
+    in-context correction (``in_context.py``; 0 or 1: isolated costs only); ``groups``: also
     measure chains matching ``patterns`` as fused units; ``comm``: calibrate every ordered
     device pair and measure every distinct edge shape; ``handoff``: add what a unit boundary
     costs in the executor to each link (``executor.boundary``), and with ``concurrent`` what

@@ -2,7 +2,7 @@
 
 HOPE §4.1 (benchmarking engine), PartitionTuner §3.1 (individual and grouped operators) and
 OverSeer's Calibrator, on hetlab's devices. For each vertex and each device that supports it,
-the vertex runs alone on real inputs of its real shapes (``values.py``): warm-up, then up to
+the vertex runs alone on real inputs of its real shapes (``tensor_values.py``): warm-up, then up to
 ``repeat`` timed runs (fewer for slow ops, see ``measure.Budget``), MAD outlier rejection; the
 cost is the median minus the device's per-call overhead (``measure.probe_overhead``), because
 a whole-model run pays that dispatch once and not once per node. Ops of one signature
@@ -31,13 +31,13 @@ from hetlab.cost import assemble, stages
 from hetlab.cost import calibrator as cal
 from hetlab.cost.assemble import FLOOR_MS
 from hetlab.cost.cache import ProfileCache, digest, file_sha256
-from hetlab.cost.context import runnable_span, windows
 from hetlab.cost.groups import find_groups
+from hetlab.cost.in_context import runnable_span, windows
 from hetlab.cost.measure import Budget
 from hetlab.cost.options import ProfileOptions, Progress, options_of
 from hetlab.cost.problem import Problem
 from hetlab.cost.signature import group_signature, node_signature
-from hetlab.cost.values import Values
+from hetlab.cost.tensor_values import Values
 from hetlab.devices.base import Device
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import OpGraph

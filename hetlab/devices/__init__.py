@@ -1,17 +1,17 @@
-"""Devices: the interface (``base``), onnxruntime CPU groups, OpenCL, a fake, the platform."""
+"""Devices: the interface (``base``), onnxruntime CPU groups, OpenCL, the platform; ``replay``
+replays a problem's costs (a profile measured elsewhere, and the tests)."""
 
 from __future__ import annotations
 
 import importlib
 
-__all__ = ["FakeDevice", "OrtCpuDevice", "devices", "first_cpu", "get"]
+__all__ = ["OrtCpuDevice", "devices", "first_cpu", "get"]
 
 _LAZY = {
     "devices": "hetlab.devices.platform",
     "get": "hetlab.devices.platform",
     "first_cpu": "hetlab.devices.platform",
     "OrtCpuDevice": "hetlab.devices.ort_cpu",
-    "FakeDevice": "hetlab.devices.fake",
 }
 
 

@@ -1,5 +1,5 @@
 """Running a plan from the workbench: for real on this machine's devices, or as a replay of
-the profile's costs on fake devices (``hetlab.devices.fake``), which any profile allows,
+the profile's costs on fake devices (``hetlab.devices.replay``), which any profile allows,
 including one measured elsewhere or a what-if. A replay is labelled so: it measures nothing."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 from hetlab.calibrate import run
 from hetlab.cost.problem import Problem
-from hetlab.devices.fake import fake_devices, graph_from_problem
+from hetlab.devices.replay import graph_from_problem, replay_devices
 from hetlab.executor import RunReport
 from hetlab.schedulers.plan import Plan
 
@@ -44,7 +44,7 @@ def execute(
     """Run ``plan``: on ``devices`` (those named in the profile) for real, else replayed."""
     if replay:
         g = graph_from_problem(problem)
-        return run(g, plan, fake_devices(problem), repeat=repeat, problem=problem)
+        return run(g, plan, replay_devices(problem), repeat=repeat, problem=problem)
     devs = [d for d in devices if d.name in set(problem.devices)]
     return run(graph, plan, devs, repeat=repeat, check=bool(graph.model_path), problem=problem)
 

@@ -29,7 +29,7 @@ from hetlab.widgets.files import Files
 from hetlab.widgets.params import ParamPanel
 from hetlab.widgets.plans import PlanCache, problem_key
 from hetlab.widgets.running import Running
-from hetlab.widgets.shapes import parse_shapes
+from hetlab.widgets.shape_text import parse_shapes
 from hetlab.widgets.solving import SLOTS, Solving
 from hetlab.widgets.tasks import Lanes
 from hetlab.widgets.whatif import WhatIf

@@ -185,17 +185,17 @@ Perfetto: `report.write_trace("trace.json")`, or `hetlab run squeezenet --plan P
 ## Replaying a profile measured elsewhere
 
 A profile carries per-operator costs, so a plan made from it can be *replayed* on stand-in
-devices (`hetlab.devices.fake`) that sleep for each unit's profiled cost. The executor then
+devices (`hetlab.devices.replay`) that sleep for each unit's profiled cost. The executor then
 runs as it would on the real machine: its dispatch, threads and transfers are real; the
 devices are not. Below, GoogLeNet as profiled on a 16-core host with a discrete GPU.
 **These timings are a replay, not a measurement of that host.**
 """),
         code("""
 from hetlab.cost.datasets import load_measured_profile
-from hetlab.devices.fake import fake_devices, graph_from_problem
+from hetlab.devices.replay import replay_devices, graph_from_problem
 
 far = load_measured_profile("h100-16core", "googlenet")
-stand_ins = fake_devices(far)
+stand_ins = replay_devices(far)
 rows = []
 for algo in ["single:cpu0", "heft"]:
     pl = schedule(far, algo)

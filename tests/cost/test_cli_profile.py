@@ -18,6 +18,7 @@ def fake_platform(monkeypatch):
     mod = types.ModuleType("hetlab.devices.platform")
     devs = [OrtTestDevice("t0"), OrtTestDevice("t1", refuse=["Sigmoid"], tag="1")]
     mod.devices = lambda platform=None: list(devs)
+    mod.get = lambda name, platform=None: next(d for d in devs if d.name == name)
     monkeypatch.setitem(sys.modules, "hetlab.devices.platform", mod)
     return devs
 

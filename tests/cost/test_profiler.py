@@ -151,7 +151,7 @@ def test_context_windows_rescale_isolated_costs(chain_model):
 
 
 def test_unit_overhead_is_what_each_extra_unit_costs():
-    from hetlab.cost.context import unit_overhead
+    from hetlab.cost.in_context import unit_overhead
 
     # 4 units of 1 ms of work each plus 0.2 ms per unit; the whole model pays 0.2 once
     assert unit_overhead([1.2] * 4, 4.2) == pytest.approx(0.2)
@@ -161,7 +161,7 @@ def test_unit_overhead_is_what_each_extra_unit_costs():
 
 
 def test_type_factors_recover_known_factors():
-    from hetlab.cost.context import type_factors
+    from hetlab.cost.in_context import type_factors
 
     # three types; windows mix them; true factors Conv 0.5, Relu 0.2 (clamped floor), Pool 1.5
     members = [
@@ -224,7 +224,7 @@ def test_cheap_units_get_more_samples():
 
 
 def test_device_context_makes_ops_add_up_to_the_whole_model():
-    from hetlab.cost.context import device_context
+    from hetlab.cost.in_context import device_context
 
     # two windows of Conv+Relu; isolated times overstate both; the whole model took 3.2 ms
     members = [
@@ -243,7 +243,7 @@ def test_device_context_makes_ops_add_up_to_the_whole_model():
 def test_alternating_windows_plan():
     from hetlab import zoo
     from hetlab.calibrate.boundary import alternating
-    from hetlab.cost.context import windows
+    from hetlab.cost.in_context import windows
     from hetlab.devices.platform import devices
     from hetlab.graph.onnx_io import load
 
@@ -301,7 +301,7 @@ def test_scale_setting_units_are_timed_with_their_inputs_written_first():
 
 
 def test_a_device_without_the_whole_model_is_scaled_to_its_longest_span(chain_model):
-    from hetlab.cost.context import runnable_span
+    from hetlab.cost.in_context import runnable_span
 
     order = ["r1", "r2", "r3", "reshape", "sig"]
     wins = [["r1", "r2"], ["r3", "reshape"]]

@@ -52,7 +52,7 @@ def test_the_parts_add_up_to_the_latency_and_are_compared_with_the_profile():
 
 
 def test_a_real_run_reports_its_critical_path():
-    from hetlab.devices.fake import fake_devices, graph_from_problem
+    from hetlab.devices.replay import graph_from_problem, replay_devices
     from hetlab.executor import run
     from hetlab.schedulers.plan import Plan
     from tests.executor.test_predict import chain
@@ -60,7 +60,7 @@ def test_a_real_run_reports_its_critical_path():
     p = chain()
     g = graph_from_problem(p)
     plan = Plan.build(p, "by hand", {"a": "cpu0", "b": "gpu", "c": "gpu"}, ["a", "b", "c"])
-    doc = run(g, plan, fake_devices(p, time_scale=0.01), problem=p, repeat=3).to_json()
+    doc = run(g, plan, replay_devices(p, time_scale=0.01), problem=p, repeat=3).to_json()
     cp = doc["critical_path"]
     assert cp["units"] == 2 and cp["cross_device"] == 1
     total = cp["dispatch_ms"] + cp["copies_ms"] + cp["run_ms"] + cp["tail_ms"]

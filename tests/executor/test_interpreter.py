@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from hetlab.cost.problem import Problem
-from hetlab.devices.fake import FakeDevice, graph_from_problem
+from hetlab.devices.replay import ReplayDevice, graph_from_problem
 from hetlab.executor import Executor, RunError, run
 from hetlab.schedulers.plan import Plan
 from hetlab.schedulers.sim import simulate
@@ -45,7 +45,7 @@ def test_devices_run_in_parallel_and_match_the_prediction():
     rep = run(
         g,
         Plan.build(p, "manual", SPLIT, g.topo_order()),
-        [FakeDevice("a", p), FakeDevice("b", p)],
+        [ReplayDevice("a", p), ReplayDevice("b", p)],
         repeat=3,
         warmup=0,
     )
@@ -62,7 +62,7 @@ def test_each_unit_starts_after_its_producers_finished(seed):
     p = random_problem(40, seed, devices=("a", "b", "c"))
     g = graph_from_problem(p)
     device_of = {n.id: rng.choice("abc") for n in g.nodes}
-    ex = Executor(g, device_of, [FakeDevice(d, p, time_scale=0.2) for d in "abc"])
+    ex = Executor(g, device_of, [ReplayDevice(d, p, time_scale=0.2) for d in "abc"])
     try:
         rep = ex.run_once({"input": np.zeros(1, np.float32)})
     finally:
@@ -92,7 +92,7 @@ def test_a_tensor_is_sent_to_a_device_once_and_buffers_are_freed():
     ]
     p = Problem.from_json({"name": "cache", "devices": ["a", "b"], "nodes": nodes, "edges": edges})
     g = graph_from_problem(p)
-    a, b = FakeDevice("a", p), FakeDevice("b", p)
+    a, b = ReplayDevice("a", p), ReplayDevice("b", p)
     freed: list[int] = []
     b.free = lambda buf: freed.append(id(buf))  # type: ignore[method-assign]
     ex = Executor(g, {"s": "a", "x1": "b", "y": "a", "x2": "b"}, [a, b])
@@ -112,14 +112,14 @@ def test_a_failing_unit_is_named():
     p = fork(1.0)
     g = graph_from_problem(p)
     with pytest.raises(RunError, match=r"unit \d+ on b \[y1\.\.y2.*DeviceFailure"):
-        run(g, SPLIT, [FakeDevice("a", p), FakeDevice("b", p, fail_on=["y2"])], warmup=0)
+        run(g, SPLIT, [ReplayDevice("a", p), ReplayDevice("b", p, fail_on=["y2"])], warmup=0)
 
 
 def test_opencl_failure_falls_back_to_the_first_cpu_device():
     p = fork(2.0)
     g = graph_from_problem(p)
-    cl = FakeDevice("b", p, kind="opencl", fail_on=["y1"])
-    rep = run(g, SPLIT, [FakeDevice("a", p), cl], repeat=3, warmup=0)
+    cl = ReplayDevice("b", p, kind="opencl", fail_on=["y1"])
+    rep = run(g, SPLIT, [ReplayDevice("a", p), cl], repeat=3, warmup=0)
     assert [(f["device"], f["to"], f["first"]) for f in rep.fallbacks] == [("b", "a", "y1")]
     assert "DeviceFailure" in rep.fallbacks[0]["error"]
     assert set(rep.outputs) == {"j:out"} and rep.outputs["j:out"].shape == g.tensors["j:out"].shape
@@ -129,7 +129,7 @@ def test_sequential_plans_run_one_unit_at_a_time():
     p = fork(5.0)
     g = graph_from_problem(p)
     plan = Plan.build(p, "seq", SPLIT, g.topo_order(), sequential=True)
-    rep = run(g, plan, [FakeDevice("a", p), FakeDevice("b", p)], warmup=0)
+    rep = run(g, plan, [ReplayDevice("a", p), ReplayDevice("b", p)], warmup=0)
     evs = sorted((ev for ev in rep.events if ev.kind == "unit"), key=lambda e: e.start)
     assert all(x.finish <= y.start for x, y in itertools.pairwise(evs))
     assert rep.predicted_ms == pytest.approx(
@@ -143,7 +143,7 @@ def test_trace_has_one_row_per_device(tmp_path):
     p = fork(1.0)
     g = graph_from_problem(p)
     rep = run(
-        g, SPLIT, [FakeDevice("a", p), FakeDevice("b", p)], warmup=0, trace=tmp_path / "t.json"
+        g, SPLIT, [ReplayDevice("a", p), ReplayDevice("b", p)], warmup=0, trace=tmp_path / "t.json"
     )
     doc = json.loads((tmp_path / "t.json").read_text())
     rows = {e["args"]["name"]: e["tid"] for e in doc["traceEvents"] if e["name"] == "thread_name"}
@@ -153,7 +153,7 @@ def test_trace_has_one_row_per_device(tmp_path):
     assert {r["node"] for r in rep.timeline} == {n.id for n in g.nodes}
 
 
-class PooledFake(FakeDevice):
+class PooledFake(ReplayDevice):
     """A fake with OpenCL's ``write``: received tensors get buffers reused across runs."""
 
     def __init__(self, *a, **k):
@@ -176,7 +176,7 @@ def test_devices_with_write_reuse_receive_buffers_across_runs():
     p = fork(0.5)
     g = graph_from_problem(p)
     b = PooledFake("b", p)
-    ex = Executor(g, SPLIT, [FakeDevice("a", p), b])
+    ex = Executor(g, SPLIT, [ReplayDevice("a", p), b])
     try:
         for _ in range(3):
             ex.run_once({"input": np.zeros(1, np.float32)})

@@ -8,7 +8,7 @@ import pytest
 
 from hetlab.calibrate.predict import end_to_end_ms
 from hetlab.cost.problem import Link, PEdge, PNode, Problem
-from hetlab.devices.fake import graph_from_problem
+from hetlab.devices.replay import graph_from_problem
 from hetlab.schedulers.sim import simulate
 
 
@@ -85,16 +85,16 @@ def test_host_serial_charges_each_unit_the_host_one_at_a_time():
 
 def test_run_report_has_the_predictions_and_a_foreign_profile_does_not_stop_the_run():
     from hetlab.calibrate import run
-    from hetlab.devices.fake import fake_devices
+    from hetlab.devices.replay import replay_devices
     from hetlab.schedulers.plan import Plan
 
     p = chain()
     g = graph_from_problem(p)
     plan = Plan.build(p, "by hand", {"a": "cpu0", "b": "gpu", "c": "gpu"}, ["a", "b", "c"])
-    doc = run(g, plan, fake_devices(p, time_scale=0.01), problem=p).to_json()
+    doc = run(g, plan, replay_devices(p, time_scale=0.01), problem=p).to_json()
     assert doc["predicted_io_ms"] == pytest.approx(doc["predicted_ms"])  # no remote device here
     other = diamond(per_unit=0.1, boundary=0.0)
-    doc = run(g, plan, fake_devices(p, time_scale=0.01), problem=other).to_json()
+    doc = run(g, plan, replay_devices(p, time_scale=0.01), problem=other).to_json()
     assert "predicted_io_ms" not in doc and "predicted_host_ms" not in doc
 
 
@@ -122,7 +122,7 @@ def test_a_model_too_small_to_alternate_gets_its_one_unit_cost():
 def test_calibration_measures_windows_and_small_models_on_the_executor(monkeypatch):
     from hetlab.calibrate import handoff
     from hetlab.calibrate.boundary import calibrate_boundaries
-    from hetlab.devices.fake import fake_devices
+    from hetlab.devices.replay import replay_devices
 
     ids = [f"n{i}" for i in range(12)]
     nodes = [PNode(v, {"x": 0.2, "y": 0.2}) for v in ids]
@@ -130,7 +130,7 @@ def test_calibration_measures_windows_and_small_models_on_the_executor(monkeypat
     link = Link(latency=0.01, bandwidth=None)
     p = Problem("chain12", ["x", "y"], nodes, edges, {"x->y": link, "y->x": link})
     g = graph_from_problem(p)
-    devs = fake_devices(p, time_scale=0.1)
+    devs = replay_devices(p, time_scale=0.1)
     wins = [ids[i : i + 2] for i in range(0, 12, 2)]
     done = calibrate_boundaries(p, g, devs, wins, {}, repeat=3)
     cal = done["x->y"]
@@ -225,12 +225,12 @@ def ladder(n: int = 8) -> Problem:
 def test_concurrency_is_calibrated_on_a_plan_run_for_real_and_cached(monkeypatch):
     from hetlab.calibrate.concurrency import calibrate_concurrency
     from hetlab.calibrate.predict import concurrent_ms
-    from hetlab.devices.fake import fake_devices
+    from hetlab.devices.replay import replay_devices
     from hetlab.executor import api
 
     p = ladder()
     g = graph_from_problem(p)
-    devs = fake_devices(p, time_scale=1.0)
+    devs = replay_devices(p, time_scale=1.0)
     cache: dict[str, float] = {}
     got = calibrate_concurrency(p, g, devs, repeat=3, memo=(cache.get, cache.__setitem__))
     assert got["plan"] == "heft" and got["overlapped"] >= 4 and got["measured_ms"] > 0
@@ -250,12 +250,12 @@ def test_concurrency_is_calibrated_on_a_plan_run_for_real_and_cached(monkeypatch
 def test_a_plan_without_overlap_leaves_the_surcharge_out():
     from hetlab.calibrate.concurrency import calibrate_concurrency
     from hetlab.calibrate.predict import concurrent_ms
-    from hetlab.devices.fake import fake_devices
+    from hetlab.devices.replay import replay_devices
 
     p = diamond(per_unit=0.1, boundary=0.0)
     g = graph_from_problem(p)
-    got = calibrate_concurrency(p, g, fake_devices(p, time_scale=0.01), repeat=1)
+    got = calibrate_concurrency(p, g, replay_devices(p, time_scale=0.01), repeat=1)
     assert got["per_unit_ms"] is None and "unit(s) beside another device" in got["why"]
     assert concurrent_ms(p) == 0.0
     p.extra.pop("boundary")
-    assert "no host-serial prediction" in calibrate_concurrency(p, g, fake_devices(p))["why"]
+    assert "no host-serial prediction" in calibrate_concurrency(p, g, replay_devices(p))["why"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hetlab.calibrate.recommend import recommend
-from hetlab.devices.fake import fake_devices, graph_from_problem
+from hetlab.devices.replay import graph_from_problem, replay_devices
 from hetlab.schedulers import schedule
 from tests.executor.test_predict import diamond
 
@@ -13,7 +13,7 @@ from tests.executor.test_predict import diamond
 def test_without_a_calibration_the_smallest_makespan_wins():
     p = diamond(per_unit=0.0, boundary=0.0)
     p.extra.pop("boundary")
-    plan = recommend(p, graph_from_problem(p), fake_devices(p))
+    plan = recommend(p, graph_from_problem(p), replay_devices(p))
     rec = plan.extra["recommended"]
     assert rec["basis"] == "makespan"
     assert set(rec["predicted"]) == {"ilp+", "single:x", "single:y"}
@@ -25,7 +25,7 @@ def test_a_per_unit_cost_makes_one_device_the_recommendation():
     costly = diamond(per_unit=2.0, boundary=0.0)
     g = graph_from_problem(cheap)
     assert len(set(schedule(costly, "ilp+").device_of.values())) == 2  # the makespan splits it
-    assert len(set(recommend(cheap, g, fake_devices(cheap)).device_of.values())) == 2
-    chosen = recommend(costly, g, fake_devices(costly))
+    assert len(set(recommend(cheap, g, replay_devices(cheap)).device_of.values())) == 2
+    chosen = recommend(costly, g, replay_devices(costly))
     assert chosen.extra["recommended"]["basis"] == "predicted_host_ms"
     assert chosen.extra["recommended"]["chosen"].startswith("single:")

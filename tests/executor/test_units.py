@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from hetlab.devices.fake import graph_from_problem
+from hetlab.devices.replay import graph_from_problem
 from hetlab.errors import HetlabError
 from hetlab.executor.units import build_units, check_plan
 from tests.executor.dags import inception_problem, random_problem

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from hetlab.cost.problem import Problem
-from hetlab.devices.fake import FakeDevice, graph_from_problem
+from hetlab.devices.replay import ReplayDevice, graph_from_problem
 from hetlab.errors import HetlabError
 from hetlab.executor.check import random_inputs
 from hetlab.stretch.adaptive import AdaptiveConfig, run_adaptive
@@ -36,7 +36,7 @@ SLOW = range(4, 20)  # runs during which d0 is 4x slower (more than half of the 
 def _run(adaptive: bool):
     p = Problem.from_json(DOC)
     g = graph_from_problem(p)
-    devs = [FakeDevice("d0", p), FakeDevice("d1", p)]
+    devs = [ReplayDevice("d0", p), ReplayDevice("d1", p)]
 
     def slow(i, trace):
         devs[0].time_scale = 4.0 if i in SLOW else 1.0

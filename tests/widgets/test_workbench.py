@@ -1,6 +1,6 @@
 """Drive the Workbench like a user: sliders, buttons, files; assert figures and state change.
 
-The devices are fake ones replaying a hand-made problem (``hetlab.devices.fake``), so the real
+The devices are fake ones replaying a hand-made problem (``hetlab.devices.replay``), so the real
 profiler, schedulers and executor run everywhere, on worker threads; ``wb.wait()`` joins them.
 """
 
@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 
 from hetlab.cost.datasets import load_hope_profile
-from hetlab.devices.fake import FakeDevice, fake_devices, graph_from_problem
+from hetlab.devices.replay import ReplayDevice, graph_from_problem, replay_devices
 from hetlab.errors import HetlabError
 from hetlab.schedulers.base import MODULES, algorithm
 from hetlab.widgets import Workbench, solving
 from hetlab.widgets.params import Auto
-from hetlab.widgets.shapes import parse_shapes
+from hetlab.widgets.shape_text import parse_shapes
 from tests.tiny import tiny_problem
 
 QUICK = {"comm": False, "cache": False, "repeat": 3, "warmup": 1, "seconds": 0.01}
@@ -30,7 +30,7 @@ def _bases(fw):
 
 def _tiny_bench(**kw):
     p = tiny_problem()
-    kw.setdefault("devices", fake_devices(p))
+    kw.setdefault("devices", replay_devices(p))
     return Workbench(model=graph_from_problem(p), profile_options=QUICK, **kw)
 
 
@@ -52,7 +52,7 @@ def test_profile_runs_off_the_kernel_thread_then_both_plans_are_solved():
 
 def test_cancel_stops_a_profile():
     p = tiny_problem()
-    slow = [FakeDevice(d, p, time_scale=50.0) for d in p.devices]  # ~0.3 s per measurement
+    slow = [ReplayDevice(d, p, time_scale=50.0) for d in p.devices]  # ~0.3 s per measurement
     wb = _tiny_bench(devices=slow)
     wb.profile()
     deadline = time.time() + 30

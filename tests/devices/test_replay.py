@@ -5,7 +5,7 @@ import pytest
 
 from hetlab.cost.problem import Problem
 from hetlab.devices.base import now
-from hetlab.devices.fake import DeviceFailure, FakeDevice, graph_from_problem
+from hetlab.devices.replay import DeviceFailure, ReplayDevice, graph_from_problem
 from hetlab.errors import HetlabError
 
 DOC = {
@@ -30,7 +30,7 @@ def test_graph_from_problem_carries_edges_and_bytes():
 def test_fake_replays_costs_and_returns_zero_arrays():
     p = Problem.from_json(DOC)
     g = graph_from_problem(p)
-    b = FakeDevice("b", p)
+    b = ReplayDevice("b", p)
     assert b.supports(g.node("u"), g) and not b.supports(g.node("v"), g)
     unit = b.prepare(g, ["u"])
     assert unit.inputs == ["input"] and unit.outputs == ["u:out"]
@@ -44,9 +44,9 @@ def test_fake_replays_costs_and_returns_zero_arrays():
 def test_fake_uses_group_cost_and_can_fail():
     p = Problem.from_json(DOC)
     g = graph_from_problem(p)
-    a = FakeDevice("a", p, fail_on=["v"])
+    a = ReplayDevice("a", p, fail_on=["v"])
     assert a.cost_ms(["u", "v"]) == 7.0 and a.cost_ms(["u"]) == 4.0
     with pytest.raises(DeviceFailure):
         a.run(a.prepare(g, ["v"]), {"u:out": np.zeros(1024, np.float32)})
     with pytest.raises(HetlabError, match="no device 'c'"):
-        FakeDevice("c", p)
+        ReplayDevice("c", p)

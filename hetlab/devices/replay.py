@@ -1,4 +1,5 @@
-"""A device that replays a problem's costs: executor and widget tests run anywhere.
+"""A device that replays a problem's costs: a profile measured on other hardware "runs" on
+it in the workbench (labelled a replay), and the executor and widget tests run anywhere.
 
 ``run`` sleeps for the unit's cost (the problem's fused-group cost when the unit is exactly a
 group, else the sum of its nodes' costs; ms in the problem, scaled by ``time_scale``) and
@@ -23,10 +24,10 @@ from hetlab.graph.ir import Edge, Node, OpGraph, Tensor
 
 
 class DeviceFailure(RuntimeError):
-    """What a FakeDevice raises when told to fail (to test fallbacks)."""
+    """What a ReplayDevice raises when told to fail (to test fallbacks)."""
 
 
-class FakeDevice(Device):
+class ReplayDevice(Device):
     """Replays ``problem``'s costs for device ``name`` (the problem's device of that name,
     or ``as_device``). ``fail_on``: node ids whose unit raises ``DeviceFailure``."""
 
@@ -34,7 +35,7 @@ class FakeDevice(Device):
         self,
         name: str,
         problem: Problem,
-        kind: str = "fake",
+        kind: str = "replay",
         as_device: str | None = None,
         time_scale: float = 1.0,
         fail_on: Sequence[str] = (),
@@ -172,6 +173,6 @@ def graph_from_problem(problem: Problem) -> OpGraph:
     return g
 
 
-def fake_devices(problem: Problem, time_scale: float = 1.0) -> list[FakeDevice]:
-    """One FakeDevice per device of ``problem``, named as the problem names them."""
-    return [FakeDevice(d, problem, time_scale=time_scale) for d in problem.devices]
+def replay_devices(problem: Problem, time_scale: float = 1.0) -> list[ReplayDevice]:
+    """One ReplayDevice per device of ``problem``, named as the problem names them."""
+    return [ReplayDevice(d, problem, time_scale=time_scale) for d in problem.devices]

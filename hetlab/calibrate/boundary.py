@@ -210,12 +210,10 @@ def single_unit(
     the median run's latency less its time inside the device's run (feeding the inputs,
     dispatch, collecting the outputs; ``critical.py``), as ``per_unit_ms``; and, with
     ``problem``, the latency less the profile's cost of the whole model on the device as
-    ``excess_ms``, which ``predict.host_serial`` charges a plan that is that one unit. The
-    run inside the executor (``session.run``, which converts the feed and allocates the
-    outputs) took 1.4-1.7x the profiled 0.10 ms of silero_vad on the H100 (the profiler binds
-    them once), in the profiling process and in fresh ones alike; its one-unit plans were within
-    ±25% in 12 of 15 plan-calls with ``excess_ms`` and 7 of 15 with ``per_unit_ms``. The
-    processes spread, by up to 2x, stays. Devices that cannot run every node are left out."""
+    ``excess_ms``, which ``predict.host_serial`` charges a plan that is that one unit: the
+    executor's ``session.run`` converts the feed and allocates the outputs, which the
+    profiler's bound inputs do not, and on a sub-millisecond model that is a large share
+    (docs/measurements.md#one-unit). Devices that cannot run every node are left out."""
     out: dict[str, Any] = {}
     for name, d in devs.items():
         if not all(d.supports(n, graph) for n in graph.nodes):

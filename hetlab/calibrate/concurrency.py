@@ -1,12 +1,10 @@
 """What a unit costs more when another device is running, calibrated on a plan of the model.
 
 The boundary calibration (``boundary.py``) runs the model's windows alternately on two
-devices, so one device is busy at a time. A heuristic plan keeps several busy at once, and on
-the lent H100 machine its units then ran 1.2-1.7x their profiled cost on the critical path
-(dddd_det's heft plan: 10.4 ms against 6.3) and lstm's one-op units 0.1-0.2 ms more each. The
-causes were measured one by one (``benchmarks/results/nvidia-h100-16core``): a worker returns
-from onnxruntime to a GIL that another worker holds, the groups share the memory system, and a
-pool that slept while the device waited for another device must be woken.
+devices, so one device is busy at a time. A heuristic plan keeps several busy at once, and its
+units then run slower than profiled: a worker returns from onnxruntime to a GIL that another
+worker holds, the groups share the memory system, and a pool that slept while the device
+waited for another device must be woken (docs/measurements.md#concurrent-units).
 
 So the profiler also runs the plan ``heft`` makes from the profile (with the boundary
 calibration on its links) for real, and fits one surcharge ``per_unit_ms``: what each unit

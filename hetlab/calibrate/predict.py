@@ -1,10 +1,10 @@
-"""A plan's prediction with the model's inputs and outputs in host memory (issue 6).
+"""A plan's prediction with the model's inputs and outputs in host memory.
 
 spec §3's makespan starts with every model input already on the device that reads it and ends
 when the last node finishes, wherever its output lies. A run starts with the inputs in host
 memory and ends with the outputs back there, so a device that does not share memory with the
-host (a discrete GPU) first receives its inputs over its link and finally sends its outputs.
-On the lent H100 machine that is why GPU-only plans measured 1.09-1.29x their makespan.
+host (a discrete GPU) first receives its inputs over its link and finally sends its outputs
+(docs/measurements.md#host-io).
 
 ``end_to_end_ms`` applies §3 unchanged to the model plus two zero-cost nodes on the host
 device: a source that produces the model's inputs and a sink that consumes its outputs. An

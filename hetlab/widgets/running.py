@@ -161,6 +161,9 @@ class Running:
         msg, self.run_error = summary(doc, plan, replay)
         what = f"replay: {choice} plan" if replay else f"measured: {choice} plan"
         g = gantt_figure(doc, self.problem, title=what, height=220)
+        # on the prediction's time scale, so the two Gantts above each other read alike
+        end = max([float(plan.makespan)] + [float(e["finish"]) for e in doc.get("timeline", [])])
+        g.update_xaxes(range=[0, 1.02 * end])
         if replay:
             g.update_layout(title_text=f"{draw.whatif_prefix(self)}<b>{what}</b> · {REPLAY_NOTE}")
         self.slots["run_fig"].show(g)

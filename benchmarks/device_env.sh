@@ -1,6 +1,7 @@
 # Source this from the repository root on a GPU host (see benchmarks/README.md): registers
-# NVIDIA's OpenCL driver with the ICD loader, installs the carried wheels (pyopencl, pulp,
-# highspy; built for its Python 3.12) and puts the checkout on PYTHONPATH, so that hetlab
+# NVIDIA's OpenCL driver with the ICD loader, installs the carried wheels (pyopencl with
+# pytools, platformdirs and siphash24, pulp, highspy, and onnx2torch for gpu_queues' torch
+# columns; built for its Python 3.12) and puts the checkout on PYTHONPATH, so that hetlab
 # imports and `python3 -m benchmarks.NAME` runs a benchmark.
 mkdir -p /tmp/icd
 echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd

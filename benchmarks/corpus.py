@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import csv
 import re
-import statistics
 import sys
 import time
 from collections import Counter
@@ -106,15 +105,11 @@ def model_rows(
         "profile_s": round(time.perf_counter() - t0, 2),
     }
     feed = load_inputs(graph, m.inputs())
-    plans = {  # "recommended": hetlab.calibrate.recommend's choice
-        a: recommend(prob, graph, devices) if a == "recommended" else schedule(prob, a)
-        for a in algos
-    }
-    t1 = time.perf_counter()
-    medians = interleaved_medians(graph, plans, devices, feed, repeat)
     rows = []
-    for algo, plan in plans.items():
-        rep = run(graph, plan, devices, repeat=1, warmup=0, check=True, inputs=feed)
+    for algo in algos:  # "recommended": hetlab.calibrate.recommend's choice
+        plan = recommend(prob, graph, devices) if algo == "recommended" else schedule(prob, algo)
+        t1 = time.perf_counter()
+        rep = run(graph, plan, devices, repeat=repeat, check=True, inputs=feed, problem=prob)
         per = Counter(plan.device_of.values())
         rows.append(
             {
@@ -122,48 +117,12 @@ def model_rows(
                 "algo": algo,
                 "plan_nodes": " ".join(f"{d}={k}" for d, k in sorted(per.items())),
                 "predicted_ms": round(plan.makespan, 3),
-                "median_ms": round(medians[algo], 4),
+                "median_ms": rep.latency_ms["median"],
                 "max_rel_err": f"{rep.max_rel_err:.1e}",
                 "run_s": round(time.perf_counter() - t1, 2),
             }
         )
     return rows
-
-
-def interleaved_medians(
-    graph: Any, plans: dict[str, Any], devices: list[Any], feed: dict[str, Any], repeat: int
-) -> dict[str, float]:
-    """Each distinct plan's median of ``repeat`` runs, taken in ``repeat`` rounds of one run
-    per plan (the plans' order rotating), all prepared and warmed up first: the host's and the
-    device's drift over the minutes lands on every plan alike, not on whichever ran then.
-    Plans that run the same program (``rounds.plan_key``) are measured once."""
-    from hetlab.executor import Executor
-    from hetlab.executor.api import warm_up
-
-    key_of = {a: plan_key(p) for a, p in plans.items()}
-    distinct = {k: plans[a] for a, k in reversed(list(key_of.items()))}
-    runners = {
-        k: Executor(graph, p.device_of, devices, p.order, p.sequential) for k, p in distinct.items()
-    }
-    samples: dict[str, list[float]] = {k: [] for k in runners}
-    try:
-        for ex in runners.values():
-            ex.prepare()
-            warm_up(lambda ex=ex: ex.run_once(feed))
-        keys = list(runners)
-        for r in range(repeat):
-            for k in keys[r % len(keys) :] + keys[: r % len(keys)]:
-                samples[k].append(runners[k].run_once(feed).wall_ms)
-    finally:
-        for ex in runners.values():
-            ex.close()
-    return {a: statistics.median(samples[k]) for a, k in key_of.items()}
-
-
-def plan_key(plan: Any) -> str:
-    """The program a plan runs: each node's device in the plan's order (one run is enough)."""
-    order = plan.order or sorted(plan.device_of)
-    return "|".join(f"{v}@{plan.device_of[v]}" for v in order) + f"|seq={plan.sequential}"
 
 
 def _files(m: CorpusModel) -> list[Path]:
@@ -193,7 +152,7 @@ def main() -> int:
     ap.add_argument("--devices", default="cpu0,cl0")
     ap.add_argument("--algos", default="ilp,greedy,heft")
     ap.add_argument("--models", default=",".join(MODELS))
-    ap.add_argument("--repeat", type=int, default=5, help="timed rounds, one run per plan each")
+    ap.add_argument("--repeat", type=int, default=5, help="timed runs per plan")
     ap.add_argument("--quick", action="store_true", help="the corpus test's short profile")
     ap.add_argument("--out", default=None, help="folder (default benchmarks/results/<platform>)")
     a = ap.parse_args()

@@ -8,6 +8,7 @@ unit's host dispatch served one at a time), for the plan that ran, from the prob
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from hetlab.calibrate.predict import end_to_end_ms, host_serial_ms
@@ -21,7 +22,10 @@ from hetlab.graph.ir import OpGraph
 
 
 def run(graph: OpGraph | str, plan: Any, devices: Any = None, **kw: Any) -> RunReport:
-    """``hetlab.executor.run`` with ``with_predictions`` applied when ``problem`` is given."""
+    """``hetlab.executor.run`` with ``with_predictions`` applied when ``problem`` is given
+    (the model is loaded and the devices found once, for both)."""
+    graph = load(str(graph)) if isinstance(graph, (str, Path)) else graph
+    devices = platform_devices() if devices is None else devices
     report = execute(graph, plan, devices, **kw)
     problem = kw.get("problem")
     if problem is not None:

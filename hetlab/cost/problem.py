@@ -6,6 +6,7 @@ of ``None`` means device ``d`` cannot run the node. Unknown keys are kept in ``e
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -123,6 +124,11 @@ class Problem:
     @classmethod
     def load(cls, path: str | Path) -> Problem:
         return cls.from_json(read_json(path, "problem file"), source=str(path))
+
+    def copy(self) -> Problem:
+        """An independent copy (through its JSON document), with no views computed yet:
+        changing the copy's devices or costs never meets a view of the original's."""
+        return Problem.from_json(copy.deepcopy(self.to_json()), source=self.name)
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"name": self.name, "units": self.units, "devices": self.devices}

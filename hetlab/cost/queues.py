@@ -10,9 +10,7 @@ queues. Every other link of a queue is its device's.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
-from functools import cached_property
 
 from hetlab.cost.problem import Group, Link, Problem
 from hetlab.errors import HetlabError
@@ -42,7 +40,7 @@ def with_queues(
     ``views[d]`` (see the module doc). ``problem.extra["queues"]`` records what was added."""
     if slowdown < 1.0 or latency < 0.0:
         raise HetlabError("queue slowdown must be at least 1 and latency at least 0")
-    out = copy.deepcopy(problem)
+    out = problem.copy()
     parent_of = {v: d for d, vs in views.items() for v in vs}
     for d, vs in views.items():
         if d not in problem.devices:
@@ -71,7 +69,7 @@ def with_queues(
     out.extra["queues"] = {
         d: {"views": list(vs), "latency": latency, "slowdown": slowdown} for d, vs in views.items()
     }
-    return _fresh(out)
+    return out
 
 
 def _family(views: Mapping[str, Sequence[str]]) -> dict[str, str]:
@@ -127,7 +125,7 @@ def only_devices(problem: Problem, keep: Sequence[str]) -> Problem:
     unknown = [d for d in keep if d not in problem.devices]
     if unknown:
         raise HetlabError(f"the problem has no device {unknown[0]!r}")
-    out = copy.deepcopy(problem)
+    out = problem.copy()
     out.devices = [d for d in problem.devices if d in keep]
     for node in out.nodes:
         node.cost = {d: c for d, c in node.cost.items() if d in keep}
@@ -143,12 +141,4 @@ def only_devices(problem: Problem, keep: Sequence[str]) -> Problem:
     }
     for e in out.edges:
         e.comm = {k: v for k, v in e.comm.items() if all(x in keep for x in k.split("->"))}
-    return _fresh(out)
-
-
-def _fresh(problem: Problem) -> Problem:
-    """Drop the views a copy carried over from the problem it was copied from."""
-    for name, attr in vars(Problem).items():
-        if isinstance(attr, cached_property):
-            problem.__dict__.pop(name, None)
-    return problem
+    return out

@@ -98,8 +98,10 @@ class AotGroup:
         self.pool: dict[str, Any] = {}  # tensor -> device buffer written from the host
 
     def _classify(self) -> None:
-        """Per unit: inputs from the group (bound once), inputs from the host; per tensor
-        published: whether the host needs it."""
+        """Per unit: inputs from the group and inputs from the host; per host input, the units
+        that read it; per tensor published, whether the host needs it. A tensor a CPU worker
+        sends gets its host array here (shapes are static) and a hook the worker calls once
+        it has filled ``host``."""
         ex = self.ex
         self.from_group: dict[int, list[tuple[str, int]]] = {}
         self.from_host: dict[int, list[str]] = {}
@@ -115,35 +117,40 @@ class AotGroup:
                     if p is not None:
                         self.cpu_made.add(t)
             self.from_group[s.index], self.from_host[s.index] = inner, outer
+        self.host_readers: dict[str, list[int]] = {}
+        for s in self.specs:
+            for t in self.from_host[s.index]:
+                self.host_readers.setdefault(t, []).append(s.index)
+        self.staging = {
+            t: np.empty(tuple(ex.graph.tensors[t].shape), dtype=ex.graph.tensors[t].dtype)
+            for t in self.cpu_made
+        }
+        for t in self.cpu_made:
+            ex.on_publish[t] = self._publisher(t)
         outside = [s for s in ex.specs if s.index not in self.index]
         needed = set(ex.graph.outputs) | {t for s in outside for t in ex.recv[s.index]}
         self.reads = {s.index: [t for t in ex.publish[s.index] if t in needed] for s in self.specs}
 
     # --- one run ------------------------------------------------------------------------
     def start_run(self) -> None:
-        """Before the workers start: a fresh ``UnitDone`` per unit and a user event and a
-        host array per tensor a CPU worker sends into the group."""
+        """Before the workers start: a fresh ``UnitDone`` per unit and a user event per
+        tensor a CPU worker sends into the group."""
         ex, cl = self.ex, self.cl
         for s in self.specs:
             ex._done[s.index] = UnitDone(cl)
-        self.user: dict[str, tuple[Any, np.ndarray]] = {}
-        for t in self.cpu_made:
-            tensor = ex.graph.tensors[t]
-            host = np.empty(tuple(tensor.shape), dtype=tensor.dtype)
-            self.user[t] = (cl.UserEvent(self.root.ctx), host)
-            ex.on_publish[t] = self._publisher(t)
+        self.user = {t: cl.UserEvent(self.root.ctx) for t in self.cpu_made}
 
     def _publisher(self, t: str):
         def publish() -> None:
-            event, host = self.user[t]
+            host = self.staging[t]
             np.copyto(host, np.asarray(self.ex.host[t]).reshape(host.shape), casting="unsafe")
-            event.set_status(self.cl.command_execution_status.COMPLETE)
+            self.user[t].set_status(self.cl.command_execution_status.COMPLETE)
 
         return publish
 
     def abort(self) -> None:
         """Let commands waiting on user events go (a CPU worker failed before setting them)."""
-        for event, _host in getattr(self, "user", {}).values():
+        for event in getattr(self, "user", {}).values():
             with contextlib.suppress(self.cl.Error):  # already set
                 event.set_status(self.cl.command_execution_status.COMPLETE)
 
@@ -204,16 +211,14 @@ class AotGroup:
         every unit of the group that reads it."""
         ex, dev, cl = self.ex, self.devs[s.device], self.cl
         if t in self.user:
-            event, host = self.user[t]
-            wait_for = [event]
+            host, wait_for = self.staging[t], [self.user[t]]
         else:
             host, wait_for = np.ascontiguousarray(ex.host[t]), None
         buf = self.pool.get(t)
         if buf is None or buf.shape != tuple(host.shape) or buf.dtype != str(host.dtype):
             buf = self.pool[t] = self.root.alloc(host.shape, str(host.dtype))
-        for r in self.specs:
-            if t in self.from_host[r.index]:
-                ex.units[r.index].handle.bind(t, buf)
+        for r in self.host_readers[t]:
+            ex.units[r].handle.bind(t, buf)
         if host.size == 0:
             return cl.enqueue_marker(dev.queue, wait_for=wait_for)
         return cl.enqueue_copy(dev.queue, buf.buf, host, is_blocking=False, wait_for=wait_for)

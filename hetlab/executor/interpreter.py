@@ -232,7 +232,6 @@ class Executor:
         self.host: dict[str, Any] = dict(inputs)
         self._events: list[Event] = []
         self._raw_node_times: dict[int, Any] = {}
-        self.on_publish = {}
         for g in self._groups:
             g.start_run()
         finished: queue.Queue = queue.Queue()
@@ -310,6 +309,7 @@ class Executor:
         for g in self._groups:
             g.release()
         self._groups.clear()
+        self.on_publish.clear()
         for d, was in self._profiling.items():
             self.devices[d].record_node_times = was
         self._profiling.clear()

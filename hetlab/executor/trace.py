@@ -72,6 +72,7 @@ def node_timeline(
                     "start": round(t, 4),
                     "finish": round(f, 4),
                     "unit": uid,
+                    **({"approx": True} if ev.args.get("approx") else {}),
                 }
             )
             t = f

@@ -133,3 +133,11 @@ def test_a_view_of_a_host_tensor_passes_between_queues(devs, tmp_path):
         device_of = {"relu": first, "view": "cl0.q1", "sig": "cl0"}
         rep = run(graph, device_of, devs, repeat=2, check=True)
         assert rep.max_rel_err <= 1e-6, first
+
+
+def test_an_untimed_unit_enqueued_ahead_says_its_interval_is_approximate(devs, graph, tmp_path):
+    device_of = {v.id: "cl0" for v in graph.nodes}
+    untimed = run(graph, device_of, devs, repeat=1, warmup=0)
+    assert untimed.timeline and all(e.get("approx") for e in untimed.timeline)
+    timed = run(graph, device_of, devs, repeat=1, warmup=0, trace=tmp_path / "t.json")
+    assert timed.timeline and not any(e.get("approx") for e in timed.timeline)

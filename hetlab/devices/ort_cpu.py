@@ -66,7 +66,17 @@ def ort_refuses(node: Node, graph: OpGraph) -> str | None:
     constants and fixed shapes included), so ops it runs as functions (HardSwish) or after a
     rewrite count as supported. The answer is cached by op, domain, opset, input and output
     dtypes and ranks, and attributes. A node that names no tensors asks about its op type
-    alone: a CPU kernel or an ONNX function body answers."""
+    alone: a CPU kernel or an ONNX function body answers. A graph's own nodes keep their
+    answer on the graph too, so asking again costs a lookup."""
+    own = node.id in graph and graph.node(node.id) is node
+    answers = graph.__dict__.setdefault("_ort_refusals", {}) if own else {}
+    if node.id in answers:
+        return answers[node.id]
+    answers[node.id] = reason = _cached_refusal(node, graph)
+    return reason
+
+
+def _cached_refusal(node: Node, graph: OpGraph) -> str | None:
     key = _signature(node, graph)
     with _ACCEPTS_LOCK:
         if key in _ACCEPTS:
@@ -83,15 +93,18 @@ def ort_refuses(node: Node, graph: OpGraph) -> str | None:
 
 
 def _opset(graph: OpGraph, domain: str) -> int | None:
-    if graph.model_path:
-        # lazy: onnx is slow to import
-        from hetlab.graph.onnx_io import read_model
+    """The model's opset of ``domain`` (read once per graph from its file)."""
+    opsets = graph.__dict__.get("_opsets")
+    if opsets is None:
+        opsets = graph.__dict__["_opsets"] = {}
+        if graph.model_path:
+            # lazy: onnx is slow to import
+            from hetlab.graph.onnx_io import read_model
 
-        with suppress(HetlabError):
-            for o in read_model(graph.model_path).opset_import:
-                if (o.domain or "ai.onnx") == (domain or "ai.onnx"):
-                    return int(o.version)
-    return getattr(graph, "opset", None)
+            with suppress(HetlabError):
+                for o in read_model(graph.model_path).opset_import:
+                    opsets[o.domain or "ai.onnx"] = int(o.version)
+    return opsets.get(domain or "ai.onnx", getattr(graph, "opset", None))
 
 
 def _signature(node: Node, graph: OpGraph) -> tuple:
@@ -105,7 +118,8 @@ def _signature(node: Node, graph: OpGraph) -> tuple:
 
     domain = node.domain or ""
     attrs = repr(sorted((k, repr(v)) for k, v in node.attrs.items()))
-    own = node.id if node.op_type in CONTROL_FLOW else ""  # bodies are not in attrs
+    # bodies are not in attrs: a control-flow node is its model's own
+    own = (graph.model_path, node.id) if node.op_type in CONTROL_FLOW else ""
     return (
         domain,
         node.op_type,

@@ -1,15 +1,17 @@
 """OpenCL devices driven through pyopencl, with hetlab's own kernels (``kernels/*.cl``).
 
 One ``OpenCLDevice`` per device pyopencl finds (``cl0``, ``cl1``... in platform order). Each
-has its own in-order command queue with profiling enabled and a program cache (a program is
-compiled once per device, keyed by its source and build options).
+has in-order command queues, one without profiling for timed runs and one with profiling,
+made on first use, for node timelines (``record_node_times``), and a program cache (a program
+is compiled once per device, keyed by its source and build options). ``queue_view(k)`` is
+another queue of the same context, a device of its own (``cl0.q1``...).
 
 Buffers: where the device shares memory with the host (``host_unified_memory``: integrated
 GPUs, CPU devices such as PoCL) they are allocated with ``CL_MEM_ALLOC_HOST_PTR`` and filled
 or read through ``clEnqueueMapBuffer``/unmap, so the CPU writes straight into the memory the
 kernels read (HOPE §4.4). Otherwise ``enqueue_copy`` moves the data.
 
-Timing: every launch returns an event. The run notes ``perf_counter()`` just before the first
+Timing, with ``record_node_times``: every launch returns an event. The run notes ``perf_counter()`` just before the first
 enqueue (``t0``); the first event's ``CL_PROFILING_COMMAND_QUEUED`` stamp is the device-clock
 time of that same moment, so a device stamp ``s`` (ns) maps to ``t0 + (s - queued0) * 1e-9``
 seconds on hetlab's clock. The error is the duration of one enqueue call (microseconds).
@@ -262,8 +264,9 @@ class OpenCLDevice(Device):
 
     # --- running -------------------------------------------------------------
     def prepare(self, graph: OpGraph, nodes: Sequence[str]) -> Unit:
-        with Started() as started:  # program builds may start driver threads
-            if any(graph.node(v).op_type == "If" for v in nodes):  # control flow: control.py
+        # program builds may start driver threads; recorded only where they are pinned
+        with Started(self.pin_driver_threads) as started:
+            if any(graph.node(v).op_type == "If" for v in nodes):  # control flow: if_runner.py
                 unit = prepare_composite(self, graph, list(nodes))
             else:
                 unit = UnitBuilder(self, graph, list(nodes)).build()
@@ -276,7 +279,7 @@ class OpenCLDevice(Device):
         """Enqueue the unit's prebuilt launches and wait. Outputs are the unit's own buffers,
         overwritten by its next run (copy them out or consume them before that)."""
         h = unit.handle
-        if hasattr(h, "executed_nodes"):  # a unit with control flow (control.Composite)
+        if hasattr(h, "executed_nodes"):  # a unit with control flow (if_runner.Composite)
             return h.run(self, unit, inputs)
         for name in unit.inputs:
             if name not in inputs:

@@ -56,17 +56,21 @@ class Started:
     had when the block began (i.e. inherited it; threads that pinned themselves, such as
     onnxruntime's pinned pools, are left out)."""
 
-    def __init__(self) -> None:
+    def __init__(self, enabled: bool = True) -> None:
+        self.enabled = enabled  # off: nothing is recorded (nothing will be pinned)
         self.tids: set[int] = set()
         self._before: set[int] = set()
         self._mask: set[int] | None = None
 
     def __enter__(self) -> Self:
-        self._before = native_threads()
-        self._mask = affinity(0)
+        if self.enabled:
+            self._before = native_threads()
+            self._mask = affinity(0)
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if not self.enabled:
+            return
         new = native_threads() - self._before - python_threads()
         # a thread may pin itself just after it starts (onnxruntime's pools do): it counts
         # only if it keeps the inherited affinity over a few checks SETTLE_S apart

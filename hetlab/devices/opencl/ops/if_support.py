@@ -16,7 +16,7 @@ shapes ONNX shape inference fixed and whose inputs are model constants or kernel
 its op's full ``why_not`` too. Other limits, which depend on shapes or values only the built
 body knows (ranks, Slice starts computed by shape arithmetic...), are checked by each op's
 ``why_not`` when the taken branch is built for its first input signature; a
-failure there is a ``control.BranchError`` naming the node (the executor then re-runs the
+failure there is a ``if_runner.BranchError`` naming the node (the executor then re-runs the
 unit on the CPU and reports the fallback).
 """
 

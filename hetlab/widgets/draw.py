@@ -8,6 +8,7 @@ from typing import Any
 
 import ipywidgets as W
 
+from hetlab.cost.whatif import is_what_if
 from hetlab.errors import HetlabError
 from hetlab.viz import dag_figure, gantt_figure, heatmap_figure
 from hetlab.widgets.controls import say, section
@@ -75,7 +76,8 @@ def error_text(e: BaseException) -> str:
 
 
 def whatif_prefix(wb: Any) -> str:
-    return f"<b>{WHAT_IF}</b> · " if wb.problem is not None and wb.whatif.active() else ""
+    shown = wb.problem is not None and (is_what_if(wb.problem) or wb.whatif.active())
+    return f"<b>{WHAT_IF}</b> · " if shown else ""
 
 
 def slot_algo(wb: Any, slot: str) -> str:

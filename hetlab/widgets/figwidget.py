@@ -7,6 +7,7 @@ widget's first view fast, and no figure is ever shown empty first."""
 
 from __future__ import annotations
 
+from html import escape
 from typing import TYPE_CHECKING
 
 import ipywidgets as W
@@ -76,7 +77,7 @@ class FigureSlot:
 
     def message(self, text: str) -> None:
         """Show ``text`` (why there is nothing to draw) instead of the figure."""
-        self.note.value = f"<i style='color:#777;font-size:12px'>{text}</i>"
+        self.note.value = f"<i style='color:#777;font-size:12px'>{escape(text)}</i>"
         self.box.children = (self.note,)
 
     def show(self, fig: go.Figure) -> FigureWidget:

@@ -30,9 +30,20 @@ class Files:
             say(self.file_status, "no profile to save", "warn")
             return None
         p = Path(path) if path else self._folder() / f"{self.problem.name}.problem.json"
-        self.problem.save(p)
+        if not self._written(lambda: self.problem.save(p)):
+            return None
         say(self.file_status, f"saved profile to {p}", "ok")
         return p
+
+    def _written(self, write: Any) -> bool:
+        """Run ``write``; a folder that cannot be written is one line in the status."""
+        try:
+            write()
+        except (HetlabError, OSError) as e:
+            why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            say(self.file_status, f"cannot write in {self._folder()}: {why}", "error")
+            return False
+        return True
 
     def load_profile(self, path: str | Path | None = None) -> None:
         """Load ``path`` (or the folder's first ``*.problem.json``) as the profile."""
@@ -51,10 +62,13 @@ class Files:
         say(self.file_status, f"loaded profile {path}", "ok")
 
     def save_plans(self) -> list[Path]:
-        out = []
+        out: list[Path] = []
         for tag, plan in (("ilp", self.ilp_plan), ("compared", self.greedy_plan)):
-            if plan is not None:
-                out.append(plan.save(self._folder() / f"{plan.problem}.{tag}.plan.json"))
+            target = self._folder() / f"{plan.problem}.{tag}.plan.json" if plan else None
+            if plan is not None and not self._written(
+                lambda p=plan, t=target: out.append(p.save(t))
+            ):
+                return out
         say(
             self.file_status,
             f"saved {len(out)} plan(s) to {self._folder()}" if out else "no plans to save",
@@ -94,7 +108,9 @@ class Files:
         report, tag = self.last_run
         name = self.problem.name if self.problem is not None else "run"
         p = Path(path) if path else self._folder() / f"{name}.{tag}.trace.json"
-        p.parent.mkdir(parents=True, exist_ok=True)
-        report.write_trace(p)
+        if not self._written(
+            lambda: (p.parent.mkdir(parents=True, exist_ok=True), report.write_trace(p))
+        ):
+            return None
         say(self.file_status, f"wrote {p}: open it in ui.perfetto.dev", "ok")
         return p

@@ -8,6 +8,7 @@ from typing import Any
 
 from hetlab.calibrate import run
 from hetlab.cost.problem import Problem
+from hetlab.cost.whatif import is_what_if
 from hetlab.devices.replay import graph_from_problem, replay_devices
 from hetlab.executor import RunReport
 from hetlab.schedulers.plan import Plan
@@ -20,7 +21,7 @@ def why_not_real(problem: Problem | None, graph: Any, here: list[str]) -> str | 
     """Why the plan cannot run for real on this machine, or None."""
     if problem is None:
         return "no profile: profile the model or load a saved profile"
-    if problem.extra.get("what_if"):
+    if is_what_if(problem):
         return "a what-if profile describes no real machine: replay it"
     lacking = [d for d in problem.devices if d not in set(here)]
     if lacking:

@@ -271,6 +271,11 @@ class Problem:
         return out
 
     @cached_property
+    def topo_pos(self) -> dict[int, int]:
+        """Node index -> its position in ``topo``."""
+        return {v: i for i, v in enumerate(self.topo)}
+
+    @cached_property
     def topo(self) -> list[int]:
         """Node indices in topological order (stable); ``ValueError`` on a cycle."""
         indeg = [len(p) for p in self.preds]

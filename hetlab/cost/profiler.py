@@ -53,7 +53,7 @@ def profile(
     calibrate: Callable[[Job, Problem, dict[str, float]], None] | None = None,
     **overrides: Any,
 ) -> Problem:
-    """Measure ``graph`` on ``devices`` (Device objects or names) and return the Problem.
+    """Measure ``graph`` on ``devices`` (Device objects; ``hetlab.profile`` takes names) and return the Problem.
     ``options`` (see ``ProfileOptions``), with any of its fields given as keywords instead:
     ``profile(g, [cpu0], repeat=5, comm=False)``. ``calibrate`` runs last on the problem:
     the executor's calibrations (``hetlab.calibrate.profile`` passes them; without it the
@@ -187,7 +187,7 @@ def plan_job(graph: OpGraph, devs: list[Device], opts: ProfileOptions) -> Job:
 
 def _plan_spans(job: Job) -> None:
     """Where a device runs the whole model, it is measured as one unit ("model"); where it
-    cannot, the longest span it can (``context.runnable_span``), when there are windows."""
+    cannot, the longest span it can (``in_context.runnable_span``), when there are windows."""
     if not job.wins:
         return
     order = job.graph.topo_order()

@@ -115,7 +115,7 @@ class Windows:
 def fused_groups(problem: Problem, windows: list[list[int]]) -> list:
     """Fused groups lying inside one window, as (members in topological order, cost/device)."""
     where = {v: i for i, w in enumerate(windows) for v in w}
-    topo_pos = {v: i for i, v in enumerate(problem.topo)}
+    topo_pos = problem.topo_pos
     out = []
     for g in problem.groups:
         mem = sorted((problem.index[x] for x in g.nodes), key=topo_pos.__getitem__)
@@ -127,7 +127,7 @@ def fused_groups(problem: Problem, windows: list[list[int]]) -> list:
 
 def commit(problem: Problem, tl: Timeline, part: list[int], res: WindowResult, groups) -> None:
     """Append ``part``'s units in the ILP's start order (kept topological by a Kahn heap)."""
-    topo_pos = {v: i for i, v in enumerate(problem.topo)}
+    topo_pos = problem.topo_pos
     unit_of = {v: (v,) for v in part}
     gcost = {}
     for gi in res.fused:

@@ -319,5 +319,4 @@ class _Model(WindowBounds):
             status,
             ilp_solver.elapsed(t0),
             self.warm_obj,
-            {"vars": len(self.lp.variables()), "pairs": len(self.o)},
         )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pulp
 
@@ -32,7 +32,6 @@ class WindowResult:
     status: str
     seconds: float
     warm_objective: float = float("nan")
-    extra: dict = field(default_factory=dict)
 
     @property
     def optimal(self) -> bool:

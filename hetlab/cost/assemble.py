@@ -37,7 +37,7 @@ def cost_of(meas: Measured, st: dict[str, Any] | None, dev: str, stat: str = "me
 
 def node_costs(job: Job, meas: Measured) -> NodeCosts:
     """Isolated costs, estimates for the unmeasured (``unmeasured.py``), and per device the
-    in-context factors and per-unit cost (``context.device_context``)."""
+    in-context factors and per-unit cost (``in_context.device_context``)."""
     devs, graph, wins, everything = job.devs, job.graph, job.wins, job.everything()
     iso = {
         v: {d.name: cost_of(meas, meas.ops.get((d.name, job.sig[v])), d.name) for d in devs}

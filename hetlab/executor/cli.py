@@ -108,6 +108,10 @@ def main(args: argparse.Namespace) -> int:
         raise HetlabError(f"--repeat must be at least 1, got {args.repeat}")
     if args.warmup is not None and args.warmup < 0:
         raise HetlabError(f"--warmup must be 0 or more, got {args.warmup}")
+    if args.per_node is not None and not (args.device and args.check):
+        raise HetlabError("--per-node needs --device NAME and --check")
+    if args.per_node is not None and args.per_node <= 0:
+        raise HetlabError(f"--per-node tolerance must be positive, got {args.per_node}")
     shapes = parse_shape_args(args.shape)
     given = parse_input_args(args.input)
     plan: Any
@@ -133,10 +137,10 @@ def main(args: argparse.Namespace) -> int:
         plan = args.device
     graph = load(args.model, shapes, given)
     feed = load_inputs(graph, given, args.seed)
+    if args.per_node is not None:  # compares the nodes the device runs, moves none
+        return _main_per_node(args, graph, devs, feed)
     if args.device:
         _device_refusals(graph, devs, args.device)
-    if args.per_node is not None:
-        return _main_per_node(args, graph, devs, feed)
     if args.adaptive:
         return _main_adaptive(args, graph, plan, devs, feed, problem)
     if args.interfere or args.compare or args.adaptive_trace:
@@ -179,10 +183,6 @@ def _main_per_node(args: argparse.Namespace, graph: Any, devs: list, feed: dict)
     # lazy: building the command-line parser imports this module; the run needs these
     from hetlab.executor.divergence import format_scan, scan
 
-    if not (args.device and args.check):
-        raise HetlabError("--per-node needs --device NAME and --check")
-    if args.per_node <= 0:
-        raise HetlabError(f"--per-node tolerance must be positive, got {args.per_node}")
     dev = next(d for d in devs if d.name == args.device)
     found = scan(graph, dev, feed, rtol=args.per_node)
     found.spread = reference_spread(str(graph.model_path), feed, list(graph.outputs))

@@ -4,7 +4,9 @@ Columns (batch 1, fp32, medians of ``--repeat`` runs after a warm-up, one proces
 onnxruntime on every CPU core; torch eager and torch CUDA graph (the model converted by
 onnx2torch, where torch sees a GPU and onnx2torch is importable); hetlab on ``cl0`` as one
 queue; and hetlab's ``ilp``, ``greedy`` and ``heft`` plans over ``--queues`` queues of
-``cl0``, without and with the CPU groups, each with its prediction and ``max_rel_err``.
+``cl0``, without and with the CPU groups, each with its prediction and ``max_rel_err``;
+and where CuPy finds a CUDA device, the same kernels on ``cuda0`` as one CUDA graph, alone
+and as plans over ``--queues`` streams (``gpu_streams.py``).
 
     python benchmarks/gpu_queues.py --models squeezenet,googlenet --queues 4 \
         --out benchmarks/results/<platform>/gpu_queues.csv
@@ -21,10 +23,12 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.gpu_streams import cuda_rows, stream_costs
 from hetlab.calibrate import profile as profile_with_calibrations
 from hetlab.calibrate import recommend
 from hetlab.cost.profiler import profile
 from hetlab.cost.queues import only_devices, queue_names, queues_pay, with_queues
+from hetlab.devices.base import is_accelerator
 from hetlab.devices.opencl.queues import model_slowdown, queue_costs
 from hetlab.devices.platform import default_groups
 from hetlab.devices.platform import devices as platform_devices
@@ -133,7 +137,7 @@ def plan_row(graph, problem, algo: str, devs, feed, args) -> dict[str, Any]:
 def gpu_rows(graph, feed, args, devs: dict) -> dict[str, Any]:
     """cl0 alone, the plans over its queues (with and without the CPU groups), and the
     recommended plan: ``RECOMMENDED`` over cl0, its queues where they pay, and the groups."""
-    cpus = [d for d in devs.values() if d.kind != "opencl"]
+    cpus = [d for d in devs.values() if not is_accelerator(d)]
     prob = profile(
         graph,
         [*cpus, devs["cl0"]],
@@ -194,6 +198,7 @@ def model_row(name: str, args: argparse.Namespace, devs: dict) -> dict[str, Any]
     row["ort_cpu_ms"] = ort_all_cores(onnx_path, feed, args.repeat)
     row.update(torch_times(onnx_path, feed, args.repeat))
     row.update(gpu_rows(graph, feed, args, devs))
+    row.update(cuda_rows(graph, feed, args, devs, plan_row))
     if args.cpu:
         row.update(cpu_rows(graph, feed, args))
     return row
@@ -207,7 +212,7 @@ def summary_line(row: dict[str, Any]) -> str:
 
     cols = ["ort_cpu_ms", "torch_eager_ms", "torch_graph_ms", "cl0"]
     cols += [f"{a}/{lbl}" for lbl in ("queues", "queues+cpu") for a in ALGOS]
-    cols += ["recommended", "cpu_recommended"]
+    cols += ["recommended", "cpu_recommended", "cuda0"] + [f"{a}/streams" for a in ALGOS]
     return f"{row['model']:<15}" + "".join(f"{ms(c):>10}" for c in cols)
 
 
@@ -226,14 +231,18 @@ def main(argv: list[str] | None = None) -> int:
         help="the table as JSON (benchmarks/results/<platform>/gpu_queues.json)",
     )
     args = ap.parse_args(argv)
-    found = platform_devices({"opencl": {"queues": {"cl0": args.queues}}})
+    found = platform_devices(
+        {"opencl": {"queues": {"cl0": args.queues}}, "cuda": {"queues": {"cuda0": args.queues}}}
+    )
     devs = {d.name: d for d in found}
     if "cl0" not in devs:
         print("gpu_queues: no OpenCL device cl0 here", file=sys.stderr)
         return 2
     args.costs = queue_costs(devs["cl0"])
-    print("queue costs (ms):", args.costs)
-    info = {**devs["cl0"].info(), "cpu_groups": [d.name for d in found if d.kind != "opencl"]}
+    args.cuda_costs = stream_costs(devs)
+    args.algos = ALGOS
+    print("queue costs (ms):", args.costs, "| stream costs (ms):", args.cuda_costs)
+    info = {**devs["cl0"].info(), "cpu_groups": [d.name for d in found if not is_accelerator(d)]}
     print("device:", info["device"], "| cpu groups:", info["cpu_groups"])
     rows: list[dict[str, Any]] = []
     print(f"{'model':<15}{'ort_cpu':>10}{'eager':>10}{'graph':>10}{'cl0':>10}", end="")
@@ -241,7 +250,8 @@ def main(argv: list[str] | None = None) -> int:
         "".join(f"{a + '/q':>10}" for a in ALGOS) + "".join(f"{a + '/q+c':>10}" for a in ALGOS),
         end="",
     )
-    print(f"{'recomm.':>10}{'cpu rec.':>10}")
+    print(f"{'recomm.':>10}{'cpu rec.':>10}{'cuda0':>10}", end="")
+    print("".join(f"{a + '/s':>10}" for a in ALGOS))
     for name in args.models.split(","):
         try:
             row = model_row(name, args, devs)
@@ -251,7 +261,8 @@ def main(argv: list[str] | None = None) -> int:
         print(summary_line(row), flush=True)
         rows.append(row)
         if args.out is not None:  # rewritten after each model: a cut-off run keeps its rows
-            atomic_write_json(args.out, {"device": info, "queue_costs": args.costs, "rows": rows})
+            doc = {"device": info, "queue_costs": args.costs, "stream_costs": args.cuda_costs}
+            atomic_write_json(args.out, {**doc, "rows": rows})
     return 0
 
 

@@ -15,7 +15,6 @@ from hetlab.cost.problem import Problem
 from hetlab.cost.profiler import Job
 from hetlab.cost.queues import queues_pay, with_queues
 from hetlab.devices.base import Device
-from hetlab.devices.opencl.queues import model_slowdown, queue_costs
 from hetlab.devices.platform import get
 from hetlab.errors import HetlabError
 from hetlab.graph import load
@@ -46,20 +45,33 @@ def profile(
 def add_queues(p: Problem, graph: OpGraph, measured: list[Device], views: list[Any]) -> Problem:
     """The queue views as devices of ``p``: each costs what its device measured, times how
     much slower one copy of the model runs beside copies on the other queues
-    (``opencl.queues.model_slowdown``), and a tensor between two queues costs the measured
+    (``opencl.queues.model_slowdown``, ``cuda.streams`` for CUDA streams), and a tensor between two queues costs the measured
     event latency (``queue_costs``). ``extra.queues[device].pay`` says whether the queues
     run more work than one (``queues_pay``); where not, plans are better off without them."""
     for root in {v.parent.name: v.parent for v in views}.values():
         if root not in measured:
             raise HetlabError(f"profile {root.name} too: its queues share its measurements")
         mine = [v for v in views if v.parent is root]
-        costs = queue_costs(root)
-        slow = model_slowdown([root, *mine], graph)
+        measure = _queue_measures(root)
+        costs = measure.queue_costs(root)
+        slow = measure.model_slowdown([root, *mine], graph)
         p = with_queues(p, {root.name: [v.name for v in mine]}, costs["event_ms"], slow["slowdown"])
         p.extra["queues"][root.name].update(
             {**costs, **slow, "pay": queues_pay(slow["slowdown"], len(mine) + 1)}
         )
     return p
+
+
+def _queue_measures(root: Device) -> Any:
+    """The module that measures ``root``'s queues: OpenCL queues or CUDA streams (the same
+    two functions, ``queue_costs`` and ``model_slowdown``)."""
+    if root.kind == "cuda":
+        from hetlab.devices.cuda import streams  # lazy: CuPy is optional
+
+        return streams
+    from hetlab.devices.opencl import queues
+
+    return queues
 
 
 def exclusive_sets(devs: Sequence[Any]) -> list[list[str]]:

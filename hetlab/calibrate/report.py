@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from hetlab.calibrate.predict import end_to_end_ms, host_serial_ms
-from hetlab.devices.base import Device
+from hetlab.devices.base import Device, is_accelerator
 from hetlab.devices.platform import devices as platform_devices
 from hetlab.errors import HetlabError
 from hetlab.executor.api import RunReport, placement
@@ -82,6 +82,6 @@ def host_and_remote(problem: Any, devices: Mapping[str, Device]) -> tuple[str | 
     """The prediction's host (the problem's first CPU device, None if it has none) and its
     remote devices (OpenCL devices without host-unified memory)."""
     used = [devices[d] for d in problem.devices if d in devices]
-    host = next((d.name for d in used if d.kind != "opencl"), None)
-    remote = {d.name for d in used if d.kind == "opencl" and getattr(d, "unified", True) is False}
+    host = next((d.name for d in used if not is_accelerator(d)), None)
+    remote = {d.name for d in used if is_accelerator(d) and getattr(d, "unified", True) is False}
     return host, remote

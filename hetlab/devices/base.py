@@ -174,6 +174,14 @@ def _reason_text(op_type: str, why: str) -> str:
     return why
 
 
+ACCELERATOR_KINDS = frozenset({"opencl", "cuda"})  # devices with their own memory and kernels
+
+
+def is_accelerator(device: Device) -> bool:
+    """Whether ``device`` runs hetlab's kernels (OpenCL, CUDA) rather than the host's CPU."""
+    return device.kind in ACCELERATOR_KINDS
+
+
 def now() -> float:
     """The one clock every measured interval uses (seconds)."""
     return time.perf_counter()

@@ -23,17 +23,24 @@ them and names devices::
     host_cores = {cl0 = [15]}  # optional: pin the thread driving cl0 (default: unpinned)
     queues = {cl0 = 4}   # optional: cl0 as 4 queues, cl0 (queue 0), cl0.q1, cl0.q2, cl0.q3
 
+    [cuda]               # optional: CUDA devices (cuda0...), the same keys as [opencl];
+    queues = {cuda0 = 4} # queues are streams: cuda0, cuda0.q1, cuda0.q2, cuda0.q3
+
     whole_cpu = "cpu"     # optional: also the CPU groups' cores as one device of that name
 
 A whole-CPU device and the groups are alternatives (``covers``): a plan uses one or the
 other, and the schedulers try both (``schedulers.base.best_alternative``).
 
-The JSON form has the same keys. OpenCL discovery (``hetlab.devices.opencl.discover``) is
-imported lazily; when it is missing or finds nothing, there are no OpenCL devices.
+The JSON form has the same keys. OpenCL discovery (``hetlab.devices.opencl.discover``) and
+CUDA discovery (``hetlab.devices.cuda.discover``, through CuPy) are imported lazily; when one
+is missing or finds nothing, there are no devices of that kind. CUDA devices follow the
+OpenCL ones and get no core of their own by default: a captured graph costs the host one
+launch per run.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import re
@@ -42,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from hetlab.devices import cgroup
-from hetlab.devices.base import Device
+from hetlab.devices.base import Device, is_accelerator
 from hetlab.devices.ort_cpu import OrtCpuDevice
 from hetlab.errors import HetlabError
 
@@ -140,19 +147,19 @@ def validate_platform(doc: Any, source: str = "platform") -> dict[str, Any]:
     """Check a platform document; returns ``{"cpu": [groups] | None, "opencl": {...}}``."""
     if not isinstance(doc, dict):
         raise HetlabError(f"{source}: a platform must be a table/object with 'cpu' and/or 'opencl'")
-    if (
-        "cpu" not in doc and "opencl" not in doc and "whole_cpu" not in doc
-    ):  # other keys are ignored, but one of these is the point
+    if not {"cpu", "opencl", "cuda", "whole_cpu"} & set(doc):
+        # other keys are ignored, but one of these is the point
         raise HetlabError(
             f"{source}: no 'cpu' groups and no 'opencl' section; is this a platform file?"
         )
     have = set(available_cores())
     groups = _cpu_groups(doc["cpu"], source, have) if "cpu" in doc else None
-    out_cl = _opencl_section(doc.get("opencl", {}), source, have)
+    out_cl = _accelerator_section(doc.get("opencl", {}), source, have, "opencl")
+    out_cuda = _accelerator_section(doc.get("cuda", {}), source, have, "cuda")
     whole = doc.get("whole_cpu")
     if whole is not None and (not isinstance(whole, str) or not NAME_RE.match(whole)):
         raise HetlabError(f'{source}: whole_cpu must be a device name such as "cpu"')
-    return {"cpu": groups, "opencl": out_cl, "whole_cpu": whole}
+    return {"cpu": groups, "opencl": out_cl, "cuda": out_cuda, "whole_cpu": whole}
 
 
 def _cpu_groups(raw: Any, source: str, have: set[int]) -> list[dict[str, Any]]:
@@ -206,22 +213,23 @@ def _cpu_group(
     return {"name": name, "cores": sorted(set(cores)), "threads": threads, "spin": spin}
 
 
-def _opencl_section(cl: Any, source: str, have: set[int]) -> dict[str, Any]:
-    """The platform's ``opencl`` table, checked: include/exclude, names, host_cores, queues."""
+def _accelerator_section(cl: Any, source: str, have: set[int], key: str) -> dict[str, Any]:
+    """The platform's ``opencl`` or ``cuda`` table (``key``), checked: include/exclude, names,
+    host_cores, queues."""
     if not isinstance(cl, dict):
-        raise HetlabError(f"{source}: 'opencl' must be a table with include/exclude/names")
+        raise HetlabError(f"{source}: '{key}' must be a table with include/exclude/names")
     out_cl: dict[str, Any] = {}
-    for key in ("include", "exclude"):
-        v = cl.get(key)
+    for k in ("include", "exclude"):
+        v = cl.get(k)
         if v is not None:
             if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-                raise HetlabError(f"{source}: opencl.{key} must be a list of device names")
-            out_cl[key] = list(v)
+                raise HetlabError(f"{source}: {key}.{k} must be a list of device names")
+            out_cl[k] = list(v)
     names = cl.get("names", {})
     if not isinstance(names, dict) or not all(
         isinstance(v, str) and NAME_RE.match(v) for v in names.values()
     ):
-        raise HetlabError(f"{source}: opencl.names must map device names to new names")
+        raise HetlabError(f"{source}: {key}.names must map device names to new names")
     out_cl["names"] = dict(names)
     hc = cl.get("host_cores", {})
     if not isinstance(hc, dict) or not all(
@@ -231,7 +239,7 @@ def _opencl_section(cl: Any, source: str, have: set[int]) -> dict[str, Any]:
         for v in hc.values()
     ):
         raise HetlabError(
-            f"{source}: opencl.host_cores must map device names to lists of cores of this machine"
+            f"{source}: {key}.host_cores must map device names to lists of cores of this machine"
         )
     out_cl["host_cores"] = {k: sorted(set(v)) for k, v in hc.items()}
     queues = cl.get("queues", {})
@@ -239,34 +247,49 @@ def _opencl_section(cl: Any, source: str, have: set[int]) -> dict[str, Any]:
         isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 16 for v in queues.values()
     ):
         raise HetlabError(
-            f"{source}: opencl.queues must map device names to a number of queues from 1 to 16"
+            f"{source}: {key}.queues must map device names to a number of queues from 1 to 16"
         )
     out_cl["queues"] = dict(queues)
     return out_cl
 
 
-def opencl_devices() -> list[Device]:
-    """Every OpenCL device found, or none when the backend is absent or finds nothing."""
+def _discovered(backend: str) -> list[Device]:
+    """Every device the ``backend`` package (``opencl``, ``cuda``) finds, or none when the
+    backend is absent or finds nothing."""
     try:
-        # lazy: OpenCL is optional (pyopencl may be missing or broken)
-        from hetlab.devices.opencl import discover
+        # lazy: each backend is optional (its driver library may be missing or broken)
+        module = importlib.import_module(f"hetlab.devices.{backend}")
     except ImportError:
         return []
     try:
-        return list(discover())
+        return list(module.discover())
     except HetlabError:
         raise
-    except Exception:  # noqa: BLE001 - no ICD, broken driver: no OpenCL devices
+    except Exception:  # noqa: BLE001 - no ICD, no driver, broken install: no devices
         return []
 
 
+def opencl_devices() -> list[Device]:
+    """Every OpenCL device found, or none when the backend is absent or finds nothing."""
+    return _discovered("opencl")
+
+
+def _selected(found: list[Device], section: dict[str, Any]) -> list[Device]:
+    keep = section.get("include")
+    return [
+        d
+        for d in found
+        if (keep is None or d.name in keep) and d.name not in section.get("exclude", [])
+    ]
+
+
 def devices(platform: str | os.PathLike | dict | None = None) -> list[Device]:
-    """The devices of this machine (CPU groups then OpenCL), per ``platform`` if given
+    """The devices of this machine (CPU groups, OpenCL, then CUDA), per ``platform`` if given
     (a file path or an already parsed document). Cached per platform file and mtime, so
     the sessions a device has built are reused by later runs."""
     if platform is None:
         key: Any = None
-        conf: dict[str, Any] = {"cpu": None, "opencl": {"names": {}}}
+        conf: dict[str, Any] = {"cpu": None, "opencl": {"names": {}}, "cuda": {"names": {}}}
     elif isinstance(platform, dict):
         key, conf = False, validate_platform(platform)
     else:
@@ -275,12 +298,8 @@ def devices(platform: str | os.PathLike | dict | None = None) -> list[Device]:
     if key is not False and key in _CACHE:
         return list(_CACHE[key])
 
-    cl = conf["opencl"]
-    found = [
-        d
-        for d in opencl_devices()
-        if ("include" not in cl or d.name in cl["include"]) and d.name not in cl.get("exclude", [])
-    ]
+    cl, cu = conf["opencl"], conf.get("cuda", {"names": {}})
+    found = _selected(opencl_devices(), cl)
     pinned = dict(cl.get("host_cores", {}))
     groups = conf["cpu"]
     if groups is None:  # defaults: each GPU's driving thread gets a core of its own
@@ -294,20 +313,28 @@ def devices(platform: str | os.PathLike | dict | None = None) -> list[Device]:
     ]
     if conf.get("whole_cpu"):
         out.append(whole_cpu(conf["whole_cpu"], groups))
-    for d in found:
-        if d.name in pinned:
-            d.host_cores = list(pinned[d.name])
-        queues = cl.get("queues", {}).get(d.name, 1)
-        if d.name in cl["names"]:
-            d.name = cl["names"][d.name]
-        out.append(d)
-        out += [d.queue_view(k) for k in range(1, queues)]
+    out += _configured(found, cl, pinned)
+    out += _configured(_selected(_discovered("cuda"), cu), cu, dict(cu.get("host_cores", {})))
     names = [d.name for d in out]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise HetlabError(f"two devices are named {dup[0]!r}; rename one in the platform file")
     if key is not False:
         _CACHE[key] = list(out)
+    return out
+
+
+def _configured(found: list[Device], section: dict[str, Any], pinned: dict) -> list[Device]:
+    """``found`` pinned, renamed and split into queues as ``section`` says."""
+    out: list[Device] = []
+    for d in found:
+        if d.name in pinned:
+            d.host_cores = list(pinned[d.name])
+        queues = section.get("queues", {}).get(d.name, 1)
+        if d.name in section.get("names", {}):
+            d.name = section["names"][d.name]
+        out.append(d)
+        out += [d.queue_view(k) for k in range(1, queues)]
     return out
 
 
@@ -344,6 +371,6 @@ def get(name: str, platform: str | os.PathLike | dict | None = None) -> Device:
 def first_cpu(devs: list[Device]) -> Device:
     """The first non-OpenCL device (where unsupported nodes and fallbacks run)."""
     for d in devs:
-        if d.kind != "opencl":
+        if not is_accelerator(d):
             return d
     raise HetlabError("no CPU device: the platform file must list at least one [[cpu]] group")

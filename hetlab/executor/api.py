@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.base import Device
+from hetlab.devices.base import Device, is_accelerator
 from hetlab.devices.platform import devices as platform_devices
 from hetlab.errors import HetlabError
 from hetlab.executor.check import max_rel_err, random_inputs, reference_outputs
@@ -85,7 +85,7 @@ def placement(
                 "see 'hetlab devices'"
             )
         dev = devices[plan]
-        cpus = [d for d in devices.values() if d.kind != "opencl"]
+        cpus = [d for d in devices.values() if not is_accelerator(d)]
         fb = cpus[0].name if cpus else plan
         return (
             {n.id: plan if dev.supports(n, graph) else fb for n in graph.nodes},

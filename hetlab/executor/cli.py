@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from hetlab.devices.base import unsupported_summary
+from hetlab.devices.base import is_accelerator, unsupported_summary
 from hetlab.errors import HetlabError
 from hetlab.executor.api import placement
 from hetlab.executor.check import load_inputs, reference_spread
@@ -173,7 +173,7 @@ def _device_refusals(graph: Any, devs: list, name: str) -> None:
     why = unsupported_summary(dev, graph)
     if why is None:
         return
-    cpus = [d.name for d in devs if d.kind != "opencl"]
+    cpus = [d.name for d in devs if not is_accelerator(d)]
     if not cpus or cpus[0] == name:
         raise HetlabError(why)
     print(f"note: {why}; they run on {cpus[0]}", file=sys.stderr)

@@ -28,9 +28,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Self
 
-from hetlab.devices.base import Device, Unit, now, unsupported_summary
+from hetlab.devices.base import Device, Unit, is_accelerator, now, unsupported_summary
 from hetlab.errors import HetlabError
 from hetlab.executor.aot import AotGroup, eligible
+from hetlab.executor.cuda_graph import GraphGroup, graph_eligible
 from hetlab.executor.trace import Event
 from hetlab.executor.units import UnitSpec, build_units, check_plan
 from hetlab.executor.worker import AotWorker, RunError, Worker
@@ -120,10 +121,10 @@ class Executor:
         self._fb_units: dict[int, Unit] = {}
         self._fb_lock = threading.Lock()
         self._workers: dict[str, Worker] = {}
-        self._groups: list[AotGroup] = []
+        self._groups: list[AotGroup | GraphGroup] = []
         self.on_publish: dict[str, Callable[[], None]] = {}
         self._profiling: dict[str, bool] = {}
-        others = [d.name for d in self.devices.values() if d.kind != "opencl"]
+        others = [d.name for d in self.devices.values() if not is_accelerator(d)]
         self.fallback_device = others[0] if others else None
 
     # --- preparing ----------------------------------------------------------------
@@ -141,10 +142,10 @@ class Executor:
         used = [d for d in self.devices if any(s.device == d for s in self.specs)]
         for d in used:  # node timelines need profiling queues; timed runs go without
             dev = self.devices[d]
-            if dev.kind == "opencl" and hasattr(dev, "record_node_times"):
+            if is_accelerator(dev) and hasattr(dev, "record_node_times"):
                 self._profiling[d] = dev.record_node_times
                 dev.record_node_times = self.node_times
-        cpus = [d for d in used if self.devices[d].kind != "opencl"]
+        cpus = [d for d in used if not is_accelerator(self.devices[d])]
         self._inline = cpus[0] if self.main_thread and cpus else None
         grouped = self._group_queues(used)
         for d in used:
@@ -155,20 +156,26 @@ class Executor:
             )
 
     def _group_queues(self, used: list[str]) -> set[str]:
-        """The OpenCL devices whose units are enqueued ahead of time (``aot.py``), one
-        group and one thread per context; returns the device names grouped."""
+        """The OpenCL devices whose units are enqueued ahead of time (``aot.py``) and the CUDA
+        devices whose units run as one captured graph (``cuda_graph.py``): one group and one
+        thread per context; returns the device names grouped."""
         if not self.ahead_of_time:
             return set()
         by_root: dict[int, list[str]] = {}
         for d in used:
             root = getattr(self.devices[d], "root", None)
-            if self.devices[d].kind == "opencl" and root is not None:
+            if is_accelerator(self.devices[d]) and root is not None:
                 by_root.setdefault(id(root), []).append(d)
         grouped: set[str] = set()
         for names in by_root.values():
-            if not eligible(self, names):
+            if self.devices[names[0]].kind == "cuda":
+                if not graph_eligible(self, names):
+                    continue
+                group: AotGroup | GraphGroup = GraphGroup(self, names)
+            elif eligible(self, names):
+                group = AotGroup(self, names)
+            else:
                 continue
-            group = AotGroup(self, names)
             self._groups.append(group)
             self._workers[names[0]] = AotWorker(self, group)
             grouped.update(names)

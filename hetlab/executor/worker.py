@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hetlab.devices.base import now
+from hetlab.devices.base import is_accelerator, now
 from hetlab.errors import HetlabError
 from hetlab.executor.trace import Event
 from hetlab.executor.units import UnitSpec
 
 if TYPE_CHECKING:
     from hetlab.executor.aot import AotGroup
+    from hetlab.executor.cuda_graph import GraphGroup
     from hetlab.executor.interpreter import Executor
 
 
@@ -129,7 +130,7 @@ class Worker:
                     self._run_unit(s)
             except BaseException as e:  # noqa: BLE001 - recorded, re-raised by run_once
                 if (
-                    self.dev.kind == "opencl"
+                    is_accelerator(self.dev)
                     and ex.fallback_device
                     and self.dev.name not in ex.failed
                 ):
@@ -256,9 +257,10 @@ class Worker:
 
 
 class AotWorker(Worker):
-    """The thread that enqueues one OpenCL context's units ahead of time (``aot.AotGroup``)."""
+    """The thread that runs one group: an OpenCL context's units enqueued ahead of time
+    (``aot.AotGroup``) or a CUDA device's units as one graph (``cuda_graph.GraphGroup``)."""
 
-    def __init__(self, ex: Executor, group: AotGroup) -> None:
+    def __init__(self, ex: Executor, group: AotGroup | GraphGroup) -> None:
         self.group = group
         super().__init__(ex, group.names[0], group.specs, threaded=True)
 

@@ -109,17 +109,16 @@ def test_opencl_include_exclude_and_rename(tmp_path, monkeypatch):
 
 
 def test_opencl_backend_absent_means_no_opencl_devices(monkeypatch):
-    import builtins
-
-    real = builtins.__import__
+    real = pf.importlib.import_module
 
     def fake_import(name, *a, **k):
-        if name.startswith("hetlab.devices.opencl"):
+        if name.startswith(("hetlab.devices.opencl", "hetlab.devices.cuda")):
             raise ImportError(name)
         return real(name, *a, **k)
 
-    monkeypatch.setattr(builtins, "__import__", fake_import)
+    monkeypatch.setattr(pf.importlib, "import_module", fake_import)
     assert pf.opencl_devices() == []
+    assert pf._discovered("cuda") == []
 
 
 def test_cli_devices_json_and_bad_platform(tmp_path, capsys):

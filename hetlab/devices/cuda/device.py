@@ -1,0 +1,272 @@
+"""NVIDIA GPUs driven through CUDA (via CuPy), with hetlab's own kernels compiled by NVRTC.
+
+``CudaDevice`` runs the OpenCL device's kernels (``source.to_cuda``) and builds its units
+with the same op builders (``opencl.builder.UnitBuilder``): the builder only asks a device
+for kernels, buffers and uploads. What CUDA adds is the graph: the executor captures a
+plan's GPU units once into one CUDA graph (``executor/cuda_graph.py``) and launches that
+graph per run, so the host pays one launch per run instead of one per kernel, and units on
+different streams (``queue_view``: ``cuda0.q1``...) run concurrently inside it.
+
+``run`` launches a unit's kernels on the device's stream and waits: the path for the
+profiler and for plans the graph cannot take. With ``record_node_times``, CUDA events
+around each launch time it on the device clock, mapped to hetlab's clock from the run's
+first event (as the OpenCL device maps its stamps).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+from hetlab.devices.base import Device, LazyNodeTimes, NodeTime, RunResult, Unit, now
+from hetlab.devices.cuda.source import options_to_nvrtc, to_cuda
+from hetlab.devices.opencl.builder import UnitBuilder
+from hetlab.devices.opencl.device import KERNEL_DIR, CLBuffer
+from hetlab.devices.opencl.ops import why_not
+from hetlab.errors import HetlabError
+from hetlab.graph.ir import Node, OpGraph
+
+
+def cupy_module() -> Any:
+    """CuPy, or a HetlabError that says how to get it."""
+    try:
+        # lazy: CuPy is optional (the ``cuda`` extra) and slow to import
+        import cupy
+    except (ImportError, OSError) as e:
+        raise HetlabError(
+            f"CuPy is not importable ({e}); install hetlab[cuda] to use CUDA"
+        ) from None
+    return cupy
+
+
+class CudaKernel:
+    """One kernel function with its own argument slots (``set_arg``, as pyopencl's)."""
+
+    def __init__(self, fn: Any, name: str) -> None:
+        self.fn, self.name = fn, name
+        self.args: list[Any] = []
+
+    def set_arg(self, i: int, value: Any) -> None:
+        if i >= len(self.args):
+            self.args.extend([None] * (i + 1 - len(self.args)))
+        self.args[i] = value
+
+    def launch(self, gsize: Sequence[int], lsize: Sequence[int] | None) -> None:
+        """Launch on the current stream: OpenCL's global size over CUDA's grid of blocks."""
+        block = tuple(lsize) if lsize is not None else _block_for(tuple(gsize))
+        grid = tuple(g // b for g, b in zip(gsize, block, strict=True))
+        self.fn(_dim3(grid), _dim3(block), tuple(self.args))
+
+
+def _block_for(gsize: tuple[int, ...]) -> tuple[int, ...]:
+    """A block shape that divides ``gsize`` (OpenCL picks one where a launch gives none)."""
+    first = max(d for d in range(1, min(gsize[0], 256) + 1) if gsize[0] % d == 0)
+    return (first,) + (1,) * (len(gsize) - 1)
+
+
+def _dim3(t: tuple[int, ...]) -> tuple[int, int, int]:
+    return tuple(t) + (1,) * (3 - len(t))  # type: ignore[return-value]
+
+
+@dataclass
+class CudaBuffer(CLBuffer):
+    """A device buffer (a flat CuPy array in ``buf``) holding one tensor."""
+
+
+class CudaDevice(Device):
+    """One CUDA device; see the module docstring."""
+
+    kind = "cuda"
+
+    def __init__(self, index: int, name: str) -> None:
+        cp = cupy_module()
+        self.cp, self.index, self.name = cp, index, name
+        with cp.cuda.Device(index):
+            props = cp.cuda.runtime.getDeviceProperties(index)
+            self.stream = cp.cuda.Stream(non_blocking=True)
+        self.props = props
+        # what the op builders read of an OpenCL device (``dev.max_compute_units``)
+        self.dev = SimpleNamespace(max_compute_units=int(props["multiProcessorCount"]))
+        self._modules: dict[tuple[str, str], Any] = {}
+        self.record_node_times = False
+        self.parent: CudaDevice | None = None
+        self.queue_index = 0
+        self.host_cores: list[int] | None = None
+        self.unified = False
+
+    def queue_view(self, index: int) -> CudaDevice:
+        """Stream ``index`` of this device as a device of its own (``<name>.q<index>``)."""
+        view = object.__new__(CudaDevice)
+        view.__dict__.update(self.__dict__)
+        view.name = f"{self.name}.q{index}"
+        view.parent, view.queue_index = self, index
+        with self.cp.cuda.Device(self.index):
+            view.stream = self.cp.cuda.Stream(non_blocking=True)
+        return view
+
+    @property
+    def root(self) -> CudaDevice:
+        return self if self.parent is None else self.parent
+
+    def info(self) -> dict[str, Any]:
+        p, rt = self.props, self.cp.cuda.runtime
+        name = p["name"].decode() if isinstance(p["name"], bytes) else str(p["name"])
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "device": name,
+            "driver_version": str(rt.driverGetVersion()),
+            "runtime_version": str(rt.runtimeGetVersion()),
+            "compute_capability": f"{p['major']}.{p['minor']}",
+            "compute_units": int(p["multiProcessorCount"]),
+            "global_mem_bytes": int(p["totalGlobalMem"]),
+            "type": "GPU",
+            "host_cores": self.host_cores,
+            **({"queue_of": self.parent.name, "queue": self.queue_index} if self.parent else {}),
+        }
+
+    def bind_thread(self) -> None:
+        import os
+
+        self.cp.cuda.Device(self.index).use()
+        if self.host_cores and hasattr(os, "sched_setaffinity"):
+            os.sched_setaffinity(0, self.host_cores)
+
+    def supports(self, node: Node, graph: OpGraph) -> bool:
+        return self.why_not(node, graph) is None
+
+    def why_not(self, node: Node, graph: OpGraph) -> str | None:
+        if node.op_type in ("If", "Loop", "Scan"):
+            return f"{node.op_type}: control flow runs on the OpenCL and CPU devices only"
+        return why_not(node, graph)
+
+    # --- kernels ----------------------------------------------------------------
+    def kernel(self, filename: str, name: str, options: str = "") -> CudaKernel:
+        src = (KERNEL_DIR / filename).read_text()
+        key = (hashlib.sha1(src.encode()).hexdigest(), options)
+        mod = self._modules.get(key)
+        if mod is None:
+            try:
+                with self.cp.cuda.Device(self.index):
+                    mod = self.cp.RawModule(code=to_cuda(src), options=options_to_nvrtc(options))
+                    mod.compile()
+            except Exception as e:  # noqa: BLE001 - NVRTC's log in one line
+                raise HetlabError(
+                    f"CUDA build of {filename} failed on {self.name}: {str(e)[:300]}"
+                ) from None
+            self._modules[key] = mod
+        return CudaKernel(mod.get_function(name), name)
+
+    # --- buffers ------------------------------------------------------------------
+    def alloc(self, shape: Sequence[int], dtype: str = "float32") -> CudaBuffer:
+        shape = tuple(int(s) for s in shape)
+        n = max(int(np.prod(shape, dtype=np.int64)), 1)
+        with self.cp.cuda.Device(self.index):
+            raw = self.cp.empty((n,), dtype=dtype)
+        return CudaBuffer(raw, shape, str(np.dtype(dtype)), self.name)
+
+    def write(self, dst: CudaBuffer, array: np.ndarray) -> None:
+        a = np.ascontiguousarray(array, dtype=dst.dtype).reshape(-1)
+        if a.size:
+            dst.buf[: a.size].set(a, stream=self.stream)
+            self.stream.synchronize()
+
+    def copy_in(self, array: np.ndarray) -> CudaBuffer:
+        array = np.asarray(array)
+        buf = self.alloc(array.shape, str(array.dtype))
+        self.write(buf, array)
+        return buf
+
+    def copy_out(self, buf: Any) -> np.ndarray:
+        if not isinstance(buf, CudaBuffer):
+            return np.asarray(buf)
+        n = int(np.prod(buf.shape, dtype=np.int64))
+        out = np.empty(buf.shape, dtype=buf.dtype)
+        if n:
+            buf.buf[:n].get(stream=self.stream, out=out.reshape(-1))
+            self.stream.synchronize()
+        return out
+
+    def free(self, buf: Any) -> None:
+        """Nothing: CuPy returns a buffer to its pool when the last reference goes."""
+
+    # --- running ----------------------------------------------------------------------
+    def prepare(self, graph: OpGraph, nodes: Sequence[str]) -> Unit:
+        with self.cp.cuda.Device(self.index):
+            return UnitBuilder(self, graph, list(nodes)).build()
+
+    def run(self, unit: Unit, inputs: dict[str, Any]) -> RunResult:
+        """Launch the unit's kernels on this device's stream and wait."""
+        h = unit.handle
+        for name in unit.inputs:
+            if name not in inputs:
+                raise HetlabError(f"unit on {self.name} needs input {name!r}; pass it to run()")
+            h.bind(name, self._as_buffer(h, name, inputs[name]))
+        cp = self.cp
+        timed = self.record_node_times
+        marks: list[Any] = []
+        with cp.cuda.Device(self.index), self.stream:
+            t0 = now()
+            for L in h.launches:
+                if timed:
+                    marks.append(self.stream.record())
+                L.kernel.launch(L.gsize, L.lsize)
+            if timed:
+                marks.append(self.stream.record())
+            self.stream.synchronize()
+            t1 = now()
+        outs = {name: h.result(name) for name in unit.outputs}
+        times = LazyNodeTimes(lambda: _node_times(cp, h, marks, t0, t1)) if timed else []
+        return RunResult(outputs=outs, start=t0, finish=t1, node_times=times)
+
+    def _as_buffer(self, h: Any, name: str, value: Any) -> CudaBuffer:
+        if isinstance(value, CudaBuffer) and value.device.split(".q")[0] == self.root.name:
+            return value
+        if isinstance(value, CLBuffer):
+            raise HetlabError(
+                f"input {name!r} lives on {value.device}; copy it out before passing it to {self.name}"
+            )
+        stage = h.staging(name)
+        self.write(stage, np.asarray(value))
+        return stage
+
+    def close(self) -> None:
+        self._modules.clear()
+
+
+def _node_times(cp: Any, h: Any, marks: list[Any], t0: float, t1: float) -> list[NodeTime]:
+    """Per node, the span of its launches, from the CUDA events around each launch."""
+    if len(marks) < 2:
+        return [NodeTime(nid, t0, t0) for nid in h.node_ids]
+    span: dict[str, list[float]] = {}
+    for i, L in enumerate(h.launches):
+        a = t0 + cp.cuda.get_elapsed_time(marks[0], marks[i]) * 1e-3
+        b = t0 + cp.cuda.get_elapsed_time(marks[0], marks[i + 1]) * 1e-3
+        a, b = min(a, t1), min(max(b, a), t1)
+        cur = span.get(L.node)
+        span[L.node] = [a, b] if cur is None else [min(cur[0], a), max(cur[1], b)]
+    out = []
+    for nid in h.node_ids:
+        host = h.fused.get(nid)
+        if host is not None and host in span:
+            out.append(NodeTime(nid, span[host][1], span[host][1]))
+        elif nid in span:
+            out.append(NodeTime(nid, *span[nid]))
+        else:
+            out.append(NodeTime(nid, t0, t0))
+    return out
+
+
+def discover() -> list[CudaDevice]:
+    """Every CUDA device CuPy finds, named cuda0, cuda1...; none without CuPy or a GPU."""
+    try:
+        cp = cupy_module()
+        count = cp.cuda.runtime.getDeviceCount()
+    except Exception:  # noqa: BLE001 - no CuPy, no driver, no GPU: no CUDA devices
+        return []
+    return [CudaDevice(i, f"cuda{i}") for i in range(count)]

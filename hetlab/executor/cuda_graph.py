@@ -1,0 +1,154 @@
+"""One CUDA graph per run: a plan's units on one CUDA device and its streams, captured once.
+
+The units a plan places on a CUDA device and on its stream views (``cuda0``, ``cuda0.q1``...)
+form a group. The first run captures the group into a CUDA graph, in the plan's global
+order: each unit's kernels go to its own stream; a unit first waits on the last event of
+every unit on another stream it reads from (its own stream is in order). Every later run
+writes the model inputs into fixed device buffers, launches the graph once and reads back
+what the host needs, all on one stream, and waits once. So the host pays one graph launch
+per run, not one launch per kernel, and the streams' units overlap on the GPU as far as the
+plan's dependencies let them.
+
+A group qualifies when the plan is not sequential, no node timeline is asked for (a graph
+is not timed per kernel), and every input of its units that comes from outside the group
+is a model input (a CPU unit's output would need the host inside the graph). Otherwise the
+devices run unit by unit (``CudaDevice.run``).
+
+Unit intervals: a unit runs from the graph's launch to the group's end as far as the host
+can tell, and its event says so (``"approx": True``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from hetlab.devices.base import now
+from hetlab.executor.trace import Event
+
+if TYPE_CHECKING:
+    from hetlab.executor.interpreter import Executor
+
+
+def graph_eligible(ex: Executor, names: Sequence[str]) -> bool:
+    """Whether the units on ``names`` (one CUDA device) can run as one captured graph."""
+    if ex.sequential or ex.node_times:
+        return False
+    specs = [s for s in ex.specs if s.device in names]
+    group = {s.index for s in specs}
+    for s in specs:
+        for t in ex.units[s.index].inputs:
+            p = ex.producer.get(t)
+            if p is not None and p not in group:
+                return False
+    return True
+
+
+class GraphGroup:
+    """The units of one CUDA device and its streams, run as one captured graph."""
+
+    def __init__(self, ex: Executor, names: Sequence[str]) -> None:
+        self.ex = ex
+        self.names = list(names)
+        self.devs = {d: ex.devices[d] for d in names}
+        self.root = self.devs[names[0]].root
+        self.cp = self.root.cp
+        self.specs = [s for s in ex.specs if s.device in self.devs]
+        self.index = {s.index for s in self.specs}
+        outside = [s for s in ex.specs if s.index not in self.index]
+        needed = set(ex.graph.outputs) | {t for s in outside for t in ex.recv[s.index]}
+        self.reads = [(s.index, t) for s in self.specs for t in ex.publish[s.index] if t in needed]
+        self.inputs = sorted(
+            {t for s in self.specs for t in ex.units[s.index].inputs if t not in ex.producer}
+        )
+        self.pool: dict[str, Any] = {}
+        self.graph: Any = None
+        with self.cp.cuda.Device(self.root.index):
+            self.stream = self.cp.cuda.Stream(non_blocking=True)
+
+    def start_run(self) -> None:
+        """A fresh done-event per unit (the executor's protocol for its workers)."""
+        for s in self.specs:
+            self.ex._done[s.index] = threading.Event()
+
+    def abort(self) -> None:
+        """Nothing waits inside a graph on the host: nothing to let go."""
+
+    def run(self) -> None:
+        """Write the inputs, launch the graph (captured on the first run), read back."""
+        ex, cp = self.ex, self.cp
+        t0 = now()
+        with cp.cuda.Device(self.root.index):
+            self._write_inputs()
+            if self.graph is None:
+                self._capture()
+            self.graph.launch(stream=self.stream)
+            outs = {}
+            for i, t in self.reads:
+                buf = ex.units[i].handle.result(t)
+                out = np.empty(buf.shape, dtype=buf.dtype)
+                if out.size:
+                    buf.buf[: out.size].get(stream=self.stream, out=out.reshape(-1))
+                outs[t] = out
+            self.stream.synchronize()
+        end = now()
+        for t, out in outs.items():
+            ex.host[t] = out
+            ex.published(t)
+        for s in self.specs:
+            args = {"unit": s.index, "nodes": len(s.nodes), "graph": True, "approx": True}
+            ex._events.append(Event("unit", s.device, s.label, ex.ms(t0), ex.ms(end), args))
+            ex._done[s.index].set()
+
+    def _write_inputs(self) -> None:
+        ex = self.ex
+        for t in self.inputs:
+            host = np.ascontiguousarray(ex.host[t])
+            buf = self.pool.get(t)
+            if buf is None or buf.shape != tuple(host.shape) or buf.dtype != str(host.dtype):
+                buf = self.pool[t] = self.root.alloc(host.shape, str(host.dtype))
+                self.graph = None  # the captured graph reads the old buffer
+                for s in self.specs:
+                    if t in ex.units[s.index].inputs:
+                        ex.units[s.index].handle.bind(t, buf)
+            if host.size:
+                buf.buf[: host.size].set(host.reshape(-1), stream=self.stream)
+
+    def _capture(self) -> None:
+        """Record every unit's kernels on its stream, forked from and joined to ours."""
+        st = self.stream
+        streams = {d: dev.stream for d, dev in self.devs.items()}
+        last: dict[int, Any] = {}
+        st.begin_capture()
+        try:
+            start = st.record()
+            for s in streams.values():
+                s.wait_event(start)
+            for spec in self.specs:
+                self._capture_unit(spec, streams[spec.device], last)
+            for s in streams.values():
+                st.wait_event(s.record())
+        finally:
+            self.graph = st.end_capture()
+
+    def _capture_unit(self, spec: Any, stream: Any, last: dict[int, Any]) -> None:
+        ex = self.ex
+        h = ex.units[spec.index].handle
+        for t in ex.units[spec.index].inputs:
+            p = ex.producer.get(t)
+            if p is None:
+                continue
+            h.bind(t, ex.units[p].handle.result(t))
+            if ex.specs[p].device != spec.device:
+                stream.wait_event(last[p])
+        with stream:
+            for launch in h.launches:
+                launch.kernel.launch(launch.gsize, launch.lsize)
+        last[spec.index] = stream.record()
+
+    def release(self) -> None:
+        self.graph = None
+        self.pool.clear()

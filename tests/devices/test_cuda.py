@@ -1,0 +1,117 @@
+"""The CUDA backend: the OpenCL kernels as CUDA C, the platform's [cuda] section, and (where
+CuPy finds a GPU) runs checked against onnxruntime, alone and as graphs over streams."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from hetlab.devices import platform as pf
+from hetlab.devices.cuda.source import options_to_nvrtc, to_cuda
+from hetlab.devices.opencl.device import KERNEL_DIR
+from hetlab.errors import HetlabError
+
+KERNELS = sorted(KERNEL_DIR.glob("*.cl"))
+
+# enough of CUDA's device-side declarations for a C++ compiler to check the translation
+CUDA_STUB = """
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __shared__ static
+#define __launch_bounds__(x)
+struct uint3 { unsigned x, y, z; }; struct dim3 { unsigned x, y, z; };
+struct int4 { int x, y, z, w; };
+extern uint3 threadIdx, blockIdx; extern dim3 blockDim, gridDim;
+void __syncthreads(); float __int_as_float(int); typedef unsigned long size_t;
+float fmaf(float, float, float); float fma(float, float, float); float rsqrt(float);
+float fminf(float, float); float fmaxf(float, float); float fmin(float, float);
+float fmax(float, float); float exp(float); float tanh(float); float erf(float);
+float log1p(float); float log(float); float sqrt(float); float pow(float, float);
+float fabs(float); float ceil(float); float floor(float); int abs(int);
+int min(int, int); int max(int, int); float min(float, float); float max(float, float);
+"""
+
+
+def test_kernel_heads_become_cuda_entry_points():
+    src = (
+        "inline float f(float x) { return x; }\n"
+        "__kernel __attribute__((reqd_work_group_size(16, 16, 1)))\n"
+        "void g(__global float* y, __constant int* m) { y[0] = f(m[0]); }\n"
+        "__kernel void h(__global float* y) { __local float t[4]; barrier(CLK_LOCAL_MEM_FENCE); }\n"
+    )
+    out = to_cuda(src)
+    assert 'extern "C" __global__ __launch_bounds__((16)*(16)*(1)) \nvoid g(' in out
+    assert 'extern "C" __global__ void h(' in out
+    assert "__device__ inline float f(" in out
+    assert "__kernel" not in out.split("#line 1", 1)[1]
+
+
+def test_build_options_keep_only_defines():
+    assert options_to_nvrtc("-DTS=32 -D A_KC=1 -cl-fast-relaxed-math -DCONV") == (
+        "-DTS=32",
+        "-DA_KC=1",
+        "-DCONV",
+    )
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="no C++ compiler here")
+@pytest.mark.parametrize("path", KERNELS, ids=[p.name for p in KERNELS])
+@pytest.mark.parametrize("defines", ["", "-DCONV -DTS=32 -DA_KC=1 -DB_NC=0"])
+def test_every_kernel_file_translates_to_valid_cuda_c(path: Path, defines: str, tmp_path):
+    (tmp_path / "stub.h").write_text(CUDA_STUB)
+    (tmp_path / "k.cu").write_text(to_cuda(path.read_text()))
+    cmd = ["g++", "-std=c++17", "-fsyntax-only", "-nostdinc", "-x", "c++"]
+    cmd += ["-include", str(tmp_path / "stub.h"), *defines.split(), str(tmp_path / "k.cu")]
+    res = subprocess.run(cmd, check=False, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr[:2000]
+
+
+class _Cuda:
+    kind = "cuda"
+
+    def __init__(self, name):
+        self.name, self.host_cores = name, None
+
+    def queue_view(self, k):
+        return _Cuda(f"{self.name}.q{k}")
+
+
+def test_platform_cuda_section_names_streams(monkeypatch):
+    monkeypatch.setattr(pf, "opencl_devices", list)
+    monkeypatch.setattr(
+        pf,
+        "_discovered",
+        lambda backend: [_Cuda("cuda0"), _Cuda("cuda1")] if backend == "cuda" else [],
+    )
+    devs = pf.devices({"cuda": {"exclude": ["cuda1"], "queues": {"cuda0": 3}}})
+    assert [d.name for d in devs if d.kind == "cuda"] == ["cuda0", "cuda0.q1", "cuda0.q2"]
+    with pytest.raises(HetlabError, match=r"cuda\.queues"):
+        pf.validate_platform({"cuda": {"queues": {"cuda0": 0}}})
+
+
+def _gpu():
+    from hetlab.devices.cuda import discover
+
+    found = discover()
+    if not found:
+        pytest.skip("no CUDA device (CuPy and an NVIDIA GPU)")
+    return found[0]
+
+
+def test_cuda_runs_match_onnxruntime_alone_and_over_streams():
+    gpu = _gpu()
+    from hetlab.executor import run
+    from hetlab.graph import load
+    from hetlab.zoo import path as zoo_path
+
+    graph = load(str(zoo_path("squeezenet")))
+    devs = {d.name: d for d in [gpu, gpu.queue_view(1)]}
+    assert run(graph, gpu.name, devs, repeat=2, check=True).max_rel_err <= 1e-4
+    names = list(devs)
+    device_of = {v: names[i % 2] for i, v in enumerate(graph.topo_order())}
+    rep = run(graph, device_of, devs, repeat=2, check=True)
+    assert rep.max_rel_err <= 1e-4

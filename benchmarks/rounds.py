@@ -1,7 +1,8 @@
-"""Interleaved measurement for the Fig. 4 benchmark: every distinct plan of a model prepared
-once, then timed in rounds (each round runs every plan once, in a seeded order that changes
-from round to round), so slow drift of the host (clocks, other tenants, thermal) lands on
-all plans alike instead of on whichever plan happened to run at a bad moment.
+"""Interleaved measurement of a model's plans, shared by ``benchmarks.fig4`` and
+``benchmarks.corpus``: every distinct plan of a model timed in rounds (each round runs every
+plan once, in a seeded order that changes from round to round), so slow drift of the host
+(clocks, other tenants, thermal) lands on all plans alike instead of on whichever plan
+happened to run at a bad moment.
 
 Plans that would run the same program are measured once (``plan_key``). What the executor
 runs is fixed by ``hetlab.executor.units.build_units``: the units (node sets) of each device

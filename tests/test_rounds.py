@@ -1,4 +1,4 @@
-"""Fig. 4 benchmark: the identical-plan key and the interleaved round-robin measurement."""
+"""Interleaved rounds (benchmarks.rounds): the identical-plan key and the round-robin measurement."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 from test_hope_fig4 import fake_problem
 
-from benchmarks.fig4 import rounds as F
+from benchmarks import rounds as F
 from hetlab.devices.replay import graph_from_problem
 from hetlab.errors import HetlabError
 from hetlab.schedulers.plan import Plan

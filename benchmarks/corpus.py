@@ -168,6 +168,20 @@ def plan_rows(
         )
     finally:
         F.close_all([], devices)
+    return timed_rows(plans, same, distinct, times, errors, err, spent)
+
+
+def timed_rows(
+    plans: dict[str, Any],
+    same: dict[str, str],
+    distinct: list[str],
+    times: list[list[float]],
+    errors: dict[int, str],
+    err: dict[str, float | None],
+    spent: dict[str, float],
+) -> list[dict[str, Any]]:
+    """``plan_rows``' rows from its rounds: each name gets its distinct plan's median over the
+    rounds (``times[i]`` for ``distinct[i]``), check error, status and time spent."""
     status = {a: errors.get(i, "ok") for i, a in enumerate(distinct)}
     med = {
         a: round(float(np.median(times[i])), 4) if status[a] == "ok" else None

@@ -3,12 +3,15 @@
 Per model: its source package, file size, node count, how many nodes each device supports
 (with the op types the first OpenCL device does not, and why), and per algorithm the plan's
 nodes per device, predicted and measured median and ``max_rel_err`` against onnxruntime.
-Writes ``benchmarks/results/<platform>/corpus.csv`` and ``corpus.md`` (the table of
-docs/corpus.md).
+The plans are timed in interleaved rounds with one executor alive at a time (``plan_rows``);
+names whose plans run one program share its measurement (``same_as``), and
+``rec_vs_best_single`` is the recommended plan's median over the best ``single:DEVICE``'s,
+from the same rounds. Writes ``benchmarks/results/<platform>/corpus.csv`` and ``corpus.md``
+(the table of docs/corpus.md).
 
     python tests/thirdparty/fetch.py                          # the models, into .cache/thirdparty/
     python -m benchmarks.corpus --devices cpu0,cl0            # the 2-core VM (cl0: PoCL)
-    python -m benchmarks.corpus --devices cpu0,cpu1,cl0 --repeat 20 --out $OUT/corpus   # GPU host
+    python -m benchmarks.corpus --devices cpu0,cpu1,cl0 --rounds 20 --out $OUT/corpus   # GPU host
     python -m benchmarks.corpus --algos recommended,ilp,greedy,heft,single:cpu0,single:cl0
 """
 
@@ -22,6 +25,8 @@ import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from benchmarks.fig4.env import ROOT, fingerprint, platform_slug
 from hetlab.graph.corpus import MODELS, CorpusModel
@@ -38,11 +43,16 @@ FIELDS = [
     "no_measure",
     "profile_s",
     "algo",
+    "same_as",
     "plan_nodes",
     "predicted_ms",
     "median_ms",
+    "rounds",
     "max_rel_err",
+    "status",
     "run_s",
+    "best_single",
+    "rec_vs_best_single",
 ]
 
 
@@ -79,11 +89,16 @@ def coverage(graph: Any, devices: list[Any]) -> tuple[dict[str, int], str]:
 
 
 def model_rows(
-    m: CorpusModel, devices: list[Any], algos: list[str], repeat: int, quick: bool
+    m: CorpusModel,
+    devices: list[Any],
+    algos: list[str],
+    rounds: int,
+    repeat: int,
+    quick: bool,
+    seed: int = 0,
 ) -> list[dict[str, Any]]:
-    """One row per algorithm: profile once, schedule, run each plan with the check."""
+    """One row per algorithm: profile once, schedule, time the plans in rounds, checked."""
     from hetlab.calibrate import profile, recommend
-    from hetlab.executor.api import run
     from hetlab.executor.check import load_inputs
     from hetlab.graph import load
     from hetlab.schedulers import schedule
@@ -104,25 +119,114 @@ def model_rows(
         "no_measure": prob.extra["profile"].get("no_measure", 0),
         "profile_s": round(time.perf_counter() - t0, 2),
     }
+    plans = {  # "recommended": hetlab.calibrate.recommend's choice
+        a: recommend(prob, graph, devices) if a == "recommended" else schedule(prob, a)
+        for a in with_singles(algos, [d.name for d in devices])
+    }
     feed = load_inputs(graph, m.inputs())
+    return [{**base, **r} for r in plan_rows(graph, plans, devices, feed, rounds, repeat, seed)]
+
+
+def plan_rows(
+    graph: Any,
+    plans: dict[str, Any],
+    devices: list[Any],
+    feed: dict[str, Any],
+    rounds: int,
+    repeat: int,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
+    """The plans' rows: each distinct plan (``rounds.plan_key``) timed in up to ``rounds``
+    rounds with one executor alive at a time (``rounds.measure_one_alive``), each round the
+    median of ``repeat`` runs; a plan's time is the median over its rounds. Its first round's
+    first run is checked against onnxruntime (``max_rel_err``)."""
+    from benchmarks import rounds as F
+    from hetlab.executor.check import reference_outputs
+
+    devmap = {d.name: d for d in devices}
+    same = F.same_as({a: F.plan_key(graph, p) for a, p in plans.items()})
+    distinct = [a for a in plans if not same[a]]
+    ref = reference_outputs(graph.model_path or "", feed, list(graph.outputs))
+    err: dict[str, float | None] = {}
+    spent = dict.fromkeys(distinct, 0.0)
+
+    def time_once(i: int, round_no: int) -> float:
+        a, t0 = distinct[i], time.perf_counter()
+        try:
+            ms, p = F.time_fresh(
+                graph, plans[a], devmap, feed, ref if round_no == 0 else None, repeat
+            )
+        finally:
+            spent[a] += time.perf_counter() - t0
+        if round_no == 0:
+            err[a] = p.max_rel_err
+        return ms
+
+    try:
+        times, errors, _ = F.measure_one_alive(
+            len(distinct), time_once, rounds, lambda: None, seed, least=min(3, rounds)
+        )
+    finally:
+        F.close_all([], devices)
+    return timed_rows(plans, same, distinct, times, errors, err, spent)
+
+
+def timed_rows(
+    plans: dict[str, Any],
+    same: dict[str, str],
+    distinct: list[str],
+    times: list[list[float]],
+    errors: dict[int, str],
+    err: dict[str, float | None],
+    spent: dict[str, float],
+) -> list[dict[str, Any]]:
+    """``plan_rows``' rows from its rounds: each name gets its distinct plan's median over the
+    rounds (``times[i]`` for ``distinct[i]``), check error, status and time spent."""
+    status = {a: errors.get(i, "ok") for i, a in enumerate(distinct)}
+    med = {
+        a: round(float(np.median(times[i])), 4) if status[a] == "ok" else None
+        for i, a in enumerate(distinct)
+    }
+    best, ratio = vs_best_single({a: med[same[a] or a] for a in plans})
     rows = []
-    for algo in algos:  # "recommended": hetlab.calibrate.recommend's choice
-        plan = recommend(prob, graph, devices) if algo == "recommended" else schedule(prob, algo)
-        t1 = time.perf_counter()
-        rep = run(graph, plan, devices, repeat=repeat, check=True, inputs=feed, problem=prob)
+    for a, plan in plans.items():
+        own = same[a] or a
         per = Counter(plan.device_of.values())
         rows.append(
             {
-                **base,
-                "algo": algo,
+                "algo": a,
+                "same_as": same[a],
                 "plan_nodes": " ".join(f"{d}={k}" for d, k in sorted(per.items())),
                 "predicted_ms": round(plan.makespan, 3),
-                "median_ms": rep.latency_ms["median"],
-                "max_rel_err": f"{rep.max_rel_err:.1e}",
-                "run_s": round(time.perf_counter() - t1, 2),
+                "median_ms": med[own],
+                "rounds": len(times[distinct.index(own)]),
+                "max_rel_err": "" if err.get(own) is None else f"{err[own]:.1e}",
+                "status": status[own],
+                "run_s": "" if same[a] else round(spent[a], 2),
+                "best_single": best,
+                "rec_vs_best_single": ratio,
             }
         )
     return rows
+
+
+def with_singles(algos: list[str], devices: list[str]) -> list[str]:
+    """``algos``, and with ``recommended`` among them every ``single:DEVICE`` not listed: the
+    recommended plan is judged against the best single device, timed in the same rounds."""
+    if "recommended" not in algos:
+        return list(algos)
+    return list(dict.fromkeys([*algos, *(f"single:{d}" for d in devices)]))
+
+
+def vs_best_single(medians: dict[str, float | None]) -> tuple[str, float | None]:
+    """The fastest ``single:DEVICE`` plan and the recommended plan's time over its time, both
+    medians of the same rounds; ``("", None)`` where either is missing."""
+    singles = {a: t for a, t in medians.items() if a.startswith("single:") and t}
+    rec = medians.get("recommended")
+    if not singles:
+        return "", None
+    best = min(singles, key=singles.__getitem__)
+    return best, None if rec is None else round(rec / singles[best], 3)
 
 
 def _files(m: CorpusModel) -> list[Path]:
@@ -130,29 +234,47 @@ def _files(m: CorpusModel) -> list[Path]:
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    """The table of docs/corpus.md: one line per model, errors per algorithm."""
+    """The table of docs/corpus.md: one line per model, errors and medians per algorithm (a
+    name that shares another's plan says ``= other``), the recommended over the best single."""
     out = [
         "| model | package | kind | MB | nodes | supported | not on OpenCL (why) "
-        + "| no-measure | max_rel_err (median) per plan |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        + "| no-measure | max_rel_err (median) per plan | recommended / best single |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for name in dict.fromkeys(r["model"] for r in rows):
         rs = [r for r in rows if r["model"] == name]
         r = rs[0]
-        errs = ", ".join(f"{x['algo']} {x['max_rel_err']} ({x['median_ms']:.3g} ms)" for x in rs)
+        errs = ", ".join(plan_cell(x) for x in rs)
+        ratio = r["rec_vs_best_single"]
+        vs = f"{'-' if ratio is None else f'{ratio:.2f}x'} ({r['best_single'] or '-'})"
         out.append(
             f"| {name} | {r['package']} | {r['kind']} | {r['size_mb']} | {r['nodes']} | "
-            f"{r['supported']} | {r['opencl_unsupported'] or '-'} | {r['no_measure']} | {errs} |"
+            f"{r['supported']} | {r['opencl_unsupported'] or '-'} | {r['no_measure']} | {errs} "
+            f"| {vs} |"
         )
     return "\n".join(out) + "\n"
+
+
+def plan_cell(r: dict[str, Any]) -> str:
+    """``algo [= same_as] max_rel_err (median ms)``, or the plan's error."""
+    name = r["algo"] + (f" = {r['same_as']}" if r["same_as"] else "")
+    if r["median_ms"] is None:
+        return f"{name} ({r['status']})"
+    return f"{name} {r['max_rel_err']} ({r['median_ms']:.3g} ms)"
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--devices", default="cpu0,cl0")
-    ap.add_argument("--algos", default="ilp,greedy,heft")
+    ap.add_argument(
+        "--algos",
+        default="recommended,ilp,greedy,heft",
+        help="with recommended, every single:DEVICE is timed too (default %(default)s)",
+    )
     ap.add_argument("--models", default=",".join(MODELS))
-    ap.add_argument("--repeat", type=int, default=5, help="timed runs per plan")
+    ap.add_argument("--rounds", type=int, default=10, help="rounds per model")
+    ap.add_argument("--repeat", type=int, default=3, help="timed runs per plan in each round")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the plans' order in each round")
     ap.add_argument("--quick", action="store_true", help="the corpus test's short profile")
     ap.add_argument("--out", default=None, help="folder (default benchmarks/results/<platform>)")
     a = ap.parse_args()
@@ -173,13 +295,20 @@ def main() -> int:
             continue
         t0 = time.perf_counter()
         try:
-            mine = model_rows(m, devices, a.algos.split(","), a.repeat, a.quick)
+            mine = model_rows(
+                m, devices, a.algos.split(","), a.rounds, a.repeat, a.quick, seed=a.seed
+            )
         except Exception as e:  # noqa: BLE001 - one model's failure is a row, not the end
             print(f"{name}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
             continue
         rows += mine
-        errs = ", ".join(f"{r['algo']} {r['median_ms']} ms {r['max_rel_err']}" for r in mine)
-        print(f"{name}: {time.perf_counter() - t0:.1f} s; {errs}", flush=True)
+        vs = mine[0]["rec_vs_best_single"]
+        print(
+            f"{name}: {time.perf_counter() - t0:.1f} s, {mine[0]['rounds']} rounds; "
+            + ", ".join(plan_cell(r) for r in mine)
+            + ("" if vs is None else f"; recommended / {mine[0]['best_single']} = {vs}x"),
+            flush=True,
+        )
         with open(out / "corpus.csv", "w", newline="") as f:
             w = csv.DictWriter(f, FIELDS)
             w.writeheader()

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.fig4 import rounds as F
+from benchmarks import rounds as F
 from benchmarks.fig4 import table as T
 from benchmarks.fig4.env import ROOT, Deadline, fingerprint, platform_slug, profile_model
 from hetlab.errors import HetlabError

@@ -6,7 +6,8 @@ per unit (a dispatch, a thread hand-off). On a calibrated problem, ``predict.hos
 charges that per unit, and it orders a mixed plan against a one-device plan the way runs do
 where the makespan does not. ``recommend`` schedules ``algo`` (``ilp+`` by default) and every
 device alone (``single:DEVICE``), predicts each with ``host_serial_ms`` (the makespan where
-the problem has no boundary calibration) and keeps the smallest.
+the problem has no boundary calibration) and keeps the smallest, except that a plan over
+several devices must beat the best one-device plan by ``MIXED_MARGIN``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,12 @@ from hetlab.schedulers import schedule
 from hetlab.schedulers.plan import Plan
 
 DEFAULT_ALGO = "ilp+"
+# A plan over several devices is recommended over the best one-device plan only when its
+# prediction is smaller by at least this fraction of the one-device plan's: the prediction
+# of a mixed plan carries an error per unit hand-off that a one-device plan does not, so a
+# smaller predicted gain may not be a gain at all, and a mixed plan must be predicted
+# clearly faster to be worth that risk.
+MIXED_MARGIN = 0.10
 
 
 def recommend(
@@ -31,10 +38,13 @@ def recommend(
     graph: OpGraph,
     devices: Sequence[Device] | Mapping[str, Device],
     algo: str = DEFAULT_ALGO,
+    margin: float = MIXED_MARGIN,
     **params: Any,
 ) -> Plan:
-    """The candidate plan of the smallest predicted time (see the module doc); its
-    ``extra["recommended"]`` holds every candidate's prediction and what it was."""
+    """The candidate plan of the smallest predicted time (see the module doc), a plan over
+    several devices only where it is predicted ``margin`` faster than the best one-device
+    candidate; its ``extra["recommended"]`` holds every candidate's prediction and what it
+    was, the ``margin`` and the ``fastest`` candidate by prediction alone."""
     devmap = dict(devices) if isinstance(devices, Mapping) else {d.name: d for d in devices}
     candidates = {algo: schedule(problem, algo, **params)}
     for d in problem.devices:
@@ -55,7 +65,24 @@ def recommend(
         if got is not None:
             basis = "predicted_host_ms"
         predicted[name] = round(float(plan.makespan if got is None else got), 4)
-    best = min(predicted, key=predicted.__getitem__)
+    fastest = min(predicted, key=predicted.__getitem__)
+    best = fastest
+    alone = [n for n, p in candidates.items() if n.startswith("single:") or one_device(p)]
+    if alone and best not in alone:
+        best_alone = min(alone, key=predicted.__getitem__)
+        if predicted[best] >= (1.0 - margin) * predicted[best_alone]:
+            best = best_alone
     plan = candidates[best]
-    plan.extra["recommended"] = {"chosen": best, "basis": basis, "predicted": predicted}
+    plan.extra["recommended"] = {
+        "chosen": best,
+        "basis": basis,
+        "predicted": predicted,
+        "margin": margin,
+        "fastest": fastest,
+    }
     return plan
+
+
+def one_device(plan: Plan) -> bool:
+    """Whether every node of ``plan`` is on one device."""
+    return len(set(plan.device_of.values())) == 1

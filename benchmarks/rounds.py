@@ -1,7 +1,13 @@
-"""Interleaved measurement for the Fig. 4 benchmark: every distinct plan of a model prepared
-once, then timed in rounds (each round runs every plan once, in a seeded order that changes
-from round to round), so slow drift of the host (clocks, other tenants, thermal) lands on
-all plans alike instead of on whichever plan happened to run at a bad moment.
+"""Interleaved measurement of a model's plans, shared by ``benchmarks.fig4`` and
+``benchmarks.corpus``: every distinct plan of a model timed in rounds (each round runs every
+plan once, in a seeded order that changes from round to round), so slow drift of the host
+(clocks, other tenants, thermal) lands on all plans alike instead of on whichever plan
+happened to run at a bad moment.
+
+``measure`` keeps every distinct plan's executor alive and runs each once per round (Fig. 4);
+``measure_one_alive`` builds a plan's executor anew in every round and closes it before the
+next plan runs (the corpus table: with every executor alive, their idle onnxruntime pools
+slowed the plans that use the CPU, docs/corpus.md).
 
 Plans that would run the same program are measured once (``plan_key``). What the executor
 runs is fixed by ``hetlab.executor.units.build_units``: the units (node sets) of each device
@@ -18,7 +24,7 @@ import contextlib
 import gc
 import random
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +48,17 @@ def plan_key(graph: Any, plan: Any) -> tuple:
         (d, tuple(tuple(sorted(s.nodes)) for s in specs if s.device == d)) for d in used
     )
     return ("parallel", per_device)
+
+
+def same_as(keys: dict[str, Hashable]) -> dict[str, str]:
+    """Per name, the first name whose plan has the same key ('' for that first name itself):
+    the names that share a program share its one measurement."""
+    first: dict[Hashable, str] = {}
+    out = {}
+    for name, k in keys.items():
+        owner = first.setdefault(k, name)
+        out[name] = "" if owner == name else owner
+    return out
 
 
 def round_order(n_plans: int, round_no: int, seed: int = 0) -> list[int]:
@@ -187,6 +204,59 @@ def measure(
         if on_round is not None:
             on_round(done)
     return done
+
+
+def measure_one_alive(
+    n_plans: int,
+    time_once: Callable[[int, int], float],
+    most: int,
+    seconds_left: Callable[[], float | None],
+    seed: int = 0,
+    least: int = 3,
+) -> tuple[list[list[float]], dict[int, str], int]:
+    """Time ``n_plans`` plans in rounds (``round_order``, ``more_rounds``) with one plan's
+    executor alive at a time: ``time_once(i, round_no)`` prepares plan ``i``, times it and
+    closes it, and returns that round's time (ms). ``measure`` keeps every executor alive
+    instead; their idle onnxruntime pools then share the cores with the plan being timed.
+    Returns each plan's round times, the error of each plan that left the rounds (its
+    ``time_once`` raised HetlabError; the others go on) and the rounds done."""
+    times: list[list[float]] = [[] for _ in range(n_plans)]
+    errors: dict[int, str] = {}
+    active = list(range(n_plans))
+    done, round_s = 0, 0.0
+    while active and more_rounds(done, round_s, seconds_left(), most, least):
+        t0 = time.perf_counter()
+        for i in [active[k] for k in round_order(len(active), done, seed)]:
+            try:
+                times[i].append(time_once(i, done))
+            except HetlabError as e:  # this plan stops; the others go on
+                errors[i] = f"run error: {e}"
+                active.remove(i)
+        round_s = time.perf_counter() - t0
+        done += 1
+    return times, errors, done
+
+
+def time_fresh(
+    graph: Any,
+    plan: Any,
+    devmap: Mapping[str, Any],
+    feed: Mapping[str, Any],
+    ref: Mapping[str, Any] | None,
+    repeat: int,
+    warmup: int = 1,
+) -> tuple[float, Prepared]:
+    """One round of ``plan`` for ``measure_one_alive``: a new executor (``prepare``: built,
+    run once, checked against ``ref`` when given), ``warmup`` more untimed runs, then the
+    median of ``repeat`` timed runs (ms); the executor is closed before this returns."""
+    p = prepare(graph, plan, ("fresh",), devmap, feed, ref)
+    try:
+        for _ in range(warmup):
+            p.run(feed, keep=False)
+        walls = [p.run(feed, keep=False) for _ in range(max(1, repeat))]
+    finally:
+        p.close()
+    return float(np.median(walls)), p
 
 
 def close_all(plans: Sequence[Prepared], devices: Sequence[Any] = ()) -> None:

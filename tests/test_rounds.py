@@ -1,4 +1,4 @@
-"""Fig. 4 benchmark: the identical-plan key and the interleaved round-robin measurement."""
+"""Interleaved rounds (benchmarks.rounds): the identical-plan key and the round-robin measurement."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 from test_hope_fig4 import fake_problem
 
-from benchmarks.fig4 import rounds as F
+from benchmarks import rounds as F
 from hetlab.devices.replay import graph_from_problem
 from hetlab.errors import HetlabError
 from hetlab.schedulers.plan import Plan
@@ -138,3 +138,68 @@ def test_rounds_stop_at_the_budget_but_not_before_three_and_a_broken_plan_leaves
     done = F.measure(plans, {}, most=5, seconds_left=lambda: None, warmup=0)
     assert done == 5 and plans[1].error and "B broke" in plans[1].error
     assert len(plans[0].walls) == len(plans[2].walls) == 5 and len(plans[1].walls) < 3
+
+
+def test_same_as_names_the_first_name_of_each_key():
+    got = F.same_as({"recommended": "k1", "ilp": "k2", "heft": "k1", "single:cl0": "k1"})
+    assert got == {"recommended": "", "ilp": "", "heft": "recommended", "single:cl0": "recommended"}
+
+
+def test_one_alive_rounds_give_each_plan_one_time_per_round_in_changing_orders():
+    clock, log = [0], []
+
+    def time_once(i, round_no):  # host drift: every call is slower than the one before
+        clock[0] += 1
+        log.append((round_no, i))
+        return 10.0 + clock[0]
+
+    times, errors, done = F.measure_one_alive(4, time_once, 12, lambda: None, seed=1)
+    assert done == 12 and not errors and all(len(t) == 12 for t in times)
+    rounds = [[i for r, i in log if r == n] for n in range(12)]
+    assert all(sorted(r) == [0, 1, 2, 3] for r in rounds)
+    assert len({tuple(r) for r in rounds}) > 1
+    med = [float(np.median(t)) for t in times]
+    assert max(med) - min(med) <= 4  # one after another would put them 12 runs apart
+
+
+def test_one_alive_rounds_a_failing_plan_leaves_and_least_rounds_hold():
+    def time_once(i, round_no):
+        if i == 1 and round_no == 1:
+            raise HetlabError("plan 1 broke")
+        return 1.0
+
+    times, errors, done = F.measure_one_alive(3, time_once, 5, lambda: None)
+    assert done == 5 and set(errors) == {1} and "plan 1 broke" in errors[1]
+    assert [len(t) for t in times] == [5, 1, 5]
+    _, _, done = F.measure_one_alive(2, lambda i, r: 1.0, 50, lambda: 0.0)
+    assert done == 3  # no time left, yet the least rounds run
+
+
+def test_time_fresh_keeps_one_executor_alive_and_takes_the_median(monkeypatch):
+    alive, opened = [0], []
+
+    class Fake:
+        def __init__(self):
+            alive[0] += 1
+            opened.append(self)
+            self.walls = iter([50.0, 9.0, 1.0, 2.0, 3.0])  # warm-up, then three timed runs
+
+        def run_once(self, feed):
+            assert alive[0] == 1
+            return SimpleNamespace(wall_ms=next(self.walls), events=[])
+
+        def close(self):
+            alive[0] -= 1
+
+    def prepare(graph, plan, key, devmap, feed, ref):
+        p = F.Prepared(key, plan, Fake())
+        p.run(feed, keep=False)  # prepare's own checked run
+        p.max_rel_err = None if ref is None else 1e-7
+        return p
+
+    monkeypatch.setattr(F, "prepare", prepare)
+    for ref in ({"y": 0}, None):
+        ms, p = F.time_fresh(None, None, {}, {}, ref, repeat=3)
+        assert ms == 2.0 and alive[0] == 0
+        assert p.max_rel_err == (None if ref is None else 1e-7)
+    assert len(opened) == 2

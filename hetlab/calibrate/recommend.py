@@ -8,6 +8,10 @@ where the makespan does not. ``recommend`` schedules ``algo`` (``ilp+`` by defau
 device alone (``single:DEVICE``), predicts each with ``host_serial_ms`` (the makespan where
 the problem has no boundary calibration) and keeps the smallest, except that a plan over
 several devices must beat the best one-device plan by ``MIXED_MARGIN``.
+
+Predictions of mixed plans can still be off by more than that margin on some hosts. With
+``measure``, the same rule is applied to the candidates' times measured on the devices
+(``measured.measured_ms``) instead; the default is the prediction, which runs nothing.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from hetlab.calibrate.measured import measured_ms
 from hetlab.calibrate.predict import host_serial_ms
 from hetlab.calibrate.report import host_and_remote
 from hetlab.cost.problem import Problem
@@ -31,6 +36,9 @@ DEFAULT_ALGO = "ilp+"
 # smaller predicted gain may not be a gain at all, and a mixed plan must be predicted
 # clearly faster to be worth that risk.
 MIXED_MARGIN = 0.10
+# With ``measure``, these schedulers' plans are candidates too: the prediction may rank them
+# wrongly where a measurement does not, and a plan identical to another costs no extra run.
+MEASURED_EXTRA = ("greedy", "heft")
 
 
 def recommend(
@@ -39,19 +47,74 @@ def recommend(
     devices: Sequence[Device] | Mapping[str, Device],
     algo: str = DEFAULT_ALGO,
     margin: float = MIXED_MARGIN,
+    measure: int = 0,
+    inputs: Mapping[str, Any] | None = None,
     **params: Any,
 ) -> Plan:
     """The candidate plan of the smallest predicted time (see the module doc), a plan over
     several devices only where it is predicted ``margin`` faster than the best one-device
     candidate; its ``extra["recommended"]`` holds every candidate's prediction and what it
-    was, the ``margin`` and the ``fastest`` candidate by prediction alone."""
+    was, the ``margin`` and the ``fastest`` candidate.
+
+    With ``measure`` > 0 the candidates also include ``MEASURED_EXTRA``'s plans, and the
+    choice (the same margin rule) is made on their times measured on ``devices``
+    (``measured.measured_ms``: ``measure`` runs per round, on ``inputs`` or seeded random
+    ones), kept in ``measured``; a candidate whose run fails has no time there and is not
+    chosen (its error is in ``measure_errors``)."""
     devmap = dict(devices) if isinstance(devices, Mapping) else {d.name: d for d in devices}
+    candidates = _candidates(problem, algo, MEASURED_EXTRA if measure > 0 else (), params)
+    predicted, basis = _predicted(problem, graph, devmap, candidates)
+    times: Mapping[str, float | None] = predicted
+    rec: dict[str, Any] = {}
+    if measure > 0:
+        got = measured_ms(candidates, graph, devmap, measure, inputs=inputs)
+        times, basis = got.ms, "measured"
+        rec["measured"] = got.ms
+        if got.errors:
+            rec["measure_errors"] = got.errors
+        if got.max_rel_err:
+            rec["max_rel_err"] = got.max_rel_err
+    timed = {n: t for n, t in times.items() if t is not None}
+    if not timed:
+        raise HetlabError(
+            "no candidate plan ran: "
+            + "; ".join(f"{n}: {e}" for n, e in rec["measure_errors"].items())
+        )
+    fastest = min(timed, key=timed.__getitem__)
+    chosen = _with_margin(candidates, timed, fastest, margin)
+    plan = candidates[chosen]
+    plan.extra["recommended"] = {
+        "chosen": chosen,
+        "basis": basis,
+        "predicted": predicted,
+        "margin": margin,
+        "fastest": fastest,
+        **rec,
+    }
+    return plan
+
+
+def _candidates(
+    problem: Problem, algo: str, extra: Sequence[str], params: Mapping[str, Any]
+) -> dict[str, Plan]:
+    """``algo``'s plan, every ``single:DEVICE`` plan and ``extra``'s plans, by name; an
+    alternative that cannot be scheduled on ``problem`` is left out."""
     candidates = {algo: schedule(problem, algo, **params)}
-    for d in problem.devices:
-        try:
-            candidates[f"single:{d}"] = schedule(problem, f"single:{d}")
-        except HetlabError:  # an alternative the problem's exclusive sets leave no room for
+    for name in [f"single:{d}" for d in problem.devices] + list(extra):
+        if name in candidates:
             continue
+        try:
+            candidates[name] = schedule(problem, name)
+        except HetlabError:  # e.g. a device the problem's exclusive sets leave no room for
+            continue
+    return candidates
+
+
+def _predicted(
+    problem: Problem, graph: OpGraph, devmap: Mapping[str, Device], candidates: Mapping[str, Plan]
+) -> tuple[dict[str, float], str]:
+    """Each candidate's predicted time and its basis: ``host_serial_ms`` where the problem
+    has a boundary calibration (``predicted_host_ms``), else the plan's ``makespan``."""
     host, remote = host_and_remote(problem, devmap)
     predicted: dict[str, float] = {}
     basis = "makespan"
@@ -65,22 +128,24 @@ def recommend(
         if got is not None:
             basis = "predicted_host_ms"
         predicted[name] = round(float(plan.makespan if got is None else got), 4)
-    fastest = min(predicted, key=predicted.__getitem__)
-    best = fastest
-    alone = [n for n, p in candidates.items() if n.startswith("single:") or one_device(p)]
+    return predicted, basis
+
+
+def _with_margin(
+    candidates: Mapping[str, Plan], times: Mapping[str, float], best: str, margin: float
+) -> str:
+    """``best``, or the fastest one-device candidate where ``best`` spans several devices
+    and is not ``margin`` faster than it; only candidates in ``times`` count."""
+    alone = [
+        n
+        for n, p in candidates.items()
+        if n in times and (n.startswith("single:") or one_device(p))
+    ]
     if alone and best not in alone:
-        best_alone = min(alone, key=predicted.__getitem__)
-        if predicted[best] >= (1.0 - margin) * predicted[best_alone]:
-            best = best_alone
-    plan = candidates[best]
-    plan.extra["recommended"] = {
-        "chosen": best,
-        "basis": basis,
-        "predicted": predicted,
-        "margin": margin,
-        "fastest": fastest,
-    }
-    return plan
+        best_alone = min(alone, key=times.__getitem__)
+        if times[best] >= (1.0 - margin) * times[best_alone]:
+            return best_alone
+    return best
 
 
 def one_device(plan: Plan) -> bool:

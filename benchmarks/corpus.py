@@ -96,6 +96,7 @@ def model_rows(
     repeat: int,
     quick: bool,
     seed: int = 0,
+    measure: int = 0,
 ) -> list[dict[str, Any]]:
     """One row per algorithm: profile once, schedule, time the plans in rounds, checked."""
     from hetlab.calibrate import profile, recommend
@@ -119,11 +120,13 @@ def model_rows(
         "no_measure": prob.extra["profile"].get("no_measure", 0),
         "profile_s": round(time.perf_counter() - t0, 2),
     }
+    feed = load_inputs(graph, m.inputs())
     plans = {  # "recommended": hetlab.calibrate.recommend's choice
-        a: recommend(prob, graph, devices) if a == "recommended" else schedule(prob, a)
+        a: recommend(prob, graph, devices, measure=measure, inputs=feed)
+        if a == "recommended"
+        else schedule(prob, a)
         for a in with_singles(algos, [d.name for d in devices])
     }
-    feed = load_inputs(graph, m.inputs())
     return [{**base, **r} for r in plan_rows(graph, plans, devices, feed, rounds, repeat, seed)]
 
 
@@ -276,6 +279,12 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3, help="timed runs per plan in each round")
     ap.add_argument("--seed", type=int, default=0, help="seed of the plans' order in each round")
     ap.add_argument("--quick", action="store_true", help="the corpus test's short profile")
+    ap.add_argument(
+        "--measure",
+        type=int,
+        default=0,
+        help="recommended chooses among its candidates by N timed runs per round (0: predicted)",
+    )
     ap.add_argument("--out", default=None, help="folder (default benchmarks/results/<platform>)")
     a = ap.parse_args()
     from hetlab.devices.platform import get
@@ -296,7 +305,7 @@ def main() -> int:
         t0 = time.perf_counter()
         try:
             mine = model_rows(
-                m, devices, a.algos.split(","), a.rounds, a.repeat, a.quick, seed=a.seed
+                m, devices, a.algos.split(","), a.rounds, a.repeat, a.quick, a.seed, a.measure
             )
         except Exception as e:  # noqa: BLE001 - one model's failure is a row, not the end
             print(f"{name}: FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)

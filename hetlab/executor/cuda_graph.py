@@ -1,9 +1,10 @@
 """One CUDA graph per run: a plan's units on one CUDA device and its streams, captured once.
 
 The units a plan places on a CUDA device and on its stream views (``cuda0``, ``cuda0.q1``...)
-form a group. The first run captures the group into a CUDA graph, in the plan's global
-order: each unit's kernels go to its own stream; a unit first waits on the last event of
-every unit on another stream it reads from (its own stream is in order). Every later run
+form a group. The group's nodes are built as one program on the device: the same kernels,
+fusions and elided Concats as the one-device build. The first run captures it into a CUDA
+graph, each launch on the stream of its node's device, after the events of the launches on
+other streams that make what it reads (``launch_deps.py``). Every run
 writes the model inputs into fixed device buffers, launches the graph once and reads back
 what the host needs, all on one stream, and waits once. So the host pays one graph launch
 per run, not one launch per kernel, and the streams' units overlap on the GPU as far as the
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hetlab.devices.base import now
+from hetlab.executor.launch_deps import launch_waits
 from hetlab.executor.trace import Event
 
 if TYPE_CHECKING:
@@ -60,10 +62,16 @@ class GraphGroup:
         self.index = {s.index for s in self.specs}
         outside = [s for s in ex.specs if s.index not in self.index]
         needed = set(ex.graph.outputs) | {t for s in outside for t in ex.recv[s.index]}
-        self.reads = [(s.index, t) for s in self.specs for t in ex.publish[s.index] if t in needed]
+        self.reads = [t for s in self.specs for t in ex.publish[s.index] if t in needed]
         self.inputs = sorted(
             {t for s in self.specs for t in ex.units[s.index].inputs if t not in ex.producer}
         )
+        nodes = [v for s in self.specs for v in s.nodes]
+        with self.cp.cuda.Device(self.root.index):
+            self.program = self.root.prepare(ex.graph, nodes).handle
+        stream_of = {v: ex.device_of[v] for v in nodes}
+        self.waits = launch_waits(ex.graph, self.program.launches, self.program.fused, stream_of)
+        self.stream_of = [stream_of[L.node] for L in self.program.launches]
         self.pool: dict[str, Any] = {}
         self.graph: Any = None
         with self.cp.cuda.Device(self.root.index):
@@ -87,8 +95,8 @@ class GraphGroup:
                 self._capture()
             self.graph.launch(stream=self.stream)
             outs = {}
-            for i, t in self.reads:
-                buf = ex.units[i].handle.result(t)
+            for t in self.reads:
+                buf = self.program.result(t)
                 out = np.empty(buf.shape, dtype=buf.dtype)
                 if out.size:
                     buf.buf[: out.size].get(stream=self.stream, out=out.reshape(-1))
@@ -111,44 +119,36 @@ class GraphGroup:
             if buf is None or buf.shape != tuple(host.shape) or buf.dtype != str(host.dtype):
                 buf = self.pool[t] = self.root.alloc(host.shape, str(host.dtype))
                 self.graph = None  # the captured graph reads the old buffer
-                for s in self.specs:
-                    if t in ex.units[s.index].inputs:
-                        ex.units[s.index].handle.bind(t, buf)
+                self.program.bind(t, buf)
             if host.size:
                 buf.buf[: host.size].set(host.reshape(-1), stream=self.stream)
 
     def _capture(self) -> None:
-        """Record every unit's kernels on its stream, forked from and joined to ours."""
+        """Record every launch on its node's stream, forked from and joined to ours; a launch
+        first waits on the events of the launches on other streams it reads from."""
         st = self.stream
         streams = {d: dev.stream for d, dev in self.devs.items()}
-        last: dict[int, Any] = {}
+        needed = {j for w in self.waits for j in w}
+        done: dict[int, Any] = {}
         st.begin_capture()
         try:
             start = st.record()
             for s in streams.values():
                 s.wait_event(start)
-            for spec in self.specs:
-                self._capture_unit(spec, streams[spec.device], last)
+            for i, L in enumerate(self.program.launches):
+                stream = streams[self.stream_of[i]]
+                for j in self.waits[i]:
+                    stream.wait_event(done[j])
+                with stream:
+                    L.kernel.launch(L.gsize, L.lsize)
+                if i in needed:
+                    done[i] = stream.record()
             for s in streams.values():
                 st.wait_event(s.record())
         finally:
             self.graph = st.end_capture()
 
-    def _capture_unit(self, spec: Any, stream: Any, last: dict[int, Any]) -> None:
-        ex = self.ex
-        h = ex.units[spec.index].handle
-        for t in ex.units[spec.index].inputs:
-            p = ex.producer.get(t)
-            if p is None:
-                continue
-            h.bind(t, ex.units[p].handle.result(t))
-            if ex.specs[p].device != spec.device:
-                stream.wait_event(last[p])
-        with stream:
-            for launch in h.launches:
-                launch.kernel.launch(launch.gsize, launch.lsize)
-        last[spec.index] = stream.record()
-
     def release(self) -> None:
         self.graph = None
         self.pool.clear()
+        self.program = None

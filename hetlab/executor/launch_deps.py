@@ -1,0 +1,70 @@
+"""Which kernel launches of one program must wait for which, once its launches are spread
+over several streams of one device.
+
+A device's units that run as one captured graph are built as one program (one
+``UnitBuilder`` over all their nodes), so every fusion and elided Concat of the one-device
+build stays; the plan only decides on which stream each launch is issued. A stream keeps
+its own launches in order, so a launch waits only for launches on other streams that make
+what it reads.
+
+What a launch reads comes from the graph: the inputs of its node and of the nodes fused into
+it (an activation, a BatchNormalization, a residual Add). A tensor is made by the last launch
+of its producer's host node (the node a fused producer is fused into); a producer with no
+launch of its own (a view, an elided Concat whose producers write into their slices, a value
+folded at build time) is made by whatever makes its inputs. Every intermediate tensor has a
+buffer of its own (``builder.py``), so no launch overwrites what another still reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from hetlab.graph.ir import OpGraph
+
+
+def launch_waits(
+    graph: OpGraph, launches: Sequence[Any], fused: Mapping[str, str], stream_of: Mapping[str, str]
+) -> list[list[int]]:
+    """Per launch, the earlier launches on other streams it must wait for (indices into
+    ``launches``, each with a ``node``); ``stream_of`` maps a launch's node to its stream."""
+    last: dict[str, int] = {}
+    for i, L in enumerate(launches):
+        last[L.node] = i
+    covered: dict[str, set[str]] = {}
+    for nid, host in fused.items():
+        covered.setdefault(host, set()).add(nid)
+    producer = {t: n.id for n in graph.nodes for t in n.outputs if t}
+    made_by: dict[str, frozenset[int]] = {}
+
+    def makers(nid: str) -> frozenset[int]:
+        """The launches whose writes make node ``nid``'s outputs."""
+        if nid in made_by:
+            return made_by[nid]
+        host = fused.get(nid, nid)
+        if host in last:
+            got = frozenset({last[host]})
+        else:
+            got = frozenset()
+            made_by[nid] = got  # a cycle cannot occur in a DAG; this only stops re-entry
+            for p in _preds(graph.node(nid), producer):
+                got |= makers(p)
+        made_by[nid] = got
+        return got
+
+    waits: list[list[int]] = []
+    for i, L in enumerate(launches):
+        members = {L.node} | covered.get(L.node, set())
+        need: set[int] = set()
+        for nid in members:
+            for p in _preds(graph.node(nid), producer):
+                if p not in members:
+                    need |= makers(p)
+        mine = stream_of[L.node]
+        waits.append(sorted(j for j in need if j < i and stream_of[launches[j].node] != mine))
+    return waits
+
+
+def _preds(node: Any, producer: Mapping[str, str]) -> list[str]:
+    names = dict.fromkeys(t for t in [*node.inputs, *node.outer_inputs] if t)
+    return [producer[t] for t in names if t in producer]

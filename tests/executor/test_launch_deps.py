@@ -1,0 +1,93 @@
+"""The waits between launches of one program spread over streams (``launch_deps``): run in
+any order that keeps each stream's launches in order and every wait, a program computes
+what the one-device order computes.
+
+The check runs on the OpenCL device (PoCL here), whose builder makes the same programs as
+the CUDA device's: the launches are put in a random order allowed by the waits, every
+buffer of the unit is filled with NaN first (so a launch that reads a buffer before it is
+written shows), and the outputs are compared with onnxruntime's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hetlab.devices.platform import devices as platform_devices
+from hetlab.executor.check import random_inputs, reference_outputs
+from hetlab.executor.launch_deps import launch_waits
+from hetlab.graph import load
+from hetlab.zoo import path as zoo_path
+
+STREAMS = ("s0", "s1", "s2")
+
+
+@pytest.fixture(scope="module")
+def cl0():
+    found = {d.name: d for d in platform_devices({"opencl": {}})}
+    if "cl0" not in found:
+        pytest.skip("no OpenCL device here")
+    return found["cl0"]
+
+
+def allowed_order(launches, waits, stream_of, rng) -> list[int]:
+    """A random order of the launches that keeps each stream's order and every wait."""
+    queues: dict[str, list[int]] = {}
+    for i, L in enumerate(launches):
+        queues.setdefault(stream_of[L.node], []).append(i)
+    done: set[int] = set()
+    order: list[int] = []
+    while len(order) < len(launches):
+        ready = [q for q in queues.values() if q and all(j in done for j in waits[q[0]])]
+        assert ready, "the waits and the streams' orders deadlock"
+        i = ready[rng.integers(len(ready))].pop(0)
+        done.add(i)
+        order.append(i)
+    return order
+
+
+@pytest.mark.parametrize(
+    ("model", "seed"), [("squeezenet", 0), ("squeezenet", 1), ("googlenet", 2)]
+)
+def test_any_order_the_waits_allow_computes_the_model(cl0, model, seed):
+    graph = load(str(zoo_path(model)))
+    rng = np.random.default_rng(seed)
+    stream_of = {n.id: STREAMS[rng.integers(len(STREAMS))] for n in graph.nodes}
+    unit = cl0.prepare(graph, [n.id for n in graph.nodes])
+    h = unit.handle
+    waits = launch_waits(graph, h.launches, h.fused, stream_of)
+    for i, w in enumerate(waits):
+        mine = stream_of[h.launches[i].node]
+        assert all(j < i and stream_of[h.launches[j].node] != mine for j in w)
+    assert any(waits), "a random spread over three streams leaves some launch waiting"
+    h.launches[:] = [h.launches[i] for i in allowed_order(h.launches, waits, stream_of, rng)]
+    for buf in h.buffers.values():
+        cl0.write(buf, np.full(buf.shape, np.nan, dtype=buf.dtype))
+    feed = random_inputs(graph, seed)
+    got = cl0.run(unit, feed).outputs
+    want = reference_outputs(str(zoo_path(model)), feed, graph.outputs)
+    for name, ref in want.items():
+        out = cl0.copy_out(got[name])
+        np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4 * float(np.abs(ref).max()))
+
+
+def test_a_launch_waits_for_the_writers_of_an_elided_concat(cl0):
+    """squeezenet's fire modules: both expand convs write into their Concat's buffer, so a
+    reader of the Concat on another stream waits for both."""
+    graph = load(str(zoo_path("squeezenet")))
+    unit = cl0.prepare(graph, [n.id for n in graph.nodes])
+    h = unit.handle
+    launched = {L.node for L in h.launches}
+    concat = next(n for n in graph.nodes if n.op_type == "Concat" and n.id not in launched)
+    stream_of = {n.id: "s0" for n in graph.nodes}
+    producers = {m.id for m in graph.nodes if set(m.outputs) & set(concat.inputs)}
+    writers = {h.fused.get(p, p) for p in producers}
+    for w in writers:
+        stream_of[w] = "s1"
+    waits = launch_waits(graph, h.launches, h.fused, stream_of)
+    readers = [
+        i for i, L in enumerate(h.launches) if concat.outputs[0] in graph.node(L.node).inputs
+    ]
+    assert readers
+    last = {L.node: i for i, L in enumerate(h.launches)}
+    assert {last[w] for w in writers} <= set(waits[readers[0]])

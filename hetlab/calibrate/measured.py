@@ -34,6 +34,11 @@ class Timings:
     max_rel_err: dict[str, float] = field(default_factory=dict)
 
 
+# Interleaved rounds per choice: two devices within a few per cent of each other swap places
+# between three-round measurements, and five keep the choice within the host's own spread.
+ROUNDS = 5
+
+
 def plan_key(graph: OpGraph, plan: Plan) -> tuple:
     """Equal for two plans exactly when the executor runs the same program: the units of
     each device (``build_units``), plus their global order for a sequential plan. A plan on
@@ -56,7 +61,7 @@ def measured_ms(
     graph: OpGraph,
     devices: Mapping[str, Device],
     repeat: int = 5,
-    rounds: int = 3,
+    rounds: int = ROUNDS,
     inputs: Mapping[str, Any] | None = None,
 ) -> Timings:
     """Each candidate's latency (ms): the median over ``rounds`` interleaved rounds of each

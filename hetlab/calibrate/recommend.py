@@ -98,9 +98,12 @@ def _candidates(
     problem: Problem, algo: str, extra: Sequence[str], params: Mapping[str, Any]
 ) -> dict[str, Plan]:
     """``algo``'s plan, every ``single:DEVICE`` plan and ``extra``'s plans, by name; an
-    alternative that cannot be scheduled on ``problem`` is left out."""
+    alternative that cannot be scheduled on ``problem`` is left out, and so is a queue view
+    alone (the same program as its device alone)."""
     candidates = {algo: schedule(problem, algo, **params)}
-    for name in [f"single:{d}" for d in problem.devices] + list(extra):
+    views = {v for q in problem.extra.get("queues", {}).values() for v in q.get("views", ())}
+    alone = [f"single:{d}" for d in problem.devices if d not in views]
+    for name in alone + list(extra):
         if name in candidates:
             continue
         try:

@@ -125,7 +125,7 @@ def test_measured_times_choose_and_identical_plans_share_one_measurement(counted
     keys = {n: M.plan_key(g, c) for n, c in candidates.items()}
     # one run per distinct program and round; names of one program share its value
     assert len(set(keys.values())) < len(keys)  # ilp+, greedy and heft split fork alike
-    assert len(counted_runs) == 3 * len(set(keys.values()))
+    assert len(counted_runs) == M.ROUNDS * len(set(keys.values()))
     for a, ka in keys.items():
         for b, kb in keys.items():
             if ka == kb:
@@ -220,4 +220,4 @@ def test_outputs_are_checked_once_per_program_against_one_reference(monkeypatch,
     assert refs == ["fork.onnx"]  # one reference for every candidate
     # replay devices return zeros: every candidate is checked, and is 100% off
     assert got.max_rel_err == dict.fromkeys(candidates, 1.0) and not got.errors
-    assert len(counted_runs) == 3 * len({M.plan_key(g, c) for c in candidates.values()})
+    assert len(counted_runs) == M.ROUNDS * len({M.plan_key(g, c) for c in candidates.values()})

@@ -5,11 +5,13 @@ onnxruntime on every CPU core; torch eager and torch CUDA graph (the model conve
 onnx2torch, where torch sees a GPU and onnx2torch is importable); hetlab on ``cl0`` as one
 queue; and hetlab's ``ilp``, ``greedy`` and ``heft`` plans over ``--queues`` queues of
 ``cl0``, without and with the CPU groups, each with its prediction and ``max_rel_err``;
-and where CuPy finds a CUDA device, the same kernels on ``cuda0`` as one CUDA graph, alone
-and as plans over ``--queues`` streams (``gpu_streams.py``).
+where CuPy finds a CUDA device, the same kernels on ``cuda0`` as one CUDA graph, alone and
+as plans over ``--queues`` streams (``gpu_streams.py``); the recommended plan over the CPU
+groups and the GPU's queues (``cuda0``'s streams where CUDA is here), and the CPU-only
+platform's recommended plan. ``--parts`` picks column families.
 
-    python benchmarks/gpu_queues.py --models squeezenet,googlenet --queues 4 \
-        --out benchmarks/results/<platform>/gpu_queues.csv
+    python -m benchmarks.gpu_queues --models squeezenet,googlenet --queues 4 \
+        --out benchmarks/results/<platform>/gpu_queues.json
 """
 
 from __future__ import annotations
@@ -42,7 +44,9 @@ from hetlab.zoo import path as zoo_path
 
 MODELS = "squeezenet,googlenet,inception_v3,inception_v4,resnet50,pnasnet_mobile,nasnet_large"
 ALGOS = ("ilp", "greedy", "heft")
-RECOMMENDED = "recommended"  # hetlab.calibrate.recommend: ilp+ or one device, as predicted
+RECOMMENDED = "recommended"  # hetlab.calibrate.recommend: ilp+, greedy, heft or one device
+# the column families, each selectable with --parts
+PARTS = ("ort", "torch", "cl0", "cl-queues", "cuda", RECOMMENDED, "cpu")
 
 
 def median_ms(fn, repeat: int, warmup_s: float = 0.5) -> float:
@@ -116,7 +120,7 @@ def plan_row(graph, problem, algo: str, devs, feed, args) -> dict[str, Any]:
     t0 = time.perf_counter()
     try:
         if algo == RECOMMENDED:
-            plan = recommend(problem, graph, devs, **params)
+            plan = recommend(problem, graph, devs, measure=args.measure, inputs=feed)
         else:
             plan = schedule(problem, algo, **params)
         solve = time.perf_counter() - t0
@@ -131,12 +135,19 @@ def plan_row(graph, problem, algo: str, devs, feed, args) -> dict[str, Any]:
         "units": rep.units,
         "solve_s": round(solve, 2),
         **({"alternative": plan.extra["alternative"]} if "alternative" in plan.extra else {}),
+        **({"recommended": plan.extra["recommended"]} if "recommended" in plan.extra else {}),
     }
 
 
 def gpu_rows(graph, feed, args, devs: dict) -> dict[str, Any]:
-    """cl0 alone, the plans over its queues (with and without the CPU groups), and the
-    recommended plan: ``RECOMMENDED`` over cl0, its queues where they pay, and the groups."""
+    """cl0 alone and, in ``--parts``, the plans over its queues (with and without the CPU
+    groups)."""
+    single = run(graph, "cl0", devs, repeat=args.repeat, check=True, inputs=feed)
+    row: dict[str, Any] = {
+        "cl0": {"measured_ms": single.latency_ms["median"], "max_rel_err": single.max_rel_err}
+    }
+    if "cl-queues" not in args.parts:
+        return row
     cpus = [d for d in devs.values() if not is_accelerator(d)]
     prob = profile(
         graph,
@@ -147,29 +158,31 @@ def gpu_rows(graph, feed, args, devs: dict) -> dict[str, Any]:
         handoff=False,
         concurrent=False,
     )
-    single = run(graph, "cl0", devs, repeat=args.repeat, check=True, inputs=feed)
-    row: dict[str, Any] = {
-        "cl0": {
-            "measured_ms": single.latency_ms["median"],
-            "predicted_ms": round(sum(float(n.cost["cl0"] or 0) for n in prob.nodes), 4),
-            "max_rel_err": single.max_rel_err,
-        }
-    }
+    row["cl0"]["predicted_ms"] = round(sum(float(n.cost["cl0"] or 0) for n in prob.nodes), 4)
     views = queue_names("cl0", args.queues)[1:]
     slow = model_slowdown([devs["cl0"], *(devs[v] for v in views)], graph)
-    pays = queues_pay(slow["slowdown"], args.queues)
-    row["queues"] = {**slow, **args.costs, "pay": pays}
+    row["queues"] = {**slow, **args.costs, "pay": queues_pay(slow["slowdown"], args.queues)}
     latency, factor = args.costs["event_ms"], slow["slowdown"]
     gpu_only = with_queues(only_devices(prob, ["cl0"]), {"cl0": views}, latency, factor)
     mixed = with_queues(prob, {"cl0": views}, latency, factor)
     for label, problem in (("queues", gpu_only), ("queues+cpu", mixed)):
         for algo in ALGOS:
             row[f"{algo}/{label}"] = plan_row(graph, problem, algo, devs, feed, args)
-    calibrated = calibrated_profile(graph, [*cpus, devs["cl0"]], args)
-    if pays:
-        calibrated = with_queues(calibrated, {"cl0": views}, latency, factor)
-    row["recommended"] = plan_row(graph, calibrated, RECOMMENDED, devs, feed, args)
     return row
+
+
+def recommended_row(graph, feed, args, devs: dict) -> dict[str, Any]:
+    """The plan a user is recommended (``hetlab.calibrate.recommend``) over the CPU groups
+    and one GPU with its queues: ``cuda0`` and its streams where CUDA is here, else ``cl0``
+    and its queues (the same GPU either way, so never both)."""
+    gpu = "cuda0" if "cuda0" in devs else "cl0"
+    names = [d for d, dev in devs.items() if not is_accelerator(dev)]
+    names += queue_names(gpu, args.queues)
+    chosen = {d: devs[d] for d in names}
+    calibrated = profile_with_calibrations(
+        graph, list(chosen.values()), repeat=5, rounds=1, seconds=args.seconds
+    )
+    return {RECOMMENDED: plan_row(graph, calibrated, RECOMMENDED, chosen, feed, args)}
 
 
 def calibrated_profile(graph, devices: list[Any], args: argparse.Namespace) -> Any:
@@ -183,7 +196,12 @@ def cpu_rows(graph, feed, args) -> dict[str, Any]:
     """The CPU-only platform: two core groups and the whole CPU as alternatives, every core
     (the onnxruntime reference's), the recommended plan measured against the reference."""
     found = platform_devices(
-        {"cpu": default_groups(), "whole_cpu": "cpu", "opencl": {"include": []}}
+        {
+            "cpu": default_groups(),
+            "whole_cpu": "cpu",
+            "opencl": {"include": []},
+            "cuda": {"include": []},
+        }
     )
     devs = {d.name: d for d in found}
     prob = calibrated_profile(graph, found, args)
@@ -195,11 +213,17 @@ def model_row(name: str, args: argparse.Namespace, devs: dict) -> dict[str, Any]
     graph = load(onnx_path)
     feed = random_inputs(graph, 0)
     row: dict[str, Any] = {"model": name, "nodes": len(graph.nodes)}
-    row["ort_cpu_ms"] = ort_all_cores(onnx_path, feed, args.repeat)
-    row.update(torch_times(onnx_path, feed, args.repeat))
-    row.update(gpu_rows(graph, feed, args, devs))
-    row.update(cuda_rows(graph, feed, args, devs, plan_row))
-    if args.cpu:
+    if "ort" in args.parts:
+        row["ort_cpu_ms"] = ort_all_cores(onnx_path, feed, args.repeat)
+    if "torch" in args.parts:
+        row.update(torch_times(onnx_path, feed, args.repeat))
+    if {"cl0", "cl-queues"} & args.parts and "cl0" in devs:
+        row.update(gpu_rows(graph, feed, args, devs))
+    if "cuda" in args.parts:
+        row.update(cuda_rows(graph, feed, args, devs, plan_row))
+    if RECOMMENDED in args.parts:
+        row.update(recommended_row(graph, feed, args, devs))
+    if "cpu" in args.parts:
         row.update(cpu_rows(graph, feed, args))
     return row
 
@@ -222,7 +246,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queues", type=int, default=4)
     ap.add_argument("--repeat", type=int, default=50)
     ap.add_argument("--seconds", type=float, default=0.03, help="profiler budget per op")
-    ap.add_argument("--no-cpu", dest="cpu", action="store_false", help="skip the CPU platform")
+    ap.add_argument(
+        "--parts",
+        default=",".join(PARTS),
+        help=f"the column families to measure (default all: {','.join(PARTS)})",
+    )
+    ap.add_argument(
+        "--measure",
+        type=int,
+        default=5,
+        help="recommend chooses among its candidates by N timed runs per round (0: predicted)",
+    )
     ap.add_argument("--time-limit", type=float, default=0.5, help="ilp's time per subgraph")
     ap.add_argument(
         "--out",
@@ -231,6 +265,11 @@ def main(argv: list[str] | None = None) -> int:
         help="the table as JSON (benchmarks/results/<platform>/gpu_queues.json)",
     )
     args = ap.parse_args(argv)
+    args.parts = set(args.parts.split(","))
+    unknown = sorted(args.parts - set(PARTS))
+    if unknown:
+        print(f"gpu_queues: unknown part {unknown[0]!r}; the parts are {','.join(PARTS)}")
+        return 2
     found = platform_devices(
         {"opencl": {"queues": {"cl0": args.queues}}, "cuda": {"queues": {"cuda0": args.queues}}}
     )

@@ -30,24 +30,11 @@ from typing import Any
 
 import numpy as np
 
+from hetlab.calibrate import measured
 from hetlab.errors import HetlabError
 
-
-def plan_key(graph: Any, plan: Any) -> tuple:
-    """A hashable key equal for two plans exactly when the executor runs the same program."""
-    from hetlab.executor.units import build_units
-
-    device_of = plan.device_of
-    used = sorted(set(device_of.values()))
-    if len(used) == 1:
-        return ("one-device", used[0])
-    specs = build_units(graph, device_of, plan.order)
-    if plan.sequential:  # units take turns in global order: that order is part of the program
-        return ("sequential", tuple((s.device, tuple(sorted(s.nodes))) for s in specs))
-    per_device = tuple(
-        (d, tuple(tuple(sorted(s.nodes)) for s in specs if s.device == d)) for d in used
-    )
-    return ("parallel", per_device)
+# equal for two plans exactly when the executor runs the same program
+plan_key = measured.plan_key
 
 
 def same_as(keys: dict[str, Hashable]) -> dict[str, str]:

@@ -91,3 +91,89 @@ def test_a_launch_waits_for_the_writers_of_an_elided_concat(cl0):
     assert readers
     last = {L.node: i for i, L in enumerate(h.launches)}
     assert {last[w] for w in writers} <= set(waits[readers[0]])
+
+
+class _Stream:
+    """A stream that logs what a capture records on it (CuPy's stream, as the capture uses it)."""
+
+    def __init__(self, name: str, log: list, current: list) -> None:
+        self.name, self.log, self.current = name, log, current
+
+    def record(self):
+        event = ("event", len(self.log))
+        self.log.append(("record", self.name, event))
+        return event
+
+    def wait_event(self, event) -> None:
+        self.log.append(("wait", self.name, event))
+
+    def begin_capture(self) -> None:
+        pass
+
+    def end_capture(self) -> str:
+        return "graph"
+
+    def __enter__(self):
+        self.current.append(self)
+
+    def __exit__(self, *exc) -> None:
+        self.current.pop()
+
+
+def _happens_before(log: list) -> dict[int, set[int]]:
+    """Per launch, the launches that precede it in the captured graph: a stream's own order
+    plus the event waits."""
+    before: dict[int, set[int]] = {}
+    seen_on: dict[str, set[int]] = {}
+    recorded: dict[tuple, set[int]] = {}
+    for kind, stream, what in log:
+        mine = seen_on.setdefault(stream, set())
+        if kind == "record":
+            recorded[what] = set(mine)
+        elif kind == "wait":
+            mine |= recorded[what]
+        else:
+            before[what] = set(mine)
+            mine.add(what)
+    return before
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_capture_puts_each_launch_after_the_launches_it_waits_for(seed):
+    from types import SimpleNamespace
+
+    from hetlab.executor.cuda_graph import GraphGroup
+
+    rng = np.random.default_rng(seed)
+    log: list = []
+    current: list = []
+    devs = {d: SimpleNamespace(stream=_Stream(d, log, current)) for d in ("g", "g.q1", "g.q2")}
+
+    class Kernel:
+        def __init__(self, i: int) -> None:
+            self.i = i
+
+        def launch(self, gsize, lsize) -> None:
+            log.append(("launch", current[-1].name, self.i))
+
+    n = 40
+    stream_of = [list(devs)[rng.integers(3)] for _ in range(n)]
+    waits = [
+        sorted(j for j in range(i) if stream_of[j] != stream_of[i] and rng.random() < 0.1)
+        for i in range(n)
+    ]
+    launches = [SimpleNamespace(kernel=Kernel(i), gsize=(1,), lsize=None) for i in range(n)]
+    group = SimpleNamespace(
+        stream=_Stream("origin", log, current),
+        devs=devs,
+        waits=waits,
+        stream_of=stream_of,
+        program=SimpleNamespace(launches=launches),
+    )
+    GraphGroup._capture(group)
+    assert group.graph == "graph"
+    before = _happens_before(log)
+    assert sorted(before) == list(range(n))
+    for i in range(n):
+        assert set(waits[i]) <= before[i]
+        assert {j for j in range(i) if stream_of[j] == stream_of[i]} <= before[i]

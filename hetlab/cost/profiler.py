@@ -38,7 +38,7 @@ from hetlab.cost.options import ProfileOptions, Progress, options_of
 from hetlab.cost.problem import Problem
 from hetlab.cost.signature import group_signature, node_signature
 from hetlab.cost.tensor_values import Values
-from hetlab.devices.base import Device
+from hetlab.devices.base import Device, one_hardware_twice
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import OpGraph
 
@@ -228,4 +228,13 @@ def _resolve(devices: Sequence[Device | str]) -> list[Device]:
     names = [d.name for d in out]
     if len(set(names)) != len(names):
         raise HetlabError(f"a device is named twice in {names}")
+    twice = one_hardware_twice(out)
+    if twice is not None:
+        a, b = twice
+        keep = [d.name for d in out if getattr(d, "root", d) is not getattr(a, "root", a)]
+        raise HetlabError(
+            f"{a.name} and {b.name} are one GPU ({a.hardware_id()}) through two drivers, and a "
+            f"plan would use them as two devices; profile one of them, e.g. --devices "
+            f"{','.join(keep)}"
+        )
     return out

@@ -89,6 +89,11 @@ class Device(ABC):
         i = self.info()
         return "|".join(f"{k}={i[k]}" for k in sorted(i) if k not in ("name",))
 
+    def hardware_id(self) -> str | None:
+        """Where the device sits (a GPU's PCI address), the same whichever driver reaches
+        it; None where unknown. Two devices with one id are one piece of hardware."""
+        return None
+
     @abstractmethod
     def supports(self, node: Node, graph: OpGraph) -> bool:
         """Whether this device can run ``node`` with its shapes and attributes. Decided
@@ -185,3 +190,18 @@ def is_accelerator(device: Device) -> bool:
 def now() -> float:
     """The one clock every measured interval uses (seconds)."""
     return time.perf_counter()
+
+
+def one_hardware_twice(devices: Sequence[Device]) -> tuple[Device, Device] | None:
+    """Two of ``devices`` that are one piece of hardware reached through two drivers (an
+    NVIDIA GPU as an OpenCL and as a CUDA device), or None. Queues of one device are views
+    of it (same ``root``), not a second device."""
+    seen: dict[str, Device] = {}
+    for d in devices:
+        hw = d.hardware_id()
+        if hw is None:
+            continue
+        first = seen.setdefault(hw, d)
+        if getattr(first, "root", first) is not getattr(d, "root", d):
+            return first, d
+    return None

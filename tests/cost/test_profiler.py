@@ -53,6 +53,22 @@ def test_no_device_can_run_a_node(chain_model):
         profile(load(chain_model), [OrtTestDevice("a", refuse=["Reshape"])], comm=False, **FAST)
 
 
+def test_one_gpu_through_two_drivers_is_refused_with_the_devices_to_keep(chain_model):
+    """An NVIDIA GPU as an OpenCL and as a CUDA device is one GPU: a plan over both would
+    run it as two. A queue view shares its device's hardware and is no second device."""
+    gpu_cl, gpu_cuda, other = OrtTestDevice("g"), OrtTestDevice("c"), OrtTestDevice("h")
+    view = OrtTestDevice("g.q1")
+    view.root = gpu_cl.root = gpu_cl
+    for d, hw in ((gpu_cl, "pci:0000:1a"), (view, "pci:0000:1a"), (gpu_cuda, "pci:0000:1a")):
+        d.hardware_id = lambda hw=hw: hw
+    other.hardware_id = lambda: "pci:0000:2b"
+    cpu = OrtTestDevice("a")
+    with pytest.raises(HetlabError, match=r"g and c are one GPU .*--devices a,c,h$"):
+        profile(load(chain_model), [cpu, gpu_cl, view, gpu_cuda, other], comm=False, **FAST)
+    p = profile(load(chain_model), [cpu, gpu_cl, view, other], comm=False, **FAST)
+    assert p.devices == ["a", "g", "g.q1", "h"]
+
+
 def test_signature_dedup_measures_once(chain_model):
     g = load(chain_model)
     dev = OrtTestDevice("a")

@@ -130,6 +130,11 @@ class CudaDevice(Device):
             **({"queue_of": self.parent.name, "queue": self.queue_index} if self.parent else {}),
         }
 
+    def hardware_id(self) -> str | None:
+        """The GPU's PCI domain and bus (as the OpenCL device gives them)."""
+        p = self.props
+        return f"pci:{int(p.get('pciDomainID', 0)):04x}:{int(p['pciBusID']):02x}"
+
     def bind_thread(self) -> None:
         import os
 

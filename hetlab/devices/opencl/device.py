@@ -167,6 +167,18 @@ class OpenCLDevice(Device):
             **({"driver_threads_pinned": self.pin_driver_threads} if self.host_cores else {}),
         }
 
+    def hardware_id(self) -> str | None:
+        """The GPU's PCI domain and bus from NVIDIA's attribute query; None elsewhere."""
+        try:
+            bus = int(self.dev.pci_bus_id_nv)
+        except Exception:  # noqa: BLE001 - not an NVIDIA device: the query is refused
+            return None
+        try:
+            domain = int(self.dev.pci_domain_id_nv)
+        except Exception:  # noqa: BLE001 - older drivers answer the bus only
+            domain = 0
+        return f"pci:{domain:04x}:{bus:02x}"
+
     def bind_thread(self) -> None:
         """Pin the driving thread, and the driver's own threads, to ``host_cores`` when the
         platform gave some."""

@@ -131,8 +131,11 @@ class CudaDevice(Device):
         }
 
     def hardware_id(self) -> str | None:
-        """The GPU's PCI domain and bus (as the OpenCL device gives them)."""
+        """The GPU's PCI domain and bus (as the OpenCL device gives them); None where the
+        properties lack the bus."""
         p = self.props
+        if "pciBusID" not in p:
+            return None
         return f"pci:{int(p.get('pciDomainID', 0)):04x}:{int(p['pciBusID']):02x}"
 
     def bind_thread(self) -> None:

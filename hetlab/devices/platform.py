@@ -368,6 +368,18 @@ def get(name: str, platform: str | os.PathLike | dict | None = None) -> Device:
     )
 
 
+def one_driver_per_gpu(devs: list[Device]) -> list[Device]:
+    """``devs`` less the OpenCL devices and queues of GPUs that a CUDA device in ``devs``
+    also drives (one PCI address): the CUDA device runs a plan's GPU part as one graph, and
+    one GPU profiled twice would be planned as two devices."""
+
+    def hw(d: Any) -> str | None:
+        return d.hardware_id() if hasattr(d, "hardware_id") else None
+
+    by_cuda = {hw(d) for d in devs if d.kind == "cuda"} - {None}
+    return [d for d in devs if not (d.kind == "opencl" and hw(d) in by_cuda)]
+
+
 def first_cpu(devs: list[Device]) -> Device:
     """The first non-OpenCL device (where unsupported nodes and fallbacks run)."""
     for d in devs:

@@ -18,6 +18,7 @@ import traitlets
 
 from hetlab.cost.problem import Problem
 from hetlab.devices.platform import devices as local_devices
+from hetlab.devices.platform import one_driver_per_gpu
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import OpGraph
 from hetlab.graph.onnx_io import load
@@ -161,10 +162,11 @@ class Workbench(Solving, Files, Running, W.VBox):
             say(self.profile_status, f"no devices: {e}", "warn")
 
     def _set_devices(self, devices: list[Any]) -> None:
+        """Every device is offered; one driver per GPU is selected (CUDA where it drives one)."""
         self.devices = devices
         names = [d.name for d in devices]
         self.device_select.options = names
-        self.device_select.value = tuple(names)
+        self.device_select.value = tuple(d.name for d in one_driver_per_gpu(devices))
         say(self.profile_status, f"devices: {', '.join(names) or 'none found'}", "info")
         self._update_profile_state()
         self._update_run_state()

@@ -180,3 +180,24 @@ def test_each_gpu_gets_a_core_for_its_driving_thread(monkeypatch):
     assert devs[0].cores == [CORES[0]] and devs[1].host_cores == [CORES[-1]]
     with pytest.raises(HetlabError, match="host_cores"):
         pf.devices({"opencl": {"host_cores": {"cl0": [99999]}}})
+
+
+def test_one_driver_per_gpu_keeps_cuda_where_it_drives_the_gpu():
+    class Dev:
+        def __init__(self, name, kind, hw):
+            self.name, self.kind, self._hw = name, kind, hw
+
+        def hardware_id(self):
+            return self._hw
+
+    devs = [
+        Dev("cpu0", "onnxruntime-cpu", None),
+        Dev("cl0", "opencl", "pci:0000:1a"),
+        Dev("cl0.q1", "opencl", "pci:0000:1a"),
+        Dev("cl1", "opencl", None),  # PoCL: no PCI address
+        Dev("cl2", "opencl", "pci:0000:2b"),  # a GPU that CUDA does not drive
+        Dev("cuda0", "cuda", "pci:0000:1a"),
+    ]
+    kept = [d.name for d in pf.one_driver_per_gpu(devs)]
+    assert kept == ["cpu0", "cl1", "cl2", "cuda0"]
+    assert [d.name for d in pf.one_driver_per_gpu(devs[:5])] == [d.name for d in devs[:5]]

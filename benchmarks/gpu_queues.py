@@ -268,7 +268,10 @@ def main(argv: list[str] | None = None) -> int:
     args.parts = set(args.parts.split(","))
     unknown = sorted(args.parts - set(PARTS))
     if unknown:
-        print(f"gpu_queues: unknown part {unknown[0]!r}; the parts are {','.join(PARTS)}")
+        print(
+            f"gpu_queues: unknown part {unknown[0]!r}; the parts are {','.join(PARTS)}",
+            file=sys.stderr,
+        )
         return 2
     found = platform_devices(
         {"opencl": {"queues": {"cl0": args.queues}}, "cuda": {"queues": {"cuda0": args.queues}}}

@@ -146,6 +146,7 @@ def profiled_models(
     # lazy: building the command-line parser imports this module; the run needs these
     from hetlab import zoo
     from hetlab.devices.platform import devices as platform_devices
+    from hetlab.devices.platform import one_driver_per_gpu
     from hetlab.graph import load
 
     try:
@@ -158,6 +159,8 @@ def profiled_models(
     devs = platform_devices(platform)
     if devices:
         devs = [d for d in devs if d.name in devices.split(",")]
+    else:  # a GPU that CUDA drives is profiled once, as its CUDA device
+        devs = one_driver_per_gpu(devs)
     docs = {}
     for m in models:
         p = profile(load(str(zoo.path(m))), devs)

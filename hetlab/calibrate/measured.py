@@ -34,8 +34,8 @@ class Timings:
     max_rel_err: dict[str, float] = field(default_factory=dict)
 
 
-# Interleaved rounds per choice: two devices within a few per cent of each other swap places
-# between three-round measurements, and five keep the choice within the host's own spread.
+# Interleaved rounds per choice: enough that two devices a few per cent apart are ordered by
+# their medians rather than by the host's spread between rounds (docs/corpus.md).
 ROUNDS = 5
 
 

@@ -372,12 +372,8 @@ def one_driver_per_gpu(devs: list[Device]) -> list[Device]:
     """``devs`` less the OpenCL devices and queues of GPUs that a CUDA device in ``devs``
     also drives (one PCI address): the CUDA device runs a plan's GPU part as one graph, and
     one GPU profiled twice would be planned as two devices."""
-
-    def hw(d: Any) -> str | None:
-        return d.hardware_id() if hasattr(d, "hardware_id") else None
-
-    by_cuda = {hw(d) for d in devs if d.kind == "cuda"} - {None}
-    return [d for d in devs if not (d.kind == "opencl" and hw(d) in by_cuda)]
+    by_cuda = {d.hardware_id() for d in devs if d.kind == "cuda"} - {None}
+    return [d for d in devs if not (d.kind == "opencl" and d.hardware_id() in by_cuda)]
 
 
 def first_cpu(devs: list[Device]) -> Device:

@@ -34,7 +34,7 @@ def launch_waits(
     covered: dict[str, set[str]] = {}
     for nid, host in fused.items():
         covered.setdefault(host, set()).add(nid)
-    producer = {t: n.id for n in graph.nodes for t in n.outputs if t}
+    producer = graph.producer()
     made_by: dict[str, frozenset[int]] = {}
 
     def makers(nid: str) -> frozenset[int]:
@@ -45,10 +45,7 @@ def launch_waits(
         if host in last:
             got = frozenset({last[host]})
         else:
-            got = frozenset()
-            made_by[nid] = got  # a cycle cannot occur in a DAG; this only stops re-entry
-            for p in _preds(graph.node(nid), producer):
-                got |= makers(p)
+            got = frozenset().union(*(makers(p) for p in _preds(graph.node(nid), producer)))
         made_by[nid] = got
         return got
 

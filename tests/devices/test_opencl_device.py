@@ -200,3 +200,22 @@ def test_two_units_chain_device_buffers(dev):
     (ref,) = reference(m, inputs, ["y"])
     np.testing.assert_allclose(dev.copy_out(r2.outputs["y"]), ref, rtol=1e-5, atol=1e-5)
     assert r1.finish <= r2.start
+
+
+def test_division_is_correctly_rounded_where_the_device_offers_it(dev):
+    """A float division rounds as onnxruntime's does (one ulp before a quantisation step can
+    move a value by a whole step), by the build option where the device offers it."""
+    from types import SimpleNamespace
+
+    from hetlab.devices.opencl.device import exact_divide_option
+
+    flag = int(dev.cl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT)
+    assert exact_divide_option(dev.cl, SimpleNamespace(single_fp_config=flag)) == [
+        "-cl-fp32-correctly-rounded-divide-sqrt"
+    ]
+    assert exact_divide_option(dev.cl, SimpleNamespace(single_fp_config=0)) == []
+    assert dev.build_options == exact_divide_option(dev.cl, dev.dev)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(4096).astype(np.float32)
+    b = (rng.random(4096) + 1e-3).astype(np.float32)
+    run_case(dev, [helper.make_node("Div", ["a", "b"], ["y"])], {"a": a, "b": b}, tol=0.0)

@@ -92,6 +92,19 @@ def discover() -> list[OpenCLDevice]:
     return out
 
 
+def exact_divide_option(cl: Any, cl_device: Any) -> list[str]:
+    """The build option that makes ``/`` and ``sqrt`` correctly rounded, as onnxruntime's CPU
+    kernels compute them, where the device offers it. OpenCL otherwise allows 2.5 ulp for a
+    float division (NVIDIA's driver uses it), and one ulp moved before a quantisation step
+    (``DynamicQuantizeLinear``) can move a value by a whole step."""
+    flag = cl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT
+    try:
+        offered = bool(int(cl_device.single_fp_config) & int(flag))
+    except Exception:  # noqa: BLE001 - the query is optional before OpenCL 1.2
+        offered = False
+    return ["-cl-fp32-correctly-rounded-divide-sqrt"] if offered else []
+
+
 class OpenCLDevice(Device):
     """An OpenCL device; see the module docstring for buffers and timing."""
 
@@ -109,6 +122,7 @@ class OpenCLDevice(Device):
         self._profiling_queue: Any = None
         self.unified = bool(getattr(cl_device, "host_unified_memory", False))
         self._programs: dict[tuple[str, str], Any] = {}
+        self.build_options = exact_divide_option(cl, cl_device)
         self.record_node_times = True
         self.parent: OpenCLDevice | None = None  # the device whose context a queue view shares
         self.queue_index = 0
@@ -207,7 +221,8 @@ class OpenCLDevice(Device):
         prg = self._programs.get(key)
         if prg is None:
             try:
-                prg = self.cl.Program(self.ctx, src).build(options=options.split())
+                opts = [*self.build_options, *options.split()]
+                prg = self.cl.Program(self.ctx, src).build(options=opts)
             except self.cl.RuntimeError as e:
                 raise HetlabError(
                     f"OpenCL build of {filename} failed on {self.name}: {str(e)[:300]}"

@@ -5,6 +5,8 @@ Two timers, both on ``hetlab.devices.base.now`` (seconds), reported in ms:
   IO binding: inputs bound once, outputs left in onnxruntime's arena. That is how a node
   runs inside a whole-model session; ``session.run`` would add a copy of every output
   into a fresh numpy array and the Python feed conversion, which a whole-model run does not pay.
+- a device that runs plans as captured graphs (CUDA, ``graph_timer``): the unit captured
+  once, each run one graph launch, timed on the host;
 - any other device: ``device.run(unit, buffers)`` on inputs copied in once; the unit's own
   ``start``/``finish`` give the interval; outputs stay the device's (a unit may reuse them).
 
@@ -79,6 +81,9 @@ def make_runner(
 
         return once_ort, "iobinding"
     bufs = {t: device.copy_in(arrays[t]) for t in unit.inputs}
+    graph_timer = getattr(device, "graph_timer", None)
+    if graph_timer is not None:
+        return graph_timer(unit, bufs), "captured graph"
     write = getattr(device, "write", None) if written else None
 
     def once() -> float:  # outputs may be the unit's own buffers (OpenCL): never free them

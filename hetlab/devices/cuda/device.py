@@ -7,8 +7,8 @@ plan's GPU units once into one CUDA graph (``executor/cuda_graph.py``) and launc
 graph per run, so the host pays one launch per run instead of one per kernel, and units on
 different streams (``queue_view``: ``cuda0.q1``...) run concurrently inside it.
 
-``run`` launches a unit's kernels on the device's stream and waits: the path for the
-profiler and for plans the graph cannot take. With ``record_node_times``, CUDA events
+``run`` launches a unit's kernels on the device's stream and waits: the path for plans the
+graph cannot take. The profiler times a unit as a captured graph (``graph_timer``). With ``record_node_times``, CUDA events
 around each launch time it on the device clock, mapped to hetlab's clock from the run's
 first event (as the OpenCL device maps its stamps).
 """
@@ -16,7 +16,7 @@ first event (as the OpenCL device maps its stamps).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
@@ -126,6 +126,7 @@ class CudaDevice(Device):
             "compute_units": int(p["multiProcessorCount"]),
             "global_mem_bytes": int(p["totalGlobalMem"]),
             "type": "GPU",
+            "profiled_as": "captured graph",  # graph_timer; part of the profile cache's key
             "host_cores": self.host_cores,
             **({"queue_of": self.parent.name, "queue": self.queue_index} if self.parent else {}),
         }
@@ -231,6 +232,35 @@ class CudaDevice(Device):
         outs = {name: h.result(name) for name in unit.outputs}
         times = LazyNodeTimes(lambda: _node_times(cp, h, marks, t0, t1)) if timed else []
         return RunResult(outputs=outs, start=t0, finish=t1, node_times=times)
+
+    def graph_timer(self, unit: Unit, inputs: dict[str, Any]) -> Callable[[], float]:
+        """A timer of ``unit`` as a plan's CUDA graph runs it (the profiler's timer here):
+        its launches captured once into a graph; each call launches the graph, waits, and
+        returns the seconds that took. Launched one by one from the host, each kernel would
+        also pay its host launch, which a captured plan does not."""
+        h = unit.handle
+        for name in unit.inputs:
+            if name not in inputs:
+                raise HetlabError(f"unit on {self.name} needs input {name!r}; pass it to run()")
+            h.bind(name, self._as_buffer(h, name, inputs[name]))
+        cp = self.cp
+        with cp.cuda.Device(self.index):
+            stream = cp.cuda.Stream(non_blocking=True)
+            stream.begin_capture()
+            try:
+                with stream:
+                    for L in h.launches:
+                        L.kernel.launch(L.gsize, L.lsize)
+            finally:
+                graph = stream.end_capture()
+
+        def once() -> float:
+            t0 = now()
+            graph.launch(stream=stream)
+            stream.synchronize()
+            return now() - t0
+
+        return once
 
     def _as_buffer(self, h: Any, name: str, value: Any) -> CudaBuffer:
         if isinstance(value, CudaBuffer) and value.device.split(".q")[0] == self.root.name:

@@ -154,6 +154,10 @@ class AotGroup:
             with contextlib.suppress(self.cl.Error):  # already set
                 event.set_status(self.cl.command_execution_status.COMPLETE)
 
+    def deferred_events(self) -> list[Any]:
+        """No events to add: a run records its units from their OpenCL stamps as it goes."""
+        return []
+
     def run(self) -> None:
         """Enqueue every unit of the group, then wait for what the host needs."""
         ex = self.ex

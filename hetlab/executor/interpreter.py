@@ -113,7 +113,8 @@ class Executor:
             why = unsupported_summary(dev, graph, placed)
             if why:
                 raise HetlabError(f"{why}; the plan places them there")
-        self.specs: list[UnitSpec] = build_units(graph, self.device_of, order)
+        self.order = list(order) if order is not None else graph.topo_order()
+        self.specs: list[UnitSpec] = build_units(graph, self.device_of, self.order)
         self.sequential = sequential
         self.units: list[Unit] = []
         self.failed: dict[str, str] = {}  # device -> first error
@@ -264,6 +265,8 @@ class Executor:
             if isinstance(e, HetlabError) and not isinstance(e, RunError):
                 raise e
             raise RunError(f"{s.label} failed: {type(e).__name__}: {e}") from e
+        for g in self._groups:
+            self._events += g.deferred_events()
         outs = {t: self.host[t] for t in self.graph.outputs}
         events = sorted(self._events, key=lambda ev: (ev.start, ev.device))
         return Repetition(wall, outs, events, self._raw_node_times, t0)

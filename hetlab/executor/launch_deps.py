@@ -24,10 +24,16 @@ from hetlab.graph.ir import OpGraph
 
 
 def launch_waits(
-    graph: OpGraph, launches: Sequence[Any], fused: Mapping[str, str], stream_of: Mapping[str, str]
+    graph: OpGraph,
+    launches: Sequence[Any],
+    fused: Mapping[str, str],
+    stream_of: Mapping[str, str],
+    rank: Sequence[int] | None = None,
 ) -> list[list[int]]:
-    """Per launch, the earlier launches on other streams it must wait for (indices into
-    ``launches``, each with a ``node``); ``stream_of`` maps a launch's node to its stream."""
+    """Per launch, the launches on other streams issued before it that it must wait for
+    (indices into ``launches``, each with a ``node``); ``stream_of`` maps a launch's node
+    to its stream; ``rank`` is each launch's place in the issue order (default: the
+    program's)."""
     last: dict[str, int] = {}
     for i, L in enumerate(launches):
         last[L.node] = i
@@ -49,6 +55,7 @@ def launch_waits(
         made_by[nid] = got
         return got
 
+    at = list(rank) if rank is not None else list(range(len(launches)))
     waits: list[list[int]] = []
     for i, L in enumerate(launches):
         members = {L.node} | covered.get(L.node, set())
@@ -58,8 +65,24 @@ def launch_waits(
                 if p not in members:
                     need |= makers(p)
         mine = stream_of[L.node]
-        waits.append(sorted(j for j in need if j < i and stream_of[launches[j].node] != mine))
+        waits.append(
+            sorted(j for j in need if at[j] < at[i] and stream_of[launches[j].node] != mine)
+        )
     return waits
+
+
+def issue_order(
+    launches: Sequence[Any], fused: Mapping[str, str], order: Sequence[str]
+) -> list[int]:
+    """The launches' indices in the plan's order: a launch goes where the last node it
+    computes (its own or one fused into it) stands in ``order``, a node's launches in
+    program order. Each stream then runs its launches in the plan's order for its device."""
+    pos = {v: k for k, v in enumerate(order)}
+    last = {L.node: pos[L.node] for L in launches}
+    for nid, host in fused.items():
+        if host in last:
+            last[host] = max(last[host], pos[nid])
+    return sorted(range(len(launches)), key=lambda i: (last[launches[i].node], i))
 
 
 def _preds(node: Any, producer: Mapping[str, str]) -> list[str]:

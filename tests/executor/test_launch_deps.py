@@ -15,7 +15,7 @@ import pytest
 
 from hetlab.devices.platform import devices as platform_devices
 from hetlab.executor.check import random_inputs, reference_outputs
-from hetlab.executor.launch_deps import launch_waits
+from hetlab.executor.launch_deps import issue_order, launch_waits
 from hetlab.graph import load
 from hetlab.zoo import path as zoo_path
 
@@ -61,6 +61,49 @@ def test_any_order_the_waits_allow_computes_the_model(cl0, model, seed):
         assert all(j < i and stream_of[h.launches[j].node] != mine for j in w)
     assert any(waits), "a random spread over three streams leaves some launch waiting"
     h.launches[:] = [h.launches[i] for i in allowed_order(h.launches, waits, stream_of, rng)]
+    for buf in h.buffers.values():
+        cl0.write(buf, np.full(buf.shape, np.nan, dtype=buf.dtype))
+    feed = random_inputs(graph, seed)
+    got = cl0.run(unit, feed).outputs
+    want = reference_outputs(str(zoo_path(model)), feed, graph.outputs)
+    for name, ref in want.items():
+        out = cl0.copy_out(got[name])
+        np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4 * float(np.abs(ref).max()))
+
+
+def random_topological_order(graph, rng) -> list[str]:
+    """A plan's order: any order of the nodes that puts each after its predecessors."""
+    indeg = {n.id: len(graph.preds(n.id)) for n in graph.nodes}
+    ready = [v for v, k in indeg.items() if k == 0]
+    order: list[str] = []
+    while ready:
+        v = ready.pop(int(rng.integers(len(ready))))
+        order.append(v)
+        for w in graph.succs(v):
+            indeg[w] -= 1
+            if indeg[w] == 0:
+                ready.append(w)
+    return order
+
+
+@pytest.mark.parametrize(("model", "seed"), [("squeezenet", 3), ("googlenet", 4)])
+def test_the_plans_order_issues_each_launch_after_what_it_reads(cl0, model, seed):
+    """Launches issued in a plan's order (``issue_order``), each stream's in turn, compute
+    the model; each wait names a launch issued before it."""
+    graph = load(str(zoo_path(model)))
+    rng = np.random.default_rng(seed)
+    order = random_topological_order(graph, rng)
+    stream_of = {n.id: STREAMS[rng.integers(len(STREAMS))] for n in graph.nodes}
+    unit = cl0.prepare(graph, [n.id for n in graph.nodes])
+    h = unit.handle
+    issue = issue_order(h.launches, h.fused, order)
+    assert sorted(issue) == list(range(len(h.launches)))
+    rank = {i: k for k, i in enumerate(issue)}
+    waits = launch_waits(
+        graph, h.launches, h.fused, stream_of, [rank[i] for i in range(len(h.launches))]
+    )
+    assert all(rank[j] < rank[i] for i, w in enumerate(waits) for j in w)
+    h.launches[:] = [h.launches[i] for i in issue]
     for buf in h.buffers.values():
         cl0.write(buf, np.full(buf.shape, np.nan, dtype=buf.dtype))
     feed = random_inputs(graph, seed)
@@ -158,8 +201,14 @@ def test_the_capture_puts_each_launch_after_the_launches_it_waits_for(seed):
 
     n = 40
     stream_of = [list(devs)[rng.integers(3)] for _ in range(n)]
+    issue = [int(i) for i in rng.permutation(n)]  # the plan's order, not the program's
+    rank = {i: k for k, i in enumerate(issue)}
     waits = [
-        sorted(j for j in range(i) if stream_of[j] != stream_of[i] and rng.random() < 0.1)
+        sorted(
+            j
+            for j in range(n)
+            if rank[j] < rank[i] and stream_of[j] != stream_of[i] and rng.random() < 0.1
+        )
         for i in range(n)
     ]
     launches = [SimpleNamespace(kernel=Kernel(i), gsize=(1,), lsize=None) for i in range(n)]
@@ -167,6 +216,7 @@ def test_the_capture_puts_each_launch_after_the_launches_it_waits_for(seed):
         stream=_Stream("origin", log, current),
         devs=devs,
         waits=waits,
+        issue=issue,
         stream_of=stream_of,
         program=SimpleNamespace(launches=launches),
     )
@@ -176,4 +226,5 @@ def test_the_capture_puts_each_launch_after_the_launches_it_waits_for(seed):
     assert sorted(before) == list(range(n))
     for i in range(n):
         assert set(waits[i]) <= before[i]
-        assert {j for j in range(i) if stream_of[j] == stream_of[i]} <= before[i]
+        same = {j for j in range(n) if rank[j] < rank[i] and stream_of[j] == stream_of[i]}
+        assert same <= before[i]

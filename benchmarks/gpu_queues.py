@@ -28,6 +28,7 @@ import numpy as np
 from benchmarks.gpu_streams import cuda_rows, stream_costs
 from hetlab.calibrate import profile as profile_with_calibrations
 from hetlab.calibrate import recommend
+from hetlab.calibrate.report import io_prediction
 from hetlab.cost.profiler import profile
 from hetlab.cost.queues import only_devices, queue_names, queues_pay, with_queues
 from hetlab.devices.base import is_accelerator
@@ -115,7 +116,9 @@ def torch_times(onnx_path: str, feed: dict[str, np.ndarray], repeat: int) -> dic
     return out
 
 
-def plan_row(graph, problem, algo: str, devs, feed, args) -> dict[str, Any]:
+def plan_row(graph, problem, algo: str, devs, feed, args, io_problem=None) -> dict[str, Any]:
+    """One plan's row; with ``io_problem`` (the problem with the host's links), also its
+    end-to-end predictions (``hetlab.calibrate.report.io_prediction``)."""
     params = {"time_limit": args.time_limit} if algo in ("ilp", "ilp+") else {}
     t0 = time.perf_counter()
     try:
@@ -127,9 +130,15 @@ def plan_row(graph, problem, algo: str, devs, feed, args) -> dict[str, Any]:
         rep = run(graph, plan, devs, repeat=args.repeat, check=True, inputs=feed)
     except HetlabError as e:
         return {"error": str(e)[:200]}
+    io = {}
+    if io_problem is not None:
+        io = io_prediction(
+            io_problem, graph, plan.device_of, plan.order, plan.sequential, devs, plan.fused
+        )
     return {
         "measured_ms": rep.latency_ms["median"],
         "predicted_ms": round(float(plan.makespan), 4),
+        **io,
         "max_rel_err": rep.max_rel_err,
         "devices": sorted(set(plan.device_of.values())),
         "units": rep.units,

@@ -9,6 +9,7 @@ from typing import Any
 
 from hetlab.calibrate.boundary import calibrate_boundaries
 from hetlab.calibrate.concurrency import calibrate_concurrency
+from hetlab.calibrate.shared import graph_run_ms
 from hetlab.cost import profiler
 from hetlab.cost.options import ProfileOptions
 from hetlab.cost.problem import Problem
@@ -45,8 +46,9 @@ def profile(
 def add_queues(p: Problem, graph: OpGraph, measured: list[Device], views: list[Any]) -> Problem:
     """The queue views as devices of ``p``: each costs what its device measured, times how
     much slower one copy of the model runs beside copies on the other queues
-    (``opencl.queues.model_slowdown``, ``cuda.streams`` for CUDA streams), and a tensor between two queues costs the measured
-    event latency (``queue_costs``). ``extra.queues[device].pay`` says whether the queues
+    (``opencl.queues.model_slowdown``, ``cuda.streams`` for CUDA streams), and a tensor
+    between two queues costs the measured event latency (``queue_costs``); a CUDA device
+    also records what a run through its graph costs beyond the kernels (``run_ms``). ``extra.queues[device].pay`` says whether the queues
     run more work than one (``queues_pay``); where not, plans are better off without them."""
     for root in {v.parent.name: v.parent for v in views}.values():
         if root not in measured:
@@ -59,6 +61,8 @@ def add_queues(p: Problem, graph: OpGraph, measured: list[Device], views: list[A
         p.extra["queues"][root.name].update(
             {**costs, **slow, "pay": queues_pay(slow["slowdown"], len(mine) + 1)}
         )
+        if root.kind == "cuda":  # its runs go through one captured graph (shared.py)
+            p.extra["queues"][root.name]["run_ms"] = graph_run_ms(root)
     return p
 
 

@@ -1,8 +1,10 @@
 """The executor's run with the calibrated predictions added to its report.
 
 ``predicted_io_ms`` (``predict.end_to_end_ms``: the inputs and outputs moved between host
-memory and a discrete GPU too) and ``predicted_host_ms`` (``predict.host_serial_ms``: each
-unit's host dispatch served one at a time), for the plan that ran, from the problem.
+memory and a discrete GPU too), ``predicted_host_ms`` (``predict.host_serial_ms``: each
+unit's host dispatch served one at a time) and, where the problem has a device's queues,
+``predicted_shared_ms`` (``shared.shared_ms``: the queues sharing their device), for the plan
+that ran, from the problem.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from hetlab.calibrate.predict import end_to_end_ms, host_serial_ms
+from hetlab.calibrate.shared import shared_ms
 from hetlab.devices.base import Device, is_accelerator
 from hetlab.devices.platform import devices as platform_devices
 from hetlab.errors import HetlabError
@@ -57,8 +60,9 @@ def io_prediction(
     devices: Mapping[str, Device],
     fused: Sequence[Sequence[str]] = (),
 ) -> dict[str, float]:
-    """``predicted_io_ms`` (``predict.end_to_end_ms``) and ``predicted_host_ms``
-    (``predict.host_serial_ms``), with the first CPU device of the problem as the host and the
+    """``predicted_io_ms`` (``predict.end_to_end_ms``), ``predicted_host_ms``
+    (``predict.host_serial_ms``) and ``predicted_shared_ms`` (``shared.shared_ms``, for a
+    problem with queues and a plan that is not sequential), with the first CPU device of the problem as the host and the
     OpenCL devices without host-unified memory as remote; those that cannot be had are left out."""
     host, remote = host_and_remote(problem, devices)
     if host is None:
@@ -73,6 +77,8 @@ def io_prediction(
                 problem, graph, device_of, order, host, remote, sequential
             ),
         }
+        if problem.extra.get("queues") and not sequential:
+            got["predicted_shared_ms"] = shared_ms(problem, graph, device_of, order, host, remote)
     except HetlabError:  # a profile that does not fit this plan: the run itself still goes on
         return {}
     return {k: round(v, 4) for k, v in got.items() if v is not None}

@@ -1,0 +1,174 @@
+"""A plan's prediction where the queues (streams) of one device share it.
+
+§3's makespan prices a node on a queue view at its device's cost times the measured slowdown
+of copies of the model side by side (``extra.queues[device].slowdown``), and a node on the
+device itself at its cost alone, whatever runs beside it. On a GPU, every kernel running at
+once shares the device. ``shared_ms`` simulates that instead: a node of a device family (the
+device and its queue views) has the device's cost as its work, and while k of the family's
+nodes run, each advances at rate 1 / max(1, k * w). ``w`` = slowdown / queues is the share of
+the device one copy of the model takes when every queue runs a copy: four copies of a model
+1.69x slower than one take 0.42 each, so two side by side run at full speed and three at 0.79
+(docs/measurements.md#cuda-streams). Nodes of other devices run at their own cost. A tensor
+from another device arrives after its transfer (the problem's links), and a tensor between
+queues of one family after the family's event latency. The model's inputs start in host memory
+and its outputs end there (``predict.with_host_io``); a family whose runs go through one
+captured graph adds what such a run costs the executor beyond its kernels (``run_ms``, measured
+by ``graph_run_ms``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from hetlab.calibrate.predict import with_host_io
+from hetlab.cost.problem import Problem
+from hetlab.executor import run
+from hetlab.graph import load
+from hetlab.graph.ir import OpGraph
+
+EPS = 1e-12
+PROBE = Path(__file__).parents[1] / "cost" / "probe.onnx"
+
+
+def families(problem: Problem) -> dict[str, str]:
+    """Each queue view and its device -> the device (``extra.queues``)."""
+    out: dict[str, str] = {}
+    for root, q in (problem.extra.get("queues") or {}).items():
+        out[root] = root
+        out.update(dict.fromkeys(q.get("views", []), root))
+    return out
+
+
+def shares(problem: Problem) -> dict[str, float]:
+    """Each family's share of its device taken by one node (``w`` of the module doc)."""
+    got = {}
+    for root, q in (problem.extra.get("queues") or {}).items():
+        got[root] = float(q.get("slowdown", 1.0)) / (len(q.get("views", [])) + 1)
+    return got
+
+
+def shared_ms(
+    problem: Problem,
+    graph: OpGraph,
+    device_of: Mapping[str, str],
+    order: Sequence[str],
+    host: str,
+    remote: Collection[str],
+) -> float | None:
+    """The plan's end-to-end time (ms) with each family's nodes sharing its device (see the
+    module doc); None where ``host`` is not one of the problem's devices."""
+    aug = with_host_io(problem, graph, device_of, order, host, remote)
+    if aug is None:
+        return None
+    p, dev, seq = aug
+    fam = families(p)
+    t = _FluidRun(p, dev, seq, fam, shares(p)).run()
+    runs = (p.extra.get("queues") or {}).items()
+    used = {fam[d] for d in dev.values() if d in fam}
+    return t + sum(float(q.get("run_ms") or 0.0) for r, q in runs if r in used)
+
+
+class _FluidRun:
+    """The event-driven simulation behind ``shared_ms``: each device (queue) runs its nodes in
+    the plan's order, a node once its inputs have arrived."""
+
+    def __init__(self, p: Problem, dev, order, fam: dict[str, str], share: dict[str, float]):
+        self.p, self.dev, self.fam, self.share = p, dev, fam, share
+        self.queues: dict[str, list[int]] = {}
+        for v in order:
+            self.queues.setdefault(dev[v], []).append(p.index[v])
+        self.head = dict.fromkeys(self.queues, 0)
+        self.arrive = [0.0] * len(p.nodes)  # when its last input arrives, once known
+        self.done = [False] * len(p.nodes)
+        self.left: dict[str, tuple[int, float]] = {}  # device -> (node running, work left)
+        self.now = 0.0
+
+    def run(self) -> float:
+        self._start_ready()
+        while self.left or self._pending():
+            wake = self._next_arrival()
+            if not self.left:
+                self.now = wake
+                self._start_ready()
+                continue
+            rates = self._rates()
+            dt = min(w / rates[d] for d, (_, w) in self.left.items())
+            dt = min(dt, wake - self.now)
+            self.now += dt
+            for d, (v, w) in list(self.left.items()):
+                w -= dt * rates[d]
+                if w <= EPS:
+                    del self.left[d]
+                    self._finish(v, d)
+                else:
+                    self.left[d] = (v, w)
+            self._start_ready()
+        return self.now
+
+    def _rates(self) -> dict[str, float]:
+        busy: dict[str, int] = {}
+        for d in self.left:
+            f = self.fam.get(d)
+            if f is not None:
+                busy[f] = busy.get(f, 0) + 1
+        out = {}
+        for d in self.left:
+            f = self.fam.get(d)
+            out[d] = 1.0 if f is None else 1.0 / max(1.0, busy[f] * self.share[f])
+        return out
+
+    def _pending(self) -> bool:
+        return any(self.head[d] < len(q) for d, q in self.queues.items())
+
+    def _next_arrival(self) -> float:
+        later = [
+            self.arrive[q[self.head[d]]]
+            for d, q in self.queues.items()
+            if d not in self.left and self.head[d] < len(q) and self._inputs_made(q[self.head[d]])
+        ]
+        later = [a for a in later if a > self.now]
+        return min(later) if later else float("inf")
+
+    def _inputs_made(self, v: int) -> bool:
+        return all(self.done[u] for u, _ in self.p.preds[v])
+
+    def _start_ready(self) -> None:
+        moved = True
+        while moved:
+            moved = False
+            for d, q in self.queues.items():
+                if d in self.left or self.head[d] >= len(q):
+                    continue
+                v = q[self.head[d]]
+                if not self._inputs_made(v) or self.arrive[v] > self.now + EPS:
+                    continue
+                self.head[d] += 1
+                work = float(self._cost(v, d))
+                if work <= 0.0:
+                    self._finish(v, d)
+                else:
+                    self.left[d] = (v, work)
+                moved = True
+
+    def _cost(self, v: int, d: str) -> float:
+        """The node's work: its cost on the family's device (the views' costs carry §3's
+        slowdown, which the shared rate replaces)."""
+        return self.p.cost_matrix[v, self.p.dev_index[self.fam.get(d, d)]]
+
+    def _finish(self, v: int, d: str) -> None:
+        self.done[v] = True
+        p = self.p
+        for w, k in p.succs[v]:
+            dw = self.dev[p.nodes[w].id]
+            lag = 0.0 if dw == d else float(p.comm_tensor[k, p.dev_index[d], p.dev_index[dw]])
+            self.arrive[w] = max(self.arrive[w], self.now + lag)
+
+
+def graph_run_ms(device: Any, repeat: int = 50) -> float:
+    """What one run through the executor costs on ``device`` beyond its kernels (ms): the
+    median run of a one-Relu model (``cost/probe.onnx``), whose kernel takes microseconds."""
+    graph = load(str(PROBE))
+    report = run(graph, device.name, {device.name: device}, repeat=repeat)
+    return float(report.latency_ms["median"])

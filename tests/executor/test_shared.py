@@ -1,0 +1,85 @@
+"""shared.shared_ms: a device's queues sharing it, each node at rate 1 / max(1, k * w)."""
+
+from __future__ import annotations
+
+import pytest
+
+from hetlab.calibrate.predict import end_to_end_ms
+from hetlab.calibrate.shared import shared_ms
+from hetlab.cost.problem import Link, PEdge, PNode, Problem
+from hetlab.cost.queues import with_queues
+from hetlab.devices.replay import graph_from_problem
+from hetlab.schedulers.sim import simulate
+
+FREE = Link(latency=0.0, bandwidth=None)
+
+
+def two_chains(n: int = 3, cost: float = 2.0) -> Problem:
+    """A source, two independent chains of ``n`` nodes, a join; on a CPU and a GPU."""
+    nodes = [PNode("s", {"cpu": 1.0, "gpu": 0.0}), PNode("j", {"cpu": 1.0, "gpu": 0.0})]
+    edges = []
+    for c in "ab":
+        prev = "s"
+        for i in range(n):
+            v = f"{c}{i}"
+            nodes.append(PNode(v, {"cpu": 3 * cost, "gpu": cost}))
+            edges.append(PEdge(prev, v, 4.0))
+            prev = v
+        edges.append(PEdge(prev, "j", 4.0))
+    return Problem("two", ["cpu", "gpu"], nodes, edges, {"cpu->gpu": FREE, "gpu->cpu": FREE})
+
+
+def on_queues(slowdown: float, n: int = 3) -> tuple[Problem, dict[str, str], list[str]]:
+    p = with_queues(two_chains(n), {"gpu": ["gpu.q1"]}, 0.0, slowdown)
+    place = {"s": "gpu", "j": "gpu"}
+    place.update({f"a{i}": "gpu" for i in range(n)})
+    place.update({f"b{i}": "gpu.q1" for i in range(n)})
+    order = ["s"] + [f"{c}{i}" for i in range(n) for c in "ab"] + ["j"]
+    return p, place, order
+
+
+@pytest.mark.parametrize(("slowdown", "expected"), [(1.0, 6.0), (1.5, 9.0), (2.0, 12.0)])
+def test_two_queues_share_their_device_by_the_measured_slowdown(slowdown, expected):
+    """Two chains of 3 x 2 ms on two queues: w = slowdown / 2; the chains overlap fully at
+    w <= 0.5 and run at 1 / (2w) of full speed above."""
+    p, place, order = on_queues(slowdown)
+    g = graph_from_problem(p)
+    assert shared_ms(p, g, place, order, "cpu", set()) == pytest.approx(expected)
+
+
+def test_one_queue_is_the_standard_model():
+    p, _, order = on_queues(1.7)
+    g = graph_from_problem(p)
+    alone = dict.fromkeys(order, "gpu")
+    want = end_to_end_ms(p, g, alone, order, "cpu", set())
+    assert want == pytest.approx(simulate(p, alone, order).makespan)
+    assert shared_ms(p, g, alone, order, "cpu", set()) == pytest.approx(want)
+
+
+def test_other_devices_run_beside_the_family_unslowed():
+    p, place, order = on_queues(2.0)
+    place.update({f"b{i}": "cpu" for i in range(3)})
+    g = graph_from_problem(p)
+    # chain a on the GPU alone (6 ms), chain b on the CPU (3 x 6 ms) beside it
+    assert shared_ms(p, g, place, order, "cpu", set()) == pytest.approx(18.0)
+
+
+def test_a_graph_run_costs_its_calibrated_overhead_once():
+    p, place, order = on_queues(1.0)
+    p.extra["queues"]["gpu"]["run_ms"] = 0.25
+    g = graph_from_problem(p)
+    assert shared_ms(p, g, place, order, "cpu", set()) == pytest.approx(6.25)
+    on_cpu = dict.fromkeys(order, "cpu")
+    assert shared_ms(p, g, on_cpu, order, "cpu", set()) == pytest.approx(
+        simulate(p, on_cpu, order).makespan
+    )
+
+
+def test_a_remote_device_pays_the_host_transfers():
+    p, place, order = on_queues(1.0)
+    link = Link(latency=0.5, bandwidth=None)
+    for a, b in (("cpu", "gpu"), ("gpu", "cpu"), ("cpu", "gpu.q1"), ("gpu.q1", "cpu")):
+        p.comm[f"{a}->{b}"] = link
+    g = graph_from_problem(p)
+    remote = {"gpu", "gpu.q1"}
+    assert shared_ms(p, g, place, order, "cpu", remote) == pytest.approx(6.0 + 0.5 + 0.5)

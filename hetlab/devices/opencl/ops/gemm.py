@@ -2,8 +2,8 @@
 
 Skinny products (M <= 4: FC layers, LSTM steps at batch 1) use the ``gemv`` kernel instead.
 Tile choice: 64x64 tiles (4x4 outputs per work-item) when they give at least two work-groups
-per compute unit, else 32x32 (2x2); when even that leaves compute units idle and K is long,
-K is split across work-groups and a second launch sums the partials (split-K).
+per compute unit, else 32x32 (2x2); when the tiles still number fewer than ``SPLIT_BELOW`` per
+compute unit, K is split across work-groups and a second launch sums the partials (split-K).
 """
 
 from __future__ import annotations
@@ -19,6 +19,12 @@ from hetlab.devices.opencl.ops.common import attr, bcast_strides, f32, i32, is_c
 from hetlab.graph.ir import Node, OpGraph
 
 TK = 16
+# Split-K: a GEMM of fewer than SPLIT_BELOW tiles per compute unit splits K into slices of
+# at least SPLIT_MIN_K, aiming at SPLIT_TARGET work-groups per compute unit (at most
+# MAX_SPLITS slices). Batch-1 convolutions at 8x8 to 35x35 are such GEMMs: a few dozen tiles
+# with K in the thousands. Chosen on Inception-v3, GoogLeNet, ResNet-50, Inception-v4,
+# SqueezeNet and PNASNet (docs/measurements.md#split-k).
+SPLIT_BELOW, SPLIT_TARGET, SPLIT_MIN_K, MAX_SPLITS = 4, 16, 32, 64
 
 
 def choose_tiling(
@@ -31,8 +37,8 @@ def choose_tiling(
     splits = 1
     if force_splits:
         splits = force_splits
-    elif tiles < cu and K >= 512:
-        splits = max(1, min(math.ceil(2 * cu / tiles), K // 256, 16))
+    elif tiles < SPLIT_BELOW * cu and K >= 2 * SPLIT_MIN_K:
+        splits = max(1, min(math.ceil(SPLIT_TARGET * cu / tiles), K // SPLIT_MIN_K, MAX_SPLITS))
     klen = math.ceil(math.ceil(K / splits) / TK) * TK
     splits = max(1, math.ceil(K / klen))
     return ts, splits, klen

@@ -11,7 +11,7 @@ from tests.devices.opencl_case import make_model, rnd, run_case, to_graph
 pytest.importorskip("pyopencl")
 from hetlab.devices.opencl import CLBuffer, discover
 from hetlab.devices.opencl.ops import REGISTRY, op_for
-from hetlab.devices.opencl.ops.gemm import SPLIT_MIN_K, choose_tiling
+from hetlab.devices.opencl.ops.gemm import SPLIT_GRAPH, choose_tiling
 from hetlab.errors import HetlabError
 
 
@@ -174,9 +174,11 @@ def test_tiling_choice():
     ts, splits, klen = choose_tiling(384, 64, 2048, 1, 132)
     assert ts == 32 and splits > 1 and klen * splits >= 2048 and klen % 16 == 0
     # a batch-1 convolution at 17x17 (192 outputs, a 7x1 kernel over 192 channels): 60 tiles
-    # on 132 compute units, K split into slices of at least SPLIT_MIN_K
-    ts, splits, klen = choose_tiling(192, 289, 1344, 1, 132)
-    assert ts == 32 and splits > 1 and klen >= SPLIT_MIN_K and klen * splits >= 1344
+    # on 132 compute units; split where launches replay from a graph, not from the host
+    host = choose_tiling(192, 289, 1344, 1, 132)[1]
+    ts, splits, klen = choose_tiling(192, 289, 1344, 1, 132, rule=SPLIT_GRAPH)
+    assert splits > host
+    assert ts == 32 and splits > 1 and klen >= SPLIT_GRAPH.min_k and klen * splits >= 1344
     assert (klen - 16) * splits < 1344  # no empty slice
 
 

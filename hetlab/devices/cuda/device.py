@@ -82,6 +82,7 @@ class CudaDevice(Device):
     """One CUDA device; see the module docstring."""
 
     kind = "cuda"
+    launches_from_graph = True  # plans replay their launches from a captured graph (gemm.py)
 
     def __init__(self, index: int, name: str) -> None:
         cp = cupy_module()

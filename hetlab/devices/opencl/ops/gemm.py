@@ -2,14 +2,16 @@
 
 Skinny products (M <= 4: FC layers, LSTM steps at batch 1) use the ``gemv`` kernel instead.
 Tile choice: 64x64 tiles (4x4 outputs per work-item) when they give at least two work-groups
-per compute unit, else 32x32 (2x2); when the tiles still number fewer than ``SPLIT_BELOW`` per
-compute unit, K is split across work-groups and a second launch sums the partials (split-K).
+per compute unit, else 32x32 (2x2); when the tiles still leave compute units short of work
+(``SplitRule``, which depends on what a launch costs the device), K is split across
+work-groups and a second launch sums the partials (split-K).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -19,16 +21,37 @@ from hetlab.devices.opencl.ops.common import attr, bcast_strides, f32, i32, is_c
 from hetlab.graph.ir import Node, OpGraph
 
 TK = 16
-# Split-K: a GEMM of fewer than SPLIT_BELOW tiles per compute unit splits K into slices of
-# at least SPLIT_MIN_K, aiming at SPLIT_TARGET work-groups per compute unit (at most
-# MAX_SPLITS slices). Batch-1 convolutions at 8x8 to 35x35 are such GEMMs: a few dozen tiles
-# with K in the thousands. Chosen on Inception-v3, GoogLeNet, ResNet-50, Inception-v4,
-# SqueezeNet and PNASNet (docs/measurements.md#split-k).
-SPLIT_BELOW, SPLIT_TARGET, SPLIT_MIN_K, MAX_SPLITS = 4, 16, 32, 64
+
+
+@dataclass(frozen=True)
+class SplitRule:
+    """Split-K: a GEMM of fewer than ``below`` tiles per compute unit splits K into slices of
+    at least ``min_k``, aiming at ``target`` work-groups per compute unit (at most ``most``
+    slices). Batch-1 convolutions at 8x8 to 35x35 are such GEMMs: a few dozen tiles, K in the
+    thousands."""
+
+    below: int
+    target: int
+    min_k: int
+    most: int
+
+
+# Where the host issues every launch (an OpenCL queue), the partial sums' extra launch costs
+# microseconds of host time: split only GEMMs of fewer tiles than compute units. Where a
+# captured graph replays the launches (CUDA), a launch costs the GPU about a microsecond:
+# split far more (docs/measurements.md#split-k).
+SPLIT_HOST = SplitRule(below=1, target=2, min_k=256, most=16)
+SPLIT_GRAPH = SplitRule(below=4, target=16, min_k=32, most=64)
 
 
 def choose_tiling(
-    M: int, N: int, K: int, batch: int, cu: int, force_splits: int | None = None
+    M: int,
+    N: int,
+    K: int,
+    batch: int,
+    cu: int,
+    force_splits: int | None = None,
+    rule: SplitRule = SPLIT_HOST,
 ) -> tuple[int, int, int]:
     """(tile edge, K splits, K elements per split) for a GEMM on ``cu`` compute units."""
     tiles64 = math.ceil(M / 64) * math.ceil(N / 64) * batch
@@ -37,8 +60,8 @@ def choose_tiling(
     splits = 1
     if force_splits:
         splits = force_splits
-    elif tiles < SPLIT_BELOW * cu and K >= 2 * SPLIT_MIN_K:
-        splits = max(1, min(math.ceil(SPLIT_TARGET * cu / tiles), K // SPLIT_MIN_K, MAX_SPLITS))
+    elif tiles < rule.below * cu and 2 * rule.min_k <= K:
+        splits = max(1, min(math.ceil(rule.target * cu / tiles), K // rule.min_k, rule.most))
     klen = math.ceil(math.ceil(K / splits) / TK) * TK
     splits = max(1, math.ceil(K / klen))
     return ts, splits, klen
@@ -82,8 +105,9 @@ def gemm_launch(
         args = [i32(M), i32(N), i32(K), A, i32(sam), B, i32(sbk), C, i32(ldc), offs_buf, *epi]
         ctx.launch(node, k, (math.ceil(N / 16) * 16, 16, nb), (16, 16, 1), args)
         return
+    rule = SPLIT_GRAPH if getattr(dev, "launches_from_graph", False) else SPLIT_HOST
     ts, splits, klen = choose_tiling(
-        M, N, K, nb, int(dev.dev.max_compute_units), getattr(dev, "gemm_splits", None)
+        M, N, K, nb, int(dev.dev.max_compute_units), getattr(dev, "gemm_splits", None), rule
     )
     opts = f"-DTS={ts} -DA_KC={int(sak == 1)} -DB_NC={int(sbn == 1)}" + (" -DCONV" if conv else "")
     k = ctx.kernel("gemm.cl", "gemm", opts)

@@ -46,6 +46,19 @@ def allowed_order(launches, waits, stream_of, rng) -> list[int]:
     return order
 
 
+def assert_computes_the_model(cl0, unit, graph, model: str, seed: int) -> None:
+    """The unit, every buffer NaN-filled first (a launch that reads a buffer before it is
+    written shows), gives onnxruntime's outputs."""
+    for buf in unit.handle.buffers.values():
+        cl0.write(buf, np.full(buf.shape, np.nan, dtype=buf.dtype))
+    feed = random_inputs(graph, seed)
+    got = cl0.run(unit, feed).outputs
+    want = reference_outputs(str(zoo_path(model)), feed, graph.outputs)
+    for name, ref in want.items():
+        out = cl0.copy_out(got[name])
+        np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4 * float(np.abs(ref).max()))
+
+
 @pytest.mark.parametrize(
     ("model", "seed"), [("squeezenet", 0), ("squeezenet", 1), ("googlenet", 2)]
 )
@@ -61,14 +74,7 @@ def test_any_order_the_waits_allow_computes_the_model(cl0, model, seed):
         assert all(j < i and stream_of[h.launches[j].node] != mine for j in w)
     assert any(waits), "a random spread over three streams leaves some launch waiting"
     h.launches[:] = [h.launches[i] for i in allowed_order(h.launches, waits, stream_of, rng)]
-    for buf in h.buffers.values():
-        cl0.write(buf, np.full(buf.shape, np.nan, dtype=buf.dtype))
-    feed = random_inputs(graph, seed)
-    got = cl0.run(unit, feed).outputs
-    want = reference_outputs(str(zoo_path(model)), feed, graph.outputs)
-    for name, ref in want.items():
-        out = cl0.copy_out(got[name])
-        np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4 * float(np.abs(ref).max()))
+    assert_computes_the_model(cl0, unit, graph, model, seed)
 
 
 def random_topological_order(graph, rng) -> list[str]:
@@ -104,14 +110,7 @@ def test_the_plans_order_issues_each_launch_after_what_it_reads(cl0, model, seed
     )
     assert all(rank[j] < rank[i] for i, w in enumerate(waits) for j in w)
     h.launches[:] = [h.launches[i] for i in issue]
-    for buf in h.buffers.values():
-        cl0.write(buf, np.full(buf.shape, np.nan, dtype=buf.dtype))
-    feed = random_inputs(graph, seed)
-    got = cl0.run(unit, feed).outputs
-    want = reference_outputs(str(zoo_path(model)), feed, graph.outputs)
-    for name, ref in want.items():
-        out = cl0.copy_out(got[name])
-        np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4 * float(np.abs(ref).max()))
+    assert_computes_the_model(cl0, unit, graph, model, seed)
 
 
 def test_a_launch_waits_for_the_writers_of_an_elided_concat(cl0):

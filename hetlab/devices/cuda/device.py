@@ -212,11 +212,7 @@ class CudaDevice(Device):
 
     def run(self, unit: Unit, inputs: dict[str, Any]) -> RunResult:
         """Launch the unit's kernels on this device's stream and wait."""
-        h = unit.handle
-        for name in unit.inputs:
-            if name not in inputs:
-                raise HetlabError(f"unit on {self.name} needs input {name!r}; pass it to run()")
-            h.bind(name, self._as_buffer(h, name, inputs[name]))
+        h = self._bound(unit, inputs)
         cp = self.cp
         timed = self.record_node_times
         marks: list[Any] = []
@@ -239,11 +235,7 @@ class CudaDevice(Device):
         its launches captured once into a graph; each call launches the graph, waits, and
         returns the seconds that took. Launched one by one from the host, each kernel would
         also pay its host launch, which a captured plan does not."""
-        h = unit.handle
-        for name in unit.inputs:
-            if name not in inputs:
-                raise HetlabError(f"unit on {self.name} needs input {name!r}; pass it to run()")
-            h.bind(name, self._as_buffer(h, name, inputs[name]))
+        h = self._bound(unit, inputs)
         cp = self.cp
         with cp.cuda.Device(self.index):
             stream = cp.cuda.Stream(non_blocking=True)
@@ -262,6 +254,15 @@ class CudaDevice(Device):
             return now() - t0
 
         return once
+
+    def _bound(self, unit: Unit, inputs: dict[str, Any]) -> Any:
+        """The unit's handle with ``inputs`` bound to its input slots."""
+        h = unit.handle
+        for name in unit.inputs:
+            if name not in inputs:
+                raise HetlabError(f"unit on {self.name} needs input {name!r}; pass it to run()")
+            h.bind(name, self._as_buffer(h, name, inputs[name]))
+        return h
 
     def _as_buffer(self, h: Any, name: str, value: Any) -> CudaBuffer:
         if isinstance(value, CudaBuffer) and value.device.split(".q")[0] == self.root.name:

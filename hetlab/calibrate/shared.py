@@ -5,15 +5,16 @@ of copies of the model side by side (``extra.queues[device].slowdown``), and a n
 device itself at its cost alone, whatever runs beside it. On a GPU, every kernel running at
 once shares the device. ``shared_ms`` simulates that instead: a node of a device family (the
 device and its queue views) has the device's cost as its work, and while k of the family's
-nodes run, each advances at rate 1 / max(1, k * w). ``w`` = slowdown / queues is the share of
-the device one copy of the model takes when every queue runs a copy: four copies of a model
-1.69x slower than one take 0.42 each, so two side by side run at full speed and three at 0.79
-(docs/measurements.md#cuda-streams). Nodes of other devices run at their own cost. A tensor
-from another device arrives after its transfer (the problem's links), and a tensor between
-queues of one family after the family's event latency. The model's inputs start in host memory
-and its outputs end there (``predict.with_host_io``); a family whose runs go through one
-captured graph adds what such a run costs the executor beyond its kernels (``run_ms``, measured
-by ``graph_run_ms``).
+nodes run, each advances at rate 1 / (1 + (k - 1)(s - 1)/(q - 1)): alone at full speed, and
+with all q queues busy at 1 / s, s being the slowdown measured with a copy of the model on
+each of the q queues. In between the slowdown grows linearly, as the kernels of a GPU trace
+did: pnasnet_mobile's, 2.5 running at a time on average, each took 1.25x as long as alone
+(docs/measurements.md#what-the-shared-model-misses-on-pnasnet_mobile). Nodes of other devices
+run at their own cost. A tensor from another device arrives after its transfer (the
+problem's links), and a tensor between queues of one family after the family's event
+latency. The model's inputs start in host memory and its outputs end there
+(``predict.with_host_io``); a family whose runs go through one captured graph adds what such
+a run costs the executor beyond its kernels (``run_ms``, measured by ``graph_run_ms``).
 """
 
 from __future__ import annotations
@@ -41,11 +42,11 @@ def families(problem: Problem) -> dict[str, str]:
     return out
 
 
-def shares(problem: Problem) -> dict[str, float]:
-    """Each family's share of its device taken by one node (``w`` of the module doc)."""
+def slowdowns(problem: Problem) -> dict[str, tuple[float, int]]:
+    """Each family's measured slowdown and number of queues (``s`` and ``q`` above)."""
     got = {}
     for root, q in (problem.extra.get("queues") or {}).items():
-        got[root] = float(q.get("slowdown", 1.0)) / (len(q.get("views", [])) + 1)
+        got[root] = (float(q.get("slowdown", 1.0)), len(q.get("views", [])) + 1)
     return got
 
 
@@ -64,7 +65,7 @@ def shared_ms(
         return None
     p, dev, seq = aug
     fam = families(p)
-    t = _FluidRun(p, dev, seq, fam, shares(p)).run()
+    t = _FluidRun(p, dev, seq, fam, slowdowns(p)).run()
     runs = (p.extra.get("queues") or {}).items()
     used = {fam[d] for d in dev.values() if d in fam}
     return t + sum(float(q.get("run_ms") or 0.0) for r, q in runs if r in used)
@@ -74,8 +75,8 @@ class _FluidRun:
     """The event-driven simulation behind ``shared_ms``: each device (queue) runs its nodes in
     the plan's order, a node once its inputs have arrived."""
 
-    def __init__(self, p: Problem, dev, order, fam: dict[str, str], share: dict[str, float]):
-        self.p, self.dev, self.fam, self.share = p, dev, fam, share
+    def __init__(self, p: Problem, dev, order, fam: dict[str, str], slow: dict[str, tuple]):
+        self.p, self.dev, self.fam, self.slow = p, dev, fam, slow
         self.queues: dict[str, list[int]] = {}
         for v in order:
             self.queues.setdefault(dev[v], []).append(p.index[v])
@@ -116,7 +117,11 @@ class _FluidRun:
         out = {}
         for d in self.left:
             f = self.fam.get(d)
-            out[d] = 1.0 if f is None else 1.0 / max(1.0, busy[f] * self.share[f])
+            if f is None:
+                out[d] = 1.0
+                continue
+            s, q = self.slow[f]
+            out[d] = 1.0 / (1.0 + (busy[f] - 1) * (s - 1.0) / max(1, q - 1))
         return out
 
     def _pending(self) -> bool:

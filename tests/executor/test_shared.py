@@ -1,4 +1,4 @@
-"""shared.shared_ms: a device's queues sharing it, each node at rate 1 / max(1, k * w)."""
+"""shared.shared_ms: a device's queues sharing it, each node at rate 1 / (1 + (k - 1)(s - 1)/(q - 1))."""
 
 from __future__ import annotations
 
@@ -40,8 +40,7 @@ def on_queues(slowdown: float, n: int = 3) -> tuple[Problem, dict[str, str], lis
 
 @pytest.mark.parametrize(("slowdown", "expected"), [(1.0, 6.0), (1.5, 9.0), (2.0, 12.0)])
 def test_two_queues_share_their_device_by_the_measured_slowdown(slowdown, expected):
-    """Two chains of 3 x 2 ms on two queues: w = slowdown / 2; the chains overlap fully at
-    w <= 0.5 and run at 1 / (2w) of full speed above."""
+    """Two chains of 3 x 2 ms on two queues, both busy: each at 1 / slowdown of full speed."""
     p, place, order = on_queues(slowdown)
     g = graph_from_problem(p)
     assert shared_ms(p, g, place, order, "cpu", set()) == pytest.approx(expected)
@@ -83,3 +82,25 @@ def test_a_remote_device_pays_the_host_transfers():
     g = graph_from_problem(p)
     remote = {"gpu", "gpu.q1"}
     assert shared_ms(p, g, place, order, "cpu", remote) == pytest.approx(6.0 + 0.5 + 0.5)
+
+
+def test_the_slowdown_grows_linearly_with_the_nodes_running():
+    """Three chains of 3 x 2 ms on three of four queues measured 2.5x slower all four busy:
+    with three running, each at 1 / (1 + 2 x 1.5 / 3) = 1/2 of full speed."""
+    nodes = [PNode("s", {"gpu": 0.0}), PNode("j", {"gpu": 0.0})]
+    edges, place, order = [], {"s": "gpu", "j": "gpu"}, ["s"]
+    queues = ["gpu", "gpu.q1", "gpu.q2"]
+    for c, q in zip("abc", queues, strict=True):
+        prev = "s"
+        for i in range(3):
+            v = f"{c}{i}"
+            nodes.append(PNode(v, {"gpu": 2.0}))
+            edges.append(PEdge(prev, v, 4.0))
+            place[v], prev = q, v
+            order.append(v)
+        edges.append(PEdge(prev, "j", 4.0))
+    order.append("j")
+    p = Problem("three", ["gpu"], nodes, edges, {})
+    p = with_queues(p, {"gpu": ["gpu.q1", "gpu.q2", "gpu.q3"]}, 0.0, 2.5)
+    g = graph_from_problem(p)
+    assert shared_ms(p, g, place, order, "gpu", set()) == pytest.approx(12.0)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from hetlab.calibrate.report import io_prediction
-from hetlab.calibrate.shared import graph_run_ms
+from hetlab.calibrate.shared import graph_run_ms, model_run_ms
 from hetlab.cost.profiler import profile
 from hetlab.cost.queues import only_devices, queue_names, queues_pay, with_queues
 from hetlab.devices.base import is_accelerator
@@ -53,9 +53,12 @@ def cuda_rows(graph, feed, args, devs: dict, plan_row) -> dict[str, Any]:
     views = queue_names(CUDA, args.queues)[1:]
     slow = model_slowdown([devs[CUDA], *(devs[v] for v in views)], graph)
     queues = {**slow, **args.cuda_costs, "pay": queues_pay(slow["slowdown"], args.queues)}
-    queues["run_ms"] = graph_run_ms(devs[CUDA])
     full = with_queues(full, {CUDA: views}, args.cuda_costs["event_ms"], slow["slowdown"])
     full.extra["queues"][CUDA].update(queues)
+    got = model_run_ms(devs[CUDA], full, graph, host[0].name) if host else None
+    queues["run_ms"] = full.extra["queues"][CUDA]["run_ms"] = (
+        graph_run_ms(devs[CUDA]) if got is None else got
+    )
     problem = only_devices(full, [CUDA, *views])
     alone = schedule(problem, f"single:{CUDA}")
     io = io_prediction(full, graph, alone.device_of, alone.order, False, devs, alone.fused)

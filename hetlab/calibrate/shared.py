@@ -14,7 +14,8 @@ run at their own cost. A tensor from another device arrives after its transfer (
 problem's links), and a tensor between queues of one family after the family's event
 latency. The model's inputs start in host memory and its outputs end there
 (``predict.with_host_io``); a family whose runs go through one captured graph adds what such
-a run costs the executor beyond its kernels (``run_ms``, measured by ``graph_run_ms``).
+a run costs the executor beyond that (``run_ms``: ``model_run_ms``, the model's own run on
+the device alone less its prediction, else ``graph_run_ms``, the probe's run).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 
 from hetlab.calibrate.predict import with_host_io
 from hetlab.cost.problem import Problem
+from hetlab.errors import HetlabError
 from hetlab.executor import run
 from hetlab.graph import load
 from hetlab.graph.ir import OpGraph
@@ -177,3 +179,30 @@ def graph_run_ms(device: Any, repeat: int = 50) -> float:
     graph = load(str(PROBE))
     report = run(graph, device.name, {device.name: device}, repeat=repeat)
     return float(report.latency_ms["median"])
+
+
+def model_run_ms(
+    device: Any, problem: Problem, graph: OpGraph, host: str, repeat: int = 20
+) -> float | None:
+    """What a run of this model through the executor costs on ``device`` beyond its
+    prediction (ms): the model's run on the device alone, one captured graph with its inputs
+    from host memory and its outputs back, less that plan's ``shared_ms`` without this cost.
+    Unlike the probe's (``graph_run_ms``), it holds the host copies and hand-offs as this
+    model makes them. None where the device cannot run the whole model."""
+    q = (problem.extra.get("queues") or {}).get(device.name)
+    if q is None:
+        return None
+    saved = q.get("run_ms")
+    q["run_ms"] = 0.0
+    try:
+        alone = {n.id: device.name for n in problem.nodes}
+        order = graph.topo_order()
+        pred = shared_ms(problem, graph, alone, order, host, set(families(problem)))
+        report = run(graph, device.name, {device.name: device}, repeat=repeat)
+    except HetlabError:
+        return None
+    finally:
+        q["run_ms"] = saved
+    if pred is None:
+        return None
+    return max(0.0, float(report.latency_ms["median"]) - pred)

@@ -104,3 +104,17 @@ def test_the_slowdown_grows_linearly_with_the_nodes_running():
     p = with_queues(p, {"gpu": ["gpu.q1", "gpu.q2", "gpu.q3"]}, 0.0, 2.5)
     g = graph_from_problem(p)
     assert shared_ms(p, g, place, order, "gpu", set()) == pytest.approx(12.0)
+
+
+def test_the_models_own_run_calibrates_run_ms_and_leaves_the_problem_as_it_was():
+    from hetlab.calibrate.shared import model_run_ms
+    from hetlab.devices.replay import ReplayDevice
+
+    p, _, _ = on_queues(1.0)
+    p.extra["queues"]["gpu"]["run_ms"] = 0.25
+    g = graph_from_problem(p)
+    gpu = ReplayDevice("gpu", p, time_scale=0.01)
+    got = model_run_ms(gpu, p, g, "cpu", repeat=3)
+    assert got is not None and got >= 0.0
+    assert p.extra["queues"]["gpu"]["run_ms"] == 0.25
+    assert model_run_ms(ReplayDevice("cpu", p), p, g, "cpu", repeat=1) is None  # no queues

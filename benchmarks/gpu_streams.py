@@ -2,22 +2,23 @@
 alone and as plans over ``--queues`` streams (``cuda0``, ``cuda0.q1``...), each with its
 prediction and ``max_rel_err`` (``benchmarks/gpu_queues.py`` calls ``cuda_rows``).
 
-The streams are priced as ``cost/queues.py`` prices a device's queues: the latency of a
-dependency between two streams inside a graph and the slowdown of a copy of the model beside
-copies on the other streams, both measured here (``devices/cuda/streams.py``). Each plan is
-also predicted end to end with the streams sharing the GPU (``predicted_shared_ms``).
+The streams are priced as a user's profile prices them (``calibrate.profile.add_queues``):
+the latency of a dependency between two streams inside a graph, the slowdown of a copy of the
+model beside copies on the other streams (``devices/cuda/streams.py``) and what a run of the
+graph costs the executor (``run_ms``). Each plan is also predicted end to end with the
+streams sharing the GPU (``predicted_shared_ms``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from hetlab.calibrate.profile import add_queues
 from hetlab.calibrate.report import io_prediction
-from hetlab.calibrate.shared import graph_run_ms, model_run_ms
 from hetlab.cost.profiler import profile
-from hetlab.cost.queues import only_devices, queue_names, queues_pay, with_queues
+from hetlab.cost.queues import only_devices, queue_names
 from hetlab.devices.base import is_accelerator
-from hetlab.devices.cuda.streams import model_slowdown, queue_costs
+from hetlab.devices.cuda.streams import queue_costs
 from hetlab.errors import HetlabError
 from hetlab.executor import run
 from hetlab.schedulers.base import schedule
@@ -51,14 +52,8 @@ def cuda_rows(graph, feed, args, devs: dict, plan_row) -> dict[str, Any]:
     except HetlabError as e:
         return {CUDA: {"error": str(e)[:200]}}
     views = queue_names(CUDA, args.queues)[1:]
-    slow = model_slowdown([devs[CUDA], *(devs[v] for v in views)], graph)
-    queues = {**slow, **args.cuda_costs, "pay": queues_pay(slow["slowdown"], args.queues)}
-    full = with_queues(full, {CUDA: views}, args.cuda_costs["event_ms"], slow["slowdown"])
-    full.extra["queues"][CUDA].update(queues)
-    got = model_run_ms(devs[CUDA], full, graph, host[0].name) if host else None
-    queues["run_ms"] = full.extra["queues"][CUDA]["run_ms"] = (
-        graph_run_ms(devs[CUDA]) if got is None else got
-    )
+    full = add_queues(full, graph, [*host, devs[CUDA]], [devs[v] for v in views])
+    queues = full.extra["queues"][CUDA]
     problem = only_devices(full, [CUDA, *views])
     alone = schedule(problem, f"single:{CUDA}")
     io = io_prediction(full, graph, alone.device_of, alone.order, False, devs, alone.fused)

@@ -62,8 +62,9 @@ def io_prediction(
 ) -> dict[str, float]:
     """``predicted_io_ms`` (``predict.end_to_end_ms``), ``predicted_host_ms``
     (``predict.host_serial_ms``) and ``predicted_shared_ms`` (``shared.shared_ms``, for a
-    problem with queues and a plan that is not sequential), with the first CPU device of the problem as the host and the
-    OpenCL devices without host-unified memory as remote; those that cannot be had are left out."""
+    problem with queues and a plan that is not sequential), with the first CPU device of the
+    problem as the host and the accelerators without host-unified memory as remote; those
+    that cannot be had are left out."""
     host, remote = host_and_remote(problem, devices)
     if host is None:
         return {}

@@ -7,15 +7,13 @@ once shares the device. ``shared_ms`` simulates that instead: a node of a device
 device and its queue views) has the device's cost as its work, and while k of the family's
 nodes run, each advances at rate 1 / (1 + (k - 1)(s - 1)/(q - 1)): alone at full speed, and
 with all q queues busy at 1 / s, s being the slowdown measured with a copy of the model on
-each of the q queues. In between the slowdown grows linearly, as the kernels of a GPU trace
-did: pnasnet_mobile's, 2.5 running at a time on average, each took 1.25x as long as alone
-(docs/measurements.md#what-the-shared-model-misses-on-pnasnet_mobile). Nodes of other devices
-run at their own cost. A tensor from another device arrives after its transfer (the
-problem's links), and a tensor between queues of one family after the family's event
-latency. The model's inputs start in host memory and its outputs end there
+each of the q queues. In between the slowdown grows linearly, as a GPU trace of the
+kernels showed (docs/measurements.md#what-the-shared-model-misses-on-pnasnet_mobile).
+Nodes of other devices run at their own cost. A tensor from another device arrives after
+its transfer (the problem's links), and a tensor between queues of one family after the
+family's event latency. The model's inputs start in host memory and its outputs end there
 (``predict.with_host_io``); a family whose runs go through one captured graph adds what such
-a run costs the executor beyond that (``run_ms``: ``model_run_ms``, the model's own run on
-the device alone less its prediction, else ``graph_run_ms``, the probe's run).
+a run costs the executor beyond that (``run_ms``, from ``run_cost_ms``).
 """
 
 from __future__ import annotations
@@ -59,15 +57,19 @@ def shared_ms(
     order: Sequence[str],
     host: str,
     remote: Collection[str],
+    with_run_ms: bool = True,
 ) -> float | None:
     """The plan's end-to-end time (ms) with each family's nodes sharing its device (see the
-    module doc); None where ``host`` is not one of the problem's devices."""
+    module doc), ``run_ms`` included unless ``with_run_ms`` is off; None where ``host`` is
+    not one of the problem's devices."""
     aug = with_host_io(problem, graph, device_of, order, host, remote)
     if aug is None:
         return None
     p, dev, seq = aug
     fam = families(p)
     t = _FluidRun(p, dev, seq, fam, slowdowns(p)).run()
+    if not with_run_ms:
+        return t
     runs = (p.extra.get("queues") or {}).items()
     used = {fam[d] for d in dev.values() if d in fam}
     return t + sum(float(q.get("run_ms") or 0.0) for r, q in runs if r in used)
@@ -186,23 +188,26 @@ def model_run_ms(
 ) -> float | None:
     """What a run of this model through the executor costs on ``device`` beyond its
     prediction (ms): the model's run on the device alone, one captured graph with its inputs
-    from host memory and its outputs back, less that plan's ``shared_ms`` without this cost.
-    Unlike the probe's (``graph_run_ms``), it holds the host copies and hand-offs as this
-    model makes them. None where the device cannot run the whole model."""
-    q = (problem.extra.get("queues") or {}).get(device.name)
-    if q is None:
+    from host memory and its outputs back, less that plan's ``shared_ms`` without
+    ``run_ms``. Unlike the probe's (``graph_run_ms``), it holds the host copies and hand-offs
+    as this model makes them. None where the device cannot run the whole model."""
+    if device.name not in (problem.extra.get("queues") or {}):
         return None
-    saved = q.get("run_ms")
-    q["run_ms"] = 0.0
+    alone = {n.id: device.name for n in problem.nodes}
+    remote = set(families(problem))
     try:
-        alone = {n.id: device.name for n in problem.nodes}
-        order = graph.topo_order()
-        pred = shared_ms(problem, graph, alone, order, host, set(families(problem)))
+        pred = shared_ms(problem, graph, alone, graph.topo_order(), host, remote, False)
         report = run(graph, device.name, {device.name: device}, repeat=repeat)
     except HetlabError:
         return None
-    finally:
-        q["run_ms"] = saved
     if pred is None:
         return None
     return max(0.0, float(report.latency_ms["median"]) - pred)
+
+
+def run_cost_ms(device: Any, problem: Problem, graph: OpGraph, host: str | None) -> float:
+    """``run_ms`` for ``device`` (a CUDA device with its queues in ``problem``): the model's
+    own run (``model_run_ms``) where the problem has a host to price its copies and the
+    device runs the whole model, else the probe's run (``graph_run_ms``)."""
+    got = model_run_ms(device, problem, graph, host) if host else None
+    return graph_run_ms(device) if got is None else got

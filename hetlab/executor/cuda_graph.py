@@ -4,8 +4,8 @@ The units a plan places on a CUDA device and on its stream views (``cuda0``, ``c
 form a group. The group's nodes are built as one program on the device: the same kernels,
 fusions and elided Concats as the one-device build. The first run captures it into a CUDA
 graph, each launch on the stream of its node's device, in the plan's order, after the
-events of the launches on other streams that make what it reads (``launch_deps.py``). Every run
-writes the model inputs into fixed device buffers, launches the graph once and reads back
+events of the launches on other streams that make what it reads (``launch_deps.py``). Every
+run writes the model inputs into fixed device buffers, launches the graph once and reads back
 what the host needs, all on one stream, and waits once. So the host pays one graph launch
 per run, not one launch per kernel, and the streams' units overlap on the GPU as far as the
 plan's dependencies let them.
@@ -72,13 +72,14 @@ class GraphGroup:
         stream_of = {v: ex.device_of[v] for v in nodes}
         launches, fused = self.program.launches, self.program.fused
         self.issue = issue_order(launches, fused, ex.order)
-        rank = [0] * len(launches)
-        for k, i in enumerate(self.issue):
-            rank[i] = k
-        self.waits = launch_waits(ex.graph, launches, fused, stream_of, rank)
+        rank = {i: k for k, i in enumerate(self.issue)}
+        self.waits = launch_waits(
+            ex.graph, launches, fused, stream_of, [rank[i] for i in range(len(launches))]
+        )
         self.stream_of = [stream_of[L.node] for L in launches]
         self.pool: dict[str, Any] = {}
         self.graph: Any = None
+        self.span: tuple[float, float] | None = None  # the last run's interval
         with self.cp.cuda.Device(self.root.index):
             self.stream = self.cp.cuda.Stream(non_blocking=True)
 
@@ -88,7 +89,7 @@ class GraphGroup:
         done = threading.Event()
         for s in self.specs:
             self.ex._done[s.index] = done
-        self.span: tuple[float, float] | None = None
+        self.span = None
 
     def abort(self) -> None:
         """Nothing waits inside a graph on the host: nothing to let go."""

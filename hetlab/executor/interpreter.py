@@ -123,6 +123,7 @@ class Executor:
         self._fb_lock = threading.Lock()
         self._workers: dict[str, Worker] = {}
         self._groups: list[AotGroup | GraphGroup] = []
+        self._grouped: set[str] = set()  # devices whose units a group runs
         self.on_publish: dict[str, Callable[[], None]] = {}
         self._profiling: dict[str, bool] = {}
         others = [d.name for d in self.devices.values() if not is_accelerator(d)]
@@ -148,7 +149,7 @@ class Executor:
                 dev.record_node_times = self.node_times
         cpus = [d for d in used if not is_accelerator(self.devices[d])]
         self._inline = cpus[0] if self.main_thread and cpus else None
-        grouped = self._group_queues(used)
+        grouped = self._grouped = self._group_queues(used)
         for d in used:
             if d in grouped:
                 continue
@@ -233,7 +234,8 @@ class Executor:
         absent = [t for t in self.graph.inputs if t not in inputs]
         if absent:
             raise HetlabError(f"missing model input {absent[0]!r}")
-        self._done = [threading.Event() for _ in self.specs]
+        # a group sets its own units' done-events in start_run
+        self._done = [None if s.device in self._grouped else threading.Event() for s in self.specs]
         self._abort: tuple[UnitSpec, BaseException] | None = None
         self._turn = 0
         self._turn_cv = threading.Condition()

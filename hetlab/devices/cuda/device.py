@@ -8,9 +8,9 @@ graph per run, so the host pays one launch per run instead of one per kernel, an
 different streams (``queue_view``: ``cuda0.q1``...) run concurrently inside it.
 
 ``run`` launches a unit's kernels on the device's stream and waits: the path for plans the
-graph cannot take. The profiler times a unit as a captured graph (``graph_timer``). With ``record_node_times``, CUDA events
-around each launch time it on the device clock, mapped to hetlab's clock from the run's
-first event (as the OpenCL device maps its stamps).
+graph cannot take. With ``record_node_times``, CUDA events around each launch time it on the
+device clock, mapped to hetlab's clock from the run's first event (as the OpenCL device maps
+its stamps). The profiler times a unit as a captured graph instead (``graph_timer``).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from hetlab.devices.base import Unit
-from hetlab.devices.opencl.fusion import plan_concat, plan_fusion
+from hetlab.devices.opencl.fusion import plan_concat, plan_fusion, plan_prologue
 from hetlab.devices.opencl.ops import op_for, why_not
 from hetlab.devices.opencl.ops.activation import act_params
 from hetlab.errors import HetlabError
@@ -101,10 +101,13 @@ class UnitBuilder:
         self.act_of: dict[str, Node] = {}
         self.bn_of: dict[str, Node] = {}
         self.bias_of: dict[str, np.ndarray] = {}
+        self.resid_of: dict[str, str] = {}
+        self.pre_relu: dict[str, str] = {}
         self.keep: list[Any] = []
         self._uploads: dict[tuple, Any] = {}
         self._plan_outputs()
         plan_fusion(self)
+        plan_prologue(self)
         plan_concat(self)
 
     # --- planning -------------------------------------------------------------------

@@ -3,7 +3,10 @@
 - BatchNormalization into a preceding Conv whose output only the BN reads (weights folded);
 - ``MatMul``/``Gemm`` + ``Add`` of a constant row vector or of a same-shape tensor computed
   earlier, into the GEMM epilogue's bias;
+- ``Conv`` (on the GEMM path) + ``Add`` of a same-shape tensor computed earlier, into the
+  GEMM epilogue's residual (after the Conv's own bias and any BatchNormalization folded in);
 - Relu/LeakyRelu/Clip into the epilogue of the op producing their input;
+- a Relu whose every reader is a Conv taking it as its input, into those Convs' loads;
 - Concat inputs written in place: producers whose kernels take an output offset write their
   slice of the Concat output directly when it is contiguous and the Concat is their only reader.
 """
@@ -63,6 +66,8 @@ def plan_fusion(ub: Any) -> None:
             ):
                 ub.bn_of[n.id], ub.fused[bn.id] = bn, n.id
                 ub.final[n.id] = bn.outputs[0]
+        if n.op_type == "Conv" and not _depthwise(n, ub):
+            _plan_residual(ub, n)
         if n.op_type in ("MatMul", "Gemm") and not (
             n.op_type == "Gemm" and len(n.inputs) > 2 and n.inputs[2]
         ):
@@ -72,6 +77,40 @@ def plan_fusion(ub: Any) -> None:
             if a is not None and act_params(a, ub) is not None:
                 ub.act_of[n.id], ub.fused[a.id] = a, n.id
                 ub.final[n.id] = a.outputs[0]
+
+
+def _earlier(ub: Any, t: str, n: Node) -> bool:
+    """Whether tensor ``t`` exists when ``n`` runs: made outside the unit, or written by a
+    launch of a node before ``n`` (as its host's final output, not as a fused intermediate)."""
+    if t not in ub.produced:
+        return True
+    prod = next(m for m in ub.nodes if t in m.outputs)
+    host = ub.fused.get(prod.id, prod.id)
+    pos = {v: i for i, v in enumerate(ub.node_ids)}
+    return pos[host] < pos[n.id] and ub.final.get(host) == t
+
+
+def _plan_residual(ub: Any, n: Node) -> None:
+    """Fold ``Conv -> Add(same-shape float tensor computed earlier)`` into the epilogue:
+    ``resid_of[n.id]`` = that tensor."""
+    y = ub.final[n.id]
+    cons = ub.consumers.get(y, [])
+    if len(cons) != 1 or cons[0] not in ub.node_ids or y in ub.outputs:
+        return
+    add = ub.graph.node(cons[0])
+    if add.op_type != "Add" or add.id in ub.fused or list(add.inputs).count(y) != 1:
+        return
+    other = add.inputs[1] if add.inputs[0] == y else add.inputs[0]
+    t = ub.graph.tensors.get(other)
+    ys = ub.shape(y)
+    if ub.const(other) is not None or t is None or t.dtype != "float32":
+        return
+    if t.shape is None or tuple(t.shape) != ys or ub.shape(add.outputs[0]) != ys:
+        return
+    if not _earlier(ub, other, n):
+        return
+    ub.resid_of[n.id], ub.fused[add.id] = other, n.id
+    ub.final[n.id] = add.outputs[0]
 
 
 def _plan_bias(ub: Any, n: Node) -> None:
@@ -103,14 +142,30 @@ def _plan_bias(ub: Any, n: Node) -> None:
         t = ub.graph.tensors.get(other)
         if t is None or t.dtype != "float32" or tuple(t.shape) != ys:
             return
-        if other in ub.produced:  # its producer must run before n
-            pos = {v: i for i, v in enumerate(ub.node_ids)}
-            prod = next(m for m in ub.nodes if other in m.outputs)
-            if pos[prod.id] > pos[n.id] or prod.id in ub.fused:
-                return
+        if not _earlier(ub, other, n):
+            return
         ub.bias_of[n.id] = (None, other)
     ub.fused[add.id] = n.id
     ub.final[n.id] = add.outputs[0]
+
+
+def plan_prologue(ub: Any) -> None:
+    """A Relu that no producer took into its epilogue, read only by Convs of the unit as
+    their input: each Conv reads the Relu's input and applies it as it loads (``pre_relu``:
+    Conv -> the tensor it reads instead). The Relu's output is never written."""
+    for n in ub.nodes:
+        y = n.outputs[0]
+        if n.op_type != "Relu" or n.id in ub.fused or y in ub.outputs:
+            continue
+        names = ub.consumers.get(y, [])
+        readers = [ub.graph.node(r) for r in names if r in ub.node_ids]
+        if not readers or len(readers) != len(names):
+            continue
+        if any(c.op_type != "Conv" or c.id in ub.fused or y in c.inputs[1:] for c in readers):
+            continue
+        for c in readers:
+            ub.pre_relu[c.id] = n.inputs[0]
+        ub.fused[n.id] = readers[0].id
 
 
 def plan_concat(ub: Any) -> None:

@@ -6,7 +6,14 @@ inline float act(float v, float slope, float lo, float hi) {
     return fmin(fmax(v, lo), hi);
 }
 
-// Depthwise conv (one input channel per group, `mult` outputs per group), NCHW.
+#ifdef PRE_RELU
+#define IN_X(v) ((v) < 0.0f ? 0.0f : (v))
+#else
+#define IN_X(v) (v)
+#endif
+
+// Depthwise conv (one input channel per group, `mult` outputs per group), NCHW. With
+// PRE_RELU, x is read through a Relu (a Relu before the Conv, applied as it loads).
 // cp = [H, W, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW, Cin, Cout]. Global (OW, OH, N*Cout).
 __kernel void depthwise(__global const float* x, __global const float* w,
                         __global const float* bias, const int has_bias, __global float* y,
@@ -27,7 +34,7 @@ __kernel void depthwise(__global const float* x, __global const float* w,
         if (ih < 0 || ih >= H) continue;
         for (int kw = 0; kw < KW; ++kw) {
             const int iw = ow * SW - PW + kw * DW;
-            if (iw >= 0 && iw < W) acc = mad(xp[ih * W + iw], wp[kh * KW + kw], acc);
+            if (iw >= 0 && iw < W) acc = mad(IN_X(xp[ih * W + iw]), wp[kh * KW + kw], acc);
         }
     }
     y[((size_t)z * OH + oh) * OW + ow] = act(acc, slope, lo, hi);

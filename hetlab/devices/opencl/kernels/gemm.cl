@@ -9,6 +9,10 @@
 //   B_NC    1 if B is contiguous along n, else contiguous along k
 //   CONV    B is the implicit im2col matrix of an NCHW input (B(k,n) = x[ci, ih, iw]),
 //           addressed through the per-k table ktab (no divisions in the K loop)
+//   RESID   the epilogue also adds R[c - rshift] (c: the output's element index), a tensor
+//           of the output's shape: a residual Add fused into the GEMM (two extra arguments,
+//           R and rshift, after the last ones; gemm_splitk and gemv take them too)
+//   PRE_RELU  B is read through a Relu (a Relu before a Conv, applied as the Conv loads)
 // Per-batch base offsets come from `offs[b]` = (A, B, C, bias) element offsets, so grouped
 // convolutions and broadcast batched MatMul share one kernel. get_group_id(2) = b * splits + s:
 // with splits > 1 each group sums its K-slice into a raw partial tile (reduced by gemm_splitk).
@@ -20,6 +24,20 @@
 #define TK 16
 #define WPT (TS / 16)
 #define LOADS_A (TS * TK / 256)
+
+#ifdef RESID
+#define RESID_ARGS , __global const float* R, const int rshift
+#define ADD_RESID(v, c) ((v) + R[(c) - rshift])
+#else
+#define RESID_ARGS
+#define ADD_RESID(v, c) (v)
+#endif
+
+#ifdef PRE_RELU
+#define IN_B(v) ((v) < 0.0f ? 0.0f : (v))
+#else
+#define IN_B(v) (v)
+#endif
 
 inline float act(float v, float slope, float lo, float hi) {
     v = v < 0.0f ? v * slope : v;
@@ -35,7 +53,7 @@ void gemm(const int M, const int N, const int K,
           __global const float* bias, const int sbias_m, const int sbias_n,
           const float alpha, const float beta, const int has_bias,
           const float slope, const float lo, const float hi,
-          __constant int* cp, __global const int4* ktab)
+          __constant int* cp, __global const int4* ktab RESID_ARGS)
 {
     __local float As[TK][TS + 1];
     __local float Bs[TK][TS + 1];
@@ -87,7 +105,7 @@ void gemm(const int M, const int N, const int K,
             if (n_ok && gk < kend) {
                 const int4 t = ktab[gk];
                 const int ih = ih0 + t.y, iw = iw0 + t.z;
-                if (ih >= 0 && ih < H && iw >= 0 && iw < W) v = Bb[t.x + ih0 * W + iw0];
+                if (ih >= 0 && ih < H && iw >= 0 && iw < W) v = IN_B(Bb[t.x + ih0 * W + iw0]);
             }
             Bs[kk][n_loc] = v;
         }
@@ -101,7 +119,7 @@ void gemm(const int M, const int N, const int K,
             const int nn = idx / TK, kk = idx % TK;
 #endif
             const int gn = n0 + nn, gk = k0 + kk;
-            Bs[kk][nn] = (gn < N && gk < kend) ? Bb[gk * sbk + gn * sbn] : 0.0f;
+            Bs[kk][nn] = (gn < N && gk < kend) ? IN_B(Bb[gk * sbk + gn * sbn]) : 0.0f;
         }
 #endif
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -138,7 +156,8 @@ void gemm(const int M, const int N, const int K,
             if (gm < M && gn < N) {
                 float v = alpha * acc[i][j];
                 if (has_bias) v += beta * bias[off.w + gm * sbias_m + gn * sbias_n];
-                C[off.z + gm * ldc + gn] = act(v, slope, lo, hi);
+                const int c = off.z + gm * ldc + gn;
+                C[c] = act(ADD_RESID(v, c), slope, lo, hi);
             }
         }
     }
@@ -150,7 +169,7 @@ __kernel void gemm_splitk(const int M, const int N, const int splits, const int 
                           __global const int4* offs,
                           __global const float* bias, const int sbias_m, const int sbias_n,
                           const float alpha, const float beta, const int has_bias,
-                          const float slope, const float lo, const float hi)
+                          const float slope, const float lo, const float hi RESID_ARGS)
 {
     const int n = get_global_id(0), m = get_global_id(1), b = get_global_id(2);
     if (n >= N || m >= M) return;
@@ -159,7 +178,8 @@ __kernel void gemm_splitk(const int M, const int N, const int splits, const int 
     const int4 off = offs[b];
     v *= alpha;
     if (has_bias) v += beta * bias[off.w + m * sbias_m + n * sbias_n];
-    C[off.z + m * ldc + n] = act(v, slope, lo, hi);
+    const int c = off.z + m * ldc + n;
+    C[c] = act(ADD_RESID(v, c), slope, lo, hi);
 }
 
 // Skinny GEMM (M <= 4, A k-contiguous, B n-contiguous): the FC layers and LSTM steps at batch 1.
@@ -172,7 +192,7 @@ void gemv(const int M, const int N, const int K,
           __global float* C, const int ldc, __global const int4* offs,
           __global const float* bias, const int sbias_m, const int sbias_n,
           const float alpha, const float beta, const int has_bias,
-          const float slope, const float lo, const float hi)
+          const float slope, const float lo, const float hi RESID_ARGS)
 {
     __local float red[16][GV_M][17];
     const int tx = get_local_id(0), ks = get_local_id(1);
@@ -183,7 +203,7 @@ void gemv(const int M, const int N, const int K,
     float acc[GV_M] = {0.0f, 0.0f, 0.0f, 0.0f};
     if (n < N) {
         for (int k = ks; k < K; k += 16) {
-            const float bv = Bb[k * sbk + n];
+            const float bv = IN_B(Bb[k * sbk + n]);
             #pragma unroll
             for (int m = 0; m < GV_M; ++m)
                 if (m < M) acc[m] = mad(Ab[m * sam + k], bv, acc[m]);
@@ -197,6 +217,7 @@ void gemv(const int M, const int N, const int K,
         for (int s = 0; s < 16; ++s) v += red[s][ks][tx];
         v *= alpha;
         if (has_bias) v += beta * bias[off.w + ks * sbias_m + n * sbias_n];
-        C[off.z + ks * ldc + n] = act(v, slope, lo, hi);
+        const int c = off.z + ks * ldc + n;
+        C[c] = act(ADD_RESID(v, c), slope, lo, hi);
     }
 }

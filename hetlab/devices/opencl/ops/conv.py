@@ -2,7 +2,9 @@
 ConvTranspose (direct gather kernel). 1-D convolutions run as 2-D with H = 1.
 
 A BatchNormalization fused by the builder is folded into the weights and bias here:
-``W' = W * s``, ``b' = (b - mean) * s + beta`` with ``s = gamma / sqrt(var + eps)``.
+``W' = W * s``, ``b' = (b - mean) * s + beta`` with ``s = gamma / sqrt(var + eps)``. An Add
+fused by the builder (``resid_of``) is added in the GEMM epilogue; a Relu before the Conv
+(``pre_relu``: the Conv reads the Relu's input) is applied as the input is loaded.
 """
 
 from __future__ import annotations
@@ -74,7 +76,8 @@ class Conv(Op):
         return _rank_check(node, graph)
 
     def build(self, node: Node, ctx: Any) -> None:
-        x, w = node.inputs[0], node.inputs[1]
+        w = node.inputs[1]
+        x = ctx.pre_relu.get(node.id, node.inputs[0])
         b = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2] else ""
         xs, ys, ws = ctx.shape(x), ctx.shape(node.outputs[0]), ctx.shape(w)
         G = int(attr(node, "group", 1))
@@ -124,6 +127,8 @@ class Conv(Op):
             sbias_m=1,
             sbias_n=0,
             conv=conv,
+            resid=(ctx.t(ctx.resid_of[node.id]), yoff) if node.id in ctx.resid_of else None,
+            pre_relu=node.id in ctx.pre_relu,
         )
 
 
@@ -152,7 +157,7 @@ def _depthwise(
     """A depthwise Conv (one input channel per group) on its own kernel."""
     Nb, Cin, Cout = chans
     cp = [g[k] for k in ("H", "W", "OH", "OW", "KH", "KW", "SH", "SW", "PH", "PW", "DH", "DW")]
-    k = ctx.kernel("conv_misc.cl", "depthwise")
+    k = ctx.kernel("conv_misc.cl", "depthwise", "-DPRE_RELU" if node.id in ctx.pre_relu else "")
     has = Bb is not None
     ctx.launch(
         node,

@@ -90,8 +90,12 @@ def gemm_launch(
     beta: float = 1.0,
     act: Sequence[Any] = (),
     conv: Sequence[int] | None = None,
+    resid: tuple[Any, int] | None = None,
+    pre_relu: bool = False,
 ) -> None:
-    """Add the launch(es) of C[b] = act(alpha * A[b] @ B[b] + beta * bias[b]) to ``ctx``."""
+    """Add the launch(es) of C[b] = act(alpha * A[b] @ B[b] + beta * bias[b] + R[b]) to
+    ``ctx``. ``resid`` = (R, shift): a tensor of C's shape, read at C's element index less
+    ``shift`` (C may be a slice of a larger buffer). ``pre_relu``: B is read through a Relu."""
     nb = len(offs)
     dev = ctx.device
     has_bias = bias is not None
@@ -100,9 +104,12 @@ def gemm_launch(
     offs_buf = ctx.upload(np.asarray(offs, dtype=np.int32).reshape(nb, 4), dtype="int32")
     # the epilogue's arguments, the same for every kernel of gemm.cl
     epi = [bias_buf, i32(sbias_m), i32(sbias_n), f32(alpha), f32(beta), i32(has_bias), *act]
+    res_opt, res_args = ("", []) if resid is None else (" -DRESID", [resid[0], i32(resid[1])])
+    in_opt = " -DPRE_RELU" if pre_relu else ""
     if M <= 4 and sak == 1 and sbn == 1 and not conv and not getattr(dev, "gemm_splits", None):
-        k = ctx.kernel("gemm.cl", "gemv", "-DTS=32 -DA_KC=1 -DB_NC=1")
+        k = ctx.kernel("gemm.cl", "gemv", "-DTS=32 -DA_KC=1 -DB_NC=1" + res_opt + in_opt)
         args = [i32(M), i32(N), i32(K), A, i32(sam), B, i32(sbk), C, i32(ldc), offs_buf, *epi]
+        args += res_args
         ctx.launch(node, k, (math.ceil(N / 16) * 16, 16, nb), (16, 16, 1), args)
         return
     rule = SPLIT_GRAPH if getattr(dev, "launches_from_graph", False) else SPLIT_HOST
@@ -110,17 +117,17 @@ def gemm_launch(
         M, N, K, nb, int(dev.dev.max_compute_units), getattr(dev, "gemm_splits", None), rule
     )
     opts = f"-DTS={ts} -DA_KC={int(sak == 1)} -DB_NC={int(sbn == 1)}" + (" -DCONV" if conv else "")
-    k = ctx.kernel("gemm.cl", "gemm", opts)
+    k = ctx.kernel("gemm.cl", "gemm", opts + res_opt + in_opt)
     cp = ctx.ints(list(conv) if conv else [0] * 11)
     ktab = ctx.upload(_conv_table(conv, K), dtype="int32") if conv else ctx.ints([0, 0, 0, 0])
     dst, csplit = (C, 0) if splits == 1 else (ctx.scratch(splits * nb * M * N), M * N)
     gsize = (math.ceil(N / ts) * 16, math.ceil(M / ts) * 16, nb * splits)
     args = [i32(M), i32(N), i32(K), A, i32(sam), i32(sak), B, i32(sbk), i32(sbn), dst, i32(ldc)]
-    args += [i32(csplit), offs_buf, i32(splits), i32(klen), *epi, cp, ktab]
+    args += [i32(csplit), offs_buf, i32(splits), i32(klen), *epi, cp, ktab, *res_args]
     ctx.launch(node, k, gsize, (16, 16, 1), args)
     if splits > 1:  # a second launch sums the partials
-        r = ctx.kernel("gemm.cl", "gemm_splitk")
-        args = [i32(M), i32(N), i32(splits), i32(nb), dst, C, i32(ldc), offs_buf, *epi]
+        r = ctx.kernel("gemm.cl", "gemm_splitk", res_opt.strip())
+        args = [i32(M), i32(N), i32(splits), i32(nb), dst, C, i32(ldc), offs_buf, *epi, *res_args]
         ctx.launch(node, r, (N, M, nb), (16, 16, 1), args)
 
 

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hetlab.devices.base import NodeTime, now
+from hetlab.devices.opencl.launcher import enqueue
 from hetlab.executor.trace import Event
 from hetlab.executor.units import UnitSpec
 
@@ -228,13 +229,21 @@ class AotGroup:
         return cl.enqueue_copy(dev.queue, buf.buf, host, is_blocking=False, wait_for=wait_for)
 
     def _enqueue_launches(self, s: UnitSpec, waits: list[Any]) -> Any:
+        """Enqueue the unit's launches; its last event. Profiling queues give every launch
+        its event, to time it; otherwise only the last launch has one (``launcher``)."""
         dev, cl = self.devs[s.device], self.cl
         q, h = dev.queue, self.ex.units[s.index].handle
-        enqueue = cl.enqueue_nd_range_kernel
+        if not dev.record_node_times:
+            self.launch_events[s.index] = []
+            return enqueue(cl, q, h.launches, waits)
         events = []
         for i, launch in enumerate(h.launches):
             wait_for = waits if i == 0 and waits else None
-            events.append(enqueue(q, launch.kernel, launch.gsize, launch.lsize, wait_for=wait_for))
+            events.append(
+                cl.enqueue_nd_range_kernel(
+                    q, launch.kernel, launch.gsize, launch.lsize, wait_for=wait_for
+                )
+            )
         self.launch_events[s.index] = events
         if events:
             return events[-1]

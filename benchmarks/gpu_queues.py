@@ -8,7 +8,8 @@ queue; and hetlab's ``ilp``, ``greedy`` and ``heft`` plans over ``--queues`` que
 where CuPy finds a CUDA device, the same kernels on ``cuda0`` as one CUDA graph, alone and
 as plans over ``--queues`` streams (``gpu_streams.py``); the recommended plan over the CPU
 groups and the GPU's queues (``cuda0``'s streams where CUDA is here), and the CPU-only
-platform's recommended plan. ``--parts`` picks column families.
+platform's recommended plan, also measured in rounds alternating with the onnxruntime
+reference (``paired``). ``--parts`` picks column families.
 
     python -m benchmarks.gpu_queues --models squeezenet,googlenet --queues 4 \
         --out benchmarks/results/<platform>/gpu_queues.json
@@ -38,6 +39,7 @@ from hetlab.devices.platform import devices as platform_devices
 from hetlab.errors import HetlabError
 from hetlab.executor import run
 from hetlab.executor.check import random_inputs
+from hetlab.executor.interpreter import Executor
 from hetlab.fileio import atomic_write_json
 from hetlab.graph import load
 from hetlab.schedulers.base import schedule
@@ -62,13 +64,36 @@ def median_ms(fn, repeat: int, warmup_s: float = 0.5) -> float:
     return float(np.median(times))
 
 
-def ort_all_cores(onnx_path: str, feed: dict[str, np.ndarray], repeat: int) -> float:
+def ort_session(onnx_path: str) -> Any:
+    """One plain onnxruntime session with a thread per core: the reference users compare with."""
     import onnxruntime as ort
 
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = len(os.sched_getaffinity(0))
-    sess = ort.InferenceSession(onnx_path, opts, providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(onnx_path, opts, providers=["CPUExecutionProvider"])
+
+
+def ort_all_cores(onnx_path: str, feed: dict[str, np.ndarray], repeat: int) -> float:
+    sess = ort_session(onnx_path)
     return median_ms(lambda: sess.run(None, feed), repeat)
+
+
+def paired_ms(fns: dict[str, Any], rounds: int = 8, per_round: int = 15) -> dict[str, float]:
+    """Medians (ms) of each of ``fns`` measured in alternating rounds (3 unmeasured runs
+    before each round): the host drifts between measurement windows by as much as two CPU
+    plans differ, and rounds give each the same drift."""
+    samples: dict[str, list[float]] = {k: [] for k in fns}
+    for fn in fns.values():
+        median_ms(fn, 1)
+    for _ in range(rounds):
+        for k, fn in fns.items():
+            for _ in range(3):
+                fn()
+            for _ in range(per_round):
+                a = time.perf_counter()
+                fn()
+                samples[k].append((time.perf_counter() - a) * 1e3)
+    return {k: round(float(np.median(v)), 4) for k, v in samples.items()}
 
 
 def torch_times(onnx_path: str, feed: dict[str, np.ndarray], repeat: int) -> dict[str, Any]:
@@ -116,9 +141,12 @@ def torch_times(onnx_path: str, feed: dict[str, np.ndarray], repeat: int) -> dic
     return out
 
 
-def plan_row(graph, problem, algo: str, devs, feed, args, io_problem=None) -> dict[str, Any]:
+def plan_row(
+    graph, problem, algo: str, devs, feed, args, io_problem=None, keep: list | None = None
+) -> dict[str, Any]:
     """One plan's row; with ``io_problem`` (the problem with the host's links), also its
-    end-to-end predictions (``hetlab.calibrate.report.io_prediction``)."""
+    end-to-end predictions (``hetlab.calibrate.report.io_prediction``). ``keep`` receives
+    the plan."""
     params = {"time_limit": args.time_limit} if algo in ("ilp", "ilp+") else {}
     t0 = time.perf_counter()
     try:
@@ -130,6 +158,8 @@ def plan_row(graph, problem, algo: str, devs, feed, args, io_problem=None) -> di
         rep = run(graph, plan, devs, repeat=args.repeat, check=True, inputs=feed)
     except HetlabError as e:
         return {"error": str(e)[:200]}
+    if keep is not None:
+        keep.append(plan)
     io = {}
     if io_problem is not None:
         io = io_prediction(
@@ -203,7 +233,8 @@ def calibrated_profile(graph, devices: list[Any], args: argparse.Namespace) -> A
 
 def cpu_rows(graph, feed, args) -> dict[str, Any]:
     """The CPU-only platform: two core groups and the whole CPU as alternatives, every core
-    (the onnxruntime reference's), the recommended plan measured against the reference."""
+    (the onnxruntime reference's), the recommended plan measured against the reference:
+    alone (``measured_ms``) and in rounds alternating with it (``paired``)."""
     found = platform_devices(
         {
             "cpu": default_groups(),
@@ -214,7 +245,19 @@ def cpu_rows(graph, feed, args) -> dict[str, Any]:
     )
     devs = {d.name: d for d in found}
     prob = calibrated_profile(graph, found, args)
-    return {"cpu_recommended": plan_row(graph, prob, RECOMMENDED, devs, feed, args)}
+    kept: list[Any] = []
+    row = plan_row(graph, prob, RECOMMENDED, devs, feed, args, keep=kept)
+    if kept and graph.model_path:
+        plan, sess = kept[0], ort_session(graph.model_path)
+        with Executor(graph, plan.device_of, devs, plan.order, plan.sequential) as ex:
+            ex.prepare()
+            fns = {
+                "ort_cpu_ms": lambda: sess.run(None, feed),
+                "measured_ms": lambda: ex.run_once(feed),
+            }
+            paired = paired_ms(fns)
+        row["paired"] = {**paired, "ratio": round(paired["measured_ms"] / paired["ort_cpu_ms"], 3)}
+    return {"cpu_recommended": row}
 
 
 def model_row(name: str, args: argparse.Namespace, devs: dict) -> dict[str, Any]:

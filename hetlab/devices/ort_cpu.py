@@ -5,7 +5,9 @@ A device is a group of cores. Each unit is the ONNX subgraph of its nodes, run a
 execution, and its pool threads pinned to the group's cores through the
 ``session.intra_op_thread_affinities`` config entry (1-based logical processor ids, one
 entry per pool thread; onnxruntime leaves the calling thread alone, so ``bind_thread``
-pins the dispatching thread with ``os.sched_setaffinity``). Sessions are cached by node set.
+pins the dispatching thread with ``os.sched_setaffinity``). With ``pin_pool`` off the pool
+threads are not pinned one per core but start on the group's cores and stay among them.
+Sessions are cached by node set.
 """
 
 from __future__ import annotations
@@ -210,6 +212,7 @@ class OrtCpuDevice(Device):
         optimize: bool = True,
         spin: str = "auto",
         small_flops: int = 0,
+        pin_pool: bool = True,
     ) -> None:
         if spin not in SPIN:
             raise HetlabError(
@@ -222,7 +225,10 @@ class OrtCpuDevice(Device):
         if not self.cores:
             raise HetlabError(f"CPU device {name!r} has no cores")
         self.threads = int(threads or len(self.cores))
-        self.pin = pin
+        self.pin = pin  # the dispatching thread is bound to ``cores`` (``bind_thread``)
+        # pool threads pinned one per core; off, they run anywhere on ``cores``, as in a
+        # plain session
+        self.pin_pool = pin_pool
         self.optimize = optimize
         self._sessions: dict[tuple[frozenset[str], tuple[str, ...] | None, str], Any] = {}
         self._lock = threading.Lock()
@@ -238,6 +244,7 @@ class OrtCpuDevice(Device):
             "threads": self.threads,
             "cores": self.cores,
             "spin": self.spin,
+            "pool_pinned": self.pin and self.pin_pool,
             "onnxruntime": ort.__version__,
         }
 
@@ -267,7 +274,7 @@ class OrtCpuDevice(Device):
             so.add_session_config_entry("session.force_spinning_stop", "1")
         elif spin == "off":
             so.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        if self.pin and threads > 1:
+        if self.pin and self.pin_pool and threads > 1:
             so.add_session_config_entry(
                 "session.intra_op_thread_affinities", affinity_string(self.cores, threads)
             )
@@ -278,9 +285,6 @@ class OrtCpuDevice(Device):
     ) -> Unit:
         """One session over ``nodes``' subgraph (the model file itself when ``nodes`` is the
         whole model), cached by node set."""
-        # lazy: onnxruntime is slow to import
-        import onnxruntime as ort
-
         key = (
             frozenset(nodes),
             tuple(outputs) if outputs is not None else None,
@@ -303,7 +307,7 @@ class OrtCpuDevice(Device):
                     flops = sum(graph.node(v).flops for v in nodes)
                     small = not whole and flops < self.small_flops
                     so = self.session_options(whole=bool(whole), threads=1 if small else None)
-                    sess = ort.InferenceSession(src, so, providers=["CPUExecutionProvider"])
+                    sess = self._new_session(src, so)
                 except Exception as e:  # noqa: BLE001 - onnxruntime raises its own types
                     first = nodes[0] if nodes else "?"
                     raise HetlabError(
@@ -314,6 +318,23 @@ class OrtCpuDevice(Device):
         ins = [i.name for i in sess.get_inputs()]
         outs = [o.name for o in sess.get_outputs()]
         return Unit(device=self.name, nodes=list(nodes), inputs=ins, outputs=outs, handle=sess)
+
+    def _new_session(self, src: Any, so: Any) -> Any:
+        """A session whose pool threads start on the device's cores. onnxruntime starts them
+        from the calling thread, which may be bound to another group's cores; an unpinned
+        pool would keep that affinity."""
+        # lazy: onnxruntime is slow to import
+        import onnxruntime as ort
+
+        calling = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+        if calling is not None and calling != set(self.cores):
+            with suppress(OSError):  # cores this process may not use: leave it as it is
+                os.sched_setaffinity(0, self.cores)
+        try:
+            return ort.InferenceSession(src, so, providers=["CPUExecutionProvider"])
+        finally:
+            if calling is not None:
+                os.sched_setaffinity(0, calling)
 
     def run(self, unit: Unit, inputs: dict[str, Any]) -> RunResult:
         sess = unit.handle

@@ -341,13 +341,13 @@ def _configured(found: list[Device], section: dict[str, Any], pinned: dict) -> l
 def whole_cpu(name: str, groups: list[dict[str, Any]]) -> Device:
     """One onnxruntime device on every core of ``groups``, with one thread per thread of
     theirs; ``covers`` names the groups it is the alternative to. Its pool threads are not
-    pinned, as in a plain session: with the whole CPU to itself there is nothing to keep
-    apart, and pinned pools measured slower and more erratic on the whole CPU
+    pinned one per core, as in a plain session: with the whole CPU to itself there is nothing
+    to keep apart, and pinned pools measured slower and more erratic on the whole CPU
     (docs/measurements.md#the-whole-cpu)."""
 
     cores = sorted({c for g in groups for c in g["cores"]})
     threads = sum(int(g.get("threads") or len(g["cores"])) for g in groups)
-    dev = OrtCpuDevice(name, cores, threads, pin=False)
+    dev = OrtCpuDevice(name, cores, threads, pin_pool=False)
     dev.covers = [g["name"] for g in groups]
     return dev
 

@@ -86,6 +86,32 @@ def test_info_and_bind_thread_pins_the_calling_thread():
     assert os.sched_getaffinity(0) == before  # only the worker thread was pinned
 
 
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores")
+def test_an_unpinned_pool_starts_on_the_device_cores_whatever_the_caller(model):
+    """The calling thread is bound to one core; the session's pool threads, which
+    onnxruntime starts from it, still get the device's cores."""
+    from hetlab.devices.opencl.threads import native_threads
+
+    _, g = model
+    cores = sorted(os.sched_getaffinity(0))[:2]
+    dev = OrtCpuDevice("cpu", cores, threads=2, pin_pool=False)
+    seen = {}
+
+    def work():
+        os.sched_setaffinity(0, cores[:1])
+        before = native_threads()
+        dev.prepare(g, [n.id for n in g.nodes])
+        seen["pool"] = [os.sched_getaffinity(t) for t in native_threads() - before]
+        seen["caller"] = os.sched_getaffinity(0)
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    assert seen["pool"] and all(a == set(cores) for a in seen["pool"])
+    assert seen["caller"] == set(cores[:1])  # the caller's own binding is given back
+    assert dev.info()["pool_pinned"] is False
+
+
 def test_small_units_can_run_on_one_thread(model):
     _, g = model
     dev = OrtCpuDevice("g", [0, 1], small_flops=10**12)

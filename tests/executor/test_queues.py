@@ -97,7 +97,7 @@ def test_the_whole_cpu_and_its_groups_are_alternatives():
     groups = [{"name": "cpu0", "cores": [0]}, {"name": "cpu1", "cores": [0]}]
     whole = whole_cpu("cpu", groups)
     assert whole.covers == ["cpu0", "cpu1"]
-    assert not whole.pin  # a plain session's pool: nothing to keep apart
+    assert whole.pin and not whole.pin_pool  # a plain session's pool: nothing to keep apart
 
     class Named:
         def __init__(self, name):

@@ -33,7 +33,7 @@ import numpy as np
 from hetlab.devices.base import NodeTime, now
 from hetlab.devices.opencl.launcher import enqueue
 from hetlab.executor.trace import Event
-from hetlab.executor.units import UnitSpec
+from hetlab.executor.units import UnitSpec, one_queue
 
 if TYPE_CHECKING:
     from hetlab.executor.interpreter import Executor
@@ -64,12 +64,12 @@ class UnitDone:
 
 def eligible(ex: Executor, names: Sequence[str]) -> bool:
     """Whether the units on ``names`` (one OpenCL context) can be enqueued ahead of time:
-    not a sequential plan, no unit with control flow (those run on the host), and every
-    tensor a CPU device sends into the group has a static shape (its host array exists
-    before the CPU produces it)."""
-    if ex.sequential:
-        return False
+    not a sequential plan unless it is all on one queue, no unit with control flow (those
+    run on the host), and every tensor a CPU device sends into the group has a static shape
+    (its host array exists before the CPU produces it)."""
     specs = [s for s in ex.specs if s.device in names]
+    if ex.sequential and not one_queue(ex.specs, specs):
+        return False
     for s in specs:
         if hasattr(ex.units[s.index].handle, "executed_nodes"):
             return False

@@ -30,16 +30,20 @@ import numpy as np
 from hetlab.devices.base import now
 from hetlab.executor.launch_deps import issue_order, launch_waits
 from hetlab.executor.trace import Event
+from hetlab.executor.units import one_queue
 
 if TYPE_CHECKING:
     from hetlab.executor.interpreter import Executor
 
 
 def graph_eligible(ex: Executor, names: Sequence[str]) -> bool:
-    """Whether the units on ``names`` (one CUDA device) can run as one captured graph."""
-    if ex.sequential or ex.node_times:
+    """Whether the units on ``names`` (one CUDA device) can run as one captured graph: a
+    sequential plan only where it is all on one stream."""
+    if ex.node_times:
         return False
     specs = [s for s in ex.specs if s.device in names]
+    if ex.sequential and not one_queue(ex.specs, specs):
+        return False
     group = {s.index for s in specs}
     for s in specs:
         for t in ex.units[s.index].inputs:

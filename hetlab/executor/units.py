@@ -32,6 +32,12 @@ class UnitSpec:
         return f"unit {self.index} on {self.device} [{span}]"
 
 
+def one_queue(plan_specs: Sequence[UnitSpec], specs: Sequence[UnitSpec]) -> bool:
+    """Whether ``specs`` are every unit of the plan, all on one device: a sequential plan's
+    one-at-a-time order is then the order that device's one queue keeps."""
+    return len(specs) == len(plan_specs) and len({s.device for s in specs}) <= 1
+
+
 def check_plan(
     graph: OpGraph,
     device_of: Mapping[str, str],

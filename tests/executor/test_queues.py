@@ -74,6 +74,18 @@ def test_group_is_enqueued_ahead_of_time(devs, graph):
         assert all(e.args.get("aot") for e in rep.events if e.kind == "unit")
 
 
+def test_a_sequential_plan_is_enqueued_ahead_of_time_only_on_one_queue(devs, graph):
+    """One device keeps a sequential plan's order by itself; two queues would overlap."""
+    x = {"x": __import__("numpy").ones((1, 8, 16, 16), "float32")}
+    one = {v.id: "cl0" for v in graph.nodes}
+    two = {v.id: ("cl0.q1" if v.id.startswith("b_") else "cl0") for v in graph.nodes}
+    for device_of, grouped in ((one, True), (two, False)):
+        with Executor(graph, device_of, devs, graph.topo_order(), sequential=True) as ex:
+            ex.prepare()
+            assert bool(ex._groups) is grouped
+            ex.run_once(x)
+
+
 def test_a_profile_over_queues_measures_the_device_once_and_runs_checked(devs, graph):
     from hetlab.calibrate import profile
     from hetlab.schedulers import schedule

@@ -213,7 +213,8 @@ def gpu_rows(graph, feed, args, devs: dict) -> dict[str, Any]:
 def recommended_row(graph, feed, args, devs: dict) -> dict[str, Any]:
     """The plan a user is recommended (``hetlab.calibrate.recommend``) over the CPU groups
     and one GPU with its queues: ``cuda0`` and its streams where CUDA is here, else ``cl0``
-    and its queues (the same GPU either way, so never both)."""
+    and its queues (the same GPU either way, so never both), with its end-to-end
+    predictions."""
     gpu = "cuda0" if "cuda0" in devs else "cl0"
     names = [d for d, dev in devs.items() if not is_accelerator(dev)]
     names += queue_names(gpu, args.queues)
@@ -221,7 +222,8 @@ def recommended_row(graph, feed, args, devs: dict) -> dict[str, Any]:
     calibrated = profile_with_calibrations(
         graph, list(chosen.values()), repeat=5, rounds=1, seconds=args.seconds
     )
-    return {RECOMMENDED: plan_row(graph, calibrated, RECOMMENDED, chosen, feed, args)}
+    row = plan_row(graph, calibrated, RECOMMENDED, chosen, feed, args, calibrated)
+    return {RECOMMENDED: row}
 
 
 def calibrated_profile(graph, devices: list[Any], args: argparse.Namespace) -> Any:

@@ -62,7 +62,8 @@ def io_prediction(
 ) -> dict[str, float]:
     """``predicted_io_ms`` (``predict.end_to_end_ms``), ``predicted_host_ms``
     (``predict.host_serial_ms``) and ``predicted_shared_ms`` (``shared.shared_ms``, for a
-    problem with queues and a plan that is not sequential), with the first CPU device of the
+    problem with queues and a plan that is not sequential or is all on one device, which the
+    executor runs as that device's group), with the first CPU device of the
     problem as the host and the accelerators without host-unified memory as remote; those
     that cannot be had are left out."""
     host, remote = host_and_remote(problem, devices)
@@ -78,7 +79,8 @@ def io_prediction(
                 problem, graph, device_of, order, host, remote, sequential
             ),
         }
-        if problem.extra.get("queues") and not sequential:
+        one_device = len(set(device_of.values())) == 1  # runs as that device's group
+        if problem.extra.get("queues") and (one_device or not sequential):
             got["predicted_shared_ms"] = shared_ms(problem, graph, device_of, order, host, remote)
     except HetlabError:  # a profile that does not fit this plan: the run itself still goes on
         return {}

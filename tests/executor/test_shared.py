@@ -118,3 +118,19 @@ def test_the_models_own_run_calibrates_run_ms_and_leaves_the_problem_as_it_was()
     assert got is not None and got >= 0.0
     assert p.extra["queues"]["gpu"]["run_ms"] == 0.25
     assert model_run_ms(ReplayDevice("cpu", p), p, g, "cpu", repeat=1) is None  # no queues
+
+
+def test_a_sequential_plan_all_on_one_device_is_predicted_shared():
+    """The executor runs it as that device's group, so the shared model prices it; a
+    sequential plan over two devices is left to the standard model."""
+    from hetlab.calibrate.report import io_prediction
+    from hetlab.devices.replay import ReplayDevice
+
+    p, place, order = on_queues(1.0)
+    g = graph_from_problem(p)
+    devs = {"cpu": ReplayDevice("cpu", p), "gpu": ReplayDevice("gpu", p, kind="cuda")}
+    alone = dict.fromkeys(order, "gpu")
+    got = io_prediction(p, g, alone, order, True, devs)
+    assert got["predicted_shared_ms"] == pytest.approx(got["predicted_io_ms"])
+    mixed = {**alone, "a0": "cpu"}
+    assert "predicted_shared_ms" not in io_prediction(p, g, mixed, order, True, devs)

@@ -90,17 +90,26 @@ def _earlier(ub: Any, t: str, n: Node) -> bool:
     return pos[host] < pos[n.id] and ub.final.get(host) == t
 
 
+def _sole_add(ub: Any, y: str) -> tuple[Node, str] | None:
+    """(the Add of this unit that is ``y``'s only reader, its other operand), if any: ``y``
+    is no unit output and the Add reads it once."""
+    cons = ub.consumers.get(y, [])
+    if len(cons) != 1 or cons[0] not in ub.node_ids or y in ub.outputs:
+        return None
+    add = ub.graph.node(cons[0])
+    if add.op_type != "Add" or add.id in ub.fused or list(add.inputs).count(y) != 1:
+        return None
+    return add, add.inputs[1] if add.inputs[0] == y else add.inputs[0]
+
+
 def _plan_residual(ub: Any, n: Node) -> None:
     """Fold ``Conv -> Add(same-shape float tensor computed earlier)`` into the epilogue:
     ``resid_of[n.id]`` = that tensor."""
     y = ub.final[n.id]
-    cons = ub.consumers.get(y, [])
-    if len(cons) != 1 or cons[0] not in ub.node_ids or y in ub.outputs:
+    found = _sole_add(ub, y)
+    if found is None:
         return
-    add = ub.graph.node(cons[0])
-    if add.op_type != "Add" or add.id in ub.fused or list(add.inputs).count(y) != 1:
-        return
-    other = add.inputs[1] if add.inputs[0] == y else add.inputs[0]
+    add, other = found
     t = ub.graph.tensors.get(other)
     ys = ub.shape(y)
     if ub.const(other) is not None or t is None or t.dtype != "float32":
@@ -117,13 +126,10 @@ def _plan_bias(ub: Any, n: Node) -> None:
     """Fold ``MatMul -> Add(row vector or same-shape tensor)`` into the GEMM epilogue.
     ``bias_of[n.id]`` = (row values, None) for a constant row, (None, tensor) otherwise."""
     y = n.outputs[0]
-    cons = ub.consumers.get(y, [])
-    if len(cons) != 1 or cons[0] not in ub.node_ids or y in ub.outputs:
+    found = _sole_add(ub, y)
+    if found is None:
         return
-    add = ub.graph.node(cons[0])
-    if add.op_type != "Add" or add.id in ub.fused or sorted(add.inputs).count(y) != 1:
-        return
-    other = add.inputs[1] if add.inputs[0] == y else add.inputs[0]
+    add, other = found
     ys = ub.shape(y)
     if ub.shape(add.outputs[0]) != ys:
         return

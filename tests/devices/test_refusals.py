@@ -12,9 +12,10 @@ import pytest
 from onnx import TensorProto, helper
 
 from hetlab.cli import main as cli_main
-from hetlab.devices import ort_cpu
+from hetlab.devices import ort_refusals
 from hetlab.devices.base import Device, unsupported_summary
-from hetlab.devices.ort_cpu import OrtCpuDevice, ort_cpu_ops
+from hetlab.devices.ort_cpu import OrtCpuDevice
+from hetlab.devices.ort_refusals import ort_cpu_ops
 from hetlab.errors import HetlabError
 from hetlab.executor import Executor
 from hetlab.graph.ir import Node, OpGraph
@@ -57,7 +58,7 @@ def test_refusal_names_onnxruntime_reason_and_is_cached(tmp_path, monkeypatch):
     why = dev.why_not(g.nodes[0], g)
     assert why == "no onnxruntime CPU implementation for inputs of type bfloat16"
     calls = []
-    monkeypatch.setattr(ort_cpu, "_session_refusal", lambda *a: calls.append(a))
+    monkeypatch.setattr(ort_refusals, "_session_refusal", lambda *a: calls.append(a))
     assert dev.why_not(g.nodes[0], g) == why and not calls  # answered from the cache
 
 
@@ -65,7 +66,7 @@ def test_signature_keys_attributes_and_dtypes(tmp_path):
     a = load(one_node(tmp_path / "a.onnx", "HardSigmoid", alpha=0.2))
     b = load(one_node(tmp_path / "b.onnx", "HardSigmoid", alpha=0.3))
     c = load(one_node(tmp_path / "c.onnx", "HardSigmoid", alpha=0.2))
-    sig = ort_cpu._signature
+    sig = ort_refusals._signature
     assert sig(a.nodes[0], a) != sig(b.nodes[0], b) and sig(a.nodes[0], a) == sig(c.nodes[0], c)
 
 

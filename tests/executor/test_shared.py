@@ -126,7 +126,7 @@ def test_a_sequential_plan_all_on_one_device_is_predicted_shared():
     from hetlab.calibrate.report import io_prediction
     from hetlab.devices.replay import ReplayDevice
 
-    p, place, order = on_queues(1.0)
+    p, _, order = on_queues(1.0)
     g = graph_from_problem(p)
     devs = {"cpu": ReplayDevice("cpu", p), "gpu": ReplayDevice("gpu", p, kind="cuda")}
     alone = dict.fromkeys(order, "gpu")

@@ -13,7 +13,9 @@ Nodes of other devices run at their own cost. A tensor from another device arriv
 its transfer (the problem's links), and a tensor between queues of one family after the
 family's event latency. The model's inputs start in host memory and its outputs end there
 (``predict.with_host_io``); a family whose runs go through one captured graph adds what such
-a run costs the executor beyond that (``run_ms``, from ``run_cost_ms``).
+a run costs the executor beyond that (``run_ms``, from ``run_cost_ms``), and where the plan
+keeps it to itself, its links to the host carry no calibrated unit boundary
+(``_graph_links``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from hetlab.calibrate.boundary import add_latency
 from hetlab.calibrate.predict import with_host_io
 from hetlab.cost.problem import Problem
 from hetlab.errors import HetlabError
@@ -62,6 +65,7 @@ def shared_ms(
     """The plan's end-to-end time (ms) with each family's nodes sharing its device (see the
     module doc), ``run_ms`` included unless ``with_run_ms`` is off; None where ``host`` is
     not one of the problem's devices."""
+    problem = _graph_links(problem, device_of)
     aug = with_host_io(problem, graph, device_of, order, host, remote)
     if aug is None:
         return None
@@ -73,6 +77,33 @@ def shared_ms(
     runs = (p.extra.get("queues") or {}).items()
     used = {fam[d] for d in dev.values() if d in fam}
     return t + sum(float(q.get("run_ms") or 0.0) for r, q in runs if r in used)
+
+
+def _graph_links(problem: Problem, device_of: Mapping[str, str]) -> Problem:
+    """``problem`` without the calibrated unit boundary (``calibrate/boundary.py``) on the
+    links of a family that the plan keeps to itself (no edge to or from another device) and
+    whose runs go through one captured graph (``run_ms``): the boundary is measured where
+    CPU units feed the device, which then cannot run as a graph; a graph's only edges are
+    the model's copies in and out, and ``run_ms`` holds what they cost."""
+    bound = problem.extra.get("boundary") or {}
+    fam = families(problem)
+    graphs = {r for r, q in (problem.extra.get("queues") or {}).items() if "run_ms" in q}
+    for e in problem.edges:
+        a, b = fam.get(device_of.get(e.src, "")), fam.get(device_of.get(e.dst, ""))
+        if a != b:
+            graphs -= {a, b}
+    undo: dict[str, float] = {}
+    for key, cal in bound.items():
+        x, _, y = key.partition("->")
+        ms = cal.get("ms") if isinstance(cal, dict) else None
+        for root in graphs & {x, y}:
+            for m in (d for d, r in fam.items() if r == root):
+                undo[f"{m}->{y}" if x == root else f"{x}->{m}"] = -float(ms or 0.0)
+    if not any(undo.values()):
+        return problem
+    out = Problem.from_json(problem.to_json(), "shared prediction")
+    add_latency(out, undo)
+    return out
 
 
 class _FluidRun:

@@ -84,6 +84,24 @@ def test_a_remote_device_pays_the_host_transfers():
     assert shared_ms(p, g, place, order, "cpu", remote) == pytest.approx(6.0 + 0.5 + 0.5)
 
 
+def test_a_graph_kept_to_itself_pays_no_calibrated_boundary():
+    """A unit boundary calibrated at 0.25 ms on the host's links: a captured graph whose
+    only edges are the model's copies pays the link without it; a plan that feeds the
+    device from a CPU unit (no graph then) pays it."""
+    p, place, order = on_queues(1.0)
+    p.extra["queues"]["gpu"]["run_ms"] = 0.0
+    base = Link(latency=0.5, bandwidth=None)
+    for a, b in (("cpu", "gpu"), ("gpu", "cpu"), ("cpu", "gpu.q1"), ("gpu.q1", "cpu")):
+        p.comm[f"{a}->{b}"] = Link(latency=0.75, bandwidth=None)  # 0.5 + the boundary
+    p.extra["boundary"] = {k: {"ms": 0.25} for k in ("cpu->gpu", "gpu->cpu")}
+    g = graph_from_problem(p)
+    remote = {"gpu", "gpu.q1"}
+    assert shared_ms(p, g, place, order, "cpu", remote) == pytest.approx(6.0 + 2 * base.latency)
+    fed = {**place, "s": "cpu"}  # the source on the CPU feeds both chains
+    assert shared_ms(p, g, fed, order, "cpu", remote) == pytest.approx(1.0 + 0.75 + 6.0 + 0.75)
+    assert p.comm["cpu->gpu"].latency == 0.75  # the problem itself is left as it was
+
+
 def test_the_slowdown_grows_linearly_with_the_nodes_running():
     """Three chains of 3 x 2 ms on three of four queues measured 2.5x slower all four busy:
     with three running, each at 1 / (1 + 2 x 1.5 / 3) = 1/2 of full speed."""

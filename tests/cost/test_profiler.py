@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import numpy as np
 import pytest
@@ -87,11 +86,9 @@ def test_cache_hit_then_shape_change_invalidates(chain_model):
     dev = OrtTestDevice("a")
     profile(g, [dev], comm=False, **FAST)
     n_first = len(dev.prepared)
-    t0 = time.perf_counter()
     p2 = profile(g, [dev], comm=False, **FAST)
     assert len(dev.prepared) == n_first  # nothing measured again
     assert p2.extra["profile"]["measured"] == 0
-    assert time.perf_counter() - t0 < 2.0
     g2 = load(chain_model, {"x": (2, 4, 8, 8)})
     profile(g2, [dev], comm=False, **FAST)
     assert len(dev.prepared) > n_first  # new shapes: measured again

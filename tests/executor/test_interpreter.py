@@ -49,8 +49,9 @@ def test_devices_run_in_parallel_and_match_the_prediction():
         repeat=3,
         warmup=0,
     )
-    total = sum(n.cost["a"] for n in p.nodes)  # 64 ms of work on one device
-    assert rep.latency_ms["median"] < 0.8 * total
+    units = unit_events(rep)
+    on = {d: [e for e in units.values() if e.device == d] for d in ("a", "b")}
+    assert any(x.start < y.finish and y.start < x.finish for x in on["a"] for y in on["b"])
     assert rep.predicted_ms == pytest.approx(33.0)
     assert 0.9 * rep.predicted_ms <= rep.latency_ms["median"] <= 1.3 * rep.predicted_ms
     assert rep.devices == {"a": 4, "b": 2} and rep.units == 4

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -41,10 +40,9 @@ def problem() -> Problem:
 
 
 @pytest.mark.parametrize("algo", ALGOS)
-def test_real_profile_fast_and_valid(problem, algo):
-    t0 = time.perf_counter()
+def test_real_profile_valid(problem, algo):
+    """A valid plan on a real profile (solve times: benchmarks/schedulers.py)."""
     plan = schedule(problem, algo)
-    assert time.perf_counter() - t0 < 5.0
     assert len(plan.assignments) == len(problem.nodes)
     cost = problem.cost_matrix
     assert plan.makespan >= float(cost.min(axis=1).max())

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 from pathlib import Path
 
 import numpy as np
@@ -153,17 +152,13 @@ def test_compare_figure_shares_x():
     not NASNET.exists(),
     reason="HOPE phone profiles not found (shared/hope-profiles beside the repo)",
 )
-def test_nasnet_large_dag_under_one_second():
+def test_nasnet_large_dag_and_heatmap():
+    """Every one of the 1049 nodes drawn (how long it takes: benchmarks/figures.py)."""
     p = Problem.load(NASNET)
     assert len(p.nodes) == 1049
-    t0 = time.perf_counter()
     fig = dag_figure(p)
-    dt = time.perf_counter() - t0
-    assert dt < 1.0, f"dag_figure took {dt:.2f} s for 1049 nodes"
     assert len(fig.data) == 2 and len(fig.data[1].x) == 1049
-    t0 = time.perf_counter()
     h = heatmap_figure(p)
-    assert time.perf_counter() - t0 < 1.0
     assert len(h.data) == 2  # final_layer ops cannot run on the phone GPU
     assert any("final_layer/Mean" in t for t in h.data[1].text)
 

@@ -205,8 +205,8 @@ def gpu_rows(graph, feed, args, devs: dict) -> dict[str, Any]:
     gpu_only = with_queues(only_devices(prob, ["cl0"]), {"cl0": views}, latency, factor)
     mixed = with_queues(prob, {"cl0": views}, latency, factor)
     for label, problem in (("queues", gpu_only), ("queues+cpu", mixed)):
-        for algo in ALGOS:
-            row[f"{algo}/{label}"] = plan_row(graph, problem, algo, devs, feed, args)
+        for algo in ALGOS:  # end-to-end predictions from the problem with the host's links
+            row[f"{algo}/{label}"] = plan_row(graph, problem, algo, devs, feed, args, mixed)
     return row
 
 

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hetlab.devices.base import NodeTime, now
-from hetlab.devices.opencl.launcher import enqueue
+from hetlab.devices.opencl.launcher import enqueue, enqueue_each
 from hetlab.executor.trace import Event
 from hetlab.executor.units import UnitSpec, one_queue
 
@@ -231,23 +231,12 @@ class AotGroup:
     def _enqueue_launches(self, s: UnitSpec, waits: list[Any]) -> Any:
         """Enqueue the unit's launches; its last event. Profiling queues give every launch
         its event, to time it; otherwise only the last launch has one (``launcher``)."""
-        dev, cl = self.devs[s.device], self.cl
-        q, h = dev.queue, self.ex.units[s.index].handle
-        if not dev.record_node_times:
+        q, h = self.devs[s.device].queue, self.ex.units[s.index].handle
+        if not self.devs[s.device].record_node_times or not h.launches:
             self.launch_events[s.index] = []
-            return enqueue(cl, q, h.launches, waits)
-        events = []
-        for i, launch in enumerate(h.launches):
-            wait_for = waits if i == 0 and waits else None
-            events.append(
-                cl.enqueue_nd_range_kernel(
-                    q, launch.kernel, launch.gsize, launch.lsize, wait_for=wait_for
-                )
-            )
-        self.launch_events[s.index] = events
-        if events:
-            return events[-1]
-        return cl.enqueue_marker(q, wait_for=waits or None)
+            return enqueue(self.cl, q, h.launches, waits)
+        events = self.launch_events[s.index] = enqueue_each(self.cl, q, h.launches, waits)
+        return events[-1]
 
     def _read(self, s: UnitSpec, t: str) -> tuple[np.ndarray, Any]:
         buf = self.ex.units[s.index].handle.result(t)

@@ -118,7 +118,9 @@ class UnitBuilder:
             for t in dict.fromkeys(n.inputs + n.outer_inputs):
                 if t:
                     self.consumers.setdefault(t, []).append(n.id)
-        self.produced = [t for n in self.nodes for t in n.outputs if t]
+        self.producer = {t: n for n in self.nodes for t in n.outputs if t}
+        self.produced = list(self.producer)
+        self.position = {v: i for i, v in enumerate(self.node_ids)}
         gout = set(self.graph.outputs)
         self.outputs = [
             t

@@ -31,7 +31,7 @@ import numpy as np
 from hetlab.devices.base import Device, LazyNodeTimes, NodeTime, RunResult, Unit, now
 from hetlab.devices.opencl.builder import UnitBuilder
 from hetlab.devices.opencl.if_runner import prepare_composite
-from hetlab.devices.opencl.launcher import enqueue
+from hetlab.devices.opencl.launcher import enqueue, enqueue_each
 from hetlab.devices.opencl.ops import why_not
 from hetlab.devices.opencl.threads import Started, enabled, pin
 from hetlab.errors import HetlabError
@@ -316,7 +316,7 @@ class OpenCLDevice(Device):
         cl, q = self.cl, self.queue
         t0 = now()
         if self.record_node_times:  # an event per launch, to time each
-            events = [cl.enqueue_nd_range_kernel(q, L.kernel, L.gsize, L.lsize) for L in h.launches]
+            events = enqueue_each(cl, q, h.launches)
         else:
             events = []
             enqueue(cl, q, h.launches)

@@ -82,12 +82,11 @@ def plan_fusion(ub: Any) -> None:
 def _earlier(ub: Any, t: str, n: Node) -> bool:
     """Whether tensor ``t`` exists when ``n`` runs: made outside the unit, or written by a
     launch of a node before ``n`` (as its host's final output, not as a fused intermediate)."""
-    if t not in ub.produced:
+    prod = ub.producer.get(t)
+    if prod is None:
         return True
-    prod = next(m for m in ub.nodes if t in m.outputs)
     host = ub.fused.get(prod.id, prod.id)
-    pos = {v: i for i, v in enumerate(ub.node_ids)}
-    return pos[host] < pos[n.id] and ub.final.get(host) == t
+    return ub.position[host] < ub.position[n.id] and ub.final.get(host) == t
 
 
 def _sole_add(ub: Any, y: str) -> tuple[Node, str] | None:

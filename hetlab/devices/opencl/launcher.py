@@ -62,16 +62,27 @@ def _raw(launch: Any) -> tuple[int, int, Any, Any]:
     return raw
 
 
+def enqueue_each(
+    cl: Any, queue: Any, launches: Sequence[Any], wait_for: Sequence[Any] = ()
+) -> list[Any]:
+    """Enqueue ``launches`` in order on ``queue`` through pyopencl, the first waiting on
+    ``wait_for``; every launch's event (to time each, or where the C call is not found)."""
+    waits = list(wait_for) or None
+    return [
+        cl.enqueue_nd_range_kernel(
+            queue, L.kernel, L.gsize, L.lsize, wait_for=waits if i == 0 else None
+        )
+        for i, L in enumerate(launches)
+    ]
+
+
 def enqueue(cl: Any, queue: Any, launches: Sequence[Any], wait_for: Sequence[Any] = ()) -> Any:
     """Enqueue ``launches`` in order on ``queue``, the first waiting on ``wait_for``; the
     event of the last one (a marker's when there are none)."""
     fn = c_enqueue()
     if fn is None or not launches:
-        ev = None
-        for i, L in enumerate(launches):
-            waits = list(wait_for) if i == 0 and wait_for else None
-            ev = cl.enqueue_nd_range_kernel(queue, L.kernel, L.gsize, L.lsize, wait_for=waits)
-        return ev if ev is not None else cl.enqueue_marker(queue, wait_for=list(wait_for) or None)
+        events = enqueue_each(cl, queue, launches, wait_for)
+        return events[-1] if events else cl.enqueue_marker(queue, wait_for=list(wait_for) or None)
     qp, last = queue.int_ptr, len(launches) - 1
     waits = (ctypes.c_void_p * len(wait_for))(*[e.int_ptr for e in wait_for]) if wait_for else None
     event = ctypes.c_void_p()

@@ -103,6 +103,13 @@ def add_latency(problem: Problem, extra: dict[str, float]) -> Problem:
     return problem
 
 
+def without_latency(problem: Problem, ms: dict[str, float], source: str) -> Problem:
+    """A copy of ``problem`` with ``ms[a->b]`` taken off link ``a->b`` (a calibrated
+    boundary that a prediction prices some other way)."""
+    copy = Problem.from_json(problem.to_json(), source)
+    return add_latency(copy, {k: -v for k, v in ms.items()})
+
+
 def calibrate_boundaries(
     problem: Problem,
     graph: OpGraph,

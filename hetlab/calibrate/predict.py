@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
-from hetlab.calibrate.boundary import add_latency
+from hetlab.calibrate.boundary import without_latency
 from hetlab.cost.problem import PEdge, PNode, Problem
 from hetlab.executor.units import UnitSpec, build_units
 from hetlab.graph.ir import OpGraph
@@ -157,11 +157,11 @@ def host_serial(
     # pair that could not alternate keeps its probe's handoff (silero_vad split over cpu0 and
     # cpu1 measured 0.23-0.30 ms where dropping it predicted 0.145)
     cal = {
-        k: -v["ms"]
+        k: v["ms"]
         for k, v in problem.extra["boundary"].items()
         if isinstance(v, dict) and v.get("ms") and v.get("per_unit_ms") is not None
     }
-    p = add_latency(Problem.from_json(p.to_json(), "host-serial prediction"), cal)
+    p = without_latency(p, cal, "host-serial prediction")
     idx, dix, comm, preds = p.index, p.dev_index, p.comm_tensor, p.preds
     units = build_units(graph, device_of, order)
     whole = (

@@ -24,7 +24,7 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from hetlab.calibrate.boundary import add_latency
+from hetlab.calibrate.boundary import without_latency
 from hetlab.calibrate.predict import with_host_io
 from hetlab.cost.problem import Problem
 from hetlab.errors import HetlabError
@@ -98,12 +98,10 @@ def _graph_links(problem: Problem, device_of: Mapping[str, str]) -> Problem:
         ms = cal.get("ms") if isinstance(cal, dict) else None
         for root in graphs & {x, y}:
             for m in (d for d, r in fam.items() if r == root):
-                undo[f"{m}->{y}" if x == root else f"{x}->{m}"] = -float(ms or 0.0)
+                undo[f"{m}->{y}" if x == root else f"{x}->{m}"] = float(ms or 0.0)
     if not any(undo.values()):
         return problem
-    out = Problem.from_json(problem.to_json(), "shared prediction")
-    add_latency(out, undo)
-    return out
+    return without_latency(problem, undo, "shared prediction")
 
 
 class _FluidRun:

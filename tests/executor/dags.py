@@ -49,3 +49,19 @@ def inception_problem(
     return Problem.from_json(
         {"name": "inception", "devices": ["a", "b"], "nodes": nodes, "edges": edges}
     )
+
+
+def random_topo_order(g, rng):
+    """Any order of ``g``'s nodes that puts each after its predecessors (``rng``: a
+    ``random.Random``)."""
+    indeg = {n.id: len(g.preds(n.id)) for n in g.nodes}
+    ready = [v for v, d in indeg.items() if d == 0]
+    out = []
+    while ready:
+        v = ready.pop(rng.randrange(len(ready)))
+        out.append(v)
+        for w in g.succs(v):
+            indeg[w] -= 1
+            if indeg[w] == 0:
+                ready.append(w)
+    return out

@@ -10,6 +10,8 @@ written shows), and the outputs are compared with onnxruntime's.
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import pytest
 
@@ -18,6 +20,7 @@ from hetlab.executor.check import random_inputs, reference_outputs
 from hetlab.executor.launch_deps import issue_order, launch_waits
 from hetlab.graph import load
 from hetlab.zoo import path as zoo_path
+from tests.executor.dags import random_topo_order
 
 STREAMS = ("s0", "s1", "s2")
 
@@ -77,28 +80,13 @@ def test_any_order_the_waits_allow_computes_the_model(cl0, model, seed):
     assert_computes_the_model(cl0, unit, graph, model, seed)
 
 
-def random_topological_order(graph, rng) -> list[str]:
-    """A plan's order: any order of the nodes that puts each after its predecessors."""
-    indeg = {n.id: len(graph.preds(n.id)) for n in graph.nodes}
-    ready = [v for v, k in indeg.items() if k == 0]
-    order: list[str] = []
-    while ready:
-        v = ready.pop(int(rng.integers(len(ready))))
-        order.append(v)
-        for w in graph.succs(v):
-            indeg[w] -= 1
-            if indeg[w] == 0:
-                ready.append(w)
-    return order
-
-
 @pytest.mark.parametrize(("model", "seed"), [("squeezenet", 3), ("googlenet", 4)])
 def test_the_plans_order_issues_each_launch_after_what_it_reads(cl0, model, seed):
     """Launches issued in a plan's order (``issue_order``), each stream's in turn, compute
     the model; each wait names a launch issued before it."""
     graph = load(str(zoo_path(model)))
     rng = np.random.default_rng(seed)
-    order = random_topological_order(graph, rng)
+    order = random_topo_order(graph, random.Random(seed))
     stream_of = {n.id: STREAMS[rng.integers(len(STREAMS))] for n in graph.nodes}
     unit = cl0.prepare(graph, [n.id for n in graph.nodes])
     h = unit.handle

@@ -74,11 +74,15 @@ def test_a_graph_run_costs_its_calibrated_overhead_once():
     )
 
 
+def host_links(p: Problem, latency: float) -> None:
+    """Every link between the CPU and the GPU's two queues at ``latency`` ms."""
+    for a, b in (("cpu", "gpu"), ("gpu", "cpu"), ("cpu", "gpu.q1"), ("gpu.q1", "cpu")):
+        p.comm[f"{a}->{b}"] = Link(latency=latency, bandwidth=None)
+
+
 def test_a_remote_device_pays_the_host_transfers():
     p, place, order = on_queues(1.0)
-    link = Link(latency=0.5, bandwidth=None)
-    for a, b in (("cpu", "gpu"), ("gpu", "cpu"), ("cpu", "gpu.q1"), ("gpu.q1", "cpu")):
-        p.comm[f"{a}->{b}"] = link
+    host_links(p, 0.5)
     g = graph_from_problem(p)
     remote = {"gpu", "gpu.q1"}
     assert shared_ms(p, g, place, order, "cpu", remote) == pytest.approx(6.0 + 0.5 + 0.5)
@@ -90,13 +94,11 @@ def test_a_graph_kept_to_itself_pays_no_calibrated_boundary():
     device from a CPU unit (no graph then) pays it."""
     p, place, order = on_queues(1.0)
     p.extra["queues"]["gpu"]["run_ms"] = 0.0
-    base = Link(latency=0.5, bandwidth=None)
-    for a, b in (("cpu", "gpu"), ("gpu", "cpu"), ("cpu", "gpu.q1"), ("gpu.q1", "cpu")):
-        p.comm[f"{a}->{b}"] = Link(latency=0.75, bandwidth=None)  # 0.5 + the boundary
+    host_links(p, 0.75)  # 0.5 + the boundary
     p.extra["boundary"] = {k: {"ms": 0.25} for k in ("cpu->gpu", "gpu->cpu")}
     g = graph_from_problem(p)
     remote = {"gpu", "gpu.q1"}
-    assert shared_ms(p, g, place, order, "cpu", remote) == pytest.approx(6.0 + 2 * base.latency)
+    assert shared_ms(p, g, place, order, "cpu", remote) == pytest.approx(6.0 + 2 * 0.5)
     fed = {**place, "s": "cpu"}  # the source on the CPU feeds both chains
     assert shared_ms(p, g, fed, order, "cpu", remote) == pytest.approx(1.0 + 0.75 + 6.0 + 0.75)
     assert p.comm["cpu->gpu"].latency == 0.75  # the problem itself is left as it was

@@ -7,21 +7,7 @@ import pytest
 from hetlab.devices.replay import graph_from_problem
 from hetlab.errors import HetlabError
 from hetlab.executor.units import build_units, check_plan
-from tests.executor.dags import inception_problem, random_problem
-
-
-def random_topo_order(g, rng):
-    indeg = {n.id: len(g.preds(n.id)) for n in g.nodes}
-    ready = [v for v, d in indeg.items() if d == 0]
-    out = []
-    while ready:
-        v = ready.pop(rng.randrange(len(ready)))
-        out.append(v)
-        for w in g.succs(v):
-            indeg[w] -= 1
-            if indeg[w] == 0:
-                ready.append(w)
-    return out
+from tests.executor.dags import inception_problem, random_problem, random_topo_order
 
 
 @pytest.mark.parametrize("seed", range(12))

@@ -52,10 +52,15 @@ RECOMMENDED = "recommended"  # hetlab.calibrate.recommend: ilp+, greedy, heft or
 PARTS = ("ort", "torch", "cl0", "cl-queues", "cuda", RECOMMENDED, "cpu")
 
 
-def median_ms(fn, repeat: int, warmup_s: float = 0.5) -> float:
+def warm_up(fn, seconds: float = 0.5) -> None:
+    """Unmeasured runs of ``fn`` for ``seconds``."""
     t0 = time.perf_counter()
-    while time.perf_counter() - t0 < warmup_s:
+    while time.perf_counter() - t0 < seconds:
         fn()
+
+
+def median_ms(fn, repeat: int, warmup_s: float = 0.5) -> float:
+    warm_up(fn, warmup_s)
     times = []
     for _ in range(repeat):
         a = time.perf_counter()
@@ -84,7 +89,7 @@ def paired_ms(fns: dict[str, Any], rounds: int = 8, per_round: int = 15) -> dict
     plans differ, and rounds give each the same drift."""
     samples: dict[str, list[float]] = {k: [] for k in fns}
     for fn in fns.values():
-        median_ms(fn, 1)
+        warm_up(fn)
     for _ in range(rounds):
         for k, fn in fns.items():
             for _ in range(3):

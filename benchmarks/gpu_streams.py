@@ -56,7 +56,9 @@ def cuda_rows(graph, feed, args, devs: dict, plan_row) -> dict[str, Any]:
     queues = full.extra["queues"][CUDA]
     problem = only_devices(full, [CUDA, *views])
     alone = schedule(problem, f"single:{CUDA}")
-    io = io_prediction(full, graph, alone.device_of, alone.order, False, devs, alone.fused)
+    io = io_prediction(
+        full, graph, alone.device_of, alone.order, alone.sequential, devs, alone.fused
+    )
     row: dict[str, Any] = {
         CUDA: {
             "measured_ms": single.latency_ms["median"],

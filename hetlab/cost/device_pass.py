@@ -50,14 +50,15 @@ def measure_device(
         out[sec, s] = hit
         for _ in range(rounds):
             tick(f"{_label(d, graph, nodes)} (cached)")
-    state: dict[str, dict[str, Any]] = {}
+    state: dict[tuple[str, str], dict[str, Any]] = {}
     for r in range(rounds):
         for sec, s, nodes in todo:
-            st = state.setdefault(s, {"samples": []})
+            st = state.setdefault((sec, s), {"samples": []})
             if "error" not in st:
                 try:
                     if r == 0:
                         unit = d.prepare(graph, nodes)
+                        st["unit"] = unit  # a timer may hold only raw pointers into it
                         st["run"], st["timer"] = make_runner(
                             d, unit, values.get(unit.inputs), written(d, sec)
                         )
@@ -83,7 +84,7 @@ def measure_device(
                 )
                 store.put(sec, f"{s}|written" if written(d, sec) else s, res)
                 out[sec, s] = res if "median" in res else None
-                state.pop(s, None)
+                state.pop((sec, s), None)
             tick(_label(d, graph, nodes), r == rounds - 1)
     return out
 

@@ -234,7 +234,9 @@ class CudaDevice(Device):
         """A timer of ``unit`` as a plan's CUDA graph runs it (the profiler's timer here):
         its launches captured once into a graph; each call launches the graph, waits, and
         returns the seconds that took. Launched one by one from the host, each kernel would
-        also pay its host launch, which a captured plan does not."""
+        also pay its host launch, which a captured plan does not. The timer keeps the unit
+        and its input buffers alive: a graph replayed after they were freed would read
+        memory (weights, shape tables) that other allocations now own."""
         h = self._bound(unit, inputs)
         cp = self.cp
         with cp.cuda.Device(self.index):
@@ -247,13 +249,7 @@ class CudaDevice(Device):
             finally:
                 graph = stream.end_capture()
 
-        def once() -> float:
-            t0 = now()
-            graph.launch(stream=stream)
-            stream.synchronize()
-            return now() - t0
-
-        return once
+        return _GraphTimer(graph, stream, (unit, h, dict(inputs)))
 
     def _bound(self, unit: Unit, inputs: dict[str, Any]) -> Any:
         """The unit's handle with ``inputs`` bound to its input slots."""
@@ -277,6 +273,20 @@ class CudaDevice(Device):
 
     def close(self) -> None:
         self._modules.clear()
+
+
+class _GraphTimer:
+    """One launch of a captured graph, timed on the host. It holds what the graph points
+    into (the unit, its handle, its input buffers), which nothing else may keep alive."""
+
+    def __init__(self, graph: Any, stream: Any, holds: tuple[Any, ...]) -> None:
+        self.graph, self.stream, self.holds = graph, stream, holds
+
+    def __call__(self) -> float:
+        t0 = now()
+        self.graph.launch(stream=self.stream)
+        self.stream.synchronize()
+        return now() - t0
 
 
 def _node_times(cp: Any, h: Any, marks: list[Any], t0: float, t1: float) -> list[NodeTime]:

@@ -1,6 +1,10 @@
 """hetlab: profile, schedule and run one DL model across heterogeneous devices.
 
-Re-exports only; each name is imported lazily from its module.
+The public API: ``load`` a model, ``profile`` it on devices, ``schedule`` a plan,
+``recommend`` the plan hetlab would pick, ``run`` a plan for real; the CLI, the workbench,
+the notebooks and the benchmarks reach the library through these and the packages' own
+faces (``hetlab.devices``, ``hetlab.schedulers``, ...). Re-exports only; each name is
+imported lazily from its module.
 """
 
 from __future__ import annotations
@@ -8,13 +12,14 @@ from __future__ import annotations
 import importlib
 
 __version__ = "0.1.0"
-__all__ = ["Plan", "Problem", "Workbench", "load", "profile", "run", "schedule"]
+__all__ = ["Plan", "Problem", "Workbench", "load", "profile", "recommend", "run", "schedule"]
 
 _LAZY = {
     "load": "hetlab.graph",
     "profile": "hetlab.calibrate",
     "schedule": "hetlab.schedulers",
     "run": "hetlab.calibrate",
+    "recommend": "hetlab.calibrate",
     "Workbench": "hetlab.widgets",
     "Problem": "hetlab.cost.problem",
     "Plan": "hetlab.schedulers.plan",

@@ -24,6 +24,10 @@ COMMANDS = {
     "devices": ("hetlab.devices.cli", "list the devices of this machine (spec §5)"),
     "profile": ("hetlab.cost.cli", "profile a model on real devices into a problem (spec §2)"),
     "schedule": ("hetlab.schedulers.cli", "compute a plan for a problem (spec §4)"),
+    "recommend": (
+        "hetlab.calibrate.cli",
+        "the plan hetlab would pick, from the candidates timed on the devices (spec §4)",
+    ),
     "run": ("hetlab.executor.cli", "run a model for real on one device or by a plan (spec §5)"),
     "stretch": ("hetlab.stretch.cli", "branch a sequential model for several devices (NN-Stretch)"),
     "sweep": ("hetlab.sweep", "sweep models x algorithms x parameters on Dask"),

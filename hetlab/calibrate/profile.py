@@ -4,7 +4,7 @@ run beside each other (``concurrency``), which only real runs of plans can measu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hetlab.calibrate.boundary import calibrate_boundaries
@@ -16,7 +16,7 @@ from hetlab.cost.problem import Problem
 from hetlab.cost.profiler import Job
 from hetlab.cost.queues import queues_pay, with_queues
 from hetlab.devices.base import Device, is_accelerator
-from hetlab.devices.platform import get
+from hetlab.devices.choice import select
 from hetlab.errors import HetlabError
 from hetlab.graph import load
 from hetlab.graph.ir import OpGraph
@@ -24,13 +24,19 @@ from hetlab.graph.ir import OpGraph
 
 def profile(
     graph: OpGraph | str,
-    devices: Sequence[Device | str],
+    devices: str | Sequence[Device | str],
     options: ProfileOptions | None = None,
+    *,
+    queues: Mapping[str, int] | None = None,
+    whole_cpu: str | None = None,
+    platform: Any = None,
     **overrides: Any,
 ) -> Problem:
-    """``cost.profiler.profile`` (same arguments; devices may be named, as ``hetlab
-    devices`` lists them) with ``executor_calibrations`` applied."""
-    devs = [get(d) if isinstance(d, str) else d for d in devices]
+    """``cost.profiler.profile`` (same arguments) with ``executor_calibrations`` applied.
+    ``devices`` may be named, as ``hetlab devices`` lists them (``"cpu0,cuda0"`` or a list);
+    ``queues`` (``{"cuda0": 4}``: the device as four queues, each of its views profiled
+    too), ``whole_cpu`` and ``platform`` are the platform options (``devices.choice``)."""
+    devs = select(devices, platform, queues, whole_cpu)
     graph = load(graph) if isinstance(graph, str) else graph
     views = [d for d in devs if getattr(d, "parent", None) is not None]
     measured = [d for d in devs if d not in views]

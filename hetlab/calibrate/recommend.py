@@ -21,10 +21,11 @@ from typing import Any
 
 from hetlab.calibrate.measured import measured_ms
 from hetlab.calibrate.predict import host_serial_ms
-from hetlab.calibrate.report import host_and_remote
+from hetlab.calibrate.report import host_and_remote, problem_devices, problem_graph
 from hetlab.cost.problem import Problem
 from hetlab.devices.base import Device
 from hetlab.errors import HetlabError
+from hetlab.graph import load
 from hetlab.graph.ir import OpGraph
 from hetlab.schedulers import schedule
 from hetlab.schedulers.plan import Plan
@@ -43,12 +44,13 @@ MEASURED_EXTRA = ("greedy", "heft")
 
 def recommend(
     problem: Problem,
-    graph: OpGraph,
-    devices: Sequence[Device] | Mapping[str, Device],
+    graph: OpGraph | str | None = None,
+    devices: Sequence[Device] | Mapping[str, Device] | None = None,
     algo: str = DEFAULT_ALGO,
     margin: float = MIXED_MARGIN,
     measure: int = 0,
     inputs: Mapping[str, Any] | None = None,
+    platform: Any = None,
     **params: Any,
 ) -> Plan:
     """The candidate plan of the smallest predicted time (see the module doc), a plan over
@@ -60,7 +62,15 @@ def recommend(
     choice (the same margin rule) is made on their times measured on ``devices``
     (``measured.measured_ms``: ``measure`` runs per round, on ``inputs`` or seeded random
     ones), kept in ``measured``; a candidate whose run fails has no time there and is not
-    chosen (its error is in ``measure_errors``)."""
+    chosen (its error is in ``measure_errors``).
+
+    ``graph``: the model (a loaded graph, a path or a zoo name), by default the file the
+    problem was profiled from; ``devices``: by default the problem's, found on this machine
+    (``problem_devices``, with ``platform``)."""
+    graph = problem_graph(problem) if graph is None else graph
+    graph = load(graph) if isinstance(graph, str) else graph
+    if devices is None:
+        devices = problem_devices(problem, platform)
     devmap = dict(devices) if isinstance(devices, Mapping) else {d.name: d for d in devices}
     candidates = _candidates(problem, algo, MEASURED_EXTRA if measure > 0 else (), params)
     predicted, basis = _predicted(problem, graph, devmap, candidates)

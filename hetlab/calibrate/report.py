@@ -16,7 +16,7 @@ from typing import Any
 from hetlab.calibrate.predict import end_to_end_ms, host_serial_ms
 from hetlab.calibrate.shared import shared_ms
 from hetlab.devices.base import Device, is_accelerator
-from hetlab.devices.platform import devices as platform_devices
+from hetlab.devices.choice import implied_queues, platform_devices
 from hetlab.errors import HetlabError
 from hetlab.executor.api import RunReport, placement
 from hetlab.executor.api import run as execute
@@ -26,14 +26,73 @@ from hetlab.graph.ir import OpGraph
 
 def run(graph: OpGraph | str, plan: Any, devices: Any = None, **kw: Any) -> RunReport:
     """``hetlab.executor.run`` with ``with_predictions`` applied when ``problem`` is given
-    (the model is loaded and the devices found once, for both)."""
+    (the model is loaded and the devices found once, for both). ``devices`` defaults to
+    this machine's, with the queues that the plan's device names need and the whole CPU
+    where the problem has one (``plan_devices``)."""
     graph = load(str(graph)) if isinstance(graph, (str, Path)) else graph
-    devices = platform_devices() if devices is None else devices
+    devices = plan_devices(plan, kw.get("problem")) if devices is None else devices
     report = execute(graph, plan, devices, **kw)
     problem = kw.get("problem")
     if problem is not None:
         with_predictions(report, graph, plan, devices, problem)
     return report
+
+
+def plan_devices(
+    plan: Any,
+    problem: Any = None,
+    platform: Any = None,
+    queues: Mapping[str, int] | None = None,
+    whole_cpu: str | None = None,
+) -> list[Device]:
+    """This machine's devices as ``plan`` needs them: the queue views it names (``cuda0.q2``)
+    and the whole-CPU device of ``problem``'s exclusive sets, besides the options given."""
+    names = set(getattr(plan, "devices", None) or ())
+    if isinstance(plan, str):
+        names.add(plan)
+    elif isinstance(plan, Mapping):
+        names.update(str(v) for v in plan.values())
+    elif hasattr(plan, "device_of"):
+        names.update(plan.device_of.values())
+    names.update(getattr(problem, "devices", ()))
+    need = implied_queues(names)
+    for dev, n in (queues or {}).items():
+        need[dev] = max(n, need.get(dev, 1))
+    return platform_devices(platform, need, whole_cpu or _whole_cpu(problem))
+
+
+def problem_devices(problem: Any, platform: Any = None) -> list[Device]:
+    """The devices ``problem`` names, found on this machine (``plan_devices``); one clear
+    line for a device that is not here."""
+    have = {d.name: d for d in plan_devices(None, problem, platform)}
+    missing = [d for d in problem.devices if d not in have]
+    if missing:
+        raise HetlabError(
+            f"the profile names {missing[0]!r}, which is not a device here "
+            f"({', '.join(have)}); profile this machine, or pass a platform that names it"
+        )
+    return [have[d] for d in problem.devices]
+
+
+def problem_graph(problem: Any) -> OpGraph:
+    """The model ``problem`` was profiled from, with its input shapes."""
+    model = problem.extra.get("model") or {}
+    path = model.get("path")
+    if not path or not Path(path).exists():
+        raise HetlabError(
+            f"the profile does not name a model file that exists here ({path!r}); "
+            "pass the model too"
+        )
+    shapes = {k: tuple(v) for k, v in (model.get("input_shapes") or {}).items()}
+    return load(str(path), shapes)
+
+
+def _whole_cpu(problem: Any) -> str | None:
+    """The whole-CPU device of ``problem``'s exclusive sets (spec §2), if it has one."""
+    for s in (problem.extra.get("exclusive") or []) if problem is not None else []:
+        if len(s) == 1:
+            return s[0]
+    return None
 
 
 def with_predictions(
@@ -43,7 +102,7 @@ def with_predictions(
     if isinstance(graph, str):
         graph = load(graph)
     if devices is None:
-        devices = platform_devices()
+        devices = plan_devices(plan, problem)
     devmap = dict(devices) if isinstance(devices, Mapping) else {d.name: d for d in devices}
     device_of, order, sequential, _ = placement(graph, plan, devmap)
     fused = getattr(plan, "fused", ())

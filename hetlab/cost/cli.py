@@ -1,17 +1,20 @@
-"""``hetlab profile MODEL --devices a,b [--shape ...] [--repeat N] [--groups] --out PROBLEM.json``
-(spec §2): measure a model on real devices and write the problem atomically."""
+"""``hetlab profile MODEL --devices a,b [--queues DEV=N] [--shape ...] [--repeat N] [--groups]
+--out PROBLEM.json`` (spec §2): measure a model on real devices and write the problem
+atomically."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from hetlab.errors import HetlabError
 
 
 def configure(p: argparse.ArgumentParser) -> None:
     from hetlab.cost.options import ProfileOptions
+    from hetlab.devices.cli import add_platform_args
     from hetlab.graph.cli import add_input_arg, add_shape_arg
 
     o = ProfileOptions()  # the one source of the defaults
@@ -80,40 +83,40 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--no-cache", action="store_true", help="measure everything again, cache nothing"
     )
-    p.add_argument(
-        "--platform", metavar="FILE", help="platform file naming the devices (TOML or JSON)"
-    )
+    add_platform_args(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument(
         "--out", required=True, metavar="PROBLEM.json", help="where to write the problem"
     )
 
 
-def select_devices(names: str, platform: str | None) -> list[Any]:
-    """The named devices of this machine; an unknown name is one line listing them all."""
-    wanted = [n.strip() for n in names.split(",") if n.strip()]
-    if not wanted:
-        raise HetlabError(
-            "--devices names no device; e.g. --devices cpu0,cl0 (see 'hetlab devices')"
-        )
+@contextmanager
+def progress_bar(name: str, quiet: bool = False) -> Iterator[Callable[..., None] | None]:
+    """A profile's progress callback drawing a bar on stderr (None when ``quiet``); the bar
+    is closed however the profile ends."""
+    if quiet:
+        yield None
+        return
+    from tqdm.auto import tqdm  # lazy: the parser is built at every start
+
+    bar = tqdm(total=0, desc=f"profile {name}", unit="op", file=sys.stderr, leave=False)
+
+    def progress(done: int, total: int, msg: str) -> None:
+        bar.total = total
+        bar.set_postfix_str(msg[:40], refresh=False)
+        bar.update(done - bar.n)  # redraws at most every mininterval
+
     try:
-        from hetlab.devices.platform import devices
-    except ImportError:
-        raise HetlabError(
-            "this build has no device platform yet (hetlab.devices.platform)"
-        ) from None
-    have = {d.name: d for d in devices(platform)}
-    for n in wanted:
-        if n not in have:
-            raise HetlabError(f"unknown device {n!r}; devices here: {', '.join(have) or 'none'}")
-    if len(set(wanted)) != len(wanted):
-        raise HetlabError(f"--devices names a device twice: {','.join(wanted)}")
-    return [have[n] for n in wanted]
+        yield progress
+    finally:
+        bar.close()
 
 
 def main(args: argparse.Namespace) -> int:
     from hetlab.calibrate import profile
     from hetlab.cost.groups import DEFAULT_PATTERNS, parse_patterns
+    from hetlab.devices import select
+    from hetlab.devices.cli import platform_options
     from hetlab.fileio import atomic_write_json
     from hetlab.graph.onnx_io import load
     from hetlab.graph.shapes import parse_input_args, parse_shape_args
@@ -124,21 +127,9 @@ def main(args: argparse.Namespace) -> int:
         raise HetlabError("--warmup must be >= 0, --seconds > 0 and --rounds >= 1")
     patterns = parse_patterns(args.pattern) if args.pattern else list(DEFAULT_PATTERNS)
     shapes, values = parse_shape_args(args.shape), parse_input_args(args.input)
-    devs = select_devices(args.devices, args.platform)
+    devs = select(args.devices, **platform_options(args))
     graph = load(args.model, shapes, values)
-    bar = None
-    progress = None
-    if not args.quiet:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=0, desc=f"profile {graph.name}", unit="op", file=sys.stderr, leave=False)
-
-        def progress(done: int, total: int, msg: str) -> None:
-            bar.total = total
-            bar.set_postfix_str(msg[:40], refresh=False)
-            bar.update(done - bar.n)  # redraws at most every mininterval
-
-    try:
+    with progress_bar(graph.name, args.quiet) as progress:
         p = profile(
             graph,
             devs,
@@ -154,9 +145,6 @@ def main(args: argparse.Namespace) -> int:
             cache=not args.no_cache,
             comm=not args.no_comm,
         )
-    finally:
-        if bar is not None:
-            bar.close()
     atomic_write_json(args.out, p.to_json())
     prof = p.extra.get("profile", {})
     print(

@@ -1,13 +1,33 @@
-"""Devices: the interface (``base``), onnxruntime CPU groups, OpenCL, the platform; ``replay``
-replays a problem's costs (a profile measured elsewhere, and the tests)."""
+"""Devices: the interface (``base``), onnxruntime CPU groups, OpenCL, CUDA, the platform and
+the choice of devices by name with its options (``select``); ``replay`` replays a problem's
+costs (a profile measured elsewhere, and the tests)."""
 
 from __future__ import annotations
 
 import importlib
 
-__all__ = ["OrtCpuDevice", "devices", "first_cpu", "get"]
+__all__ = [
+    "Device",
+    "OrtCpuDevice",
+    "default_groups",
+    "devices",
+    "first_cpu",
+    "get",
+    "implied_queues",
+    "is_accelerator",
+    "parse_queues",
+    "platform_devices",
+    "select",
+]
 
 _LAZY = {
+    "Device": "hetlab.devices.base",
+    "is_accelerator": "hetlab.devices.base",
+    "default_groups": "hetlab.devices.platform",
+    "select": "hetlab.devices.choice",
+    "platform_devices": "hetlab.devices.choice",
+    "parse_queues": "hetlab.devices.choice",
+    "implied_queues": "hetlab.devices.choice",
     "devices": "hetlab.devices.platform",
     "get": "hetlab.devices.platform",
     "first_cpu": "hetlab.devices.platform",

@@ -1,19 +1,53 @@
-"""``hetlab devices [--json] [--platform FILE]`` (spec §5): the devices of this machine."""
+"""``hetlab devices [--json] [--platform FILE] [--queues DEVICE=N] [--whole-cpu NAME]`` (spec
+§5): the devices of this machine; and the platform flags every command that finds devices
+takes."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the spec §5 JSON list")
+    add_platform_args(p)
+
+
+def add_platform_args(p: argparse.ArgumentParser) -> None:
+    """``--platform``, ``--queues`` and ``--whole-cpu``: the platform options of every
+    command that finds devices (``platform_options`` reads them back)."""
     p.add_argument(
         "--platform",
         metavar="FILE",
-        help="TOML/JSON file naming CPU core groups and OpenCL devices",
+        help="TOML/JSON file naming CPU core groups, OpenCL and CUDA devices",
     )
+    p.add_argument(
+        "--queues",
+        action="append",
+        default=[],
+        metavar="DEVICE=N",
+        help="run DEVICE as N queues (CUDA streams, OpenCL queues), named DEVICE, DEVICE.q1 ...; "
+        "repeatable or comma-separated, e.g. --queues cuda0=4",
+    )
+    p.add_argument(
+        "--whole-cpu",
+        metavar="NAME",
+        help="also offer the CPU groups' cores as one device NAME (e.g. cpu), the alternative "
+        "to the groups",
+    )
+
+
+def platform_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``{"platform", "queues", "whole_cpu"}`` from ``add_platform_args``' flags."""
+    from hetlab.devices.choice import parse_queues  # lazy: the parser is built at every start
+
+    return {
+        "platform": args.platform,
+        "queues": parse_queues(args.queues),
+        "whole_cpu": args.whole_cpu,
+    }
 
 
 def describe(info: dict[str, Any]) -> str:
@@ -51,9 +85,10 @@ def _ranges(cores: list[int]) -> str:
 
 def main(args: argparse.Namespace) -> int:
     # lazy: building the command-line parser imports this module; the run needs these
-    from hetlab.devices.platform import devices
+    from hetlab.devices.choice import platform_devices
+    from hetlab.devices.cuda.runtime import why_no_cuda
 
-    infos = [d.info() for d in devices(args.platform)]
+    infos = [d.info() for d in platform_devices(**platform_options(args))]
     if args.json:
         print(json.dumps(infos, indent=1, default=str))
         return 0
@@ -61,4 +96,7 @@ def main(args: argparse.Namespace) -> int:
     k = max(len(i["kind"]) for i in infos)
     for i in infos:
         print(f"{i['name']:<{w}}  {i['kind']:<{k}}  {describe(i)}")
+    why = None if any(i["kind"] == "cuda" for i in infos) else why_no_cuda()
+    if why:
+        print(f"note: {why}", file=sys.stderr)
     return 0

@@ -285,17 +285,18 @@ def _selected(found: list[Device], section: dict[str, Any]) -> list[Device]:
 
 def devices(platform: str | os.PathLike | dict | None = None) -> list[Device]:
     """The devices of this machine (CPU groups, OpenCL, then CUDA), per ``platform`` if given
-    (a file path or an already parsed document). Cached per platform file and mtime, so
-    the sessions a device has built are reused by later runs."""
+    (a file path or an already parsed document). Cached per platform file and mtime (a
+    document by its content), so the sessions a device has built are reused by later runs."""
     if platform is None:
         key: Any = None
         conf: dict[str, Any] = {"cpu": None, "opencl": {"names": {}}, "cuda": {"names": {}}}
     elif isinstance(platform, dict):
-        key, conf = False, validate_platform(platform)
+        conf = validate_platform(platform)
+        key = ("document", json.dumps(platform, sort_keys=True), tuple(available_cores()))
     else:
         conf = read_platform(platform)
         key = (str(Path(platform).resolve()), Path(platform).stat().st_mtime_ns)
-    if key is not False and key in _CACHE:
+    if key in _CACHE:
         return list(_CACHE[key])
 
     cl, cu = conf["opencl"], conf.get("cuda", {"names": {}})
@@ -319,8 +320,7 @@ def devices(platform: str | os.PathLike | dict | None = None) -> list[Device]:
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise HetlabError(f"two devices are named {dup[0]!r}; rename one in the platform file")
-    if key is not False:
-        _CACHE[key] = list(out)
+    _CACHE[key] = list(out)
     return out
 
 

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from hetlab.devices.base import is_accelerator, unsupported_summary
+from hetlab.devices.cli import add_platform_args
 from hetlab.errors import HetlabError
 from hetlab.executor.api import placement
 from hetlab.executor.check import load_inputs, reference_spread
@@ -50,11 +51,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     )
     add_input_arg(p)
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
-    p.add_argument(
-        "--platform",
-        metavar="FILE",
-        help="TOML/JSON file naming CPU core groups and OpenCL devices",
-    )
+    add_platform_args(p)
     p.add_argument(
         "--profile",
         metavar="PROBLEM.json",
@@ -100,7 +97,8 @@ def _add_adaptive_args(p: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     # lazy: building the command-line parser imports this module; the run needs these
     from hetlab.calibrate import run  # the run, and the calibrated predictions of --profile
-    from hetlab.devices.platform import devices
+    from hetlab.calibrate.report import plan_devices
+    from hetlab.devices.cli import platform_options
     from hetlab.graph.onnx_io import load
     from hetlab.graph.shapes import parse_input_args, parse_shape_args
 
@@ -126,7 +124,7 @@ def main(args: argparse.Namespace) -> int:
         from hetlab.cost.problem import Problem
 
         problem = Problem.load(args.profile)
-    devs = devices(args.platform)
+    devs = plan_devices(plan if args.plan else args.device, problem, **platform_options(args))
     if args.device:
         names = [d.name for d in devs]
         if args.device not in names:

@@ -3,23 +3,22 @@
 from __future__ import annotations
 
 import json
-import sys
-import types
 
 import pytest
 from cost_helpers import OrtTestDevice
 
 from hetlab.cli import main
 from hetlab.cost.problem import Problem
+from hetlab.devices import platform as machine
 
 
 @pytest.fixture
 def fake_platform(monkeypatch):
-    mod = types.ModuleType("hetlab.devices.platform")
     devs = [OrtTestDevice("t0"), OrtTestDevice("t1", refuse=["Sigmoid"], tag="1")]
-    mod.devices = lambda platform=None: list(devs)
-    mod.get = lambda name, platform=None: next(d for d in devs if d.name == name)
-    monkeypatch.setitem(sys.modules, "hetlab.devices.platform", mod)
+    monkeypatch.setattr(machine, "devices", lambda platform=None: list(devs))
+    monkeypatch.setattr(
+        machine, "get", lambda name, platform=None: next(d for d in devs if d.name == name)
+    )
     return devs
 
 

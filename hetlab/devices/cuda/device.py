@@ -24,24 +24,13 @@ from typing import Any
 import numpy as np
 
 from hetlab.devices.base import Device, LazyNodeTimes, NodeTime, RunResult, Unit, now
+from hetlab.devices.cuda.runtime import cupy_module
 from hetlab.devices.cuda.source import options_to_nvrtc, to_cuda
 from hetlab.devices.opencl.builder import UnitBuilder
 from hetlab.devices.opencl.device import KERNEL_DIR, CLBuffer
 from hetlab.devices.opencl.ops import why_not
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
-
-
-def cupy_module() -> Any:
-    """CuPy, or a HetlabError that says how to get it."""
-    try:
-        # lazy: CuPy is optional (the ``cuda`` extra) and slow to import
-        import cupy
-    except (ImportError, OSError) as e:
-        raise HetlabError(
-            f"CuPy is not importable ({e}); install hetlab[cuda] to use CUDA"
-        ) from None
-    return cupy
 
 
 class CudaKernel:

@@ -1,0 +1,135 @@
+"""``hetlab recommend MODEL --devices A,B [--queues DEV=N] [--profile P.json] --out PLAN.json``
+(spec §4): the plan hetlab would pick. It profiles the model (or reads ``--profile``),
+computes the candidate plans, times them on the devices in interleaved rounds
+(``hetlab.recommend`` with ``measure``), writes the chosen one as a plan and prints a table
+of the candidates: predicted, measured, their ratio, and the error against onnxruntime.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from hetlab.errors import HetlabError
+
+DEFAULT_MEASURE = 10  # runs per round and candidate (the rounds: ``measured.ROUNDS``)
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    from hetlab.calibrate.recommend import DEFAULT_ALGO, MIXED_MARGIN
+    from hetlab.devices.cli import add_platform_args
+    from hetlab.graph.cli import add_input_arg, add_shape_arg
+
+    p.add_argument("model", help="an .onnx file or a zoo model name (see `hetlab zoo`)")
+    p.add_argument(
+        "--devices",
+        metavar="A,B",
+        help="devices to profile (see `hetlab devices`); not needed with --profile",
+    )
+    add_platform_args(p)
+    add_shape_arg(p)
+    add_input_arg(p)
+    p.add_argument(
+        "--profile", metavar="PROBLEM.json", help="a profile from `hetlab profile` to start from"
+    )
+    p.add_argument(
+        "--save-profile", metavar="PROBLEM.json", help="also write the profile made here"
+    )
+    p.add_argument(
+        "--algo", default=DEFAULT_ALGO, help=f"the scheduler's candidate (default {DEFAULT_ALGO})"
+    )
+    p.add_argument(
+        "--measure",
+        type=int,
+        default=DEFAULT_MEASURE,
+        metavar="N",
+        help=f"runs per round and candidate (default {DEFAULT_MEASURE}; 0: choose by the "
+        "prediction alone, running nothing)",
+    )
+    p.add_argument(
+        "--margin",
+        type=float,
+        default=MIXED_MARGIN,
+        help=f"how much faster a plan over several devices must be than the best one-device "
+        f"plan (default {MIXED_MARGIN})",
+    )
+    p.add_argument("--out", required=True, metavar="PLAN.json", help="where to write the plan")
+    p.add_argument("--json", action="store_true", help="print the candidates as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def main(args: argparse.Namespace) -> int:
+    from hetlab.calibrate import recommend
+    from hetlab.calibrate.report import problem_devices
+    from hetlab.cost.problem import Problem
+    from hetlab.devices.cli import platform_options
+    from hetlab.executor.check import load_inputs
+    from hetlab.fileio import atomic_write_json
+    from hetlab.graph.onnx_io import load
+    from hetlab.graph.shapes import parse_input_args, parse_shape_args
+
+    if args.measure < 0 or not 0 <= args.margin < 1:
+        raise HetlabError("--measure must be 0 or more and --margin in [0, 1)")
+    if not args.profile and not args.devices:
+        raise HetlabError("name the devices to profile (--devices cpu0,cl0) or give --profile")
+    given = parse_input_args(args.input)
+    graph = load(args.model, parse_shape_args(args.shape), given)
+    options = platform_options(args)
+    problem = Problem.load(args.profile) if args.profile else _profiled(args, graph, options, given)
+    devs = problem_devices(problem, options["platform"])
+    feed = load_inputs(graph, given, 0) if args.measure else None
+    plan = recommend(
+        problem, graph, devs, algo=args.algo, margin=args.margin, measure=args.measure, inputs=feed
+    )
+    atomic_write_json(args.out, plan.to_json())
+    rec = plan.extra["recommended"]
+    if args.json:
+        json.dump(rec, sys.stdout, default=str)
+        sys.stdout.write("\n")
+    else:
+        print(format_candidates(rec))
+        print(f"recommended {rec['chosen']} -> {args.out}")
+    return 0
+
+
+def _profiled(args: argparse.Namespace, graph: Any, options: dict, given: dict) -> Any:
+    """The model profiled on ``--devices`` with the default options (and a progress bar)."""
+    from hetlab.calibrate import profile
+    from hetlab.cost.cli import progress_bar
+    from hetlab.devices import select
+    from hetlab.fileio import atomic_write_json
+
+    devs = select(args.devices, **options)  # a bad name fails before any bar is drawn
+    with progress_bar(graph.name, args.quiet) as progress:
+        problem = profile(graph, devs, inputs=given, progress=progress)
+    if args.save_profile:
+        atomic_write_json(args.save_profile, problem.to_json())
+    return problem
+
+
+def format_candidates(rec: dict[str, Any]) -> str:
+    """The candidates as a table: predicted and measured ms, measured / predicted, and the
+    error against plain onnxruntime; the chosen one marked."""
+    predicted, measured = rec.get("predicted", {}), rec.get("measured") or {}
+    errors, rel = rec.get("measure_errors", {}), rec.get("max_rel_err", {})
+    names = sorted(predicted, key=lambda n: (measured.get(n) is None, measured.get(n) or 0, n))
+    w = max(len(n) for n in names) + 2
+    lines = [f"{'candidate':<{w}}{'predicted':>11}{'measured':>11}{'ratio':>8}{'max_rel_err':>13}"]
+    for n in names:
+        p, m = predicted.get(n), measured.get(n)
+        ratio = f"{m / p:.2f}" if m and p else "-"
+        err = f"{rel[n]:.1e}" if n in rel else "-"
+        mark = " *" if n == rec.get("chosen") else ""
+        ms = f"{m:.3f}" if m is not None else ("failed" if n in errors else "-")
+        lines.append(f"{n:<{w}}{_ms(p):>11}{ms:>11}{ratio:>8}{err:>13}{mark}")
+    basis = rec.get("basis")
+    lines.append(f"(ms; chosen by {basis}, margin {rec.get('margin')}; * marks the plan written)")
+    for n, e in errors.items():
+        lines.append(f"{n} failed: {e}")
+    return "\n".join(lines)
+
+
+def _ms(v: float | None) -> str:
+    return "-" if v is None else f"{v:.3f}"

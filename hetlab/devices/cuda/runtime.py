@@ -1,0 +1,58 @@
+"""CuPy and the NVIDIA driver: importing CuPy with one clear error, and saying why no CUDA
+device is listed where the machine has an NVIDIA driver."""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+from hetlab.errors import HetlabError
+
+
+def cupy_module() -> Any:
+    """CuPy, or a HetlabError that says how to get it."""
+    try:
+        # lazy: CuPy is optional (the ``cuda`` extra) and slow to import
+        import cupy
+    except (ImportError, OSError) as e:
+        raise HetlabError(
+            f"CuPy is not importable ({e}); install hetlab[cuda] to use CUDA"
+        ) from None
+    return cupy
+
+
+CUDA_EXTRAS = {12: "cuda12", 13: "cuda13"}  # CUDA major version -> hetlab's extra
+
+
+def why_no_cuda() -> str | None:
+    """Why no CUDA device is listed although this machine has an NVIDIA driver (CuPy
+    missing, or built for another CUDA than the driver's), with the extra to install; None
+    where CUDA devices are found or no NVIDIA driver is here."""
+    driver = _driver_cuda_major()
+    if driver is None:
+        return None
+    extra = CUDA_EXTRAS.get(driver, f"cuda{driver}")
+    hint = f"pip install 'hetlab[{extra}]' (the driver runs CUDA {driver})"
+    try:
+        import cupy  # lazy: optional, slow to import
+    except (ImportError, OSError) as e:
+        return f"no CUDA devices: CuPy is not importable ({str(e)[:120]}); {hint}"
+    try:
+        if cupy.cuda.runtime.getDeviceCount() > 0:
+            return None
+        return "no CUDA devices: CuPy finds no GPU"
+    except Exception as e:  # noqa: BLE001 - the runtime's own words say what is wrong
+        return f"no CUDA devices: CuPy {cupy.__version__} fails ({str(e)[:120]}); {hint}"
+
+
+def _driver_cuda_major() -> int | None:
+    """The CUDA major version the NVIDIA driver supports (libcuda's cuDriverGetVersion);
+    None without a driver."""
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+        version = ctypes.c_int()
+        if lib.cuDriverGetVersion(ctypes.byref(version)) != 0:
+            return None
+    except OSError:
+        return None
+    return version.value // 1000

@@ -42,7 +42,16 @@ class Controls:
         self.model_status = _status()
 
         self.device_select = W.SelectMultiple(
-            options=[], description="devices", rows=3, layout=W.Layout(width="320px")
+            options=[], description="devices", rows=4, layout=W.Layout(width="320px")
+        )
+        self.queue_count = W.BoundedIntText(
+            value=1,
+            min=1,
+            max=8,
+            description="queues per GPU",
+            tooltip="each GPU as this many queues (CUDA streams, OpenCL queues): cuda0, cuda0.q1 ...",
+            style={"description_width": "initial"},
+            layout=W.Layout(width="160px"),
         )
         self.profile_button = W.Button(description="Profile", icon="stopwatch", button_style="info")
         self.progress = W.IntProgress(
@@ -73,6 +82,13 @@ class Controls:
         self.ilp_info = W.HTML()
         self.compared_info = W.HTML()
         self.solve_status = _status()
+        self.recommend_button = W.Button(
+            description="Recommend",
+            icon="trophy",
+            tooltip="time the candidate plans (the scheduler's, greedy, heft, each device alone) "
+            "on the devices, or on the replay, and keep the fastest",
+        )
+        self.recommend_info = W.HTML()
         self.whatif_banner = W.HTML()
 
     def _run_and_files(self) -> None:

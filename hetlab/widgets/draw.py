@@ -31,7 +31,14 @@ def layout(wb: Any) -> list[W.Widget]:
         W.HBox(
             [
                 c.device_select,
-                W.VBox([c.profile_button, W.HBox([c.progress, c.cancel_button]), c.progress_text]),
+                W.VBox(
+                    [
+                        c.queue_count,
+                        c.profile_button,
+                        W.HBox([c.progress, c.cancel_button]),
+                        c.progress_text,
+                    ]
+                ),
             ]
         ),
         c.profile_status,
@@ -52,6 +59,8 @@ def layout(wb: Any) -> list[W.Widget]:
                 W.VBox([bx["greedy_fig"], c.compared_info], layout=half),
             ]
         ),
+        W.HBox([c.recommend_button, c.recommend_info]),
+        bx["rec_fig"],
         section("6 · run for real, or replay"),
         W.HBox([c.run_choice, c.run_where, c.repeat, c.run_button, c.trace_button]),
         c.run_status,

@@ -11,6 +11,7 @@ from hetlab.errors import HetlabError
 from hetlab.viz import gantt_figure
 from hetlab.widgets import draw
 from hetlab.widgets.controls import disable, say
+from hetlab.widgets.recommending import RECOMMENDED
 from hetlab.widgets.runs import REAL, REPLAY, REPLAY_NOTE, execute, summary, why_not_real
 from hetlab.widgets.tasks import Cancelled
 
@@ -103,6 +104,8 @@ class Running:
 
     # --- running ---------------------------------------------------------------------
     def chosen_plan(self) -> Any:
+        if self.run_choice.value == RECOMMENDED:
+            return self.rec_plan
         return self.ilp_plan if self.run_choice.value == "ILP" else self.greedy_plan
 
     def _real_reason(self) -> str | None:
@@ -126,7 +129,9 @@ class Running:
         return None
 
     def _update_run_state(self) -> None:
-        self.run_choice.options = ["ILP", self.algo_select.value]
+        extra = [RECOMMENDED] if self.rec_plan is not None else []
+        self.run_choice.options = ["ILP", self.algo_select.value, *extra]
+        self._update_recommend_state()
         reason = self.run_disabled_reason()
         disable(self.run_button, reason)
         if reason:

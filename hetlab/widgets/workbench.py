@@ -17,6 +17,7 @@ import ipywidgets as W
 import traitlets
 
 from hetlab.cost.problem import Problem
+from hetlab.devices import is_accelerator, is_queue_view, platform_devices
 from hetlab.devices.platform import devices as local_devices
 from hetlab.devices.platform import one_driver_per_gpu
 from hetlab.errors import HetlabError
@@ -29,6 +30,7 @@ from hetlab.widgets.figwidget import FigureSlot
 from hetlab.widgets.files import Files
 from hetlab.widgets.params import ParamPanel
 from hetlab.widgets.plans import PlanCache, problem_key
+from hetlab.widgets.recommending import Recommending
 from hetlab.widgets.running import Running
 from hetlab.widgets.shape_text import parse_shapes
 from hetlab.widgets.solving import SLOTS, Solving
@@ -36,10 +38,10 @@ from hetlab.widgets.tasks import Lanes
 from hetlab.widgets.whatif import WhatIf
 from hetlab.zoo import names as zoo_names
 
-FIGURES = ("dag_fig", "heat_fig", "ilp_fig", "greedy_fig", "run_fig")
+FIGURES = ("dag_fig", "heat_fig", "ilp_fig", "greedy_fig", "rec_fig", "run_fig")
 
 
-class Workbench(Solving, Files, Running, W.VBox):
+class Workbench(Solving, Recommending, Files, Running, W.VBox):
     """The JupyterLab workbench. ``model``: zoo name, .onnx path or ``OpGraph``; ``problem``:
     a ``Problem`` or a saved profile's path (explorable and replayable without its devices);
     ``plan``/``compare``: the two algorithms shown; ``devices``: the devices to profile and run
@@ -50,6 +52,7 @@ class Workbench(Solving, Files, Running, W.VBox):
     problem = traitlets.Any(None, allow_none=True)
     ilp_plan = traitlets.Any(None, allow_none=True)
     greedy_plan = traitlets.Any(None, allow_none=True)
+    rec_plan = traitlets.Any(None, allow_none=True)
     run_report = traitlets.Any(None, allow_none=True)
     run_error = traitlets.Any(None, allow_none=True)
 
@@ -94,6 +97,7 @@ class Workbench(Solving, Files, Running, W.VBox):
             self._wire()
             self._init_devices(devices)
             self.slots["run_fig"].message("press Run to measure the chosen plan, or replay it")
+            self._clear_recommendation()
             c.shape_text.value = shapes
             if isinstance(problem, (str, Path)):
                 self.load_profile(problem)
@@ -138,6 +142,8 @@ class Workbench(Solving, Files, Running, W.VBox):
         c.profile_button.on_click(lambda _: self._profile_clicked())
         c.cancel_button.on_click(lambda _: self.cancel())
         c.run_button.on_click(lambda _: self.run())
+        c.recommend_button.on_click(lambda _: self.recommend())
+        c.queue_count.observe(lambda _: self._queues_changed(), "value")
         c.trace_button.on_click(lambda _: self.export_trace())
         c.save_profile_button.on_click(lambda _: self.save_profile())
         c.load_profile_button.on_click(lambda _: self.load_profile())
@@ -155,6 +161,8 @@ class Workbench(Solving, Files, Running, W.VBox):
         """The devices to profile and run on: ``devices``, else this machine's (found in
         milliseconds, so the notebook can choose at once between profiling and a saved
         profile)."""
+        self._local = devices is None  # this machine's: the queue count can rebuild them
+        disable(self.queue_count, None if self._local else "the devices were given")
         try:
             self._set_devices(list(devices) if devices is not None else local_devices())
         except HetlabError as e:
@@ -170,6 +178,18 @@ class Workbench(Solving, Files, Running, W.VBox):
         say(self.profile_status, f"devices: {', '.join(names) or 'none found'}", "info")
         self._update_profile_state()
         self._update_run_state()
+
+    def _queues_changed(self) -> None:
+        """This machine's devices again, each GPU (each accelerator that is no queue view)
+        as ``queue_count`` queues, all of them selected."""
+        if not self._local:
+            return
+        n = int(self.queue_count.value)
+        roots = [d.name for d in self.devices if is_accelerator(d) and not is_queue_view(d.name)]
+        try:
+            self._set_devices(platform_devices(queues=dict.fromkeys(roots, n)))
+        except HetlabError as e:
+            say(self.profile_status, str(e), "error")
 
     def _on_idle(self) -> None:
         disable(self.cancel_button, "nothing runs in the background")
@@ -196,6 +216,7 @@ class Workbench(Solving, Files, Running, W.VBox):
             if p is not None and self.graph is not None and _ids(p) != _ids(self.graph):
                 self.graph = None  # a profile of another model: explore the profile alone
             draw.problem(self)
+            self._clear_recommendation()
             for panel in self._panels.values():
                 panel.resolve(p)
             self._default_run_where()

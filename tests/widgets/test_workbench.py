@@ -325,3 +325,29 @@ def test_auto_names_the_algorithms_own_choice_for_the_problem():
     k = defaults("greedy", wb.problem)["k"]
     assert wb.k_slider.value is None and wb.k_slider.auto.description == f"auto ({k})"
     assert wb.wait(60) and wb.greedy_plan.params["k"] == k
+
+
+def test_a_streams_profile_replays_a_row_per_stream_and_recommends_a_plan():
+    """A GPU run as streams (queue views of one device): the plans' Gantts have a row per
+    stream used, Recommend times the candidates on the replay, and Run can run its plan."""
+    from hetlab.cost.queues import with_queues
+
+    p = with_queues(tiny_problem(), {"gpu": ["gpu.q1", "gpu.q2"]}, 0.01, 1.1)
+    wb = Workbench(problem=p, devices=[], plan="ilp")
+    assert wb.wait()
+    assert wb.run_where.value == "replay"
+    assert "recommended" not in wb.run_choice.options
+    wb.recommend()
+    assert wb.wait()
+    rec = wb.rec_plan.extra["recommended"]
+    assert rec["basis"] == "measured" and rec["chosen"] in rec["measured"]
+    assert wb.slots["rec_fig"].fig is not None
+    assert rec["chosen"] in wb.recommend_info.value
+    rows = {a.device for a in wb.rec_plan.assignments}
+    assert set(wb.slots["rec_fig"].fig.data[0].y) >= rows  # one Gantt row per device used
+    wb.run_choice.value = "recommended"
+    wb.run()
+    assert wb.wait()
+    assert wb.run_report is not None and set(wb.run_report["devices"]) == rows
+    wb.problem = tiny_problem()  # a new profile drops the recommendation
+    assert wb.rec_plan is None and "recommended" not in wb.run_choice.options

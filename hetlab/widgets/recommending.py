@@ -1,0 +1,107 @@
+"""The workbench's recommendation: the candidate plans (the ILP slot's algorithm with its
+parameters, greedy, heft, each device alone) timed on this machine's devices or on the
+replay of the profile, the fastest kept (``hetlab.recommend`` with ``measure``). It has its
+own Gantt below the two compared plans and is a third choice of Run."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from hetlab.calibrate import recommend
+from hetlab.devices.replay import graph_from_problem, replay_devices
+from hetlab.schedulers.plan import Plan
+from hetlab.viz import gantt_figure
+from hetlab.widgets import draw
+from hetlab.widgets.controls import disable, say
+from hetlab.widgets.runs import REPLAY, REPLAY_NOTE
+
+RECOMMENDED = "recommended"
+MEASURE = 3  # runs per round and candidate (5 interleaved rounds)
+
+
+def recommend_plan(
+    problem: Any, graph: Any, devices: list[Any], replay: bool, algo: str, params: dict
+) -> Plan:
+    """``hetlab.recommend`` timed on ``devices`` (those the profile names) or, with
+    ``replay``, on fake devices that replay the profile's costs."""
+    if replay:
+        graph, devs = graph_from_problem(problem), replay_devices(problem)
+    else:
+        devs = [d for d in devices if d.name in set(problem.devices)]
+    kw = {k: v for k, v in params.items() if v is not None}
+    return recommend(problem, graph, devs, algo=algo, measure=MEASURE, **kw)
+
+
+def rec_info_html(plan: Plan | None, replay: bool) -> str:
+    """One line: the chosen candidate and each candidate's measured time."""
+    if plan is None:
+        return ""
+    rec = plan.extra.get("recommended", {})
+    times = rec.get("measured") or rec.get("predicted") or {}
+    shown = sorted((v, k) for k, v in times.items() if v is not None)
+    parts = [f"{escape(k)} {v:.3f}" for v, k in shown[:6]]
+    what = "replayed" if replay else "measured"
+    return (
+        f"<span style='font-size:12px'><b>{escape(str(rec.get('chosen')))}</b> is fastest "
+        f"{what} ({' · '.join(parts)} ms)</span>"
+    )
+
+
+class Recommending:
+    """Mixed into ``Workbench``: the Recommend button and its plan."""
+
+    problem: Any
+    graph: Any
+    devices: list[Any]
+    rec_plan: Any
+
+    def _recommend_reason(self) -> str | None:
+        if self.problem is None:
+            return "no profile: profile the model or load a saved profile"
+        if self.run_where.value != REPLAY and self._real_reason():
+            return self._real_reason()
+        return None
+
+    def recommend(self) -> None:
+        """Time the candidates in the background (see the module doc) and show the winner."""
+        reason = self._recommend_reason()
+        if reason:
+            say(self.solve_status, f"cannot recommend: {reason}", "warn")
+            return
+        replay = self.run_where.value == REPLAY
+        problem, graph, devices = self.problem, self.graph, list(self.devices)
+        algo, params = self.ilp_select.value, self._params("ilp_plan")
+        with self._ui:
+            where = "on the replay" if replay else "on this machine"
+            say(self.solve_status, f"recommend: timing the candidate plans {where}...")
+            self.tasks.submit(
+                "run",
+                lambda task: recommend_plan(problem, graph, devices, replay, algo, params),
+                lambda plan: self._recommended(plan, problem, replay),
+                lambda e: say(self.solve_status, f"recommend: {draw.error_text(e)}", "error"),
+            )
+            self._busy()
+
+    def _recommended(self, plan: Plan, problem: Any, replay: bool) -> None:
+        if problem is not self.problem:  # the profile changed meanwhile
+            return
+        self.rec_plan = plan
+        self.recommend_info.value = rec_info_html(plan, replay)
+        title = f"{draw.whatif_prefix(self)}{RECOMMENDED}: {plan.extra['recommended']['chosen']}"
+        g = gantt_figure(plan, self.problem, title=title, height=240)
+        if replay:
+            g.update_layout(title_text=f"{title} · {REPLAY_NOTE}")
+        g.update_layout(title_font_size=12)
+        self.slots["rec_fig"].show(g)
+        say(self.solve_status, f"recommend: {plan.extra['recommended']['chosen']}", "ok")
+        self._update_run_state()
+
+    def _clear_recommendation(self) -> None:
+        self.rec_plan = None
+        self.recommend_info.value = ""
+        self.slots["rec_fig"].message("press Recommend to time the candidate plans")
+        self._update_run_state()
+
+    def _update_recommend_state(self) -> None:
+        disable(self.recommend_button, self._recommend_reason())

@@ -2,7 +2,7 @@
 
 from hetlab.graph.ir import Edge, Node, OpGraph, Tensor
 
-__all__ = ["Edge", "Node", "OpGraph", "Tensor", "load"]
+__all__ = ["Edge", "Node", "OpGraph", "Tensor", "corpus_models", "load"]
 
 
 def load(model: str, shapes: dict[str, tuple[int, ...]] | None = None, values=None) -> OpGraph:
@@ -11,3 +11,11 @@ def load(model: str, shapes: dict[str, tuple[int, ...]] | None = None, values=No
     from hetlab.graph.onnx_io import load as _load
 
     return _load(model, shapes, values)
+
+
+def corpus_models() -> list:
+    """The corpus of real third-party models (``corpus.MODELS``): each knows its file in the
+    corpus cache (``path()``) and the CLI arguments it needs to run (``cli_args()``)."""
+    from hetlab.graph.corpus import MODELS
+
+    return list(MODELS)

@@ -31,7 +31,8 @@ from typing import Any
 from hetlab.fileio import atomic_write_json
 from hetlab.graph import corpus_models
 
-SUMMARY = re.compile(r"ERROR SUMMARY: (\d+) error")
+# memcheck ends with "ERROR SUMMARY: N errors", racecheck with "RACECHECK SUMMARY: ... (N errors"
+SUMMARY = re.compile(r"(?:ERROR SUMMARY: |RACECHECK SUMMARY: .*?\()(\d+) error")
 
 
 def hetlab(*args: str) -> list[str]:

@@ -33,20 +33,22 @@ from hetlab.schedulers.ranks import priority_order, upward_rank
 from hetlab.schedulers.timeline import GapTimeline, Timeline
 
 
-def list_schedule(problem: Problem, tl: Timeline) -> Decision:
-    """Place the nodes by decreasing rank_u, each on its earliest-finish device of ``tl``."""
+def heft_timeline(problem: Problem, insert: bool = True) -> Timeline:
+    """HEFT's placements: the nodes by decreasing rank_u, each on its earliest-finish device,
+    in an idle gap (``insert``) or after the last node there."""
+    tl = GapTimeline(problem) if insert else Timeline(problem)
     for v in priority_order(problem, upward_rank(problem)):
         tl.place(v, int(np.argmin(tl.eft(v))))
-    return tl.decision()
+    return tl
 
 
 @register("heft", "HEFT (Topcuoglu et al., 2002), insertion-based")
 def heft(problem: Problem, progress: Any = None) -> Decision:
     """Rank by rank_u, place each node on its earliest-finish device, gaps included."""
-    return list_schedule(problem, GapTimeline(problem))
+    return heft_timeline(problem).decision()
 
 
 @register("heft-append", "HEFT without insertion (each node after the last on its device)")
 def heft_append(problem: Problem, progress: Any = None) -> Decision:
     """Rank by rank_u, append each node on its earliest-finish device (no idle-gap search)."""
-    return list_schedule(problem, Timeline(problem))
+    return heft_timeline(problem, insert=False).decision()

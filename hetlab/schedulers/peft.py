@@ -29,11 +29,20 @@ from hetlab.schedulers.ranks import optimistic_cost_table, priority_order, rank_
 from hetlab.schedulers.timeline import GapTimeline
 
 
+def peft_timeline(problem: Problem, order: list[int] | None = None) -> GapTimeline:
+    """PEFT's placements: the nodes in ``order`` (by default the ready list by rank_oct, ties
+    in ``problem.topo`` order), each on the device of least EFT + OCT, gaps included. Another
+    topological ``order`` replays PEFT with its rank_oct ties taken otherwise."""
+    table = optimistic_cost_table(problem)
+    if order is None:
+        order = priority_order(problem, rank_oct(problem, table))
+    tl = GapTimeline(problem)
+    for v in order:
+        tl.place(v, int(np.argmin(tl.eft(v) + table[v])))
+    return tl
+
+
 @register("peft", "PEFT (Arabnejad & Barbosa, 2014), insertion-based")
 def peft(problem: Problem, progress: Any = None) -> Decision:
     """Ready list by rank_oct; each node to the device of least EFT + OCT, gaps included."""
-    table = optimistic_cost_table(problem)
-    tl = GapTimeline(problem)
-    for v in priority_order(problem, rank_oct(problem, table)):
-        tl.place(v, int(np.argmin(tl.eft(v) + table[v])))
-    return tl.decision()
+    return peft_timeline(problem).decision()

@@ -148,14 +148,14 @@ class GapTimeline(Timeline):
         """(start, finish) of ``v`` on ``d`` in the first gap, from when its predecessors have
         finished, that holds ``recv`` (its blocking receives) and its cost; after the last
         node of ``d`` if no gap does. The finish is summed as the simulator sums it."""
-        ready, c = self.ready(v), self.cost[v, d]
-        free = 0.0
-        for s0, f0, _, _ in self.slots[d]:
-            s = max(ready, free)
+        ready, c, slots = self.ready(v), self.cost[v, d], self.slots[d]
+        # finishes rise with starts, so every slot that ends by ``ready`` leaves no gap after it
+        i = bisect.bisect_right(slots, ready, key=lambda x: x[1])
+        s = ready
+        for s0, f0, _, _ in slots[i:]:
             if s + c + recv <= s0:
                 return float(s), float(s + c + recv)
-            free = f0
-        s = max(ready, free)
+            s = max(ready, f0)
         return float(s), float(s + c + recv)
 
     def eft(self, v: int) -> np.ndarray:

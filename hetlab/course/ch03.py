@@ -49,7 +49,10 @@ def _eft() -> Exercise:
         hints=(
             (
                 "The order is by decreasing rank_u (chapter 1), ties to the node that comes first. "
-                "EST(v, d) = max(the time d becomes free, the latest finish of v's predecessors)."
+                "EST(v, d) = the first time, from the latest finish of v's predecessors, at which "
+                "d is idle long enough for v: HEFT may use a gap between two operators already "
+                "on d (insertion). On the small DAG the gaps change nothing, so EST(v, d) = "
+                "max(the time d becomes free, the latest finish of v's predecessors)."
             ),
             (
                 "EFT(v, d) = EST(v, d) + the transfers of v's inputs that come from the other "

@@ -26,6 +26,7 @@ MODULES = {
     "ilp+": "ilp_plus",
     "greedy": "greedy",
     "heft": "heft",
+    "heft-append": "heft",
     "peft": "peft",
     "dmda": "dmda",
     "dmdar": "dmda",

@@ -1,16 +1,25 @@
 """Incremental ASAP timing of a growing prefix of a plan, identical to spec §3 (``sim.py``).
 
-Every scheduler that builds a plan unit by unit (the list schedulers HEFT, PEFT and dmda,
-HOPE's greedy search and the per-subgraph ILP) keeps one of these to know the device-free
-times, the finish times and the devices that earlier decisions left. There is no insertion:
-a unit placed on device ``d`` starts at max(finish of its predecessors, the time ``d`` becomes
-free) and occupies ``d`` for its cost plus the transfer of every input that comes from another
-device (blocking receives). Placing units in the order they are decided therefore gives the
-very times the simulator computes; ``sim.simulate`` stays the source of every reported
-makespan. Times are in the problem's units.
+Every scheduler that builds a plan unit by unit (the list schedulers, HOPE's greedy search
+and the per-subgraph ILP) keeps one of these to know the device-free times, the finish times
+and the devices that earlier decisions left.
+
+- ``Timeline`` appends: a unit placed on device ``d`` starts at max(finish of its
+  predecessors, the time ``d`` becomes free) and occupies ``d`` for its cost plus the transfer
+  of every input that comes from another device (blocking receives). Placing units in the
+  order they are decided gives the very times the simulator computes.
+- ``GapTimeline`` inserts (HEFT's and PEFT's insertion-based policy): a node goes into the
+  first idle gap of ``d``, from the time its predecessors have finished, that holds its
+  receives and its compute together (a receive occupies the receiving device, spec §3). Its
+  decision lists the nodes by start time, the per-device order that the simulator needs to
+  compute the same times.
+
+``sim.simulate`` stays the source of every reported makespan. Times are in the problem's units.
 """
 
 from __future__ import annotations
+
+import bisect
 
 import numpy as np
 
@@ -36,7 +45,7 @@ class Timeline:
 
     def copy(self) -> Timeline:
         """An independent copy (arrays and order lists)."""
-        c = Timeline.__new__(Timeline)
+        c = type(self).__new__(type(self))
         c.__dict__.update(self.__dict__)
         c.dev, c.start = self.dev.copy(), self.start.copy()
         c.finish, c.dev_free = self.finish.copy(), self.dev_free.copy()
@@ -120,3 +129,59 @@ class Timeline:
             sequential=sequential,
             extra={"predicted_makespan": predicted, **(extra or {})},
         )
+
+
+class GapTimeline(Timeline):
+    """A timeline of single nodes, each placed in the earliest idle gap that fits it."""
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(problem)
+        # per device: (start, finish, placement index, node), sorted; never overlapping
+        self.slots: list[list[tuple[float, float, int, int]]] = [[] for _ in problem.devices]
+
+    def copy(self) -> GapTimeline:
+        c = super().copy()
+        c.slots = [list(s) for s in self.slots]
+        return c
+
+    def fit(self, v: int, d: int, recv: float) -> tuple[float, float]:
+        """(start, finish) of ``v`` on ``d`` in the first gap, from when its predecessors have
+        finished, that holds ``recv`` (its blocking receives) and its cost; after the last
+        node of ``d`` if no gap does. The finish is summed as the simulator sums it."""
+        ready, c, slots = self.ready(v), self.cost[v, d], self.slots[d]
+        # finishes rise with starts, so every slot that ends by ``ready`` leaves no gap after it
+        i = bisect.bisect_right(slots, ready, key=lambda x: x[1])
+        s = ready
+        for s0, f0, _, _ in slots[i:]:
+            if s + c + recv <= s0:
+                return float(s), float(s + c + recv)
+            s = max(ready, f0)
+        return float(s), float(s + c + recv)
+
+    def eft(self, v: int) -> np.ndarray:
+        """``[D]`` the finish time of ``v`` on each device with insertion (inf if unsupported)."""
+        r = self.recv(v)
+        return np.array([self.fit(v, d, float(r[d]))[1] for d in range(len(self.slots))])
+
+    def place(
+        self, members: int | list[int], d: int, unit_cost: float | None = None
+    ) -> tuple[float, float]:
+        """Insert one node on device ``d`` (no fused groups: the list schedulers place nodes)."""
+        if not isinstance(members, (int, np.integer)) or unit_cost is not None:
+            raise ValueError("GapTimeline places single nodes")
+        v = int(members)
+        s, f = self.fit(v, d, float(self.recv(v)[d]))
+        bisect.insort(self.slots[d], (s, f, len(self.order), v))
+        self.dev[v], self.start[v], self.finish[v] = d, s, f
+        self.order.append(v)
+        self.dev_free[d] = max(self.dev_free[d], f)
+        return s, f
+
+    def decision_parts(self) -> tuple[dict[str, str], list[str], list[list[str]]]:
+        """As ``Timeline``'s, with the nodes listed by (start, finish, placement): each
+        device's order is then its slot order, and a predecessor always comes first (it
+        finishes by its successor's start, and was placed before it)."""
+        placed = {v: i for i, v in enumerate(self.order)}
+        by_start = sorted(self.order, key=lambda v: (self.start[v], self.finish[v], placed[v]))
+        ids, devs = [n.id for n in self.problem.nodes], self.problem.devices
+        return {ids[v]: devs[self.dev[v]] for v in by_start}, [ids[v] for v in by_start], []

@@ -51,7 +51,10 @@ algorithm made it.
 2. repeatedly take the ready operator of highest priority and **place** it on a device,
    never moving it again.
 
-HEFT's priority is rank_u (chapter 1), its placement the device of least EFT.
+HEFT's priority is rank_u (chapter 1), its placement the device of least EFT. Topcuoglu et
+al. let an operator start in an idle gap between two operators already placed on $d$, when
+the gap holds its receives and its compute (insertion); otherwise it starts after the last one,
+as above. `heft` inserts, `heft-append` only appends.
 """),
     code("""
 small = small_dag()

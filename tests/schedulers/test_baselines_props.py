@@ -17,6 +17,7 @@ from hetlab.schedulers.overseer import overseer_devices
 
 BASELINES = [
     "heft",
+    "heft-append",
     "peft",
     "dmda",
     "dmdar",

@@ -2,7 +2,8 @@
 
 Each chapter's exercises live in ``hetlab/course/chNN.py`` and register themselves when the
 package first looks them up, so a new chapter is one new module. Model answers are not here:
-an instructor's copy keeps them beside the notebooks.
+they live in the notebooks' build sources (``notebooks/build``), and only the instructor
+edition (``python -m notebooks.build --instructor OUTDIR``) shows them.
 """
 
 from __future__ import annotations
@@ -10,10 +11,27 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from hetlab.course.examples import defaults, partitiontuner_example, small_dag, two_branch_dag
-from hetlab.course.exercise import Exercise, Step, Verdict, check, exercise, exercises, hint, reset
+from hetlab.course.examples import (
+    defaults,
+    lookahead_dag,
+    partitiontuner_example,
+    small_dag,
+    two_branch_dag,
+)
+from hetlab.course.exercise import (
+    Exercise,
+    Step,
+    Verdict,
+    check,
+    exercise,
+    exercises,
+    hint,
+    reset,
+    show_answer,
+    unlocked,
+)
 from hetlab.course.figures import hand_dag, levels
-from hetlab.course.plans import INFO_KEYS, optimum, plan_info
+from hetlab.course.plans import INFO_KEYS, ilp_decided, optimum, plan_info, windows_solved
 
 __all__ = [
     "INFO_KEYS",
@@ -26,14 +44,19 @@ __all__ = [
     "exercises",
     "hand_dag",
     "hint",
+    "ilp_decided",
     "levels",
     "load_chapters",
+    "lookahead_dag",
     "optimum",
     "partitiontuner_example",
     "plan_info",
     "reset",
+    "show_answer",
     "small_dag",
     "two_branch_dag",
+    "unlocked",
+    "windows_solved",
 ]
 
 _loaded = False

@@ -2,6 +2,8 @@
 
 - ``small_dag``: six operators on a CPU and a GPU, transfers of 1 ms between them;
 - ``two_branch_dag``: ten operators in two branches, for HOPE's partition (Algorithm 1);
+- ``lookahead_dag``: a chain whose first operator is cheaper on the CPU and every later one
+  on the GPU, where PEFT's look-ahead beats HEFT's earliest finish;
 - ``partitiontuner_example``: PartitionTuner's eight operators on a CPU and an NPU, with fused
   group costs (Jeong et al., ETRI J. 2022, Table 1 / Fig. 1).
 """
@@ -52,6 +54,19 @@ def two_branch_dag() -> Problem:
     ]
     edges = [PEdge(a, b, 1000.0, {"cpu->gpu": 0.5, "gpu->cpu": 0.5}) for a, b in pairs]
     return Problem("two-branch", ["cpu", "gpu"], nodes, edges)
+
+
+def lookahead_dag() -> Problem:
+    """prep -> conv1 -> conv2 -> out on cpu/gpu, transfers of 4 ms: prep finishes first on
+    the CPU, but everything after it is far cheaper on the GPU. An operator that looks only
+    at its own finish time (HEFT, dmda) starts on the CPU and pays a transfer; one that looks
+    ahead (PEFT's optimistic cost table) keeps the chain on the GPU. A chain leaves no idle
+    gap to insert into, so the difference does not depend on gap insertion."""
+    cost = {"prep": (1, 2), "conv1": (8, 1), "conv2": (8, 1), "out": (1, 1.5)}
+    nodes = [PNode(k, {"cpu": float(c), "gpu": float(g)}) for k, (c, g) in cost.items()]
+    pairs = [("prep", "conv1"), ("conv1", "conv2"), ("conv2", "out")]
+    edges = [PEdge(a, b, 1000.0, {"cpu->gpu": 4.0, "gpu->cpu": 4.0}) for a, b in pairs]
+    return Problem("lookahead", ["cpu", "gpu"], nodes, edges)
 
 
 def partitiontuner_example() -> Problem:

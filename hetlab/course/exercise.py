@@ -4,7 +4,9 @@ intermediate quantity before the final answer.
 A student writes the answer into a skeleton (``...`` where the work goes) and calls
 ``check("ch03.eft", answer)``: the first check that fails is reported with the next hint, so
 each wrong try reveals a little more. ``hint("ch03.eft")`` reveals the hints one by one without
-checking. Model answers are not part of this package: they live with the instructor's notes.
+checking. A cell that shows the library's answer opens only once the check passed
+(``unlocked``), or on request (``show_answer``). Model answers are not part of this package:
+they live in the notebooks' build sources, and only the instructor edition shows them.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from hetlab.course.shape import shape_error, template
 from hetlab.errors import HetlabError
 
 # a check returns None when the answer passes it, else one line saying what is wrong
@@ -71,7 +74,24 @@ STUDENT_ERRORS = (
     RecursionError,
 )
 _EXERCISES: dict[str, Exercise] = {}
-_shown: dict[str, int] = {}  # hints revealed so far, per exercise
+
+
+@dataclass
+class Progress:
+    """Where a student stands on one exercise: hints shown, solved, answer shown on request.
+    Each exercise has its own, so a hint or a try on one never moves another's count."""
+
+    hints_shown: int = 0
+    solved: bool = False
+    revealed: bool = False
+
+
+_progress: dict[str, Progress] = {}
+
+
+def progress(key: str) -> Progress:
+    """The progress record of exercise ``key`` (created on first use)."""
+    return _progress.setdefault(exercise(key).key, Progress())
 
 
 def register(ex: Exercise) -> Exercise:
@@ -114,9 +134,9 @@ def unfinished(x: Any) -> bool:
 
 
 def _next_hint(ex: Exercise) -> str:
-    i = _shown.get(ex.key, 0)
-    _shown[ex.key] = min(i + 1, len(ex.hints))
-    i = min(i, len(ex.hints) - 1)
+    state = progress(ex.key)
+    i = min(state.hints_shown, len(ex.hints) - 1)
+    state.hints_shown = min(state.hints_shown + 1, len(ex.hints))
     return f"hint {i + 1}/{len(ex.hints)}: {ex.hints[i]}"
 
 
@@ -127,11 +147,34 @@ def hint(key: str) -> Verdict:
 
 
 def reset(key: str | None = None) -> None:
-    """Forget which hints were shown (of one exercise, or of all)."""
+    """Forget the hints shown, the solved state and any answer shown (of one exercise, or
+    of all)."""
     if key is None:
-        _shown.clear()
+        _progress.clear()
     else:
-        _shown.pop(key, None)
+        _progress.pop(key, None)
+
+
+def show_answer(key: str) -> Verdict:
+    """Open the cells that show the library's answer to exercise ``key`` without solving it
+    (run them again to see it)."""
+    progress(key).revealed = True
+    return Verdict(False, f"🔓 the answer cells of {key} are open: run them again to see them.")
+
+
+def unlocked(*keys: str) -> bool:
+    """True once ``check`` passed on every exercise of ``keys`` (or ``show_answer`` opened
+    it); else False, and says how to open the cell. Cells that show the library's answer to
+    an exercise start with it, so running every cell gives no answer away."""
+    locked = [k for k in keys if not (progress(k).solved or progress(k).revealed)]
+    if not locked:
+        return True
+    calls = " and ".join(f'show_answer("{k}")' for k in locked)
+    print(
+        f"🔒 This cell shows the answer to exercise {', '.join(locked)} once your check of it "
+        f"passes. To see it anyway, run {calls}, then this cell again."
+    )
+    return False
 
 
 def _fail(ex: Exercise, what: str, why: str) -> Verdict:
@@ -149,6 +192,10 @@ def check(key: str, answer: Any) -> Verdict:
             value = ex.call(answer)
         except STUDENT_ERRORS as e:
             return _fail(ex, "call", f"your function raised {type(e).__name__}: {e}")
+    if ex.call is None:
+        why = shape_error(template(ex.skeleton, ex.name), value, ex.name)
+        if why:
+            return _fail(ex, "shape", f"{why} (the cell's skeleton shows the shape)")
     if unfinished(value):
         return _fail(ex, "unfinished", "the answer still has a `...` (or None) to fill in")
     for step in ex.steps:
@@ -158,6 +205,7 @@ def check(key: str, answer: Any) -> Verdict:
             why = f"could not read it ({type(e).__name__}: {e})"
         if why:
             return _fail(ex, step.what, f"{step.what}: {why}")
+    progress(key).solved = True
     return Verdict(True, f"✔ {ex.title}: right." + (f" {ex.done}" if ex.done else ""))
 
 

@@ -14,8 +14,10 @@ from hetlab.schedulers.sim import simulate
 # what the ILP schedulers report about how a plan was reached (plan.extra)
 INFO_KEYS = (
     "subgraphs",
+    "windows",
     "windows_optimal",
     "windows_limit",
+    "windows_start_kept",
     "mip_gap_max",
     "solve_s",
     "decided_by",
@@ -33,6 +35,19 @@ def plan_info(plan: Any) -> dict[str, Any]:
     if info["solve_s"] is None:
         info["solve_s"] = round(plan.solve_seconds, 3)
     return info
+
+
+def ilp_decided(info: dict[str, Any]) -> bool:
+    """True when the ILPs decided the plan described by ``info`` (``plan_info``): at least one
+    window's ILP moved its plan away from the MIP start (``decided_by == "ilp"``). A plan whose
+    every window kept its start is the start's plan, whatever the solver's time limit."""
+    return info.get("decided_by") == "ilp"
+
+
+def windows_solved(info: dict[str, Any]) -> str:
+    """``"k/n"``: the windows whose ILP was proved optimal, of the plan's ``n`` windows."""
+    n = info.get("windows") or info.get("subgraphs")
+    return f"{info.get('windows_optimal')}/{n}"
 
 
 def _is_topo(problem: Problem, order: Sequence[str]) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .cells import code, exercise, md
+from .cells import answer, code, exercise, md
 
 NAME = "01_dag_and_ranks.ipynb"
 
@@ -19,7 +19,7 @@ CELLS = [
 - say why the two differ, and what each one is used for.
 """),
     code("""
-from hetlab.course import check, hint, small_dag, hand_dag, levels
+from hetlab.course import check, hint, show_answer, unlocked, small_dag, hand_dag, levels
 from hetlab.cost.datasets import load_measured_profile, load_hope_profile
 from hetlab.schedulers.ranks import mean_costs, upward_rank
 from hetlab.viz import dag_figure
@@ -48,7 +48,11 @@ ignores every cost. Two operators of the same level have no path between them, s
 run at the same time. HOPE uses the level to cut the DAG into subgraphs (chapter 4); hetlab
 draws DAGs in columns of equal level.
 """),
-    *exercise("ch01.level", "Give the level of each of the six operators."),
+    *exercise(
+        "ch01.level",
+        "Give the level of each of the six operators.",
+        'level = {"A": 1, "B": 2, "C": 2, "D": 2, "E": 3, "F": 4}',
+    ),
     md(r"""
 ## HEFT's rank_u: the costliest path to the exit
 
@@ -67,23 +71,34 @@ costly road still ahead: HEFT schedules such operators first (chapter 3).
         "ch01.rank_u",
         "Give the mean cost $\\overline{w}$ and rank_u of each operator. The checker looks "
         "at the mean costs first.",
+        """
+answer = {
+    "mean_cost": {"A": 2.5, "B": 2.5, "C": 2.5, "D": 2.5, "E": 3.0, "F": 1.5},
+    # from the exit back: rank_u(E) = 3 + 1 + 1.5; rank_u(A) = 2.5 + 1 + max(9, 9, 5)
+    "rank_u": {"A": 12.5, "B": 9.0, "C": 9.0, "D": 5.0, "E": 5.5, "F": 1.5},
+}
+""",
     ),
     md("""
 ## Side by side
 
-Once your answers pass, compare them with the library's, which computes both: B, C and D share a level, but D's
-rank_u is much smaller, because the path after D is short.
+Once both your answers pass, the cell below compares them with the library's, which
+computes both: B, C and D share a level, but D's rank_u is much smaller, because the path
+after D is short.
 """),
     code("""
 import pandas as pd
-
+"""),
+    answer(
+        ("ch01.level", "ch01.rank_u"),
+        """
 ids = [n.id for n in small.nodes]
 rank_u = dict(zip(ids, upward_rank(small)))
-level = levels(small)
-display(pd.DataFrame({"level (HOPE)": level, "mean cost": dict(zip(ids, mean_costs(small))),
+display(pd.DataFrame({"level (HOPE)": levels(small), "mean cost": dict(zip(ids, mean_costs(small))),
                       "rank_u (HEFT)": rank_u}))
-hand_dag(small, values=rank_u, value_name="rank_u", title="rank_u on the small DAG")
-"""),
+display(hand_dag(small, values=rank_u, value_name="rank_u", title="rank_u on the small DAG"))
+""",
+    ),
     md("""
 **Why they differ.**
 

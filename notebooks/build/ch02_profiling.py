@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .cells import code, exercise, md
+from .cells import answer, code, exercise, md
 
 NAME = "02_profiling.ipynb"
 
@@ -24,7 +24,7 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
-from hetlab.course import check, hint, hand_dag, partitiontuner_example
+from hetlab.course import check, hint, show_answer, unlocked, hand_dag, partitiontuner_example
 from hetlab.cost.datasets import load_measured_profile, load_hope_profile
 from hetlab.schedulers import schedule
 from hetlab.viz import heatmap_figure
@@ -47,17 +47,29 @@ hand_dag(pt, title="PartitionTuner's example")
         "ch02.opseq",
         "*OpSeq* runs one operator at a time, each on its fastest device. Which device does "
         "it pick for each operator, and what is its makespan (ms)?",
+        """
+answer = {
+    # each operator alone, on its fastest device (ties: cpu); NPU-less ones on the cpu
+    "device": {"v1": "cpu", "v2": "cpu", "v3": "npu", "v4": "npu",
+               "v5": "cpu", "v6": "cpu", "v7": "cpu", "v8": "cpu"},
+    "makespan": 1 + 2 + 2 + 2 + 1 + 1 + 1 + 5,
+}
+""",
     ),
     md("""
 Fusing a chain can beat its members run apart (`v4+v5` costs 2.5 ms on the NPU, and `v5`
-alone cannot run there), and letting the two branches overlap saves more. PartitionTuner's
-own scheduler uses both:
+alone cannot run there), and letting the two branches overlap saves more. Once your answer
+passes, the cell below shows OpSeq's makespan beside PartitionTuner's own scheduler, which
+uses both:
 """),
-    code("""
+    answer(
+        "ch02.opseq",
+        """
 for algo in ("opseq", "partitiontuner"):
     plan = schedule(pt, algo)
     print(f"{algo:15s} {plan.makespan:5.1f} ms   fused groups: {plan.fused}")
-"""),
+""",
+    ),
     md(r"""
 ## What hetlab measures, and how
 
@@ -91,18 +103,23 @@ pd.DataFrame(rows).round(4)
 
 The same measurement, here and now, on one CPU core group (`cpu0`) of this machine, with few
 repeats to keep it short. Its costs will not equal the shipped ones: another machine, and far
-fewer samples.
+fewer samples. Should the measurement fail here (no `cpu0`, a runtime error), the cell says
+so and compares with the profile of the 16-core host instead.
 """),
     code("""
 from hetlab.calibrate import profile
+from hetlab.course.live import measured_or_shipped
 
-live = profile("squeezenet", ["cpu0"], repeat=3, warmup=1, seconds=0.01, rounds=1,
-               comm=False, handoff=False, concurrent=False, cache=False)
-print(len(live.nodes), "operators; whole model on cpu0:",
+live, measured = measured_or_shipped(
+    lambda: profile("squeezenet", ["cpu0"], repeat=3, warmup=1, seconds=0.01, rounds=1,
+                    comm=False, handoff=False, concurrent=False, cache=False),
+    ["cpu0"], shipped=("h100-16core", "squeezenet"), what="a live profile of cpu0")
+other = "live (this machine)" if measured else "shipped (16-core host)"
+print(len(live.nodes), f"operators; whole model on cpu0 ({other}):",
       live.extra["profile"]["whole_model_ms"]["cpu0"]["median"], "ms")
 both = pd.DataFrame({"shipped (2-core machine)": {n.id: n.cost["cpu0"] for n in sq.nodes},
-                     "live (this machine)": {n.id: n.cost["cpu0"] for n in live.nodes}}).dropna()
-px.scatter(both, x="shipped (2-core machine)", y="live (this machine)", log_x=True, log_y=True,
+                     other: {n.id: n.cost["cpu0"] for n in live.nodes}}).dropna()
+px.scatter(both, x="shipped (2-core machine)", y=other, log_x=True, log_y=True,
            height=330, title="squeezenet on cpu0: cost per operator (ms), two machines")
 """),
     md(r"""
@@ -139,11 +156,25 @@ print(edge.src, "->", edge.dst, "| tensor", edge.extra["shapes"])
         "For this first edge of squeezenet, how many bytes does its tensor hold, and how "
         "long does the link model of `cpu0->cl0` say it takes to move (ms)? Use `sq`, "
         "`edge` and `sq.comm`.",
+        """
+from hetlab.cost.datasets import load_measured_profile
+
+sq = load_measured_profile("xeon-2core-pocl", "squeezenet")
+edge = sq.edges[0]
+n, c, h, w = (int(x) for x in edge.extra["shapes"].split(":")[0].split("x"))
+nbytes = 4 * n * c * h * w  # float32
+link = sq.comm["cpu0->cl0"]
+answer = {"bytes": nbytes, "ms": link.latency + nbytes / link.bandwidth}
+""",
     ),
-    code("""
+    md("Once your answer passes, the library's link model beside the time measured for it:"),
+    answer(
+        "ch02.transfer",
+        """
 print(f"the link model says {link.time(edge.bytes):.3f} ms; measured for this tensor: "
       f"{edge.comm[LINK]:.3f} ms")
-"""),
+""",
+    ),
     md("""
 The fit is made on fresh tensors of every size; a tensor of a real model may pay a layout
 change or a cold cache on top. That is why HOPE profiles the model's own tensors.

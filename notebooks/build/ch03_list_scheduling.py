@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .cells import code, exercise, md
+from .cells import answer, code, exercise, md
 
 NAME = "03_list_scheduling.ipynb"
 
@@ -22,7 +22,7 @@ CELLS = [
 import pandas as pd
 import plotly.express as px
 
-from hetlab.course import check, hint, small_dag, two_branch_dag, hand_dag
+from hetlab.course import check, hint, show_answer, unlocked, small_dag, lookahead_dag, hand_dag
 from hetlab.cost.datasets import load_hope_profile, load_measured_profile
 from hetlab.schedulers import schedule
 from hetlab.schedulers.ranks import optimistic_cost_table, rank_oct, upward_rank
@@ -67,15 +67,32 @@ hand_dag(small, values=rank_u, value_name="rank_u", title="small_dag with rank_u
         "one the device it picks, its EST and its EFT there (ms). When both devices give "
         "the same EFT, HEFT takes the first (`cpu`). The checker looks at the order, then "
         "the start times, then the finish times.",
+        """
+answer = {
+    "order": ["A", "B", "C", "E", "D", "F"],
+    "placed": {
+        "A": ("cpu", 0, 2),  # cpu 0+2 = 2 beats gpu 0+3
+        "B": ("gpu", 2, 4),  # gpu 2+1(from A)+1 = 4 beats cpu 2+4 = 6
+        "C": ("cpu", 2, 5),  # cpu 2+3 = 5 beats gpu max(4,2)+1+2 = 7
+        "E": ("cpu", 5, 9),  # cpu 5+1(from B)+3 = 9 ties gpu 5+1(from C)+3: cpu
+        "D": ("gpu", 4, 9),  # gpu 4+1(from A)+4 = 9 beats cpu 9+1 = 10
+        "F": ("cpu", 9, 11),  # cpu 9+1(from D)+1 = 11 beats gpu 9+1(from E)+2 = 12
+    },
+}
+""",
     ),
     md(
-        "Once your table passes, compare it with the library's HEFT, drawn as a Gantt chart (one row per device):"
+        "Once your table passes, the cell below compares it with the library's HEFT, drawn as "
+        "a Gantt chart (one row per device):"
     ),
-    code("""
+    answer(
+        "ch03.eft",
+        """
 heft = schedule(small, "heft")
 display(pd.DataFrame([vars(a) for a in heft.assignments]).set_index("node"))
-gantt_figure(heft, small, title=f"HEFT on small_dag: {heft.makespan:g} ms")
-"""),
+display(gantt_figure(heft, small, title=f"HEFT on small_dag: {heft.makespan:g} ms"))
+""",
+    ),
     md(r"""
 ## PEFT: look one step ahead
 
@@ -105,17 +122,35 @@ when its last input is ready, in that order, to the device of least *expected te
 (the device's expected end, plus the transfers, plus the cost). `dmdar` lets a device first
 take the operators whose inputs it already holds. HOPE compares against `dmdar`.
 
-On the small DAG the three algorithms tie. The two-branch DAG tells them apart:
+On the small DAG the algorithms are close. A four-operator chain shows what PEFT's look-ahead
+is for: `prep` finishes first on the CPU, but every operator after it is far cheaper on the
+GPU, and moving a tensor between the two costs 4 ms.
 """),
     code("""
-two = two_branch_dag()
-hand_dag(two, title="two_branch_dag")
+look = lookahead_dag()
+hand_dag(look, title="lookahead_dag: ms on each device, 4 ms per transfer")
 """),
     code("""
-plans = {a: schedule(two, a) for a in ("heft", "peft", "dmda", "dmdar")}
-print({a: p.makespan for a, p in plans.items()})
+rows = []
+for name, prob in {"small_dag": small, "lookahead_dag": look}.items():
+    for algo in ("heft", "peft", "dmda", "dmdar"):
+        plan = schedule(prob, algo)
+        rows.append({"DAG": name, "algorithm": algo, "makespan (ms)": plan.makespan,
+                     "devices used": " + ".join(sorted(set(plan.device_of.values())))})
+display(pd.DataFrame(rows).pivot(index="algorithm", columns="DAG"))
+plans = {a: schedule(look, a) for a in ("heft", "peft")}
+print("where prep runs:", {a: p.device_of["prep"] for a, p in plans.items()})
 compare_figure(list(plans.values()), [f"{a}: {p.makespan:g} ms" for a, p in plans.items()],
-               problem=two)
+               problem=look)
+"""),
+    md("""
+HEFT places `prep` where it finishes first, on the CPU, and then pays a transfer to reach
+the GPU, where the rest of the chain is cheap. PEFT adds to each finish time the optimistic
+cost of what follows (the OCT column below): on the CPU that includes the transfer, so `prep`
+stays on the GPU with its successors. dmda, like HEFT, looks only at finish times.
+"""),
+    code("""
+pd.DataFrame(optimistic_cost_table(look), index=[n.id for n in look.nodes], columns=look.devices)
 """),
     md("""
 ## On real profiles

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .cells import code, exercise, md
+from .cells import answer, code, exercise, md
 
 NAME = "05_greedy_topk.ipynb"
 
@@ -24,7 +24,7 @@ import pandas as pd
 import plotly.express as px
 
 from hetlab.course import (check, defaults, hand_dag, hint, partitiontuner_example,
-                           two_branch_dag)
+                           show_answer, two_branch_dag, unlocked)
 from hetlab.cost.datasets import load_hope_profile
 from hetlab.schedulers import schedule
 from hetlab.schedulers.greedy import merge_superops
@@ -48,11 +48,20 @@ hand_dag(pt, title="PartitionTuner's example")
         "ch05.merge",
         "With a threshold of 1.2 ms, which operators are short, and which super-ops does "
         "merging make?",
+        """
+answer = {
+    "short": ["v5", "v7"],
+    "superops": [["v1"], ["v2"], ["v3"], ["v4", "v5"], ["v6", "v7"], ["v8"]],
+}
+""",
     ),
-    md("Once your answer passes, compare it with the library's merging:"),
-    code("""
+    md("Once your answer passes, the cell below shows the library's merging:"),
+    answer(
+        "ch05.merge",
+        """
 print([[pt.nodes[i].id for i in s] for s in merge_superops(pt, 1.2)])
-"""),
+""",
+    ),
     md(r"""
 ## Algorithm 2: top-K greedy search
 
@@ -86,6 +95,9 @@ compare_figure(list(plans.values()), [f"K = {k}: {p.makespan:g} ms" for k, p in 
         "How many device maps does one step try for K = 1, 2, 3, 4 on these two devices? "
         "And what is the smallest K that reaches the lowest makespan on `two`? (Try "
         '`schedule(two, "greedy", k=k)`.)',
+        """
+answer = {"maps": {1: 2, 2: 4, 3: 8, 4: 16}, "best_k": 2}  # |D|^K maps; K = 2 is enough
+""",
     ),
     md("""
 ## The effect of K on a real model

@@ -90,12 +90,18 @@ print(f"-> {n} workers" + (f", {mem / 2**30:.1f} GiB each" if mem else ""))
             "Three phone profiles, the algorithms greedy, ilp and heft, and the grid "
             "`{'nt': [6, 12], 'epsilon': [0.1, 0.2, 0.4], 'k': [2, 3, 4], 'time_limit': [0.2]}`: "
             "how many cells per problem for each algorithm, and in all?",
+            """
+answer = {"per_problem": {"greedy": 3, "ilp": 2 * 3 * 1, "heft": 1}, "total": 3 * 10}
+""",
         ),
         *exercise(
             "ch09.workers",
             "A container sees 8 cores; its `cpu.max` reads `150000 100000` and its "
             "`memory.max` 3 GiB. How many CPUs does it grant, and how many workers should a "
             "sweep start?",
+            """
+answer = {"cpus": 1.5, "workers": 1}  # one worker per whole CPU granted
+""",
         ),
     ]
 

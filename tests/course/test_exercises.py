@@ -1,43 +1,33 @@
-"""Every exercise: its unsolved skeleton fails its checker, the instructor's answer passes it,
-and a wrong answer gets the hints in order."""
+"""Every exercise: its unsolved skeleton fails its checker, the instructor's answer (kept in the
+notebooks' build sources) passes it, a wrong answer gets the hints in order, and an answer of
+the wrong shape gets one plain line saying what shape is expected."""
 
 from __future__ import annotations
 
-import importlib.util
 import runpy
 from pathlib import Path
 
 import pytest
 
 from hetlab import course
-from hetlab.course.exercise import unfinished
+from hetlab.course.exercise import progress, unfinished
 
-INSTRUCTOR = Path(__file__).resolve().parents[2] / "notebooks" / "instructor"
-
-
-def _solutions() -> dict:
-    out: dict = {}
-    for path in sorted(INSTRUCTOR.glob("*.py")):
-        spec = importlib.util.spec_from_file_location(f"_instructor_{path.stem}", path)
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        for key, value in getattr(mod, "SOLUTIONS", {}).items():
-            assert key not in out, f"{key} is solved in two instructor files"
-            out[key] = value
-    return out
-
-
-SOLUTIONS = _solutions()
+build = pytest.importorskip("notebooks.build", reason="the build sources need nbformat")
+SOLUTIONS = build.solutions()
 KEYS = [ex.key for ex in course.exercises()]
 
 
-def _skeleton_answer(ex: course.Exercise, tmp_path: Path):
-    """Run the skeleton as the notebook cell does (without its check) and take its answer."""
-    path = tmp_path / "skeleton.py"
-    path.write_text(ex.skeleton)
+def _run(code: str, name: str, tmp_path: Path):
+    """Run a cell's code as the notebook does (without its check) and take ``name``."""
+    path = tmp_path / "cell.py"
+    path.write_text(code)
     ns = runpy.run_path(str(path))
-    assert ex.name in ns, f"{ex.key}'s skeleton does not define {ex.name}"
-    return ns[ex.name]
+    assert name in ns, f"the cell does not define {name}"
+    return ns[name]
+
+
+def _skeleton_answer(ex: course.Exercise, tmp_path: Path):
+    return _run(ex.skeleton, ex.name, tmp_path)
 
 
 def test_every_exercise_has_a_solution():
@@ -54,11 +44,13 @@ def test_skeleton_fails(key, tmp_path):
 
 
 @pytest.mark.parametrize("key", KEYS)
-def test_solution_passes(key):
+def test_solution_passes(key, tmp_path):
+    ex = course.exercise(key)
     course.reset(key)
-    v = course.check(key, SOLUTIONS[key])
+    v = course.check(key, _run(SOLUTIONS[key], ex.name, tmp_path))
     assert v, v.text
     assert v.text.startswith("✔")
+    assert course.unlocked(key)  # the cells that show the answer open once it passes
 
 
 @pytest.mark.parametrize("key", KEYS)
@@ -78,8 +70,8 @@ def test_an_intermediate_quantity_is_checked(key):
     assert len(course.exercise(key).steps) >= 2
 
 
-def test_a_wrong_intermediate_is_named_first():
-    sol = SOLUTIONS["ch01.rank_u"]
+def test_a_wrong_intermediate_is_named_first(tmp_path):
+    sol = _run(SOLUTIONS["ch01.rank_u"], "answer", tmp_path)
     bad = {"mean_cost": dict(sol["mean_cost"], F=2.0), "rank_u": dict(sol["rank_u"], A=0.0)}
     course.reset("ch01.rank_u")
     v = course.check("ch01.rank_u", bad)
@@ -97,3 +89,45 @@ def test_unknown_key_is_one_line():
 
     with pytest.raises(HetlabError, match="no exercise"):
         course.check("ch99.nothing", 1)
+
+
+def test_answer_cells_stay_locked_until_solved_or_shown(capsys):
+    course.reset()
+    assert not course.unlocked("ch01.level", "ch01.rank_u")
+    out = capsys.readouterr().out
+    assert 'show_answer("ch01.level")' in out and 'show_answer("ch01.rank_u")' in out
+    course.check("ch01.level", {"A": 0})  # a wrong answer opens nothing
+    assert not course.unlocked("ch01.level")
+    course.show_answer("ch01.level")
+    assert course.unlocked("ch01.level") and not course.unlocked("ch01.rank_u")
+    course.reset()
+
+
+def test_hints_are_counted_per_exercise():
+    course.reset()
+    for _ in range(3):
+        course.hint("ch03.eft")
+    v = course.check("ch01.level", {"A": 0})
+    assert "hint 1/" in v.text  # ch03's hints do not move ch01's count
+    assert progress("ch03.eft").hints_shown == 2 and progress("ch01.level").hints_shown == 1
+    course.reset("ch03.eft")
+    assert progress("ch03.eft").hints_shown == 0 and progress("ch01.level").hints_shown == 1
+    course.reset()
+
+
+@pytest.mark.parametrize(
+    ("key", "bad", "says"),
+    [
+        ("ch01.level", [1, 2, 2, 2, 3, 4], "level should be a dict with the keys 'A'"),
+        ("ch01.rank_u", {"mean_cost": [2.5], "rank_u": {}}, "answer['mean_cost'] should be a dict"),
+        ("ch01.rank_u", {"rank_u": {}}, "answer has no key 'mean_cost'"),
+        ("ch03.eft", {"order": "ABC", "placed": {}}, "answer['order'] should be a list, not a str"),
+        ("ch04.partition", {"cut": 4, "parts": [1, 2]}, "answer['parts'][0] should be a list"),
+        ("ch04.order", [1], "expected a function, got list"),
+        ("ch09.workers", 3, "answer should be a dict with the keys 'cpus', 'workers'"),
+    ],
+)
+def test_a_wrong_shape_is_one_plain_line(key, bad, says):
+    v = course.check(key, bad)
+    assert not v and says in v.text
+    assert "Error" not in v.text and "attribute" not in v.text

@@ -57,3 +57,14 @@ def test_defaults_come_from_the_registry():
     d = course.defaults("ilp")
     assert set(d) == {p.name for p in algorithm("ilp").params}
     assert course.defaults("greedy", course.small_dag())["k"] is not None
+
+
+def test_lookahead_dag_tells_peft_from_heft():
+    """HEFT (and dmda) start the chain where its first operator finishes first and pay a
+    transfer; PEFT's look-ahead keeps the chain on the GPU. A chain has no idle gap, so
+    gap insertion cannot change this."""
+    p = course.lookahead_dag()
+    heft, peft = schedule(p, "heft"), schedule(p, "peft")
+    assert heft.device_of["prep"] == "cpu" and peft.device_of["prep"] == "gpu"
+    assert peft.makespan < heft.makespan - 1.0
+    assert peft.makespan == pytest.approx(schedule(p, "single:gpu").makespan)

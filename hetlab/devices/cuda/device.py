@@ -26,7 +26,7 @@ import numpy as np
 from hetlab.devices.base import Device, LazyNodeTimes, NodeTime, RunResult, Unit, now
 from hetlab.devices.cuda.source import options_to_nvrtc, to_cuda
 from hetlab.devices.opencl.builder import UnitBuilder
-from hetlab.devices.opencl.device import KERNEL_DIR, CLBuffer
+from hetlab.devices.opencl.device import CLBuffer, source
 from hetlab.devices.opencl.ops import why_not
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
@@ -157,7 +157,7 @@ class CudaDevice(Device):
 
     # --- kernels ----------------------------------------------------------------
     def kernel(self, filename: str, name: str, options: str = "") -> CudaKernel:
-        src = (KERNEL_DIR / filename).read_text()
+        src = source(filename)
         key = (hashlib.sha1(src.encode()).hexdigest(), options)
         mod = self._modules.get(key)
         if mod is None:

@@ -40,19 +40,22 @@ def test_the_switch_reads_the_environment(monkeypatch):
 
 @pytest.fixture
 def checked(dev):
-    dev.bounds_check = True
+    before, dev.bounds_check = dev.bounds_check, True
     yield dev
-    dev.bounds_check = False
+    dev.bounds_check = before
 
 
 def test_checked_programs_are_cached_apart_and_take_the_bound_arguments(dev):
-    plain, plain_k = dev.program("eltwise.cl"), dev.kernel("eltwise.cl", "unary")
-    dev.bounds_check = True
+    before = dev.bounds_check
     try:
-        checked, checked_k = dev.program("eltwise.cl"), dev.kernel("eltwise.cl", "unary")
-    finally:
         dev.bounds_check = False
-    assert checked is not plain and dev.program("eltwise.cl") is plain
+        plain, plain_k = dev.program("eltwise.cl"), dev.kernel("eltwise.cl", "unary")
+        dev.bounds_check = True
+        checked, checked_k = dev.program("eltwise.cl"), dev.kernel("eltwise.cl", "unary")
+        dev.bounds_check = False
+        assert checked is not plain and dev.program("eltwise.cl") is plain
+    finally:
+        dev.bounds_check = before
     # x and y: (hl0, hln) each, plus the error record and the launch's site
     assert (plain_k.num_args, checked_k.num_args) == (9, 9 + 2 + 2 * 2)
 

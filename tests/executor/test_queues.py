@@ -163,7 +163,7 @@ def test_a_bounds_checked_group_fails_the_run_that_indexes_past_a_buffer(devs, g
     record after its run: a launch one element too long fails the run with its node."""
     device_of = {v.id: ("cl0.q1" if v.id.startswith("b_") else "cl0") for v in graph.nodes}
     x = {"x": np.ones((1, 8, 16, 16), "float32")}
-    cl = [d for d in devs.values() if d.kind == "opencl"]
+    cl = {d: d.bounds_check for d in devs.values() if d.kind == "opencl"}
     for d in cl:
         d.bounds_check = True
     try:
@@ -180,5 +180,5 @@ def test_a_bounds_checked_group_fails_the_run_that_indexes_past_a_buffer(devs, g
             with pytest.raises(HetlabError, match="kernel unary of node b_sig .* read index"):
                 ex.run_once(x)
     finally:
-        for d in cl:
-            d.bounds_check = False
+        for d, before in cl.items():
+            d.bounds_check = before

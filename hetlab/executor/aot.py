@@ -188,6 +188,10 @@ class AotGroup:
         for q in {id(d.queue): d.queue for d in self.devs.values()}.values():
             q.finish()
         self._record(now())
+        for s in self.specs:  # the bounds-checked build's error records (opencl/bounds.py)
+            checks = getattr(self.ex.units[s.index].handle, "checks", None)
+            if checks is not None:
+                checks.verify()
 
     def _waits(self, s: UnitSpec) -> list[Any]:
         """Events the unit's first launch waits on: its group inputs from other queues, and

@@ -11,7 +11,7 @@ import pytest
 
 from hetlab.devices import platform as pf
 from hetlab.devices.cuda.source import options_to_nvrtc, to_cuda
-from hetlab.devices.opencl.device import KERNEL_DIR
+from hetlab.devices.opencl.device import KERNEL_DIR, source
 from hetlab.errors import HetlabError
 
 KERNELS = sorted(KERNEL_DIR.glob("*.cl"))
@@ -63,11 +63,40 @@ def test_build_options_keep_only_defines():
 @pytest.mark.parametrize("defines", ["", "-DCONV -DTS=32 -DA_KC=1 -DB_NC=0"])
 def test_every_kernel_file_translates_to_valid_cuda_c(path: Path, defines: str, tmp_path):
     (tmp_path / "stub.h").write_text(CUDA_STUB)
-    (tmp_path / "k.cu").write_text(to_cuda(path.read_text()))
+    (tmp_path / "k.cu").write_text(to_cuda(source(path.name)))
     cmd = ["g++", "-std=c++17", "-fsyntax-only", "-nostdinc", "-x", "c++"]
     cmd += ["-include", str(tmp_path / "stub.h"), *defines.split(), str(tmp_path / "k.cu")]
     res = subprocess.run(cmd, check=False, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr[:2000]
+
+
+ACCESS = """
+__kernel void k(__global const float* x, __global float* y, const int n
+                HL_ARGS HL_N(x) HL_N(y))
+{
+    const int i = get_global_id(0);
+    VIEW(__global const float*, xp, x, n);
+    ST(y, i, LD(xp, i) + LD(x, i));
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="no C++ compiler here")
+def test_access_macros_translate_to_plain_indexing(tmp_path):
+    """The normal build's LD/ST/VIEW (kernels/bounds.h) become plain CUDA indexing: no
+    check, no extra kernel argument."""
+    header = (KERNEL_DIR / "bounds.h").read_text()
+    (tmp_path / "stub.h").write_text(CUDA_STUB)
+    (tmp_path / "k.cu").write_text(to_cuda(header + ACCESS))
+    cmd = ["g++", "-std=c++17", "-E", "-P", "-nostdinc", "-x", "c++"]
+    cmd += ["-include", str(tmp_path / "stub.h"), str(tmp_path / "k.cu")]
+    res = subprocess.run(cmd, check=False, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr[:2000]
+    kernel = " ".join(res.stdout.split("void k(", 1)[1].split()).replace(" )", ")")
+    assert kernel.startswith("const float* x, float* y, const int n) {"), kernel
+    assert "const float* xp = (x) + (n);" in kernel
+    assert "((y)[i] = (((xp)[i]) + ((x)[i])));" in kernel
+    assert not any(w in kernel for w in ("hl_ok", "hl_err", "hl_site", "_hl0", "_hln"))
 
 
 class _Cuda:

@@ -3,9 +3,11 @@ outputs match onnxruntime whatever the split between queues and CPU groups."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from hetlab.devices.platform import devices as platform_devices
+from hetlab.errors import HetlabError
 from hetlab.executor import Executor, run
 from hetlab.executor.aot import UnitDone
 from hetlab.graph import load
@@ -154,3 +156,29 @@ def test_an_untimed_unit_enqueued_ahead_says_its_interval_is_approximate(devs, g
     assert untimed.timeline and all(e.get("approx") for e in untimed.timeline)
     timed = run(graph, device_of, devs, repeat=1, warmup=0, trace=tmp_path / "t.json")
     assert timed.timeline and not any(e.get("approx") for e in timed.timeline)
+
+
+def test_a_bounds_checked_group_fails_the_run_that_indexes_past_a_buffer(devs, graph):
+    """Under the bounds-checked build (opencl/bounds.py) the group checks every unit's error
+    record after its run: a launch one element too long fails the run with its node."""
+    device_of = {v.id: ("cl0.q1" if v.id.startswith("b_") else "cl0") for v in graph.nodes}
+    x = {"x": np.ones((1, 8, 16, 16), "float32")}
+    cl = {d: d.bounds_check for d in devs.values() if d.kind == "opencl"}
+    for d in cl:
+        d.bounds_check = True
+    try:
+        with Executor(graph, device_of, devs) as ex:
+            ex.prepare()
+            assert len(ex._groups) == 1
+            ex.run_once(x)  # as built: every index in range
+            launches = [L for u in ex.units for L in u.handle.launches if L.node == "b_sig"]
+            (sig,) = launches
+            # the element count one too many, and a work-group more to reach it
+            sig.kernel.set_arg(2, np.int32(sig.args[2] + 1))
+            sig.gsize = (sig.gsize[0] + 256,)
+            vars(sig).pop("raw", None)  # the C launcher's copy of the sizes (launcher.py)
+            with pytest.raises(HetlabError, match="kernel unary of node b_sig .* read index"):
+                ex.run_once(x)
+    finally:
+        for d, before in cl.items():
+            d.bounds_check = before

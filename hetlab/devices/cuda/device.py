@@ -27,7 +27,7 @@ from hetlab.devices.base import Device, LazyNodeTimes, NodeTime, RunResult, Unit
 from hetlab.devices.cuda.runtime import cupy_module
 from hetlab.devices.cuda.source import options_to_nvrtc, to_cuda
 from hetlab.devices.opencl.builder import UnitBuilder
-from hetlab.devices.opencl.device import KERNEL_DIR, CLBuffer
+from hetlab.devices.opencl.device import CLBuffer, source
 from hetlab.devices.opencl.ops import why_not
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
@@ -146,7 +146,7 @@ class CudaDevice(Device):
 
     # --- kernels ----------------------------------------------------------------
     def kernel(self, filename: str, name: str, options: str = "") -> CudaKernel:
-        src = (KERNEL_DIR / filename).read_text()
+        src = source(filename)
         key = (hashlib.sha1(src.encode()).hexdigest(), options)
         mod = self._modules.get(key)
         if mod is None:

@@ -9,7 +9,10 @@ scalar math (no OpenCL vector types beyond CUDA's, no ``uint``-style type names)
 - ``__attribute__((reqd_work_group_size(x, y, z)))`` becomes ``__launch_bounds__(x*y*z)``;
 - a file-scope ``inline`` helper becomes ``__device__ inline``.
 
-Build options ``-D NAME[=VALUE]`` pass through unchanged (NVRTC takes the same form).
+Build options ``-D NAME[=VALUE]`` pass through unchanged (NVRTC takes the same form). The
+global-memory access macros every kernel file uses (``LD``, ``ST``, ``VIEW`` of
+``kernels/bounds.h``, prepended by ``opencl.device.source``) are plain indexing in the normal
+build and translate as they are; the bounds-checked build (``-DHETLAB_BOUNDS``) is OpenCL's.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from hetlab.devices.base import Unit
+from hetlab.devices.opencl.bounds import Checks
 from hetlab.devices.opencl.fusion import plan_concat, plan_fusion, plan_prologue
 from hetlab.devices.opencl.ops import op_for, why_not
 from hetlab.devices.opencl.ops.activation import act_params
@@ -56,6 +57,7 @@ class Plan:
     slots: dict[str, list[tuple[Launch, int]]]
     shapes: dict[str, tuple[int, ...]]
     keep: list[Any] = field(default_factory=list)
+    checks: Checks | None = None  # the bounds-checked build's error record (bounds.py)
     _bound: dict[str, Any] = field(default_factory=dict)
     _stage: dict[str, Any] = field(default_factory=dict)
 
@@ -71,6 +73,8 @@ class Plan:
             return
         for launch, i in self.slots.get(root, []):
             launch.kernel.set_arg(i, buf.buf)
+            if self.checks is not None:
+                self.checks.bound(launch, i, buf.buf)
         self._bound[root] = buf
 
     def result(self, name: str) -> Any:
@@ -105,6 +109,7 @@ class UnitBuilder:
         self.pre_relu: dict[str, str] = {}
         self.keep: list[Any] = []
         self._uploads: dict[tuple, Any] = {}
+        self.files: dict[int, str] = {}  # id(kernel) -> its kernel file, for error messages
         self._plan_outputs()
         plan_fusion(self)
         plan_prologue(self)
@@ -177,7 +182,9 @@ class UnitBuilder:
         return b.buf
 
     def kernel(self, filename: str, name: str, options: str = "") -> Any:
-        return self.device.kernel(filename, name, options)
+        k = self.device.kernel(filename, name, options)
+        self.files[id(k)] = filename
+        return k
 
     def launch(
         self,
@@ -254,6 +261,8 @@ class UnitBuilder:
             shapes,
             keep=self.keep,
         )
+        if getattr(self.device, "bounds_check", False):
+            plan.checks = Checks(self.device, self.launches, self.files, buffers)
         return Unit(
             device=self.device.name,
             nodes=self.node_ids,

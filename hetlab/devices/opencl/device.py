@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from hetlab.devices.base import Device, LazyNodeTimes, NodeTime, RunResult, Unit, now
+from hetlab.devices.opencl import bounds
 from hetlab.devices.opencl.builder import UnitBuilder
 from hetlab.devices.opencl.if_runner import prepare_composite
 from hetlab.devices.opencl.launcher import enqueue, enqueue_each
@@ -38,6 +39,13 @@ from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
 
 KERNEL_DIR = Path(__file__).parent / "kernels"
+
+
+def source(filename: str) -> str:
+    """The OpenCL C of ``kernels/<filename>``: the access macros of ``bounds.h``, then the
+    file, numbered from its own first line (``#line 1``)."""
+    header = (KERNEL_DIR / "bounds.h").read_text()
+    return f"{header}#line 1\n{(KERNEL_DIR / filename).read_text()}"
 
 
 def _cl():
@@ -122,8 +130,10 @@ class OpenCLDevice(Device):
         self._plain_queue = cl.CommandQueue(self.ctx)
         self._profiling_queue: Any = None
         self.unified = bool(getattr(cl_device, "host_unified_memory", False))
-        self._programs: dict[tuple[str, str], Any] = {}
+        self._programs: dict[tuple[str, str, bool], Any] = {}
         self.build_options = exact_divide_option(cl, cl_device)
+        # programs built from now on check every global index (bounds.py, HETLAB_CL_BOUNDS)
+        self.bounds_check = bounds.from_env()
         self.record_node_times = True
         self.parent: OpenCLDevice | None = None  # the device whose context a queue view shares
         self.queue_index = 0
@@ -180,6 +190,7 @@ class OpenCLDevice(Device):
             "host_cores": self.host_cores,
             **({"queue_of": self.parent.name, "queue": self.queue_index} if self.parent else {}),
             **({"driver_threads_pinned": self.pin_driver_threads} if self.host_cores else {}),
+            **({"bounds_check": True} if self.bounds_check else {}),  # a debug build's timings
         }
 
     def hardware_id(self) -> str | None:
@@ -216,13 +227,16 @@ class OpenCLDevice(Device):
 
     # --- programs -----------------------------------------------------------
     def program(self, filename: str, options: str = "") -> Any:
-        """The built program of ``kernels/<filename>`` with ``options`` (compiled once)."""
-        src = (KERNEL_DIR / filename).read_text()
-        key = (hashlib.sha1(src.encode()).hexdigest(), options)
+        """The built program of ``kernels/<filename>`` with ``options`` (compiled once), with
+        the bounds check while ``bounds_check`` is set (a program of its own)."""
+        src = source(filename)
+        checked = bool(self.bounds_check)
+        key = (hashlib.sha1(src.encode()).hexdigest(), options, checked)
         prg = self._programs.get(key)
         if prg is None:
             try:
                 opts = [*self.build_options, *options.split()]
+                opts += bounds.OPTIONS if checked else []
                 prg = self.cl.Program(self.ctx, src).build(options=opts)
             except self.cl.RuntimeError as e:
                 raise HetlabError(
@@ -322,6 +336,8 @@ class OpenCLDevice(Device):
             enqueue(cl, q, h.launches)
         q.finish()
         t1 = now()
+        if h.checks is not None:
+            h.checks.verify()
         outs = {name: h.result(name) for name in unit.outputs}
         times = (
             LazyNodeTimes(lambda: self._node_times(h, events, t0, t1))

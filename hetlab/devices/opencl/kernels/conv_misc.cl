@@ -17,7 +17,8 @@ inline float act(float v, float slope, float lo, float hi) {
 // cp = [H, W, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW, Cin, Cout]. Global (OW, OH, N*Cout).
 __kernel void depthwise(__global const float* x, __global const float* w,
                         __global const float* bias, const int has_bias, __global float* y,
-                        __constant int* cp, const float slope, const float lo, const float hi)
+                        __constant int* cp, const float slope, const float lo, const float hi
+                        HL_ARGS HL_N(x) HL_N(w) HL_N(bias) HL_N(y))
 {
     const int ow = get_global_id(0), oh = get_global_id(1), z = get_global_id(2);
     const int H = cp[0], W = cp[1], OH = cp[2], OW = cp[3];
@@ -26,18 +27,18 @@ __kernel void depthwise(__global const float* x, __global const float* w,
     const int DH = cp[10], DW = cp[11], Cin = cp[12], Cout = cp[13];
     const int co = z % Cout, nb = z / Cout;
     const int ci = co / (Cout / Cin);
-    __global const float* xp = x + ((size_t)nb * Cin + ci) * H * W;
-    __global const float* wp = w + co * KH * KW;
-    float acc = has_bias ? bias[co] : 0.0f;
+    VIEW(__global const float*, xp, x, ((size_t)nb * Cin + ci) * H * W);
+    VIEW(__global const float*, wp, w, co * KH * KW);
+    float acc = has_bias ? LD(bias, co) : 0.0f;
     for (int kh = 0; kh < KH; ++kh) {
         const int ih = oh * SH - PH + kh * DH;
         if (ih < 0 || ih >= H) continue;
         for (int kw = 0; kw < KW; ++kw) {
             const int iw = ow * SW - PW + kw * DW;
-            if (iw >= 0 && iw < W) acc = mad(IN_X(xp[ih * W + iw]), wp[kh * KW + kw], acc);
+            if (iw >= 0 && iw < W) acc = mad(IN_X(LD(xp, ih * W + iw)), LD(wp, kh * KW + kw), acc);
         }
     }
-    y[((size_t)z * OH + oh) * OW + ow] = act(acc, slope, lo, hi);
+    ST(y, ((size_t)z * OH + oh) * OW + ow, act(acc, slope, lo, hi));
 }
 
 // ConvTranspose as a gather: y[n,co,oh,ow] = b[co] + sum x[n,ci,ih,iw] * w[ci,co_g,kh,kw]
@@ -46,7 +47,8 @@ __kernel void depthwise(__global const float* x, __global const float* w,
 __kernel void conv_transpose(__global const float* x, __global const float* w,
                              __global const float* bias, const int has_bias,
                              __global float* y, __constant int* cp,
-                             const float slope, const float lo, const float hi)
+                             const float slope, const float lo, const float hi
+                             HL_ARGS HL_N(x) HL_N(w) HL_N(bias) HL_N(y))
 {
     const int ow = get_global_id(0), oh = get_global_id(1), z = get_global_id(2);
     const int H = cp[0], W = cp[1], OH = cp[2], OW = cp[3];
@@ -56,7 +58,7 @@ __kernel void conv_transpose(__global const float* x, __global const float* w,
     const int co = z % Cout, nb = z / Cout;
     const int cog = Cout / G, cig = Cin / G;
     const int g = co / cog, cl = co - g * cog;
-    float acc = has_bias ? bias[co] : 0.0f;
+    float acc = has_bias ? LD(bias, co) : 0.0f;
     for (int kh = 0; kh < KH; ++kh) {
         const int th = oh + PH - kh * DH;
         if (th < 0 || th % SH) continue;
@@ -69,12 +71,12 @@ __kernel void conv_transpose(__global const float* x, __global const float* w,
             if (iw >= W) continue;
             for (int c = 0; c < cig; ++c) {
                 const int ci = g * cig + c;
-                acc = mad(x[(((size_t)nb * Cin + ci) * H + ih) * W + iw],
-                          w[((ci * cog + cl) * KH + kh) * KW + kw], acc);
+                acc = mad(LD(x, (((size_t)nb * Cin + ci) * H + ih) * W + iw),
+                          LD(w, ((ci * cog + cl) * KH + kh) * KW + kw), acc);
             }
         }
     }
-    y[((size_t)z * OH + oh) * OW + ow] = act(acc, slope, lo, hi);
+    ST(y, ((size_t)z * OH + oh) * OW + ow, act(acc, slope, lo, hi));
 }
 
 // Resize of the last two axes of planes H x W -> OH x OW. Global (OW, OH, planes).
@@ -83,40 +85,42 @@ __kernel void conv_transpose(__global const float* x, __global const float* w,
 // w0[OW], w1[OW]] source indices (h0 or w0 < 0: outside the crop, the value is ``extrap``);
 // tf = [dy1[OH], dy2[OH], dx1[OW], dx2[OW]] linear weights of the second and first source.
 __kernel void resize2d(__global const float* x, __global float* y, __constant int* rp,
-                       __global const int* ti, __global const float* tf, const float extrap)
+                       __global const int* ti, __global const float* tf, const float extrap
+                       HL_ARGS HL_N(x) HL_N(y) HL_N(ti) HL_N(tf))
 {
     const int ow = get_global_id(0), oh = get_global_id(1), p = get_global_id(2);
     const int H = rp[0], W = rp[1], OH = rp[2], OW = rp[3], mode = rp[4];
     if (ow >= OW || oh >= OH) return;
-    __global const float* xp = x + (size_t)p * H * W;
-    const int h0 = ti[oh], w0 = ti[2 * OH + ow];
+    VIEW(__global const float*, xp, x, (size_t)p * H * W);
+    const int h0 = LD(ti, oh), w0 = LD(ti, 2 * OH + ow);
     float v;
     if (h0 < 0 || w0 < 0) {
         v = extrap;
     } else if (mode == 0) {
-        v = xp[h0 * W + w0];
+        v = LD(xp, h0 * W + w0);
     } else {
-        const int h1 = ti[OH + oh], w1 = ti[2 * OH + OW + ow];
-        const float dy1 = tf[oh], dy2 = tf[OH + oh], dx1 = tf[2 * OH + ow], dx2 = tf[2 * OH + OW + ow];
-        v = dx2 * dy2 * xp[h0 * W + w0] + dx1 * dy2 * xp[h0 * W + w1] +
-            dx2 * dy1 * xp[h1 * W + w0] + dx1 * dy1 * xp[h1 * W + w1];
+        const int h1 = LD(ti, OH + oh), w1 = LD(ti, 2 * OH + OW + ow);
+        const float dy1 = LD(tf, oh), dy2 = LD(tf, OH + oh);
+        const float dx1 = LD(tf, 2 * OH + ow), dx2 = LD(tf, 2 * OH + OW + ow);
+        v = dx2 * dy2 * LD(xp, h0 * W + w0) + dx1 * dy2 * LD(xp, h0 * W + w1) +
+            dx2 * dy1 * LD(xp, h1 * W + w0) + dx1 * dy1 * LD(xp, h1 * W + w1);
     }
-    y[((size_t)p * OH + oh) * OW + ow] = v;
+    ST(y, ((size_t)p * OH + oh) * OW + ow, v);
 }
 
 // One LSTM step: z = [B, 4H] gate pre-activations in ONNX order (i, o, f, c);
 // c (in place) and h out: h[hoff + b*Hd + j]. Global (Hd, B).
 __kernel void lstm_cell(__global const float* z, __global float* c, __global float* h,
-                        const int Hd, const int hoff)
+                        const int Hd, const int hoff HL_ARGS HL_N(z) HL_N(c) HL_N(h))
 {
     const int j = get_global_id(0), b = get_global_id(1);
     if (j >= Hd) return;
-    __global const float* zb = z + b * 4 * Hd;
-    const float ig = 1.0f / (1.0f + exp(-zb[j]));
-    const float og = 1.0f / (1.0f + exp(-zb[Hd + j]));
-    const float fg = 1.0f / (1.0f + exp(-zb[2 * Hd + j]));
-    const float gg = tanh(zb[3 * Hd + j]);
-    const float cn = fg * c[b * Hd + j] + ig * gg;
-    c[b * Hd + j] = cn;
-    h[hoff + b * Hd + j] = og * tanh(cn);
+    VIEW(__global const float*, zb, z, b * 4 * Hd);
+    const float ig = 1.0f / (1.0f + exp(-LD(zb, j)));
+    const float og = 1.0f / (1.0f + exp(-LD(zb, Hd + j)));
+    const float fg = 1.0f / (1.0f + exp(-LD(zb, 2 * Hd + j)));
+    const float gg = tanh(LD(zb, 3 * Hd + j));
+    const float cn = fg * LD(c, b * Hd + j) + ig * gg;
+    ST(c, b * Hd + j, cn);
+    ST(h, hoff + b * Hd + j, og * tanh(cn));
 }

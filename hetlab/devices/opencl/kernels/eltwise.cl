@@ -50,11 +50,11 @@ inline void nd_offsets(__constant int* m, int i, int* ia, int* ib) {
 //     13 elu(p0=alpha), 14 gelu (erf), 15 gelu (tanh approximation)
 __kernel void unary(__global const float* x, __global float* y, const int n, const int op,
                     const float p0, const float p1,
-                    const float slope, const float lo, const float hi)
+                    const float slope, const float lo, const float hi HL_ARGS HL_N(x) HL_N(y))
 {
     const int i = get_global_id(0);
     if (i >= n) return;
-    float v = x[i];
+    float v = LD(x, i);
     switch (op) {
         case 1: v = logistic(v); break;
         case 2: v = fmin(fmax(p0 * v + p1, 0.0f), 1.0f); break;
@@ -73,19 +73,20 @@ __kernel void unary(__global const float* x, __global float* y, const int n, con
         case 15: v = 0.5f * v * (1.0f + tanh(0.79788456080286536f * (v + 0.044715f * v * v * v))); break;
         default: break;
     }
-    y[i] = act(v, slope, lo, hi);
+    ST(y, i, act(v, slope, lo, hi));
 }
 
 // op: 0 add, 1 sub, 2 mul, 3 div, 4 pow, 5 max, 6 min, 7 prelu (b = slope)
 __kernel void binary(__global const float* a, __global const float* b, __global float* y,
                      __constant int* meta, const int n, const int op,
-                     const float slope, const float lo, const float hi)
+                     const float slope, const float lo, const float hi
+                     HL_ARGS HL_N(a) HL_N(b) HL_N(y))
 {
     const int i = get_global_id(0);
     if (i >= n) return;
     int ia, ib;
     nd_offsets(meta, i, &ia, &ib);
-    const float u = a[ia], w = b[ib];
+    const float u = LD(a, ia), w = LD(b, ib);
     float v;
     switch (op) {
         case 0: v = u + w; break;
@@ -97,41 +98,42 @@ __kernel void binary(__global const float* a, __global const float* b, __global 
         case 6: v = fmin(u, w); break;
         default: v = u < 0.0f ? u * w : u; break;
     }
-    y[i] = act(v, slope, lo, hi);
+    ST(y, i, act(v, slope, lo, hi));
 }
 
 // dst[offb + ...] = src[offa + ...] over the meta shape (Transpose, Slice, Concat, Split, Expand).
 __kernel void copy_nd(__global const float* src, __global float* dst, __constant int* meta,
-                      const int n)
+                      const int n HL_ARGS HL_N(src) HL_N(dst))
 {
     const int i = get_global_id(0);
     if (i >= n) return;
     int ia, ib;
     nd_offsets(meta, i, &ia, &ib);
-    dst[ib] = src[ia];
+    ST(dst, ib, LD(src, ia));
 }
 
 // y = act(x * scale[c] + shift[c]), c = (i / inner) % C (BatchNormalization as an affine).
 __kernel void affine(__global const float* x, __global float* y, __global const float* scale,
                      __global const float* shift, const int n, const int C, const int inner,
-                     const float slope, const float lo, const float hi)
+                     const float slope, const float lo, const float hi
+                     HL_ARGS HL_N(x) HL_N(y) HL_N(scale) HL_N(shift))
 {
     const int i = get_global_id(0);
     if (i >= n) return;
     const int c = (i / inner) % C;
-    y[i] = act(mad(x[i], scale[c], shift[c]), slope, lo, hi);
+    ST(y, i, act(mad(LD(x, i), LD(scale, c), LD(shift, c)), slope, lo, hi));
 }
 
-__kernel void fill(__global float* y, const int n, const float value)
+__kernel void fill(__global float* y, const int n, const float value HL_ARGS HL_N(y))
 {
     const int i = get_global_id(0);
-    if (i < n) y[i] = value;
+    if (i < n) ST(y, i, value);
 }
 
 // Pad. pm = [ndim, out_shape[6], in_shape[6], pad_begin[6]] (trailing ndim used).
 // mode: 0 constant, 1 reflect, 2 edge.
 __kernel void pad(__global const float* x, __global float* y, __constant int* pm, const int n,
-                  const int mode, const float value)
+                  const int mode, const float value HL_ARGS HL_N(x) HL_N(y))
 {
     const int i = get_global_id(0);
     if (i >= n) return;
@@ -153,5 +155,5 @@ __kernel void pad(__global const float* x, __global float* y, __constant int* pm
         src += c * stride;
         stride *= is;
     }
-    y[i] = inside ? x[src] : value;
+    ST(y, i, inside ? LD(x, src) : value);
 }

@@ -26,8 +26,8 @@
 #define LOADS_A (TS * TK / 256)
 
 #ifdef RESID
-#define RESID_ARGS , __global const float* R, const int rshift
-#define ADD_RESID(v, c) ((v) + R[(c) - rshift])
+#define RESID_ARGS , __global const float* R, const int rshift HL_N(R)
+#define ADD_RESID(v, c) ((v) + LD(R, (c) - rshift))
 #else
 #define RESID_ARGS
 #define ADD_RESID(v, c) (v)
@@ -53,7 +53,8 @@ void gemm(const int M, const int N, const int K,
           __global const float* bias, const int sbias_m, const int sbias_n,
           const float alpha, const float beta, const int has_bias,
           const float slope, const float lo, const float hi,
-          __constant int* cp, __global const int4* ktab RESID_ARGS)
+          __constant int* cp, __global const int4* ktab RESID_ARGS
+          HL_ARGS HL_N(A) HL_N(B) HL_N(C) HL_N(offs) HL_N(bias) HL_N(ktab))
 {
     __local float As[TK][TS + 1];
     __local float Bs[TK][TS + 1];
@@ -62,9 +63,9 @@ void gemm(const int M, const int N, const int K,
     const int n0 = get_group_id(0) * TS, m0 = get_group_id(1) * TS;
     const int z = get_group_id(2);
     const int b = z / splits, s = z - b * splits;
-    const int4 off = offs[b];
-    __global const float* Ab = A + off.x;
-    __global const float* Bb = B + off.y;
+    const int4 off = LD(offs, b);
+    VIEW(__global const float*, Ab, A, off.x);
+    VIEW(__global const float*, Bb, B, off.y);
     const int kbeg = s * klen;
     const int kend = min(K, kbeg + klen);
 #ifdef CONV
@@ -92,7 +93,7 @@ void gemm(const int M, const int N, const int K,
             const int mm = idx % TS, kk = idx / TS;
 #endif
             const int gm = m0 + mm, gk = k0 + kk;
-            As[kk][mm] = (gm < M && gk < kend) ? Ab[gm * sam + gk * sak] : 0.0f;
+            As[kk][mm] = (gm < M && gk < kend) ? LD(Ab, gm * sam + gk * sak) : 0.0f;
         }
 #ifdef CONV
         // each work-item always loads the same column n (256 % TS == 0): ih0/iw0 are fixed,
@@ -103,9 +104,9 @@ void gemm(const int M, const int N, const int K,
             const int gk = k0 + kk;
             float v = 0.0f;
             if (n_ok && gk < kend) {
-                const int4 t = ktab[gk];
+                const int4 t = LD(ktab, gk);
                 const int ih = ih0 + t.y, iw = iw0 + t.z;
-                if (ih >= 0 && ih < H && iw >= 0 && iw < W) v = IN_B(Bb[t.x + ih0 * W + iw0]);
+                if (ih >= 0 && ih < H && iw >= 0 && iw < W) v = IN_B(LD(Bb, t.x + ih0 * W + iw0));
             }
             Bs[kk][n_loc] = v;
         }
@@ -119,7 +120,7 @@ void gemm(const int M, const int N, const int K,
             const int nn = idx / TK, kk = idx % TK;
 #endif
             const int gn = n0 + nn, gk = k0 + kk;
-            Bs[kk][nn] = (gn < N && gk < kend) ? IN_B(Bb[gk * sbk + gn * sbn]) : 0.0f;
+            Bs[kk][nn] = (gn < N && gk < kend) ? IN_B(LD(Bb, gk * sbk + gn * sbn)) : 0.0f;
         }
 #endif
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -139,12 +140,12 @@ void gemm(const int M, const int N, const int K,
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (splits > 1) {  // raw partial sums: layout [s][b][M][N]
-        __global float* P = C + (s * (get_num_groups(2) / splits) + b) * csplit;
+        VIEW(__global float*, P, C, (s * (get_num_groups(2) / splits) + b) * csplit);
         for (int i = 0; i < WPT; ++i) {
             const int gm = m0 + ty + 16 * i;
             for (int j = 0; j < WPT; ++j) {
                 const int gn = n0 + tx + 16 * j;
-                if (gm < M && gn < N) P[gm * N + gn] = acc[i][j];
+                if (gm < M && gn < N) ST(P, gm * N + gn, acc[i][j]);
             }
         }
         return;
@@ -155,9 +156,9 @@ void gemm(const int M, const int N, const int K,
             const int gn = n0 + tx + 16 * j;
             if (gm < M && gn < N) {
                 float v = alpha * acc[i][j];
-                if (has_bias) v += beta * bias[off.w + gm * sbias_m + gn * sbias_n];
+                if (has_bias) v += beta * LD(bias, off.w + gm * sbias_m + gn * sbias_n);
                 const int c = off.z + gm * ldc + gn;
-                C[c] = act(ADD_RESID(v, c), slope, lo, hi);
+                ST(C, c, act(ADD_RESID(v, c), slope, lo, hi));
             }
         }
     }
@@ -169,17 +170,18 @@ __kernel void gemm_splitk(const int M, const int N, const int splits, const int 
                           __global const int4* offs,
                           __global const float* bias, const int sbias_m, const int sbias_n,
                           const float alpha, const float beta, const int has_bias,
-                          const float slope, const float lo, const float hi RESID_ARGS)
+                          const float slope, const float lo, const float hi RESID_ARGS
+                          HL_ARGS HL_N(P) HL_N(C) HL_N(offs) HL_N(bias))
 {
     const int n = get_global_id(0), m = get_global_id(1), b = get_global_id(2);
     if (n >= N || m >= M) return;
     float v = 0.0f;
-    for (int s = 0; s < splits; ++s) v += P[((s * nbatch + b) * M + m) * N + n];
-    const int4 off = offs[b];
+    for (int s = 0; s < splits; ++s) v += LD(P, ((s * nbatch + b) * M + m) * N + n);
+    const int4 off = LD(offs, b);
     v *= alpha;
-    if (has_bias) v += beta * bias[off.w + m * sbias_m + n * sbias_n];
+    if (has_bias) v += beta * LD(bias, off.w + m * sbias_m + n * sbias_n);
     const int c = off.z + m * ldc + n;
-    C[c] = act(ADD_RESID(v, c), slope, lo, hi);
+    ST(C, c, act(ADD_RESID(v, c), slope, lo, hi));
 }
 
 // Skinny GEMM (M <= 4, A k-contiguous, B n-contiguous): the FC layers and LSTM steps at batch 1.
@@ -192,21 +194,22 @@ void gemv(const int M, const int N, const int K,
           __global float* C, const int ldc, __global const int4* offs,
           __global const float* bias, const int sbias_m, const int sbias_n,
           const float alpha, const float beta, const int has_bias,
-          const float slope, const float lo, const float hi RESID_ARGS)
+          const float slope, const float lo, const float hi RESID_ARGS
+          HL_ARGS HL_N(A) HL_N(B) HL_N(C) HL_N(offs) HL_N(bias))
 {
     __local float red[16][GV_M][17];
     const int tx = get_local_id(0), ks = get_local_id(1);
     const int n = get_group_id(0) * 16 + tx;
-    const int4 off = offs[get_group_id(2)];
-    __global const float* Ab = A + off.x;
-    __global const float* Bb = B + off.y;
+    const int4 off = LD(offs, get_group_id(2));
+    VIEW(__global const float*, Ab, A, off.x);
+    VIEW(__global const float*, Bb, B, off.y);
     float acc[GV_M] = {0.0f, 0.0f, 0.0f, 0.0f};
     if (n < N) {
         for (int k = ks; k < K; k += 16) {
-            const float bv = IN_B(Bb[k * sbk + n]);
+            const float bv = IN_B(LD(Bb, k * sbk + n));
             #pragma unroll
             for (int m = 0; m < GV_M; ++m)
-                if (m < M) acc[m] = mad(Ab[m * sam + k], bv, acc[m]);
+                if (m < M) acc[m] = mad(LD(Ab, m * sam + k), bv, acc[m]);
         }
     }
     #pragma unroll
@@ -216,8 +219,8 @@ void gemv(const int M, const int N, const int K,
         float v = 0.0f;
         for (int s = 0; s < 16; ++s) v += red[s][ks][tx];
         v *= alpha;
-        if (has_bias) v += beta * bias[off.w + ks * sbias_m + n * sbias_n];
+        if (has_bias) v += beta * LD(bias, off.w + ks * sbias_m + n * sbias_n);
         const int c = off.z + ks * ldc + n;
-        C[c] = act(ADD_RESID(v, c), slope, lo, hi);
+        ST(C, c, act(ADD_RESID(v, c), slope, lo, hi));
     }
 }

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.base import Device, is_accelerator
+from hetlab.devices.base import Device, check_fits, is_accelerator
 from hetlab.devices.platform import devices as platform_devices
 from hetlab.errors import HetlabError
 from hetlab.executor.check import max_rel_err, random_inputs, reference_outputs
@@ -124,6 +124,7 @@ def run(
     if repeat < 1:
         raise HetlabError(f"--repeat must be at least 1, got {repeat}")
     device_of, order, sequential, predicted = placement(graph, plan, devmap)
+    check_fits(graph, [(v, devmap[d]) for v, d in device_of.items() if d in devmap])
     ex = Executor(graph, device_of, devmap, order, sequential, node_times=trace is not None)
     if predicted is None and problem is not None:
         predicted = float(simulate(problem, device_of, order or graph.topo_order()).makespan)

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from hetlab.devices.base import is_accelerator, unsupported_summary
+from hetlab.devices.base import check_fits, is_accelerator, unsupported_summary
 from hetlab.errors import HetlabError
 from hetlab.executor.api import placement
 from hetlab.executor.check import load_inputs, reference_spread
@@ -136,6 +136,9 @@ def main(args: argparse.Namespace) -> int:
             )
         plan = args.device
     graph = load(args.model, shapes, given)
+    devmap = {d.name: d for d in devs}
+    device_of = placement(graph, plan, devmap)[0]  # the memory check comes before any input
+    check_fits(graph, [(v, devmap[d]) for v, d in device_of.items() if d in devmap])
     feed = load_inputs(graph, given, args.seed)
     if args.per_node is not None:  # compares the nodes the device runs, moves none
         return _main_per_node(args, graph, devs, feed)

@@ -12,6 +12,7 @@ from hetlab.cost import calibrator as cal
 from hetlab.cost.in_context import device_context
 from hetlab.cost.problem import Group, Link, PEdge, PNode, Problem
 from hetlab.cost.unmeasured import Work, fill_unmeasured
+from hetlab.errors import HetlabError
 from hetlab.graph.ir import OpGraph
 
 if TYPE_CHECKING:
@@ -46,6 +47,8 @@ def node_costs(job: Job, meas: Measured) -> NodeCosts:
         for v in everything
     }
     types = {v: graph.node(v).op_type for v in everything}
+    for d in devs:
+        _measured_something(job, meas, d.name, [v for v in everything if job.supports(d.name, v)])
     no_measure = fill_unmeasured(iso, node_work(graph), lambda v, dn: job.supports(dn, v), FLOOR_MS)
     failed = {
         v: {
@@ -71,6 +74,19 @@ def node_costs(job: Job, meas: Measured) -> NodeCosts:
         for v, x in fac.items():
             ctx.setdefault(v, {})[n] = x
     return NodeCosts(iso, ctx, per_unit, no_measure, failed)
+
+
+def _measured_something(job: Job, meas: Measured, dev: str, supported: list[str]) -> None:
+    """Refuse a device that measured none of the nodes it supports: there is no throughput
+    to estimate their costs from, and a made-up cost would pass for a measured one."""
+    if not supported or any(meas.ops.get((dev, job.sig[v])) for v in supported):
+        return
+    v = supported[0]
+    why = meas.errors.get((dev, job.sig[v]), "no time")
+    raise HetlabError(
+        f"{dev} measured none of the {len(supported)} nodes it supports (the first, {v!r} "
+        f"({job.graph.node(v).op_type}), failed: {why}); leave {dev} out of --devices"
+    )
 
 
 def node_work(graph: OpGraph) -> dict[str, Work]:

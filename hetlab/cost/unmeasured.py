@@ -11,7 +11,8 @@ showed on the nodes it did measure:
   (ms per byte times its bytes where the op counts no FLOPs);
 - else every node measured there: the larger of its FLOPs times the device's median ms per
   FLOP and its bytes times the median ms per byte (whichever its work is bound by);
-- else (nothing measured on the device) the floor.
+- else (nothing measured on the device) the floor; the profiler refuses such a device
+  instead (``assemble``).
 
 A node's bytes are those it reads and writes (inputs, weights included, and outputs). The
 profile counts the estimated costs (``extra.profile.estimated_costs``) and marks each node

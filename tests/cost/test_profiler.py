@@ -370,6 +370,22 @@ def test_a_node_whose_measurement_fails_gets_an_estimate_from_its_work(chain_mod
     assert estimated_summary(profile(g, [OrtTestDevice("a")], comm=False, **FAST)) is None
 
 
+class _FailsAll(OrtTestDevice):
+    """Runs no unit at all, as a device out of memory for every tensor."""
+
+    def prepare(self, graph, nodes):
+        raise RuntimeError("Failed to allocate memory")
+
+
+def test_a_device_that_measured_nothing_is_refused_not_given_made_up_costs(chain_model):
+    g = load(chain_model)
+    with pytest.raises(HetlabError) as e:
+        profile(g, [OrtTestDevice("a"), _FailsAll("b", tag="oom")], comm=False, **FAST)
+    msg = str(e.value)
+    assert msg.startswith("b measured none of the 5 nodes it supports")
+    assert "Failed to allocate memory" in msg and "\n" not in msg
+
+
 def test_an_estimate_scales_with_the_work_of_the_node():
     from hetlab.cost.unmeasured import Work, fill_unmeasured
 

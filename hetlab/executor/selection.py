@@ -12,7 +12,9 @@ compared by what it selects rather than elementwise:
 - NonMaxSuppression's selected indices: the scores of the selected boxes, sorted; another
   number of selected boxes stays a shape mismatch.
 
-``aligned`` returns the two arrays to compare; the comparison itself is the caller's
+An output computed further from a selection's indices (a Gather of the top boxes) is named by
+``dependent`` and compared elementwise: ties move it, and the reference's spread shows by how
+much. ``aligned`` returns the two arrays to compare; the comparison itself is the caller's
 (``check.rel_err``). An index outside its axis makes the pair unequal in shape.
 """
 
@@ -57,6 +59,30 @@ def selections(graph: OpGraph) -> dict[str, Selection]:
             elif n.op_type == "NonMaxSuppression" and len(n.inputs) > 1:
                 out[t] = Selection(n.op_type, "indices", n.inputs[1], 0)
     return out
+
+
+def dependent(graph: OpGraph) -> list[str]:
+    """The model outputs computed from a selection op's indices through other nodes (a
+    Gather of the top-k rows, say), in the model's output order."""
+    seeds = {
+        t
+        for n in graph.nodes
+        if n.op_type in ("TopK", "ArgMax", "ArgMin", "NonMaxSuppression")
+        for i, t in enumerate(n.outputs)
+        if t and (n.op_type != "TopK" or i == 1)
+    }
+    reached, frontier = set(), set(seeds)
+    readers: dict[str, list] = {}
+    for n in graph.nodes:
+        for t in dict.fromkeys(n.inputs + n.outer_inputs):
+            readers.setdefault(t, []).append(n)
+    while frontier:
+        t = frontier.pop()
+        for n in readers.get(t, []):
+            new = {o for o in n.outputs if o and o not in reached}
+            reached |= new
+            frontier |= new
+    return [t for t in graph.outputs if t in reached]
 
 
 def aligned(

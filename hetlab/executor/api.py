@@ -4,10 +4,10 @@ The report is spec §5's document: ``model_path``, ``latency_ms`` {median, p10, 
 the repetitions (after unmeasured warm-up runs: ``warmup``, or by default until
 ``WARMUP_S`` have passed, see ``warm_up``), ``predicted_ms`` (the plan's makespan),
 ``max_rel_err`` against a plain onnxruntime session (with ``check``; beside it onnxruntime's
-own ``reference_spread`` and the outputs compared ``tie_aware``, see ``check.Reference``), ``devices`` (node counts) and the
-``timeline`` of the median repetition; plus ``fallbacks`` and a few extra keys. The run
-measures: the only prediction it carries is the plan's own makespan (``predicted_ms``); the
-calibrated predictions are added by ``hetlab.calibrate.run``.
+own ``reference_spread`` and the outputs compared ``tie_aware``, see ``check.Reference``),
+``devices`` (node counts) and the ``timeline`` of the median repetition; plus ``fallbacks``
+and a few extra keys. The run measures: the only prediction it carries is the plan's own
+makespan (``predicted_ms``); the calibrated predictions are added by ``hetlab.calibrate.run``.
 """
 
 from __future__ import annotations

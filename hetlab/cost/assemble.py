@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING, Any
 from hetlab.cost import calibrator as cal
 from hetlab.cost.in_context import device_context
 from hetlab.cost.problem import Group, Link, PEdge, PNode, Problem
-from hetlab.cost.unmeasured import fill_unmeasured
+from hetlab.cost.unmeasured import Work, fill_unmeasured
+from hetlab.errors import HetlabError
+from hetlab.graph.ir import OpGraph
 
 if TYPE_CHECKING:
     from hetlab.cost.profiler import Job
@@ -26,6 +28,7 @@ class NodeCosts:
     ctx: dict[str, dict[str, float]]  # node -> device -> in-context factor
     per_unit: dict[str, float]  # device -> what a unit pays once
     no_measure: dict[str, dict[str, str]]  # node -> device -> basis of its estimate
+    failed: dict[str, dict[str, str]]  # node -> device -> why its measurement failed
 
 
 def cost_of(meas: Measured, st: dict[str, Any] | None, dev: str, stat: str = "median"):
@@ -44,7 +47,16 @@ def node_costs(job: Job, meas: Measured) -> NodeCosts:
         for v in everything
     }
     types = {v: graph.node(v).op_type for v in everything}
-    no_measure = fill_unmeasured(iso, types, lambda v, dn: job.supports(dn, v), FLOOR_MS)
+    for d in devs:
+        _measured_something(job, meas, d.name, [v for v in everything if job.supports(d.name, v)])
+    no_measure = fill_unmeasured(iso, node_work(graph), lambda v, dn: job.supports(dn, v), FLOOR_MS)
+    failed = {
+        v: {
+            dn: f"its one-node unit failed: {meas.errors.get((dn, job.sig[v]), 'no time')}"
+            for dn in by
+        }
+        for v, by in no_measure.items()
+    }
     ctx: dict[str, dict[str, float]] = {}
     per_unit: dict[str, float] = {}
     for d in devs:
@@ -61,7 +73,29 @@ def node_costs(job: Job, meas: Measured) -> NodeCosts:
         )
         for v, x in fac.items():
             ctx.setdefault(v, {})[n] = x
-    return NodeCosts(iso, ctx, per_unit, no_measure)
+    return NodeCosts(iso, ctx, per_unit, no_measure, failed)
+
+
+def _measured_something(job: Job, meas: Measured, dev: str, supported: list[str]) -> None:
+    """Refuse a device that measured none of the nodes it supports: there is no throughput
+    to estimate their costs from, and a made-up cost would pass for a measured one."""
+    if not supported or any(meas.ops.get((dev, job.sig[v])) for v in supported):
+        return
+    v = supported[0]
+    why = meas.errors.get((dev, job.sig[v]), "no time")
+    raise HetlabError(
+        f"{dev} measured none of the {len(supported)} nodes it supports (the first, {v!r} "
+        f"({job.graph.node(v).op_type}), failed: {why}); leave {dev} out of --devices"
+    )
+
+
+def node_work(graph: OpGraph) -> dict[str, Work]:
+    """Each node's FLOPs and the bytes it reads and writes (weights included)."""
+    out = {}
+    for n in graph.nodes:
+        io = dict.fromkeys(t for t in n.inputs + n.outputs if t in graph.tensors)
+        out[n.id] = Work(n.op_type, float(n.flops), float(sum(graph.tensors[t].nbytes for t in io)))
+    return out
 
 
 def build_problem(job: Job, meas: Measured, costs: NodeCosts, wall_s: float) -> Problem:
@@ -88,7 +122,9 @@ def build_problem(job: Job, meas: Measured, costs: NodeCosts, wall_s: float) -> 
         if why:
             extra["unsupported"] = why
         if n.id in costs.no_measure:
+            extra["estimated"] = True
             extra["no_measure"] = costs.no_measure[n.id]
+            extra["estimate_reason"] = costs.failed[n.id]
         nodes.append(PNode(id=n.id, op_type=n.op_type, cost=c, extra=extra))
     edges = []
     for e in graph.edges:
@@ -140,6 +176,8 @@ def _extra(job: Job, meas: Measured, costs: NodeCosts, wall_s: float) -> dict[st
             "context_window": opts.context if wins else 0,
             "windows": len(wins),
             "no_measure": len(costs.no_measure),
+            "estimated_costs": sum(len(by) for by in costs.no_measure.values()),
+            "costs": sum(c is not None for by in costs.iso.values() for c in by.values()),
             "unit_overhead_ms": costs.per_unit,
             "whole_model_ms": {
                 k[0]: {x: v[x] for x in keys}

@@ -8,6 +8,7 @@ import argparse
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from hetlab.errors import HetlabError
 
@@ -152,4 +153,26 @@ def main(args: argparse.Namespace) -> int:
         f"{', '.join(p.devices)} in {prof.get('wall_s')} s -> {args.out}",
         file=sys.stderr,
     )
+    line = estimated_summary(p)
+    if line:
+        print(line, file=sys.stderr)
     return 0
+
+
+def estimated_summary(p: Any, shown: int = 3) -> str | None:
+    """One line on the costs estimated because their measurement failed (``unmeasured.py``):
+    how many of all the costs, and the first few with the reason; None when there are none."""
+    prof = p.extra.get("profile", {})
+    marked = [(n, d) for n in p.nodes if n.extra.get("estimated") for d in n.extra["no_measure"]]
+    if not marked:
+        return None
+    total = prof.get("costs") or sum(c is not None for n in p.nodes for c in n.cost.values())
+    parts = [
+        f"{n.id} ({n.op_type}) on {d}: {n.extra.get('estimate_reason', {}).get(d, '?')}"
+        for n, d in marked[:shown]
+    ]
+    more = f"; {len(marked) - shown} more" if len(marked) > shown else ""
+    return (
+        f"{len(marked)} of {total} costs estimated from the device's measured throughput "
+        f"(nodes[].estimated): {'; '.join(parts)}{more}"
+    )

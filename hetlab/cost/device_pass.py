@@ -38,8 +38,8 @@ def measure_device(
     rounds: int,
     tick: Callable[..., None],
 ) -> dict[tuple[str, str], Any]:
-    """Statistics (or None when the unit failed) per ``(section, signature)``; cached ones are
-    taken from ``store``. ``tick(message, fresh)`` is called once per unit and round."""
+    """Statistics (or ``{"error": message}`` when the unit failed) per ``(section,
+    signature)``; cached ones are taken from ``store``. ``tick(message, fresh)`` is called once per unit and round."""
     out: dict[tuple[str, str], Any] = {}
     todo: list[Item] = []
     for sec, s, nodes in items:
@@ -83,7 +83,7 @@ def measure_device(
                     else {**summarize(st["samples"]), "timer": st["timer"]}
                 )
                 store.put(sec, f"{s}|written" if written(d, sec) else s, res)
-                out[sec, s] = res if "median" in res else None
+                out[sec, s] = res
                 state.pop((sec, s), None)
             tick(_label(d, graph, nodes), r == rounds - 1)
     return out

@@ -38,7 +38,7 @@ from hetlab.cost.options import ProfileOptions, Progress, options_of
 from hetlab.cost.problem import Problem
 from hetlab.cost.signature import group_signature, node_signature
 from hetlab.cost.tensor_values import Values
-from hetlab.devices.base import Device, one_hardware_twice
+from hetlab.devices.base import Device, check_fits, one_hardware_twice
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import OpGraph
 
@@ -157,6 +157,8 @@ def plan_job(graph: OpGraph, devs: list[Device], opts: ProfileOptions) -> Job:
         wsig=[group_signature(graph, w, consts) for w in wins],
         support={(d.name, s): _supports(d, graph, v) for d in devs for s, v in reps.items()},
     )
+    # every tensor a device would hold, against its memory, before any value is made
+    check_fits(graph, [(n.id, d) for d in devs for n in graph.nodes if job.supports(d.name, n.id)])
     _plan_spans(job)
     needed = [t for v in reps.values() for t in unit_io(graph, [v])[0]]
     needed += [t for c in greps.values() for t in unit_io(graph, c)[0]]

@@ -28,6 +28,7 @@ class Measured:
     overhead: dict[str, float] = field(default_factory=dict)
     links: dict[str, dict[str, Any]] = field(default_factory=dict)
     shape_ms: dict[tuple[str, str], float] = field(default_factory=dict)
+    errors: dict[tuple[str, str], str] = field(default_factory=dict)  # isolated ops that failed
 
 
 def measure_devices(job: Job, meas: Measured) -> None:
@@ -63,6 +64,8 @@ def measure_devices(job: Job, meas: Measured) -> None:
         )
         for (sec, s), st in res.items():
             getattr(meas, sec)[d.name, s] = st if st and "median" in st else None
+            if sec == "ops" and st and "error" in st:
+                meas.errors[d.name, s] = st["error"]
         store.flush()
 
 

@@ -3,10 +3,11 @@
 The report is spec §5's document: ``model_path``, ``latency_ms`` {median, p10, p90} over
 the repetitions (after unmeasured warm-up runs: ``warmup``, or by default until
 ``WARMUP_S`` have passed, see ``warm_up``), ``predicted_ms`` (the plan's makespan),
-``max_rel_err`` against a plain onnxruntime session, ``devices`` (node counts) and the
-``timeline`` of the median repetition; plus ``fallbacks`` and a few extra keys. The run
-measures: the only prediction it carries is the plan's own makespan (``predicted_ms``); the
-calibrated predictions are added by ``hetlab.calibrate.run``.
+``max_rel_err`` against a plain onnxruntime session (with ``check``; beside it onnxruntime's
+own ``reference_spread`` and the outputs compared ``tie_aware``, see ``check.Reference``),
+``devices`` (node counts) and the ``timeline`` of the median repetition; plus ``fallbacks``
+and a few extra keys. The run measures: the only prediction it carries is the plan's own
+makespan (``predicted_ms``); the calibrated predictions are added by ``hetlab.calibrate.run``.
 """
 
 from __future__ import annotations
@@ -20,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.base import Device, is_accelerator
+from hetlab.devices.base import Device, check_fits, is_accelerator
 from hetlab.devices.platform import devices as platform_devices
 from hetlab.errors import HetlabError
-from hetlab.executor.check import max_rel_err, random_inputs, reference_outputs
+from hetlab.executor.check import random_inputs, reference
 from hetlab.executor.critical import predicted_unit_ms, summary
 from hetlab.executor.interpreter import Executor, Repetition
 from hetlab.executor.trace import Event, node_timeline, write_trace
@@ -124,6 +125,7 @@ def run(
     if repeat < 1:
         raise HetlabError(f"--repeat must be at least 1, got {repeat}")
     device_of, order, sequential, predicted = placement(graph, plan, devmap)
+    check_fits(graph, [(v, devmap[d]) for v, d in device_of.items() if d in devmap])
     ex = Executor(graph, device_of, devmap, order, sequential, node_times=trace is not None)
     if predicted is None and problem is not None:
         predicted = float(simulate(problem, device_of, order or graph.topo_order()).makespan)
@@ -136,10 +138,8 @@ def run(
         ex.close()
     walls = np.array([r.wall_ms for r in reps])
     mid = reps[int(np.argsort(walls)[len(walls) // 2])]
-    err = None
-    if check:
-        ref = reference_outputs(graph.model_path or "", feed, list(graph.outputs))
-        err = max_rel_err(mid.outputs, ref)
+    checked = reference(graph, feed).report(mid.outputs) if check else {}
+    err = checked.pop("max_rel_err", None)
     units_of = {s.index: s.nodes for s in ex.specs}
     report = RunReport(
         model_path=str(Path(graph.model_path).resolve()) if graph.model_path else None,
@@ -157,7 +157,7 @@ def run(
         events=mid.events,
         device_names=[d for d in devmap if d in set(device_of.values())],
         outputs=mid.outputs,
-        extra=_extra(graph, plan, warmed, ex, mid, problem, device_of, devmap),
+        extra={**_extra(graph, plan, warmed, ex, mid, problem, device_of, devmap), **checked},
     )
     if trace is not None:
         report.write_trace(trace)

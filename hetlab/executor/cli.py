@@ -7,11 +7,11 @@ import json
 import sys
 from typing import Any
 
-from hetlab.devices.base import is_accelerator, unsupported_summary
+from hetlab.devices.base import check_fits, is_accelerator, unsupported_summary
 from hetlab.devices.cli import add_platform_args
 from hetlab.errors import HetlabError
 from hetlab.executor.api import placement
-from hetlab.executor.check import load_inputs, reference_spread
+from hetlab.executor.check import check_line, load_inputs, reference
 from hetlab.graph.cli import add_input_arg, add_shape_arg
 
 
@@ -134,6 +134,9 @@ def main(args: argparse.Namespace) -> int:
             )
         plan = args.device
     graph = load(args.model, shapes, given)
+    devmap = {d.name: d for d in devs}
+    device_of = placement(graph, plan, devmap)[0]  # the memory check comes before any input
+    check_fits(graph, [(v, devmap[d]) for v, d in device_of.items() if d in devmap])
     feed = load_inputs(graph, given, args.seed)
     if args.per_node is not None:  # compares the nodes the device runs, moves none
         return _main_per_node(args, graph, devs, feed)
@@ -183,7 +186,7 @@ def _main_per_node(args: argparse.Namespace, graph: Any, devs: list, feed: dict)
 
     dev = next(d for d in devs if d.name == args.device)
     found = scan(graph, dev, feed, rtol=args.per_node)
-    found.spread = reference_spread(str(graph.model_path), feed, list(graph.outputs))
+    found.spread = reference(graph, feed).spread
     if args.json:
         json.dump({"model": graph.name, **found.to_json()}, sys.stdout)
         sys.stdout.write("\n")
@@ -236,8 +239,8 @@ def _main_adaptive(
         print(
             f"switch     before run {s['run']}: {s['from']} -> {s['to']} ({s['device']} at {s['slowdown']}x)"
         )
-    if doc.get("max_rel_err") is not None:
-        print(f"check      max_rel_err {doc['max_rel_err']:.2e} against plain onnxruntime")
+    if (line := check_line(doc)) is not None:
+        print(f"check      {line}")
     return 0
 
 
@@ -278,8 +281,8 @@ def format_report(doc: dict[str, Any]) -> str:
             f"{cp['run_ms']:.3f} ms{pr}, dispatch {cp['dispatch_ms']:.3f}, copies "
             f"{cp['copies_ms']:.3f}, tail {cp['tail_ms']:.3f}"
         )
-    if doc.get("max_rel_err") is not None:
-        lines.append(f"check      max_rel_err {doc['max_rel_err']:.2e} against plain onnxruntime")
+    if (line := check_line(doc)) is not None:
+        lines.append(f"check      {line}")
     lines.append(
         "devices    "
         + ", ".join(f"{k} {v} nodes" for k, v in doc["devices"].items())

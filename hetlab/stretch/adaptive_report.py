@@ -16,7 +16,7 @@ import numpy as np
 
 from hetlab.devices.base import Device
 from hetlab.errors import HetlabError
-from hetlab.executor.check import max_rel_err, reference_outputs
+from hetlab.executor.check import reference
 from hetlab.fileio import atomic_write_json
 from hetlab.graph.ir import OpGraph
 from hetlab.stretch.adaptive import AdaptiveConfig, AdaptiveTrace, run_adaptive
@@ -126,12 +126,8 @@ def adaptive_run(
     reps = reps_of["adaptive"]
     walls = np.array([r.wall_ms for r in reps])
     mid = reps[int(np.argsort(walls)[len(walls) // 2])]
-    err = None
-    if check:
-        err = max_rel_err(
-            mid.outputs,
-            reference_outputs(graph.model_path or "", dict(inputs), list(graph.outputs)),
-        )
+    checked = reference(graph, dict(inputs)).report(mid.outputs) if check else {}
+    err = checked.pop("max_rel_err", None)
     doc = {
         "model_path": str(Path(graph.model_path).resolve()) if graph.model_path else None,
         "model": graph.name,
@@ -147,6 +143,7 @@ def adaptive_run(
         "repeat": repeat,
         "samples_ms": [round(float(w), 4) for w in walls],
         "adaptive": docs["adaptive"],
+        **checked,
     }
     if compare:
         doc["static"] = docs["static"]

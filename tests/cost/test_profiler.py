@@ -345,26 +345,77 @@ class _FailsAlone(OrtTestDevice):
         return super().prepare(graph, nodes)
 
 
-def test_a_node_with_nothing_to_measure_gets_an_estimate_and_is_counted(chain_model):
+def test_a_node_whose_measurement_fails_gets_an_estimate_from_its_work(chain_model):
+    import numpy as np
+
+    from hetlab.cost.assemble import node_work
+    from hetlab.cost.cli import estimated_summary
+
     g = load(chain_model)
     p = profile(g, [_FailsAlone("a")], comm=False, **FAST)
     by = {n.id: n for n in p.nodes}
-    least = min(n.cost["a"] for n in p.nodes if n.id != "reshape")
-    assert by["reshape"].cost["a"] == least  # no other Reshape: the device's cheapest op
-    assert "least cost" in by["reshape"].extra["no_measure"]["a"]
-    assert p.extra["profile"]["no_measure"] == 1
-    assert all("no_measure" not in n.extra for n in p.nodes if n.id != "reshape")
+    work = node_work(g)
+    # a Reshape counts no FLOPs and no other Reshape was measured: the device's median ms
+    # per byte over the measured nodes, times the bytes the Reshape reads and writes
+    per_byte = np.median([by[v].cost["a"] / work[v].bytes for v in by if v != "reshape"])
+    assert by["reshape"].cost["a"] == pytest.approx(per_byte * work["reshape"].bytes, abs=2e-6)
+    assert by["reshape"].extra["estimated"] is True
+    assert "per byte" in by["reshape"].extra["no_measure"]["a"]
+    assert "Invalid rank for output" in by["reshape"].extra["estimate_reason"]["a"]
+    prof = p.extra["profile"]
+    assert prof["no_measure"] == 1 and prof["estimated_costs"] == 1 and prof["costs"] == 5
+    assert all("estimated" not in n.extra for n in p.nodes if n.id != "reshape")
+    line = estimated_summary(p)
+    assert line.startswith("1 of 5 costs estimated") and "reshape (Reshape) on a" in line
+    assert estimated_summary(profile(g, [OrtTestDevice("a")], comm=False, **FAST)) is None
 
 
-def test_an_unmeasured_node_takes_its_op_types_median(chain_model):
-    from hetlab.cost.unmeasured import fill_unmeasured
+class _FailsAll(OrtTestDevice):
+    """Runs no unit at all, as a device out of memory for every tensor."""
 
-    iso = {"r1": {"a": 2.0, "b": None}, "r2": {"a": 4.0, "b": None}, "r3": {"a": None, "b": 1.0}}
-    types = dict.fromkeys(iso, "Relu")
-    filled = fill_unmeasured(iso, types, lambda v, d: (v, d) != ("r1", "b"), 1e-4)
-    assert iso["r3"]["a"] == 3.0 and iso["r2"]["b"] == 1.0  # medians of the measured Relus
+    def prepare(self, graph, nodes):
+        raise RuntimeError("Failed to allocate memory")
+
+
+def test_a_device_that_measured_nothing_is_refused_not_given_made_up_costs(chain_model):
+    g = load(chain_model)
+    with pytest.raises(HetlabError) as e:
+        profile(g, [OrtTestDevice("a"), _FailsAll("b", tag="oom")], comm=False, **FAST)
+    msg = str(e.value)
+    assert msg.startswith("b measured none of the 5 nodes it supports")
+    assert "Failed to allocate memory" in msg and "\n" not in msg
+
+
+def test_an_estimate_scales_with_the_work_of_the_node():
+    from hetlab.cost.unmeasured import Work, fill_unmeasured
+
+    work = {
+        "r1": Work("Relu", 100, 800),
+        "r2": Work("Relu", 200, 1600),
+        "small": Work("Relu", 50, 400),
+        "big": Work("Relu", 10**9, 8 * 10**9),
+        "shape": Work("Shape", 0, 40),
+        "conv": Work("Conv", 10**6, 4000),
+    }
+    iso = {v: {"a": None, "b": None} for v in work}
+    iso["r1"]["a"], iso["r2"]["a"], iso["r2"]["b"] = 1.0, 2.0, 4.0
+    iso["conv"]["a"] = 0.5
+    filled = fill_unmeasured(iso, work, lambda v, d: (v, d) != ("r1", "b"), 1e-4)
+    # the measured Relus run at 0.01 ms per FLOP: other Relus get their FLOPs at that rate
+    assert iso["small"]["a"] == 0.5 and iso["big"]["a"] == pytest.approx(1e7)
+    assert iso["small"]["b"] == 1.0  # per device: b measured its Relu at 0.02 ms per FLOP
     assert iso["r1"]["b"] is None  # not supported there: stays unrunnable
-    assert set(filled) == {"r2", "r3"}
+    # no Shape measured: bytes at the device's median ms per byte, not its least cost
+    per_byte = sorted([1.0 / 800, 2.0 / 1600, 0.5 / 4000])[1]
+    assert iso["shape"]["a"] == pytest.approx(per_byte * 40, abs=1e-6)
+    # an op type never measured on b: the device's throughput (its one Relu) on the Conv's FLOPs
+    assert iso["conv"]["b"] == pytest.approx(0.02 * 10**6)
+    assert set(filled) == {"small", "big", "shape", "conv"}
+    again = {v: {"a": None, "b": None} for v in work}
+    again["r1"]["a"], again["r2"]["a"], again["r2"]["b"] = 1.0, 2.0, 4.0
+    again["conv"]["a"] = 0.5
+    fill_unmeasured(again, work, lambda v, d: (v, d) != ("r1", "b"), 1e-4)
+    assert again == iso  # deterministic
 
 
 def test_options_object_and_keywords_are_one_and_the_same(chain_model):

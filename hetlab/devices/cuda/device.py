@@ -194,6 +194,10 @@ class CudaDevice(Device):
     def free(self, buf: Any) -> None:
         """Nothing: CuPy returns a buffer to its pool when the last reference goes."""
 
+    def memory_bytes(self) -> int | None:
+        """The device's global memory (``totalGlobalMem``)."""
+        return int(self.props["totalGlobalMem"])
+
     # --- running ----------------------------------------------------------------------
     def prepare(self, graph: OpGraph, nodes: Sequence[str]) -> Unit:
         with self.cp.cuda.Device(self.index):

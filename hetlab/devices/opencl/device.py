@@ -304,6 +304,15 @@ class OpenCLDevice(Device):
         if isinstance(buf, CLBuffer):
             buf.buf.release()
 
+    def memory_bytes(self) -> int | None:
+        """The device's global memory (``CL_DEVICE_GLOBAL_MEM_SIZE``)."""
+        return int(self.dev.global_mem_size)
+
+    def max_alloc_bytes(self) -> int | None:
+        """The largest buffer the driver creates (``CL_DEVICE_MAX_MEM_ALLOC_SIZE``): a larger
+        one fails with ``INVALID_BUFFER_SIZE``."""
+        return int(self.dev.max_mem_alloc_size)
+
     # --- running -------------------------------------------------------------
     def prepare(self, graph: OpGraph, nodes: Sequence[str]) -> Unit:
         # program builds may start driver threads; recorded only where they are pinned

@@ -15,6 +15,7 @@ __all__ = [
     "get",
     "implied_queues",
     "is_accelerator",
+    "opencl_devices",
     "parse_queues",
     "platform_devices",
     "select",
@@ -31,6 +32,7 @@ _LAZY = {
     "devices": "hetlab.devices.platform",
     "get": "hetlab.devices.platform",
     "first_cpu": "hetlab.devices.platform",
+    "opencl_devices": "hetlab.devices.platform",
     "OrtCpuDevice": "hetlab.devices.ort_cpu",
 }
 

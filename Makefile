@@ -33,6 +33,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check hetlab tests benchmarks
 	$(BIN)/ruff format --check hetlab tests benchmarks
 	PYTHONPATH=$(CURDIR) $(BIN)/lint-imports  # the layering contract in pyproject.toml
+	$(BIN)/python -m pytest -p no:cacheprovider -q tests/test_public_faces.py  # private names
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

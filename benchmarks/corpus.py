@@ -1,9 +1,10 @@
-"""The corpus table: every model of ``hetlab.graph.corpus`` profiled, scheduled and run checked.
+"""The corpus table: every model of ``hetlab.corpus`` profiled, scheduled and run checked.
 
 Per model: its source package, file size, node count, how many nodes each device supports
 (with the op types the first OpenCL device does not, and why), and per algorithm the plan's
 nodes per device, predicted and measured median and ``max_rel_err`` against onnxruntime.
-The plans are timed in interleaved rounds with one executor alive at a time (``plan_rows``);
+The plans are timed in interleaved rounds, each round of a plan one ``hetlab.run``
+(``plan_rows``);
 names whose plans run one program share its measurement (``same_as``), and
 ``rec_vs_best_single`` is the recommended plan's median over the best ``single:DEVICE``'s,
 from the same rounds. Writes ``benchmarks/results/<platform>/corpus.csv`` and ``corpus.md``
@@ -28,8 +29,9 @@ from typing import Any
 
 import numpy as np
 
+import hetlab
 from benchmarks.fig4.env import ROOT, fingerprint, platform_slug
-from hetlab.graph.corpus import MODELS, CorpusModel
+from hetlab.corpus import MODELS, CorpusModel
 
 QUICK = {"repeat": 3, "warmup": 1, "rounds": 1, "seconds": 0.02, "context": 0, "comm": False}
 FIELDS = [
@@ -99,16 +101,13 @@ def model_rows(
     measure: int = 0,
 ) -> list[dict[str, Any]]:
     """One row per algorithm: profile once, schedule, time the plans in rounds, checked."""
-    from hetlab.calibrate import profile, recommend
-    from hetlab.executor.check import load_inputs
-    from hetlab.graph import load
-    from hetlab.schedulers import schedule
+    from hetlab.executor import load_inputs
 
-    graph = load(str(m.path), m.shapes or None, m.inputs() or None)
+    graph = hetlab.load(str(m.path), m.shapes or None, m.inputs() or None)
     counts, refused = coverage(graph, devices)
     t0 = time.perf_counter()
     settings = QUICK if quick else {"repeat": 5, "rounds": 1, "seconds": 0.05}
-    prob = profile(graph, devices, inputs=m.inputs() or None, cache=not quick, **settings)
+    prob = hetlab.profile(graph, devices, inputs=m.inputs() or None, cache=not quick, **settings)
     base = {
         "model": m.name,
         "package": m.package,
@@ -121,10 +120,10 @@ def model_rows(
         "profile_s": round(time.perf_counter() - t0, 2),
     }
     feed = load_inputs(graph, m.inputs())
-    plans = {  # "recommended": hetlab.calibrate.recommend's choice
-        a: recommend(prob, graph, devices, measure=measure, inputs=feed)
+    plans = {  # "recommended": hetlab.recommend's choice
+        a: hetlab.recommend(prob, graph, devices, measure=measure, inputs=feed)
         if a == "recommended"
-        else schedule(prob, a)
+        else hetlab.schedule(prob, a)
         for a in with_singles(algos, [d.name for d in devices])
     }
     return [{**base, **r} for r in plan_rows(graph, plans, devices, feed, rounds, repeat, seed)]
@@ -140,60 +139,48 @@ def plan_rows(
     seed: int = 0,
 ) -> list[dict[str, Any]]:
     """The plans' rows: each distinct plan (``rounds.plan_key``) timed in up to ``rounds``
-    rounds with one executor alive at a time (``rounds.measure_one_alive``), each round the
-    median of ``repeat`` runs; a plan's time is the median over its rounds. Its first round's
-    first run is checked against onnxruntime (``max_rel_err``)."""
+    rounds, each round one ``hetlab.run`` (two untimed runs, then the median of ``repeat``);
+    a plan's time is the median over its rounds. Its first round is checked against
+    onnxruntime (``max_rel_err``)."""
     from benchmarks import rounds as F
-    from hetlab.executor.check import reference_outputs
+    from hetlab.executor import reference_outputs
 
-    devmap = {d.name: d for d in devices}
     same = F.same_as({a: F.plan_key(graph, p) for a, p in plans.items()})
-    distinct = [a for a in plans if not same[a]]
+    timed = {a: F.Timed(plans[a]) for a in plans if not same[a]}
     ref = reference_outputs(graph.model_path or "", feed, list(graph.outputs))
-    err: dict[str, float | None] = {}
-    spent = dict.fromkeys(distinct, 0.0)
-
-    def time_once(i: int, round_no: int) -> float:
-        a, t0 = distinct[i], time.perf_counter()
-        try:
-            ms, p = F.time_fresh(
-                graph, plans[a], devmap, feed, ref if round_no == 0 else None, repeat
-            )
-        finally:
-            spent[a] += time.perf_counter() - t0
-        if round_no == 0:
-            err[a] = p.max_rel_err
-        return ms
-
     try:
-        times, errors, _ = F.measure_one_alive(
-            len(distinct), time_once, rounds, lambda: None, seed, least=min(3, rounds)
+        F.measure(
+            list(timed.values()),
+            graph,
+            devices,
+            feed,
+            rounds,
+            lambda: None,
+            repeat=repeat,
+            warmup=2,
+            ref=ref,
+            seed=seed,
+            least=min(3, rounds),
         )
     finally:
-        F.close_all([], devices)
-    return timed_rows(plans, same, distinct, times, errors, err, spent)
+        F.release(devices)
+    return timed_rows(plans, same, timed)
 
 
 def timed_rows(
-    plans: dict[str, Any],
-    same: dict[str, str],
-    distinct: list[str],
-    times: list[list[float]],
-    errors: dict[int, str],
-    err: dict[str, float | None],
-    spent: dict[str, float],
+    plans: dict[str, Any], same: dict[str, str], timed: dict[str, Any]
 ) -> list[dict[str, Any]]:
-    """``plan_rows``' rows from its rounds: each name gets its distinct plan's median over the
-    rounds (``times[i]`` for ``distinct[i]``), check error, status and time spent."""
-    status = {a: errors.get(i, "ok") for i, a in enumerate(distinct)}
+    """``plan_rows``' rows from its rounds: each name gets its distinct plan's (``timed``,
+    ``rounds.Timed``) median over the rounds, check error, status and time spent."""
+    status = {a: t.error or "ok" for a, t in timed.items()}
     med = {
-        a: round(float(np.median(times[i])), 4) if status[a] == "ok" else None
-        for i, a in enumerate(distinct)
+        a: round(float(np.median(t.rounds_ms)), 4) if status[a] == "ok" else None
+        for a, t in timed.items()
     }
     best, ratio = vs_best_single({a: med[same[a] or a] for a in plans})
     rows = []
     for a, plan in plans.items():
-        own = same[a] or a
+        own = timed[same[a] or a]
         per = Counter(plan.device_of.values())
         rows.append(
             {
@@ -201,11 +188,11 @@ def timed_rows(
                 "same_as": same[a],
                 "plan_nodes": " ".join(f"{d}={k}" for d, k in sorted(per.items())),
                 "predicted_ms": round(plan.makespan, 3),
-                "median_ms": med[own],
-                "rounds": len(times[distinct.index(own)]),
-                "max_rel_err": "" if err.get(own) is None else f"{err[own]:.1e}",
-                "status": status[own],
-                "run_s": "" if same[a] else round(spent[a], 2),
+                "median_ms": med[same[a] or a],
+                "rounds": len(own.rounds_ms),
+                "max_rel_err": "" if own.max_rel_err is None else f"{own.max_rel_err:.1e}",
+                "status": status[same[a] or a],
+                "run_s": "" if same[a] else round(own.spent_s, 2),
                 "best_single": best,
                 "rec_vs_best_single": ratio,
             }
@@ -287,9 +274,9 @@ def main() -> int:
     )
     ap.add_argument("--out", default=None, help="folder (default benchmarks/results/<platform>)")
     a = ap.parse_args()
-    from hetlab.devices.platform import get
+    from hetlab.devices import select
 
-    devices = [get(d) for d in a.devices.split(",")]
+    devices = select(a.devices)
     out = (
         Path(a.out)
         if a.out

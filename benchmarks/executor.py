@@ -13,8 +13,10 @@ threads slow the other down, not the executor.
 on a distinct alias of the same group) to estimate the per-unit dispatch overhead.
 Times are per-inference medians in ms.
 
-The one-unit plan loads ``model_path`` itself, so the difference is the executor's dispatch
-(the main thread pinned to the group, queues, events). Figures: docs/measurements.md#executor-overhead.
+The executor's runs are ``hetlab.run``'s, a block per call (its executor built and warmed up
+before the block's timed runs, closed after them), timed by the run itself. The one-unit plan
+loads ``model_path`` itself, so the difference is the executor's dispatch (the main thread
+pinned to the group, queues, events). Figures: docs/measurements.md#executor-overhead.
 """
 
 from __future__ import annotations
@@ -29,12 +31,9 @@ from pathlib import Path
 
 import numpy as np
 
-from hetlab.devices.ort_cpu import OrtCpuDevice
-from hetlab.devices.platform import devices
-from hetlab.executor import Executor
-from hetlab.executor.check import random_inputs
-from hetlab.graph.onnx_io import load
-from hetlab.graph.shapes import parse_shape_args
+import hetlab
+from hetlab.devices import OrtCpuDevice, devices
+from hetlab.graph import parse_shape_args, random_inputs
 
 ZOO_PREFERENCE = ("googlenet", "inception_v3", "squeezenet", "resnet18", "mobilenet_v2")
 
@@ -121,6 +120,12 @@ def timed(fn, n: int) -> list[float]:
     return out
 
 
+def executor_block(graph, plan, devs, feed, repeat: int):
+    """``repeat`` timed runs of ``plan`` through ``hetlab.run`` (after two unmeasured ones):
+    its report, whose ``samples_ms`` are the runs' wall clocks."""
+    return hetlab.run(graph, plan, devs, repeat=repeat, warmup=2, inputs=feed)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model")
@@ -135,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
     model = a.model or pick_model()
-    g = load(model, parse_shape_args(a.shape))
+    g = hetlab.load(model, parse_shape_args(a.shape))
     devs = [d for d in devices() if d.kind == "onnxruntime-cpu"]
     dev = next(d for d in devs if d.name == a.device) if a.device else devs[0]
     dev = OrtCpuDevice(dev.name, dev.cores, dev.threads, spin=a.spin)
@@ -143,17 +148,13 @@ def main(argv: list[str] | None = None) -> int:
     sess = plain_session(g.model_path, dev.threads)
     names = [i.name for i in sess.get_inputs()]
     plain_feed = {k: feed[k] for k in names}
-    ex = Executor(g, {n.id: dev.name for n in g.nodes}, [dev])
-    ex.prepare()
-    variants = {"plain": lambda: sess.run(None, plain_feed), "executor": lambda: ex.run_once(feed)}
-    samples: dict[str, list[float]] = {k: [] for k in variants}
-    for fn in variants.values():  # warm up
-        fn()
-        fn()
+    samples: dict[str, list[float]] = {"plain": [], "executor": []}
+    sess.run(None, plain_feed)
+    sess.run(None, plain_feed)
     for _ in range(a.rounds):  # alternate in blocks, so that load drifts hit both
-        for k, fn in variants.items():
-            samples[k] += timed(fn, a.repeat)
-    ex.close()
+        samples["plain"] += timed(lambda: sess.run(None, plain_feed), a.repeat)
+        samples["executor"] += executor_block(g, dev.name, [dev], feed, a.repeat).samples_ms
+    units = 0
     if a.chunks > 1:  # K units on K aliases of the same cores: a chain of K dispatches
         order = g.topo_order()
         k = a.chunks
@@ -161,11 +162,8 @@ def main(argv: list[str] | None = None) -> int:
             OrtCpuDevice(f"{dev.name}_{i}", dev.cores, dev.threads, spin=a.spin) for i in range(k)
         ]
         place = {v: aliases[i * k // len(order)].name for i, v in enumerate(order)}
-        exk = Executor(g, place, aliases, order)
-        exk.prepare()
-        exk.run_once(feed)
-        samples[f"executor_{k}units"] = timed(lambda: exk.run_once(feed), a.repeat * a.rounds)
-        exk.close()
+        rep = executor_block(g, place, aliases, feed, a.repeat * a.rounds)
+        samples[f"executor_{k}units"], units = rep.samples_ms, rep.units
     med = {k: round(statistics.median(v), 4) for k, v in samples.items()}
     doc = {
         "model": g.name,
@@ -179,9 +177,9 @@ def main(argv: list[str] | None = None) -> int:
     }
     if a.chunks > 1:
         k = a.chunks
-        doc["units"] = len(exk.specs)
+        doc["units"] = units
         doc["overhead_per_unit_ms"] = round(
-            (med[f"executor_{k}units"] - med["executor"]) / max(1, len(exk.specs) - 1), 4
+            (med[f"executor_{k}units"] - med["executor"]) / max(1, units - 1), 4
         )
     print(json.dumps(doc, indent=None if a.json else 1))
     return 0

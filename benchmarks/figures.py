@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hetlab.cost.datasets import load_hope_profile
+import hetlab
+from hetlab.cost import load_hope_profile
 from hetlab.fileio import atomic_write_json
-from hetlab.schedulers.base import schedule
 from hetlab.viz import dag_figure, gantt_figure, heatmap_figure
 
 
@@ -32,7 +32,7 @@ def median_s(build: Any, repeat: int) -> float:
 def profile_row(name: str, repeat: int) -> dict[str, Any]:
     p = load_hope_profile(name)
     t0 = time.perf_counter()
-    plan = schedule(p, "greedy")
+    plan = hetlab.schedule(p, "greedy")
     solve = round(time.perf_counter() - t0, 4)
     return {
         "profile": name,

@@ -11,6 +11,12 @@ groups and the GPU's queues (``cuda0``'s streams where CUDA is here), and the CP
 platform's recommended plan, also measured in rounds alternating with the onnxruntime
 reference (``paired``). ``--parts`` picks column families.
 
+Everything goes through hetlab's public API, as a user's ``hetlab profile --queues``,
+``hetlab schedule``, ``hetlab recommend`` and ``hetlab run --profile`` do: the queues are
+priced by ``hetlab.profile(..., queues=...)`` (``extra.queues``: the measured slowdown and
+event latency), and each plan's end-to-end predictions come from ``hetlab.run(...,
+problem=...)``.
+
     python -m benchmarks.gpu_queues --models squeezenet,googlenet --queues 4 \
         --out benchmarks/results/<platform>/gpu_queues.json
 """
@@ -18,162 +24,65 @@ reference (``paired``). ``--parts`` picks column families.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from benchmarks.gpu_streams import cuda_rows, stream_costs
-from hetlab.calibrate import profile as profile_with_calibrations
-from hetlab.calibrate import recommend
-from hetlab.calibrate.report import io_prediction
-from hetlab.cost.profiler import profile
-from hetlab.cost.queues import only_devices, queue_names, queues_pay, with_queues
-from hetlab.devices.base import is_accelerator
-from hetlab.devices.opencl.queues import model_slowdown, queue_costs
-from hetlab.devices.platform import default_groups
-from hetlab.devices.platform import devices as platform_devices
+import hetlab
+from benchmarks.gpu_streams import CUDA, PREDICTIONS, cuda_rows
+from benchmarks.gpu_timing import ort_all_cores, ort_session, paired_ms, timed_runs, torch_times
+from hetlab.cost import only_devices
+from hetlab.devices import default_groups, is_accelerator, platform_devices
 from hetlab.errors import HetlabError
-from hetlab.executor import run
-from hetlab.executor.check import random_inputs
-from hetlab.executor.interpreter import Executor
+from hetlab.executor import random_inputs
 from hetlab.fileio import atomic_write_json
-from hetlab.graph import load
-from hetlab.schedulers.base import schedule
 from hetlab.zoo import path as zoo_path
 
 MODELS = "squeezenet,googlenet,inception_v3,inception_v4,resnet50,pnasnet_mobile,nasnet_large"
 ALGOS = ("ilp", "greedy", "heft")
-RECOMMENDED = "recommended"  # hetlab.calibrate.recommend: ilp+, greedy, heft or one device
+RECOMMENDED = "recommended"  # hetlab.recommend: ilp+, greedy, heft or one device
 # the column families, each selectable with --parts
 PARTS = ("ort", "torch", "cl0", "cl-queues", "cuda", RECOMMENDED, "cpu")
+# the profile of the queue rows: the benchmarks' small budget, without the executor's
+# calibrations (the recommended rows have them, as a user's profile does)
+QUICK = {"repeat": 5, "rounds": 1}
+UNCALIBRATED = {"handoff": False, "concurrent": False}
 
 
-def warm_up(fn, seconds: float = 0.5) -> None:
-    """Unmeasured runs of ``fn`` for ``seconds``."""
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < seconds:
-        fn()
-
-
-def median_ms(fn, repeat: int, warmup_s: float = 0.5) -> float:
-    warm_up(fn, warmup_s)
-    times = []
-    for _ in range(repeat):
-        a = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - a) * 1e3)
-    return float(np.median(times))
-
-
-def ort_session(onnx_path: str) -> Any:
-    """One plain onnxruntime session with a thread per core: the reference users compare with."""
-    import onnxruntime as ort
-
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = len(os.sched_getaffinity(0))
-    return ort.InferenceSession(onnx_path, opts, providers=["CPUExecutionProvider"])
-
-
-def ort_all_cores(onnx_path: str, feed: dict[str, np.ndarray], repeat: int) -> float:
-    sess = ort_session(onnx_path)
-    return median_ms(lambda: sess.run(None, feed), repeat)
-
-
-def paired_ms(fns: dict[str, Any], rounds: int = 8, per_round: int = 15) -> dict[str, float]:
-    """Medians (ms) of each of ``fns`` measured in alternating rounds (3 unmeasured runs
-    before each round): the host drifts between measurement windows by as much as two CPU
-    plans differ, and rounds give each the same drift."""
-    samples: dict[str, list[float]] = {k: [] for k in fns}
-    for fn in fns.values():
-        warm_up(fn)
-    for _ in range(rounds):
-        for k, fn in fns.items():
-            for _ in range(3):
-                fn()
-            for _ in range(per_round):
-                a = time.perf_counter()
-                fn()
-                samples[k].append((time.perf_counter() - a) * 1e3)
-    return {k: round(float(np.median(v)), 4) for k, v in samples.items()}
-
-
-def torch_times(onnx_path: str, feed: dict[str, np.ndarray], repeat: int) -> dict[str, Any]:
-    """torch eager and CUDA-graph medians (ms), or why they are missing."""
-    try:
-        import torch
-        from onnx2torch import convert
-    except ImportError as e:
-        return {"torch_note": f"not importable: {e}"}
-    if not torch.cuda.is_available():
-        return {"torch_note": "torch sees no GPU"}
-    torch.backends.cudnn.benchmark = True
-    torch.backends.cudnn.allow_tf32 = False
-    torch.backends.cuda.matmul.allow_tf32 = False
-    try:
-        model = convert(onnx_path).cuda().eval()
-    except Exception as e:  # noqa: BLE001 - an op onnx2torch lacks: the row says so
-        return {"torch_note": f"onnx2torch: {type(e).__name__}: {str(e)[:80]}"}
-    xs = [torch.from_numpy(np.ascontiguousarray(v)).cuda() for v in feed.values()]
-
-    def eager():
-        with torch.no_grad():
-            model(*xs)
-        torch.cuda.synchronize()
-
-    out: dict[str, Any] = {"torch_eager_ms": median_ms(eager, repeat)}
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream), torch.no_grad():
-        for _ in range(3):
-            model(*xs)
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    try:
-        with torch.cuda.graph(graph), torch.no_grad():
-            model(*xs)
-    except RuntimeError as e:  # a converted op that reads back to the host cannot be captured
-        return {**out, "torch_note": f"no CUDA graph: {str(e).splitlines()[0][:80]}"}
-
-    def replay():
-        graph.replay()
-        torch.cuda.synchronize()
-
-    out["torch_graph_ms"] = median_ms(replay, repeat)
-    return out
+def profile(graph, names: list[str], args, calibrated: bool = False) -> Any:
+    """``hetlab.profile`` of ``names`` with the GPUs' ``--queues`` queues, on the devices
+    ``main`` found (the same options give the same device objects)."""
+    extra = {} if calibrated else UNCALIBRATED
+    opts = {**QUICK, "seconds": args.seconds, **extra}
+    return hetlab.profile(graph, ",".join(names), queues=args.queue_opts, **opts)
 
 
 def plan_row(
     graph, problem, algo: str, devs, feed, args, io_problem=None, keep: list | None = None
 ) -> dict[str, Any]:
     """One plan's row; with ``io_problem`` (the problem with the host's links), also its
-    end-to-end predictions (``hetlab.calibrate.report.io_prediction``). ``keep`` receives
-    the plan."""
+    end-to-end predictions (``hetlab.run(..., problem=io_problem)``). ``keep`` receives the
+    plan."""
     params = {"time_limit": args.time_limit} if algo in ("ilp", "ilp+") else {}
     t0 = time.perf_counter()
     try:
         if algo == RECOMMENDED:
-            plan = recommend(problem, graph, devs, measure=args.measure, inputs=feed)
+            plan = hetlab.recommend(problem, graph, devs, measure=args.measure, inputs=feed)
         else:
-            plan = schedule(problem, algo, **params)
+            plan = hetlab.schedule(problem, algo, **params)
         solve = time.perf_counter() - t0
-        rep = run(graph, plan, devs, repeat=args.repeat, check=True, inputs=feed)
+        rep = hetlab.run(
+            graph, plan, devs, repeat=args.repeat, check=True, inputs=feed, problem=io_problem
+        )
     except HetlabError as e:
         return {"error": str(e)[:200]}
     if keep is not None:
         keep.append(plan)
-    io = {}
-    if io_problem is not None:
-        io = io_prediction(
-            io_problem, graph, plan.device_of, plan.order, plan.sequential, devs, plan.fused
-        )
     return {
         "measured_ms": rep.latency_ms["median"],
         "predicted_ms": round(float(plan.makespan), 4),
-        **io,
+        **{k: rep.extra[k] for k in PREDICTIONS if k in rep.extra},
         "max_rel_err": rep.max_rel_err,
         "devices": sorted(set(plan.device_of.values())),
         "units": rep.units,
@@ -186,29 +95,17 @@ def plan_row(
 def gpu_rows(graph, feed, args, devs: dict) -> dict[str, Any]:
     """cl0 alone and, in ``--parts``, the plans over its queues (with and without the CPU
     groups)."""
-    single = run(graph, "cl0", devs, repeat=args.repeat, check=True, inputs=feed)
+    single = hetlab.run(graph, "cl0", devs, repeat=args.repeat, check=True, inputs=feed)
     row: dict[str, Any] = {
         "cl0": {"measured_ms": single.latency_ms["median"], "max_rel_err": single.max_rel_err}
     }
     if "cl-queues" not in args.parts:
         return row
-    cpus = [d for d in devs.values() if not is_accelerator(d)]
-    prob = profile(
-        graph,
-        [*cpus, devs["cl0"]],
-        repeat=5,
-        rounds=1,
-        seconds=args.seconds,
-        handoff=False,
-        concurrent=False,
-    )
-    row["cl0"]["predicted_ms"] = round(sum(float(n.cost["cl0"] or 0) for n in prob.nodes), 4)
-    views = queue_names("cl0", args.queues)[1:]
-    slow = model_slowdown([devs["cl0"], *(devs[v] for v in views)], graph)
-    row["queues"] = {**slow, **args.costs, "pay": queues_pay(slow["slowdown"], args.queues)}
-    latency, factor = args.costs["event_ms"], slow["slowdown"]
-    gpu_only = with_queues(only_devices(prob, ["cl0"]), {"cl0": views}, latency, factor)
-    mixed = with_queues(prob, {"cl0": views}, latency, factor)
+    cpus = [d for d, dev in devs.items() if not is_accelerator(dev)]
+    mixed = profile(graph, [*cpus, "cl0"], args)
+    row["cl0"]["predicted_ms"] = round(sum(float(n.cost["cl0"] or 0) for n in mixed.nodes), 4)
+    row["queues"] = mixed.extra.get("queues", {}).get("cl0", {"views": []})
+    gpu_only = only_devices(mixed, ["cl0", *row["queues"]["views"]])
     for label, problem in (("queues", gpu_only), ("queues+cpu", mixed)):
         for algo in ALGOS:  # end-to-end predictions from the problem with the host's links
             row[f"{algo}/{label}"] = plan_row(graph, problem, algo, devs, feed, args, mixed)
@@ -216,60 +113,43 @@ def gpu_rows(graph, feed, args, devs: dict) -> dict[str, Any]:
 
 
 def recommended_row(graph, feed, args, devs: dict) -> dict[str, Any]:
-    """The plan a user is recommended (``hetlab.calibrate.recommend``) over the CPU groups
-    and one GPU with its queues: ``cuda0`` and its streams where CUDA is here, else ``cl0``
-    and its queues (the same GPU either way, so never both), with its end-to-end
-    predictions."""
-    gpu = "cuda0" if "cuda0" in devs else "cl0"
-    names = [d for d, dev in devs.items() if not is_accelerator(dev)]
-    names += queue_names(gpu, args.queues)
-    chosen = {d: devs[d] for d in names}
-    calibrated = profile_with_calibrations(
-        graph, list(chosen.values()), repeat=5, rounds=1, seconds=args.seconds
-    )
+    """The plan a user is recommended (``hetlab.recommend``) over the CPU groups and one GPU
+    with its queues: ``cuda0`` and its streams where CUDA is here, else ``cl0`` and its
+    queues (the same GPU either way, so never both), with its end-to-end predictions."""
+    gpu = CUDA if CUDA in devs else "cl0"
+    names = [d for d, dev in devs.items() if not is_accelerator(dev)] + [gpu]
+    calibrated = profile(graph, names, args, calibrated=True)
+    chosen = {d: devs[d] for d in calibrated.devices}
     row = plan_row(graph, calibrated, RECOMMENDED, chosen, feed, args, calibrated)
     return {RECOMMENDED: row}
-
-
-def calibrated_profile(graph, devices: list[Any], args: argparse.Namespace) -> Any:
-    """The profile a user gets (``hetlab.profile``): the measurements, which the cache keeps
-    from the first profile, and the executor's calibrations of unit boundaries and of units
-    running beside each other."""
-    return profile_with_calibrations(graph, devices, repeat=5, rounds=1, seconds=args.seconds)
 
 
 def cpu_rows(graph, feed, args) -> dict[str, Any]:
     """The CPU-only platform: two core groups and the whole CPU as alternatives, every core
     (the onnxruntime reference's), the recommended plan measured against the reference:
     alone (``measured_ms``) and in rounds alternating with it (``paired``)."""
-    found = platform_devices(
-        {
-            "cpu": default_groups(),
-            "whole_cpu": "cpu",
-            "opencl": {"include": []},
-            "cuda": {"include": []},
-        }
-    )
+    platform = {"cpu": default_groups(), "opencl": {"include": []}, "cuda": {"include": []}}
+    found = platform_devices(platform, whole_cpu="cpu")
     devs = {d.name: d for d in found}
-    prob = calibrated_profile(graph, found, args)
+    prob = hetlab.profile(graph, found, **QUICK, seconds=args.seconds)
     kept: list[Any] = []
     row = plan_row(graph, prob, RECOMMENDED, devs, feed, args, keep=kept)
     if kept and graph.model_path:
         plan, sess = kept[0], ort_session(graph.model_path)
-        with Executor(graph, plan.device_of, devs, plan.order, plan.sequential) as ex:
-            ex.prepare()
-            fns = {
-                "ort_cpu_ms": lambda: sess.run(None, feed),
-                "measured_ms": lambda: ex.run_once(feed),
-            }
-            paired = paired_ms(fns)
+        fns = {
+            "ort_cpu_ms": lambda n: timed_runs(lambda: sess.run(None, feed), n),
+            "measured_ms": lambda n: (
+                hetlab.run(graph, plan, devs, repeat=n, warmup=3, inputs=feed).samples_ms
+            ),
+        }
+        paired = paired_ms(fns)
         row["paired"] = {**paired, "ratio": round(paired["measured_ms"] / paired["ort_cpu_ms"], 3)}
     return {"cpu_recommended": row}
 
 
 def model_row(name: str, args: argparse.Namespace, devs: dict) -> dict[str, Any]:
     onnx_path = str(zoo_path(name))
-    graph = load(onnx_path)
+    graph = hetlab.load(onnx_path)
     feed = random_inputs(graph, 0)
     row: dict[str, Any] = {"model": name, "nodes": len(graph.nodes)}
     if "ort" in args.parts:
@@ -299,7 +179,14 @@ def summary_line(row: dict[str, Any]) -> str:
     return f"{row['model']:<15}" + "".join(f"{ms(c):>10}" for c in cols)
 
 
-def main(argv: list[str] | None = None) -> int:
+def measured_costs(row: dict[str, Any], key: str) -> dict[str, float] | None:
+    """The launch, event and chain costs (ms) that the row's profile measured for the
+    queues (``key``: ``queues`` for ``cl0``, ``streams`` for ``cuda0``), if it has them."""
+    q = row.get(key) or {}
+    return {k: q[k] for k in ("launch_ms", "event_ms", "chain_ms")} if "event_ms" in q else None
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default=MODELS)
     ap.add_argument("--queues", type=int, default=4)
@@ -323,7 +210,22 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="the table as JSON (benchmarks/results/<platform>/gpu_queues.json)",
     )
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
+
+
+def gpu_devices(n: int) -> tuple[dict[str, int], list[Any]]:
+    """This machine's devices with ``n`` queues on ``cl0`` and ``cuda0`` (``cl0`` alone
+    where CUDA is not here), as ``hetlab run --queues`` finds them, and those queues."""
+    for queues in ({"cl0": n, CUDA: n}, {"cl0": n}):
+        try:
+            return queues, platform_devices(queues=queues)
+        except HetlabError:  # no cuda0 here (or no cl0: the caller says so)
+            continue
+    return {}, platform_devices()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     args.parts = set(args.parts.split(","))
     unknown = sorted(args.parts - set(PARTS))
     if unknown:
@@ -332,19 +234,15 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    found = platform_devices(
-        {"opencl": {"queues": {"cl0": args.queues}}, "cuda": {"queues": {"cuda0": args.queues}}}
-    )
+    args.queue_opts, found = gpu_devices(args.queues)
     devs = {d.name: d for d in found}
     if "cl0" not in devs:
         print("gpu_queues: no OpenCL device cl0 here", file=sys.stderr)
         return 2
-    args.costs = queue_costs(devs["cl0"])
-    args.cuda_costs = stream_costs(devs)
     args.algos = ALGOS
-    print("queue costs (ms):", args.costs, "| stream costs (ms):", args.cuda_costs)
     info = {**devs["cl0"].info(), "cpu_groups": [d.name for d in found if not is_accelerator(d)]}
     print("device:", info["device"], "| cpu groups:", info["cpu_groups"])
+    doc: dict[str, Any] = {"device": info, "queue_costs": None, "stream_costs": None}
     rows: list[dict[str, Any]] = []
     print(f"{'model':<15}{'ort_cpu':>10}{'eager':>10}{'graph':>10}{'cl0':>10}", end="")
     print(
@@ -361,9 +259,11 @@ def main(argv: list[str] | None = None) -> int:
             continue
         print(summary_line(row), flush=True)
         rows.append(row)
+        for key, col in (("queue_costs", "queues"), ("stream_costs", "streams")):
+            doc[key] = doc[key] or measured_costs(row, col)
         if args.out is not None:  # rewritten after each model: a cut-off run keeps its rows
-            doc = {"device": info, "queue_costs": args.costs, "stream_costs": args.cuda_costs}
             atomic_write_json(args.out, {**doc, "rows": rows})
+    print("queue costs (ms):", doc["queue_costs"], "| stream costs (ms):", doc["stream_costs"])
     return 0
 
 

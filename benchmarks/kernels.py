@@ -3,11 +3,13 @@ host<->device bandwidth, on one OpenCL device (optionally torch/cuDNN at the sam
 
     python -m benchmarks.kernels [--device-index 0] [--quick] [--torch] [--repeat 20]
 
-Each case is a one-node unit prepared by ``OpenCLDevice`` exactly as a model run would be;
+Each case is a one-node model (written as ONNX and loaded by ``hetlab.load``), prepared as
+one unit by the OpenCL device (``hetlab.devices.opencl_devices``) exactly as a model run
+would be;
 kernel time is the median over runs of the summed OpenCL profiling intervals of its launches
 (seconds on the device clock), wall time the median of ``run()`` (enqueue + wait). Prints a
 table and writes JSON (with the device fingerprint) to ``--out``, else $OUT/kernels.json when OUT
-is set, else kernels.json in the current folder. Needs numpy and pyopencl only.
+is set, else kernels.json in the current folder.
 """
 
 from __future__ import annotations
@@ -18,14 +20,17 @@ import json
 import os
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from hetlab.devices.opencl import discover
-from hetlab.graph.ir import Node, OpGraph, Tensor
+import hetlab
+from hetlab.devices import opencl_devices
+from hetlab.fileio import atomic_write_json
+from hetlab.graph import OpGraph
 
 # name, (N, Cin, H, W), (Cout, KH, KW), stride, pads (t, l, b, r)
 CONVS = [
@@ -52,27 +57,31 @@ def _unit_graph(
     op: str,
     inputs: dict[str, np.ndarray],
     consts: dict[str, np.ndarray],
-    out_shape: tuple[int, ...],
     attrs: dict[str, Any],
+    folder: Path,
 ) -> OpGraph:
-    tensors = {k: Tensor(k, tuple(v.shape), str(v.dtype)) for k, v in {**inputs, **consts}.items()}
-    tensors["y"] = Tensor("y", tuple(out_shape), "float32")
-    node = Node(id="n0", op_type=op, inputs=list(inputs) + list(consts), outputs=["y"], attrs=attrs)
-    g = OpGraph(
-        name=op,
-        nodes=[node],
-        edges=[],
-        tensors=tensors,
-        inputs=list(inputs),
-        outputs=["y"],
-        consts=set(consts),
+    """One ``op`` node with ``inputs`` as the model's inputs and ``consts`` as its weights,
+    saved as ONNX in ``folder`` and loaded as a user's model is (output ``y``)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    node = helper.make_node(op, [*inputs, *consts], ["y"], **attrs)
+    g = helper.make_graph(
+        [node],
+        op,
+        [helper.make_tensor_value_info(k, TensorProto.FLOAT, v.shape) for k, v in inputs.items()],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(v, k) for k, v in consts.items()],
     )
-    g._hetlab_weights = consts  # type: ignore[attr-defined]
-    return g
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = min(m.ir_version, 9)
+    path = folder / f"{op}-{len(list(folder.iterdir()))}.onnx"
+    onnx.save(m, str(path))
+    return hetlab.load(str(path))
 
 
 def _time_unit(dev: Any, g: OpGraph, feed: dict[str, np.ndarray], repeat: int) -> dict[str, float]:
-    unit = dev.prepare(g, ["n0"])
+    unit = dev.prepare(g, [n.id for n in g.nodes])
     bufs = {k: dev.copy_in(v) for k, v in feed.items()}
     for _ in range(3):
         dev.run(unit, bufs)
@@ -88,7 +97,7 @@ def _time_unit(dev: Any, g: OpGraph, feed: dict[str, np.ndarray], repeat: int) -
     }
 
 
-def bench_conv(dev: Any, case: tuple, repeat: int) -> dict[str, Any]:
+def bench_conv(dev: Any, case: tuple, repeat: int, folder: Path) -> dict[str, Any]:
     name, (n, c, h, w), (co, kh, kw), s, p = case
     oh = (h + p[0] + p[2] - kh) // s + 1
     ow = (w + p[1] + p[3] - kw) // s + 1
@@ -100,8 +109,8 @@ def bench_conv(dev: Any, case: tuple, repeat: int) -> dict[str, Any]:
         "Conv",
         {"x": x},
         {"w": wt, "b": b},
-        (n, co, oh, ow),
         {"strides": [s, s], "pads": [p[0], p[1], p[2], p[3]], "kernel_shape": [kh, kw]},
+        folder,
     )
     flops = 2.0 * n * co * oh * ow * c * kh * kw
     r = _time_unit(dev, g, {"x": x}, repeat)
@@ -115,12 +124,12 @@ def bench_conv(dev: Any, case: tuple, repeat: int) -> dict[str, Any]:
     }
 
 
-def bench_gemm(dev: Any, case: tuple, repeat: int) -> dict[str, Any]:
+def bench_gemm(dev: Any, case: tuple, repeat: int, folder: Path) -> dict[str, Any]:
     name, m, n, k = case
     rng = np.random.default_rng(1)
     a = rng.standard_normal((m, k), dtype=np.float32)
     b = rng.standard_normal((k, n), dtype=np.float32)
-    g = _unit_graph("MatMul", {"a": a, "b": b}, {}, (m, n), {})
+    g = _unit_graph("MatMul", {"a": a, "b": b}, {}, {}, folder)
     flops = 2.0 * m * n * k
     r = _time_unit(dev, g, {"a": a, "b": b}, repeat)
     return {
@@ -225,9 +234,7 @@ def bench_model(dev: Any, model: str, repeat: int, threads: int) -> dict[str, An
 
     import onnxruntime as ort
 
-    from hetlab.graph import onnx_io
-
-    g = onnx_io.load(model)
+    g = hetlab.load(model)
     rng = np.random.default_rng(0)
     feed = {k: rng.standard_normal(g.tensors[k].shape).astype(g.tensors[k].dtype) for k in g.inputs}
     ids = [n.id for n in g.nodes if dev.supports(n, g)]
@@ -283,7 +290,6 @@ def register_nvidia_icd() -> str | None:
     /etc/OpenCL/vendors/nvidia.icd exists). Must run before pyopencl is imported."""
     import glob
     import subprocess
-    import tempfile
 
     cands: list[str] = []
     try:
@@ -340,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.nvidia_icd:
         print(f"nvidia icd: {register_nvidia_icd()}")
-    devs = discover()
+    devs = opencl_devices()
     if not devs:
         print("no OpenCL device found", file=sys.stderr)
         return 2
@@ -360,12 +366,13 @@ def main(argv: list[str] | None = None) -> int:
         f"{info['compute_units']} CUs"
     )
     results = []
-    for case in convs:
-        results.append(bench_conv(dev, case, repeat))
-        _row(results[-1])
-    for case in gemms:
-        results.append(bench_gemm(dev, case, repeat))
-        _row(results[-1])
+    with tempfile.TemporaryDirectory(prefix="hetlab-kernels-") as tmp:
+        for case in convs:
+            results.append(bench_conv(dev, case, repeat, Path(tmp)))
+            _row(results[-1])
+        for case in gemms:
+            results.append(bench_gemm(dev, case, repeat, Path(tmp)))
+            _row(results[-1])
     lo = launch_overhead(dev, 200 if args.quick else 1000)
     print(
         f"launch overhead: enqueue+finish median {lo['enqueue_finish_median_us']:.1f} us, "
@@ -415,8 +422,6 @@ def main(argv: list[str] | None = None) -> int:
         )
     )
     path.parent.mkdir(parents=True, exist_ok=True)
-    from hetlab.fileio import atomic_write_json
-
     atomic_write_json(path, json.loads(json.dumps(doc, default=float)))
     print(f"wrote {path}")
     return 0

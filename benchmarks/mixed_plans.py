@@ -6,7 +6,7 @@ in rounds over the plans, since a process's median varies from process to proces
 Prints and writes per plan: nodes per device, units, predicted and measured median (ms; the
 median process's), every process's median, max_rel_err and fallbacks.
 
-Models: zoo names, or the real third-party models of ``hetlab.graph.corpus`` (fetched by
+Models: zoo names, or the real third-party models of ``hetlab.corpus`` (fetched by
 ``tests/thirdparty/fetch.py``); by default a detector (ddddocr's ``dddd_det``), an OCR
 recognizer with attention (PP-OCRv4 ``ppocr_rec``, SVTR) and an audio LSTM (``silero_vad``; its LSTM sits inside an ``If``, so
 the schedulers keep it on one CPU group and ``prefer:`` is its mixed plan).
@@ -28,7 +28,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from hetlab.graph.corpus import CACHE, MODELS
+from hetlab.corpus import CACHE, MODELS
 
 THIRD_PARTY = ("dddd_det", "ppocr_rec", "silero_vad")  # the default models, of the corpus
 
@@ -57,7 +57,7 @@ def model_source(m: str) -> tuple[str, list[str]] | None:
 def model_graph(m: str) -> tuple[Any, dict[str, Any]]:
     """The model's ``OpGraph`` with the inputs the corpus fixes (a zoo name or a corpus
     model) and those inputs' values; stops with one line when its file is missing."""
-    from hetlab.graph import load
+    from hetlab import load
 
     src = model_source(m)
     if src is None:
@@ -106,9 +106,8 @@ def quick_profile(onnx: str, devices: str, args: list[str], out: Path, *extra: s
 
 def prefer_plan(problem_path: Path, gpu: str, out: Path) -> None:
     """Every node with a cost on ``gpu`` there, the rest on the first other device."""
-    from hetlab.cost.problem import Problem
+    from hetlab import Plan, Problem
     from hetlab.fileio import atomic_write_json, read_json
-    from hetlab.schedulers.plan import Plan
 
     prob = Problem.from_json(read_json(problem_path))
     other = next(d for d in prob.devices if d != gpu)

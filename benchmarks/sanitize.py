@@ -28,8 +28,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from hetlab.corpus import MODELS
 from hetlab.fileio import atomic_write_json
-from hetlab.graph import corpus_models
 
 # memcheck ends with "ERROR SUMMARY: N errors", racecheck with "RACECHECK SUMMARY: ... (N errors"
 SUMMARY = re.compile(r"(?:ERROR SUMMARY: |RACECHECK SUMMARY: .*?\()(\d+) error")
@@ -123,7 +123,7 @@ def zoo_model(
 
 def corpus_runs(names: str, tmp: Path) -> list[list[str]]:
     """``hetlab run`` arguments of the corpus models fetched here (``all``, or those named)."""
-    models = {m.name: m for m in corpus_models()}
+    models = dict(MODELS)
     wanted = list(models) if names == "all" else names.split(",")
     out = []
     for n in wanted:

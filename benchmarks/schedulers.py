@@ -28,12 +28,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from hetlab.cost.problem import Problem
+from hetlab import Problem
 from hetlab.errors import HetlabError
 from hetlab.fileio import atomic_write_bytes
-from hetlab.schedulers import schedule
-from hetlab.schedulers.base import algorithm, defaults
-from hetlab.schedulers.bounds import lower_bound, validate_plan
+from hetlab.schedulers import algorithm, defaults, lower_bound, schedule, validate_plan
 from tests.schedulers.helpers import layered_problem
 
 PROFILES = ROOT / "data" / "hope-profiles"

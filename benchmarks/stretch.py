@@ -58,7 +58,7 @@ def parallel_capacity(devices: list[str], model: str = "squeezenet", n: int = 8)
     import onnxruntime as ort
 
     from hetlab import zoo
-    from hetlab.devices.platform import devices as platform_devices
+    from hetlab.devices import devices as platform_devices
 
     cores = {
         d.name: d.cores[0]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from benchmarks.fig4 import run as hope_fig4
+from benchmarks.fig4 import model as hope_fig4
 from benchmarks.fig4 import table as T
 from benchmarks.fig4.env import Deadline, platform_slug
 from hetlab.cost.problem import Problem

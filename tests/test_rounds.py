@@ -1,15 +1,19 @@
-"""Interleaved rounds (benchmarks.rounds): the identical-plan key and the round-robin measurement."""
+"""Interleaved rounds (benchmarks.rounds): the identical-plan key and the round-robin
+measurement, each round of a plan one ``hetlab.run``."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 from test_hope_fig4 import fake_problem
 
+import hetlab
 from benchmarks import rounds as F
 from hetlab.devices.replay import graph_from_problem
 from hetlab.errors import HetlabError
+from hetlab.executor import RunReport
 from hetlab.schedulers.plan import Plan
 
 
@@ -89,117 +93,79 @@ def test_more_rounds_budget():
     assert not F.more_rounds(20, 0.0, None, 20) and not F.more_rounds(3, 0.0, None, 3)
 
 
-class DriftingExecutor:
-    """run_once returns a wall time that grows with every call on a shared clock (host drift)."""
+@pytest.fixture
+def drifting_run(monkeypatch):
+    """``hetlab.run`` replaced by runs whose time grows with every call on a shared clock
+    (host drift); a plan named in ``fail`` raises from that clock tick on. Returns the log of
+    the plans run, in order, and the ``fail`` table to fill."""
+    clock, log, fail = [0], [], {}
 
-    def __init__(
-        self, clock: list[int], name: str, log: list[str], fail_at: int | None = None
-    ) -> None:
-        self.clock, self.name, self.log, self.fail_at = clock, name, log, fail_at
+    def run(graph, plan, devices, repeat=1, warmup=None, inputs=None):
+        clock[0] += 1
+        log.append(plan)
+        if plan in fail and clock[0] >= fail[plan]:
+            raise HetlabError(f"{plan} broke")
+        return SimpleNamespace(
+            samples_ms=[10.0 + clock[0]] * repeat,
+            outputs={"y": np.array([1.0, float(clock[0] - 1)])},
+            events=[clock[0]],
+        )
 
-    def run_once(self, feed):
-        self.clock[0] += 1
-        self.log.append(self.name)
-        if self.fail_at is not None and self.clock[0] >= self.fail_at:
-            raise HetlabError(f"{self.name} broke")
-        return SimpleNamespace(wall_ms=10.0 + self.clock[0], events=[])
-
-
-def _prepared(names, clock, log, fail=None):
-    return [
-        F.Prepared(("k", n), None, DriftingExecutor(clock, n, log, (fail or {}).get(n)))
-        for n in names
-    ]
+    monkeypatch.setattr(hetlab, "run", run, raising=False)
+    return log, fail
 
 
-def test_interleaved_rounds_spread_drift_over_all_plans():
-    clock, log = [0], []
-    plans = _prepared("ABCD", clock, log)
-    done = F.measure(plans, {}, most=12, seconds_left=lambda: None, seed=1)
-    assert done == 12 and all(len(p.walls) == 12 for p in plans)
-    # one untimed warm-up round, then every round runs each plan exactly once
+def test_interleaved_rounds_spread_drift_over_all_plans(drifting_run):
+    log, _ = drifting_run
+    plans = [F.Timed(n) for n in "ABCD"]
+    done = F.measure(plans, None, [], {}, most=12, seconds_left=lambda: None, seed=1)
+    assert done == 12 and all(len(p.rounds_ms) == 12 for p in plans)
+    # every round runs each plan exactly once, one hetlab.run each, in changing orders
     rounds = [log[i : i + 4] for i in range(0, len(log), 4)]
-    assert len(rounds) == 13 and all(sorted(r) == list("ABCD") for r in rounds)
-    assert len({tuple(r) for r in rounds[1:]}) > 1  # the order changes
+    assert len(rounds) == 12 and all(sorted(r) == list("ABCD") for r in rounds)
+    assert len({tuple(r) for r in rounds}) > 1
     # identical plans under linear drift: medians within one round of each other, whereas
     # one plan after another would put them 12 runs (x 3 plans) apart
-    med = [float(np.median(p.walls)) for p in plans]
+    med = [float(np.median(p.rounds_ms)) for p in plans]
     assert max(med) - min(med) <= 4
-    rep_like = sorted(plans[0].walls)
-    assert rep_like[0] > 10 + 4  # the warm-up round is not timed
 
 
-def test_rounds_stop_at_the_budget_but_not_before_three_and_a_broken_plan_leaves():
-    clock, log = [0], []
-    plans = _prepared("AB", clock, log)
-    assert F.measure(plans, {}, most=50, seconds_left=lambda: 0.0, warmup=0) == 3
-    clock, log = [0], []
-    plans = _prepared("ABC", clock, log, fail={"B": 6})
-    done = F.measure(plans, {}, most=5, seconds_left=lambda: None, warmup=0)
+def test_rounds_stop_at_the_budget_but_not_before_three_and_a_broken_plan_leaves(drifting_run):
+    _, fail = drifting_run
+    plans = [F.Timed(n) for n in "AB"]
+    assert F.measure(plans, None, [], {}, most=50, seconds_left=lambda: 0.0) == 3
+    fail["B"] = 6 + 6  # six runs were spent above
+    plans = [F.Timed(n) for n in "ABC"]
+    done = F.measure(plans, None, [], {}, most=5, seconds_left=lambda: None)
     assert done == 5 and plans[1].error and "B broke" in plans[1].error
-    assert len(plans[0].walls) == len(plans[2].walls) == 5 and len(plans[1].walls) < 3
+    assert len(plans[0].rounds_ms) == len(plans[2].rounds_ms) == 5
+    assert len(plans[1].rounds_ms) < 3
+
+
+def test_only_the_first_round_is_checked_and_the_check_run_is_no_round(drifting_run):
+    # the fake's second output is off by one more on every call: only the first is exact
+    ref = {"y": np.array([1.0, 0.0])}
+    t = F.Timed("A")
+    assert F.measure([t], None, [], {}, most=4, seconds_left=lambda: None, ref=ref) == 4
+    assert t.max_rel_err == 0.0 and all(r.outputs == {} for r in t.reports)
+    c = F.Timed("B")
+    F.check(c, None, [], {}, {"y": np.array([1.0, 4.0])})
+    assert c.max_rel_err == 0.0 and c.rounds_ms == [] and c.spent_s > 0
+
+
+def test_the_report_is_the_median_rounds_with_the_latency_over_rounds():
+    t = F.Timed("A")
+    for ms in (5.0, 1.0, 3.0, 9.0, 2.0):
+        rep = RunReport("m.onnx", {"median": ms}, 1.0, None, {}, [], events=[ms], repeat=7)
+        t.rounds_ms.append(ms)
+        t.reports.append(rep)
+    t.max_rel_err = 1e-7
+    rep = t.report()
+    assert rep.latency_ms["median"] == 3.0 and rep.events == [3.0]
+    assert rep.repeat == 5 and rep.samples_ms == t.rounds_ms and rep.max_rel_err == 1e-7
+    assert rep.latency_ms["p10"] <= 3.0 <= rep.latency_ms["p90"]
 
 
 def test_same_as_names_the_first_name_of_each_key():
     got = F.same_as({"recommended": "k1", "ilp": "k2", "heft": "k1", "single:cl0": "k1"})
     assert got == {"recommended": "", "ilp": "", "heft": "recommended", "single:cl0": "recommended"}
-
-
-def test_one_alive_rounds_give_each_plan_one_time_per_round_in_changing_orders():
-    clock, log = [0], []
-
-    def time_once(i, round_no):  # host drift: every call is slower than the one before
-        clock[0] += 1
-        log.append((round_no, i))
-        return 10.0 + clock[0]
-
-    times, errors, done = F.measure_one_alive(4, time_once, 12, lambda: None, seed=1)
-    assert done == 12 and not errors and all(len(t) == 12 for t in times)
-    rounds = [[i for r, i in log if r == n] for n in range(12)]
-    assert all(sorted(r) == [0, 1, 2, 3] for r in rounds)
-    assert len({tuple(r) for r in rounds}) > 1
-    med = [float(np.median(t)) for t in times]
-    assert max(med) - min(med) <= 4  # one after another would put them 12 runs apart
-
-
-def test_one_alive_rounds_a_failing_plan_leaves_and_least_rounds_hold():
-    def time_once(i, round_no):
-        if i == 1 and round_no == 1:
-            raise HetlabError("plan 1 broke")
-        return 1.0
-
-    times, errors, done = F.measure_one_alive(3, time_once, 5, lambda: None)
-    assert done == 5 and set(errors) == {1} and "plan 1 broke" in errors[1]
-    assert [len(t) for t in times] == [5, 1, 5]
-    _, _, done = F.measure_one_alive(2, lambda i, r: 1.0, 50, lambda: 0.0)
-    assert done == 3  # no time left, yet the least rounds run
-
-
-def test_time_fresh_keeps_one_executor_alive_and_takes_the_median(monkeypatch):
-    alive, opened = [0], []
-
-    class Fake:
-        def __init__(self):
-            alive[0] += 1
-            opened.append(self)
-            self.walls = iter([50.0, 9.0, 1.0, 2.0, 3.0])  # warm-up, then three timed runs
-
-        def run_once(self, feed):
-            assert alive[0] == 1
-            return SimpleNamespace(wall_ms=next(self.walls), events=[])
-
-        def close(self):
-            alive[0] -= 1
-
-    def prepare(graph, plan, key, devmap, feed, ref):
-        p = F.Prepared(key, plan, Fake())
-        p.run(feed, keep=False)  # prepare's own checked run
-        p.max_rel_err = None if ref is None else 1e-7
-        return p
-
-    monkeypatch.setattr(F, "prepare", prepare)
-    for ref in ({"y": 0}, None):
-        ms, p = F.time_fresh(None, None, {}, {}, ref, repeat=3)
-        assert ms == 2.0 and alive[0] == 0
-        assert p.max_rel_err == (None if ref is None else 1e-7)
-    assert len(opened) == 2

@@ -15,7 +15,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 
-from hetlab.cost.platform_info import cpu_model
+from hetlab.cost import cpu_model
 
 
 def _git_commit() -> str | None:
@@ -140,7 +140,7 @@ class Deadline:
         return now > self.model_t0 + 2.0 * self.alloc or self.left() <= 0
 
     def profile_settings(self) -> dict[str, Any]:
-        """``hetlab.cost.profile`` keyword arguments: its defaults without a budget; under
+        """``hetlab.profile`` keyword arguments: its defaults without a budget; under
         one, few repeats, short per-op time caps, one round, and the context correction."""
         if self.budget is None:
             return {}
@@ -158,7 +158,7 @@ def profile_model(
 ) -> tuple[Any, str]:
     """The model's Problem on ``devices``: read from ``path`` when it was profiled there on
     the same devices, else measured (the profiler's own cache is reused) and saved there."""
-    from hetlab.cost.problem import Problem
+    from hetlab import Problem
 
     names = [d.name for d in devices]
     if path.is_file():
@@ -168,7 +168,7 @@ def profile_model(
                 return p, f"read from {path.name}"
         except Exception:  # noqa: BLE001, S110 - a stale or broken file is simply re-measured
             pass
-    from hetlab.calibrate import profile
+    from hetlab import profile
 
     last = [time.monotonic()]
 

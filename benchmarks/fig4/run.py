@@ -4,15 +4,16 @@
         [--repeat N] [--seed S] [--out DIR] [--platform FILE] [--devices a,b] [--no-check] [--traces]
     python -m benchmarks.fig4 --plot-only DIR/fig4.csv
 
-For each model (smallest first): profile on every device (``hetlab.cost.profile``, its cache
+For each model (smallest first): profile on every device (``hetlab.profile``, its cache
 reused; the problem is saved under ``DIR/problems/``), schedule CPU-only, GPU-only (see
 ``table``), mosaic, dmdar, heft, overseer, partitiontuner, greedy (HOPE:GS) and ilp
 (HOPE:LP). Algorithms whose plans would run the same program share one measurement
-(``same_plan_as``); each distinct plan is prepared once, run once to check its outputs
-against one plain onnxruntime session per model (``max_rel_err``), then all of them are
-timed interleaved: one untimed round, then 3 to ``--repeat`` rounds that each run every
-plan once in a seeded, changing order (``rounds``), so host drift hits every plan
-alike; median/p10/p90 over a plan's ``n_runs`` (= ``rounds``) wall clocks. Writes
+(``same_plan_as``); each distinct plan is run once to check its outputs against one plain
+onnxruntime session per model (``max_rel_err``), then all of them are timed interleaved: 3
+to ``--repeat`` rounds that each run every plan once in a seeded, changing order
+(``rounds``), so host drift hits every plan alike, each plan's turn one ``hetlab.run`` (one
+untimed run, then one timed); median/p10/p90 over a plan's ``n_runs`` (= ``rounds``) wall
+clocks. Writes
 ``DIR/fig4.csv`` (rewritten after every model, and during its rounds every 5 s),
 ``DIR/platform.json``, ``DIR/fig4_summary.json`` and the figure (``fig4.html``; ``.png``
 when kaleido can render). ``--budget`` shares the seconds over the models by size and
@@ -26,13 +27,13 @@ import argparse
 import math
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks import rounds as F
+import hetlab
 from benchmarks.fig4 import table as T
 from benchmarks.fig4.env import ROOT, Deadline, fingerprint, platform_slug, profile_model
+from benchmarks.fig4.model import bench_model, say
 from hetlab.errors import HetlabError
 from hetlab.fileio import atomic_write_json
 
@@ -48,209 +49,6 @@ ALL = [
     "nasnet_large",
 ]
 QUICK = ["squeezenet", "lstm", "googlenet"]
-
-
-def say(msg: str) -> None:
-    print(msg, flush=True)
-
-
-def algo_params(
-    algo: str, n_nodes: int, seconds: float | None, takes: set[str] | None = None
-) -> dict[str, Any]:
-    """Scheduler parameters; under a budget the ILP's per-subgraph time limit shrinks (and
-    one forward pass replaces two when even 0.05 s per window would not fit) so that its
-    ``passes * n/12`` windows, ~0.1 s of model building each, take about ``seconds``."""
-    if algo != "ilp" or seconds is None:
-        return {}
-    takes = {"time_limit", "passes"} if takes is None else takes
-    for passes in (2, 1):
-        windows = passes * max(1, math.ceil(n_nodes / 12))
-        limit = seconds / windows - 0.1
-        if limit >= 0.05 or passes == 1 or "passes" not in takes:
-            break
-    out: dict[str, Any] = {"time_limit": round(min(0.5, max(0.02, limit)), 3)}
-    if "passes" in takes:
-        out["passes"] = passes
-    return out
-
-
-@dataclass
-class Entry:
-    """One algorithm's row in the making: its plan, the prepared distinct plan it is measured
-    by (shared with the rows of the same program), or why it has none (``status``)."""
-
-    label: str
-    algo: str
-    plan: Any = None
-    status: str = "ok"
-    prepared: F.Prepared | None = None
-    same_plan_as: str = ""
-
-
-def bench_model(
-    model: str,
-    graph: Any,
-    problem: Any,
-    devices: list[Any],
-    platform: str,
-    rows: list[dict],
-    emit: Any,
-    deadline: Deadline,
-    repeat: int,
-    check: bool,
-    feed: dict | None = None,
-    trace_dir: Path | None = None,
-    seed: int = 0,
-    progress: Any = None,
-) -> None:
-    """Schedule ``problem`` with every algorithm, prepare each distinct plan once
-    (``rounds.plan_key``), time them interleaved in rounds (``rounds.measure``,
-    3 to ``repeat`` rounds as the budget allows) and ``emit(row)`` each algorithm's row at the
-    end, in table order; ``progress(rows)`` gets the model's provisional rows after every
-    round from the third on. With ``trace_dir``, each distinct plan's median-run timeline as
-    Chrome trace JSON there (``<model>-<label of its first algorithm>.json``)."""
-    from hetlab.executor.check import random_inputs, reference_outputs
-    from hetlab.schedulers import schedule
-
-    devmap = {d.name: d for d in devices}
-    device_set = "+".join(problem.devices)
-    kinds = {d: T.device_kind_label(devmap[d]) for d in problem.devices}
-    singles = {d: schedule(problem, f"single:{d}") for d in problem.devices}
-    # HOPE's own and its paper's baselines first: under a budget, what is left out is at the end
-    hetero = sorted(
-        T.HETERO, key=lambda la: T.RUN_FIRST.index(la[1]) if la[1] in T.RUN_FIRST else 99
-    )
-    entries = [
-        Entry(label, algo)
-        for label, algo in T.single_device_plans({d: p.makespan for d, p in singles.items()}, kinds)
-        + hetero
-    ]
-    feed = feed if feed is not None else random_inputs(graph, 0)
-    ref = (
-        reference_outputs(graph.model_path, feed, list(graph.outputs))
-        if check and graph.model_path
-        else None
-    )
-    share = deadline.share()  # seconds for this model's scheduling + runs
-    for i, e in enumerate(entries):  # 1. schedule everything
-        if deadline.expired() and not e.algo.startswith("single:"):
-            e.status = "skipped (budget)"
-            continue
-        try:
-            if e.algo.startswith("single:"):
-                e.plan = singles[e.algo.split(":", 1)[1]]
-            else:
-                sched_s = (
-                    None if share is None else 0.25 * deadline.model_left() / (len(entries) - i)
-                )
-                e.plan = schedule(
-                    problem,
-                    e.algo,
-                    **algo_params(e.algo, len(problem.nodes), sched_s, takes(e.algo)),
-                )
-        except (HetlabError, ImportError) as ex:  # ImportError: an optional solver is missing
-            e.status = f"schedule error: {ex}"
-    prepared: list[F.Prepared] = []
-    first: dict[tuple, Entry] = {}
-    slow = 1.0  # measured / predicted so far on this model
-    try:
-        for e in entries:  # 2. prepare each distinct plan once, check its outputs once
-            if e.plan is None or e.status != "ok":
-                continue
-            key = F.plan_key(graph, e.plan)
-            if key in first:
-                e.prepared, e.same_plan_as = first[key].prepared, first[key].label
-                e.status = first[key].status
-                continue
-            first[key] = e
-            if deadline.expired() or (
-                share is not None and e.plan.makespan * slow * 5 / 1000.0 > deadline.left()
-            ):
-                e.status = "skipped (budget)"
-                continue
-            try:
-                e.prepared = F.prepare(graph, e.plan, key, devmap, feed, ref)
-            except HetlabError as ex:
-                e.status = f"run error: {ex}"
-                continue
-            prepared.append(e.prepared)
-            if e.plan.makespan > 0:
-                slow = min(50.0, max(slow, e.prepared.warm_ms / e.plan.makespan))
-        n_rounds, last_write = [0], [0.0]
-
-        def on_round(done: int) -> None:  # provisional rows: after round 3, then every 5 s at most
-            n_rounds[0] = done
-            if (
-                progress is not None
-                and done >= 3
-                and (done == 3 or time.monotonic() - last_write[0] > 5.0)
-            ):
-                progress(
-                    model_rows(model, platform, device_set, entries, done, graph, list(devmap))
-                )
-                last_write[0] = time.monotonic()
-
-        t0 = time.monotonic()
-        F.measure(prepared, feed, repeat, deadline.model_seconds_left, seed=seed, on_round=on_round)
-        say(
-            f"{model:<15} {len(prepared)} distinct plan(s) of {sum(e.plan is not None for e in entries)}, "
-            f"{n_rounds[0]} interleaved rounds in {time.monotonic() - t0:.1f}s"
-        )
-        for e in entries:
-            if e.prepared is not None and e.prepared.error:
-                e.status = e.prepared.error
-        if trace_dir is not None:
-            for e in entries:
-                if e.prepared is not None and not e.same_plan_as and e.prepared.walls:
-                    e.prepared.report(graph, list(devmap)).write_trace(
-                        trace_dir / f"{model}-{e.label.replace(':', '_')}.json"
-                    )
-        for r in model_rows(model, platform, device_set, entries, n_rounds[0], graph, list(devmap)):
-            emit(r)
-    finally:
-        F.close_all(prepared, devices)
-
-
-def model_rows(
-    model: str,
-    platform: str,
-    device_set: str,
-    entries: list[Entry],
-    rounds: int,
-    graph: Any,
-    devices: list[str],
-) -> list[dict[str, Any]]:
-    """The model's rows from its entries (each algorithm's own plan, its distinct plan's runs)."""
-    out = []
-    for e in entries:
-        p = e.prepared
-        ran = p is not None and bool(p.walls) and e.status == "ok"
-        rep = p.report(graph, devices) if ran else None
-        wall = p.prepare_s + sum(p.walls) / 1000.0 if ran else None
-        r = T.row(
-            model,
-            platform,
-            device_set,
-            e.label,
-            e.algo,
-            e.plan,
-            rep,
-            status=e.status,
-            run_wall_s=None if e.same_plan_as else wall,
-        )
-        r.update(same_plan_as=e.same_plan_as, rounds=rounds if ran else math.nan)
-        out.append(r)
-    return out
-
-
-def takes(algo: str) -> set[str]:
-    """The parameters ``algo`` takes in this build (none when it is missing)."""
-    from hetlab.schedulers.base import algorithm
-
-    try:
-        return {p.name for p in algorithm(algo).params}
-    except (HetlabError, ImportError):
-        return set()
 
 
 def print_row(r: dict[str, Any]) -> None:
@@ -316,8 +114,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def bench(a: argparse.Namespace) -> int:
     from hetlab import zoo
-    from hetlab.devices.platform import devices as platform_devices
-    from hetlab.graph import load
+    from hetlab.devices import devices as platform_devices
 
     t_start = time.monotonic()
     models = QUICK if a.quick else (a.models.split(",") if a.models else ALL)
@@ -355,7 +152,7 @@ def bench(a: argparse.Namespace) -> int:
             say(f"{m:<15} skipped: budget spent")
             continue
         t0 = time.monotonic()
-        graph = load(str(zoo.path(m)))
+        graph = hetlab.load(str(zoo.path(m)))
         problem, how = profile_model(
             graph, devs, out / "problems" / f"{m}.json", deadline.profile_settings()
         )

@@ -6,7 +6,7 @@ We add HEFT, OverSeer and PartitionTuner. "CPU-only" is the CPU group with the s
 predicted makespan; "GPU-only" the OpenCL device with the smallest one, named after its
 OpenCL device type (``GPU-only`` for a GPU, ``OpenCL-CPU-only`` for PoCL on a CPU...).
 Times are ms: ``predicted_ms`` from the simulator (spec §3) on the profiled problem,
-``measured_*`` from ``hetlab.executor.run`` wall clocks over ``n_runs`` repetitions.
+``measured_*`` from ``hetlab.run`` wall clocks over ``n_runs`` rounds.
 """
 
 from __future__ import annotations

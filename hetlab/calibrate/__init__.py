@@ -5,10 +5,13 @@ unit boundaries (``boundary``, ``handoff``) and concurrent units (``concurrency`
 predicts a plan's end-to-end time from a calibrated problem (``predict``). ``profile`` is the
 profiler's measurements with those calibrations, ``run`` the executor's run with the
 predictions added to its report: the two that ``hetlab.profile`` and ``hetlab.run`` are.
+``plan_key`` says whether two plans run the same program (``measured``, which times
+``recommend``'s candidates).
 """
 
+from hetlab.calibrate.measured import plan_key
 from hetlab.calibrate.profile import profile
 from hetlab.calibrate.recommend import recommend
 from hetlab.calibrate.report import run, with_predictions
 
-__all__ = ["profile", "recommend", "run", "with_predictions"]
+__all__ = ["plan_key", "profile", "recommend", "run", "with_predictions"]

@@ -16,6 +16,7 @@ __all__ = [
     "implied_queues",
     "is_accelerator",
     "is_queue_view",
+    "opencl_devices",
     "parse_queues",
     "platform_devices",
     "select",
@@ -33,6 +34,7 @@ _LAZY = {
     "devices": "hetlab.devices.platform",
     "get": "hetlab.devices.platform",
     "first_cpu": "hetlab.devices.platform",
+    "opencl_devices": "hetlab.devices.platform",
     "OrtCpuDevice": "hetlab.devices.ort_cpu",
 }
 

@@ -1,9 +1,23 @@
-"""Run a plan on real devices in parallel and measure it: units, interpreter, trace."""
+"""Run a plan on real devices in parallel and measure it: units, interpreter, trace; the
+inputs a run is fed and the check of its outputs against plain onnxruntime."""
 
 from __future__ import annotations
 
 from hetlab.executor.api import RunReport, run
+from hetlab.executor.check import load_inputs, max_rel_err, random_inputs, reference_outputs
 from hetlab.executor.interpreter import Executor, RunError
 from hetlab.executor.units import UnitSpec, build_units, check_plan
 
-__all__ = ["Executor", "RunError", "RunReport", "UnitSpec", "build_units", "check_plan", "run"]
+__all__ = [
+    "Executor",
+    "RunError",
+    "RunReport",
+    "UnitSpec",
+    "build_units",
+    "check_plan",
+    "load_inputs",
+    "max_rel_err",
+    "random_inputs",
+    "reference_outputs",
+    "run",
+]

@@ -1,8 +1,18 @@
 """The operator DAG (spec §1): IR, ONNX loading, shapes, flops, upward rank."""
 
+from __future__ import annotations
+
+import importlib
+
 from hetlab.graph.ir import Edge, Node, OpGraph, Tensor
 
-__all__ = ["Edge", "Node", "OpGraph", "Tensor", "corpus_models", "load"]
+__all__ = ["Edge", "Node", "OpGraph", "Tensor", "load", "parse_shape_args", "random_inputs"]
+
+# imported on first use: numpy and the shape parser are not needed to build a graph
+_LAZY = {
+    "parse_shape_args": "hetlab.graph.shapes",
+    "random_inputs": "hetlab.graph.inputs",
+}
 
 
 def load(model: str, shapes: dict[str, tuple[int, ...]] | None = None, values=None) -> OpGraph:
@@ -13,9 +23,7 @@ def load(model: str, shapes: dict[str, tuple[int, ...]] | None = None, values=No
     return _load(model, shapes, values)
 
 
-def corpus_models() -> list:
-    """The corpus of real third-party models (``corpus.MODELS``): each knows its file in the
-    corpus cache (``path()``) and the CLI arguments it needs to run (``cli_args()``)."""
-    from hetlab.graph.corpus import MODELS
-
-    return list(MODELS)
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'hetlab.graph' has no attribute {name!r}")

@@ -10,6 +10,7 @@ from hetlab.schedulers.base import (
     param,
     schedule,
 )
+from hetlab.schedulers.bounds import lower_bound, validate_plan
 from hetlab.schedulers.plan import Assignment, Plan
 from hetlab.schedulers.sim import Timing, simulate
 
@@ -23,7 +24,9 @@ __all__ = [
     "algorithm",
     "algorithms",
     "defaults",
+    "lower_bound",
     "param",
     "schedule",
     "simulate",
+    "validate_plan",
 ]

@@ -128,10 +128,10 @@ def corpus_runs(names: str, tmp: Path) -> list[list[str]]:
     out = []
     for n in wanted:
         m = models.get(n)
-        if m is None or not m.path().exists():
+        if m is None or not m.path.exists():
             print(f"sanitize: corpus model {n} is not here; skipped", file=sys.stderr)
             continue
-        out.append([str(m.path()), *m.cli_args(tmp)])
+        out.append([str(m.path), *m.cli_args(tmp)])
     return out
 
 

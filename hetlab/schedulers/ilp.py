@@ -233,6 +233,12 @@ def hope_pass(
     return tl, stats
 
 
+def forget() -> None:
+    """Drop the solves this session remembers (the next call solves again)."""
+    with _solved_lock:
+        _solved.clear()
+
+
 def solve_hope(problem: Problem, opts: IlpOptions, progress: Progress | None = None):
     """HOPE's plan for ``problem`` and ``opts``: (partition, timeline, window statistics,
     seconds the solve took, whether it was remembered from an earlier call)."""

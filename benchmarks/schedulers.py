@@ -211,6 +211,8 @@ def part_grid(out: Path, name: str = "inception-v3-huawei_p40") -> None:
                 "optimal": e["windows_optimal"],
                 "limit": e["windows_limit"],
                 "start_kept": e["windows_start_kept"],
+                "mip_nodes": e.get("mip_nodes", ""),
+                "clock_stopped": e.get("windows_time_limit", ""),
                 "ilp_plus_ms": round(b.makespan, 3),
                 "ilp_plus_s": round(b_s, 2),
                 "decided_by": b.extra["decided_by"],

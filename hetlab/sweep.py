@@ -1,7 +1,8 @@
 """``hetlab sweep``: a grid of problems x algorithms x parameters solved on Dask.
 
     hetlab sweep PROBLEM.json... [--models a,b] --algos greedy,ilp [--epsilon 0.1,0.2]
-        [--nt 8,12] [--k 2,3] [--time-limit 0.5,2] [--param NAME=V1,V2] --out DIR
+        [--nt 8,12] [--k 2,3] [--node-limit 200,1000] [--time-limit 10] [--param NAME=V1,V2]
+        --out DIR
         [--scheduler tcp://HOST:PORT | --workers N [--threads]]
 
 Each cell (one problem, one algorithm, one value of each parameter the algorithm takes) is
@@ -41,7 +42,13 @@ __all__ = [
     "worker_sizing",
 ]
 
-FLAGS = {"epsilon": "epsilon", "nt": "nt", "k": "k", "time_limit": "time-limit"}
+FLAGS = {
+    "epsilon": "epsilon",
+    "nt": "nt",
+    "k": "k",
+    "node_limit": "node-limit",
+    "time_limit": "time-limit",
+}
 
 
 def configure(p: argparse.ArgumentParser) -> None:

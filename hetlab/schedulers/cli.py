@@ -39,7 +39,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--nt", type=int, help="ilp, ilp+: largest subgraph (vertices) per ILP")
     parser.add_argument("--k", type=int, help="greedy: ops mapped jointly per step")
     parser.add_argument(
-        "--time-limit", type=float, dest="time_limit", help="ilp, ilp+: seconds per subgraph ILP"
+        "--node-limit",
+        type=int,
+        dest="node_limit",
+        help="ilp, ilp+: branch-and-bound nodes per subgraph ILP (the work budget: the same "
+        "plan on any machine and under any load)",
+    )
+    parser.add_argument(
+        "--time-limit",
+        type=float,
+        dest="time_limit",
+        help="ilp, ilp+: seconds per subgraph ILP, a wall-clock safety net behind --node-limit",
     )
     parser.add_argument(
         "--groups", action="store_true", default=None, help="ilp, ilp+: may choose fused groups"
@@ -153,7 +163,17 @@ def main(args: argparse.Namespace) -> int:
             "(made by 'hetlab profile')"
         )
     problem = Problem.load(src)
-    names = ("epsilon", "nt", "k", "time_limit", "groups", "lookahead", "passes", "merge_threshold")
+    names = (
+        "epsilon",
+        "nt",
+        "k",
+        "node_limit",
+        "time_limit",
+        "groups",
+        "lookahead",
+        "passes",
+        "merge_threshold",
+    )
     params = {k: getattr(args, k) for k in names if getattr(args, k) is not None}
     progress, close = _progress(args.quiet)
     if progress is not None and "progress" in inspect.signature(algo.func).parameters:
@@ -177,4 +197,28 @@ def main(args: argparse.Namespace) -> int:
             + (f" -> {args.out}" if args.out else ""),
             file=sys.stderr,
         )
+        if "windows_optimal" in plan.extra:
+            print(f"{args.algo}: {windows_line(plan.extra)}", file=sys.stderr)
     return 0
+
+
+def gap_text(gap) -> str:
+    """A plan's ``mip_gap_max`` for people: a percentage, or what it says instead (no
+    incumbent from the ILP, or no gap reported)."""
+    if isinstance(gap, (int, float)) and not isinstance(gap, bool):
+        return f"{gap:.2%}"
+    return "none reported" if gap is None else str(gap)
+
+
+def windows_line(extra: dict) -> str:
+    """How the ILP windows of an ``ilp``/``ilp+`` plan ended, in one line."""
+    line = (
+        f"{extra['windows_optimal']}/{extra['windows']} windows optimal, "
+        f"max MIP gap {gap_text(extra.get('mip_gap_max'))}, "
+        f"{extra.get('mip_nodes', 0)} B&B nodes, ILP time {extra.get('solve_s', 0.0):.2f} s "
+        f"(sum over windows), decided by {extra.get('decided_by')}"
+    )
+    clock = extra.get("windows_time_limit") or 0
+    if clock:
+        line += f"; {clock} stopped by the time limit (those may differ between runs)"
+    return line

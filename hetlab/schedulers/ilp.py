@@ -5,19 +5,22 @@ mobiles", HPC Chinese Journal 2022, §2.1-2.2. The graph is cut into subgraphs o
 vertices with balance ``epsilon`` (``partition.py``). They are solved in topological order,
 each on top of what the earlier ones fixed: device-free times, predecessor finish times and
 predecessor devices (so transfers across a boundary are charged exactly). Each ILP minimises
-its subgraph's own makespan (eq. 2) and is solved to optimality or until ``time_limit``, then
-its best incumbent is kept. With ``nt`` >= #nodes it is the exact ILP of the whole graph.
+its subgraph's own makespan (eq. 2) and is solved to optimality or until its budget of
+``node_limit`` branch-and-bound nodes is spent, then its best incumbent is kept. With ``nt`` >=
+#nodes it is the exact ILP of the whole graph.
 
-A window that hits its time limit keeps an incumbent that depends on the machine's speed, so
-two runs may differ; to keep one answer per input, a session remembers its last solves by
-(problem, options) and ``ilp+`` starts from the very plan ``ilp`` returned
-(``plan.extra["cached"]``, with ``solve_s`` the time of the solve that made it).
+The budget is work, so the same problem and options give the same plan on any machine and
+under any load; ``time_limit`` (seconds per subgraph) is only a safety net, and a window it
+stops is counted (``windows_time_limit``) because its incumbent then depends on the machine.
+A session remembers its last solves by (problem, options), so ``ilp+`` starts from the very
+plan ``ilp`` returned without solving it again (``plan.extra["cached"]``).
 
 Solver aids, which change how fast a window is solved, never what its optimum is: the MIP
 start is an earliest-finish schedule of the window improved by device flips (``ilp_warm``),
-and a window whose start already meets a path lower bound is proved optimal without a MIP.
-When a window hits its time limit and its incumbent is still that start, the plan records it
-(``windows_start_kept``; ``decided_by == "mip-start"`` when that holds for every window).
+bounds and cuts from the window itself (``ilp_bounds``, ``ilp_cuts``), and a window whose
+start already meets a lower bound is proved optimal without a MIP. When a window stops at its
+budget and its incumbent is still that start, the plan records it (``windows_start_kept``;
+``decided_by == "mip-start"`` when that holds for every window).
 
 The solver's start times only order each device's nodes; ``Plan.build`` re-times everything
 ASAP (spec §3), which is never later. ``groups`` (off by default, not in HOPE) lets each ILP
@@ -32,7 +35,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -46,6 +49,9 @@ from hetlab.schedulers.timeline import Timeline
 
 Progress = Callable[[int, int, str], None]
 REMEMBERED = 32  # HOPE solves kept per session, by (problem, options)
+NODE_LIMIT = 500  # B&B nodes per window (docs/measurements.md, HOPE windows)
+TIME_LIMIT = 10.0  # s per window: a safety net, far above what NODE_LIMIT takes
+NO_INCUMBENT = "no incumbent from the ILP"  # mip_gap_max when a window's ILP found none
 _solved: OrderedDict[str, tuple] = OrderedDict()
 _solved_lock = threading.Lock()  # widgets solve off the kernel thread
 
@@ -53,13 +59,22 @@ PARAMS = [
     Param("epsilon", "float", 0.2, 0.0, 1.0, "balance of each up-rank bisection (Algorithm 1)"),
     Param("nt", "int", 12, 1, 2000, "largest subgraph (vertices) solved by one ILP (Algorithm 1)"),
     Param(
+        "node_limit",
+        "int",
+        NODE_LIMIT,
+        1,
+        10_000_000,
+        "branch-and-bound nodes per subgraph ILP, then its best incumbent is kept (a work "
+        "budget: the same plan on any machine and under any load)",
+    ),
+    Param(
         "time_limit",
         "float",
-        0.1,
+        TIME_LIMIT,
         0.01,
         86400.0,
-        "seconds per subgraph ILP, then its best incumbent is kept (short by default, so that "
-        "a change of epsilon or NT answers in seconds)",
+        "seconds per subgraph ILP, a wall-clock safety net behind node_limit (a window it "
+        "stops may differ between runs: counted in windows_time_limit)",
     ),
     Param(
         "groups",
@@ -78,6 +93,7 @@ class IlpOptions:
 
     epsilon: float
     nt: int
+    node_limit: int
     time_limit: float
     groups: bool
 
@@ -91,25 +107,55 @@ class IlpOptions:
 
 @dataclass
 class Windows:
-    """What the window solves of one forward pass left: statuses, gaps and times."""
+    """What the window solves of one forward pass left: statuses, gaps, nodes and times."""
 
     optimal: int = 0
-    limit: int = 0
+    limit: int = 0  # stopped at a budget: the node limit, or the time limit
+    clock: int = 0  # of those, stopped by the wall-clock safety net
     start_kept: int = 0
+    no_incumbent: int = 0
     gap_max: float | None = None
+    nodes: int = 0
+    nodes_max: int = 0
+    seconds: float = 0.0
     seconds_max: float = 0.0
     objective: float | None = None  # of the last window (the whole graph when exact)
+    log: list = field(default_factory=list)  # per window: [status, nodes, gap, seconds]
 
     def add(self, res: WindowResult) -> None:
         if res.optimal:
             self.optimal += 1
-        else:  # stopped short of a proof: the time limit (or no incumbent at all)
+        else:
             self.limit += 1
+            self.clock += int(res.clock_stopped)
             self.start_kept += int(res.start_kept)
+            self.no_incumbent += int(res.no_incumbent)
         if res.gap is not None:
             self.gap_max = max(self.gap_max or 0.0, res.gap)
+        self.nodes += res.nodes
+        self.nodes_max = max(self.nodes_max, res.nodes)
+        self.seconds += res.seconds
         self.seconds_max = max(self.seconds_max, res.seconds)
         self.objective = res.objective
+        gap = None if res.gap is None else round(res.gap, 6)
+        self.log.append([res.status, res.nodes, gap, round(res.seconds, 4)])
+
+    def merge(self, other: Windows) -> Windows:
+        """Both passes' windows together (``ilp+``); ``objective`` stays this one's."""
+        out = Windows(objective=self.objective, log=self.log + other.log)
+        for name in ("optimal", "limit", "clock", "start_kept", "no_incumbent", "nodes"):
+            setattr(out, name, getattr(self, name) + getattr(other, name))
+        out.seconds = self.seconds + other.seconds
+        gaps = [g for g in (self.gap_max, other.gap_max) if g is not None]
+        out.gap_max = max(gaps, default=None)
+        out.nodes_max = max(self.nodes_max, other.nodes_max)
+        out.seconds_max = max(self.seconds_max, other.seconds_max)
+        return out
+
+    def gap_shown(self) -> float | str | None:
+        """``mip_gap_max`` as a plan records it: the largest relative gap, or ``NO_INCUMBENT``
+        when some window's ILP ended without an incumbent (its gap is infinite)."""
+        return NO_INCUMBENT if self.no_incumbent else self.gap_max
 
 
 def fused_groups(problem: Problem, windows: list[list[int]]) -> list:
@@ -172,20 +218,31 @@ def hope_pass(
         inside = set(part)
         wg = [(m, c) for m, c in groups if all(x in inside for x in m)]
         _, wd, ws, wf = window_start(problem, tl, part)
-        spec = WindowSpec(part, wd, ws, wf, time_limit=opts.time_limit, groups=wg)
+        spec = WindowSpec(
+            part, wd, ws, wf, time_limit=opts.time_limit, node_limit=opts.node_limit, groups=wg
+        )
         res = solve_window(problem, tl, spec)
         stats.add(res)
         commit(problem, tl, part, res, wg)
         if progress is not None:
-            msg = f"subgraph {i + 1}/{len(parts)} ({len(part)} nodes, {res.seconds:.2f} s)"
+            msg = (
+                f"subgraph {i + 1}/{len(parts)} ({len(part)} nodes, {res.status}, "
+                f"{res.nodes} B&B nodes, {res.seconds:.2f} s)"
+            )
             progress(i + 1, len(parts), msg)
     return tl, stats
+
+
+def forget() -> None:
+    """Drop the solves this session remembers (the next call solves again)."""
+    with _solved_lock:
+        _solved.clear()
 
 
 def solve_hope(problem: Problem, opts: IlpOptions, progress: Progress | None = None):
     """HOPE's plan for ``problem`` and ``opts``: (partition, timeline, window statistics,
     seconds the solve took, whether it was remembered from an earlier call)."""
-    key = digest(problem.to_json(), opts.epsilon, opts.nt, opts.time_limit, opts.groups)
+    key = digest(problem.to_json(), *(getattr(opts, f.name) for f in fields(IlpOptions)))
     with _solved_lock:
         hit = _solved.get(key)
         if hit is not None:
@@ -204,9 +261,7 @@ def solve_hope(problem: Problem, opts: IlpOptions, progress: Progress | None = N
     return parts, tl, stats, seconds, False
 
 
-def plan_extra(
-    problem: Problem, parts: list[list[int]], stats: Windows, decided_by: str, seconds: float
-) -> dict:
+def plan_extra(problem: Problem, parts: list[list[int]], stats: Windows, decided_by: str) -> dict:
     """The optional plan keys every ``ilp``/``ilp+`` plan records (spec §4)."""
     ids = [n.id for n in problem.nodes]
     return {
@@ -214,10 +269,14 @@ def plan_extra(
         "windows": len(parts),
         "windows_optimal": stats.optimal,
         "windows_limit": stats.limit,
+        "windows_time_limit": stats.clock,
         "windows_start_kept": stats.start_kept,
-        "mip_gap_max": stats.gap_max,
+        "mip_gap_max": stats.gap_shown(),
+        "mip_nodes": stats.nodes,
+        "mip_nodes_max": stats.nodes_max,
         "window_s_max": round(stats.seconds_max, 4),
-        "solve_s": round(seconds, 4),
+        "solve_s": round(stats.seconds, 4),
+        "window_log": stats.log,
         "decided_by": decided_by,
     }
 
@@ -234,9 +293,13 @@ def hope_decided_by(stats: Windows, windows: int) -> str:
 )
 def ilp(problem: Problem, progress: Progress | None = None, **given) -> Decision:
     opts = IlpOptions.of("ilp", **given)
-    parts, tl, stats, seconds, cached = solve_hope(problem, opts, progress)
+    parts, tl, stats, _, cached = solve_hope(problem, opts, progress)
     device_of, order, fused = tl.decision_parts()
-    extra = plan_extra(problem, parts, stats, hope_decided_by(stats, len(parts)), seconds)
+    extra = plan_extra(problem, parts, stats, hope_decided_by(stats, len(parts)))
     extra["cached"] = cached
-    extra["ilp"] = {"solves": {"objective": stats.objective}, "time_limit_s": opts.time_limit}
+    extra["ilp"] = {
+        "solves": {"objective": stats.objective},
+        "node_limit": opts.node_limit,
+        "time_limit_s": opts.time_limit,
+    }
     return Decision(device_of, order, fused, extra=extra)

@@ -8,8 +8,11 @@ devices: ``z[e,a,b] = y[u,a] * y[v,b]`` linearizes the product (predecessors alr
 earlier windows give constant coefficients). Precedence (eq. 3), and one op at a time per
 device (eqs. 4-5): one order binary per pair not already ordered by a path (transitive
 closure) that can share a device, active only when both land on the same device (``sd``).
-The objective (eq. 2) is the makespan ``C >= f[v]``. Big-Ms are per pair: (deadline of one) -
-(release of the other), from the window's MIP start. Device-load cuts are valid inequalities.
+The objective (eq. 2) is the makespan ``C >= f[v]``, strengthened to ``C >= f[v] + after[v]``
+(what must still run after ``v`` in the window). Big-Ms are per pair: (deadline of one) -
+(release of the other), both from the window itself (``ilp_bounds``). Device-load cuts and
+symmetry breaking between interchangeable devices (``ilp_cuts``) tighten the relaxation; none
+of these changes a window's optimum.
 
 Extensions used only by ``ilp+`` (all off in a plain ``WindowSpec``): ``tail`` (a lower bound
 of the work after each node, counted in ``C``), ``succ_dev`` (expected devices of later nodes,
@@ -30,8 +33,9 @@ import pulp
 
 from hetlab.cost.problem import Problem
 from hetlab.schedulers import ilp_solver
+from hetlab.schedulers.ilp_bounds import WindowBounds
+from hetlab.schedulers.ilp_cuts import canonical_devices, load_cuts, symmetry_cuts
 from hetlab.schedulers.ilp_solver import WindowResult
-from hetlab.schedulers.ilp_warm import WindowBounds
 from hetlab.schedulers.timeline import Timeline
 
 __all__ = ["WindowResult", "WindowSpec", "solve_window"]
@@ -40,8 +44,9 @@ __all__ = ["WindowResult", "WindowSpec", "solve_window"]
 @dataclass
 class WindowSpec:
     """One window: its nodes (topological order), a feasible schedule of them on top of the
-    prefix (``warm_*``: the MIP start and the source of the big-Ms), the time limit and the
-    absolute MIP gap (problem units; 0 solves to optimality). The rest is ``ilp+``'s."""
+    prefix (``warm_*``: the MIP start and the source of the horizon), the node budget, the
+    wall-clock safety net (seconds) and the absolute MIP gap (problem units; 0 solves to
+    optimality). The rest is ``ilp+``'s."""
 
     nodes: list[int]
     warm_dev: dict[int, int]
@@ -49,6 +54,7 @@ class WindowSpec:
     warm_finish: dict[int, float]
     time_limit: float | None = None
     gap_abs: float = 0.0
+    node_limit: int | None = None
     skip_by_bound: bool = True  # a start that meets path_bound within the gap needs no MIP
     tail: np.ndarray | None = None
     groups: list[tuple[list[int], np.ndarray]] = field(default_factory=list)
@@ -66,12 +72,13 @@ def solve_window(problem: Problem, tl: Timeline, spec: WindowSpec) -> WindowResu
         if spec.skip_by_bound and not spec.groups and m.start_meets_bound():
             return m.start_result("bound", 0.0, t0)
         m.build()
-        status, gap = ilp_solver.run(m.lp, spec.time_limit, spec.gap_abs)
+        budget = ilp_solver.Budget(spec.node_limit, spec.time_limit, spec.gap_abs)
+        status, gap, nodes = ilp_solver.run(m.lp, budget)
         if m.C.varValue is None and not status.startswith("warm"):
-            status = f"warm:{status}"
-        res = None if status.startswith("warm") else m.result(status, gap, t0)
+            status, gap = f"warm:{status}", None
+        res = None if status.startswith("warm") else m.result(status, gap, t0, nodes)
         if res is None or (not res.optimal and res.objective > m.warm_obj + 1e-9):
-            return m.start_result(status, gap, t0)  # no incumbent, or one worse than the start
+            return m.start_result(status, gap, t0, nodes)  # no incumbent, or a worse one
         return res
 
 
@@ -81,15 +88,17 @@ class _Model(WindowBounds):
     # -- the model --
     def build(self) -> None:
         sp, W = self.spec, self.W
+        twins = self.twins()
+        self.warm_dev = canonical_devices(W, sp.warm_dev, twins)  # the same start, relabelled
         self.lp = pulp.LpProblem("hope_window", pulp.LpMinimize)
         y = {
             (v, d): pulp.LpVariable(f"y_{v}_{d}", cat="Binary") for v in W for d in self.allowed[v]
         }
-        # deadline of each node: a plan at least as good as the start has C <= H and
-        # C >= f[v] + tail[v], so f[v] <= H - tail[v]
-        self.ub = {v: max(self.H - float(self.tail[v]), sp.warm_finish[v], self.rel[v]) for v in W}
         self.y = y
-        self.s = {v: pulp.LpVariable(f"s_{v}", lowBound=self.rel[v], upBound=self.ub[v]) for v in W}
+        self.s = {
+            v: pulp.LpVariable(f"s_{v}", lowBound=self.rel[v], upBound=self.latest_start(v))
+            for v in W
+        }
         self.f = {v: pulp.LpVariable(f"f_{v}", lowBound=0, upBound=self.ub[v]) for v in W}
         self.u = {gi: pulp.LpVariable(f"u_{gi}", cat="Binary") for gi in range(len(sp.groups))}
         self.C = pulp.LpVariable("C", lowBound=0)
@@ -104,7 +113,8 @@ class _Model(WindowBounds):
             self.eq2_makespan(v)
         self.fused_groups(recv)
         self.balance_rest()
-        self.load_cuts()
+        load_cuts(self)
+        symmetry_cuts(self, twins)
         self.eq4_5_one_at_a_time()
         self.mip_start()
 
@@ -124,21 +134,23 @@ class _Model(WindowBounds):
         ``z[k,a,b] = y[w,a] * y[v,b]`` exactly (flow form: rows and columns sum to y)."""
         y, comm, al = self.y, self.comm, self.allowed
         recv: dict[int, list] = {v: [] for v in self.W}
+        self.recv_on = {(v, b): [] for v in self.W for b in al[v]}
         for v in self.W:
             for w, k in self.p.preds[v]:
                 if w not in self.inw:
                     a = int(self.tl.dev[w])
-                    recv[v] += [
-                        float(comm[k, a, b]) * y[v, b]
-                        for b in al[v]
-                        if b != a and comm[k, a, b] > 0
-                    ]
+                    for b in al[v]:
+                        if b != a and comm[k, a, b] > 0:
+                            t = float(comm[k, a, b]) * y[v, b]
+                            recv[v].append(t)
+                            self.recv_on[v, b].append(t)
                     continue
                 for a in al[w]:
                     for b in al[v]:
                         self.z[k, a, b] = zz = pulp.LpVariable(f"z_{k}_{a}_{b}", lowBound=0)
                         if a != b and comm[k, a, b] > 0:
                             recv[v].append(float(comm[k, a, b]) * zz)
+                            self.recv_on[v, b].append(float(comm[k, a, b]) * zz)
                 for a in al[w]:
                     self.lp += pulp.lpSum(self.z[k, a, b] for b in al[v]) == y[w, a]
                 for b in al[v]:
@@ -159,7 +171,9 @@ class _Model(WindowBounds):
         """Eq. 3: a node starts after its predecessors finish (those of earlier windows are
         constants) and after its device is free of what earlier windows put there."""
         s, f, tl = self.s, self.f, self.tl
-        self.lp += s[v] >= pulp.lpSum(float(tl.dev_free[d]) * self.y[v, d] for d in self.allowed[v])
+        self.lp += s[v] >= pulp.lpSum(
+            max(float(tl.dev_free[d]), self.rel[v]) * self.y[v, d] for d in self.allowed[v]
+        )
         for w, _ in self.p.preds[v]:
             if w not in self.inw:
                 self.lp += s[v] >= float(tl.finish[w])
@@ -169,8 +183,9 @@ class _Model(WindowBounds):
             self.lp += s[v] >= f[w] - relax
 
     def eq2_makespan(self, v: int) -> None:
-        """Eq. 2: the makespan is at least every finish (ilp+: plus what must follow)."""
-        self.lp += self.f[v] + float(self.tail[v]) <= self.C
+        """Eq. 2: the makespan is at least every finish, plus what must still run after it in
+        the window (``after``; ilp+: its tail and its expected successors' costs)."""
+        self.lp += self.f[v] + self.after[v] <= self.C
         for w, k, dw in self.outside_succs(v):
             moved = pulp.lpSum(
                 float(self.comm[k, d, dw]) * self.y[v, d]
@@ -200,28 +215,9 @@ class _Model(WindowBounds):
                 for d in common:
                     self.lp += ss >= y[a, d] + y[b, d] - 1
                 self.lp += oo <= ss
-                mb = max(self.ub[a] - self.rel[b], 0.0)
-                ma = max(self.ub[b] - self.rel[a], 0.0)
+                mb, ma = self.big_m(a, b), self.big_m(b, a)
                 self.lp += s[b] >= f[a] - mb * (1 - oo) - mb * (1 - ss)
                 self.lp += s[a] >= f[b] - ma * oo - ma * (1 - ss)
-
-    def load_cuts(self) -> None:
-        """Valid cuts: a device runs its nodes one at a time after it becomes free."""
-        u = self.u
-        for d in range(len(self.p.devices)):
-            on_d = [
-                (v, float(self.cost[v, d]))
-                for v in self.W
-                if (v, d) in self.y and np.isfinite(self.cost[v, d])
-            ]
-            if len(on_d) > 1:
-                self.lp += (
-                    float(self.tl.dev_free[d])
-                    + pulp.lpSum(c * self.y[v, d] for v, c in on_d)
-                    + min(float(self.tail[v]) for v, _ in on_d)
-                    - (self.H * pulp.lpSum(u.values()) if u else 0)
-                    <= self.C
-                )
 
     def fused_groups(self, recv: dict[int, list]) -> None:
         """ilp+ with groups: a chosen group's members share device, start and finish."""
@@ -266,14 +262,14 @@ class _Model(WindowBounds):
         sp = self.spec
         for d in range(nd):
             last[d].setInitialValue(
-                max([free[d]] + [sp.warm_finish[v] for v in self.W if sp.warm_dev[v] == d])
+                max([free[d]] + [sp.warm_finish[v] for v in self.W if self.warm_dev[v] == d])
             )
         self.warm_obj = max(self.warm_obj, (sum(x.varValue for x in last) + rest) / nd)
 
     def mip_start(self) -> None:
         """The start schedule as initial values (no fused groups)."""
         sp, pos = self.spec, self.pos
-        wd, ws = sp.warm_dev, sp.warm_start
+        wd, ws = self.warm_dev, sp.warm_start
         for (v, d), var in self.y.items():
             var.setInitialValue(1.0 if wd[v] == d else 0.0)
         for v in self.W:
@@ -293,30 +289,18 @@ class _Model(WindowBounds):
         self.C.setInitialValue(self.warm_obj)
 
     # -- results --
-    def start_result(self, status: str, gap: float | None, t0: float) -> WindowResult:
-        sp = self.spec
-        return WindowResult(
-            dict(sp.warm_dev),
-            dict(sp.warm_start),
-            [],
-            self.warm_obj,
-            gap,
-            status,
-            ilp_solver.elapsed(t0),
-            self.warm_obj,
-        )
+    def start_result(
+        self, status: str, gap: float | None, t0: float, nodes: int = 0
+    ) -> WindowResult:
+        """The MIP start as the window's decision (no MIP, or nothing better from it)."""
+        sp, secs = self.spec, ilp_solver.elapsed(t0)
+        dev, st = dict(self.warm_dev), dict(sp.warm_start)
+        return WindowResult(dev, st, [], self.warm_obj, gap, status, secs, self.warm_obj, nodes)
 
-    def result(self, status: str, gap: float | None, t0: float) -> WindowResult:
+    def result(self, status: str, gap: float | None, t0: float, nodes: int) -> WindowResult:
+        """The ILP's incumbent as the window's decision."""
         dev = {v: max(self.allowed[v], key=lambda d: self.y[v, d].varValue or 0.0) for v in self.W}
         st = {v: float(self.s[v].varValue or 0.0) for v in self.W}
         fused = [gi for gi, var in self.u.items() if (var.varValue or 0.0) > 0.5]
-        return WindowResult(
-            dev,
-            st,
-            fused,
-            float(self.C.varValue),
-            gap,
-            status,
-            ilp_solver.elapsed(t0),
-            self.warm_obj,
-        )
+        obj, secs = float(self.C.varValue), ilp_solver.elapsed(t0)
+        return WindowResult(dev, st, fused, obj, gap, status, secs, self.warm_obj, nodes)

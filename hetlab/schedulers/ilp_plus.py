@@ -1,6 +1,6 @@
 """``ilp+``: HOPE's ILP with extra passes, a local search and a floor (none of them in HOPE).
 
-It starts from ``ilp``'s plan (HOPE as published, same ``epsilon``, ``nt`` and ``time_limit``),
+It starts from ``ilp``'s plan (HOPE as published, same ``epsilon``, ``nt`` and budgets),
 so it is never worse than ``ilp``; then, each one named by a parameter:
 
 - ``floor``: the best of greedy (HOPE GS), each single device, HEFT, PEFT and dmda is also a
@@ -36,6 +36,7 @@ from hetlab.schedulers.base import Decision, Param, algorithm, register
 from hetlab.schedulers.bounds import best_costs
 from hetlab.schedulers.greedy import greedy_timeline
 from hetlab.schedulers.ilp import (
+    NODE_LIMIT,
     PARAMS,
     IlpOptions,
     Progress,
@@ -75,7 +76,8 @@ PLUS_PARAMS = PARAMS + [
         None,
         0.0,
         10.0,
-        "guided windows' MIP gap as a share of their work (None: 0.3 under 1 s, else 0.03)",
+        "guided windows' MIP gap as a share of their work (None: 0.3 at the default "
+        "node_limit or a time_limit under 1 s, else 0.03)",
     ),
 ]
 
@@ -96,7 +98,8 @@ class PlusOptions(IlpOptions):
     def window_gap(self) -> float:
         if self.gap is not None:
             return self.gap
-        return GAP_FAST if self.time_limit < 1.0 else GAP_PRECISE
+        quick = self.time_limit < 1.0 or self.node_limit <= NODE_LIMIT
+        return GAP_FAST if quick else GAP_PRECISE
 
     def hope(self) -> IlpOptions:
         return IlpOptions(**{f.name: getattr(self, f.name) for f in fields(IlpOptions)})
@@ -197,6 +200,7 @@ def guided_pass(
             ws,
             wf,
             time_limit=opts.time_limit,
+            node_limit=opts.node_limit,
             tail=ctx.tail,
             groups=wg,
             spread=spread,
@@ -275,14 +279,7 @@ def plus_timeline(problem: Problem, opts: PlusOptions, progress: Progress | None
                 best, by = out, "search"
             polished = best  # a local optimum of the descent: the next round needs only kicks
             info["pass_s"].append(round(time.perf_counter() - t_s, 2))
-    total = Windows(
-        stats.optimal + ctx.stats.optimal,
-        stats.limit + ctx.stats.limit,
-        stats.start_kept + ctx.stats.start_kept,
-        max((g for g in (stats.gap_max, ctx.stats.gap_max) if g is not None), default=None),
-        max(stats.seconds_max, ctx.stats.seconds_max),
-        stats.objective,
-    )
+    total = stats.merge(ctx.stats)
     info["kept_guide"] = ctx.kept_guide
     return best, parts, total, by, info
 
@@ -297,9 +294,10 @@ def ilp_plus(problem: Problem, progress: Progress | None = None, **given) -> Dec
     opts = PlusOptions.of("ilp+", **given)
     tl, parts, stats, by, info = plus_timeline(problem, opts, progress)
     device_of, order, fused = tl.decision_parts()
-    extra = plan_extra(problem, parts, stats, by, time.perf_counter() - t0)
+    extra = plan_extra(problem, parts, stats, by)
     extra["windows"] = stats.optimal + stats.limit  # every window solved, over all passes
     info["solves"] = {"objective": stats.objective}
-    info["time_limit_s"] = opts.time_limit
+    info["node_limit"], info["time_limit_s"] = opts.node_limit, opts.time_limit
+    info["total_s"] = round(time.perf_counter() - t0, 4)
     extra["ilp"] = info
     return Decision(device_of, order, fused, extra=extra)

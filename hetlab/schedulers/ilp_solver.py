@@ -1,28 +1,46 @@
 """The MIP solver behind each HOPE window (HiGHS through highspy, else CBC), and its result.
 
-A window's model (``ilp_model``) is handed here with a MIP start; what comes back says whether
-the solve proved optimality, hit its time limit, and whether the incumbent it returned after a
-time limit is still that start (then the start heuristic, not the ILP, decided the window).
+A window's model (``ilp_model``) is handed here with a MIP start and a ``Budget``. The budget
+is work, not time: branch-and-bound nodes (HiGHS ``mip_max_nodes``), on one thread with a
+fixed random seed, so the same window gets the same answer on any machine and under any load.
+The wall-clock limit is only a safety net; a window it stops is reported as such
+(``TimeLimit``), since what it returns then depends on the machine's speed.
 """
 
 from __future__ import annotations
 
+import ctypes
 import functools
+import math
 import os
+import sys
 import time
 from dataclasses import dataclass
 
 import pulp
 
 OPTIMAL = ("Optimal", "bound")  # statuses that prove the window's optimum (within the gap)
+SEED = 0  # HiGHS random_seed: fixed, so that one budget gives one answer
+HIGHS_STOPS = {"kTimeLimit": "TimeLimit", "kSolutionLimit": "NodeLimit"}
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What one window's solve may spend: B&B nodes (None: no limit), the wall-clock safety
+    net in seconds (None: none) and the absolute MIP gap in problem units."""
+
+    nodes: int | None = None
+    seconds: float | None = None
+    gap_abs: float = 0.0
 
 
 @dataclass
 class WindowResult:
     """One window's decision: device and start per node, chosen fused groups, and how the
     solve ended. ``status``: ``Optimal``, ``bound`` (the MIP start meets a lower bound, so no
-    MIP was needed), ``TimeLimit`` (best incumbent), or ``warm:<status>`` (no incumbent: the
-    start is used)."""
+    MIP was needed), ``NodeLimit`` (the node budget: best incumbent), ``TimeLimit`` (the
+    safety net: best incumbent), or ``warm:<status>`` (no incumbent from the ILP: the start is
+    used). ``gap`` is HiGHS's relative gap, None without an incumbent."""
 
     device: dict[int, int]
     start: dict[int, float]
@@ -32,34 +50,55 @@ class WindowResult:
     status: str
     seconds: float
     warm_objective: float = float("nan")
+    nodes: int = 0  # branch-and-bound nodes the solve took
 
     @property
     def optimal(self) -> bool:
         return self.status in OPTIMAL
 
     @property
+    def no_incumbent(self) -> bool:
+        """The ILP ended without a feasible solution of its own (its start was used)."""
+        return self.status.startswith("warm")
+
+    @property
+    def clock_stopped(self) -> bool:
+        """The wall-clock safety net, not the work budget, ended the solve."""
+        return self.status.removeprefix("warm:") == "TimeLimit"
+
+    @property
     def start_kept(self) -> bool:
         """The solve stopped short of optimality and returned its MIP start unchanged."""
         if self.optimal:
             return False
-        return self.status.startswith("warm") or self.objective >= self.warm_objective - 1e-9
+        return self.no_incumbent or self.objective >= self.warm_objective - 1e-9
 
 
-def solver(time_limit: float | None, gap_abs: float):
-    """HiGHS through highspy when installed, else CBC, single-threaded. ``gap_abs`` is the
-    absolute MIP gap in problem units (a share of the window's own work: a relative gap would
-    measure against the whole prefix's length and grow along the graph)."""
-    gap_abs = max(gap_abs, 1e-7)
+def solver(budget: Budget):
+    """HiGHS through highspy when installed, else CBC; single-threaded, seeded. The absolute
+    MIP gap is a share of the window's own work (a relative gap would measure against the
+    whole prefix's length and grow along the graph)."""
+    gap_abs = max(budget.gap_abs, 1e-7)
     if have_highs():
+        extra = {} if budget.nodes is None else {"mip_max_nodes": int(budget.nodes)}
         return _WarmHiGHS(
             msg=bool(os.environ.get("HETLAB_ILP_LOG")),
-            timeLimit=time_limit,
+            timeLimit=budget.seconds,
             gapRel=1e-7,
             gapAbs=gap_abs,
             threads=1,
+            random_seed=SEED,
+            **extra,
         )
     return pulp.PULP_CBC_CMD(
-        msg=False, timeLimit=time_limit, gapRel=1e-7, gapAbs=gap_abs, warmStart=True, threads=1
+        msg=False,
+        timeLimit=budget.seconds,
+        gapRel=1e-7,
+        gapAbs=gap_abs,
+        warmStart=True,
+        threads=1,
+        maxNodes=budget.nodes,
+        options=[f"randomSeed {SEED + 1}", f"randomCbcSeed {SEED + 1}"],
     )
 
 
@@ -68,8 +107,32 @@ def have_highs() -> bool:
     return "HiGHS" in pulp.listSolvers(onlyAvailable=True)
 
 
+@functools.cache
+def _banner_to_stderr() -> None:
+    """HiGHS prints its banner on stdout (file descriptor 1, through C's buffer) when the
+    process makes its first solver, before any option can silence it; make that first one
+    with stdout pointing at stderr, so that a plan written to stdout stays valid JSON."""
+    # lazy: highspy is optional and slow to import
+    import highspy
+
+    libc = ctypes.CDLL(None)
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        highspy.Highs()
+        libc.fflush(None)  # the banner leaves C's buffer while fd 1 is still stderr
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 class _WarmHiGHS(pulp.HiGHS):  # type: ignore[misc,valid-type]
     """pulp's HiGHS with the variables' initial values passed as a MIP start."""
+
+    def createAndConfigureSolver(self, lp):
+        _banner_to_stderr()
+        super().createAndConfigureSolver(lp)
 
     def callSolver(self, lp):
         # lazy: highspy is optional and slow to import
@@ -99,23 +162,23 @@ class _WarmHiGHS(pulp.HiGHS):  # type: ignore[misc,valid-type]
             return pulp.LpStatusOptimal, pulp.LpSolutionIntegerFeasible
 
 
-def run(lp: pulp.LpProblem, time_limit: float | None, gap_abs: float) -> tuple[str, float | None]:
-    """Solve ``lp``; returns (status, MIP gap or None). pulp reports a time limit with an
+def run(lp: pulp.LpProblem, budget: Budget) -> tuple[str, float | None, int]:
+    """Solve ``lp``; returns (status, MIP gap or None, B&B nodes). pulp reports a stop with an
     incumbent as optimal, so HiGHS's own model status decides."""
-    lp.solve(solver(time_limit, gap_abs))
+    lp.solve(solver(budget))
     status = pulp.LpStatus[lp.status]
-    gap = None
+    gap, nodes = None, 0
     model = getattr(lp, "solverModel", None)
     if model is not None and hasattr(model, "getInfo"):
-        gap = float(model.getInfo().mip_gap)
-        ms = str(model.getModelStatus())
+        info = model.getInfo()
+        gap = float(info.mip_gap) if math.isfinite(info.mip_gap) else None
+        nodes = int(info.mip_node_count)
+        ms = str(model.getModelStatus()).split(".")[-1]
         if "Optimal" not in ms:
-            status = {"kTimeLimit": "TimeLimit", "kSolutionLimit": "NodeLimit"}.get(
-                ms.split(".")[-1], ms.split(".")[-1]
-            )
+            status = HIGHS_STOPS.get(ms, ms)
     if lp.sol_status not in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible):
-        status = "warm:" + status
-    return status, gap
+        status, gap = "warm:" + status, None
+    return status, gap, nodes
 
 
 def elapsed(t0: float) -> float:

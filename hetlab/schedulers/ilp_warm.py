@@ -1,17 +1,17 @@
-"""MIP start, lower bound and guide completion of one HOPE window (Xia et al., 2022, §2.1-2.2).
+"""MIP start and guide completion of one HOPE window (Xia et al., 2022, §2.1-2.2).
 
-A window's MIP (``ilp_model``) is small, but HiGHS spends most of its time finding a better
-incumbent than a poor start (its root bound is usually within a few tenths of a percent of the
-optimum). So the start is made good before the solve, a solver aid that never changes the
-window's optimum: an earliest-finish list schedule of the window on top of the committed
-prefix (and, for ``ilp+``, one in the guide plan's order on the guide's devices), each
-followed by a device-flip descent (one node, or both ends of an edge) under the window's own
-objective: ``max(f[v] + tail[v])`` (``tail`` is zero for ``ilp``), for ``ilp+`` also the
-transfers and costs of the successors expected on the guide's devices and ``spread`` times
-the sum of finishes. A start that meets ``path_bound`` (within the gap) skips the MIP.
-``completion_makespan`` times a committed prefix completed by the guide plan: ``ilp+`` keeps a
-window's MIP result only if that completion is no worse than with the guide's own choice for
-the window. Times are in the problem's units.
+The start is a solver aid that never changes the window's optimum: it gives HiGHS a good
+incumbent (and ``ilp_bounds`` its horizon) so that its work goes into the proof, not the
+search. It is an earliest-finish list schedule of the window on top of the committed prefix
+(and, for ``ilp+``, one in the guide plan's order on the guide's devices), each followed by a
+device-flip descent (one node, or both ends of an edge) under the window's own objective:
+``max(f[v] + tail[v])`` (``tail`` is zero for ``ilp``), for ``ilp+`` also the transfers and
+costs of the successors expected on the guide's devices and ``spread`` times the sum of
+finishes. The ILP decides the window: the start is returned only when the ILP finds nothing
+better within its budget (``WindowResult.start_kept``). ``completion_makespan`` times a
+committed prefix completed by the guide plan: ``ilp+`` keeps a window's MIP result only if
+that completion is no worse than with the guide's own choice for the window. Times are in the
+problem's units.
 """
 
 from __future__ import annotations
@@ -156,96 +156,3 @@ def completion_makespan(problem: Problem, tl: Timeline, rest: list[int], dev) ->
         f = max(ready, free[d]) + cost[v, d] + recv
         fin[v], where[v], free[d] = f, d, f
     return max(fin, default=0.0)
-
-
-def path_bound(problem: Problem, tl: Timeline, W, inw, rel, allowed, tail, succ_dev) -> float:
-    """A lower bound of the window's ``C``: each node's release, its cheapest cost and its tail
-    (or the expected successor's cost, tail and cheapest transfer, as the model counts them)."""
-    cost, comm = problem.cost_matrix, problem.comm_tensor
-    lb = 0.0
-    for v in W:
-        f = rel[v] + min(float(cost[v, d]) for d in allowed[v])
-        lb = max(lb, f + float(tail[v]))
-        for w, k in problem.succs[v] if succ_dev else ():
-            dw = succ_dev.get(w)
-            if w not in inw and dw is not None and tl.finish[w] < 0:
-                c = min(0.0 if d == dw else float(comm[k, d, dw]) for d in allowed[v])
-                lb = max(lb, f + float(cost[w, dw] + tail[w]) + c)
-    return lb
-
-
-class WindowBounds:
-    """What a window's model derives from its nodes and MIP start (``spec``: an
-    ``ilp_model.WindowSpec``): the devices each node may take, the start's objective, the
-    horizon ``H`` and each node's release."""
-
-    def __init__(self, problem: Problem, tl: Timeline, spec) -> None:
-        self.p, self.tl, self.spec = problem, tl, spec
-        self.cost, self.comm = problem.cost_matrix, problem.comm_tensor
-        self.W = list(spec.nodes)
-        self.inw = set(self.W)
-        self.pos = {v: i for i, v in enumerate(self.W)}
-        self.tail = np.zeros(len(problem.nodes)) if spec.tail is None else spec.tail
-        self.grp_of: dict[int, list[int]] = {}
-        for gi, (mem, _) in enumerate(spec.groups):
-            for x in mem:
-                self.grp_of.setdefault(x, []).append(gi)
-        self.allowed = self._allowed()
-        self.warm_obj = self._warm_objective()
-        self.H = self.warm_obj * 1.01 + 1e-6 + spec.spread * sum(spec.warm_finish.values())
-        self.rel = self._releases()
-
-    def _allowed(self) -> dict[int, list[int]]:
-        out = {}
-        for v in self.W:
-            ok = set(np.flatnonzero(np.isfinite(self.cost[v])).tolist())
-            for gi in self.grp_of.get(v, []):
-                ok |= set(np.flatnonzero(np.isfinite(self.spec.groups[gi][1])).tolist())
-            out[v] = sorted(ok)
-        return out
-
-    def outside_succs(self, v: int):
-        """Unplaced successors of ``v`` after the window with their expected device (ilp+)."""
-        succ_dev = self.spec.succ_dev or {}
-        for w, k in self.p.succs[v] if succ_dev else ():
-            dw = succ_dev.get(w)
-            if w not in self.inw and dw is not None and self.tl.finish[w] < 0:
-                yield w, k, dw
-
-    def _warm_objective(self) -> float:
-        sp, cost, comm = self.spec, self.cost, self.comm
-        obj = max(sp.warm_finish[v] + self.tail[v] for v in self.W)
-        for v in self.W:
-            for w, k, dw in self.outside_succs(v):
-                obj = max(
-                    obj,
-                    sp.warm_finish[v] + cost[w, dw] + self.tail[w] + comm[k, sp.warm_dev[v], dw],
-                )
-        return float(obj)
-
-    def _releases(self) -> dict[int, float]:
-        """Earliest start any schedule of this window can give each node: big-Ms are
-        deadline - release, much tighter than the horizon when the prefix already took long."""
-        rel: dict[int, float] = {}
-        for v in self.W:
-            r = min(float(self.tl.dev_free[d]) for d in self.allowed[v])
-            for w, _ in self.p.preds[v]:
-                if w not in self.inw:
-                    r = max(r, float(self.tl.finish[w]))
-                elif set(self.grp_of.get(w, [])) & set(self.grp_of.get(v, [])):
-                    r = max(r, rel[w])  # may be fused with v: same start
-                else:
-                    r = max(r, rel[w] + float(np.min(self.cost[w])))
-            rel[v] = min(r, self.spec.warm_start[v])
-        return rel
-
-    def start_meets_bound(self) -> bool:
-        """Whether the start is within the gap of ``path_bound``: then no MIP is needed."""
-        sp = self.spec
-        lb = path_bound(
-            self.p, self.tl, self.W, self.inw, self.rel, self.allowed, self.tail, sp.succ_dev
-        )
-        lb += sp.spread * sum(
-            self.rel[v] + min(float(self.cost[v, d]) for d in self.allowed[v]) for v in self.W
-        )
-        return self.warm_obj + sp.spread * sum(sp.warm_finish.values()) <= lb + sp.gap_abs + 1e-9

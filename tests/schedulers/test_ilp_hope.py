@@ -75,7 +75,8 @@ def test_ilp_is_the_exact_optimum_with_one_subgraph(seed):
 
 
 def test_ilp_takes_only_hopes_parameters():
-    assert {x.name for x in algorithm("ilp").params} == {"epsilon", "nt", "time_limit", "groups"}
+    hope = {"epsilon", "nt", "node_limit", "time_limit", "groups"}  # Alg. 1 and the ILP budget
+    assert {x.name for x in algorithm("ilp").params} == hope
     plus = {x.name for x in algorithm("ilp+").params}
     assert {"floor", "passes", "search", "kicks", "lookahead"} <= plus
 

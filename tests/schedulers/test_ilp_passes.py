@@ -12,10 +12,11 @@ from hypothesis import strategies as st
 from hetlab.schedulers import ilp_model, schedule, simulate
 from hetlab.schedulers.bounds import validate_plan
 from hetlab.schedulers.greedy import greedy_timeline
+from hetlab.schedulers.ilp_bounds import path_bound
 from hetlab.schedulers.ilp_passes import _Plan, improve
 from hetlab.schedulers.ilp_plus import PassContext, PlusOptions, fusable_tail, guided_pass
 from hetlab.schedulers.ilp_plus import plain_tail as _plain_tail
-from hetlab.schedulers.ilp_warm import completion_makespan, path_bound, window_start
+from hetlab.schedulers.ilp_warm import completion_makespan, window_start
 from hetlab.schedulers.partition import partition
 from hetlab.schedulers.timeline import Timeline
 from tests.schedulers.helpers import golden, layered_problem, random_problem

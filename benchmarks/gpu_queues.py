@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import hetlab
+from benchmarks.gpu_commands import row_commands
 from benchmarks.gpu_streams import CUDA, PREDICTIONS, cuda_rows
 from benchmarks.gpu_timing import ort_all_cores, ort_session, paired_ms, timed_runs, torch_times
 from hetlab.cost import only_devices
@@ -164,6 +165,8 @@ def model_row(name: str, args: argparse.Namespace, devs: dict) -> dict[str, Any]
         row.update(recommended_row(graph, feed, args, devs))
     if "cpu" in args.parts:
         row.update(cpu_rows(graph, feed, args))
+    cpus = [d for d, dev in devs.items() if not is_accelerator(dev)]
+    row["commands"] = row_commands(name, row, args, cpus)  # the same entries from the CLI
     return row
 
 

@@ -82,6 +82,11 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--no-comm", action="store_true", help="skip link calibration and edge transfers"
     )
     p.add_argument(
+        "--no-calibrate",
+        action="store_true",
+        help="skip the executor's calibrations (unit boundaries on the links, concurrent units)",
+    )
+    p.add_argument(
         "--no-cache", action="store_true", help="measure everything again, cache nothing"
     )
     add_platform_args(p)
@@ -145,6 +150,8 @@ def main(args: argparse.Namespace) -> int:
             progress=progress,
             cache=not args.no_cache,
             comm=not args.no_comm,
+            handoff=not args.no_calibrate,
+            concurrent=not args.no_calibrate,
         )
     atomic_write_json(args.out, p.to_json())
     prof = p.extra.get("profile", {})

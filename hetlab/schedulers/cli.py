@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from hetlab.cost.problem import Problem
+from hetlab.cost.queues import only_devices
 from hetlab.errors import HetlabError
 from hetlab.schedulers.base import MODULES, algorithm, schedule
 from hetlab.schedulers.bounds import lower_bound, validate_plan
@@ -32,6 +33,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--out", metavar="PLAN.json", help="where to write the plan (default: stdout)"
+    )
+    parser.add_argument(
+        "--devices",
+        metavar="A,B",
+        help="schedule over these of the problem's devices only (e.g. a GPU and its streams)",
     )
     parser.add_argument(
         "--epsilon", type=float, help="ilp, ilp+: balance of the up-rank bisection [0, 1]"
@@ -163,6 +169,8 @@ def main(args: argparse.Namespace) -> int:
             "(made by 'hetlab profile')"
         )
     problem = Problem.load(src)
+    if args.devices:
+        problem = only_devices(problem, [d for d in args.devices.split(",") if d])
     names = (
         "epsilon",
         "nt",

@@ -109,3 +109,15 @@ def test_interrupted_cli_leaves_no_output(
     )
     assert rc == 130 and not out.exists()
     assert json.loads(next(iter((tmp_path / "cache").rglob("*.json"))).read_text())["meta"]
+
+
+def test_no_calibrate_keeps_the_links_without_the_executor_s_calibrations(
+    fake_platform, chain_model, tmp_path, capsys
+):
+    out = tmp_path / "p.json"
+    argv = ["profile", chain_model, "--devices", "t0,t1", "--repeat", "3", "--seconds", "0.01"]
+    rc, _, err = run_cli([*argv, "--quiet", "--no-calibrate", "--out", str(out)], capsys)
+    assert rc == 0, err
+    p = Problem.load(out)
+    assert "t0->t1" in p.comm
+    assert "boundary" not in p.extra and "concurrent" not in p.extra

@@ -131,3 +131,14 @@ def test_model_with_profile_loads_profile(tmp_path):
         == 0
     )
     validate_plan(golden(), Plan.load(out))
+
+
+def test_devices_restricts_the_schedule_to_some_of_the_problem_s_devices(tmp_path, capsys):
+    doc = golden_doc()
+    keep = doc["devices"][:1]
+    out = tmp_path / "plan.json"
+    argv = ["schedule", write(tmp_path, doc), "--algo", "heft", "--devices", ",".join(keep)]
+    assert main([*argv, "--out", str(out)]) == 0
+    assert set(Plan.load(out).device_of.values()) == set(keep)
+    assert main([*argv[:-1], "nowhere", "--out", str(tmp_path / "x.json")]) == 2
+    assert "no device 'nowhere'" in capsys.readouterr().err

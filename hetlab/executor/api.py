@@ -27,6 +27,7 @@ from hetlab.errors import HetlabError
 from hetlab.executor.check import random_inputs, reference
 from hetlab.executor.critical import predicted_unit_ms, summary
 from hetlab.executor.interpreter import Executor, Repetition
+from hetlab.executor.left_behind import left_behind
 from hetlab.executor.trace import Event, node_timeline, write_trace
 from hetlab.graph import load
 from hetlab.graph.ir import OpGraph
@@ -184,7 +185,9 @@ def _extra(
 ) -> dict[str, Any]:
     """The report's ``extra``: the model, the algorithm, the warm-up runs, the critical path
     and each device's share of the nodes."""
+    behind = left_behind(graph, device_of, plan) if isinstance(plan, str) else None
     return {
+        **({"left_behind": behind} if behind else {}),
         "model": graph.name,
         "algo": getattr(plan, "algo", None),
         "warmup_runs": warmed,

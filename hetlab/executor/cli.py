@@ -12,6 +12,7 @@ from hetlab.devices.cli import add_platform_args
 from hetlab.errors import HetlabError
 from hetlab.executor.api import placement
 from hetlab.executor.check import check_line, load_inputs, reference
+from hetlab.executor.report_text import format_report
 from hetlab.graph.cli import add_input_arg, add_shape_arg
 
 
@@ -242,69 +243,3 @@ def _main_adaptive(
     if (line := check_line(doc)) is not None:
         print(f"check      {line}")
     return 0
-
-
-def format_report(doc: dict[str, Any]) -> str:
-    lat = doc["latency_ms"]
-    lines = [
-        f"model      {doc.get('model')}  ({doc['model_path']})",
-        (
-            f"latency    median {lat['median']:.3f} ms  (p10 {lat['p10']:.3f}, p90 {lat['p90']:.3f}; "
-            f"{doc['repeat']} runs)"
-        ),
-    ]
-    if doc.get("predicted_ms") is not None:
-        pred = doc["predicted_ms"]
-        ratio = f"  measured/predicted {lat['median'] / pred:.2f}" if pred else ""
-        lines.append(f"predicted  {pred:.3f} ms{ratio}")
-    if doc.get("predicted_io_ms") and doc["predicted_io_ms"] != doc.get("predicted_ms"):
-        io = doc["predicted_io_ms"]
-        lines.append(
-            f"  with inputs/outputs to and from host memory {io:.3f} ms  "
-            f"measured/predicted {lat['median'] / io:.2f}"
-        )
-    if doc.get("predicted_host_ms"):
-        hs = doc["predicted_host_ms"]
-        lines.append(
-            f"  with each unit's host dispatch one at a time {hs:.3f} ms  "
-            f"measured/predicted {lat['median'] / hs:.2f}"
-        )
-    cp = doc.get("critical_path")
-    if cp:
-        pr = (
-            f" (profiled {cp['predicted_run_ms']:.3f})"
-            if cp.get("predicted_run_ms") is not None
-            else ""
-        )
-        lines.append(
-            f"path       {cp['units']} units ({cp['cross_device']} after another device): run "
-            f"{cp['run_ms']:.3f} ms{pr}, dispatch {cp['dispatch_ms']:.3f}, copies "
-            f"{cp['copies_ms']:.3f}, tail {cp['tail_ms']:.3f}"
-        )
-    if (line := check_line(doc)) is not None:
-        lines.append(f"check      {line}")
-    lines.append(
-        "devices    "
-        + ", ".join(f"{k} {v} nodes" for k, v in doc["devices"].items())
-        + f"; {doc['units']} units"
-    )
-    share = doc.get("opencl_share")
-    if share is not None:
-        ex, hr = doc.get("nodes_executed", {}), doc.get("host_resolved", {})
-        bodies = " incl. If bodies" if sum(ex.values()) != sum(doc["devices"].values()) else ""
-        lines.append(
-            f"opencl     {100 * share['vertices']:.1f}% of vertices; {100 * share['executed']:.1f}% of "
-            f"the {sum(ex.values())} nodes executed per run{bodies}"
-        )
-        if hr.get("shape_arithmetic") or hr.get("constant_folded"):
-            lines.append(
-                f"host       {hr['shape_arithmetic']} shape-arithmetic and {hr['constant_folded']} "
-                f"constant-folded If-body nodes resolved once per input signature "
-                f"({100 * share['with_host_resolved']:.1f}% on OpenCL counting them)"
-            )
-    for f in doc.get("fallbacks", []):
-        lines.append(
-            f"fallback   unit {f['unit']} ({f['nodes']} nodes from {f['first']}) ran on "
-            f"{f['to']} instead of {f['device']}: {f['error']}"
-        )
-    return "\n".join(lines)

@@ -7,6 +7,8 @@ the test with the kernel, node and index. ``HETLAB_CL_BOUNDS=1`` checks every te
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 BOUNDS_CHECKED = ("test_opencl_ops", "test_opencl_fusion")  # modules run under both builds
@@ -26,13 +28,17 @@ def bounds() -> bool:
 
 @pytest.fixture(scope="module")
 def dev(bounds):
-    """The first OpenCL device (PoCL here, the GPU where there is one); skips without one."""
+    """The first OpenCL device (PoCL here, the GPU where there is one), or the first whose
+    platform or device name contains ``HETLAB_TEST_OPENCL`` (e.g. ``Portable`` for PoCL on a
+    many-core host, where a kernel that depends on its thread count shows); skips without
+    one."""
     pytest.importorskip("pyopencl")
     from hetlab.devices.opencl import discover
 
-    devs = discover()
+    want = os.environ.get("HETLAB_TEST_OPENCL", "")
+    devs = [d for d in discover() if want in f"{d.info().get('platform')} {d.info().get('device')}"]
     if not devs:
-        pytest.skip("no OpenCL device found (install PoCL or a GPU driver)")
+        pytest.skip(f"no OpenCL device found{f' matching {want!r}' if want else ''}")
     if bounds:
         devs[0].bounds_check = True
     return devs[0]

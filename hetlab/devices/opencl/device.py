@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from hetlab.devices.base import Device, LazyNodeTimes, NodeTime, RunResult, Unit, now
-from hetlab.devices.opencl import bounds
+from hetlab.devices.opencl import bounds, pocl
 from hetlab.devices.opencl.builder import UnitBuilder
 from hetlab.devices.opencl.if_runner import prepare_composite
 from hetlab.devices.opencl.launcher import enqueue, enqueue_each
@@ -131,7 +131,7 @@ class OpenCLDevice(Device):
         self._profiling_queue: Any = None
         self.unified = bool(getattr(cl_device, "host_unified_memory", False))
         self._programs: dict[tuple[str, str, bool], Any] = {}
-        self.build_options = exact_divide_option(cl, cl_device)
+        self.build_options = exact_divide_option(cl, cl_device) + pocl.build_options(cl_device)
         # programs built from now on check every global index (bounds.py, HETLAB_CL_BOUNDS)
         self.bounds_check = bounds.from_env()
         self.record_node_times = True

@@ -3,21 +3,30 @@ itself, the packages' faces (``hetlab.devices``, ``hetlab.cost``...) and the top
 modules (``hetlab.zoo``, ``hetlab.errors``...), never a module inside a package and never a
 ``_private`` name. ``lint-imports`` checks the first for benchmarks/ (its "benchmarks use the
 public API" contract); this test also checks the private names, which import-linter cannot
-see, and notebooks' code cells, which it cannot read."""
+see, and the notebooks' code cells and model answers, which it cannot read.
+
+The course follows the same rule: a chapter's notebook imports ``hetlab.course``, whose face
+exports the chapters' helpers (``hetlab/course/chNN.py``, ``live.py``...), never a chapter's
+module itself.
+"""
 
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 HETLAB = ROOT / "hetlab"
-# the folders whose code must use the public API only
-PUBLIC_ONLY = [ROOT / "benchmarks"]
 NOTEBOOKS = [ROOT / "notebooks"]
+# the folders whose code must use the public API only
+PUBLIC_ONLY = [ROOT / "benchmarks", *NOTEBOOKS]
+PACKAGES = sorted(p.parent.name for p in HETLAB.glob("*/__init__.py"))
 
 
 @cache
@@ -137,14 +146,33 @@ def private_uses_in(folders: Iterable[Path]) -> list[str]:
     return [use for label, src in sources(folders) for use in private_uses(src, label)]
 
 
-def notebook_private_uses() -> list[str]:
-    """The notebooks' private uses. Not asserted yet: the notebooks still reach into
-    packages' modules; once this is empty, add ``NOTEBOOKS`` to ``PUBLIC_ONLY``."""
-    return private_uses_in(NOTEBOOKS)
-
-
-def test_benchmarks_use_the_public_api_only():
+def test_benchmarks_and_notebooks_use_the_public_api_only():
     assert private_uses_in(PUBLIC_ONLY) == []
+
+
+def test_the_notebooks_model_answers_use_the_public_api_only():
+    """The instructor edition's answers, which the student notebooks do not carry."""
+    pytest.importorskip("nbformat")
+    from notebooks import build
+
+    uses = [private_uses(code, f"answer {key}") for key, code in build.solutions().items()]
+    assert [u for found in uses for u in found] == []
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_every_name_a_face_exports_is_there(package):
+    """Each name of a face's ``__all__`` resolves. A name that is also a module's inside the
+    package (``f`` of ``pkg/f.py``) resolves to the same object before and after that module
+    is imported, and to the module only where the module does not define the name: the
+    import system binds a loaded module to its package's attribute, which shadows a lazily
+    exported ``f`` from ``pkg/f.py``."""
+    mod = importlib.import_module(f"hetlab.{package}")
+    for name in sorted(face(package)):
+        got = getattr(mod, name)
+        if (HETLAB / package / f"{name}.py").is_file():
+            sub = importlib.import_module(f"hetlab.{package}.{name}")
+            now = getattr(mod, name)
+            assert now is got and not (now is sub and hasattr(sub, name)), name
 
 
 def test_the_check_finds_modules_inside_packages_and_private_names():

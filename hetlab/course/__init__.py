@@ -1,4 +1,5 @@
-"""The course's exercises (``check``, ``hint``) and its hand-sized example problems.
+"""The course's exercises (``check``, ``hint``), its hand-sized example problems and the
+helpers its chapters call: the notebooks import this face only, never its modules.
 
 Each chapter's exercises live in ``hetlab/course/chNN.py`` and register themselves when the
 package first looks them up, so a new chapter is one new module. Model answers are not here:
@@ -35,29 +36,74 @@ from hetlab.course.plans import INFO_KEYS, ilp_decided, optimum, plan_info, wind
 
 __all__ = [
     "INFO_KEYS",
+    "ORDER",
+    "PLAN",
     "Exercise",
     "Step",
     "Verdict",
     "check",
+    "cpu_pair",
+    "critical_path",
+    "crossing_plan",
+    "crossings",
+    "crossover",
     "defaults",
+    "devices_to_run",
     "exercise",
     "exercises",
     "hand_dag",
+    "hand_gantt",
     "hint",
     "ilp_decided",
     "levels",
     "load_chapters",
     "lookahead_dag",
+    "measured_or_shipped",
     "optimum",
     "partitiontuner_example",
     "plan_info",
+    "profile_here",
     "reset",
+    "runnable_here",
+    "segment",
     "show_answer",
+    "slack",
     "small_dag",
+    "stream_results",
+    "stream_table",
+    "streams_problem",
+    "stretch_numbers",
+    "stretch_search",
+    "stretched",
     "two_branch_dag",
     "unlocked",
     "windows_solved",
 ]
+
+# the chapters' helpers, imported on first use: a chapter's module registers its exercises,
+# and the cells that measure this machine load the devices
+_LAZY = {
+    "PLAN": "hetlab.course.ch06",
+    "ORDER": "hetlab.course.ch06",
+    "critical_path": "hetlab.course.ch06",
+    "slack": "hetlab.course.ch06",
+    "hand_gantt": "hetlab.course.ch06",
+    "segment": "hetlab.course.ch08",
+    "stretch_numbers": "hetlab.course.ch08",
+    "stretched": "hetlab.course.ch08",
+    "stream_results": "hetlab.course.ch10",
+    "stream_table": "hetlab.course.ch10",
+    "streams_problem": "hetlab.course.ch10",
+    "crossover": "hetlab.course.ch10",
+    "measured_or_shipped": "hetlab.course.live",
+    "crossings": "hetlab.course.run_live",
+    "crossing_plan": "hetlab.course.run_live",
+    "devices_to_run": "hetlab.course.run_live",
+    "profile_here": "hetlab.course.run_live",
+    "cpu_pair": "hetlab.course.stretch_live",
+    "runnable_here": "hetlab.course.stretch_live",
+    "stretch_search": "hetlab.course.stretch_live",
+}
 
 _loaded = False
 
@@ -71,3 +117,9 @@ def load_chapters() -> None:
     for mod in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         if mod.name.startswith("ch"):
             importlib.import_module(f"{__name__}.{mod.name}")
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'hetlab.course' has no attribute {name!r}")

@@ -1,6 +1,7 @@
 """Devices: the interface (``base``), onnxruntime CPU groups, OpenCL, CUDA, the platform and
-the choice of devices by name with its options (``select``); ``replay`` replays a problem's
-costs (a profile measured elsewhere, and the tests)."""
+the choice of devices by name with its options (``select``); ``replay_devices`` replays a
+problem's costs (a profile measured elsewhere, and the tests); ``cgroup`` reads what the
+container grants (``cgroup.limits()``, ``cgroup.cpu_count()``, ``cgroup.memory_bytes()``)."""
 
 from __future__ import annotations
 
@@ -9,16 +10,19 @@ import importlib
 __all__ = [
     "Device",
     "OrtCpuDevice",
+    "cgroup",
     "default_groups",
     "devices",
     "first_cpu",
     "get",
+    "graph_from_problem",
     "implied_queues",
     "is_accelerator",
     "is_queue_view",
     "opencl_devices",
     "parse_queues",
     "platform_devices",
+    "replay_devices",
     "select",
 ]
 
@@ -36,10 +40,16 @@ _LAZY = {
     "first_cpu": "hetlab.devices.platform",
     "opencl_devices": "hetlab.devices.platform",
     "OrtCpuDevice": "hetlab.devices.ort_cpu",
+    "replay_devices": "hetlab.devices.replay",
+    "graph_from_problem": "hetlab.devices.replay",
 }
+# submodules the face exports whole, imported on first use
+_MODULES = {"cgroup"}
 
 
 def __getattr__(name: str):
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
+    if name in _MODULES:
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'hetlab.devices' has no attribute {name!r}")

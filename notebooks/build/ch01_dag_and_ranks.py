@@ -20,8 +20,8 @@ CELLS = [
 """),
     code("""
 from hetlab.course import check, hint, show_answer, unlocked, small_dag, hand_dag, levels
-from hetlab.cost.datasets import load_measured_profile, load_hope_profile
-from hetlab.schedulers.ranks import mean_costs, upward_rank
+from hetlab.cost import load_measured_profile, load_hope_profile
+from hetlab.schedulers import mean_costs, upward_rank
 from hetlab.viz import dag_figure
 """),
     md("""

@@ -25,7 +25,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from hetlab.course import check, hint, show_answer, unlocked, hand_dag, partitiontuner_example
-from hetlab.cost.datasets import load_measured_profile, load_hope_profile
+from hetlab.cost import load_measured_profile, load_hope_profile
 from hetlab.schedulers import schedule
 from hetlab.viz import heatmap_figure
 """),
@@ -108,7 +108,7 @@ so and compares with the profile of the 16-core host instead.
 """),
     code("""
 from hetlab.calibrate import profile
-from hetlab.course.live import measured_or_shipped
+from hetlab.course import measured_or_shipped
 
 live, measured = measured_or_shipped(
     lambda: profile("squeezenet", ["cpu0"], repeat=3, warmup=1, seconds=0.01, rounds=1,
@@ -157,7 +157,7 @@ print(edge.src, "->", edge.dst, "| tensor", edge.extra["shapes"])
         "long does the link model of `cpu0->cl0` say it takes to move (ms)? Use `sq`, "
         "`edge` and `sq.comm`.",
         """
-from hetlab.cost.datasets import load_measured_profile
+from hetlab.cost import load_measured_profile
 
 sq = load_measured_profile("xeon-2core-pocl", "squeezenet")
 edge = sq.edges[0]

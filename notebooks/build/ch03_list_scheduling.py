@@ -23,9 +23,8 @@ import pandas as pd
 import plotly.express as px
 
 from hetlab.course import check, hint, show_answer, unlocked, small_dag, lookahead_dag, hand_dag
-from hetlab.cost.datasets import load_hope_profile, load_measured_profile
-from hetlab.schedulers import schedule
-from hetlab.schedulers.ranks import optimistic_cost_table, rank_oct, upward_rank
+from hetlab.cost import load_hope_profile, load_measured_profile
+from hetlab.schedulers import optimistic_cost_table, rank_oct, schedule, upward_rank
 from hetlab.viz import compare_figure, gantt_figure
 """),
     md(r"""

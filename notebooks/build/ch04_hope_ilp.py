@@ -30,9 +30,8 @@ from plotly.subplots import make_subplots
 from hetlab.course import (INFO_KEYS, check, defaults, hand_dag, hint, ilp_decided, levels,
                            optimum, plan_info, show_answer, small_dag, two_branch_dag, unlocked,
                            windows_solved)
-from hetlab.cost.datasets import load_hope_profile
-from hetlab.schedulers import schedule, simulate
-from hetlab.schedulers.partition import partition
+from hetlab.cost import load_hope_profile
+from hetlab.schedulers import partition, schedule, simulate
 from hetlab.viz import gantt_figure, dag_figure
 """),
     md(r"""

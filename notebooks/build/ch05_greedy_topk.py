@@ -25,9 +25,8 @@ import plotly.express as px
 
 from hetlab.course import (check, defaults, hand_dag, hint, partitiontuner_example,
                            show_answer, two_branch_dag, unlocked)
-from hetlab.cost.datasets import load_hope_profile
-from hetlab.schedulers import schedule
-from hetlab.schedulers.greedy import merge_superops
+from hetlab.cost import load_hope_profile
+from hetlab.schedulers import merge_superops, schedule
 from hetlab.viz import compare_figure
 """),
     md(r"""

@@ -27,11 +27,8 @@ def _intro() -> list:
    replay rather than a measurement.
 """),
         code("""
-from hetlab.course import check, hint, small_dag
-from hetlab.course.ch06 import critical_path, hand_gantt, slack
-from hetlab.course.figures import hand_dag
-from hetlab.schedulers import schedule
-from hetlab.schedulers.sim import simulate
+from hetlab.course import check, critical_path, hand_dag, hand_gantt, hint, slack, small_dag
+from hetlab.schedulers import schedule, simulate
 from hetlab.viz import compare_figure
 """),
     ]
@@ -101,7 +98,7 @@ def _exercise() -> list:
 Now the plan runs B **and E** on the GPU. Find every start time, then the critical path.
 """),
         code("""
-from hetlab.course.ch06 import PLAN
+from hetlab.course import PLAN
 hand_dag(p, device_of=PLAN, title="the exercise's plan (order A..F)")
 """),
         *exercise(
@@ -136,7 +133,7 @@ stand-in devices instead, and says so.
 """),
         code("""
 from hetlab.calibrate import run  # the executor's run, with the calibrated predictions
-from hetlab.course.run_live import crossing_plan, crossings, devices_to_run, profile_here
+from hetlab.course import crossing_plan, crossings, devices_to_run, profile_here
 
 WITH_OPENCL = False
 graph, devs, shipped = devices_to_run(WITH_OPENCL)
@@ -192,14 +189,14 @@ Perfetto: `report.write_trace("trace.json")`, or `hetlab run squeezenet --plan P
 ## Replaying a profile measured elsewhere
 
 A profile carries per-operator costs, so a plan made from it can be *replayed* on stand-in
-devices (`hetlab.devices.replay`) that sleep for each unit's profiled cost. The executor then
+devices (`hetlab.devices.replay_devices`) that sleep for each unit's profiled cost. The executor then
 runs as it would on the real machine: its dispatch, threads and transfers are real; the
 devices are not. Below, GoogLeNet as profiled on a 16-core host with a discrete GPU.
 **These timings are a replay, not a measurement of that host.**
 """),
         code("""
-from hetlab.cost.datasets import load_measured_profile
-from hetlab.devices.replay import replay_devices, graph_from_problem
+from hetlab.cost import load_measured_profile
+from hetlab.devices import replay_devices, graph_from_problem
 
 far = load_measured_profile("h100-16core", "googlenet")
 stand_ins = replay_devices(far)

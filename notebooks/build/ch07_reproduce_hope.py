@@ -31,9 +31,8 @@ HOPE's greedy search (HOPE:GS) and its ILP (HOPE:LP), each **normalised to GPU o
         code("""
 import pandas as pd
 import plotly.graph_objects as go
-from hetlab.course import check, hint, small_dag
-from hetlab.course.ch06 import ORDER, PLAN
-from hetlab.cost.datasets import load_hope_profile, load_measured_profile
+from hetlab.course import ORDER, PLAN, check, hint, small_dag
+from hetlab.cost import load_hope_profile, load_measured_profile
 from hetlab.schedulers import Plan, schedule
 from hetlab.viz import compare_figure
 """),
@@ -150,7 +149,7 @@ profile sees.
 
 The phones' CPU and GPU run Inception-v3 at similar speeds. On a host with a discrete GPU the
 GPU is several times faster than a CPU group, and every scheduler puts the whole model on it.
-A **what-if platform** (`hetlab.cost.whatif.what_if`) divides one device's costs by a speed
+A **what-if platform** (`hetlab.cost.what_if`) divides one device's costs by a speed
 factor, or multiplies the links' bandwidth, in a copy of a measured profile. What follows is
 computed on such copies: **what-if, not measurements.**
 
@@ -160,7 +159,7 @@ the best plan (HEFT, PEFT, DMDA, greedy, or a single device when none of them be
 """),
         code("""
 import numpy as np
-from hetlab.cost.whatif import what_if
+from hetlab.cost import what_if
 
 MIXED = ["heft", "peft", "dmda", "greedy"]
 PROFILES = {

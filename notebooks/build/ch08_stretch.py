@@ -37,10 +37,7 @@ The stretched model has fresh random weights: its accuracy needs retraining, whi
 part of this chapter. It is about latency and structure.
 """),
         code("""
-from hetlab.course import check, hint
-from hetlab.course.ch08 import segment, stretch_numbers, stretched
-from hetlab.course.ch06 import hand_gantt
-from hetlab.course.figures import hand_dag
+from hetlab.course import check, hand_dag, hand_gantt, hint, segment, stretch_numbers, stretched
 """),
     ]
 
@@ -131,10 +128,10 @@ SqueezeNet, on two of this machine's CPU groups. Its segments are the stretches 
 changes of the feature map's size; a segment with repeated blocks can be branched.
 """),
         code("""
-from hetlab.devices.platform import devices
+from hetlab.devices import devices
 from hetlab.graph import load
-from hetlab.stretch.segments import segments
-from hetlab.course.stretch_live import cpu_pair, runnable_here, stretch_search
+from hetlab.stretch import segments
+from hetlab.course import cpu_pair, runnable_here, stretch_search
 
 DEVS = {d.name: d for d in devices()}
 PAIR = cpu_pair(DEVS)
@@ -156,8 +153,7 @@ the 2-core machine whose profile ships with the course.
 """),
         code("""
 import pandas as pd
-from hetlab.stretch.search import branch_plan, estimated_problem, main_device
-from hetlab.stretch.transform import Constraints
+from hetlab.stretch import Constraints, branch_plan, estimated_problem, main_device
 
 found = stretch_search(g, DEVS, PAIR, Constraints(alpha=0.1, beta=1.1))
 PAIR, cm, best = found.pair, found.costs, found.best
@@ -168,7 +164,7 @@ pd.DataFrame(found.rows)
         code("""
 import tempfile
 from pathlib import Path
-from hetlab.stretch.onnx_rewrite import write
+from hetlab.stretch import write
 
 WORK = Path(tempfile.mkdtemp(prefix="stretch-"))
 out = write(g, best.plan, WORK / "squeezenet-stretched.onnx")
@@ -190,7 +186,7 @@ machine shared with other work the second core is rarely free, so read the media
 in mind. A machine without the two CPU groups skips this part and says so.
 """),
         code("""
-from hetlab.executor.api import run
+from hetlab.executor import run
 
 REPEAT = 5
 HERE = runnable_here(PAIR, DEVS)
@@ -214,10 +210,8 @@ the device has recovered. Below, CPU-bound processes occupy the first device's c
 the middle runs; the static pass meets the same interference without moving.
 """),
         code("""
-from hetlab.stretch.adaptive import AdaptiveConfig
-from hetlab.stretch.adaptive_report import adaptive_run
-from hetlab.executor.check import random_inputs
-from hetlab.stretch.figure import adaptive_figure
+from hetlab.executor import random_inputs
+from hetlab.stretch import AdaptiveConfig, adaptive_figure, adaptive_run
 
 N = 12
 if HERE:

@@ -33,8 +33,7 @@ enlarged sweep computes only what is missing.
         code("""
 import pandas as pd
 import plotly.express as px
-from hetlab.course import check, hint, small_dag, two_branch_dag
-from hetlab.course.figures import hand_dag
+from hetlab.course import check, hand_dag, hint, small_dag, two_branch_dag
 from hetlab.sweep import cells, local_client, run_sweep, worker_sizing
 """),
     ]
@@ -146,7 +145,7 @@ devices. The bound is not always reachable, so compare algorithms on the same pr
 than against 0.
 """),
         code("""
-from hetlab.cost.datasets import HOPE_DIR
+from hetlab.cost import HOPE_DIR
 from hetlab.sweep import load_problems
 
 LARGE = False  # True: every phone profile and a wider grid (minutes on a few cores)

@@ -38,10 +38,8 @@ import numpy as np
 import pandas as pd
 import plotly.express as px
 
-from hetlab.course import check, hint
-from hetlab.course.ch10 import crossover, stream_results, stream_table, streams_problem
-from hetlab.cost.datasets import load_hope_profile, load_measured_profile
-from hetlab.cost.queues import only_devices
+from hetlab.course import check, crossover, hint, stream_results, stream_table, streams_problem
+from hetlab.cost import load_hope_profile, load_measured_profile, only_devices
 from hetlab.schedulers import schedule
 from hetlab.viz import gantt_figure
 """),
@@ -55,7 +53,7 @@ def _streams() -> list:
 
 A stream is an in-order queue of one GPU: kernels on one stream run one after the other,
 kernels on different streams may overlap. To the schedulers, each stream is a device
-(`hetlab.cost.queues.with_queues`):
+(`hetlab.cost.with_queues`):
 
 - a node costs on a stream what it costs on the GPU, times a **slowdown** $s$ on every stream
   but the first, because kernels running at once share the GPU. $s$ is measured: four copies
@@ -143,7 +141,7 @@ the time of one, and hetlab asks for at least 1.5.
             "From the `slowdown` column: how many copies per unit of time do four streams run "
             "for googlenet and for nasnet_large, and does each pass hetlab's rule?",
             """
-from hetlab.course.ch10 import stream_results
+from hetlab.course import stream_results
 
 slow = {r["model"]: r["streams"]["slowdown"] for r in stream_results()["rows"]}
 copies = {m: 4 / slow[m] for m in ("googlenet", "nasnet_large")}
@@ -159,7 +157,7 @@ def _crossover() -> list:
 ## When do two *different* devices pay? The what-if crossover
 
 Chapter 7 made one device faster or slower in a copy of a measured profile
-(`hetlab.cost.whatif.what_if`). Here the question is where the gain crosses zero. For each
+(`hetlab.cost.what_if`). Here the question is where the gain crosses zero. For each
 GPU:CPU speed ratio $r$, the GPU's costs are scaled so that it runs the model $r$ times
 faster than the CPU, and the gain of the best mixed plan (HEFT or PEFT) over the best single
 device is computed. **What-if, not measurements**; the stars mark the real platforms.

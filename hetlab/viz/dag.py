@@ -24,13 +24,14 @@ from hetlab.viz.dag_overlay import (
     subgraphs_of,
 )
 from hetlab.viz.layout import DagLayout, _is_problem, dag_layout
-from hetlab.viz.scale import STRIP_MARGIN, wrap_title
+from hetlab.viz.scale import LINE_PX, STRIP_MARGIN, title_layout, wrap_title
 from hetlab.viz.scopes import collapse_scopes, scope_of
 
 WEBGL_ABOVE = 1000  # nodes; above this the figure draws with WebGL (Scattergl)
 COLLAPSE_ABOVE = 400  # nodes; above this the default draws the graph collapsed by scope
 COLLAPSE_TARGET = 120  # the deepest scope depth with at most this many scopes is chosen
 TOP_K = 10  # labelled costliest nodes of a graph too large to label every node
+MATCH_LABELS = 12  # labelled matches and neighbours at most (all are ringed)
 ROW_PX = 24  # px of height per slot of the widest layer
 VISIBLE_LAYERS = 80  # layers shown at first; the rest is a pan away
 HEIGHT = (320, 1000)  # px: the automatic height's bounds
@@ -90,7 +91,7 @@ def _collapse(obj: Any, collapse: Any, problem: Any) -> tuple[Any, str]:
         if collapse is None:
             return obj, ""
         sg = collapse_scopes(obj, collapse, problem)
-        note = f" · {len(obj.nodes)} ops collapsed by name scope (depth {collapse}; collapse=None draws every op)"
+        note = f"{len(obj.nodes)} ops collapsed by name scope (depth {collapse}; collapse=None draws every op)"
         return sg, note
     if collapse is None:
         return obj, ""
@@ -127,7 +128,7 @@ def dag_figure(
     draws every node. Op names in ``highlight``, ``neighbors``, subgraphs and plans find
     their scopes.
     ``labels``: True (every node), False, an int k (the k costliest), None: every node up to
-    40 nodes, else the ``TOP_K`` costliest and the matched or selected nodes.
+    40 nodes, else the ``TOP_K`` costliest and up to ``MATCH_LABELS`` matched or selected nodes.
     ``height``: by default ``ROW_PX`` per slot of the widest layer; a graph of more than
     ``VISIBLE_LAYERS`` layers opens on its first ones (drag to pan).
     ``webgl``: draw with ``Scattergl``; by default above 1000 nodes.
@@ -168,8 +169,10 @@ def dag_figure(
         showlegend=False,
     )
     fig = go.Figure([edge, nodes])
-    parts = [f"{getattr(obj, 'name', '')}: {n} {'scopes' if members else 'ops'}"]
-    parts[0] += f", {len(lay.src)} edges, {lay.size[0]} layers{cnote}"
+    what = "scopes" if members else "ops"
+    parts = [f"<b>{getattr(obj, 'name', '')}</b>", f"{n} {what}, {len(lay.src)} edges"]
+    parts[-1] += f", {lay.size[0]} layers"
+    parts += [cnote] if cnote else []
     parts.append(col.note.removeprefix(" — "))
     shown = _overlay(fig, lay, scatter, highlight, neighbors, groups, members, parts)
     fig.update_layout(annotations=_labels(lay, costs, labels, shown, parts) + col.annotations)
@@ -191,7 +194,7 @@ def _labels(lay, costs, labels, shown: list[int], parts: list[str]) -> list[dict
     top = costliest(lay, costs, k)
     if top:
         parts.append(f"labels: the {len(top)} costliest (hover for the rest)")
-    idx = list(dict.fromkeys(top + shown[:LABEL_MAX]))
+    idx = list(dict.fromkeys(top + shown[:MATCH_LABELS]))
     return label_annotations(lay, costs, idx)
 
 
@@ -203,10 +206,10 @@ def _frame(fig, lay: DagLayout, parts: list[str], col: Colouring, height, width)
         xaxis["range"] = [-0.7, VISIBLE_LAYERS - 0.3]
         parts.append(f"layers 0–{VISIBLE_LAYERS - 1} of {cols} shown: drag to pan")
     title, lines = wrap_title(parts, width)
-    top = 26 + 16 * lines + (18 if col.annotations and not col.strip else 0)
+    top = 18 + LINE_PX * lines + (18 if col.annotations and not col.strip else 0)
     auto = min(HEIGHT[1], max(HEIGHT[0], top + 50 + ROW_PX * rows))
     fig.update_layout(
-        title={"text": title, "font": {"size": 13}, "y": 0.99, "yanchor": "top", "x": 0.01},
+        title=title_layout(title, lines, height or auto),
         height=height or auto,
         width=width,
         font=FONT,

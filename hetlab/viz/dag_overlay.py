@@ -46,7 +46,6 @@ def label_annotations(
                 "showarrow": False,
                 "yshift": -16,
                 "font": {"size": 10},
-                "bgcolor": "rgba(255,255,255,0.6)",
             }
         )
     return out

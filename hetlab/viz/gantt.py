@@ -28,7 +28,7 @@ from hetlab.viz.gantt_parts import (
     title_parts,
     unit_bar,
 )
-from hetlab.viz.scale import wrap_title
+from hetlab.viz.scale import title_layout, wrap_title
 from hetlab.viz.timeline import critical_path, idle_gaps, transfers
 
 ROW_PX = 34  # px per device or link row
@@ -59,7 +59,7 @@ def _critical(b: Bars, problem: Any, critical: bool | None, legend: bool):
     ]
     line = {"width": 2, "color": CRITICAL}
     return [segments("critical path", cp, legend, color="rgba(0,0,0,0)", line=line)], (
-        f"critical path {len(chain)} bars, {total:.3g} ms busy"
+        f"red outline: the critical path, {len(chain)} bars, {total:.3g} ms busy"
     )
 
 
@@ -156,15 +156,7 @@ def gantt_figure(
     top = 8 + TITLE_LINE_PX * lines + LEGEND_PX
     h = height or top + BOTTOM_PX + ROW_PX * max(MIN_ROWS, len(rows))
     fig.update_layout(
-        title={
-            "text": text,
-            "font": {"size": 13},
-            "yref": "container",
-            "y": 1 - 6 / h,
-            "yanchor": "top",
-            "x": 0.01,
-            "xanchor": "left",
-        },
+        title=title_layout(text, lines, h),
         barmode="overlay",
         font=FONT,
         height=h,
@@ -216,22 +208,22 @@ def compare_figure(
         fig.update_yaxes(**_axis(rows), row=i + 1, col=1)
         for x in boundaries(bars[i]):
             fig.add_vline(x=x, line={"dash": "dot", "width": 1, "color": "#555"}, row=i + 1, col=1)
+    _one_legend_entry_each(fig)
     h = _stack(fig, [rows for _, rows, _ in built], heads, main, height)
     fig.update_xaxes(title_text="time (ms)", row=len(bars), col=1)
     fig.update_layout(font=FONT, barmode="overlay", plot_bgcolor="#fafafa", width=width)
     if title:
-        fig.update_layout(
-            title={
-                "text": main[0],
-                "font": {"size": 13},
-                "yref": "container",
-                "y": 1 - 6 / h,
-                "yanchor": "top",
-                "x": 0.01,
-                "xanchor": "left",
-            }
-        )
+        fig.update_layout(title=title_layout(main[0], main[1], h))
     return fig
+
+
+def _one_legend_entry_each(fig: go.Figure) -> None:
+    """The first trace of each overlay (whichever panel has it) carries its legend entry."""
+    seen: set[str] = set()
+    for t in fig.data:
+        if t.legendgroup:
+            t.showlegend = t.name not in seen
+            seen.add(t.name)
 
 
 def gaps_of(heads) -> list[int]:

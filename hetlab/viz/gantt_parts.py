@@ -24,9 +24,8 @@ def lower_bound_of(problem: Any) -> float | None:
 
 
 def breakdown(cp: dict[str, Any] | None) -> str:
-    """A run's critical-path terms (the report's ``critical_path``) as one line of
-    non-negative parts; a term below zero (clocks of two threads) shows as 0 and the line
-    says so."""
+    """A run's critical-path terms (the report's ``critical_path``) as one line of positive
+    parts; a term below zero (two threads' clocks disagree) is left out and named."""
     if not cp:
         return ""
     names = [("run_ms", "run"), ("copies_ms", "copies"), ("dispatch_ms", "dispatch")]
@@ -34,11 +33,11 @@ def breakdown(cp: dict[str, Any] | None) -> str:
     vals = [(label, cp.get(k)) for k, label in names if cp.get(k) is not None]
     if not vals:
         return ""
-    clipped = any(v < 0 for _, v in vals)
-    text = " + ".join(f"{label} {fmt_ms(max(0.0, v))}" for label, v in vals if v > 0)
-    return f"its critical path: {text or '0 ms'}" + (
-        " (a negative term shown as 0)" if clipped else ""
-    )
+    clipped = [label for label, v in vals if v < 0]
+    text = " + ".join(f"{label} {fmt_ms(v)}" for label, v in vals if v > 0)
+    why = " below 0, left out"
+    note = f" ({', '.join(clipped)}{why})" if clipped else ""
+    return f"latency along the run's critical path: {text or '0 ms'}{note}"
 
 
 def title_parts(b: Bars, problem: Any) -> list[str]:

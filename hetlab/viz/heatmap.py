@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 from hetlab.errors import HetlabError
 from hetlab.viz.common import FONT, fmt_ms
 from hetlab.viz.layout import dag_layout
-from hetlab.viz.scale import STRIP_MARGIN, colour_strip
+from hetlab.viz.scale import STRIP_MARGIN, colour_strip, title_layout
 from hetlab.viz.scopes import scope_of
 
 GROUP_ABOVE = 150  # ops; above this the columns are op types unless ``group`` says otherwise
@@ -171,17 +171,19 @@ def _draw(lay, cols, order, rows, keep, tot, bad, zlog, ok, view, ref, group, he
     )
     fig = go.Figure([heat])
     key = f"÷ {ref}" if view == "ratio" else "ms (log)"
-    shapes, ann = colour_strip(lo, hi, scale, key, _decades(lo, hi), unit)
+    h = height or 170 + 40 * len(rows)
+    top = 60 if group else 40
+    shapes, ann = colour_strip(lo, hi, scale, key, _decades(lo, hi), unit, room_px=h - top - 40)
     title = "profiled cost per op and device" if view == "cost" else f"cost over the cost on {ref}"
     title += " (log colour; x = cannot run)"
     if group:
         ann.append(_group_note(len(lay.ids), len(order), group))
     fig.update_layout(
-        title={"text": title, "font": {"size": 13}, "y": 0.99, "yanchor": "top", "x": 0.01},
-        height=height or 170 + 40 * len(rows),
+        title=title_layout(title, 1, h),
+        height=h,
         font=FONT,
         plot_bgcolor="#d9d9d9",
-        margin={"l": 10, "r": STRIP_MARGIN, "t": 60 if group else 40, "b": 40},
+        margin={"l": 10, "r": STRIP_MARGIN, "t": top, "b": 40},
         xaxis=dict(showgrid=False, zeroline=False, **_ticks(xs, label, kinds, group)),
         yaxis={"showgrid": False},
         shapes=shapes,

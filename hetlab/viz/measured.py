@@ -4,9 +4,9 @@ A timeline entry is a node's own interval where its device timed it; else the en
 unit share the unit's one measured interval, split over its nodes by weight (flops): the
 split is an estimate. A unit measured as a whole is therefore one span here, and its per-node
 shares are kept apart as estimates. A unit's entries are its shares when they carry its
-``unit`` field and tile its interval end to end; entries marked ``"timed": true``, entries
-that leave gaps or overlap (no split does), and a unit's only entry are each a node's own
-interval. ``"approx": true`` marks a unit whose end the host saw only at the end of its
+``unit`` field and tile its interval end to end; entries that leave gaps or overlap (a
+device's own timings of its kernels; no split does) and a unit's only entry are each a
+node's own interval. ``"approx": true`` marks a unit whose end the host saw only at the end of its
 device's work. A ``RunReport`` object (not its JSON) also carries its events: the host ->
 device and device -> host copies are then drawn as the run's transfers.
 """
@@ -74,7 +74,7 @@ def measured(timeline: list[Any], events: list[Any] | None = None) -> Measured:
     units: dict[tuple[int, str], list[Any]] = {}
     for e in timeline:
         u = get(e, "unit")
-        if u is None or get(e, "timed"):
+        if u is None:
             out.rows.append(_entry(e))
             if get(e, "approx"):
                 out.approx.add(str(get(e, "node")))

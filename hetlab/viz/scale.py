@@ -14,8 +14,10 @@ import numpy as np
 from plotly.colors import sample_colorscale
 
 STRIP_STEPS = 24  # rectangles in a colour strip
-STRIP_MARGIN = 78  # px of right margin a strip and its tick labels need
+STRIP_MARGIN = 84  # px of right margin a strip and its tick labels need
 CHAR_PX = 7.0  # mean width of a title character at 12-13 px, for wrapping
+TITLE_TOP = 8  # px from the figure's top to its title
+LINE_PX = 17  # px per line of a 13 px title
 
 
 def colour_strip(
@@ -26,13 +28,15 @@ def colour_strip(
     ticks: Sequence[float] = (),
     label: Callable[[float], str] = lambda v: f"{v:g}",
     steps: int = STRIP_STEPS,
+    room_px: float = 300.0,
 ) -> tuple[list[dict], list[dict]]:
-    """A vertical colour scale for values ``lo``..``hi`` in the right margin: ``steps``
-    rectangles (paper coordinates, bottom = ``lo``), a label at both ends and at each of
-    ``ticks`` not too close to them, and ``title`` above. Returns (shapes, annotations)."""
+    """A vertical colour scale for values ``lo``..``hi`` just right of the plot: ``steps``
+    rectangles 14 px wide (bottom = ``lo``), a label at both ends and at each of ``ticks``
+    not too close to them (as many as ``room_px``, the plot's height, leaves 14 px each),
+    and ``title`` above. Returns (shapes, annotations)."""
     if not hi > lo:
         hi = lo + 1.0
-    x0, x1, y0, y1 = 1.012, 1.04, 0.05, 0.9
+    y0, y1 = 0.0, 0.88
     colors = sample_colorscale(colorscale, list(np.linspace(0.0, 1.0, steps)))
     h = (y1 - y0) / steps
     shapes = [
@@ -40,8 +44,10 @@ def colour_strip(
             "type": "rect",
             "xref": "paper",
             "yref": "paper",
-            "x0": x0,
-            "x1": x1,
+            "xsizemode": "pixel",
+            "xanchor": 1.0,
+            "x0": 8,
+            "x1": 22,
             "y0": y0 + k * h,
             "y1": y0 + (k + 1) * h,
             "fillcolor": c,
@@ -51,13 +57,14 @@ def colour_strip(
         }
         for k, c in enumerate(colors)
     ]
-    ann = [_paper_text(x0, y1 + 0.02, title, "left", "bottom", 10)]
-    near = 0.08 * (hi - lo)
+    ann = [_paper_text(1.0, y1 + 0.02, title, "left", "bottom", 10, xshift=6)]
+    slots = max(2, int(room_px * (y1 - y0) / 14))
+    near = max(0.08, 1.0 / slots) * (hi - lo)
     inner = [v for v in ticks if lo + near < v < hi - near]
+    inner = inner[:: max(1, -(-len(inner) // max(1, slots - 2)))]
     for v in [lo, *inner, hi]:
-        if lo - 1e-9 <= v <= hi + 1e-9:
-            y = y0 + (v - lo) / (hi - lo) * (y1 - y0)
-            ann.append(_paper_text(x1 + 0.004, y, label(v), "left", "middle", 9))
+        y = y0 + (v - lo) / (hi - lo) * (y1 - y0)
+        ann.append(_paper_text(1.0, y, label(v), "left", "middle", 9, xshift=25))
     return shapes, ann
 
 
@@ -86,10 +93,11 @@ def swatch_annotation(items: Sequence[tuple[str, str]], limit: int = 12) -> dict
     return _paper_text(0.0, 1.0, swatches(items, limit), "left", "bottom", 10, yshift=2)
 
 
-def _paper_text(x, y, text, xanchor, yanchor, size, yshift: int = 0) -> dict:
+def _paper_text(x, y, text, xanchor, yanchor, size, yshift: int = 0, xshift: int = 0) -> dict:
     return {
         "x": x,
         "y": y,
+        "xshift": xshift,
         "xref": "paper",
         "yref": "paper",
         "text": text,
@@ -140,3 +148,18 @@ def _visible(s: str) -> str:
 def _cut(s: str, room: int) -> str:
     vis = _visible(s)
     return vis[: room - 1] + "…" if len(vis) > room else s
+
+
+def title_layout(text: str, lines: int, height: float, size: int = 13) -> dict:
+    """A title ``TITLE_TOP`` px under the figure's top, left-aligned. plotly centres a title
+    of several lines on its anchor, so the anchor moves down by half the extra lines."""
+    top = TITLE_TOP + (lines - 1) * 0.65 * size
+    return {
+        "text": text,
+        "font": {"size": size},
+        "x": 0.01,
+        "xanchor": "left",
+        "yref": "container",
+        "y": max(0.0, 1.0 - top / height),
+        "yanchor": "top",
+    }

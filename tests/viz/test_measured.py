@@ -41,6 +41,8 @@ def test_a_unit_measured_as_a_whole_is_one_bar(big_unit):
     doc = _unit_report(nodes, {v: 1.0 + i for i, v in enumerate(nodes)})
     fig = gantt_figure(doc, p)
     units = _trace(fig, "measured units")
+    stacked = gantt_figure(random_plan(p), p, measured=doc)
+    assert [t.name for t in stacked.data if t.showlegend].count("measured units") == 1
     assert list(units.base) == [0.0] and list(units.x) == [pytest.approx(12.49)]
     assert units.text[0] == "unit 0 · 65 ops" and "was not measured" in units.hovertext[0]
     assert len(fig.data[0].base) == 0  # no op has a bar of its own
@@ -66,7 +68,7 @@ def test_nodes_timed_on_their_own_keep_their_bars(big_unit):
     assert len(fig.data[0].base) == 65 and _trace(fig, "measured units") is None
     doc = _unit_report(nodes)
     for e in doc["timeline"]:
-        e["timed"] = True
+        del e["unit"]  # an entry without a unit is its node's own interval
     assert len(gantt_figure(doc, p).data[0].base) == 65
     one = _unit_report(nodes[:1])
     assert list(gantt_figure(one, p).data[0].customdata) == nodes[:1]
@@ -129,13 +131,16 @@ def test_prediction_and_measurement_stack_with_transfers_in_both():
     fig = gantt_figure(plan, p, measured=report)
     tx = [t for t in fig.data if t.name == "transfers"]
     assert [t.xaxis for t in tx] == ["x", "x2"] and all(len(t.base) for t in tx)
+    shown = [t.name for t in fig.data if t.showlegend]
+    assert sorted(shown) == sorted(set(shown)) and "transfers" in shown
     assert fig.layout.xaxis.matches == "x2" or fig.layout.xaxis2.matches == "x"
 
 
 def test_the_breakdown_never_shows_a_negative_term():
     text = breakdown({"run_ms": 10.0, "copies_ms": 1.5, "dispatch_ms": -0.2, "tail_ms": 0.3})
-    assert "-" not in text.replace("critical path", "") and "negative term shown as 0" in text
-    assert "dispatch" not in text.split("(")[0]
+    terms = text.split(": ")[1].split(" (")[0]
+    assert "-" not in terms and "dispatch" not in terms and "dispatch below 0" in text
+    assert terms == "run 10.00 ms + copies 1.50 ms + tail 0.3 ms"
     assert breakdown({}) == "" and "run 2.00 ms" in breakdown({"run_ms": 2.0})
 
 

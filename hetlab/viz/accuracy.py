@@ -30,8 +30,9 @@ def op_durations(predicted: Any, measured: Any) -> list[tuple[str, str, float, f
 def op_scatter_figure(
     predicted: Any, measured: Any, problem: Any = None, height: int = 420
 ) -> go.Figure:
-    """Log-log scatter, one point per op, coloured by the device it ran on, with the line
-    where measured = predicted. ``predicted``: a plan; ``measured``: a run of it (report
+    """Log-log scatter, one point per op the run timed on its own and one square per unit it
+    measured as a whole (against its ops' summed prediction), coloured by the device it ran
+    on, with the line where measured = predicted. ``predicted``: a plan; ``measured``: a run of it (report
     object or spec §5 dict). Durations of 0 are drawn at the smallest positive one."""
     pts = op_durations(predicted, measured)
     if not pts:
@@ -42,30 +43,7 @@ def op_scatter_figure(
     pos = np.concatenate([p[p > 0], m[m > 0]])
     floor = float(pos.min()) if pos.size else 1e-3
     pc, mc = np.maximum(p, floor), np.maximum(m, floor)
-    devs = list(dict.fromkeys(x[1] for x in pts))
-    pal = device_colors(devs)
-    traces = []
-    for d, unit in [(d, u) for d in devs for u in (False, True)]:
-        k = [i for i, x in enumerate(pts) if x[1] == d and (x[4] > 1) == unit]
-        if not k:
-            continue
-        name = f"{d}: units measured as a whole" if unit else d
-        traces.append(
-            go.Scatter(
-                x=[float(pc[i]) for i in k],
-                y=[float(mc[i]) for i in k],
-                mode="markers",
-                marker={
-                    "size": 10 if unit else 7,
-                    "color": pal[d],
-                    "opacity": 0.75,
-                    "symbol": "square" if unit else "circle",
-                },
-                name=name,
-                text=[_hover(pts[i], op_of, p[i], m[i]) for i in k],
-                hovertemplate="%{text}<extra>" + name + "</extra>",
-            )
-        )
+    traces = _points(pts, pc, mc, p, m, op_of)
     lo, hi = floor, float(max(pc.max(), mc.max()))
     traces.append(
         go.Scatter(
@@ -106,3 +84,32 @@ def _counts(pts: list[tuple]) -> str:
     ops = sum(1 for x in pts if x[4] == 1)
     units = len(pts) - ops
     return f"{ops} ops" + (f", {units} units measured as a whole" if units else "")
+
+
+def _points(pts, pc, mc, p, m, op_of) -> list[go.Scatter]:
+    """One trace per device of the ops it timed, and one of the units it timed whole."""
+    devs = list(dict.fromkeys(x[1] for x in pts))
+    pal = device_colors(devs)
+    traces = []
+    for d, unit in [(d, u) for d in devs for u in (False, True)]:
+        k = [i for i, x in enumerate(pts) if x[1] == d and (x[4] > 1) == unit]
+        if not k:
+            continue
+        name = f"{d}: units measured as a whole" if unit else d
+        traces.append(
+            go.Scatter(
+                x=[float(pc[i]) for i in k],
+                y=[float(mc[i]) for i in k],
+                mode="markers",
+                marker={
+                    "size": 10 if unit else 7,
+                    "color": pal[d],
+                    "opacity": 0.75,
+                    "symbol": "square" if unit else "circle",
+                },
+                name=name,
+                text=[_hover(pts[i], op_of, p[i], m[i]) for i in k],
+                hovertemplate="%{text}<extra>" + name + "</extra>",
+            )
+        )
+    return traces

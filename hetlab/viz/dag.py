@@ -142,6 +142,22 @@ def dag_figure(
     n = len(lay.ids)
     groups = subgraphs_of(subgraphs) or (None if isinstance(color, str) else subgraphs_of(color))
     scatter = scatter_class(n, webgl, WEBGL_ABOVE)
+    col = colouring(lay, color, costs, groups, members)
+    fig = go.Figure(_base_traces(lay, costs, col, scatter))
+    what = "scopes" if members else "ops"
+    parts = [f"<b>{getattr(obj, 'name', '')}</b>", f"{n} {what}, {len(lay.src)} edges"]
+    parts[-1] += f", {lay.size[0]} layers"
+    parts += [cnote] if cnote else []
+    parts.append(col.note.removeprefix(" — "))
+    shown = _overlay(fig, lay, scatter, highlight, neighbors, groups, members, parts)
+    fig.update_layout(annotations=_labels(lay, costs, labels, shown, parts) + col.annotations)
+    _frame(fig, lay, parts, col, height, width)
+    return fig
+
+
+def _base_traces(lay: DagLayout, costs, col: Colouring, scatter: type) -> list:
+    """The edges (one trace) and the nodes (one trace)."""
+    n = len(lay.ids)
     # one trace for all edges: polylines separated by None (JSON null; a bare NaN is not valid
     # JSON and breaks FigureWidget messages)
     edge = scatter(
@@ -153,7 +169,6 @@ def dag_figure(
         line={"width": 0.6, "color": "rgba(120,120,120,0.45)"},
         showlegend=False,
     )
-    col = colouring(lay, color, costs, groups, members)
     col.marker.update(size=9 if n <= LABEL_MAX else 7 if n < 400 else 5, line={"width": 0})
     text = [t + s for t, s in zip(_hover(lay, costs), col.suffix, strict=True)]
     # plain lists, not numpy arrays: FigureWidget ships arrays as binary buffers, which the
@@ -168,16 +183,7 @@ def dag_figure(
         name="ops",
         showlegend=False,
     )
-    fig = go.Figure([edge, nodes])
-    what = "scopes" if members else "ops"
-    parts = [f"<b>{getattr(obj, 'name', '')}</b>", f"{n} {what}, {len(lay.src)} edges"]
-    parts[-1] += f", {lay.size[0]} layers"
-    parts += [cnote] if cnote else []
-    parts.append(col.note.removeprefix(" — "))
-    shown = _overlay(fig, lay, scatter, highlight, neighbors, groups, members, parts)
-    fig.update_layout(annotations=_labels(lay, costs, labels, shown, parts) + col.annotations)
-    _frame(fig, lay, parts, col, height, width)
-    return fig
+    return [edge, nodes]
 
 
 def _is_scopes(obj: Any) -> bool:

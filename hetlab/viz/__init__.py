@@ -6,6 +6,7 @@ Nothing here imports ipywidgets; notebooks, tests and the widgets all call these
 from hetlab.viz.accuracy import op_scatter_figure
 from hetlab.viz.dag import dag_figure
 from hetlab.viz.dag_overlay import match_nodes
+from hetlab.viz.diff import moved_ops, plan_diff_figure
 from hetlab.viz.gantt import compare_figure, gantt_figure
 from hetlab.viz.heatmap import heatmap_figure
 from hetlab.viz.layout import dag_layout
@@ -21,6 +22,8 @@ __all__ = [
     "gantt_figure",
     "heatmap_figure",
     "match_nodes",
+    "moved_ops",
     "op_scatter_figure",
+    "plan_diff_figure",
     "plan_trace",
 ]

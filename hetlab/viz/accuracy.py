@@ -1,4 +1,5 @@
-"""``op_scatter_figure``: each op's predicted duration against its measured one."""
+"""``op_scatter_figure``: each op's predicted duration against its measured one; a unit the run
+measured as a whole is one point, against the sum of its ops' predictions."""
 
 from __future__ import annotations
 
@@ -12,21 +13,26 @@ from hetlab.errors import HetlabError
 from hetlab.viz.common import FONT, as_bars, device_colors, fmt_ms
 
 
-def op_durations(predicted: Any, measured: Any) -> list[tuple[str, str, float, float]]:
-    """(node, measured device, predicted ms, measured ms) for each node in both timelines."""
+def op_durations(predicted: Any, measured: Any) -> list[tuple[str, str, float, float, int]]:
+    """(node or unit, measured device, predicted ms, measured ms, ops) for each node the run
+    timed on its own and each unit it measured as a whole (predicted: its ops' sum), when
+    the plan has them all."""
     pred = {r[0]: r[3] - r[2] for r in as_bars(predicted).rows}
+    run = as_bars(measured, "measured")
     out = []
-    for node, dev, s, f in as_bars(measured, "measured").rows:
-        if node in pred:
-            out.append((node, dev, float(pred[node]), float(f - s)))
+    for key, dev, s, f in run.rows:
+        nodes = run.nodes_of(key)
+        if all(v in pred for v in nodes):
+            out.append((key, dev, float(sum(pred[v] for v in nodes)), float(f - s), len(nodes)))
     return out
 
 
 def op_scatter_figure(
     predicted: Any, measured: Any, problem: Any = None, height: int = 420
 ) -> go.Figure:
-    """Log-log scatter, one point per op, coloured by the device it ran on, with the line
-    where measured = predicted. ``predicted``: a plan; ``measured``: a run of it (report
+    """Log-log scatter, one point per op the run timed on its own and one square per unit it
+    measured as a whole (against its ops' summed prediction), coloured by the device it ran
+    on, with the line where measured = predicted. ``predicted``: a plan; ``measured``: a run of it (report
     object or spec §5 dict). Durations of 0 are drawn at the smallest positive one."""
     pts = op_durations(predicted, measured)
     if not pts:
@@ -37,26 +43,7 @@ def op_scatter_figure(
     pos = np.concatenate([p[p > 0], m[m > 0]])
     floor = float(pos.min()) if pos.size else 1e-3
     pc, mc = np.maximum(p, floor), np.maximum(m, floor)
-    devs = list(dict.fromkeys(x[1] for x in pts))
-    pal = device_colors(devs)
-    traces = []
-    for d in devs:
-        k = [i for i, x in enumerate(pts) if x[1] == d]
-        traces.append(
-            go.Scatter(
-                x=[float(pc[i]) for i in k],
-                y=[float(mc[i]) for i in k],
-                mode="markers",
-                marker={"size": 7, "color": pal[d], "opacity": 0.75},
-                name=d,
-                text=[
-                    f"<b>{pts[i][0]}</b> ({op_of.get(pts[i][0], '?')})<br>predicted "
-                    f"{fmt_ms(p[i])}, measured {fmt_ms(m[i])}"
-                    for i in k
-                ],
-                hovertemplate="%{text}<extra>" + d + "</extra>",
-            )
-        )
+    traces = _points(pts, pc, mc, p, m, op_of)
     lo, hi = floor, float(max(pc.max(), mc.max()))
     traces.append(
         go.Scatter(
@@ -74,7 +61,7 @@ def op_scatter_figure(
     fig = go.Figure(traces)
     fig.update_layout(
         title={
-            "text": f"per-op duration: {len(pts)} ops · median measured/predicted ×{ratio:.2f}"
+            "text": f"per-op duration: {_counts(pts)} · median measured/predicted ×{ratio:.2f}"
             f" · log-log correlation {r:.2f}",
             "font": {"size": 13},
         },
@@ -86,3 +73,43 @@ def op_scatter_figure(
         margin={"l": 10, "r": 10, "t": 40, "b": 40},
     )
     return fig
+
+
+def _hover(pt: tuple, op_of: dict[str, str], p: float, m: float) -> str:
+    what = f"{pt[4]} ops, predicted as their sum" if pt[4] > 1 else op_of.get(pt[0], "?")
+    return f"<b>{pt[0]}</b> ({what})<br>predicted {fmt_ms(p)}, measured {fmt_ms(m)}"
+
+
+def _counts(pts: list[tuple]) -> str:
+    ops = sum(1 for x in pts if x[4] == 1)
+    units = len(pts) - ops
+    return f"{ops} ops" + (f", {units} units measured as a whole" if units else "")
+
+
+def _points(pts, pc, mc, p, m, op_of) -> list[go.Scatter]:
+    """One trace per device of the ops it timed, and one of the units it timed whole."""
+    devs = list(dict.fromkeys(x[1] for x in pts))
+    pal = device_colors(devs)
+    traces = []
+    for d, unit in [(d, u) for d in devs for u in (False, True)]:
+        k = [i for i, x in enumerate(pts) if x[1] == d and (x[4] > 1) == unit]
+        if not k:
+            continue
+        name = f"{d}: units measured as a whole" if unit else d
+        traces.append(
+            go.Scatter(
+                x=[float(pc[i]) for i in k],
+                y=[float(mc[i]) for i in k],
+                mode="markers",
+                marker={
+                    "size": 10 if unit else 7,
+                    "color": pal[d],
+                    "opacity": 0.75,
+                    "symbol": "square" if unit else "circle",
+                },
+                name=name,
+                text=[_hover(pts[i], op_of, p[i], m[i]) for i in k],
+                hovertemplate="%{text}<extra>" + name + "</extra>",
+            )
+        )
+    return traces

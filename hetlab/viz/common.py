@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from hetlab.errors import HetlabError
+from hetlab.viz.measured import Transfer, get, measured
 
 PALETTE = [
     "#4C78A8",
@@ -60,12 +61,18 @@ class Bars:
     measured: bool = False
     devices: list[str] | None = None
     subgraphs: list[list[str]] | None = None  # a plan's ``extra["subgraphs"]``
+    # a measured run (``viz.measured``): a unit row's nodes, the estimated per-node shares
+    # inside those units, the rows whose end is approximate, the copies (None: unknown), and
+    # the report's ``critical_path`` terms
+    members: dict[str, list[str]] = field(default_factory=dict)
+    shares: list[tuple[str, str, float, float]] = field(default_factory=list)
+    approx: set[str] = field(default_factory=set)
+    moves: list[Transfer] | None = None
+    breakdown: dict[str, Any] | None = None
 
-
-def _get(obj: Any, key: str, default: Any = None) -> Any:
-    if isinstance(obj, dict):
-        return obj.get(key, default)
-    return getattr(obj, key, default)
+    def nodes_of(self, key: str) -> list[str]:
+        """The nodes of row ``key``: a unit's members, else the node itself."""
+        return self.members.get(key, [key])
 
 
 def _subgraphs(groups: Any) -> list[list[str]] | None:
@@ -81,16 +88,19 @@ def as_bars(item: Any, label: str | None = None) -> Bars:
         b = Bars(rows, float(item.makespan), label or item.algo, float(item.solve_seconds or 0.0))
         b.subgraphs = _subgraphs((getattr(item, "extra", None) or {}).get("subgraphs"))
         return b
-    doc = item
+    doc, events = item, None
     if not isinstance(doc, dict):
-        tl = _get(item, "timeline")
+        tl = get(item, "timeline")
+        events = get(item, "events") or None
         if tl is None and hasattr(item, "to_json"):
             doc = item.to_json()
         else:
             doc = {
                 "timeline": tl,
-                "latency_ms": _get(item, "latency_ms"),
-                "predicted_ms": _get(item, "predicted_ms"),
+                "latency_ms": get(item, "latency_ms"),
+                "predicted_ms": get(item, "predicted_ms"),
+                "devices": get(item, "devices"),
+                "critical_path": (get(item, "extra") or {}).get("critical_path"),
             }
     if "assignments" in doc:
         rows = [
@@ -101,29 +111,30 @@ def as_bars(item: Any, label: str | None = None) -> Bars:
         b = Bars(rows, mk, label or str(doc.get("algo", "plan")), doc.get("solve_seconds"))
         b.subgraphs = _subgraphs(doc.get("subgraphs"))
         return b
-    tl = doc.get("timeline")
-    if tl is None:
+    if doc.get("timeline") is None:
         raise HetlabError(
             "cannot draw this object: expected a Plan, a plan JSON or a run report with a timeline"
         )
-    rows = []
-    for e in tl:
-        rows.append(
-            (
-                str(_get(e, "node")),
-                str(_get(e, "device")),
-                float(_get(e, "start")),
-                float(_get(e, "finish")),
-            )
-        )
-    t0 = min((r[2] for r in rows), default=0.0)
-    rows = [(a, b, s - t0, f - t0) for a, b, s, f in rows]
+    return run_bars(doc, label, events)
+
+
+def run_bars(doc: dict[str, Any], label: str | None, events: list[Any] | None = None) -> Bars:
+    """The ``Bars`` of a run report: what was measured (``viz.measured``), from the first
+    thing measured (t = 0)."""
+    m = measured(doc["timeline"], events)
+    t0 = min([r[2] for r in m.rows] + [t.start for t in m.moves or []], default=0.0)
+
+    def shift(rows):
+        return [(a, d, s - t0, f - t0) for a, d, s, f in rows]
+
+    for t in m.moves or []:
+        t.start, t.finish = t.start - t0, t.finish - t0
     lat = doc.get("latency_ms")
-    mk = max((r[3] for r in rows), default=0.0)
+    mk = max((r[3] for r in m.rows), default=t0) - t0
     if isinstance(lat, dict) and lat.get("median") is not None:
-        mk_label = float(lat["median"])
-    else:
-        mk_label = mk
-    b = Bars(rows, mk_label, label or "measured", None, doc.get("predicted_ms"), True)
+        mk = float(lat["median"])
+    b = Bars(shift(m.rows), mk, label or "measured", None, doc.get("predicted_ms"), True)
     b.devices = list(doc.get("devices") or {}) or None
+    b.members, b.shares, b.approx, b.moves = m.members, shift(m.shares), m.approx, m.moves
+    b.breakdown = doc.get("critical_path") or None
     return b

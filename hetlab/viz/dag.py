@@ -1,6 +1,7 @@
 """``dag_figure``: the operator DAG in layers (``viz.layout``), one edge and one node trace,
-with labels on small graphs, WebGL on large ones, search, neighbours, scope collapsing and a
-plan's subgraphs drawn over it (``viz.dag_overlay``)."""
+a drawn colour key (``viz.dag_color``), labels on small graphs and on the costliest nodes of
+large ones, WebGL on large ones, search, neighbours, scope collapsing (by default above
+``COLLAPSE_ABOVE`` nodes) and a plan's subgraphs drawn over it (``viz.dag_overlay``)."""
 
 from __future__ import annotations
 
@@ -10,22 +11,30 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from hetlab.errors import HetlabError
-from hetlab.viz.common import FONT, color_of, device_colors, fmt_ms
+from hetlab.viz.common import FONT, fmt_ms
+from hetlab.viz.dag_color import Colouring, colouring
 from hetlab.viz.dag_overlay import (
     LABEL_MAX,
+    costliest,
     highlight_traces,
     label_annotations,
     neighbour_traces,
     scatter_class,
-    subgraph_colors,
     subgraph_shapes,
     subgraphs_of,
 )
 from hetlab.viz.layout import DagLayout, _is_problem, dag_layout
-from hetlab.viz.scopes import collapse_scopes
+from hetlab.viz.scale import LINE_PX, STRIP_MARGIN, title_layout, wrap_title
+from hetlab.viz.scopes import collapse_scopes, scope_of
 
 WEBGL_ABOVE = 1000  # nodes; above this the figure draws with WebGL (Scattergl)
+COLLAPSE_ABOVE = 400  # nodes; above this the default draws the graph collapsed by scope
+COLLAPSE_TARGET = 120  # the deepest scope depth with at most this many scopes is chosen
+TOP_K = 10  # labelled costliest nodes of a graph too large to label every node
+MATCH_LABELS = 12  # labelled matches and neighbours at most (all are ringed)
+ROW_PX = 24  # px of height per slot of the widest layer
+VISIBLE_LAYERS = 80  # layers shown at first; the rest is a pan away
+HEIGHT = (320, 1000)  # px: the automatic height's bounds
 
 
 def _costs(obj: Any, problem: Any, lay: DagLayout) -> tuple[list[str], np.ndarray] | None:
@@ -60,87 +69,95 @@ def _hover(lay: DagLayout, costs: tuple[list[str], np.ndarray] | None) -> list[s
     return text
 
 
-def _cost_marker(costs, dev: str) -> tuple[dict[str, Any], str]:
-    if costs is None or dev not in costs[0]:
-        raise HetlabError(f"no costs for device {dev!r}: pass a problem profiled on it")
-    c = costs[1][:, costs[0].index(dev)]
-    ok = np.isfinite(c)
-    pos = c[ok & (c > 0)]
-    floor = float(pos.min()) if pos.size else 1e-3
-    z = np.log10(np.where(ok, np.maximum(c, floor), floor))
-    marker = {
-        "color": z.tolist(),
-        "colorscale": "Plasma",
-        "showscale": True,
-        "symbol": np.where(ok, "circle", "x").tolist(),
-        "colorbar": {"title": {"text": f"log10 ms<br>{dev}"}, "thickness": 12},
-    }
-    return marker, f" — colour: cost on {dev} (x = cannot run)"
+def auto_depth(obj: Any, above: int = COLLAPSE_ABOVE, target: int = COLLAPSE_TARGET) -> int | None:
+    """The scope depth ``dag_figure`` collapses ``obj`` to by default: none at or below
+    ``above`` nodes, else the deepest depth (up to 6) whose scopes number from 2 to
+    ``target``; None when no depth does."""
+    if getattr(obj, "is_scope_graph", False) or len(obj.nodes) <= above:
+        return None
+    best = None
+    for depth in range(1, 7):
+        k = len({scope_of(n.id, depth) for n in obj.nodes})
+        if 2 <= k <= target:
+            best = depth
+        if k > target:
+            break
+    return best
 
 
-def _marker(lay: DagLayout, color: Any, costs, groups) -> tuple[dict[str, Any], str, list[str]]:
-    """Marker settings, the title's colour note, and a hover suffix per node."""
-    none = [""] * len(lay.ids)
-    if isinstance(color, str) and color == "uprank":
-        bar = {"title": {"text": "uprank"}, "thickness": 12}
-        m = {"color": lay.uprank.tolist(), "colorscale": "Viridis", "showscale": True}
-        return {**m, "colorbar": bar}, " — colour: upward rank", none
-    if isinstance(color, str) and color == "op":
-        return {"color": [color_of(o) for o in lay.op_types]}, " — colour: op type", none
-    if isinstance(color, str) and color.startswith("cost:"):
-        m, note = _cost_marker(costs, color[5:])
-        return m, note, none
-    if isinstance(color, str) and color == "subgraph":
-        if not groups:
-            raise HetlabError("colour by subgraph needs a plan with subgraphs (subgraphs=plan)")
-        return {"color": subgraph_colors(lay, groups)}, f" — colour: {len(groups)} subgraphs", none
-    if isinstance(color, str):
-        raise HetlabError(
-            f"unknown colour {color!r}: use uprank, op, cost:DEVICE, subgraph or a plan"
-        )
-    dmap = color.device_of if hasattr(color, "device_of") else dict(color)
-    devs = sorted(set(dmap.values()))
-    pal = device_colors(devs)
-    keys = " ".join(f"<span style='color:{pal[d]}'>■</span> {d}" for d in devs)
-    m = {"color": [pal.get(dmap.get(v, ""), "#999999") for v in lay.ids]}
-    return m, f" — colour: device {keys}", [f"<br>on {dmap.get(v, '?')}" for v in lay.ids]
+def _collapse(obj: Any, collapse: Any, problem: Any) -> tuple[Any, str]:
+    if collapse == "auto":
+        collapse = auto_depth(obj)
+        if collapse is None:
+            return obj, ""
+        sg = collapse_scopes(obj, collapse, problem)
+        note = f"{len(obj.nodes)} ops collapsed by name scope (depth {collapse}; collapse=None draws every op)"
+        return sg, note
+    if collapse is None:
+        return obj, ""
+    return collapse_scopes(obj, collapse, problem), ""
 
 
 def dag_figure(
     obj: Any,
-    color: Any = "uprank",
+    color: Any = "op",
     problem: Any = None,
-    height: int = 420,
+    height: int | None = None,
     *,
     highlight: Any = None,
     neighbors: str | None = None,
     subgraphs: Any = None,
-    collapse: int | None = None,
-    labels: bool | None = None,
+    collapse: int | str | None = "auto",
+    labels: bool | int | None = None,
     webgl: bool | None = None,
+    width: int | None = None,
 ) -> go.Figure:
     """The DAG of an ``OpGraph``, ``Problem`` or ``ScopeGraph``: x = layer, y = slot.
 
-    ``color``: ``"uprank"`` (with a colour bar), ``"op"``, ``"cost:DEVICE"`` (log scale; an x
-    marks a node the device cannot run), ``"subgraph"``, or a ``Plan`` / device map (colour
-    by device). ``problem`` supplies costs for the hover when ``obj`` is a graph.
-    ``highlight``: a name fragment (or a list of names) whose matches are ringed.
+    ``color``: ``"op"`` (op type), ``"best"`` (the device that runs a node fastest),
+    ``"cost:DEVICE"`` (log scale; an x marks a node the device cannot run), ``"uprank"``,
+    ``"subgraph"``, or a ``Plan`` / plan JSON / node -> device map (colour by device). A
+    continuous colour gets a drawn colour strip, categories a line of swatches with counts.
+    ``problem`` supplies costs for the hover when ``obj`` is a graph.
+    ``highlight``: a name fragment (or a list of names) whose matches are ringed and labelled.
     ``neighbors``: a node whose predecessors and successors are ringed, their edges bold.
     ``subgraphs``: a plan with ``extra["subgraphs"]`` or a list of lists of node ids; each
     subgraph gets a shaded region (a plan given as ``color`` brings its own).
-    ``collapse``: draw the graph collapsed to name scopes of this depth (``collapse_scopes``).
-    ``labels``: a name (and costs) under each node; by default on graphs of <= 40 nodes.
+    ``collapse``: draw the graph collapsed to name scopes of this depth; ``"auto"`` (the
+    default) collapses a graph of more than ``COLLAPSE_ABOVE`` nodes (``auto_depth``); None
+    draws every node. Op names in ``highlight``, ``neighbors``, subgraphs and plans find
+    their scopes.
+    ``labels``: True (every node), False, an int k (the k costliest), None: every node up to
+    40 nodes, else the ``TOP_K`` costliest and up to ``MATCH_LABELS`` matched or selected nodes.
+    ``height``: by default ``ROW_PX`` per slot of the widest layer; a graph of more than
+    ``VISIBLE_LAYERS`` layers opens on its first ones (drag to pan).
     ``webgl``: draw with ``Scattergl``; by default above 1000 nodes.
     """
     if problem is None and _is_problem(obj):
         problem = obj
-    if collapse is not None:
-        obj = collapse_scopes(obj, collapse, problem)
+    obj, cnote = _collapse(obj, collapse, problem)
+    members = {n.id: list(n.members) for n in obj.nodes} if _is_scopes(obj) else None
     lay = dag_layout(obj)
     costs = _costs(obj, problem, lay)
     n = len(lay.ids)
     groups = subgraphs_of(subgraphs) or (None if isinstance(color, str) else subgraphs_of(color))
     scatter = scatter_class(n, webgl, WEBGL_ABOVE)
+    col = colouring(lay, color, costs, groups, members)
+    fig = go.Figure(_base_traces(lay, costs, col, scatter))
+    what = "scopes" if members else "ops"
+    parts = [f"<b>{getattr(obj, 'name', '')}</b>", f"{n} {what}, {len(lay.src)} edges"]
+    parts[-1] += f", {lay.size[0]} layers"
+    parts += [cnote] if cnote else []
+    parts.append(col.note.removeprefix(" — "))
+    shown = _overlay(fig, lay, scatter, highlight, neighbors, groups, members, parts)
+    fig.update_layout(annotations=_labels(lay, costs, labels, shown, parts) + col.annotations)
+    _frame(fig, lay, parts, col, height, width)
+    return fig
+
+
+def _base_traces(lay: DagLayout, costs, col: Colouring, scatter: type) -> list:
+    """The edges (one trace) and the nodes (one trace)."""
+    n = len(lay.ids)
     # one trace for all edges: polylines separated by None (JSON null; a bare NaN is not valid
     # JSON and breaks FigureWidget messages)
     edge = scatter(
@@ -152,53 +169,89 @@ def dag_figure(
         line={"width": 0.6, "color": "rgba(120,120,120,0.45)"},
         showlegend=False,
     )
-    marker, note, suffix = _marker(lay, color, costs, groups)
-    marker.update(size=9 if n <= LABEL_MAX else 7 if n < 400 else 5, line={"width": 0})
-    text = [t + s for t, s in zip(_hover(lay, costs), suffix, strict=True)]
+    col.marker.update(size=9 if n <= LABEL_MAX else 7 if n < 400 else 5, line={"width": 0})
+    text = [t + s for t, s in zip(_hover(lay, costs), col.suffix, strict=True)]
     # plain lists, not numpy arrays: FigureWidget ships arrays as binary buffers, which the
     # browser sometimes failed to draw (blank DAG) while list-based figures always drew
     nodes = scatter(
         x=lay.x.tolist(),
         y=lay.y.tolist(),
         mode="markers",
-        marker=marker,
+        marker=col.marker,
         text=text,
         hovertemplate="%{text}<extra></extra>",
         name="ops",
         showlegend=False,
     )
-    fig = go.Figure([edge, nodes])
-    title = f"{getattr(obj, 'name', '')}: {n} ops, {len(lay.src)} edges, {lay.size[0]} layers"
-    title += note + _overlay(fig, lay, scatter, highlight, neighbors, groups)
-    if labels if labels is not None else n <= LABEL_MAX:
-        fig.update_layout(annotations=label_annotations(lay, costs))
+    return [edge, nodes]
+
+
+def _is_scopes(obj: Any) -> bool:
+    return bool(getattr(obj, "is_scope_graph", False))
+
+
+def _labels(lay, costs, labels, shown: list[int], parts: list[str]) -> list[dict]:
+    n = len(lay.ids)
+    if labels is True or (labels is None and n <= LABEL_MAX):
+        return label_annotations(lay, costs)
+    if labels is False:
+        return []
+    k = labels if isinstance(labels, int) else TOP_K
+    top = costliest(lay, costs, k)
+    if top:
+        parts.append(f"labels: the {len(top)} costliest (hover for the rest)")
+    idx = list(dict.fromkeys(top + shown[:MATCH_LABELS]))
+    return label_annotations(lay, costs, idx)
+
+
+def _frame(fig, lay: DagLayout, parts: list[str], col: Colouring, height, width) -> None:
+    """Title, size, axes and the first view of the layers."""
+    cols, rows = lay.size
+    xaxis: dict[str, Any] = {"title": "layer", "showgrid": False, "zeroline": False}
+    if cols > VISIBLE_LAYERS:
+        xaxis["range"] = [-0.7, VISIBLE_LAYERS - 0.3]
+        parts.append(f"layers 0–{VISIBLE_LAYERS - 1} of {cols} shown: drag to pan")
+    title, lines = wrap_title(parts, width)
+    top = 18 + LINE_PX * lines + (18 if col.annotations and not col.strip else 0)
+    auto = min(HEIGHT[1], max(HEIGHT[0], top + 50 + ROW_PX * rows))
     fig.update_layout(
-        title={"text": title, "font": {"size": 13}},
-        height=height,
+        title=title_layout(title, lines, height or auto),
+        height=height or auto,
+        width=width,
         font=FONT,
-        margin={"l": 10, "r": 10, "t": 40, "b": 30},
+        margin={"l": 10, "r": STRIP_MARGIN if col.strip else 10, "t": top, "b": 40},
         plot_bgcolor="white",
         hovermode="closest",
-        xaxis={"title": "layer", "showgrid": False, "zeroline": False},
+        dragmode="pan",
+        xaxis=xaxis,
         yaxis={"visible": False},
+        shapes=list(fig.layout.shapes) + col.shapes,
         uirevision="dag",
     )
-    return fig
 
 
-def _overlay(fig: go.Figure, lay: DagLayout, scatter: type, highlight, neighbors, groups) -> str:
-    """Adds the search matches, the neighbours and the subgraph regions; returns the title's
-    note on them."""
-    note = ""
-    if highlight:
-        traces, msg = highlight_traces(lay, highlight, scatter)
+def _lift_groups(groups: list[list[str]], members) -> list[list[str]]:
+    if not members:
+        return groups
+    of = {m: sid for sid, ms in members.items() for m in ms}
+    return [list(dict.fromkeys(of.get(v, v) for v in g)) for g in groups]
+
+
+def _overlay(fig, lay, scatter, highlight, neighbors, groups, members, parts) -> list[int]:
+    """Adds the search matches, the neighbours and the subgraph regions and their notes to
+    ``parts``; returns the indices of the matched and selected nodes."""
+    shown: list[int] = []
+    if highlight is not None and not (isinstance(highlight, str) and not highlight.strip()):
+        traces, msg, idx = highlight_traces(lay, highlight, scatter, members)
         fig.add_traces(traces)
-        note += f" · {msg} for {highlight!r}"
+        parts.append(msg)
+        shown += idx
     if neighbors:
-        traces, msg = neighbour_traces(lay, neighbors, scatter)
+        traces, msg, idx = neighbour_traces(lay, neighbors, scatter, members)
         fig.add_traces(traces)
-        note += f" · {msg}"
+        parts.append(msg)
+        shown = idx + shown
     if groups:
-        fig.update_layout(shapes=subgraph_shapes(lay, groups))
-        note += f" · {len(groups)} subgraphs shaded"
-    return note
+        fig.update_layout(shapes=subgraph_shapes(lay, _lift_groups(groups, members)))
+        parts.append(f"{len(groups)} subgraphs shaded")
+    return shown

@@ -3,6 +3,7 @@ the subgraphs of a plan (``plan.extra["subgraphs"]``, a list of lists of node id
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -24,11 +25,16 @@ def short_name(name: str, width: int = 18) -> str:
     return s if len(s) <= width else s[: width - 1] + "…"
 
 
-def label_annotations(lay: DagLayout, costs: tuple[list[str], np.ndarray] | None) -> list[dict]:
-    """One annotation under each node: its short name, and its costs when known."""
+def label_annotations(
+    lay: DagLayout,
+    costs: tuple[list[str], np.ndarray] | None,
+    only: Sequence[int] | None = None,
+) -> list[dict]:
+    """One annotation under each node (or each of ``only``): its short name, and its costs
+    when known."""
     out = []
-    for i, v in enumerate(lay.ids):
-        text = f"<b>{short_name(v)}</b>"
+    for i in range(len(lay.ids)) if only is None else only:
+        text = f"<b>{short_name(lay.ids[i])}</b>"
         if costs is not None:
             vals = [fmt_ms(c).replace(" ms", "") if math.isfinite(c) else "–" for c in costs[1][i]]
             text += f"<br><span style='font-size:9px'>{' | '.join(vals)}</span>"
@@ -45,14 +51,61 @@ def label_annotations(lay: DagLayout, costs: tuple[list[str], np.ndarray] | None
     return out
 
 
-def match_nodes(ids: Sequence[str], query: str | Sequence[str]) -> list[int]:
-    """Indices of the nodes whose name contains ``query`` (case-insensitive), or that are
-    named in it when it is a list."""
+def costliest(lay: DagLayout, costs: tuple[list[str], np.ndarray] | None, k: int) -> list[int]:
+    """The ``k`` nodes of largest cost on their fastest device (without costs: of most
+    flops; none when neither is known)."""
+    if k <= 0:
+        return []
+    if costs is not None:
+        cm = np.where(np.isfinite(costs[1]), costs[1], np.inf)
+        key = cm.min(axis=1, initial=np.inf)
+        key = np.where(np.isfinite(key), key, -1.0)
+    elif any(lay.flops):
+        key = np.asarray(lay.flops, dtype=float)
+    else:
+        return []
+    order = sorted(range(len(lay.ids)), key=lambda i: (-key[i], i))
+    return [i for i in order[:k] if key[i] > 0]
+
+
+def match_nodes(
+    ids: Sequence[str],
+    query: str | Sequence[str],
+    members: dict[str, list[str]] | None = None,
+) -> list[int]:
+    """Indices of the nodes whose name contains ``query`` (case-insensitive, surrounding
+    blanks ignored; an empty query matches nothing), or that are named in it when it is a
+    list. ``members`` (a collapsed graph's scope -> ops) also matches a scope by its ops."""
     if isinstance(query, str):
         q = query.strip().lower()
-        return [i for i, v in enumerate(ids) if q and q in v.lower()]
-    want = set(query)
-    return [i for i, v in enumerate(ids) if v in want]
+        if not q:
+            return []
+
+        def hit(v: str) -> bool:
+            return q in v.lower() or any(q in m.lower() for m in (members or {}).get(v, ()))
+
+        return [i for i, v in enumerate(ids) if hit(v)]
+    want = {str(v) for v in query}
+    return [
+        i
+        for i, v in enumerate(ids)
+        if v in want or any(m in want for m in (members or {}).get(v, ()))
+    ]
+
+
+def find_node(lay: DagLayout, name: str, members: dict[str, list[str]] | None = None) -> int:
+    """The index of node ``name`` (in a collapsed graph, also of the scope holding op
+    ``name``); a clear error naming close matches when there is none."""
+    name = str(name).strip()
+    if name in lay.index:
+        return lay.index[name]
+    for sid, ms in (members or {}).items():
+        if name in ms:
+            return lay.index[sid]
+    near = difflib.get_close_matches(name, lay.ids, n=3, cutoff=0.5)
+    near = near or [lay.ids[i] for i in match_nodes(lay.ids, name, members)[:3]]
+    hint = f"; did you mean {', '.join(repr(v) for v in near)}?" if near else ""
+    raise HetlabError(f"no node named {name!r} in this graph{hint}")
 
 
 def _ring(lay: DagLayout, idx: list[int], name: str, color: str, scatter: type, size: int):
@@ -72,17 +125,26 @@ def _ring(lay: DagLayout, idx: list[int], name: str, color: str, scatter: type, 
     )
 
 
-def highlight_traces(lay: DagLayout, query: Any, scatter: type) -> tuple[list, str]:
-    """A ring around every match of ``query``; the title's note says how many matched."""
-    idx = match_nodes(lay.ids, query)
-    return [_ring(lay, idx, "matches", "#d62728", scatter, 15)], f"{len(idx)} match(es)"
+def highlight_traces(
+    lay: DagLayout, query: Any, scatter: type, members=None
+) -> tuple[list, str, list[int]]:
+    """A ring around every match of ``query``; the title's note says how many matched; and
+    the matches' indices."""
+    idx = match_nodes(lay.ids, query, members)
+    what = repr(query) if isinstance(query, str) else f"{len(list(query))} name(s)"
+    return (
+        [_ring(lay, idx, "matches", "#d62728", scatter, 15)],
+        f"{len(idx)} match(es) for {what}",
+        idx,
+    )
 
 
-def neighbour_traces(lay: DagLayout, node: str, scatter: type) -> tuple[list, str]:
-    """``node`` and its direct predecessors and successors ringed, their edges drawn bold."""
-    if node not in lay.index:
-        raise HetlabError(f"no node named {node!r} in this graph")
-    v = lay.index[node]
+def neighbour_traces(
+    lay: DagLayout, node: str, scatter: type, members=None
+) -> tuple[list, str, list[int]]:
+    """``node`` and its direct predecessors and successors ringed, their edges drawn bold;
+    the title's note; the indices of the node and its neighbours."""
+    v = find_node(lay, node, members)
     ins = [int(k) for k in np.flatnonzero(lay.dst == v)]
     outs = [int(k) for k in np.flatnonzero(lay.src == v)]
     ex: list[float | None] = []
@@ -105,7 +167,7 @@ def neighbour_traces(lay: DagLayout, node: str, scatter: type) -> tuple[list, st
         _ring(lay, near, "neighbours", "#ff7f0e", scatter, 13),
         _ring(lay, [v], "selected", "#d62728", scatter, 17),
     ]
-    return rings, f"{node}: {len(ins)} in, {len(outs)} out"
+    return rings, f"{lay.ids[v]}: {len(ins)} in, {len(outs)} out", [v, *near]
 
 
 def subgraphs_of(obj: Any) -> list[list[str]] | None:
@@ -167,12 +229,6 @@ def subgraph_shapes(lay: DagLayout, groups: list[list[str]], pad: float = 0.4) -
             }
         )
     return shapes
-
-
-def subgraph_colors(lay: DagLayout, groups: list[list[str]]) -> list[str]:
-    """Each node's subgraph colour (grey for a node in none)."""
-    of = {v: k for k, g in enumerate(groups) for v in g}
-    return [PALETTE[of[v] % len(PALETTE)] if v in of else "#bbbbbb" for v in lay.ids]
 
 
 def scatter_class(n: int, webgl: bool | None, threshold: int) -> type:

@@ -1,7 +1,12 @@
 """Gantt charts of plans and measured runs on a numeric ms axis: one row per device with the
 ops, one row per link with the transfers (trace "transfers"), idle gaps (trace "idle"), the
-critical path outlined (trace "critical path"), a plan's subgraph boundaries, and several
-timelines stacked on one shared x axis."""
+critical path outlined where it is not every op (trace "critical path"), a plan's subgraph
+boundaries, ops placed differently from another plan (trace "moved"), and several timelines
+stacked on one shared x axis. A measured unit is one bar (trace "measured units"); its
+per-op split is drawn only on request, hatched (trace "estimated (not measured)").
+
+Sizes follow the content: ``ROW_PX`` per row, the title wrapped to the width, the legend in
+the top margin under the title, where it never covers an axis."""
 
 from __future__ import annotations
 
@@ -11,150 +16,97 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from hetlab.schedulers.bounds import lower_bound
-from hetlab.viz.common import FONT, PALETTE, Bars, as_bars, color_of, device_colors, fmt_ms
+from hetlab.viz.common import FONT, Bars, as_bars
+from hetlab.viz.gantt_parts import (
+    CRITICAL,
+    boundaries,
+    devices_of,
+    moved_trace,
+    op_bar,
+    segments,
+    share_bar,
+    title_parts,
+    unit_bar,
+)
+from hetlab.viz.scale import title_layout, wrap_title
 from hetlab.viz.timeline import critical_path, idle_gaps, transfers
 
-CRITICAL = "#d62728"
+ROW_PX = 34  # px per device or link row
+MIN_ROWS = 2
+TITLE_LINE_PX = 17
+LEGEND_PX = 24
+BOTTOM_PX = 46
 
 
-def lower_bound_of(problem: Any) -> float | None:
-    """The scheduler bound (``hetlab.schedulers.bounds.lower_bound``) if it is available."""
-    if problem is None:
-        return None
-    try:
-        return float(lower_bound(problem))
-    except Exception:  # noqa: BLE001  a bound is a nicety in a title; never fail a figure for it
-        return None
-
-
-def _title(b: Bars, problem: Any) -> str:
-    parts = [f"<b>{b.label}</b>", f"makespan {fmt_ms(b.makespan)}"]
-    if b.measured:
-        parts[1] = f"measured {fmt_ms(b.makespan)}"
-        if b.predicted:
-            err = (b.makespan - b.predicted) / b.predicted
-            parts.append(f"predicted {fmt_ms(b.predicted)} ({err:+.0%})")
-    else:
-        lb = lower_bound_of(problem)
-        if lb is not None:
-            parts.append(f"lower bound {fmt_ms(lb)}")
-        if b.solve_seconds is not None:
-            parts.append(f"solve {b.solve_seconds:.2f} s")
-    if b.subgraphs:
-        parts.append(f"{len(b.subgraphs)} subgraphs")
-    return " · ".join(parts)
-
-
-def _colors(b: Bars, problem: Any, color: str, devices: list[str]) -> list[str]:
-    if color == "unit":
-        pal = device_colors(devices)
-        return [pal.get(r[1], "#999") for r in b.rows]
-    if color == "subgraph" and b.subgraphs:
-        of = {v: k for k, g in enumerate(b.subgraphs) for v in g}
-        return [PALETTE[of[r[0]] % len(PALETTE)] if r[0] in of else "#bbb" for r in b.rows]
-    op_of = {n.id: n.op_type for n in problem.nodes} if problem is not None else {}
-    return [color_of(op_of.get(r[0], "?")) for r in b.rows]
-
-
-def _bar(b: Bars, problem: Any, color: str, devices: list[str]) -> go.Bar:
-    op_of = {n.id: n.op_type for n in problem.nodes} if problem is not None else {}
-    rows = b.rows
-    text = [
-        f"<b>{r[0]}</b> ({op_of.get(r[0], '?')})<br>{r[1]}: {r[2]:.3f} → {r[3]:.3f} ms"
-        f" ({r[3] - r[2]:.3f} ms)"
-        for r in rows
-    ]
-    return go.Bar(
-        orientation="h",
-        base=[r[2] for r in rows],
-        x=[r[3] - r[2] for r in rows],
-        y=[r[1] for r in rows],
-        customdata=[r[0] for r in rows],
-        text=text,
-        textposition="none",
-        hovertemplate="%{text}<extra></extra>",
-        name=b.label,
-        marker={
-            "color": _colors(b, problem, color, devices),
-            "line": {"width": 0.5, "color": "white"},
-        },
-        showlegend=False,
-    )
-
-
-def _segments(
-    name: str, segs: list[tuple[str, float, float, str]], legend: bool, **marker
-) -> go.Bar:
-    """A bar trace of (row, start, finish, hover) segments."""
-    return go.Bar(
-        orientation="h",
-        base=[s[1] for s in segs],
-        x=[s[2] - s[1] for s in segs],
-        y=[s[0] for s in segs],
-        text=[s[3] for s in segs],
-        textposition="none",
-        hovertemplate="%{text}<extra>" + name + "</extra>",
-        name=name,
-        legendgroup=name,
-        showlegend=legend,
-        marker=marker,
-    )
-
-
-def _traces(b: Bars, problem: Any, color: str, devs: list[str], legend: bool = True):
-    """The bars, transfers, idle gaps and critical path of ``b``, and the rows they use."""
-    moves = transfers(b, problem)
-    links = list(dict.fromkeys(t.link for t in moves))
-    tx = [
-        (t.link, t.start, t.finish, f"{t.src} → {t.dst}: {fmt_ms(t.finish - t.start)}")
-        for t in moves
-    ]
-    gaps = [(d, s, f, f"{d} idle {fmt_ms(f - s)}") for d, s, f in idle_gaps(b, devs)]
-    chain = critical_path(b, problem)
+def _critical(b: Bars, problem: Any, critical: bool | None, legend: bool):
+    """The critical path's outline trace, and a note when it is left out because it would
+    outline every op (one device, no gap: the path says nothing)."""
+    chain = critical_path(b, problem) if critical is not False else []
+    if not chain or (critical is None and len(chain) >= len(b.rows)):
+        note = "critical path: every op" if chain and len(chain) > 1 else ""
+        return [], note
     row = {r[0]: r for r in b.rows}
     total = sum(row[v][3] - row[v][2] for v in chain)
-    note = f"on the critical path ({len(chain)} ops, {fmt_ms(total)})"
+    what = f"on the critical path ({len(chain)} of {len(b.rows)} bars)"
     cp = [
         (
             row[v][1],
             row[v][2],
             row[v][3],
-            f"<b>{v}</b>: {row[v][2]:.3f} → {row[v][3]:.3f} ms<br>{note}",
+            f"<b>{v}</b>: {row[v][2]:.3f} → {row[v][3]:.3f} ms<br>{what}",
         )
         for v in chain
     ]
-    traces = [
-        _bar(b, problem, color, devs),
-        _segments(
-            "transfers", tx, legend, color="#7f7f7f", pattern={"shape": "/"}, line={"width": 0}
-        ),
-        _segments("idle", gaps, legend, color="rgba(255,200,80,0.25)", line={"width": 0}),
-        _segments(
-            "critical path", cp, legend, color="rgba(0,0,0,0)", line={"width": 2, "color": CRITICAL}
-        ),
-    ]
-    return traces, devs + links
-
-
-def _boundaries(b: Bars) -> list[float]:
-    """When each subgraph of a plan finishes: where its boundary line is drawn."""
-    if not b.subgraphs:
-        return []
-    fin = {r[0]: r[3] for r in b.rows}
-    return sorted(
-        {max(fin[v] for v in g if v in fin) for g in b.subgraphs if any(v in fin for v in g)}
+    line = {"width": 2, "color": CRITICAL}
+    return [segments("critical path", cp, legend, color="rgba(0,0,0,0)", line=line)], (
+        f"red outline: the critical path, {len(chain)} bars, {total:.3g} ms busy"
     )
 
 
-def _devices(b: Bars, problem: Any) -> list[str]:
-    used = list(dict.fromkeys(r[1] for r in b.rows))
-    known = list(problem.devices) if problem is not None else (b.devices or [])
-    return [d for d in known if d in used] + [d for d in used if d not in known] or known
+def _traces(b: Bars, problem: Any, devs: list[str], opts: dict[str, Any], legend: bool = True):
+    """The traces of ``b``, the rows they use, and notes for the title."""
+    moves = transfers(b, problem)
+    links = list(dict.fromkeys(t.link for t in moves))
+    tx = [
+        (t.link, t.start, t.finish, f"{t.src} → {t.dst}: {t.finish - t.start:.3f} ms")
+        for t in moves
+    ]
+    gaps = [(d, s, f, f"{d} idle {f - s:.3f} ms") for d, s, f in idle_gaps(b, devs)]
+    traces = [op_bar(b, problem, opts["color"], devs)]
+    if b.members:
+        traces.append(unit_bar(b, devs, legend))
+    if b.shares and opts["estimates"]:
+        traces.append(share_bar(b, problem, legend))
+    pattern = {"shape": "/"}
+    traces += [
+        segments("transfers", tx, legend, color="#7f7f7f", pattern=pattern, line={"width": 0}),
+        segments("idle", gaps, legend, color="rgba(255,200,80,0.25)", line={"width": 0}),
+    ]
+    cp, note = _critical(b, problem, opts["critical"], legend)
+    traces += cp
+    notes = [note] if note else []
+    if opts.get("moved"):
+        traces.append(moved_trace(b, opts["moved"], legend))
+    return traces, devs + links, notes
 
 
 def _axis(rows: list[str]) -> dict[str, Any]:
     return {"categoryorder": "array", "categoryarray": rows[::-1], "type": "category"}
+
+
+def _legend(height: int, top_px: float) -> dict[str, Any]:
+    """A one-line legend in the top margin, ``top_px`` below the figure's top."""
+    y = max(0.0, 1.0 - top_px / height)
+    return {
+        "orientation": "h",
+        "yref": "container",
+        "y": y,
+        "yanchor": "top",
+        "x": 0.0,
+        "xanchor": "left",
+        "font": {"size": 10},
+        "bgcolor": "rgba(255,255,255,0)",
+    }
 
 
 def gantt_figure(
@@ -164,34 +116,56 @@ def gantt_figure(
     color: str = "op",
     height: int | None = None,
     measured: Any = None,
+    *,
+    width: int | None = None,
+    estimates: bool = False,
+    critical: bool | None = None,
+    moved: dict[str, tuple[str, str]] | None = None,
 ) -> go.Figure:
     """One row per device, one bar per node (``base`` = start, length = duration, in ms).
 
     ``plan_or_run``: a ``Plan``, plan JSON, or run report (object with ``timeline`` or spec §5
     dict); ``color``: ``"op"`` (op type), ``"unit"`` (device) or ``"subgraph"``. With
     ``problem``, a predicted plan's transfers get one row per link (trace "transfers") and
-    the critical path is outlined; idle gaps are shaded; a plan's subgraphs end at dotted
-    lines. ``measured``: a run of the plan, stacked under it on the same x axis.
+    the critical path is outlined (``critical``: None outlines it unless it is every op,
+    True always, False never); idle gaps are shaded; a plan's subgraphs end at dotted lines.
+    A run's unit measured as a whole is one bar; ``estimates`` adds its per-op split,
+    hatched and named an estimate. ``moved``: node -> (its device in another plan, its
+    device here) of the ops placed differently (``viz.diff.moved_ops``), outlined.
+    ``measured``: a run of the plan, stacked under it on the same x axis.
+    ``height``: by default ``ROW_PX`` per row; ``width``: the title wraps to it.
     """
+    opts = {"color": color, "estimates": estimates, "critical": critical, "moved": moved}
     if measured is not None:
         return compare_figure(
-            [plan_or_run, measured], [title or "predicted", "measured"], problem, color, height
+            [plan_or_run, measured],
+            [title or "predicted", "measured"],
+            problem,
+            color,
+            height,
+            width=width,
+            estimates=estimates,
+            critical=critical,
         )
     b = as_bars(plan_or_run, title)
-    traces, rows = _traces(b, problem, color, _devices(b, problem))
+    traces, rows, notes = _traces(b, problem, devices_of(b, problem), opts)
     fig = go.Figure(traces)
-    for x in _boundaries(b):
+    for x in boundaries(b):
         fig.add_vline(x=x, line={"dash": "dot", "width": 1, "color": "#555"})
+    text, lines = wrap_title(title_parts(b, problem) + notes, width)
+    top = 8 + TITLE_LINE_PX * lines + LEGEND_PX
+    h = height or top + BOTTOM_PX + ROW_PX * max(MIN_ROWS, len(rows))
     fig.update_layout(
-        title={"text": _title(b, problem), "font": {"size": 13}},
+        title=title_layout(text, lines, h),
         barmode="overlay",
         font=FONT,
-        height=height or 130 + 40 * max(1, len(rows)),
-        margin={"l": 10, "r": 10, "t": 40, "b": 40},
+        height=h,
+        width=width,
+        margin={"l": 10, "r": 10, "t": top, "b": BOTTOM_PX},
         xaxis={"title": "time (ms)", "type": "linear", "rangemode": "tozero"},
         yaxis=_axis(rows),
         plot_bgcolor="#fafafa",
-        legend={"orientation": "h", "x": 1, "xanchor": "right", "y": -0.25, "font": {"size": 10}},
+        legend=_legend(h, 8 + TITLE_LINE_PX * lines),
     )
     return fig
 
@@ -202,32 +176,97 @@ def compare_figure(
     problem: Any = None,
     color: str = "op",
     height: int | None = None,
+    *,
+    width: int | None = None,
+    estimates: bool = False,
+    critical: bool | None = None,
+    moved: Sequence[dict[str, tuple[str, str]] | None] | None = None,
+    title: str | None = None,
 ) -> go.Figure:
-    """Several Gantts stacked on one shared ms axis (e.g. ILP | greedy | measured)."""
+    """Several Gantts stacked on one shared ms axis (e.g. ILP | greedy | measured), each
+    panel ``ROW_PX`` per row with its wrapped title above it; ``moved``: one map per panel
+    (see ``gantt_figure``); ``title``: a line above them all."""
     bars = [as_bars(it, titles[i] if titles else None) for i, it in enumerate(items)]
-    built = [_traces(b, problem, color, _devices(b, problem), i == 0) for i, b in enumerate(bars)]
-    fig = make_subplots(
-        rows=len(bars),
-        cols=1,
-        shared_xaxes=True,
-        vertical_spacing=0.12,
-        subplot_titles=[_title(b, problem) for b in bars],
-        row_heights=[max(1, len(rows)) for _, rows in built],
-    )
-    for i, (traces, rows) in enumerate(built):
+    built = []
+    for i, b in enumerate(bars):
+        opts = {
+            "color": color,
+            "estimates": estimates,
+            "critical": critical,
+            "moved": moved[i] if moved else None,
+        }
+        built.append(_traces(b, problem, devices_of(b, problem), opts, i == 0))
+    heads = [
+        wrap_title(title_parts(b, problem) + notes, width)
+        for b, (_, _, notes) in zip(bars, built, strict=True)
+    ]
+    main = wrap_title([title], width) if title else ("", 0)
+    fig = make_subplots(rows=len(bars), cols=1, shared_xaxes=True, vertical_spacing=0.01)
+    for i, (traces, rows, _) in enumerate(built):
         for t in traces:
             fig.add_trace(t, row=i + 1, col=1)
         fig.update_yaxes(**_axis(rows), row=i + 1, col=1)
-        for x in _boundaries(bars[i]):
+        for x in boundaries(bars[i]):
             fig.add_vline(x=x, line={"dash": "dot", "width": 1, "color": "#555"}, row=i + 1, col=1)
+    _one_legend_entry_each(fig)
+    h = _stack(fig, [rows for _, rows, _ in built], heads, main, height)
     fig.update_xaxes(title_text="time (ms)", row=len(bars), col=1)
-    fig.update_annotations(font={"size": 12})
-    fig.update_layout(
-        font=FONT,
-        barmode="overlay",
-        plot_bgcolor="#fafafa",
-        height=height or 90 + sum(60 + 40 * len(rows) for _, rows in built),
-        margin={"l": 10, "r": 10, "t": 40, "b": 40},
-        legend={"orientation": "h", "x": 1, "xanchor": "right", "y": 1.06, "font": {"size": 10}},
-    )
+    fig.update_layout(font=FONT, barmode="overlay", plot_bgcolor="#fafafa", width=width)
+    if title:
+        fig.update_layout(title=title_layout(main[0], main[1], h))
     return fig
+
+
+def _one_legend_entry_each(fig: go.Figure) -> None:
+    """The first trace of each overlay (whichever panel has it) carries its legend entry."""
+    seen: set[str] = set()
+    for t in fig.data:
+        if t.legendgroup:
+            t.showlegend = t.name not in seen
+            seen.add(t.name)
+
+
+def gaps_of(heads) -> list[int]:
+    """px above each panel: its title's lines and a little air."""
+    return [TITLE_LINE_PX * lines + (6 if k == 0 else 16) for k, (_, lines) in enumerate(heads)]
+
+
+def _stack(fig: go.Figure, rows: list[list[str]], heads, main, height: int | None) -> int:
+    """Sets each panel's domain (``ROW_PX`` per row, its title's lines above it), the
+    titles, the legend under the main title and the height; returns the height."""
+    legend_top = 8 + TITLE_LINE_PX * main[1]
+    top = legend_top + LEGEND_PX + gaps_of(heads)[0]
+    plots = [ROW_PX * max(MIN_ROWS, len(r)) for r in rows]
+    gaps = gaps_of(heads)
+    inner = sum(plots) + sum(gaps[1:])
+    h = height or top + inner + BOTTOM_PX
+    frac = 1.0 / inner  # paper per px of the design: an explicit height scales it all
+    y = 1.0
+    ann = []
+    for k, (p, g) in enumerate(zip(plots, gaps, strict=True)):
+        y_top = y - g * frac if k else y
+        y_bot = max(0.0, y_top - p * frac)
+        fig.layout[f"yaxis{'' if k == 0 else k + 1}"].domain = [y_bot, y_top]
+        ann.append(
+            {
+                "x": 0.0,
+                "y": y_top,
+                "xref": "paper",
+                "yref": "paper",
+                "xanchor": "left",
+                "yanchor": "bottom",
+                "showarrow": False,
+                "text": heads[k][0],
+                "font": {"size": 12},
+                "align": "left",
+                "name": "panel title",
+            }
+        )
+        y = y_bot
+    fig.update_layout(
+        annotations=ann,
+        height=h,
+        margin={"l": 10, "r": 10, "t": top, "b": BOTTOM_PX},
+        legend=_legend(h, legend_top),
+    )
+    return h

@@ -1,5 +1,6 @@
 """``heatmap_figure``: profiled cost per op (or per op type, or per name scope) and device,
-on a log colour scale, as costs or as speed-up ratios against a reference device."""
+on a log colour scale (a strip drawn in shapes, ``viz.scale``), as costs or as speed-up ratios
+against a reference device; a grouped heatmap says so under its title."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import plotly.graph_objects as go
 from hetlab.errors import HetlabError
 from hetlab.viz.common import FONT, fmt_ms
 from hetlab.viz.layout import dag_layout
+from hetlab.viz.scale import STRIP_MARGIN, colour_strip, title_layout
 from hetlab.viz.scopes import scope_of
 
 GROUP_ABOVE = 150  # ops; above this the columns are op types unless ``group`` says otherwise
@@ -86,8 +88,9 @@ def heatmap_figure(
     ``view="cost"``: total profiled cost. ``view="ratio"``: cost on each device over the cost
     on ``reference`` (default the first device); blue is faster than the reference. ``group``:
     ``"op"`` (op type), ``"scope"`` (name scope), ``None`` (one column per op) or ``"auto"``
-    (op types above 150 ops). ``sort``: rank, name, op, cost (most expensive first) or ratio
-    (the cost on the first other device over the reference's, smallest first).
+    (op types above 150 ops); a line under the title says when columns are groups. ``sort``:
+    rank, name, op, cost (most expensive first) or ratio (the cost on the first other device
+    over the reference's, smallest first).
     A device that cannot run an op leaves an x ('n/a' in the hover); in a group, the x says
     how many of its ops cannot run there.
     """
@@ -129,7 +132,7 @@ def heatmap_figure(
 def _draw(lay, cols, order, rows, keep, tot, bad, zlog, ok, view, ref, group, height):
     label = [cols[c][0] for c in order]
     size = [len(cols[c][1]) for c in order]
-    what = [
+    kinds = [
         f"{lay.op_types[cols[c][1][0]]}" if group is None else f"{size[k]} ops"
         for k, c in enumerate(order)
     ]
@@ -140,15 +143,19 @@ def _draw(lay, cols, order, rows, keep, tot, bad, zlog, ok, view, ref, group, he
         line = []
         for k, c in enumerate(order):
             cost = fmt_ms(tot[keep[r], c]) if bad[keep[r], c] < size[k] else "n/a: cannot run"
-            t = f"<b>{label[k]}</b> ({what[k]})<br>{d}: {cost}"
+            t = f"<b>{label[k]}</b> ({kinds[k]})<br>{d}: {cost}"
             if view == "ratio" and ok[r, c]:
                 t += f"<br>×{10 ** zlog[r, c]:.3g} the cost on {ref}"
             line.append(t)
         text.append(line)
     xs = list(range(len(order)))
     span = [v for row in z for v in row if v is not None] or [0.0]
-    ticks = _decades(min(span), max(span))
-    unit = (lambda e: f"×{10**e:g}") if view == "ratio" else (lambda e: fmt_ms(10**e))
+    lo, hi = min(span), max(span)
+    if view == "ratio":  # symmetric about ×1, as the diverging scale is
+        hi = max(abs(lo), abs(hi), 1e-3)
+        lo = -hi
+    unit = (lambda e: f"×{10**e:.3g}") if view == "ratio" else (lambda e: fmt_ms(10**e))
+    scale = "RdBu_r" if view == "ratio" else "Viridis"
     heat = go.Heatmap(
         z=z,
         x=xs,
@@ -156,30 +163,55 @@ def _draw(lay, cols, order, rows, keep, tot, bad, zlog, ok, view, ref, group, he
         text=text,
         hovertemplate="%{text}<extra></extra>",
         hoverongaps=True,
-        colorscale="RdBu_r" if view == "ratio" else "Viridis",
-        zmid=0.0 if view == "ratio" else None,
-        colorbar={
-            "title": {"text": f"÷ {ref}" if view == "ratio" else "log10 ms"},
-            "thickness": 12,
-            "tickvals": ticks,
-            "ticktext": [unit(e) for e in ticks],
-        },
+        colorscale=scale,
+        zmin=lo,
+        zmax=hi,
+        showscale=False,
         name=view,
     )
     fig = go.Figure([heat])
+    key = f"÷ {ref}" if view == "ratio" else "ms (log)"
+    h = height or 170 + 40 * len(rows)
+    top = 60 if group else 40
+    shapes, ann = colour_strip(lo, hi, scale, key, _decades(lo, hi), unit, room_px=h - top - 40)
     title = "profiled cost per op and device" if view == "cost" else f"cost over the cost on {ref}"
+    title += " (log colour; x = cannot run)"
     if group:
-        title += f", {len(lay.ids)} ops in {len(order)} groups by {'op type' if group == 'op' else 'name scope'}"
+        ann.append(_group_note(len(lay.ids), len(order), group))
     fig.update_layout(
-        title={"text": title + " (log colour; x = cannot run)", "font": {"size": 13}},
-        height=height or 160 + 40 * len(rows),
+        title=title_layout(title, 1, h),
+        height=h,
         font=FONT,
         plot_bgcolor="#d9d9d9",
-        margin={"l": 10, "r": 10, "t": 40, "b": 40},
-        xaxis=dict(showgrid=False, zeroline=False, **_ticks(xs, label, what, group)),
+        margin={"l": 10, "r": STRIP_MARGIN, "t": top, "b": 40},
+        xaxis=dict(showgrid=False, zeroline=False, **_ticks(xs, label, kinds, group)),
         yaxis={"showgrid": False},
+        shapes=shapes,
+        annotations=ann,
     )
     return fig
+
+
+def _group_note(n: int, cols: int, group: str) -> dict:
+    """The line under the title that says the columns are groups, and how to ungroup."""
+    by = "op type" if group == "op" else "name scope"
+    text = (
+        f"<b>grouped</b>: {n} ops in {cols} columns by {by}, each the sum of its ops "
+        "(group=None: one column per op)"
+    )
+    return {
+        "x": 0.0,
+        "y": 1.0,
+        "xref": "paper",
+        "yref": "paper",
+        "xanchor": "left",
+        "yanchor": "bottom",
+        "yshift": 2,
+        "showarrow": False,
+        "text": text,
+        "font": {"size": 11, "color": "#9a6700"},
+        "name": "grouping",
+    }
 
 
 def _ticks(xs, label, what, group) -> dict:

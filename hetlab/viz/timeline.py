@@ -5,22 +5,11 @@ plan as a Chrome trace (opens in Perfetto)."""
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
 from typing import Any
 
 from hetlab.executor.trace import Event, chrome_trace
 from hetlab.viz.common import Bars, as_bars
-
-
-@dataclass
-class Transfer:
-    """One edge's transfer ``src -> dst`` on ``link`` ("a→b"), in ms."""
-
-    src: str
-    dst: str
-    link: str
-    start: float
-    finish: float
+from hetlab.viz.measured import Transfer
 
 
 def link_name(a: str, b: str) -> str:
@@ -35,8 +24,11 @@ def transfers(b: Bars, problem: Any) -> list[Transfer]:
     """The transfers of a predicted timeline under the standard timing model: receives are
     blocking, so a unit's inputs from other devices arrive one after another from its start,
     before it computes. Nodes with one device and one interval are one unit (a fused group).
-    A measured run, or a timeline without a problem, has none that can be drawn."""
-    if problem is None or b.measured:
+    A measured run has the copies its events recorded (none when the report carries no
+    events); a predicted timeline without a problem has none."""
+    if b.measured:
+        return list(b.moves or [])
+    if problem is None:
         return []
     idx, dix = problem.index, problem.dev_index
     comm, preds = problem.comm_tensor, problem.preds
@@ -80,19 +72,21 @@ def idle_gaps(b: Bars, devices: list[str]) -> list[tuple[str, float, float]]:
 
 
 def critical_path(b: Any, problem: Any) -> list[str]:
-    """The chain of nodes that ends last, walked back from the last finish: each step goes
-    to a predecessor, or to the node before on the same device, that finishes exactly when
-    the node starts (else the latest that finished before it, in a measured run). In a
-    predicted plan the chain is tight, so its durations add up to the makespan. ``b``: a
-    plan, plan JSON or run report (or their ``Bars``)."""
+    """The chain of rows that ends last, walked back from the last finish: each step goes
+    to a predecessor, or to the row before on the same device, that finishes exactly when
+    the row starts (else the latest that finished before it, in a measured run). In a
+    predicted plan the chain is tight, so its durations add up to the makespan. A measured
+    unit is one row, whose predecessors are its nodes'. ``b``: a plan, plan JSON or run
+    report (or their ``Bars``)."""
     b = b if isinstance(b, Bars) else as_bars(b)
     if problem is None or not b.rows:
         return []
     tol = _tol(b)
     row = {r[0]: r for r in b.rows}
+    key_of = {m: k for k, ms in b.members.items() for m in ms}
     by_dev: dict[str, list[tuple[float, str]]] = {}
-    for node, dev, _s, f in b.rows:
-        by_dev.setdefault(dev, []).append((f, node))
+    for key, dev, _s, f in b.rows:
+        by_dev.setdefault(dev, []).append((f, key))
     for lst in by_dev.values():
         lst.sort()
     idx = problem.index
@@ -100,7 +94,11 @@ def critical_path(b: Any, problem: Any) -> list[str]:
     chain, seen = [v], {v}
     while row[v][2] > tol:
         s = row[v][2]
-        cands = [problem.nodes[u].id for u, _ in preds_of(problem, idx, v)]
+        cands = [
+            key_of.get(problem.nodes[u].id, problem.nodes[u].id)
+            for n in b.nodes_of(v)
+            for u, _ in preds_of(problem, idx, n)
+        ]
         cands = [u for u in cands if u in row and u not in seen and row[u][3] <= s + tol]
         lst = by_dev[row[v][1]]
         k = bisect_right(lst, (s + tol, "\U0010ffff"))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -9,8 +11,11 @@ from hetlab.cost.problem import Link, PEdge, PNode, Problem
 from hetlab.errors import HetlabError
 from hetlab.schedulers.plan import Plan
 from hetlab.viz import collapse_scopes, dag_figure, dag_layout, match_nodes
+from hetlab.viz.dag import TOP_K, VISIBLE_LAYERS, auto_depth
+from hetlab.viz.dag_color import MIXED
+from hetlab.viz.scale import STRIP_STEPS
 from tests.tiny import tiny_problem
-from tests.viz._random import random_problem
+from tests.viz._random import random_plan, random_problem
 
 
 def _trace(fig, name):
@@ -18,22 +23,92 @@ def _trace(fig, name):
     return t
 
 
-def test_small_graph_has_labels_with_costs_and_an_uprank_colour_bar():
+def _labels(fig):
+    return [a for a in fig.layout.annotations if a.xref != "paper"]
+
+
+def _strip(fig):
+    return [s for s in fig.layout.shapes if s.name == "scale"]
+
+
+def test_small_graph_has_labels_with_costs_and_an_uprank_scale_drawn_in_shapes():
     p = tiny_problem()
-    fig = dag_figure(p)
-    ann = fig.layout.annotations
+    fig = dag_figure(p, color="uprank")
+    ann = _labels(fig)
     assert len(ann) == 8
     a = next(x for x in ann if x.text.startswith("<b>a</b>"))
     assert "4.00 | 1.00" in a.text  # cpu | gpu costs under the name
     nodes = fig.data[1]
-    assert nodes.marker.showscale and nodes.marker.colorbar.title.text == "uprank"
+    assert not nodes.marker.showscale and nodes.marker.colorbar.title.text is None
     assert list(nodes.marker.color) == dag_layout(p).uprank.tolist()
-    assert not dag_figure(random_problem(41)).layout.annotations
+    strip = _strip(fig)
+    assert len(strip) == STRIP_STEPS and all(
+        s.xsizemode == "pixel" and s.xanchor == 1 for s in strip
+    )
+    assert [s.y0 for s in strip] == sorted(s.y0 for s in strip)  # bottom = low
+    ticks = [a.text for a in fig.layout.annotations if a.xref == "paper"]
+    assert "uprank" in ticks and {"1", "6"} <= set(ticks)
+    assert fig.layout.margin.r >= 60  # room for the strip
+
+
+def test_cost_colour_has_a_log_ms_strip_and_categories_have_swatches():
+    p = tiny_problem()
+    fig = dag_figure(p, color="cost:gpu")
+    assert len(_strip(fig)) == STRIP_STEPS
+    assert any("ms" in a.text for a in fig.layout.annotations if a.xref == "paper")
+    for color in ("op", "best", random_plan(p)):
+        f = dag_figure(p, color=color)
+        assert not _strip(f) and not any(t.marker.showscale for t in f.data)
+        (key,) = [a for a in f.layout.annotations if a.xref == "paper"]
+        counts = [int(c) for c in re.findall(r"\((\d+)\)", key.text)]
+        assert sum(counts) == len(p.nodes)  # every node counted under one swatch
+    best = dag_figure(p, color="best").data[1].marker.color
+    col = dict(zip(dag_layout(p).ids, best, strict=True))
+    assert col["a"] == col["c"] != col["h"]  # a, c fastest on gpu; h runs on cpu only
+
+
+def test_large_graph_labels_only_the_costliest_and_the_matches():
+    p = random_problem(200)
+    lay = dag_layout(p)
+    fig = dag_figure(p, highlight=p.nodes[3].id)
+    shown = {(a.x, a.y) for a in _labels(fig)}
+    best = {n.id: min(c for c in n.cost.values() if c is not None) for n in p.nodes}
+    top = sorted(best, key=lambda v: -best[v])[:TOP_K] + [p.nodes[3].id]
+    assert shown == {(lay.x[lay.index[v]], lay.y[lay.index[v]]) for v in top}
+    assert len(shown) == TOP_K + 1
+    assert len(_labels(dag_figure(p, labels=3))) == 3 and not _labels(dag_figure(p, labels=False))
+    assert len(_labels(dag_figure(p, labels=True))) == len(lay.ids)
+
+
+def test_height_grows_with_the_widest_layer_and_long_graphs_open_on_their_first_layers():
+    chain = random_problem(30)  # a chain with skips: few rows
+    wide = Problem(
+        "wide",
+        ["cpu"],
+        [PNode(f"n{i}", {"cpu": 1.0}, "Relu") for i in range(31)],
+        [PEdge("n0", f"n{i}") for i in range(1, 31)],
+        {"default": Link()},
+    )
+    assert dag_figure(wide).layout.height > dag_figure(chain).layout.height
+    long = random_problem(300)
+    fig = dag_figure(long, collapse=None)
+    assert dag_layout(long).size[0] > VISIBLE_LAYERS
+    assert (
+        list(fig.layout.xaxis.range)[1] < VISIBLE_LAYERS and "drag to pan" in fig.layout.title.text
+    )
+
+
+def test_large_graphs_collapse_by_scope_by_default():
+    p = random_problem(1001, scope=20)  # 51 blocks
+    assert auto_depth(p) == 1 and auto_depth(random_problem(200)) is None
+    fig = dag_figure(p)
+    assert len(fig.data[1].x) == 51 and "collapse=None" in fig.layout.title.text
+    assert len(dag_figure(p, collapse=None).data[1].x) == 1001
 
 
 def test_webgl_above_threshold_only():
-    assert dag_figure(random_problem(1001)).data[1].type == "scattergl"
-    assert dag_figure(random_problem(1001)).data[0].type == "scattergl"
+    big = dag_figure(random_problem(1001), collapse=None)
+    assert big.data[1].type == "scattergl" and big.data[0].type == "scattergl"
     assert dag_figure(random_problem(200)).data[1].type == "scatter"
     assert dag_figure(random_problem(200), webgl=True).data[1].type == "scattergl"
 
@@ -126,3 +201,34 @@ def test_new_figures_are_strict_json():
             pio.to_json(fig, validate=False),
             parse_constant=lambda c: pytest.fail(f"{c} in figure JSON"),
         )
+
+
+def test_search_and_neighbours_are_robust_and_find_ops_inside_scopes():
+    p = random_problem(100, scope=20)
+    assert not [t for t in dag_figure(p, highlight="  ").data if t.name == "matches"]
+    assert len(_trace(dag_figure(p, highlight="no such op"), "matches").x) == 0
+    op = p.nodes[45].id  # in block_2
+    fig = dag_figure(p, collapse=1, highlight=op.upper(), neighbors=op)
+    assert list(_trace(fig, "matches").text) == ["block_2"]
+    assert list(_trace(fig, "selected").text) == ["block_2"]
+    assert sorted(_trace(fig, "neighbours").text) == ["block_1", "block_3"]
+    assert list(_trace(dag_figure(p, collapse=1, highlight=[op]), "matches").text) == ["block_2"]
+    with pytest.raises(HetlabError, match="did you mean"):
+        dag_figure(p, neighbors=p.nodes[3].id + "x")
+
+
+def test_a_plan_colours_a_collapsed_graph_by_its_scopes_devices():
+    p = random_problem(60, scope=20)
+    dev = {
+        n.id: ("gpu" if i < 20 else "cpu" if i < 40 else ["cpu", "gpu"][i % 2])
+        for i, n in enumerate(p.nodes)
+    }
+    dev[p.nodes[49].id] = "cpu"  # gpu cannot run it
+    plan = Plan.build(p, "hand", dev, [n.id for n in p.nodes])
+    fig = dag_figure(p, color=plan, collapse=1)
+    names = [t.split("</b>")[0][3:] for t in fig.data[1].text]
+    col = dict(zip(names, fig.data[1].marker.color, strict=True))
+    assert col["block_0"] != col["block_1"] and col["block_2"] == MIXED
+    groups = [[n.id for n in p.nodes[:30]], [n.id for n in p.nodes[30:]]]
+    shaded = dag_figure(p, collapse=1, subgraphs=groups).layout.shapes
+    assert len([s for s in shaded if s.type == "path"]) == 2

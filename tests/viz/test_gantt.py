@@ -5,11 +5,25 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 
+import numpy as np
 import pytest
 
-from hetlab.viz import compare_figure, critical_path, gantt_figure, op_scatter_figure, plan_trace
+from hetlab.cost.problem import Link, PNode, Problem
+from hetlab.schedulers.plan import Plan
+from hetlab.viz import (
+    compare_figure,
+    critical_path,
+    gantt_figure,
+    moved_ops,
+    op_scatter_figure,
+    plan_diff_figure,
+    plan_trace,
+)
 from hetlab.viz.common import as_bars
+from hetlab.viz.gantt import LEGEND_PX, MIN_ROWS, ROW_PX
+from hetlab.viz.scale import CHAR_PX
 from hetlab.viz.timeline import idle_gaps
 from tests.tiny import tiny_problem
 from tests.viz._random import random_plan, random_problem
@@ -69,7 +83,7 @@ def test_critical_path_is_a_chain_as_long_as_the_makespan(case):
         assert asg[u].finish == pytest.approx(asg[v].start)
     total = sum(asg[v].finish - asg[v].start for v in chain)
     assert total == pytest.approx(plan.makespan)
-    cp = _trace(gantt_figure(plan, p), "critical path")
+    cp = _trace(gantt_figure(plan, p, critical=True), "critical path")
     assert len(cp.base) == len(chain) and critical_path(plan, p) == chain
 
 
@@ -129,6 +143,83 @@ def test_op_scatter_pairs_each_op_once_on_log_axes(case):
 
 def test_compare_keeps_one_legend_entry_per_overlay(case):
     p, plan = case
-    fig = compare_figure([plan, plan], ["A", "B"], problem=p)
+    fig = compare_figure([plan, plan], ["A", "B"], problem=p, critical=True)
     shown = [t.name for t in fig.data if t.showlegend]
     assert sorted(shown) == ["critical path", "idle", "transfers"]
+
+
+def test_the_critical_path_is_drawn_only_where_it_is_not_every_op():
+    p = tiny_problem()
+    one = Plan.build(p, "one", dict.fromkeys("abcdefgh", "cpu"), list("abcdefgh"))
+    fig = gantt_figure(one, p)
+    assert not [t for t in fig.data if t.name == "critical path"]
+    assert "critical path: every op" in fig.layout.title.text
+    split = Plan.build(
+        p, "two", {v: "gpu" if v in "ce" else "cpu" for v in "abcdefgh"}, list("abcdefgh")
+    )
+    cp = _trace(gantt_figure(split, p), "critical path")
+    assert 0 < len(cp.base) < len(p.nodes)
+    assert cp.marker.color == "rgba(0,0,0,0)"  # an outline, the ops' colours show through
+    assert len(_trace(gantt_figure(one, p, critical=True), "critical path").base) == 8
+
+
+def _problem(devices: int) -> Problem:
+    devs = [f"d{k}" for k in range(devices)]
+    nodes = [PNode(f"n{i}", dict.fromkeys(devs, 1.0), "Relu") for i in range(devices)]
+    return Problem("par", devs, nodes, [], {"default": Link()})
+
+
+def test_height_grows_by_a_row_per_device_and_a_panel_per_timeline():
+    heights = []
+    for k in (1, 3, 6):
+        p = _problem(k)
+        plan = Plan.build(
+            p, "par", {f"n{i}": f"d{i}" for i in range(k)}, [f"n{i}" for i in range(k)]
+        )
+        heights.append(gantt_figure(plan, p).layout.height)
+    assert heights[1] - heights[0] == ROW_PX * (3 - MIN_ROWS)
+    assert heights[2] - heights[1] == 3 * ROW_PX
+    p = tiny_problem()
+    plan = random_plan(p)
+    two, three = (compare_figure([plan] * n, problem=p).layout.height for n in (2, 3))
+    assert three - two >= ROW_PX * MIN_ROWS
+
+
+def test_titles_wrap_to_the_width_and_the_legend_sits_above_the_plot(case):
+    p, plan = case
+    narrow = gantt_figure(plan, p, title="a rather long plan name (ε=0.2, NT=12)", width=360)
+    wide = gantt_figure(plan, p, title="a rather long plan name (ε=0.2, NT=12)", width=1400)
+    lines = narrow.layout.title.text.split("<br>")
+    assert len(lines) > 1 and len(wide.layout.title.text.split("<br>")) == 1
+    assert all(len(re.sub("<[^>]+>", "", s)) <= 360 / CHAR_PX for s in lines)
+    assert narrow.layout.margin.t > wide.layout.margin.t
+    for fig in (narrow, wide, compare_figure([plan, plan], problem=p, width=420)):
+        h, lg = fig.layout.height, fig.layout.legend
+        assert lg.yref == "container" and lg.yanchor == "top"
+        plot_top = 1 - fig.layout.margin.t / h  # the legend's row lies in the top margin
+        assert lg.y - LEGEND_PX / h >= plot_top - 1e-9 and lg.y <= 1
+
+
+def test_plan_diff_marks_exactly_the_ops_placed_differently(case):
+    p, plan = case
+    rng = np.random.default_rng(7)
+    dev = dict(plan.device_of)
+    flip = [
+        v for v in dev if rng.random() < 0.2 and p.nodes[p.index[v]].cost.get("gpu") is not None
+    ]
+    for v in flip:
+        dev[v] = "gpu" if dev[v] == "cpu" else "cpu"
+    other = Plan.build(p, "other", dev, [p.nodes[i].id for i in p.topo])
+    moved = moved_ops(plan, other)
+    assert set(moved) == {v for v in flip if plan.device_of[v] != dev[v]} and moved
+    fig = plan_diff_figure(plan, other, p)
+    marks = [t for t in fig.data if t.name == "moved"]
+    assert [t.xaxis for t in marks] == ["x", "x2"]
+    for t, pl in zip(marks, (plan, other), strict=True):
+        asg = {a.node: a for a in pl.assignments}
+        got = sorted(zip(t.y, t.base, strict=True))
+        assert got == sorted((asg[v].device, asg[v].start) for v in moved)
+    assert fig.layout.title.text.startswith(
+        f"{len(moved)} of {len(p.nodes)} ops placed differently"
+    )
+    assert "same devices" in plan_diff_figure(plan, plan, p).layout.title.text

@@ -9,6 +9,8 @@ import pytest
 
 from hetlab.errors import HetlabError
 from hetlab.viz import heatmap_figure
+from hetlab.viz.common import fmt_ms
+from hetlab.viz.scale import STRIP_STEPS
 from tests.tiny import tiny_problem
 from tests.viz._random import random_problem
 
@@ -17,22 +19,32 @@ def _z(fig):
     return np.asarray([[np.nan if v is None else v for v in row] for row in fig.data[0].z])
 
 
-def test_log_scale_ticks_are_decades_labelled_in_ms():
+def _key(fig):
+    strip = [s for s in fig.layout.shapes if s.name == "scale"]
+    ticks = [a for a in fig.layout.annotations if a.name == "legend"]
+    return strip, [a.text for a in ticks[1:]], ticks[0].text
+
+
+def test_log_scale_is_a_strip_drawn_in_shapes_labelled_in_ms():
     fig = heatmap_figure(tiny_problem())
-    bar = fig.data[0].colorbar
-    assert all(float(v).is_integer() for v in bar.tickvals)
-    assert [t.endswith("ms") for t in bar.ticktext] == [True] * len(bar.ticktext)
-    assert math.isclose(_z(fig)[1, 0], math.log10(1.0))  # a on gpu
+    strip, ticks, title = _key(fig)
+    assert not fig.data[0].showscale and len(strip) == STRIP_STEPS
+    assert title == "ms (log)" and all(t.endswith("ms") for t in ticks)
+    z = _z(fig)
+    assert fig.data[0].zmin == pytest.approx(np.nanmin(z)) and fig.data[0].zmax == np.nanmax(z)
+    assert ticks[0] == fmt_ms(10 ** np.nanmin(z)) and "1.00 ms" in ticks  # ends and a decade
+    assert math.isclose(z[1, 0], math.log10(1.0))  # a on gpu
+    assert not [a for a in fig.layout.annotations if a.name == "grouping"]
 
 
 def test_ratio_view_against_a_reference():
     p = tiny_problem()
     fig = heatmap_figure(p, view="ratio", reference="gpu", group=None)
-    assert list(fig.data[0].y) == ["cpu"] and fig.data[0].zmid == 0
+    assert list(fig.data[0].y) == ["cpu"] and fig.data[0].zmin == -fig.data[0].zmax
     z = _z(fig)[0]
     assert math.isclose(z[0], math.log10(4.0 / 1.0))  # a: cpu 4 ms, gpu 1 ms
     assert np.isnan(z[-1])  # h cannot run on the reference
-    assert fig.data[0].colorbar.ticktext[0].startswith("×")
+    assert all(t.startswith("×") for t in _key(fig)[1])
     with pytest.raises(HetlabError):
         heatmap_figure(p, view="ratio", reference="npu")
 
@@ -49,6 +61,12 @@ def test_a_thousand_ops_are_grouped_by_op_type():
     marks = fig.data[1]  # 20 ops cannot run on gpu: each group with one of them is marked
     assert set(marks.y) == {"gpu"} and all("cannot run: /block_" in t for t in marks.text)
     assert len(heatmap_figure(p, group="scope").data[0].x) == 50
+    (note,) = [a.text for a in fig.layout.annotations if a.name == "grouping"]
+    assert f"1000 ops in {len(types)} columns by op type" in note and "group=None" in note
+    flat = heatmap_figure(p, group=None)
+    assert len(flat.data[0].x) == 1000 and not [
+        a for a in flat.layout.annotations if a.name == "grouping"
+    ]
 
 
 @pytest.mark.parametrize("sort", ["name", "op", "cost", "ratio"])

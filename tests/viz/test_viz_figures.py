@@ -156,8 +156,11 @@ def test_nasnet_large_dag_and_heatmap():
     """Every one of the 1049 nodes drawn (how long it takes: benchmarks/figures.py)."""
     p = Problem.load(NASNET)
     assert len(p.nodes) == 1049
-    fig = dag_figure(p)
+    fig = dag_figure(p, collapse=None)
     assert len(fig.data) == 2 and len(fig.data[1].x) == 1049
+    overview = dag_figure(p)  # by default: one node per cell, labelled
+    assert len(overview.data[1].x) == 24 and "depth 1" in overview.layout.title.text
+    assert len([a for a in overview.layout.annotations if a.xref != "paper"]) == 24
     h = heatmap_figure(p)
     assert len(h.data) == 2  # final_layer ops cannot run on the phone GPU
     assert any("final_layer/Mean" in t for t in h.data[1].text)

@@ -1,0 +1,116 @@
+"""A run report's timeline as what was measured, and no finer (spec §5).
+
+A timeline entry is a node's own interval where its device timed it; else the entries of a
+unit share the unit's one measured interval, split over its nodes by weight (flops): the
+split is an estimate. A unit measured as a whole is therefore one span here, and its per-node
+shares are kept apart as estimates. A unit's entries are its shares when they carry its
+``unit`` field and tile its interval end to end; entries that leave gaps or overlap (a
+device's own timings of its kernels; no split does) and a unit's only entry are each a
+node's own interval. ``"approx": true`` marks a unit whose end the host saw only at the end of its
+device's work. A ``RunReport`` object (not its JSON) also carries its events: the host ->
+device and device -> host copies are then drawn as the run's transfers.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+TILE_TOL = 1e-6  # ms: consecutive shares of a unit meet exactly (one value rounded once)
+
+
+@dataclass
+class Transfer:
+    """One copy ``src -> dst`` on ``link`` ("a→b"), in ms."""
+
+    src: str
+    dst: str
+    link: str
+    start: float
+    finish: float
+
+
+def get(obj: Any, key: str, default: Any = None) -> Any:
+    """``obj[key]`` of a dict, else its attribute."""
+    if isinstance(obj, dict):
+        return obj.get(key, default)
+    return getattr(obj, key, default)
+
+
+@dataclass
+class Measured:
+    """``rows``: (key, device, start, finish), a node's id or ``"unit K"``; ``members``: the
+    nodes of each unit row; ``shares``: the estimated per-node rows inside those units;
+    ``approx``: the keys whose end is approximate; ``moves``: the copies, or None when the
+    report does not carry its events."""
+
+    rows: list[tuple[str, str, float, float]]
+    members: dict[str, list[str]] = field(default_factory=dict)
+    shares: list[tuple[str, str, float, float]] = field(default_factory=list)
+    approx: set[str] = field(default_factory=set)
+    moves: list[Transfer] | None = None
+
+
+def _entry(e: Any) -> tuple[str, str, float, float]:
+    return (
+        str(get(e, "node")),
+        str(get(e, "device")),
+        float(get(e, "start")),
+        float(get(e, "finish")),
+    )
+
+
+def _tiles(es: list[Any]) -> bool:
+    return all(
+        abs(float(get(b, "start")) - float(get(a, "finish"))) <= TILE_TOL
+        for a, b in itertools.pairwise(es)
+    )
+
+
+def measured(timeline: list[Any], events: list[Any] | None = None) -> Measured:
+    """The spans of ``timeline`` (see the module doc), on the run's clock."""
+    out = Measured([])
+    units: dict[tuple[int, str], list[Any]] = {}
+    for e in timeline:
+        u = get(e, "unit")
+        if u is None:
+            out.rows.append(_entry(e))
+            if get(e, "approx"):
+                out.approx.add(str(get(e, "node")))
+        else:
+            units.setdefault((int(u), str(get(e, "device"))), []).append(e)
+    for (u, dev), es in sorted(units.items()):
+        es.sort(key=lambda e: (float(get(e, "start")), float(get(e, "finish"))))
+        approx = any(get(e, "approx") for e in es)
+        if len(es) == 1 or not _tiles(es):
+            out.rows += [_entry(e) for e in es]
+            if approx:
+                out.approx.update(str(get(e, "node")) for e in es)
+            continue
+        key = f"unit {u}"
+        start, finish = float(get(es[0], "start")), max(float(get(e, "finish")) for e in es)
+        out.rows.append((key, dev, start, finish))
+        out.members[key] = [str(get(e, "node")) for e in es]
+        out.shares += [_entry(e) for e in es]
+        if approx:
+            out.approx.add(key)
+    if events is not None:
+        out.moves = copies(events)
+    return out
+
+
+def copies(events: list[Any]) -> list[Transfer]:
+    """The host -> device (``recv``) and device -> host (``send``) copies of a run's events."""
+    out = []
+    for ev in events:
+        kind, dev = get(ev, "kind"), str(get(ev, "device"))
+        if kind not in ("recv", "send"):
+            continue
+        name = str(get(ev, "name"))
+        src, dst = ("host", dev) if kind == "recv" else (dev, "host")
+        s, f = float(get(ev, "start")), float(get(ev, "finish"))
+        out.append(
+            Transfer(name, f"unit {get(ev, 'args', {}).get('unit', '?')}", f"{src}→{dst}", s, f)
+        )
+    return out

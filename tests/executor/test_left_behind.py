@@ -10,7 +10,7 @@ from tests.tiny import tiny_graph
 def test_the_nodes_left_behind_are_counted_by_op_with_each_crossing_tensor_once():
     g = tiny_graph()
     ids = [n.id for n in g.nodes]
-    device_of = {v: "gpu" for v in ids}
+    device_of = dict.fromkeys(ids, "gpu")
     assert left_behind(g, device_of, "gpu") is None
     device_of[ids[-1]] = "cpu"  # the head: every tensor it reads crosses
     doc = left_behind(g, device_of, "gpu")

@@ -34,9 +34,9 @@ def node_timeline(
     node_times: dict[int, list[tuple[str, float, float]]],
     weights: dict[str, float] | None = None,
 ) -> list[dict[str, Any]]:
-    """Spec §5 ``timeline``: one entry per node. Where a device timed each node, its own
-    interval; else the unit's interval split over its nodes in proportion to ``weights``
-    (e.g. flops; evenly without), with a ``unit`` field saying it is a unit's share."""
+    """Spec §5 ``timeline``: one entry per node, each with its ``unit``. Where a device timed
+    each node, its own interval (``"timed": true``); else the unit's interval split over its
+    nodes in proportion to ``weights`` (e.g. flops; evenly without): a share, an estimate."""
     out: list[dict[str, Any]] = []
     for ev in events:
         if ev.kind != "unit":
@@ -52,6 +52,7 @@ def node_timeline(
                         "start": round(s, 4),
                         "finish": round(f, 4),
                         "unit": uid,
+                        "timed": True,
                     }
                 )
             continue

@@ -1,6 +1,7 @@
 """A run report's timeline as what was measured, and no finer (spec §5).
 
-A timeline entry is a node's own interval where its device timed it; else the entries of a
+A timeline entry is a node's own interval where its device timed it (``"timed": true``, or
+no ``unit`` field); else the entries of a
 unit share the unit's one measured interval, split over its nodes by weight (flops): the
 split is an estimate. A unit measured as a whole is therefore one span here, and its per-node
 shares are kept apart as estimates. A unit's entries are its shares when they carry its
@@ -74,7 +75,7 @@ def measured(timeline: list[Any], events: list[Any] | None = None) -> Measured:
     units: dict[tuple[int, str], list[Any]] = {}
     for e in timeline:
         u = get(e, "unit")
-        if u is None:
+        if u is None or get(e, "timed"):
             out.rows.append(_entry(e))
             if get(e, "approx"):
                 out.approx.add(str(get(e, "node")))

@@ -16,6 +16,7 @@ from hetlab.cost.problem import Problem
 from hetlab.cost.profiler import Job
 from hetlab.cost.queues import queues_pay, with_queues
 from hetlab.devices.base import Device, is_accelerator
+from hetlab.devices.capabilities import GRAPH
 from hetlab.devices.choice import select
 from hetlab.errors import HetlabError
 from hetlab.graph import load
@@ -38,7 +39,7 @@ def profile(
     too), ``whole_cpu`` and ``platform`` are the platform options (``devices.choice``)."""
     devs = select(devices, platform, queues, whole_cpu)
     graph = load(graph) if isinstance(graph, str) else graph
-    views = [d for d in devs if getattr(d, "parent", None) is not None]
+    views = [d for d in devs if d.root is not d]
     measured = [d for d in devs if d not in views]
     p = profiler.profile(graph, measured, options, calibrate=executor_calibrations, **overrides)
     if views:
@@ -49,7 +50,7 @@ def profile(
     return p
 
 
-def add_queues(p: Problem, graph: OpGraph, measured: list[Device], views: list[Any]) -> Problem:
+def add_queues(p: Problem, graph: OpGraph, measured: list[Device], views: list[Device]) -> Problem:
     """The queue views as devices of ``p``: each costs what its device measured, times how
     much slower one copy of the model runs beside copies on the other queues
     (``opencl.queues.model_slowdown``, ``cuda.streams`` for CUDA streams), and a tensor
@@ -57,41 +58,29 @@ def add_queues(p: Problem, graph: OpGraph, measured: list[Device], views: list[A
     also records what a run of the model through its graph costs beyond the prediction
     (``run_ms``, ``shared.run_cost_ms``). ``extra.queues[device].pay`` says whether the queues
     run more work than one (``queues_pay``); where not, plans are better off without them."""
-    for root in {v.parent.name: v.parent for v in views}.values():
+    for root in {v.root.name: v.root for v in views}.values():
         if root not in measured:
             raise HetlabError(f"profile {root.name} too: its queues share its measurements")
-        mine = [v for v in views if v.parent is root]
-        measure = _queue_measures(root)
+        mine = [v for v in views if v.root is root]
+        measure = root.queue_measures()
         costs = measure.queue_costs(root)
         slow = measure.model_slowdown([root, *mine], graph)
         p = with_queues(p, {root.name: [v.name for v in mine]}, costs["event_ms"], slow["slowdown"])
         p.extra["queues"][root.name].update(
             {**costs, **slow, "pay": queues_pay(slow["slowdown"], len(mine) + 1)}
         )
-        if root.kind == "cuda":  # its runs go through one captured graph (shared.py)
+        if root.capabilities().group == GRAPH:  # its runs go through one graph (shared.py)
             host = next((d.name for d in measured if not is_accelerator(d)), None)
             p.extra["queues"][root.name]["run_ms"] = run_cost_ms(root, p, graph, host)
     return p
 
 
-def _queue_measures(root: Device) -> Any:
-    """The module that measures ``root``'s queues: OpenCL queues or CUDA streams (the same
-    two functions, ``queue_costs`` and ``model_slowdown``)."""
-    if root.kind == "cuda":
-        from hetlab.devices.cuda import streams  # lazy: CuPy is optional
-
-        return streams
-    from hetlab.devices.opencl import queues
-
-    return queues
-
-
-def exclusive_sets(devs: Sequence[Any]) -> list[list[str]]:
+def exclusive_sets(devs: Sequence[Device]) -> list[list[str]]:
     """``[[whole CPU], [its groups]]`` for a whole-CPU device profiled beside its groups."""
     names = {d.name for d in devs}
     out = []
     for d in devs:
-        groups = [g for g in getattr(d, "covers", None) or [] if g in names]
+        groups = [g for g in d.capabilities().covers if g in names]
         if groups:
             out += [[d.name], groups]
     return out

@@ -148,8 +148,10 @@ def io_prediction(
 
 def host_and_remote(problem: Any, devices: Mapping[str, Device]) -> tuple[str | None, set[str]]:
     """The prediction's host (the problem's first CPU device, None if it has none) and its
-    remote devices (OpenCL devices without host-unified memory)."""
+    remote devices (accelerators whose memory is not the host's: ``unified_memory`` False)."""
     used = [devices[d] for d in problem.devices if d in devices]
     host = next((d.name for d in used if not is_accelerator(d)), None)
-    remote = {d.name for d in used if is_accelerator(d) and getattr(d, "unified", True) is False}
+    remote = {
+        d.name for d in used if is_accelerator(d) and d.capabilities().unified_memory is False
+    }
     return host, remote

@@ -18,14 +18,15 @@ from hetlab.errors import HetlabError
 from hetlab.graph.ir import OpGraph
 
 Item = tuple[str, str, list[str]]  # (cache section, signature, node ids)
-# sections that set the scale of a device's costs (``in_context.py``): on a device with ``write``
-# (OpenCL) timed with their inputs written before each run, as the executor runs a unit
+# sections that set the scale of a device's costs (``in_context.py``): on a device that
+# ``writes_inputs`` (OpenCL) timed with their inputs written before each run, as the executor
+# runs a unit
 WRITTEN = ("windows", "whole")
 
 
 def written(d: Device, sec: str) -> bool:
     """Whether ``sec``'s units are timed on ``d`` with their inputs written first."""
-    return sec in WRITTEN and hasattr(d, "write")
+    return sec in WRITTEN and d.capabilities().writes_inputs
 
 
 def measure_device(

@@ -5,8 +5,8 @@ Two timers, both on ``hetlab.devices.base.now`` (seconds), reported in ms:
   IO binding: inputs bound once, outputs left in onnxruntime's arena. That is how a node
   runs inside a whole-model session; ``session.run`` would add a copy of every output
   into a fresh numpy array and the Python feed conversion, which a whole-model run does not pay.
-- a device that runs plans as captured graphs (CUDA, ``graph_timer``): the unit captured
-  once, each run one graph launch, timed on the host;
+- a device with a timer of its own (``Device.profile_timer``; CUDA's runs a plan as a
+  captured graph): the unit captured once, each run one graph launch, timed on the host;
 - any other device: ``device.run(unit, buffers)`` on inputs copied in once; the unit's own
   ``start``/``finish`` give the interval; outputs stay the device's (a unit may reuse them).
 
@@ -61,9 +61,9 @@ def make_runner(
     device: Device, unit: Unit, arrays: dict[str, np.ndarray], written: bool = False
 ) -> tuple[Callable[[], float], str]:
     """A function that runs ``unit`` once and returns its time (s), and the timer's name.
-    ``written``: on a device with ``write`` (OpenCL), write the inputs again before each run
-    (not timed), as the executor does before it runs a unit, so that the unit is timed as the
-    executor runs it (docs/measurements.md#inputs-written)."""
+    ``written``: on a device that ``writes_inputs`` (OpenCL), write the inputs again before
+    each run (not timed), as the executor does before it runs a unit, so that the unit is
+    timed as the executor runs it (docs/measurements.md#inputs-written)."""
     sess = unit.handle
     if hasattr(sess, "run_with_iobinding") and hasattr(sess, "io_binding"):
         b = sess.io_binding()
@@ -81,10 +81,10 @@ def make_runner(
 
         return once_ort, "iobinding"
     bufs = {t: device.copy_in(arrays[t]) for t in unit.inputs}
-    graph_timer = getattr(device, "graph_timer", None)
-    if graph_timer is not None:
-        return graph_timer(unit, bufs), "captured graph"
-    write = getattr(device, "write", None) if written else None
+    own = device.profile_timer(unit, bufs)
+    if own is not None:
+        return own
+    write = device.write if written and device.capabilities().writes_inputs else None
 
     def once() -> float:  # outputs may be the unit's own buffers (OpenCL): never free them
         if write is not None:

@@ -233,7 +233,7 @@ def _resolve(devices: Sequence[Device | str]) -> list[Device]:
     twice = one_hardware_twice(out)
     if twice is not None:
         a, b = twice
-        keep = [d.name for d in out if getattr(d, "root", d) is not getattr(a, "root", a)]
+        keep = [d.name for d in out if d.root is not a.root]
         raise HetlabError(
             f"{a.name} and {b.name} are one GPU ({a.hardware_id()}) through two drivers, and a "
             f"plan would use them as two devices; profile one of them, e.g. --devices "

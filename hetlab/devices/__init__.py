@@ -1,13 +1,15 @@
-"""Devices: the interface (``base``), onnxruntime CPU groups, OpenCL, CUDA, the platform and
-the choice of devices by name with its options (``select``); ``replay_devices`` replays a
-problem's costs (a profile measured elsewhere, and the tests); ``cgroup`` reads what the
-container grants (``cgroup.limits()``, ``cgroup.cpu_count()``, ``cgroup.memory_bytes()``)."""
+"""Devices: the interface (``base``; what a backend declares: ``Capabilities``), onnxruntime
+CPU groups, OpenCL, CUDA, the platform and the choice of devices by name with its options
+(``select``); ``replay_devices`` replays a problem's costs (a profile measured elsewhere, and
+the tests); ``cgroup`` reads what the container grants (``cgroup.limits()``,
+``cgroup.cpu_count()``, ``cgroup.memory_bytes()``)."""
 
 from __future__ import annotations
 
 import importlib
 
 __all__ = [
+    "Capabilities",
     "Device",
     "OrtCpuDevice",
     "cgroup",
@@ -27,6 +29,7 @@ __all__ = [
 ]
 
 _LAZY = {
+    "Capabilities": "hetlab.devices.capabilities",
     "Device": "hetlab.devices.base",
     "is_accelerator": "hetlab.devices.base",
     "default_groups": "hetlab.devices.platform",

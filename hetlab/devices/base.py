@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from hetlab.devices.capabilities import Capabilities
 from hetlab.devices.cgroup import memory_bytes as host_memory_bytes
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph, Tensor
@@ -76,15 +77,28 @@ class RunResult:
 
 
 class Device(ABC):
-    """A compute device. Subclasses set ``name`` and ``kind`` and implement the hooks."""
+    """A compute device. Subclasses set ``name`` and ``kind``, declare their
+    ``capabilities`` and implement the hooks. ``kind`` names the backend for people and
+    reports; what the layers above do with a device follows its capabilities only."""
 
     name: str
     kind: str
+    record_node_times = False  # the switch of ``Capabilities.node_times``
 
     # --- identity -----------------------------------------------------------
     @abstractmethod
     def info(self) -> dict[str, Any]:
         """The entry of ``hetlab devices --json`` (spec §5): at least name and kind."""
+
+    @abstractmethod
+    def capabilities(self) -> Capabilities:
+        """What this device declares it can do (``capabilities.py``)."""
+
+    @property
+    def root(self) -> Device:
+        """The device whose context and memory this one shares: itself unless it is a queue
+        view (``cl0.q1``) of another."""
+        return self
 
     def fingerprint(self) -> str:
         """A stable string that changes when the hardware or driver changes (profile cache key)."""
@@ -121,6 +135,11 @@ class Device(ABC):
         """Device buffer -> host array (blocking)."""
         return np.asarray(buf)
 
+    def write(self, dst: Any, array: np.ndarray) -> None:
+        """Host array -> an existing device buffer, in place; only on devices that declare
+        ``writes_inputs``."""
+        raise NotImplementedError(f"{self.name} does not write into its buffers")
+
     def free(self, buf: Any) -> None:
         """Release a buffer after its last use (no-op where the GC does it)."""
 
@@ -142,6 +161,19 @@ class Device(ABC):
     @abstractmethod
     def run(self, unit: Unit, inputs: dict[str, Any]) -> RunResult:
         """Run a prepared unit on device buffers; blocks until its outputs are ready."""
+
+    def profile_timer(
+        self, unit: Unit, inputs: dict[str, Any]
+    ) -> tuple[Callable[[], float], str] | None:
+        """The profiler's timer of ``unit`` on these input buffers where this device is timed
+        otherwise than by ``run`` (a function returning one run's seconds, and its name for
+        the profile's key); None: the profiler times ``run``."""
+        return None
+
+    def queue_measures(self) -> Any:
+        """The module that measures this device's queue views (``queue_costs`` and
+        ``model_slowdown``); None where the device has no queues."""
+        return None
 
     def bind_thread(self) -> None:
         """Called once on the worker thread that drives this device (pin it to its cores)."""
@@ -191,12 +223,9 @@ def _reason_text(op_type: str, why: str) -> str:
     return why
 
 
-ACCELERATOR_KINDS = frozenset({"opencl", "cuda"})  # devices with their own memory and kernels
-
-
 def is_accelerator(device: Device) -> bool:
     """Whether ``device`` runs hetlab's kernels (OpenCL, CUDA) rather than the host's CPU."""
-    return device.kind in ACCELERATOR_KINDS
+    return device.capabilities().accelerator
 
 
 def now() -> float:
@@ -214,7 +243,7 @@ def one_hardware_twice(devices: Sequence[Device]) -> tuple[Device, Device] | Non
         if hw is None:
             continue
         first = seen.setdefault(hw, d)
-        if getattr(first, "root", first) is not getattr(d, "root", d):
+        if first.root is not d.root:
             return first, d
     return None
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.base import Device, NodeTime, RunResult, Unit, now
+from hetlab.devices.base import Capabilities, Device, NodeTime, RunResult, Unit, now
 from hetlab.devices.ort_refusals import ort_refuses
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
@@ -82,6 +82,10 @@ class OrtCpuDevice(Device):
         self._sessions: dict[tuple[frozenset[str], tuple[str, ...] | None, str], Any] = {}
         self._lock = threading.Lock()
         self._run_options: Any = None
+        self.covers: list[str] = []  # a whole-CPU device's groups (platform.whole_cpu)
+
+    def capabilities(self) -> Capabilities:
+        return Capabilities(covers=tuple(self.covers))
 
     def info(self) -> dict[str, Any]:
         # lazy: onnxruntime is slow to import

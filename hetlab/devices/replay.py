@@ -18,9 +18,17 @@ from typing import Any
 import numpy as np
 
 from hetlab.cost.problem import Problem
-from hetlab.devices.base import Device, RunResult, Unit, now
+from hetlab.devices.base import Capabilities, Device, RunResult, Unit, now
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Edge, Node, OpGraph, Tensor
+
+# what a replay device of these kinds declares: the executor treats it as an accelerator
+# (never the fallback device) and the run report counts it as the real device is counted;
+# it runs its units one at a time, with nothing to group, time per node or write in place
+REPLAYED_AS = {
+    "opencl": Capabilities(accelerator=True, share_key="opencl_share"),
+    "cuda": Capabilities(accelerator=True),
+}
 
 
 class DeviceFailure(RuntimeError):
@@ -53,6 +61,9 @@ class ReplayDevice(Device):
         self.copies_in = 0  # host -> device transfers made (the tensor cache test reads it)
         self.copied: list[Any] = []
         self._lock = threading.Lock()
+
+    def capabilities(self) -> Capabilities:
+        return REPLAYED_AS.get(self.kind, Capabilities())
 
     def info(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, "replays": self.problem.name, "as": self.pdev}

@@ -236,7 +236,8 @@ def node_shares(
     - ``host_resolved``: body nodes an OpenCL ``If`` resolves once per input signature on the
       host instead (``shape_arithmetic``; ``constant_folded``: float values computed from
       constants only, such as slicing LSTM weights); they do not execute per run.
-    - ``opencl_share``: the OpenCL devices' fraction by ``vertices``, by ``executed`` nodes
+    - ``opencl_share`` (the ``share_key`` OpenCL devices declare): the OpenCL devices'
+      fraction by ``vertices``, by ``executed`` nodes
       (the count that says how much of the model the OpenCL devices run: the ops that run), and
       ``with_host_resolved`` (host-resolved nodes counted against OpenCL: the strictest).
     """
@@ -254,12 +255,16 @@ def node_shares(
         "nodes_executed": dict(executed),
         "host_resolved": {"shape_arithmetic": shape, "constant_folded": folded},
     }
-    cl = {d for d in set(device_of.values()) if d in devices and devices[d].kind == "opencl"}
-    if cl:
-        on_v = sum(1 for n in graph.nodes if device_of[n.id] in cl)
-        on_x = sum(v for d, v in executed.items() if d in cl)
+    shares: dict[str, set[str]] = {}  # report key -> the devices it counts
+    for d in set(device_of.values()) & set(devices):
+        key = devices[d].capabilities().share_key
+        if key is not None:
+            shares.setdefault(key, set()).add(d)
+    for key, mine in sorted(shares.items()):
+        on_v = sum(1 for n in graph.nodes if device_of[n.id] in mine)
+        on_x = sum(v for d, v in executed.items() if d in mine)
         total_x = sum(executed.values())
-        out["opencl_share"] = {
+        out[key] = {
             "vertices": round(on_v / max(len(graph.nodes), 1), 4),
             "executed": round(on_x / max(total_x, 1), 4),
             "with_host_resolved": round(on_x / max(total_x + shape + folded, 1), 4),

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Self
 
 from hetlab.devices.base import Device, Unit, is_accelerator, now, unsupported_summary
+from hetlab.devices.capabilities import AHEAD_OF_TIME, GRAPH
 from hetlab.errors import HetlabError
 from hetlab.executor.aot import AotGroup, eligible
 from hetlab.executor.cuda_graph import GraphGroup, graph_eligible
@@ -38,6 +39,8 @@ from hetlab.executor.worker import AotWorker, RunError, Worker
 from hetlab.graph.ir import OpGraph
 
 HOST = "host"
+# the runner of each ``Capabilities.group`` and the test of whether a device's units fit it
+GROUPS = {AHEAD_OF_TIME: (AotGroup, eligible), GRAPH: (GraphGroup, graph_eligible)}
 
 
 @dataclass
@@ -144,7 +147,7 @@ class Executor:
         used = [d for d in self.devices if any(s.device == d for s in self.specs)]
         for d in used:  # node timelines need profiling queues; timed runs go without
             dev = self.devices[d]
-            if is_accelerator(dev) and hasattr(dev, "record_node_times"):
+            if dev.capabilities().node_times:
                 self._profiling[d] = dev.record_node_times
                 dev.record_node_times = self.node_times
         cpus = [d for d in used if not is_accelerator(self.devices[d])]
@@ -158,26 +161,23 @@ class Executor:
             )
 
     def _group_queues(self, used: list[str]) -> set[str]:
-        """The OpenCL devices whose units are enqueued ahead of time (``aot.py``) and the CUDA
-        devices whose units run as one captured graph (``cuda_graph.py``): one group and one
-        thread per context; returns the device names grouped."""
+        """The devices that declare a ``group``, with their queue views, run by its runner
+        (``GROUPS``): units enqueued ahead of time (``aot.py``, OpenCL) or run as one
+        captured graph (``cuda_graph.py``, CUDA); one group and one thread per root device;
+        returns the device names grouped."""
         if not self.ahead_of_time:
             return set()
         by_root: dict[int, list[str]] = {}
         for d in used:
-            root = getattr(self.devices[d], "root", None)
-            if is_accelerator(self.devices[d]) and root is not None:
-                by_root.setdefault(id(root), []).append(d)
+            dev = self.devices[d]
+            if dev.capabilities().group is not None:
+                by_root.setdefault(id(dev.root), []).append(d)
         grouped: set[str] = set()
         for names in by_root.values():
-            if self.devices[names[0]].kind == "cuda":
-                if not graph_eligible(self, names):
-                    continue
-                group: AotGroup | GraphGroup = GraphGroup(self, names)
-            elif eligible(self, names):
-                group = AotGroup(self, names)
-            else:
+            runner, fits = GROUPS[self.devices[names[0]].capabilities().group]
+            if not fits(self, names):
                 continue
+            group: AotGroup | GraphGroup = runner(self, names)
             self._groups.append(group)
             self._workers[names[0]] = AotWorker(self, group)
             grouped.update(names)

@@ -68,6 +68,7 @@ class Worker:
         self.bind_error: BaseException | None = None
         self.received: set[str] = set()
         self.pool: dict[str, Any] = {}  # tensor -> buffer reused across runs (OpenCL)
+        self.writes = self.dev.capabilities().writes_inputs  # into ``pool``'s buffers
         self.thread: threading.Thread | None = None
         # (thread, its cores) once run_here has pinned the calling thread
         self.pinned: tuple[int, set[int]] | None = None
@@ -180,13 +181,12 @@ class Worker:
                 dev.free(buf)
 
     def _receive(self, t: str, array: Any) -> Any:
-        """Host -> this device. Devices with ``write(buf, array)`` (OpenCL) keep one buffer
-        per received tensor across runs (allocated once, overwritten each run, freed at
+        """Host -> this device. Devices that declare ``writes_inputs`` (OpenCL, CUDA) keep one
+        buffer per received tensor across runs (allocated once, overwritten each run, freed at
         ``close``); others get ``copy_in`` and ``free`` after the tensor's last use here.
         Unit outputs belong to the unit (a device may reuse them next run): never freed here."""
         self.received.add(t)
-        write = getattr(self.dev, "write", None)
-        if write is None:
+        if not self.writes:
             return self.dev.copy_in(array)
         array = np.asarray(array)
         shape = tuple(array.shape)
@@ -199,7 +199,7 @@ class Worker:
             if buf is not None:
                 self.dev.free(buf)
             buf = self.pool[t] = self.dev.alloc(shape, str(array.dtype))
-        write(buf, array)
+        self.dev.write(buf, array)
         return buf
 
     def release(self) -> None:

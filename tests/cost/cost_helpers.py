@@ -10,7 +10,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from hetlab.devices.base import Device, RunResult, Unit, now
+from hetlab.devices.base import Capabilities, Device, RunResult, Unit, now
 from hetlab.graph.ir import Node, OpGraph
 
 
@@ -33,6 +33,9 @@ class OrtTestDevice(Device):
             "tag": self.tag,
             "refuse": sorted(self.refuse),
         }
+
+    def capabilities(self) -> Capabilities:
+        return Capabilities()  # a host device: onnxruntime sessions on the host's memory
 
     def supports(self, node: Node, graph: OpGraph) -> bool:
         return node.op_type not in self.refuse
@@ -83,6 +86,9 @@ class LinkDevice(Device):
 
     def info(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, "lat": self.latency_ms, "bw": self.bw}
+
+    def capabilities(self) -> Capabilities:
+        return Capabilities()
 
     def supports(self, node: Node, graph: OpGraph) -> bool:
         return True

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 from hetlab.cost import device_pass
 from hetlab.cost.measure import PROBE_CHAIN, Budget
-from hetlab.devices.base import Unit
+from hetlab.devices.base import Capabilities, Unit
 from hetlab.graph import load
 
 
@@ -44,7 +44,11 @@ def test_a_unit_outlives_every_round_of_a_timer_that_holds_only_raw_pointers(mon
         return once, "raw pointers"
 
     monkeypatch.setattr(device_pass, "make_runner", runner)
-    dev = SimpleNamespace(name="gpu", prepare=lambda g, ns: Unit("gpu", list(ns), [], [], object()))
+    dev = SimpleNamespace(
+        name="gpu",
+        prepare=lambda g, ns: Unit("gpu", list(ns), [], [], object()),
+        capabilities=Capabilities,
+    )
     items = [("ops", f"sig{i}", [v]) for i, v in enumerate(nodes)]
     items.append(("windows", "sig0", nodes[:2]))  # one signature in two sections: two units
     values = SimpleNamespace(get=lambda names: {})

@@ -55,9 +55,18 @@ def test_no_device_can_run_a_node(chain_model):
 def test_one_gpu_through_two_drivers_is_refused_with_the_devices_to_keep(chain_model):
     """An NVIDIA GPU as an OpenCL and as a CUDA device is one GPU: a plan over both would
     run it as two. A queue view shares its device's hardware and is no second device."""
+
+    class View(OrtTestDevice):
+        def __init__(self, name: str, of: OrtTestDevice) -> None:
+            super().__init__(name)
+            self.of = of
+
+        @property
+        def root(self) -> OrtTestDevice:
+            return self.of
+
     gpu_cl, gpu_cuda, other = OrtTestDevice("g"), OrtTestDevice("c"), OrtTestDevice("h")
-    view = OrtTestDevice("g.q1")
-    view.root = gpu_cl.root = gpu_cl
+    view = View("g.q1", gpu_cl)
     for d, hw in ((gpu_cl, "pci:0000:1a"), (view, "pci:0000:1a"), (gpu_cuda, "pci:0000:1a")):
         d.hardware_id = lambda hw=hw: hw
     other.hardware_id = lambda: "pci:0000:2b"
@@ -276,17 +285,21 @@ def test_alternating_windows_plan():
 
 
 def test_scale_setting_units_are_timed_with_their_inputs_written_first():
-    """Windows and the whole model are timed on a device with ``write`` (OpenCL) with the
-    inputs written before each run, as the executor runs a unit; ops and CPU groups not."""
+    """Windows and the whole model are timed on a device that ``writes_inputs`` (OpenCL) with
+    the inputs written before each run, as the executor runs a unit; ops and CPU groups not."""
     import numpy as np
 
     from hetlab.cost.device_pass import written
     from hetlab.cost.measure import make_runner
-    from hetlab.devices.base import RunResult, Unit
+    from hetlab.devices.base import Capabilities, RunResult, Unit
 
-    class Writable:
+    class Writable(OrtTestDevice):
         def __init__(self) -> None:
+            super().__init__("w")
             self.log: list[str] = []
+
+        def capabilities(self) -> Capabilities:
+            return Capabilities(writes_inputs=True)
 
         def copy_in(self, a):
             return np.array(a)
@@ -301,15 +314,15 @@ def test_scale_setting_units_are_timed_with_their_inputs_written_first():
 
     dev = Writable()
     unit = Unit("w", ["n"], ["x"], ["y"])
-    once, timer = make_runner(dev, unit, {"x": np.ones(2, np.float32)}, written=True)  # type: ignore[arg-type]
+    once, timer = make_runner(dev, unit, {"x": np.ones(2, np.float32)}, written=True)
     assert once() == pytest.approx(0.001) and timer == "device.run after write"
     once()
     assert dev.log == ["write", "run", "write", "run"]
     dev.log.clear()
-    once, timer = make_runner(dev, unit, {"x": np.ones(2, np.float32)})  # type: ignore[arg-type]
+    once, timer = make_runner(dev, unit, {"x": np.ones(2, np.float32)})
     once()
     assert dev.log == ["run"] and timer == "device.run"
-    assert written(dev, "whole") and written(dev, "windows") and not written(dev, "ops")  # type: ignore[arg-type]
+    assert written(dev, "whole") and written(dev, "windows") and not written(dev, "ops")
     assert not written(OrtTestDevice("cpu"), "whole")
 
 

@@ -13,7 +13,7 @@ from onnx import TensorProto, helper
 
 from hetlab.cli import main as cli_main
 from hetlab.devices import ort_refusals
-from hetlab.devices.base import Device, unsupported_summary
+from hetlab.devices.base import Capabilities, Device, unsupported_summary
 from hetlab.devices.ort_cpu import OrtCpuDevice
 from hetlab.devices.ort_refusals import ort_cpu_ops
 from hetlab.errors import HetlabError
@@ -77,6 +77,9 @@ class Picky(Device):
 
     def info(self):
         return {"name": self.name, "kind": self.kind}
+
+    def capabilities(self):
+        return Capabilities()
 
     def supports(self, node, graph):
         return self.why_not(node, graph) is None

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from hetlab.cost.problem import Problem
+from hetlab.devices.base import Capabilities
 from hetlab.devices.replay import ReplayDevice, graph_from_problem
 from hetlab.executor import Executor, RunError, run
 from hetlab.schedulers.plan import Plan
@@ -155,11 +156,15 @@ def test_trace_has_one_row_per_device(tmp_path):
 
 
 class PooledFake(ReplayDevice):
-    """A fake with OpenCL's ``write``: received tensors get buffers reused across runs."""
+    """A fake that, like OpenCL, ``writes_inputs``: received tensors get buffers reused
+    across runs."""
 
     def __init__(self, *a, **k):
         super().__init__(*a, **k)
         self.allocs = self.writes = self.frees = 0
+
+    def capabilities(self):
+        return Capabilities(writes_inputs=True)
 
     def alloc(self, shape, dtype="float32"):
         self.allocs += 1
@@ -173,7 +178,7 @@ class PooledFake(ReplayDevice):
         self.frees += 1
 
 
-def test_devices_with_write_reuse_receive_buffers_across_runs():
+def test_devices_that_write_inputs_reuse_receive_buffers_across_runs():
     p = fork(0.5)
     g = graph_from_problem(p)
     b = PooledFake("b", p)

@@ -106,19 +106,19 @@ def test_a_profile_over_queues_measures_the_device_once_and_runs_checked(devs, g
 
 def test_the_whole_cpu_and_its_groups_are_alternatives():
     from hetlab.calibrate.profile import exclusive_sets
+    from hetlab.devices import OrtCpuDevice
     from hetlab.devices.platform import whole_cpu
 
     groups = [{"name": "cpu0", "cores": [0]}, {"name": "cpu1", "cores": [0]}]
     whole = whole_cpu("cpu", groups)
-    assert whole.covers == ["cpu0", "cpu1"]
+    assert whole.capabilities().covers == ("cpu0", "cpu1")
     assert whole.pin and not whole.pin_pool  # a plain session's pool: nothing to keep apart
 
-    class Named:
-        def __init__(self, name):
-            self.name = name
+    def group(name):
+        return OrtCpuDevice(name, [0])
 
-    assert exclusive_sets([Named("cpu0"), Named("cpu1"), whole]) == [["cpu"], ["cpu0", "cpu1"]]
-    assert exclusive_sets([Named("cpu0"), Named("cl0")]) == []
+    assert exclusive_sets([group("cpu0"), group("cpu1"), whole]) == [["cpu"], ["cpu0", "cpu1"]]
+    assert exclusive_sets([group("cpu0"), group("cl0")]) == []
 
 
 def test_a_view_of_a_host_tensor_passes_between_queues(devs, tmp_path):

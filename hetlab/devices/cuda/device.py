@@ -23,7 +23,17 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.base import Device, LazyNodeTimes, NodeTime, RunResult, Unit, now
+from hetlab.devices.base import (
+    Capabilities,
+    Device,
+    LazyNodeTimes,
+    NodeTime,
+    RunResult,
+    Unit,
+    now,
+)
+from hetlab.devices.capabilities import GRAPH
+from hetlab.devices.cuda import streams
 from hetlab.devices.cuda.runtime import cupy_module
 from hetlab.devices.cuda.source import options_to_nvrtc, to_cuda
 from hetlab.devices.opencl.builder import UnitBuilder
@@ -102,6 +112,18 @@ class CudaDevice(Device):
     @property
     def root(self) -> CudaDevice:
         return self if self.parent is None else self.parent
+
+    def capabilities(self) -> Capabilities:
+        return Capabilities(
+            accelerator=True,
+            group=GRAPH,
+            node_times=True,
+            writes_inputs=True,
+            unified_memory=self.unified,
+        )
+
+    def queue_measures(self) -> Any:
+        return streams
 
     def info(self) -> dict[str, Any]:
         p, rt = self.props, self.cp.cuda.runtime
@@ -243,6 +265,12 @@ class CudaDevice(Device):
                 graph = stream.end_capture()
 
         return _GraphTimer(graph, stream, (unit, h, dict(inputs)))
+
+    def profile_timer(
+        self, unit: Unit, inputs: dict[str, Any]
+    ) -> tuple[Callable[[], float], str] | None:
+        """``graph_timer``: the profiler times a unit as a plan's captured graph runs it."""
+        return self.graph_timer(unit, inputs), "captured graph"
 
     def _bound(self, unit: Unit, inputs: dict[str, Any]) -> Any:
         """The unit's handle with ``inputs`` bound to its input slots."""

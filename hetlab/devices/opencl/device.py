@@ -28,8 +28,17 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.base import Device, LazyNodeTimes, NodeTime, RunResult, Unit, now
-from hetlab.devices.opencl import bounds, pocl
+from hetlab.devices.base import (
+    Capabilities,
+    Device,
+    LazyNodeTimes,
+    NodeTime,
+    RunResult,
+    Unit,
+    now,
+)
+from hetlab.devices.capabilities import AHEAD_OF_TIME
+from hetlab.devices.opencl import bounds, pocl, queues
 from hetlab.devices.opencl.builder import UnitBuilder
 from hetlab.devices.opencl.if_runner import prepare_composite
 from hetlab.devices.opencl.launcher import enqueue, enqueue_each
@@ -171,6 +180,19 @@ class OpenCLDevice(Device):
         return self if self.parent is None else self.parent
 
     # --- identity -----------------------------------------------------------
+    def capabilities(self) -> Capabilities:
+        return Capabilities(
+            accelerator=True,
+            group=AHEAD_OF_TIME,
+            node_times=True,
+            writes_inputs=True,
+            unified_memory=self.unified,
+            share_key="opencl_share",
+        )
+
+    def queue_measures(self) -> Any:
+        return queues
+
     def info(self) -> dict[str, Any]:
         """spec §5's entry, plus ``type``: GPU, CPU or ACCELERATOR (the OpenCL device type)."""
         d = self.dev

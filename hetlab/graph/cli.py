@@ -69,7 +69,7 @@ def _folding(s: dict) -> str:
     if not f["enabled"]:
         return "not folded: --no-fold"
     if not f["folded"]:
-        return "nothing to fold"
+        return f"not folded: {f['note']}" if f.get("note") else "nothing to fold"
     return f"{f['vertices_before']} before folding"
 
 

@@ -222,6 +222,7 @@ class OpGraph:
             "enabled": bool(f.get("enabled")),
             "folded": bool(f.get("folded")),
             "vertices_before": int(f.get("nodes_before", len(self.nodes))),
+            **({"note": f["note"]} if f.get("note") else {}),
         }
 
     def to_json(self) -> dict[str, Any]:

@@ -70,26 +70,47 @@ def has_constants(g: onnx.GraphProto) -> bool:
     return False
 
 
-def fold(fm: onnx.ModelProto, stem: str, static: dict[str, Tensor]) -> Path | None:
-    """The file of the folded model of ``fm`` (named, with fixed input shapes), or None where
-    nothing folds or the model is too large to fold; ``static`` are the shapes that hold for any
-    input values. Cached on disk (see the module docstring)."""
-    if not has_constants(fm.graph) or fm.ByteSize() >= _MAX_BYTES:
-        return None
+def fold(fm: onnx.ModelProto, stem: str, static: dict[str, Tensor]) -> tuple[Path | None, str]:
+    """(the file of the folded model of ``fm``, named and with fixed input shapes, or None;
+    why it is not folded where that is no plain "nothing to fold"). ``static`` are the shapes
+    that hold for any input values. Cached on disk (see the module docstring). A folded model
+    that onnxruntime cannot load, or a folder that fails, leaves the model as given."""
+    if not has_constants(fm.graph):
+        return None, ""
+    if fm.ByteSize() >= _MAX_BYTES:
+        return None, "the model is too large to fold (2 GiB)"
     data = fm.SerializeToString(deterministic=True)
     key = hashlib.sha256(data + f"|fold-v{FOLD_VERSION}|{_folder_version()}".encode()).hexdigest()
     out = cache_dir() / f"{stem}-{key[:12]}.onnx"
     same = out.with_suffix(".same")
     if same.is_file():
-        return None
+        return None, same.read_text()
     if out.is_file() and out.stat().st_size > 0:
-        return out
-    folded = _run_folder(fm, static)
-    if _vertices(folded.graph) == _vertices(fm.graph):
-        atomic_write_bytes(same, b"")
-        return None
+        return out, ""
+    why = ""
+    try:
+        folded = _run_folder(fm, static)
+        changed = _vertices(folded.graph) != _vertices(fm.graph)
+        if changed:
+            _loads(folded)
+    except Exception as e:  # noqa: BLE001  a failing folder keeps the model as given
+        changed = False
+        why = f"folding failed, kept as given: {(str(e).strip().splitlines() or [''])[0][:200]}"
+    if not changed:
+        atomic_write_bytes(same, why.encode())
+        return None, why
     atomic_write_bytes(out, folded.SerializeToString(deterministic=True))
-    return out
+    return out, ""
+
+
+def _loads(m: onnx.ModelProto) -> None:
+    """Raise unless onnxruntime accepts ``m`` (its checks of every node and body)."""
+    import onnxruntime as ort  # lazy: slow to import
+
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.log_severity_level = 4
+    ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
 
 
 @lru_cache(maxsize=1)

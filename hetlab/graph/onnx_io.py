@@ -75,7 +75,7 @@ def load(
     named(fm)
     tensors, consts, recorded = _tensors(fm, real_inputs, fixed, values)
     static = {k: t for k, t in tensors.items() if k not in recorded}
-    fpath = fold_model(fm, Path(path).stem, static) if fold else None
+    fpath, why = fold_model(fm, Path(path).stem, static) if fold else (None, "")
     folded = read_model(fpath) if fpath is not None else None
     run = folded if folded is not None else fm
     if folded is not None:
@@ -102,17 +102,22 @@ def load(
         model_path=str(fpath or path),
         input_shapes=fixed,
         source_path=str(path),
-        fold=_fold_doc(fold, fm, folded, dropped),
+        fold=_fold_doc(fold, fm, folded, dropped, why),
     )
     graph.lint()
     graph.compute_upranks()
     return graph
 
 
-def _fold_doc(asked: bool, fm: onnx.ModelProto, folded: onnx.ModelProto | None, dropped) -> dict:
-    """``OpGraph.fold``: whether folding was asked and changed the model, the vertices before."""
+def _fold_doc(
+    asked: bool, fm: onnx.ModelProto, folded: onnx.ModelProto | None, dropped, why: str
+) -> dict:
+    """``OpGraph.fold``: whether folding was asked and changed the model, the vertices before
+    (and why it did not fold, where it failed)."""
     before = sum(1 for v in vertex_ids(fm.graph) if v is not None)
     doc = {"enabled": asked, "folded": folded is not None, "nodes_before": before}
+    if why:
+        doc["note"] = why
     if folded is not None:
         doc.update(folder=folder_name(), dropped=list(dropped))
     return doc

@@ -269,3 +269,21 @@ def test_cli_prints_the_vertices_before_folding(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert doc["source_path"] == path and doc["fold"]["nodes_before"] == 6
     assert doc["nodes"][0]["origin"][-1] == doc["nodes"][0]["id"] == "Reshape_4"
+
+
+def test_a_failing_folder_keeps_the_model_as_given(tmp_path, monkeypatch, capsys):
+    def broken(*a, **k):
+        raise RuntimeError("the folder broke\nsecond line")
+
+    path = _shape_chain(tmp_path)
+    with monkeypatch.context() as mp:
+        mp.setattr(onnx_fold, "_run_folder", broken)
+        g = load(path, {"x": (2, 3, 4, 4)})
+    assert len(g.nodes) == 6 and g.model_path == path
+    assert g.fold["note"] == "folding failed, kept as given: the folder broke"
+    # the note is cached with the model: the folder is not tried again
+    assert load(path, {"x": (2, 3, 4, 4)}).fold["note"] == g.fold["note"]
+    assert main(["graph", path, "--shape", "x=2x3x4x4"]) == 0
+    assert (
+        "(not folded: folding failed, kept as given: the folder broke)" in capsys.readouterr().out
+    )

@@ -1,6 +1,6 @@
 """The corpus table: every model of ``hetlab.corpus`` profiled, scheduled and run checked.
 
-Per model: its source package, file size, node count, how many nodes each device supports
+Per model: its source package, file size, node count (before and after folding), how many nodes each device supports
 (with the op types the first OpenCL device does not, and why), and per algorithm the plan's
 nodes per device, predicted and measured median and ``max_rel_err`` against onnxruntime.
 The plans are timed in interleaved rounds, each round of a plan one ``hetlab.run``
@@ -40,6 +40,7 @@ FIELDS = [
     "kind",
     "size_mb",
     "nodes",
+    "nodes_before_fold",
     "supported",
     "opencl_unsupported",
     "no_measure",
@@ -114,6 +115,7 @@ def model_rows(
         "kind": m.kind,
         "size_mb": round(sum(f.stat().st_size for f in _files(m)) / 2**20, 2),
         "nodes": len(graph.nodes),
+        "nodes_before_fold": graph.fold_summary()["vertices_before"],
         "supported": " ".join(f"{k}={v}" for k, v in counts.items()),
         "opencl_unsupported": refused,
         "no_measure": prob.extra["profile"].get("no_measure", 0),
@@ -227,7 +229,8 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     """The table of docs/corpus.md: one line per model, errors and medians per algorithm (a
     name that shares another's plan says ``= other``), the recommended over the best single."""
     out = [
-        "| model | package | kind | MB | nodes | supported | not on OpenCL (why) "
+        "| model | package | kind | MB | nodes before/after folding | supported "
+        + "| not on OpenCL (why) "
         + "| no-measure | max_rel_err (median) per plan | recommended / best single |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
@@ -238,7 +241,8 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         ratio = r["rec_vs_best_single"]
         vs = f"{'-' if ratio is None else f'{ratio:.2f}x'} ({r['best_single'] or '-'})"
         out.append(
-            f"| {name} | {r['package']} | {r['kind']} | {r['size_mb']} | {r['nodes']} | "
+            f"| {name} | {r['package']} | {r['kind']} | {r['size_mb']} "
+            f"| {r['nodes_before_fold']}/{r['nodes']} | "
             f"{r['supported']} | {r['opencl_unsupported'] or '-'} | {r['no_measure']} | {errs} "
             f"| {vs} |"
         )

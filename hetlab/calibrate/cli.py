@@ -75,7 +75,7 @@ def main(args: argparse.Namespace) -> int:
     if not args.profile and not args.devices:
         raise HetlabError("name the devices to profile (--devices cpu0,cl0) or give --profile")
     given = parse_input_args(args.input)
-    graph = load(args.model, parse_shape_args(args.shape), given)
+    graph = load(args.model, parse_shape_args(args.shape), given, args.fold)
     options = platform_options(args)
     problem = Problem.load(args.profile) if args.profile else _profiled(args, graph, options, given)
     devs = problem_devices(problem, options["platform"])

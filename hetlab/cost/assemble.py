@@ -121,6 +121,8 @@ def build_problem(job: Job, meas: Measured, costs: NodeCosts, wall_s: float) -> 
             extra["context"] = ctx
         if why:
             extra["unsupported"] = why
+        if n.origin and n.origin != [n.id]:  # the nodes folding replaced (spec §1)
+            extra["origin"] = list(n.origin)
         if n.id in costs.no_measure:
             extra["estimated"] = True
             extra["no_measure"] = costs.no_measure[n.id]
@@ -157,6 +159,8 @@ def _extra(job: Job, meas: Measured, costs: NodeCosts, wall_s: float) -> dict[st
         "model": {
             "name": graph.name,
             "path": graph.model_path,
+            "source_path": graph.source_path or graph.model_path,
+            "fold": graph.fold_summary(),
             "sha256": job.model_sha,
             "input_shapes": {k: list(v) for k, v in graph.input_shapes.items()},
         },

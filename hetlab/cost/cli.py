@@ -134,7 +134,7 @@ def main(args: argparse.Namespace) -> int:
     patterns = parse_patterns(args.pattern) if args.pattern else list(DEFAULT_PATTERNS)
     shapes, values = parse_shape_args(args.shape), parse_input_args(args.input)
     devs = select(args.devices, **platform_options(args))
-    graph = load(args.model, shapes, values)
+    graph = load(args.model, shapes, values, args.fold)
     with progress_bar(graph.name, args.quiet) as progress:
         p = profile(
             graph,

@@ -170,10 +170,11 @@ def plan_job(graph: OpGraph, devs: list[Device], opts: ProfileOptions) -> Job:
     job.shapes = _edge_shapes(graph) if opts.comm else {}
     job.model_sha = file_sha256(graph.model_path) if graph.model_path else graph.name
     given = {k: digest(np.asarray(v).tolist()) for k, v in sorted((opts.inputs or {}).items())}
+    folded = {"folded": True} if graph.fold.get("folded") else {}  # other node ids, other costs
     job.cache = ProfileCache(
         job.model_sha,
         graph.input_shapes,
-        {**budget.key(), "rounds": opts.rounds, **({"inputs": given} if given else {})},
+        {**budget.key(), "rounds": opts.rounds, **({"inputs": given} if given else {}), **folded},
         enabled=opts.cache,
     )
     units = sum(job.support.values())

@@ -183,12 +183,14 @@ def _extra(
     device_of: Mapping[str, str],
     devmap: Mapping[str, Device],
 ) -> dict[str, Any]:
-    """The report's ``extra``: the model, the algorithm, the warm-up runs, the critical path
-    and each device's share of the nodes."""
+    """The report's ``extra``: the model (and the file it was folded from), the algorithm,
+    the warm-up runs, the critical path and each device's share of the nodes."""
+    folded = graph.source_path and graph.source_path != graph.model_path
     behind = left_behind(graph, device_of, plan) if isinstance(plan, str) else None
     return {
         **({"left_behind": behind} if behind else {}),
         "model": graph.name,
+        **({"source_path": str(Path(graph.source_path).resolve())} if folded else {}),
         "algo": getattr(plan, "algo", None),
         "warmup_runs": warmed,
         "critical_path": summary(

@@ -151,9 +151,10 @@ class Reference:
 def reference(graph: OpGraph, inputs: Mapping[str, Any]) -> Reference:
     """The reference of a check on ``inputs``: onnxruntime with graph optimisations on, and
     once more with them off (the source tensors of the selection outputs exposed) for the
-    spread. Two onnxruntime runs, once per model and inputs."""
+    spread. Two onnxruntime runs, once per model and inputs, of the model as given (before
+    folding, ``graph.source_path``)."""
     outputs = list(graph.outputs)
-    on = reference_outputs(graph.model_path or "", inputs, outputs)
+    on = reference_outputs(graph.source_path or graph.model_path or "", inputs, outputs)
     sel = selections(graph)
     off, sources = _plain_with_sources(graph, inputs, sel)
     spread = max(_errors(off, on, sel, sources)[0].values(), default=0.0)
@@ -176,8 +177,8 @@ def _plain_with_sources(
         w = weights(graph)
         sources.update({t: np.asarray(w[t]) for t in consts if t in w})
     inter = [t for t in need if t not in sources and t not in outputs]
-    src: str | bytes = graph.model_path or ""
-    if inter:
+    src: str | bytes = graph.source_path or graph.model_path or ""
+    if inter:  # from the model that runs, whose vertices the graph's ids name
         try:
             src = extract(graph, [n.id for n in graph.nodes], outputs + inter)
         except HetlabError:  # e.g. a model output that is a model input: no source then

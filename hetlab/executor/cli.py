@@ -134,7 +134,7 @@ def main(args: argparse.Namespace) -> int:
                 "(see 'hetlab devices')"
             )
         plan = args.device
-    graph = load(args.model, shapes, given)
+    graph = load(args.model, shapes, given, args.fold)
     devmap = {d.name: d for d in devs}
     device_of = placement(graph, plan, devmap)[0]  # the memory check comes before any input
     check_fits(graph, [(v, devmap[d]) for v, d in device_of.items() if d in devmap])

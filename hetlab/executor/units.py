@@ -46,17 +46,21 @@ def check_plan(
 ) -> None:
     """Refuse a plan that does not match the model: unknown or missing nodes, unknown devices,
     an order that is not topological. One line, before anything runs."""
+    # a plan names the nodes of the graph folded (or not) as its profile's was (spec §1)
+    other = "with --no-fold" if graph.fold_summary()["enabled"] else "without --no-fold"
     unknown = [v for v in device_of if v not in graph]
     if unknown:
         raise HetlabError(
             f"plan names {len(unknown)} node(s) not in model {graph.name!r} "
-            f"(first: {unknown[0]!r}); was the plan made for another model?"
+            f"(first: {unknown[0]!r}); was the plan made for another model, or for this "
+            f"one loaded {other}?"
         )
     missing = [n.id for n in graph.nodes if n.id not in device_of]
     if missing:
         raise HetlabError(
             f"plan leaves {len(missing)} node(s) of model {graph.name!r} without a "
-            f"device (first: {missing[0]!r}); re-run the scheduler on this model"
+            f"device (first: {missing[0]!r}); re-run the scheduler on this model (a profile "
+            f"of it loaded {other} has other nodes)"
         )
     bad = sorted({d for d in device_of.values() if d not in devices})
     if bad:

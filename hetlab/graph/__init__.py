@@ -15,12 +15,18 @@ _LAZY = {
 }
 
 
-def load(model: str, shapes: dict[str, tuple[int, ...]] | None = None, values=None) -> OpGraph:
-    """Load a zoo name or an ``.onnx`` path into an ``OpGraph`` (see ``onnx_io.load``)."""
+def load(
+    model: str,
+    shapes: dict[str, tuple[int, ...]] | None = None,
+    values=None,
+    fold: bool = True,
+) -> OpGraph:
+    """Load a zoo name or an ``.onnx`` path into an ``OpGraph``, what is constant folded
+    unless ``fold`` is False (see ``onnx_io.load``)."""
     # lazy: onnx is slow to import
     from hetlab.graph.onnx_io import load as _load
 
-    return _load(model, shapes, values)
+    return _load(model, shapes, values, fold)
 
 
 def __getattr__(name: str):

@@ -8,13 +8,21 @@ import sys
 
 
 def add_shape_arg(p: argparse.ArgumentParser) -> None:
-    """The ``--shape NAME=1x3x224x224`` option (repeatable) shared by every model command."""
+    """The ``--shape NAME=1x3x224x224`` option (repeatable) shared by every model command,
+    and ``--no-fold``, since what folds depends on the shapes fixed."""
     p.add_argument(
         "--shape",
         action="append",
         default=[],
         metavar="NAME=DIMS",
         help="fix an input's shape, e.g. input=1x3x640x640 (repeatable)",
+    )
+    p.add_argument(
+        "--no-fold",
+        dest="fold",
+        action="store_false",
+        help="keep the nodes that compute constants once the shapes are fixed (folded by "
+        "default; a profile and the plans from it name the nodes of one choice)",
     )
 
 
@@ -46,7 +54,7 @@ def format_summary(s: dict) -> str:
         f"model      {s['model']}",
         "inputs     "
         + ", ".join(f"{k}={'x'.join(map(str, v)) or 'scalar'}" for k, v in s["inputs"].items()),
-        f"vertices   {s['vertices']}",
+        f"vertices   {s['vertices']} ({_folding(s)})",
         f"edges      {s['edges']}",
         f"depth      {s['depth']} (max upward rank)",
         f"widest     {w['width']} vertices at upward rank {w['uprank']}",
@@ -56,12 +64,21 @@ def format_summary(s: dict) -> str:
     return "\n".join(lines)
 
 
+def _folding(s: dict) -> str:
+    f = s["fold"]
+    if not f["enabled"]:
+        return "not folded: --no-fold"
+    if not f["folded"]:
+        return f"not folded: {f['note']}" if f.get("note") else "nothing to fold"
+    return f"{f['vertices_before']} before folding"
+
+
 def main_graph(args: argparse.Namespace) -> int:
     # lazy: building the command-line parser imports this module; the run needs these
     from hetlab.graph.onnx_io import load
     from hetlab.graph.shapes import parse_input_args, parse_shape_args
 
-    g = load(args.model, parse_shape_args(args.shape), parse_input_args(args.input))
+    g = load(args.model, parse_shape_args(args.shape), parse_input_args(args.input), args.fold)
     if args.json:
         json.dump(g.to_json(), sys.stdout)
         sys.stdout.write("\n")

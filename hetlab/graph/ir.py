@@ -56,7 +56,9 @@ class Node:
 
     ``inputs``/``outputs`` are tensor names ('' for an omitted optional input);
     ``outer_inputs`` are outer-graph tensors read by control-flow bodies; ``attrs`` holds
-    plain Python values (numpy arrays for tensor attributes; subgraph bodies are not kept).
+    plain Python values (numpy arrays for tensor attributes; subgraph bodies are not kept);
+    ``origin`` are the ids of the vertices of the model before folding that this one stands
+    for (itself, and what folding replaced by constants it reads; empty: itself only).
     """
 
     id: str
@@ -70,6 +72,7 @@ class Node:
     uprank: int = 1
     flops: int = 0
     out_bytes: int = 0
+    origin: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -86,7 +89,10 @@ class Edge:
 class OpGraph:
     """A model as an operator DAG. ``tensors`` has the fixed shape of every value;
     ``consts`` names initializers (and folded Constant outputs); ``inputs``/``outputs``
-    are the model's graph inputs and outputs; ``model_path`` is the ONNX file on disk."""
+    are the model's graph inputs and outputs; ``model_path`` is the ONNX file on disk that
+    runs, ``source_path`` the one given before folding (``fold``: ``enabled``, ``folded``,
+    ``nodes_before``, and where folded ``folder`` and ``dropped``, the vertices nothing
+    reads any more)."""
 
     name: str
     nodes: list[Node]
@@ -97,6 +103,8 @@ class OpGraph:
     consts: set[str] = field(default_factory=set)
     model_path: str | None = None
     input_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    source_path: str | None = None
+    fold: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._index: dict[str, int] = {n.id: i for i, n in enumerate(self.nodes)}
@@ -204,6 +212,17 @@ class OpGraph:
             "ops": dict(Counter(n.op_type for n in self.nodes).most_common()),
             "flops": sum(n.flops for n in self.nodes),
             "inputs": {k: list(v) for k, v in self.input_shapes.items()},
+            "fold": self.fold_summary(),
+        }
+
+    def fold_summary(self) -> dict[str, Any]:
+        """``enabled``, ``folded`` and ``vertices_before`` (the vertices before folding)."""
+        f = self.fold
+        return {
+            "enabled": bool(f.get("enabled")),
+            "folded": bool(f.get("folded")),
+            "vertices_before": int(f.get("nodes_before", len(self.nodes))),
+            **({"note": f["note"]} if f.get("note") else {}),
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -211,6 +230,8 @@ class OpGraph:
         return {
             "model": self.name,
             "model_path": self.model_path,
+            "source_path": self.source_path or self.model_path,
+            "fold": dict(self.fold),
             "inputs": {k: list(v) for k, v in self.input_shapes.items()},
             "nodes": [
                 {
@@ -222,6 +243,7 @@ class OpGraph:
                     "inputs": n.inputs,
                     "outputs": n.outputs,
                     "shapes": [_shape(self.tensors.get(t)) for t in n.outputs],
+                    "origin": n.origin or [n.id],
                 }
                 for n in self.nodes
             ],

@@ -20,6 +20,8 @@ from hetlab.errors import HetlabError
 from hetlab.graph.flops import node_flops
 from hetlab.graph.ir import Edge, Node, OpGraph, Tensor
 from hetlab.graph.onnx_extract import consumers, extract, unit_io, weights
+from hetlab.graph.onnx_fold import fold as fold_model
+from hetlab.graph.onnx_fold import folder_name, named, origins
 from hetlab.graph.onnx_infer import _infer, _ort_shapes
 from hetlab.graph.onnx_proto import (
     _attrs,
@@ -53,24 +55,37 @@ def load(
     model: str | Path,
     shapes: dict[str, tuple[int, ...]] | None = None,
     values: dict[str, np.ndarray] | None = None,
+    fold: bool = True,
 ) -> OpGraph:
     """Load a zoo name or an .onnx path into an ``OpGraph`` with every shape fixed (spec §1).
 
     ``values`` are input arrays for the one onnxruntime run that records data-dependent shapes
-    (seeded random inputs otherwise); their shapes count as given ``shapes``.
+    (seeded random inputs otherwise); their shapes count as given ``shapes``. With ``fold``
+    the graph is that of the model with what is constant folded (``onnx_fold``): its
+    ``model_path`` is the folded file, ``source_path`` the given one.
     """
     values = dict(values or {})
     shapes = {**{k: tuple(v.shape) for k, v in values.items()}, **dict(shapes or {})}
     path = resolve_model_path(model)
     m = read_model(path)
-    g = m.graph
-    init = {t.name for t in g.initializer}
-    real_inputs = [vi for vi in g.input if vi.name not in init]
+    init = {t.name for t in m.graph.initializer}
+    real_inputs = [vi for vi in m.graph.input if vi.name not in init]
     fixed = _fixed_input_shapes(real_inputs, dict(shapes or {}))
     fm = _fixed_model(m, fixed)
+    named(fm)
+    tensors, consts, recorded = _tensors(fm, real_inputs, fixed, values)
+    static = {k: t for k, t in tensors.items() if k not in recorded}
+    fpath, why = fold_model(fm, Path(path).stem, static) if fold else (None, "")
+    folded = read_model(fpath) if fpath is not None else None
+    run = folded if folded is not None else fm
+    if folded is not None:
+        tensors, consts = _folded_tensors(folded, tensors, real_inputs, fixed, values)
+    g = run.graph
     ids = vertex_ids(g)
-    tensors, consts = _tensors(fm, g, ids, real_inputs, fixed, values)
     nodes, producer = _vertices(g, ids, tensors, set(tensors) | consts | set(fixed))
+    origin, dropped = origins(fm.graph, g) if folded is not None else ({}, [])
+    for nd in nodes:
+        nd.origin = origin.get(nd.id) or [nd.id]
     name = (
         str(model)
         if not str(model).endswith(".onnx") and not os.path.exists(str(model))
@@ -84,12 +99,28 @@ def load(
         inputs=[vi.name for vi in real_inputs],
         outputs=[o.name for o in g.output],
         consts=consts,
-        model_path=str(path),
+        model_path=str(fpath or path),
         input_shapes=fixed,
+        source_path=str(path),
+        fold=_fold_doc(fold, fm, folded, dropped, why),
     )
     graph.lint()
     graph.compute_upranks()
     return graph
+
+
+def _fold_doc(
+    asked: bool, fm: onnx.ModelProto, folded: onnx.ModelProto | None, dropped, why: str
+) -> dict:
+    """``OpGraph.fold``: whether folding was asked and changed the model, the vertices before
+    (and why it did not fold, where it failed)."""
+    before = sum(1 for v in vertex_ids(fm.graph) if v is not None)
+    doc = {"enabled": asked, "folded": folded is not None, "nodes_before": before}
+    if why:
+        doc["note"] = why
+    if folded is not None:
+        doc.update(folder=folder_name(), dropped=list(dropped))
+    return doc
 
 
 def _fixed_input_shapes(real_inputs: list, given: dict[str, tuple[int, ...]]) -> dict:
@@ -108,25 +139,19 @@ def _fixed_input_shapes(real_inputs: list, given: dict[str, tuple[int, ...]]) ->
 
 def _tensors(
     fm: onnx.ModelProto,
-    g: onnx.GraphProto,
-    ids: list[str | None],
     real_inputs: list,
     fixed: dict[str, tuple[int, ...]],
     values: dict[str, np.ndarray],
-) -> tuple[dict[str, Tensor], set[str]]:
-    """Every tensor of the main graph with its shape, and the constants (initializers and
-    ``Constant`` outputs); onnxruntime records the shapes inference leaves open."""
+) -> tuple[dict[str, Tensor], set[str], set[str]]:
+    """Every tensor of ``fm``'s main graph with its shape, the constants (initializers and
+    ``Constant`` outputs), and the names whose shapes onnxruntime recorded where inference
+    left them open (they may hold only for the input values of that run)."""
+    g = fm.graph
     tensors = _infer(fm)
     for vi in real_inputs:
         tensors[vi.name] = Tensor(vi.name, fixed[vi.name], _dtype(vi.type.tensor_type.elem_type))
-    consts = {t.name for t in g.initializer}
-    for i, n in enumerate(g.node):
-        if ids[i] is None:
-            for o in n.output:
-                v = _constant_value(n)
-                consts.add(o)
-                if v is not None:
-                    tensors[o] = Tensor(o, tuple(v.shape), str(v.dtype))
+    consts = _constants(g, tensors)
+    ids = vertex_ids(g)
     missing = [
         t
         for i, n in enumerate(g.node)
@@ -136,6 +161,47 @@ def _tensors(
     ]
     if missing:
         tensors.update(_ort_shapes(fm, fixed, missing, tensors, values))
+    return tensors, consts, set(missing)
+
+
+def _constants(g: onnx.GraphProto, tensors: dict[str, Tensor]) -> set[str]:
+    """The initializers and ``Constant`` outputs of ``g``; their shapes go into ``tensors``."""
+    consts = {t.name for t in g.initializer}
+    for t in g.initializer:
+        tensors.setdefault(t.name, Tensor(t.name, tuple(t.dims), _dtype(t.data_type)))
+    for n in g.node:
+        if n.op_type == "Constant" and n.domain in ("", "ai.onnx"):
+            v = _constant_value(n)
+            for o in n.output:
+                consts.add(o)
+                if v is not None:
+                    tensors[o] = Tensor(o, tuple(v.shape), str(v.dtype))
+    return consts
+
+
+def _folded_tensors(
+    folded: onnx.ModelProto,
+    known: dict[str, Tensor],
+    real_inputs: list,
+    fixed: dict[str, tuple[int, ...]],
+    values: dict[str, np.ndarray],
+) -> tuple[dict[str, Tensor], set[str]]:
+    """The tensors and constants of the folded model: the known shapes of the names it still
+    has, its new constants' from their values (onnxruntime for a name the folder made)."""
+    g = folded.graph
+    used = {o.name for o in g.output} | set(fixed)
+    for n in g.node:
+        outer = [t for a in n.attribute for sub in _subgraphs(a) for t in _outer_reads(sub, set())]
+        used.update(t for t in list(n.input) + list(n.output) + outer if t)
+    tensors = {k: t for k, t in known.items() if k in used}
+    consts = _constants(g, tensors)
+    for t in g.initializer:  # a folded value replaces the tensor of the same name
+        tensors[t.name] = Tensor(t.name, tuple(t.dims), _dtype(t.data_type))
+    missing = [
+        t for n in g.node if n.op_type != "Constant" for t in n.output if t and t not in tensors
+    ]
+    if missing:
+        tensors.update(_ort_shapes(folded, fixed, missing, tensors, values))
     return tensors, consts
 
 

@@ -99,13 +99,13 @@ def main(args: argparse.Namespace) -> int:
     from hetlab.stretch.transform import Constraints
 
     names, out = _checked(args)
-    g = load(args.model, parse_shape_args(args.shape))
+    g = load(args.model, parse_shape_args(args.shape), fold=args.fold)
     c = Constraints(args.alpha, args.beta, args.min_depth, args.min_width, args.capacity)
     cm = _cost_model(args, g, names)
     best, rows = search(g, names, cm, c, algo=args.algo)
     path = write(g, best.plan, out, seed=args.seed)
     plan_out = Path(args.plan_out) if args.plan_out else out.with_suffix(".plan.json")
-    final = load(str(path))
+    final = load(str(path), fold=args.fold)
     plan = branch_plan(final, estimated_problem(final, cm, names), names, main_device(cm, names))
     atomic_write_json(plan_out, plan.to_json())
     doc = {

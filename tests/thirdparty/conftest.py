@@ -28,7 +28,7 @@ def corpus_params(xfail: dict[str, str] | None = None) -> list:
     return out
 
 
-def graph_of(m: CorpusModel):
+def graph_of(m: CorpusModel, fold: bool = True):
     from hetlab.graph.onnx_io import load
 
-    return load(model_path(m.name), m.shapes or None, m.inputs() or None)
+    return load(model_path(m.name), m.shapes or None, m.inputs() or None, fold)

@@ -41,11 +41,15 @@ def reference_dag(path: str) -> nx.DiGraph:
     return dag
 
 
+@pytest.mark.parametrize("fold", [True, False], ids=["folded", "as-given"])
 @pytest.mark.parametrize("name", corpus_params())
-def test_vertices_edges_upranks_match_spec(name):
+def test_vertices_edges_upranks_match_spec(name, fold):
+    """Spec §1 holds on the file that runs: the model as given, or folded (whose nodes carry
+    the ids of the model as given as their names)."""
     path = model_path(name)
-    g = graph_of(MODELS[name])
-    ref = reference_dag(path)
+    g = graph_of(MODELS[name], fold)
+    assert (g.model_path != path) == g.fold["folded"]
+    ref = reference_dag(g.model_path)
     assert [n.id for n in g.nodes] == list(ref.nodes)
     assert {(e.src, e.dst) for e in g.edges} == set(ref.edges)
     up = {}
@@ -60,3 +64,15 @@ def test_control_flow_edges_in_silero():
     g = graph_of(MODELS["silero_vad"])
     ifs = [n for n in g.nodes if n.op_type == "If"]
     assert ifs and all(n.outer_inputs for n in ifs), "the If body reads outer tensors"
+
+
+@pytest.mark.parametrize("name", corpus_params())
+def test_folded_vertices_stand_for_every_original_one(name):
+    """Every vertex of the model as given is in the origin of exactly one folded vertex (or
+    dropped: nothing reads what it computed); a vertex that stayed stands for itself."""
+    g = graph_of(MODELS[name])
+    before = list(reference_dag(model_path(name)).nodes)
+    assert g.fold["nodes_before"] == len(before)
+    credited = [v for n in g.nodes for v in n.origin] + g.fold.get("dropped", [])
+    assert sorted(credited) == sorted(before)
+    assert all(n.id in n.origin for n in g.nodes if n.id in set(before))

@@ -81,9 +81,7 @@ class Files:
 
     def _opened(self, prob: Problem, source: str) -> None:
         with self._ui:
-            self.progress.value = 0
-            self.progress.bar_style = ""
-            self.progress_text.value = ""
+            self._reset_progress()
             self.use_problem(prob, source)
 
     def save_plans(self) -> list[Path]:

@@ -158,9 +158,15 @@ class States:
         lines = {"model": (f"{graph.name}: {len(graph.nodes)} ops, {len(graph.edges)} edges", "ok")}
         if base is not None:
             lines["profile"] = st.lines.get("profile", ("", "info"))
+        self._reset_progress()
         self._new_state(graph, base, lines, cancel_model_lane=False)
         if base is None:
             self._devices_line()
+
+    def _reset_progress(self) -> None:
+        self.progress.value = 0
+        self.progress.bar_style = ""
+        self.progress_text.value = ""
 
     def use_problem(self, problem: Any, source: str) -> None:
         """Show profile ``problem`` (a new state), with the model loaded if it is its model;

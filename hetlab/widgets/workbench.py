@@ -31,6 +31,7 @@ from hetlab.widgets.figwidget import FigureSlot
 from hetlab.widgets.files import Files
 from hetlab.widgets.params import ParamPanel
 from hetlab.widgets.plans import PlanCache
+from hetlab.widgets.quiet import swallow_highs_banner
 from hetlab.widgets.recommending import Recommending
 from hetlab.widgets.running import Running
 from hetlab.widgets.shape_text import parse_shapes
@@ -73,6 +74,7 @@ class Workbench(States, Solving, Recommending, Files, Running, W.VBox):
         ilp_time_limit: float | None = None,
         **kw: Any,
     ) -> None:
+        swallow_highs_banner()  # the DAG's layout and the ILP solve with HiGHS
         self._ui = threading.RLock()
         self.tasks = Lanes(self._ui, on_idle=self._on_idle)
         self.plans = PlanCache()
@@ -211,8 +213,10 @@ class Workbench(States, Solving, Recommending, Files, Running, W.VBox):
     # --- loading ---------------------------------------------------------------------
     def load_model(self, model: str | OpGraph | None = None) -> None:
         """Load ``model`` (or the picker's value) with the shapes text, in the background;
-        once loaded it replaces the state (a profile of another model goes with it)."""
+        once loaded it replaces the state (a profile of another model goes with it). A load
+        or a profile still going or queued is cancelled: it was for the model shown."""
         if isinstance(model, OpGraph):
+            self.tasks.cancel("model")
             self.use_graph(model)
             return
         name = str(model or self.model_picker.value or "").strip()
@@ -226,7 +230,7 @@ class Workbench(States, Solving, Recommending, Files, Running, W.VBox):
             return
         self.model_picker.value = name
         with self._ui:
-            self.tasks.cancel("model")  # a profile of the model shown would be dropped anyway
+            self.tasks.cancel("model")
             self._say("model", f"loading {name}...")
             self.tasks.submit(
                 "model",
@@ -237,7 +241,4 @@ class Workbench(States, Solving, Recommending, Files, Running, W.VBox):
             self._busy()
 
     def _loaded(self, g: OpGraph) -> None:
-        self.progress.value = 0
-        self.progress.bar_style = ""
-        self.progress_text.value = ""
         self.use_graph(g)

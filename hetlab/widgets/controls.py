@@ -96,7 +96,7 @@ class Controls:
             options=["ILP", "compared"],
             value="ILP",
             description="run plan",
-            style={"button_width": "90px"},
+            style={"button_width": "110px"},
         )
         self.run_where = W.ToggleButtons(
             options=["this machine", "replay"],

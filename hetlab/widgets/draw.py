@@ -152,6 +152,12 @@ def _title(wb: Any, plan: Any, name: str) -> str:
     return whatif_prefix(wb) + (f"{name} ({args})" if args else name)
 
 
+def gantt_height(fig: Any) -> int:
+    """Room for every row of a Gantt (devices and links: a GPU as four streams has twelve)."""
+    rows = len(fig.layout.yaxis.categoryarray or [])
+    return max(220, 100 + 20 * rows)
+
+
 def gantts(wb: Any, only: str | None = None) -> None:
     """Both plans' Gantts on one ms range, with each plan's info line below it; with
     ``only`` (a slot), the other Gantt just follows the shared range (a cached plan redraws
@@ -183,6 +189,6 @@ def gantts(wb: Any, only: str | None = None) -> None:
             fig.set_range(span)
             continue
         info.value = info_html(plan, units)
-        g = gantt_figure(plan, wb.state.problem, title=_title(wb, plan, name), height=220)
-        g.update_layout(title_font_size=12, xaxis_range=span)
+        g = gantt_figure(plan, wb.state.problem, title=_title(wb, plan, name))
+        g.update_layout(title_font_size=12, xaxis_range=span, height=gantt_height(g))
         fig.show(g)

@@ -47,7 +47,7 @@ def _numeric(p: Param, value: Any) -> W.ValueWidget:
         "description": label(p),
         "style": STYLE,
         "continuous_update": False,
-        "layout": W.Layout(width="250px"),
+        "layout": W.Layout(width=f"{max(250, 7 * len(label(p)) + 110)}px"),  # label and box
     }
     lo = p.low if p.low is not None else (0 if p.kind == "int" else 0.0)
     bounded = p.low is not None and p.high is not None and p.high - p.low <= SLIDER_SPAN

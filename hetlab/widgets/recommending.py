@@ -90,9 +90,10 @@ class Recommending:
         self._publish()
         self.recommend_info.value = rec_info_html(plan, replay)
         title = f"{draw.whatif_prefix(self)}{RECOMMENDED}: {plan.extra['recommended']['chosen']}"
-        g = gantt_figure(plan, problem, title=title, height=240)
+        g = gantt_figure(plan, problem, title=title)
+        g.update_layout(height=draw.gantt_height(g))
         if replay:
-            g.update_layout(title_text=f"{title} · {REPLAY_NOTE}")
+            g.update_layout(title_text=f"{g.layout.title.text} · {REPLAY_NOTE}")
         g.update_layout(title_font_size=12)
         self.slots["rec_fig"].show(g)
         self._note("rec", str(plan.extra["recommended"]["chosen"]), "ok")

@@ -9,6 +9,7 @@ from typing import Any
 from hetlab.calibrate import profile as measure_profile
 from hetlab.errors import HetlabError
 from hetlab.viz import gantt_figure
+from hetlab.viz.common import fmt_ms
 from hetlab.widgets import draw
 from hetlab.widgets.controls import disable, say
 from hetlab.widgets.recommending import RECOMMENDED
@@ -185,12 +186,17 @@ class Running:
             doc["predicted_ms"] = plan.makespan
         msg, st.run_error = summary(doc, plan, replay)
         what = f"replay: {choice} plan" if replay else f"measured: {choice} plan"
-        g = gantt_figure(doc, problem, title=what, height=220)
+        g = gantt_figure(doc, problem, title=what)
+        g.update_layout(height=draw.gantt_height(g))
         # on the prediction's time scale, so the two Gantts above each other read alike
         end = max([float(plan.makespan)] + [float(e["finish"]) for e in doc.get("timeline", [])])
         g.update_xaxes(range=[0, 1.02 * end])
         if replay:
-            g.update_layout(title_text=f"{draw.whatif_prefix(self)}<b>{what}</b> · {REPLAY_NOTE}")
+            lat = (doc.get("latency_ms") or {}).get("median")
+            times = f"replayed {fmt_ms(lat)} · predicted {fmt_ms(plan.makespan)}"
+            g.update_layout(
+                title_text=f"{draw.whatif_prefix(self)}<b>{what}</b> · {times} · {REPLAY_NOTE}"
+            )
         self.slots["run_fig"].show(g)
         st.last_run = (report, "replay" if replay else "run")
         st.run, st.run_note = doc, (msg, "ok")

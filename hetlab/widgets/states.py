@@ -93,6 +93,10 @@ class States:
                 graph = None  # a profile of another model: explore the profile alone
             st = State(self.state.gen + 1, graph=graph, base=base, lines=dict(lines or {}))
             self.state = st
+            if graph is None:
+                self.model_picker.value = ""  # the model typed there is no longer shown
+                if base is not None:
+                    st.say("model", "no model loaded: the profile is explored and replayed alone")
             self.whatif.set_devices(list(base.devices) if base is not None else [])
             self.slots["run_fig"].message("press Run to measure the chosen plan, or replay it")
             self._show_problem(base)

@@ -90,10 +90,9 @@ class Workbench(States, Solving, Recommending, Files, Running, W.VBox):
         for k, v in vars(c).items():
             setattr(self, k, v)
         self.whatif = WhatIf()
-        gantt = draw.GANTT_WIDTH
-        self.slots = {
-            n: FigureSlot(gantt if n in ("ilp_fig", "greedy_fig") else None) for n in FIGURES
-        }
+        half, full = draw.GANTT_WIDTH, 2 * draw.GANTT_WIDTH + 10
+        widths = {"ilp_fig": half, "greedy_fig": half, "rec_fig": full, "run_fig": full}
+        self.slots = {n: FigureSlot(widths.get(n)) for n in FIGURES}
         super().__init__(children=draw.layout(self), **kw)
         self.add_class("hetlab-workbench")
         with self._ui:

@@ -34,6 +34,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import browser_page as bp
+
 ROOT = Path(__file__).resolve().parents[1]
 ART = ROOT / "tests" / "_artifacts"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -142,186 +144,18 @@ def lab(tmp_path):
         log.close()
 
 
-# workbench ``i``'s first plot whose title starts with ``prefix``: its title as shown, its
-# first trace's data (bar starts, rows) and the rows its y axis shows
-GANTT_JS = """([i, prefix]) => {
-  const wb = document.querySelectorAll('.hetlab-workbench')[i];
-  if (!wb) return null;
-  for (const p of wb.querySelectorAll('.js-plotly-plot')) {
-    const t = p.querySelector('.gtitle');
-    if (!t || !t.textContent.startsWith(prefix) || !Array.isArray(p.data) || !p.data.length)
-      continue;
-    const d = p.data[0];
-    return {title: t.textContent, base: Array.from(d.base || []), y: Array.from(d.y || []),
-            x: Array.from(d.x || []),
-            rows: [...p.querySelectorAll('.ytick text')].map(e => e.textContent)};
-  }
-  return null;
-}"""
-# the text lines (HTML widgets) of workbench ``i``
-LINES_JS = """(i) => [...(document.querySelectorAll('.hetlab-workbench')[i] || document.createElement('p'))
-    .querySelectorAll('.widget-html')].map(e => e.innerText.trim()).filter(t => t)"""
-DRAWN = """(i) => [...(document.querySelectorAll('.hetlab-workbench')[i] || document.createElement('p'))
-    .querySelectorAll('.js-plotly-plot')].filter(p => Array.isArray(p.data) && p.data.length).length"""
-
-
-# cell ``i`` runs or ran: its prompt shows [*] or [N]
-STARTED = """(i) => { const c = document.querySelectorAll('.jp-Notebook .jp-Cell')[i];
-    const p = c && c.querySelector('.jp-InputPrompt');
-    return p && /\\[(\\*|\\d+)\\]/.test(p.textContent); }"""
-
-
-def _cells(page):
-    return page.locator(".jp-Notebook .jp-Cell")
-
-
-def _run_cell(page, i: int) -> None:
-    """Select cell ``i`` and run it (Shift+Enter), without waiting for it to finish; again
-    if the keys did not reach the notebook (focus kept by a widget)."""
-    from playwright.sync_api import TimeoutError as Timeout
-
-    cell = _cells(page).nth(i)
-    for _ in range(3):
-        cell.scroll_into_view_if_needed()
-        cell.locator(".jp-InputArea").first.click()
-        page.keyboard.press("Escape")  # command mode: Shift+Enter runs the selected cell
-        page.keyboard.press("Shift+Enter")
-        try:
-            page.wait_for_function(STARTED, arg=i, timeout=5_000)
-            return
-        except Timeout:
-            continue
-    raise AssertionError(f"cell {i} did not start")
-
-
-def _wait_done(page, i: int, timeout: float = 120_000) -> None:
-    page.wait_for_function(
-        """(i) => { const c = document.querySelectorAll('.jp-Notebook .jp-Cell')[i];
-                    const p = c && c.querySelector('.jp-InputPrompt');
-                    return p && /\\[\\d+\\]/.test(p.textContent); }""",
-        arg=i,
-        timeout=timeout,
-    )
-
-
-def _index_of(page, cell_id_text: str) -> int:
-    texts = _cells(page).all_inner_texts()
-    return next(i for i, t in enumerate(texts) if cell_id_text in t)
-
-
-def _box(page, i: int):
-    return page.locator(".hetlab-workbench").nth(i)
-
-
-def _gantt(page, i: int, prefix: str) -> dict | None:
-    return page.evaluate(GANTT_JS, [i, prefix])
-
-
-def _wait_gantt(page, i: int, prefix: str, has: str = "", timeout: float = 120_000) -> dict:
-    """Workbench ``i``'s Gantt titled ``prefix``..., once its title contains ``has``."""
-    page.wait_for_function(
-        f"(a) => {{ const g = ({GANTT_JS})([a[0], a[1]]); return g && g.title.includes(a[2]); }}",
-        arg=[i, prefix, has],
-        timeout=timeout,
-    )
-    return _gantt(page, i, prefix)
-
-
-def _line(page, i: int, start: str) -> str | None:
-    return next((t for t in page.evaluate(LINES_JS, i) if t.startswith(start)), None)
-
-
-def _ms(text: str, after: str) -> str:
-    m = re.search(re.escape(after) + r"\s*([\d.]+)", text)
-    assert m, (after, text)
-    return m.group(1)
-
-
-def _title_agrees(gantt: dict, info: str) -> None:
-    """The Gantt's makespan (as its title rounds it) is the one in its info line."""
-    shown, exact = _ms(gantt["title"], "makespan"), float(_ms(info, "makespan"))
-    decimals = len(shown.partition(".")[2])
-    assert abs(float(shown) - exact) <= 0.5 * 10**-decimals + 1e-9, (gantt["title"], info)
-
-
-def _set_readout(page, slider, value: str, enter: bool = True) -> None:
-    """Type ``value`` into a slider's readout and press Enter (one change, on release)."""
-    slider.scroll_into_view_if_needed()
-    slider.locator(".widget-readout").click()
-    page.keyboard.press("Control+A")
-    page.keyboard.type(value)
-    if enter:
-        page.keyboard.press("Enter")
-
-
-def _set_control(page, i: int, name: str, value: str) -> None:
-    """ε and K are sliders (K leaves "auto" first), NT a number box."""
-    box = _box(page, i)
-    if name == "NT":
-        field = box.locator(".widget-text", has_text="NT (nt").first.locator("input")
-        field.scroll_into_view_if_needed()
-        field.fill(value)
-        field.press("Enter")
-        return
-    slider = box.locator(".widget-hslider", has_text={"ε": "ε (epsilon)", "K": "K (k)"}[name])
-    slider = slider.first
-    if name == "K":
-        auto = slider.locator("xpath=..").locator("input[type=checkbox]").first
-        if auto.is_checked():
-            auto.uncheck()
-    _set_readout(page, slider, value)
-
-
-def _move(page, i: int, name: str, value: str, bars_change: bool) -> None:
-    """Move ε, NT or K: its Gantt is redrawn for the new value, with the new plan's bars
-    where that plan differs, and its makespan is its info line's."""
-    prefix, info = ("greedy", "greedy:") if name == "K" else ("ilp", "ilp:")
-    before = _gantt(page, i, prefix)
-    _set_control(page, i, name, value)
-    sym = f"{name}={value}"
-    after = _wait_gantt(page, i, prefix, sym, timeout=180_000)
-    if bars_change:
-        assert (after["base"], after["x"], after["y"]) != (before["base"], before["x"], before["y"])
-    page.wait_for_function(
-        "(i) => !(" + LINES_JS + ")(i).some(t => t.includes('solving'))", arg=i, timeout=180_000
-    )
-    _title_agrees(after, _line(page, i, info + " makespan"))
-
-
-def _click(page, i: int, text: str) -> None:
-    button = _box(page, i).locator("button", has_text=re.compile(rf"^\W*{text}\W*$")).first
-    button.scroll_into_view_if_needed()
-    assert button.is_enabled(), (text, page.evaluate(LINES_JS, i))
-    button.click()
-
-
-def _run_shown_plan(page, i: int, choice: str, where: str, info: str) -> str:
-    """Run (or replay) the plan chosen; the run's prediction is the makespan on screen."""
-    _click(page, i, choice)
-    _click(page, i, where)
-    _click(page, i, "Run")
-    page.wait_for_function(
-        "(a) => (" + LINES_JS + ")(a).some(t => t.includes('vs predicted'))",
-        arg=i,
-        timeout=180_000,
-    )
-    status = next(t for t in page.evaluate(LINES_JS, i) if "vs predicted" in t)
-    assert _ms(status, "vs predicted") == _ms(info, "makespan"), (status, info)
-    return status
-
-
 def _first_view(page) -> None:
     """The cells before the workbench's, then the workbench's, timed until it is on screen."""
     page.get_by_text("| Idle").first.wait_for(timeout=90_000)
-    cell = _index_of(page, "wb = Workbench(")
+    cell = bp.index_of(page, "wb = Workbench(")
     for i in range(cell):
-        if "jp-CodeCell" in (_cells(page).nth(i).get_attribute("class") or ""):
-            _run_cell(page, i)
-            _wait_done(page, i)
-    _run_cell(page, cell)
+        if "jp-CodeCell" in (bp.cells(page).nth(i).get_attribute("class") or ""):
+            bp.run_cell(page, i)
+            bp.wait_done(page, i)
+    bp.run_cell(page, cell)
     page.wait_for_selector(".hetlab-workbench", timeout=60_000)
     page.screenshot(path=str(ART / "workbench_first_view.png"))
-    _wait_done(page, cell, 10_000)  # the cell itself returns at once
+    bp.wait_done(page, cell, 10_000)  # the cell itself returns at once
 
 
 WATCH_JS = """() => {
@@ -343,48 +177,48 @@ WATCH_JS = """() => {
 def _phone(page) -> None:
     """HOPE's P40 profile: ε to 0.3 (a solve), back to 0.2 (from the plan cache, no solve);
     K to 1 changes the compared plan."""
-    page.wait_for_function(f"({DRAWN})({PHONE}) >= 4", timeout=180_000)
-    _wait_gantt(page, PHONE, "ilp (ε=0.2")
+    page.wait_for_function(f"({bp.DRAWN})({PHONE}) >= 4", timeout=180_000)
+    bp.wait_gantt(page, PHONE, "ilp (ε=0.2")
     page.screenshot(path=str(ART / "workbench.png"))
-    _move(page, PHONE, "ε", "0.3", bars_change=True)
+    bp.move(page, PHONE, "ε", "0.3", bars_change=True)
     page.evaluate(WATCH_JS)
-    slider = _box(page, PHONE).locator(".widget-hslider", has_text="ε (epsilon)").first
-    _set_readout(page, slider, "0.2", enter=False)
+    slider = bp.workbench(page, PHONE).locator(".widget-hslider", has_text="ε (epsilon)").first
+    bp.set_readout(page, slider, "0.2", enter=False)
     page.keyboard.press("Enter")
-    _wait_gantt(page, PHONE, "ilp", "ε=0.2", timeout=10_000)
+    bp.wait_gantt(page, PHONE, "ilp", "ε=0.2", timeout=10_000)
     page.wait_for_function("window.__marks.status !== undefined", timeout=10_000)
-    _move(page, PHONE, "K", "1", bars_change=True)
+    bp.move(page, PHONE, "K", "1", bars_change=True)
 
 
 def _streams(page) -> None:
     """The H200 googlenet streams profile: a Gantt row per stream, Recommend, and a replay
     of the ILP's streams plan with its rows."""
-    cell = _index_of(page, "wb_gpu = Workbench(")
-    _run_cell(page, cell)
-    page.wait_for_function(f"({DRAWN})({GPU}) >= 4", timeout=180_000)
-    ilp = _wait_gantt(page, GPU, "ilp (")
+    cell = bp.index_of(page, "wb_gpu = Workbench(")
+    bp.run_cell(page, cell)
+    page.wait_for_function(f"({bp.DRAWN})({GPU}) >= 4", timeout=180_000)
+    ilp = bp.wait_gantt(page, GPU, "ilp (")
     streams = {"cuda0", "cuda0.q1", "cuda0.q2", "cuda0.q3"}
     assert len(streams & set(ilp["rows"])) >= 2, ilp["rows"]  # a row per stream used
-    info = _line(page, GPU, "ilp: makespan")
-    _title_agrees(ilp, info)
-    _click(page, GPU, "Recommend")
-    rec = _wait_gantt(page, GPU, "recommended", timeout=240_000)
+    info = bp.line(page, GPU, "ilp: makespan")
+    bp.title_agrees(ilp, info)
+    bp.click(page, GPU, "Recommend")
+    rec = bp.wait_gantt(page, GPU, "recommended", timeout=240_000)
     assert set(rec["rows"]) & streams and "makespan" in rec["title"], rec
-    _run_shown_plan(page, GPU, "ILP", "replay", info)
-    run = _wait_gantt(page, GPU, "replay: ILP plan")
+    bp.run_shown_plan(page, GPU, "ILP", "replay", info)
+    run = bp.wait_gantt(page, GPU, "replay: ILP plan")
     assert len(streams & set(run["rows"])) >= 2 and len(run["base"]) >= 196, run["rows"]
-    assert _ms(run["title"], "predicted") == _ms(ilp["title"], "makespan")
-    _box(page, GPU).screenshot(path=str(ART / "workbench_streams_replayed.png"))
+    assert bp.ms(run["title"], "predicted") == bp.ms(ilp["title"], "makespan")
+    bp.workbench(page, GPU).screenshot(path=str(ART / "workbench_streams_replayed.png"))
 
 
 def _cancel_profile(page) -> None:
     """A workbench profiles with the cache off; Cancel stops it mid-way."""
-    cell = _index_of(page, "wb_cancel = Workbench(")
-    _run_cell(page, cell)
+    cell = bp.index_of(page, "wb_cancel = Workbench(")
+    bp.run_cell(page, cell)
     page.wait_for_function(
         f"document.querySelectorAll('.hetlab-workbench').length > {CANCEL}", timeout=30_000
     )
-    box = _box(page, CANCEL)
+    box = bp.workbench(page, CANCEL)
     box.locator(".widget-html", has_text=re.compile(r"\d+/\d+ ·")).first.wait_for(
         timeout=120_000
     )  # the profiler's own message is on screen
@@ -398,24 +232,21 @@ def _cancel_profile(page) -> None:
 
 def _squeezenet(page, folder: Path) -> None:
     """Profiled on this machine; ε, NT, K moved; the ILP plan run for real; its trace."""
-    cell = _index_of(page, "wb_models = Workbench(")
-    _run_cell(page, cell)
-    box = _box(page, MODELS)
-    box.locator("button.jupyter-button:not([disabled])", has_text="Profile").first.wait_for(
-        timeout=60_000
-    )  # enabled once the model has loaded
-    _click(page, MODELS, "Profile")
+    cell = bp.index_of(page, "wb_models = Workbench(")
+    bp.run_cell(page, cell)
+    box = bp.workbench(page, MODELS)
+    bp.click(page, MODELS, "Profile", timeout=60_000)  # enabled once the model has loaded
     # minutes with an empty profile cache on a loaded 2-core machine
-    _wait_gantt(page, MODELS, "ilp (", timeout=600_000)
-    _wait_gantt(page, MODELS, "greedy")
+    bp.wait_gantt(page, MODELS, "ilp (", timeout=600_000)
+    bp.wait_gantt(page, MODELS, "greedy")
     for name, value in (("ε", "0.5"), ("NT", "8"), ("K", "1")):
-        _move(page, MODELS, name, value, bars_change=False)  # its plans hardly differ
-    _run_shown_plan(page, MODELS, "ILP", "this machine", _line(page, MODELS, "ilp: makespan"))
-    assert _gantt(page, MODELS, "measured: ILP plan")["base"]
+        bp.move(page, MODELS, name, value, bars_change=False)  # its plans hardly differ
+    bp.run_shown_plan(page, MODELS, "ILP", "this machine", bp.line(page, MODELS, "ilp: makespan"))
+    assert bp.gantt(page, MODELS, "measured: ILP plan")["base"]
     folder_box = box.locator(".widget-text", has_text="folder").first.locator("input")
     folder_box.fill(str(folder))
     folder_box.press("Enter")
-    _click(page, MODELS, "Perfetto trace")
+    bp.click(page, MODELS, "Perfetto trace")
     page.wait_for_function("document.body.innerText.includes('ui.perfetto.dev')", timeout=30_000)
     traces = list(folder.glob("*.trace.json"))
     assert traces and "traceEvents" in traces[0].read_text()[:2000]
@@ -424,38 +255,38 @@ def _squeezenet(page, folder: Path) -> None:
 def _switched(page, profile_label: str, ops: int, moves, name: str) -> None:
     """After a switch to a profile of ``ops`` ops: every Gantt of it, then the moves, then a
     replay of the compared plan on screen."""
-    box = _box(page, MODELS)
+    box = bp.workbench(page, MODELS)
     select = box.locator(".widget-dropdown", has_text="or open").first.locator("select")
     select.scroll_into_view_if_needed()
     select.select_option(label=profile_label)
     page.wait_for_function(
-        "(a) => { const g = (" + GANTT_JS + ")([a[0], 'ilp (']);"
+        "(a) => { const g = (" + bp.GANTT_JS + ")([a[0], 'ilp (']);"
         " return g && g.base.length === a[1]; }",
         arg=[MODELS, ops],
         timeout=240_000,
     )
-    assert not _gantt(page, MODELS, "measured"), "a run of the model before is still shown"
+    assert not bp.gantt(page, MODELS, "measured"), "a run of the model before is still shown"
     box.screenshot(path=str(ART / f"workbench_{name}.png"))
     for control, value in moves:
-        _move(page, MODELS, control, value, bars_change=True)
-    greedy = _line(page, MODELS, "greedy: makespan")
-    _run_shown_plan(page, MODELS, "greedy", "replay", greedy)
-    assert len(_gantt(page, MODELS, "replay: greedy plan")["base"]) == ops
+        bp.move(page, MODELS, control, value, bars_change=True)
+    greedy = bp.line(page, MODELS, "greedy: makespan")
+    bp.run_shown_plan(page, MODELS, "greedy", "replay", greedy)
+    assert len(bp.gantt(page, MODELS, "replay: greedy plan")["base"]) == ops
 
 
 def _googlenet(page) -> None:
     """Load model: the DAG of googlenet and nothing of squeezenet; then its profile."""
-    box = _box(page, MODELS)
+    box = bp.workbench(page, MODELS)
     picker = box.get_by_placeholder("zoo name or path/to/model.onnx")
     picker.fill("googlenet")
-    _click(page, MODELS, "Load model")
+    bp.click(page, MODELS, "Load model")
     page.wait_for_function(
-        "(i) => (" + LINES_JS + ")(i).some(t => t.startsWith('googlenet: 196 ops'))",
+        "(i) => (" + bp.LINES_JS + ")(i).some(t => t.startsWith('googlenet: 196 ops'))",
         arg=MODELS,
         timeout=120_000,
     )
-    page.wait_for_function(f"({DRAWN})({MODELS}) === 1", timeout=60_000)  # the DAG alone
-    lines = page.evaluate(LINES_JS, MODELS)
+    page.wait_for_function(f"({bp.DRAWN})({MODELS}) === 1", timeout=60_000)  # the DAG alone
+    lines = page.evaluate(bp.LINES_JS, MODELS)
     assert not any("squeezenet" in t or "profiled" in t for t in lines), lines
     assert not any(t.startswith(("ilp: makespan", "greedy: makespan")) for t in lines), lines
     box.screenshot(path=str(ART / "workbench_switched_to_googlenet.png"))
@@ -483,9 +314,9 @@ def test_workbench_in_chromium(lab, tmp_path):
                 _first_view(page)
                 _phone(page)
                 _streams(page)
-                last = _index_of(page, 'print(f"{name}')
-                _run_cell(page, last)
-                _wait_done(page, last)
+                last = bp.index_of(page, 'print(f"{name}')
+                bp.run_cell(page, last)
+                bp.wait_done(page, last)
                 _cancel_profile(page)
                 _squeezenet(page, tmp_path / "files")
                 _googlenet(page)

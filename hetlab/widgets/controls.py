@@ -96,7 +96,7 @@ class Controls:
             options=["ILP", "compared"],
             value="ILP",
             description="run plan",
-            style={"button_width": "110px"},
+            style={"button_width": "120px"},
         )
         self.run_where = W.ToggleButtons(
             options=["this machine", "replay"],

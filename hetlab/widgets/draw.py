@@ -62,7 +62,10 @@ def layout(wb: Any) -> list[W.Widget]:
         W.HBox([c.recommend_button, c.recommend_info]),
         bx["rec_fig"],
         section("6 · run for real, or replay"),
-        W.HBox([c.run_choice, c.run_where, c.repeat, c.run_button, c.trace_button]),
+        W.HBox(
+            [c.run_choice, c.run_where, c.repeat, c.run_button, c.trace_button],
+            layout=W.Layout(flex_flow="row wrap"),
+        ),
         c.run_status,
         bx["run_fig"],
         section("7 · files"),

@@ -69,19 +69,15 @@ def layout(wb: Any) -> list[W.Widget]:
         c.run_status,
         bx["run_fig"],
         section("7 · files"),
-        W.HBox(
-            [
-                c.path_text,
-                c.save_profile_button,
-                c.load_profile_button,
-                c.shipped_select,
-                c.save_plans_button,
-                c.load_plans_button,
-            ],
-            layout=W.Layout(flex_flow="row wrap"),
-        ),
+        _files_row(c),
         c.file_status,
     ]
+
+
+def _files_row(c: Any) -> W.HBox:
+    files = [c.path_text, c.save_profile_button, c.load_profile_button, c.shipped_select]
+    files += [c.save_plans_button, c.load_plans_button]
+    return W.HBox(files, layout=W.Layout(flex_flow="row wrap"))
 
 
 def error_text(e: BaseException) -> str:

@@ -3,13 +3,17 @@
 Runs notebooks/workbench.ipynb (a copy, so outputs never land in the repository) cell by cell
 and checks, with screenshots in tests/_artifacts/:
 
-- the widget appears within 3 s of its cell (loading and profiling run in the background);
-- plots and sliders render with no traceback;
-- moving ε solves again, and moving it back redraws from the plan cache in under 0.3 s;
-- K is a live control of the compared (greedy) plan;
-- Run draws a measured Gantt, and the Perfetto button writes its trace;
-- Cancel stops a profile (a second workbench profiling with the cache off);
-- NASNet-large's DAG renders (its phone profile), and its Gantt draws transfer segments.
+- the widget appears within 3 s of its cell (loading and solving run in the background);
+- on the phone profile, moving ε solves again and moving it back redraws from the plan cache;
+  K is a live control of the compared (greedy) plan;
+- the H200 streams profile draws a Gantt row per CUDA stream, Recommend times the candidates
+  on the replay, and Run replays the recommended plan;
+- one workbench goes through squeezenet (profiled here, run for real, Perfetto trace),
+  googlenet (Load model, then its profile measured on this kind of machine) and NASNet-large
+  (its phone profile): after each switch and each ε/NT/K move every Gantt is redrawn with
+  the new plan, its makespan is the one in its info line, and Run executes the plan shown;
+- Cancel stops a profile (a workbench profiling with the cache off);
+- the browser logs no error about setting a widget's state, and no cell shows HiGHS's banner.
 
 Skipped where Chromium or playwright is missing.
 """
@@ -30,6 +34,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import browser_page as bp
+
 ROOT = Path(__file__).resolve().parents[1]
 ART = ROOT / "tests" / "_artifacts"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -45,12 +51,10 @@ ARGS = [
 # cells the test appends to its copy of the notebook, run after the notebook's own
 EXTRA_CELLS = {
     "cancel": 'wb_cancel = Workbench(model="squeezenet")\nwb_cancel.profile(cache=False)\nwb_cancel',
-    "nasnet": (
-        "from hetlab.cost.datasets import load_hope_profile\n"
-        'wb_nas = Workbench(problem=load_hope_profile("nasnet-large-huawei_p40"), '
-        "ilp_time_limit=0.1)\nwb_nas"
-    ),
+    "models": 'wb_models = Workbench(model="squeezenet")\nwb_models',
 }
+# the workbenches on the page, in cell order
+PHONE, GPU, CANCEL, MODELS = range(4)
 
 
 def _free_port() -> int:
@@ -140,78 +144,18 @@ def lab(tmp_path):
         log.close()
 
 
-# the title and bar shapes of the first plot whose title starts with ``prefix`` (in ``root``)
-GANTT_JS = """([prefix, root]) => {
-  const scope = root ? document.querySelectorAll(root)[document.querySelectorAll(root).length - 1] : document;
-  if (!scope) return null;
-  for (const p of scope.querySelectorAll('.js-plotly-plot')) {
-    const t = p.querySelector('.gtitle');
-    if (t && t.textContent.startsWith(prefix))
-      return t.textContent + '|' + [...p.querySelectorAll('.barlayer path')].map(e => e.getAttribute('d')).join(';');
-  }
-  return null;
-}"""
-DRAWN = "[...document.querySelectorAll('.js-plotly-plot')].filter(p => Array.isArray(p.data) && p.data.length > 0).length"
-LAST = ".hetlab-workbench"  # the last workbench on the page: querySelectorAll(...)[-1]
-
-
-def _cells(page):
-    return page.locator(".jp-Notebook .jp-Cell")
-
-
-def _run_cell(page, i: int) -> None:
-    """Select cell ``i`` and run it (Shift+Enter), without waiting for it to finish."""
-    cell = _cells(page).nth(i)
-    cell.scroll_into_view_if_needed()
-    cell.locator(".jp-InputArea").first.click()
-    page.keyboard.press("Escape")  # command mode: Shift+Enter runs the selected cell
-    page.keyboard.press("Shift+Enter")
-
-
-def _wait_done(page, i: int, timeout: float = 120_000) -> None:
-    page.wait_for_function(
-        """(i) => { const c = document.querySelectorAll('.jp-Notebook .jp-Cell')[i];
-                    const p = c && c.querySelector('.jp-InputPrompt');
-                    return p && /\\[\\d+\\]/.test(p.textContent); }""",
-        arg=i,
-        timeout=timeout,
-    )
-
-
-def _set_readout(page, slider, value: str, enter: bool = True) -> None:
-    """Type ``value`` into a slider's readout and press Enter (one change, on release)."""
-    slider.scroll_into_view_if_needed()
-    slider.locator(".widget-readout").click()
-    page.keyboard.press("Control+A")
-    page.keyboard.type(value)
-    if enter:
-        page.keyboard.press("Enter")
-
-
-def _index_of(page, cell_id_text: str) -> int:
-    texts = _cells(page).all_inner_texts()
-    return next(i for i, t in enumerate(texts) if cell_id_text in t)
-
-
 def _first_view(page) -> None:
-    """The cells before the workbench's, then the workbench's, timed until it is on screen;
-    then Profile is pressed (the profile runs in the background)."""
+    """The cells before the workbench's, then the workbench's, timed until it is on screen."""
     page.get_by_text("| Idle").first.wait_for(timeout=90_000)
-    cell = _index_of(page, "wb = Workbench(")
+    cell = bp.index_of(page, "wb = Workbench(")
     for i in range(cell):
-        if "jp-CodeCell" in (_cells(page).nth(i).get_attribute("class") or ""):
-            _run_cell(page, i)
-            _wait_done(page, i)
-    _run_cell(page, cell)
+        if "jp-CodeCell" in (bp.cells(page).nth(i).get_attribute("class") or ""):
+            bp.run_cell(page, i)
+            bp.wait_done(page, i)
+    bp.run_cell(page, cell)
     page.wait_for_selector(".hetlab-workbench", timeout=60_000)
     page.screenshot(path=str(ART / "workbench_first_view.png"))
-    _wait_done(page, cell, 10_000)  # the cell itself returns at once
-    page.wait_for_function(
-        "[...document.querySelectorAll('button')].some(b => b.textContent.trim() === 'Profile'"
-        " && !b.disabled)",
-        timeout=60_000,
-    )  # enabled once the model has loaded
-    page.locator("button.jupyter-button", has_text="Profile").first.click()
+    bp.wait_done(page, cell, 10_000)  # the cell itself returns at once
 
 
 WATCH_JS = """() => {
@@ -230,63 +174,51 @@ WATCH_JS = """() => {
 }"""
 
 
-def _cache_redraw(page) -> None:
-    """ε to 0.3 (a solve), then back to 0.2: the Gantt redraws from the plan cache, with no
-    solve. How fast is not asserted here (a test under load is no speed measurement); the
-    message carries the time the browser saw."""
-    eps = page.locator(".widget-hslider", has_text="ε (epsilon)").first
-    _set_readout(page, eps, "0.3")
-    page.wait_for_function(f"({GANTT_JS})(['ilp (ε=0.3', null]) !== null", timeout=120_000)
+def _phone(page) -> None:
+    """HOPE's P40 profile: ε to 0.3 (a solve), back to 0.2 (from the plan cache, no solve);
+    K to 1 changes the compared plan."""
+    page.wait_for_function(f"({bp.DRAWN})({PHONE}) >= 4", timeout=180_000)
+    bp.wait_gantt(page, PHONE, "ilp (ε=0.2")
+    page.screenshot(path=str(ART / "workbench.png"))
+    bp.move(page, PHONE, "ε", "0.3", bars_change=True)
     page.evaluate(WATCH_JS)
-    _set_readout(page, eps, "0.2", enter=False)
+    slider = bp.workbench(page, PHONE).locator(".widget-hslider", has_text="ε (epsilon)").first
+    bp.set_readout(page, slider, "0.2", enter=False)
     page.keyboard.press("Enter")
-    page.wait_for_function(
-        f"({GANTT_JS})(['ilp (ε=0.2', null]) !== null", timeout=10_000, polling="raf"
-    )
+    bp.wait_gantt(page, PHONE, "ilp", "ε=0.2", timeout=10_000)
     page.wait_for_function("window.__marks.status !== undefined", timeout=10_000)
-    marks = page.evaluate("window.__marks")  # ms after Enter: status line, Gantt title
-    assert "gantt" in marks, f"the Gantt was not redrawn for ε=0.2 after Enter ({marks})"
+    bp.move(page, PHONE, "K", "1", bars_change=True)
 
 
-def _move_k(page) -> None:
-    """K leaves "auto" and goes to 1: the compared Gantt is redrawn for it."""
-    before = page.evaluate(GANTT_JS, ["greedy", None])
-    k = page.locator(".widget-hslider", has_text="K (k)").first
-    k.scroll_into_view_if_needed()
-    k.locator("xpath=..").locator("input[type=checkbox]").first.uncheck()  # leave "auto"
-    _set_readout(page, k, "1")
-    page.wait_for_function(f"({GANTT_JS})(['greedy (K=1)', null]) !== null")
-    assert page.evaluate(GANTT_JS, ["greedy", None]) != before
-
-
-def _run_and_export(page, sync_api, folder: Path) -> None:
-    folder_box = page.locator(".widget-text", has_text="folder").first.locator("input")
-    folder_box.fill(str(folder))
-    folder_box.press("Enter")
-    run = page.locator("button.jupyter-button").filter(has_text=re.compile(r"^\W*Run\W*$")).first
-    run.scroll_into_view_if_needed()
-    assert run.is_enabled(), page.locator(".jp-Notebook").inner_text()[-800:]
-    run.click()
-    try:
-        page.wait_for_function(f"({GANTT_JS})(['measured', null]) !== null", timeout=120_000)
-    except sync_api.TimeoutError:
-        page.screenshot(path=str(ART / "measured_missing.png"))
-        raise
-    assert page.evaluate(GANTT_JS, ["measured", None]).count(";") >= 1
-    page.locator("button.jupyter-button", has_text="Perfetto trace").first.click()
-    page.wait_for_function("document.body.innerText.includes('ui.perfetto.dev')", timeout=30_000)
-    traces = list(folder.glob("*.trace.json"))
-    assert traces and "traceEvents" in traces[0].read_text()[:2000]
+def _streams(page) -> None:
+    """The H200 googlenet streams profile: a Gantt row per stream, Recommend, and a replay
+    of the ILP's streams plan with its rows."""
+    cell = bp.index_of(page, "wb_gpu = Workbench(")
+    bp.run_cell(page, cell)
+    page.wait_for_function(f"({bp.DRAWN})({GPU}) >= 4", timeout=180_000)
+    ilp = bp.wait_gantt(page, GPU, "ilp (")
+    streams = {"cuda0", "cuda0.q1", "cuda0.q2", "cuda0.q3"}
+    assert len(streams & set(ilp["rows"])) >= 2, ilp["rows"]  # a row per stream used
+    info = bp.line(page, GPU, "ilp: makespan")
+    bp.title_agrees(ilp, info)
+    bp.click(page, GPU, "Recommend")
+    rec = bp.wait_gantt(page, GPU, "recommended", timeout=240_000)
+    assert set(rec["rows"]) & streams and "makespan" in rec["title"], rec
+    bp.run_shown_plan(page, GPU, "ILP", "replay", info)
+    run = bp.wait_gantt(page, GPU, "replay: ILP plan")
+    assert len(streams & set(run["rows"])) >= 2 and len(run["base"]) >= 196, run["rows"]
+    assert bp.ms(run["title"], "predicted") == bp.ms(ilp["title"], "makespan")
+    bp.workbench(page, GPU).screenshot(path=str(ART / "workbench_streams_replayed.png"))
 
 
 def _cancel_profile(page) -> None:
-    """A second workbench profiles with the cache off; Cancel stops it mid-way."""
-    cell = _index_of(page, "wb_cancel = Workbench(")
-    _run_cell(page, cell)
+    """A workbench profiles with the cache off; Cancel stops it mid-way."""
+    cell = bp.index_of(page, "wb_cancel = Workbench(")
+    bp.run_cell(page, cell)
     page.wait_for_function(
-        "[...document.querySelectorAll('.hetlab-workbench')].length >= 2", timeout=30_000
+        f"document.querySelectorAll('.hetlab-workbench').length > {CANCEL}", timeout=30_000
     )
-    box = page.locator(".hetlab-workbench").nth(1)
+    box = bp.workbench(page, CANCEL)
     box.locator(".widget-html", has_text=re.compile(r"\d+/\d+ ·")).first.wait_for(
         timeout=120_000
     )  # the profiler's own message is on screen
@@ -298,22 +230,68 @@ def _cancel_profile(page) -> None:
     assert cancel.is_disabled()
 
 
-def _nasnet(page) -> None:
-    """NASNet-large's phone profile: its DAG (over 1000 ops) and a Gantt with transfers."""
-    cell = _index_of(page, "wb_nas = Workbench(")
-    _run_cell(page, cell)
+def _squeezenet(page, folder: Path) -> None:
+    """Profiled on this machine; ε, NT, K moved; the ILP plan run for real; its trace."""
+    cell = bp.index_of(page, "wb_models = Workbench(")
+    bp.run_cell(page, cell)
+    box = bp.workbench(page, MODELS)
+    bp.click(page, MODELS, "Profile", timeout=60_000)  # enabled once the model has loaded
+    # minutes with an empty profile cache on a loaded 2-core machine
+    bp.wait_gantt(page, MODELS, "ilp (", timeout=600_000)
+    bp.wait_gantt(page, MODELS, "greedy")
+    for name, value in (("ε", "0.5"), ("NT", "8"), ("K", "1")):
+        bp.move(page, MODELS, name, value, bars_change=False)  # its plans hardly differ
+    bp.run_shown_plan(page, MODELS, "ILP", "this machine", bp.line(page, MODELS, "ilp: makespan"))
+    assert bp.gantt(page, MODELS, "measured: ILP plan")["base"]
+    folder_box = box.locator(".widget-text", has_text="folder").first.locator("input")
+    folder_box.fill(str(folder))
+    folder_box.press("Enter")
+    bp.click(page, MODELS, "Perfetto trace")
+    page.wait_for_function("document.body.innerText.includes('ui.perfetto.dev')", timeout=30_000)
+    traces = list(folder.glob("*.trace.json"))
+    assert traces and "traceEvents" in traces[0].read_text()[:2000]
+
+
+def _switched(page, profile_label: str, ops: int, moves, name: str) -> None:
+    """After a switch to a profile of ``ops`` ops: every Gantt of it, then the moves, then a
+    replay of the compared plan on screen."""
+    box = bp.workbench(page, MODELS)
+    select = box.locator(".widget-dropdown", has_text="or open").first.locator("select")
+    select.scroll_into_view_if_needed()
+    select.select_option(label=profile_label)
     page.wait_for_function(
-        "[...document.querySelectorAll('.hetlab-workbench')].length >= 3", timeout=30_000
+        "(a) => { const g = (" + bp.GANTT_JS + ")([a[0], 'ilp (']);"
+        " return g && g.base.length === a[1]; }",
+        arg=[MODELS, ops],
+        timeout=240_000,
     )
-    box = page.locator(".hetlab-workbench").nth(2)
-    big = """(root) => [...document.querySelectorAll(root)[2].querySelectorAll('.js-plotly-plot')]
-        .some(p => (p.data || []).some(t => (t.x || []).length >= 1000)
-                   && p.querySelectorAll('.scatterlayer .point, .gl-container canvas').length > 0)"""
-    page.wait_for_function(big, arg=".hetlab-workbench", timeout=120_000)
-    transfers = """(root) => [...document.querySelectorAll(root)[2].querySelectorAll('.js-plotly-plot')]
-        .some(p => (p.data || []).some(t => t.name === 'transfers' && (t.x || t.base || []).length > 0))"""
-    page.wait_for_function(transfers, arg=".hetlab-workbench", timeout=180_000)
-    box.screenshot(path=str(ART / "workbench_nasnet.png"))
+    assert not bp.gantt(page, MODELS, "measured"), "a run of the model before is still shown"
+    box.screenshot(path=str(ART / f"workbench_{name}.png"))
+    for control, value in moves:
+        bp.move(page, MODELS, control, value, bars_change=True)
+    greedy = bp.line(page, MODELS, "greedy: makespan")
+    bp.run_shown_plan(page, MODELS, "greedy", "replay", greedy)
+    assert len(bp.gantt(page, MODELS, "replay: greedy plan")["base"]) == ops
+
+
+def _googlenet(page) -> None:
+    """Load model: the DAG of googlenet and nothing of squeezenet; then its profile."""
+    box = bp.workbench(page, MODELS)
+    picker = box.get_by_placeholder("zoo name or path/to/model.onnx")
+    picker.fill("googlenet")
+    bp.click(page, MODELS, "Load model")
+    page.wait_for_function(
+        "(i) => (" + bp.LINES_JS + ")(i).some(t => t.startsWith('googlenet: 196 ops'))",
+        arg=MODELS,
+        timeout=120_000,
+    )
+    page.wait_for_function(f"({bp.DRAWN})({MODELS}) === 1", timeout=60_000)  # the DAG alone
+    lines = page.evaluate(bp.LINES_JS, MODELS)
+    assert not any("squeezenet" in t or "profiled" in t for t in lines), lines
+    assert not any(t.startswith(("ilp: makespan", "greedy: makespan")) for t in lines), lines
+    box.screenshot(path=str(ART / "workbench_switched_to_googlenet.png"))
+    moves = (("ε", "0.2"), ("NT", "12"), ("K", "2"))
+    _switched(page, "xeon-2core-pocl · googlenet", 196, moves, "googlenet")
 
 
 @pytest.mark.slow
@@ -334,25 +312,19 @@ def test_workbench_in_chromium(lab, tmp_path):
                 page.goto(f"{url}/lab/tree/notebooks/{nb.name}?token={token}")
                 page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
                 _first_view(page)
-                # DAG, heatmap and the two Gantts draw once the profile and the solves are in
-                # (minutes with an empty profile cache on a loaded 2-core machine)
-                page.wait_for_function(f"{DRAWN} >= 4", timeout=600_000)
-                page.wait_for_function(f"({GANTT_JS})(['greedy', null]) !== null")
-                page.wait_for_function(f"({GANTT_JS})(['ilp', null]) !== null", timeout=300_000)
-                assert page.locator(".widget-hslider").count() >= 2
-                text = page.locator(".jp-Notebook").inner_text()
-                assert "Traceback" not in text and "Error" not in text.replace("HetlabError", ""), (
-                    text[-1500:]
-                )
-                page.screenshot(path=str(ART / "workbench.png"))
-                _cache_redraw(page)
-                _move_k(page)
-                _run_and_export(page, sync_api, tmp_path / "files")
-                page.locator(".hetlab-workbench").first.screenshot(
-                    path=str(ART / "workbench_widget.png")
-                )
+                _phone(page)
+                _streams(page)
+                last = bp.index_of(page, 'print(f"{name}')
+                bp.run_cell(page, last)
+                bp.wait_done(page, last)
                 _cancel_profile(page)
-                _nasnet(page)
+                _squeezenet(page, tmp_path / "files")
+                _googlenet(page)
+                nas = (("ε", "0.05"), ("NT", "8"), ("K", "1"))
+                _switched(page, "phone (HOPE) · nasnet-large-huawei_p40", 1049, nas, "nasnet")
+                text = page.locator(".jp-Notebook").inner_text()
+                assert "Traceback" not in text and "HiGHS" not in text, text[-1500:]
+                assert "makespan" in page.locator(".jp-Cell").nth(last).inner_text()
                 page.screenshot(path=str(ART / "workbench_after_run.png"), full_page=True)
                 bad = [c for c in console if "plotly" in c.lower() or "setting state" in c.lower()]
                 assert not bad, bad

@@ -20,10 +20,10 @@ def section(title: str) -> W.HTML:
 class Controls:
     """Plain attribute bag of every control; the workbench exposes them as attributes."""
 
-    def __init__(self, zoo: list[str]) -> None:
+    def __init__(self, zoo: list[str], shipped: list[tuple[str, str]]) -> None:
         self._model_and_profile(zoo)
         self._schedule()
-        self._run_and_files()
+        self._run_and_files(shipped)
 
     def _model_and_profile(self, zoo: list[str]) -> None:
         self.model_picker = W.Combobox(
@@ -91,12 +91,12 @@ class Controls:
         self.recommend_info = W.HTML()
         self.whatif_banner = W.HTML()
 
-    def _run_and_files(self) -> None:
+    def _run_and_files(self, shipped: list[tuple[str, str]]) -> None:
         self.run_choice = W.ToggleButtons(
             options=["ILP", "compared"],
             value="ILP",
             description="run plan",
-            style={"button_width": "90px"},
+            style={"button_width": "120px"},
         )
         self.run_where = W.ToggleButtons(
             options=["this machine", "replay"],
@@ -124,7 +124,18 @@ class Controls:
             value="hetlab-work", description="folder", layout=W.Layout(width="300px")
         )
         self.save_profile_button = W.Button(description="Save profile", icon="save")
-        self.load_profile_button = W.Button(description="Load profile", icon="upload")
+        self.load_profile_button = W.Button(
+            description="Load profile",
+            icon="upload",
+            tooltip="the folder's first *.problem.json",
+        )
+        self.shipped_select = W.Dropdown(
+            options=shipped,
+            value="",
+            description="or open",
+            tooltip="a profile that ships with hetlab: HOPE's phones, or a machine hetlab measured",
+            layout=W.Layout(width="330px"),
+        )
         self.save_plans_button = W.Button(description="Save plans", icon="save")
         self.load_plans_button = W.Button(description="Load plans", icon="upload")
         self.file_status = _status()
@@ -136,6 +147,8 @@ def disable(button: W.Button, reason: str | None) -> None:
     button.tooltip = reason or ""
 
 
+COLORS = {"info": "#333", "ok": "#1a7f37", "warn": "#9a6700", "error": "#cf222e"}
+
+
 def say(html: W.HTML, text: str, kind: str = "info") -> None:
-    color = {"info": "#333", "ok": "#1a7f37", "warn": "#9a6700", "error": "#cf222e"}[kind]
-    html.value = f"<span style='color:{color}'>{escape(text)}</span>"
+    html.value = f"<span style='color:{COLORS[kind]}'>{escape(text)}</span>" if text else ""

@@ -11,7 +11,7 @@ import ipywidgets as W
 from hetlab.cost.whatif import is_what_if
 from hetlab.errors import HetlabError
 from hetlab.viz import dag_figure, gantt_figure, heatmap_figure
-from hetlab.widgets.controls import say, section
+from hetlab.widgets.controls import section
 from hetlab.widgets.params import SYMBOLS
 from hetlab.widgets.plans import info_html
 
@@ -62,22 +62,22 @@ def layout(wb: Any) -> list[W.Widget]:
         W.HBox([c.recommend_button, c.recommend_info]),
         bx["rec_fig"],
         section("6 · run for real, or replay"),
-        W.HBox([c.run_choice, c.run_where, c.repeat, c.run_button, c.trace_button]),
+        W.HBox(
+            [c.run_choice, c.run_where, c.repeat, c.run_button, c.trace_button],
+            layout=W.Layout(flex_flow="row wrap"),
+        ),
         c.run_status,
         bx["run_fig"],
         section("7 · files"),
-        W.HBox(
-            [
-                c.path_text,
-                c.save_profile_button,
-                c.load_profile_button,
-                c.save_plans_button,
-                c.load_plans_button,
-            ],
-            layout=W.Layout(flex_flow="row wrap"),
-        ),
+        _files_row(c),
         c.file_status,
     ]
+
+
+def _files_row(c: Any) -> W.HBox:
+    files = [c.path_text, c.save_profile_button, c.load_profile_button, c.shipped_select]
+    files += [c.save_plans_button, c.load_plans_button]
+    return W.HBox(files, layout=W.Layout(flex_flow="row wrap"))
 
 
 def error_text(e: BaseException) -> str:
@@ -85,7 +85,7 @@ def error_text(e: BaseException) -> str:
 
 
 def whatif_prefix(wb: Any) -> str:
-    shown = wb.problem is not None and (is_what_if(wb.problem) or wb.whatif.active())
+    shown = wb.state.problem is not None and (is_what_if(wb.state.problem) or wb.whatif.active())
     return f"<b>{WHAT_IF}</b> · " if shown else ""
 
 
@@ -101,25 +101,25 @@ def slot_figure(wb: Any, slot: str) -> tuple[Any, str]:
 
 
 def dag(wb: Any) -> None:
-    obj = wb.graph if wb.graph is not None else wb.problem
+    obj = wb.state.graph if wb.state.graph is not None else wb.state.problem
     if obj is None:
         wb.slots["dag_fig"].message("load a model or a profile to see its operator DAG")
         return
     color: Any = wb.color_select.value
     if color.startswith("plan:"):
-        plan = wb.ilp_plan if color == "plan: ILP" else wb.greedy_plan
+        plan = wb.state.plan("ilp_plan") if color == "plan: ILP" else wb.state.plan("greedy_plan")
         color = plan if plan is not None else "uprank"
     try:
-        fig = dag_figure(obj, color=color, problem=wb.problem)
+        fig = dag_figure(obj, color=color, problem=wb.state.problem)
         fig.update_layout(title_text=whatif_prefix(wb) + (fig.layout.title.text or ""))
         wb.slots["dag_fig"].show(fig)
     except HetlabError as e:
-        say(wb.model_status, str(e), "error")
+        wb._say("model", str(e), "error")
 
 
 def problem(wb: Any) -> None:
     """The colour choices, the heatmap, the what-if banner and the DAG of a new problem."""
-    p = wb.problem
+    p = wb.state.problem
     opts = ["uprank", "op"] + ([f"cost:{d}" for d in p.devices] if p is not None else [])
     opts += ["plan: ILP", "plan: compared"] if p is not None else []
     cur = wb.color_select.value
@@ -151,23 +151,35 @@ def _title(wb: Any, plan: Any, name: str) -> str:
     return whatif_prefix(wb) + (f"{name} ({args})" if args else name)
 
 
+def gantt_height(fig: Any) -> int:
+    """Room for every row of a Gantt (devices and links: a GPU as four streams has twelve)."""
+    rows = len(fig.layout.yaxis.categoryarray or [])
+    return max(220, 100 + 20 * rows)
+
+
 def gantts(wb: Any, only: str | None = None) -> None:
     """Both plans' Gantts on one ms range, with each plan's info line below it; with
     ``only`` (a slot), the other Gantt just follows the shared range (a cached plan redraws
     one figure, not two)."""
     slots = [
-        ("ilp_plan", wb.slots["ilp_fig"], wb.ilp_plan, wb.ilp_select.value, wb.ilp_info),
+        (
+            "ilp_plan",
+            wb.slots["ilp_fig"],
+            wb.state.plan("ilp_plan"),
+            wb.ilp_select.value,
+            wb.ilp_info,
+        ),
         (
             "greedy_plan",
             wb.slots["greedy_fig"],
-            wb.greedy_plan,
+            wb.state.plan("greedy_plan"),
             wb.algo_select.value,
             wb.compared_info,
         ),
     ]
     end = max((p.makespan for _, _, p, _, _ in slots if p is not None), default=0.0)
     span = [0, end * 1.02 or 1]
-    units = wb.problem.units if wb.problem is not None else "ms"
+    units = wb.state.problem.units if wb.state.problem is not None else "ms"
     for slot, fig, plan, name, info in slots:
         if plan is None:
             info.value = ""
@@ -176,6 +188,6 @@ def gantts(wb: Any, only: str | None = None) -> None:
             fig.set_range(span)
             continue
         info.value = info_html(plan, units)
-        g = gantt_figure(plan, wb.problem, title=_title(wb, plan, name), height=220)
-        g.update_layout(title_font_size=12, xaxis_range=span)
+        g = gantt_figure(plan, wb.state.problem, title=_title(wb, plan, name))
+        g.update_layout(title_font_size=12, xaxis_range=span, height=gantt_height(g))
         fig.show(g)

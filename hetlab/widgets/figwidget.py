@@ -3,7 +3,14 @@ to draw, then a plotly ``FigureWidget`` created with that content and updated in
 
 Each FigureWidget carries plotly.js (about 5 MB) to the browser, and the workbench appears only
 once all its children exist there: creating figures when they first have content keeps the
-widget's first view fast, and no figure is ever shown empty first."""
+widget's first view fast, and no figure is ever shown empty first.
+
+A FigureWidget is never shown again once its view has left the page: plotly's browser view
+purges its plot on removal but keeps listening to its model, so the next update of that model
+fails in the removed view ("Cannot read properties of undefined (reading '_guiEditing')",
+reported as "Error setting state") and never reaches the live view. A slot that shows a
+message therefore closes its figure, and a figure of another structure (trace count or types)
+replaces the old one instead of updating it."""
 
 from __future__ import annotations
 
@@ -36,26 +43,25 @@ def sync_full_state(fw: FigureWidget) -> None:
     fw._repr_mimebundle_()
 
 
+def same_structure(fw: FigureWidget, fig: go.Figure) -> bool:
+    """Whether ``fig`` has the traces of ``fw`` (count and types), so it can update in place."""
+    return len(fw.data) == len(fig.data) and all(
+        a.type == b.type for a, b in zip(fw.data, fig.data, strict=False)
+    )
+
+
 def update_in_place(fw: FigureWidget, fig: go.Figure) -> None:
-    """Make ``fw`` show ``fig``: traces updated in place when the trace types match (the
-    usual case: new costs, a new plan), else replaced; layout overwritten; one batch."""
+    """Make ``fw`` show ``fig``, which has the same structure: traces restyled, layout
+    overwritten, in one batch."""
     fig = no_colorbar(go.Figure(fig))
     with fw.batch_update():
-        same = len(fw.data) == len(fig.data) and all(
-            a.type == b.type for a, b in zip(fw.data, fig.data, strict=False)
-        )
-        if same:
-            for old, new in zip(fw.data, fig.data, strict=False):
-                nj = new.to_plotly_json()
-                for k in list(old.to_plotly_json()):
-                    if k not in nj and k not in ("type", "uid"):
-                        old[k] = None
-                nj.pop("type", None)
-                old.update(nj, overwrite=True)
-        else:
-            if fw.data:
-                fw.data = []
-            fw.add_traces(list(fig.data))
+        for old, new in zip(fw.data, fig.data, strict=True):
+            nj = new.to_plotly_json()
+            for k in list(old.to_plotly_json()):
+                if k not in nj and k not in ("type", "uid"):
+                    old[k] = None
+            nj.pop("type", None)
+            old.update(nj, overwrite=True)
         # one relayout: setting 'xaxis.visible' and 'xaxis' in one batch makes plotly.js
         # refuse the whole state ("cannot set yaxis.visible and a parent attribute")
         lj = fig.layout.to_plotly_json()
@@ -76,20 +82,32 @@ class FigureSlot:
         self.fig: FigureWidget | None = None
 
     def message(self, text: str) -> None:
-        """Show ``text`` (why there is nothing to draw) instead of the figure."""
+        """Show ``text`` (why there is nothing to draw) instead of the figure, which is closed:
+        the next ``show`` makes a new one (see the module doc)."""
         self.note.value = f"<i style='color:#777;font-size:12px'>{escape(text)}</i>"
         self.box.children = (self.note,)
+        self.drop()
+
+    def drop(self) -> None:
+        """Close the figure (its browser model and views go with it)."""
+        fig, self.fig = self.fig, None
+        if fig is not None:
+            fig.close()
 
     def show(self, fig: go.Figure) -> FigureWidget:
         if self.width:
             fig.update_layout(width=self.width)
-        if self.fig is None:
+        if self.fig is not None and same_structure(self.fig, fig):
+            update_in_place(self.fig, fig)
+        else:
+            old = self.fig
             # plotly's widget class is imported here, at the first figure, usually on a worker
             # thread: it pulls in nbformat and jsonschema, seconds the widget need not wait for
             self.fig = go.FigureWidget(no_colorbar(go.Figure(fig)))
             sync_full_state(self.fig)
-        else:
-            update_in_place(self.fig, fig)
+            self.box.children = (self.fig,)
+            if old is not None:
+                old.close()
         if self.box.children != (self.fig,):
             self.box.children = (self.fig,)
         return self.fig

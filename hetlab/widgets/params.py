@@ -18,13 +18,24 @@ from hetlab.cost.problem import Problem
 from hetlab.schedulers.base import Param, algorithm, defaults
 
 SYMBOLS = {"epsilon": "ε", "nt": "NT", "k": "K"}  # the paper's names, in labels and titles
+# the unit of each parameter that has one, in its label (the registry's help says the same)
+UNITS = {
+    "time_limit": "s per window",
+    "node_limit": "B&B nodes per window",
+    "nt": "ops",
+    "merge_threshold": "ms",
+    "gap": "share of the work",
+}
 STYLE = {"description_width": "initial"}
 SLIDER_SPAN = 100  # a wider range gets a number box: a slider step would skip most values
 
 
 def label(p: Param) -> str:
-    sym = SYMBOLS.get(p.name)
-    return f"{sym} ({p.name})" if sym else p.name
+    """``ε (epsilon)``, ``time_limit (s per window)``: the paper's symbol and the unit."""
+    sym, unit = SYMBOLS.get(p.name), UNITS.get(p.name)
+    inner = ", ".join(x for x in (p.name if sym else None, unit) if x)
+    head = sym or p.name
+    return f"{head} ({inner})" if inner else head
 
 
 def _choices(p: Param) -> list[Any] | None:
@@ -36,7 +47,7 @@ def _numeric(p: Param, value: Any) -> W.ValueWidget:
         "description": label(p),
         "style": STYLE,
         "continuous_update": False,
-        "layout": W.Layout(width="250px"),
+        "layout": W.Layout(width=f"{max(250, 7 * len(label(p)) + 110)}px"),  # label and box
     }
     lo = p.low if p.low is not None else (0 if p.kind == "int" else 0.0)
     bounded = p.low is not None and p.high is not None and p.high - p.low <= SLIDER_SPAN

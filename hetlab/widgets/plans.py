@@ -4,6 +4,7 @@ solve itself (cancellable where the algorithm reports progress), and a plan's in
 from __future__ import annotations
 
 import inspect
+import math
 from collections import OrderedDict
 from html import escape
 from typing import Any
@@ -21,10 +22,13 @@ INFO = {
     "windows": "windows",
     "windows_optimal": "optimal",
     "windows_limit": "hit the limit",
+    "windows_time_limit": "stopped by the time limit",
     "mip_gap_max": "max MIP gap",
+    "mip_nodes": "B&B nodes",
     "solve_s": "ILP time",
     "decided_by": "decided by",
 }
+NO_INCUMBENT = "no incumbent"  # a window's ILP ended with none (its gap is infinite)
 
 
 def problem_key(problem: Problem) -> str:
@@ -71,7 +75,9 @@ def solve(problem: Problem, algo: str, params: dict[str, Any], progress: Any = N
 def _fmt(key: str, v: Any) -> str:
     if isinstance(v, (list, tuple)):  # e.g. the subgraphs, listed node by node
         return str(len(v))
-    if key == "mip_gap_max" and isinstance(v, (int, float)):
+    if key == "mip_gap_max":
+        if isinstance(v, str) or (isinstance(v, float) and not math.isfinite(v)):
+            return NO_INCUMBENT  # the ILP says so in words ("no incumbent from the ILP")
         return f"{v:.2%}"
     if key == "solve_s" and isinstance(v, (int, float)):
         return f"{v:.2f} s"
@@ -90,7 +96,10 @@ def plan_facts(plan: Plan) -> dict[str, Any]:
         if isinstance(solves, dict):
             extra.setdefault("windows_optimal", solves.get("optimal"))
             extra.setdefault("windows_limit", solves.get("limit"))
-    return {k: extra[k] for k in INFO if extra.get(k) is not None}
+    facts = {k: extra[k] for k in INFO if extra.get(k) is not None}
+    if not facts.get("windows_time_limit"):
+        facts.pop("windows_time_limit", None)  # named only when the safety net stopped one
+    return facts
 
 
 def info_html(plan: Plan | None, units: str = "ms") -> str:
@@ -105,7 +114,9 @@ def info_html(plan: Plan | None, units: str = "ms") -> str:
         text = f"{INFO[k]}: {escape(_fmt(k, v))}"
         if k == "decided_by" and str(v) not in ("ilp", plan.algo):
             text = f"<b style='color:#9a6700'>{text}</b>"
-        elif k == "windows_limit" and v:
+        elif (k in ("windows_limit", "windows_time_limit") and v) or (
+            k == "mip_gap_max" and _fmt(k, v) == NO_INCUMBENT
+        ):
             text = f"<span style='color:#9a6700'>{text}</span>"
         parts.append(text)
     return f"<span style='font-size:12px'>{plan.algo}: {' · '.join(parts)}</span>"

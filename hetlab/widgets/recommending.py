@@ -13,7 +13,7 @@ from hetlab.devices.replay import graph_from_problem, replay_devices
 from hetlab.schedulers.plan import Plan
 from hetlab.viz import gantt_figure
 from hetlab.widgets import draw
-from hetlab.widgets.controls import disable, say
+from hetlab.widgets.controls import disable
 from hetlab.widgets.runs import REPLAY, REPLAY_NOTE
 
 RECOMMENDED = "recommended"
@@ -51,13 +51,11 @@ def rec_info_html(plan: Plan | None, replay: bool) -> str:
 class Recommending:
     """Mixed into ``Workbench``: the Recommend button and its plan."""
 
-    problem: Any
-    graph: Any
+    state: Any
     devices: list[Any]
-    rec_plan: Any
 
     def _recommend_reason(self) -> str | None:
-        if self.problem is None:
+        if self.state.problem is None:
             return "no profile: profile the model or load a saved profile"
         if self.run_where.value != REPLAY and self._real_reason():
             return self._real_reason()
@@ -67,40 +65,38 @@ class Recommending:
         """Time the candidates in the background (see the module doc) and show the winner."""
         reason = self._recommend_reason()
         if reason:
-            say(self.solve_status, f"cannot recommend: {reason}", "warn")
+            self._note("rec", f"cannot recommend: {reason}", "warn")
             return
+        st = self.state
         replay = self.run_where.value == REPLAY
-        problem, graph, devices = self.problem, self.graph, list(self.devices)
+        problem, graph, devices = st.problem, st.graph, list(self.devices)
         algo, params = self.ilp_select.value, self._params("ilp_plan")
         with self._ui:
             where = "on the replay" if replay else "on this machine"
-            say(self.solve_status, f"recommend: timing the candidate plans {where}...")
+            self._note("rec", f"timing the candidate plans {where}...")
             self.tasks.submit(
                 "run",
                 lambda task: recommend_plan(problem, graph, devices, replay, algo, params),
-                lambda plan: self._recommended(plan, problem, replay),
-                lambda e: say(self.solve_status, f"recommend: {draw.error_text(e)}", "error"),
+                self._guard(st, lambda plan: self._recommended(plan, problem, replay)),
+                self._guard(st, lambda e: self._note("rec", draw.error_text(e), "error")),
             )
             self._busy()
 
     def _recommended(self, plan: Plan, problem: Any, replay: bool) -> None:
-        if problem is not self.problem:  # the profile changed meanwhile
+        st = self.state
+        if problem is not st.problem:  # a what-if changed the problem meanwhile
             return
-        self.rec_plan = plan
+        st.rec, st.rec_replay = plan, replay
+        self._publish()
         self.recommend_info.value = rec_info_html(plan, replay)
         title = f"{draw.whatif_prefix(self)}{RECOMMENDED}: {plan.extra['recommended']['chosen']}"
-        g = gantt_figure(plan, self.problem, title=title, height=240)
+        g = gantt_figure(plan, problem, title=title)
+        g.update_layout(height=draw.gantt_height(g))
         if replay:
-            g.update_layout(title_text=f"{title} · {REPLAY_NOTE}")
+            g.update_layout(title_text=f"{g.layout.title.text} · {REPLAY_NOTE}")
         g.update_layout(title_font_size=12)
         self.slots["rec_fig"].show(g)
-        say(self.solve_status, f"recommend: {plan.extra['recommended']['chosen']}", "ok")
-        self._update_run_state()
-
-    def _clear_recommendation(self) -> None:
-        self.rec_plan = None
-        self.recommend_info.value = ""
-        self.slots["rec_fig"].message("press Recommend to time the candidate plans")
+        self._note("rec", str(plan.extra["recommended"]["chosen"]), "ok")
         self._update_run_state()
 
     def _update_recommend_state(self) -> None:

@@ -9,7 +9,6 @@ from typing import Any
 
 from hetlab.errors import HetlabError
 from hetlab.widgets import draw
-from hetlab.widgets.controls import say
 from hetlab.widgets.params import ParamPanel
 from hetlab.widgets.plans import plan_key, solve
 from hetlab.widgets.tasks import Cancelled
@@ -24,12 +23,11 @@ SLOTS = {
 class Solving:
     """Mixed into ``Workbench``: parameter panels, the plan cache and the solves."""
 
-    problem: Any
+    state: Any
     plans: Any
     tasks: Any
     ilp_time_limit: float | None
     _panels: dict[tuple[str, str], ParamPanel]
-    _want: dict[str, Any]
     _inflight: dict[str, Any]
 
     def panel(self, slot: str, algo: str | None = None) -> ParamPanel:
@@ -39,7 +37,7 @@ class Solving:
             p = ParamPanel(algo)
             if "time_limit" in p.controls and self.ilp_time_limit is not None:
                 p.controls["time_limit"].value = self.ilp_time_limit
-            p.resolve(self.problem)
+            p.resolve(self.state.problem)
             p.observe_values(lambda: self._request(slot))
             self._panels[slot, algo] = p
         return self._panels[slot, algo]
@@ -65,53 +63,66 @@ class Solving:
         """Show ``slot``'s plan for the current problem, algorithm and parameters: from the
         cache at once, else solved on the slot's worker (a newer request supersedes it)."""
         with self._ui:
+            st = self.state
             fig, label = draw.slot_figure(self, slot)
-            if self.problem is None:
-                self._want[slot] = None
+            if st.problem is None:
+                st.slots[slot].key = None
                 fig.message(f"{label}: no profile to schedule yet")
                 return
-            problem, algo, params = self.problem, draw.slot_algo(self, slot), self._params(slot)
-            key = plan_key(self._pkey or "", algo, params)
-            self._want[slot] = key
+            problem, algo, params = st.problem, draw.slot_algo(self, slot), self._params(slot)
+            key = plan_key(st.pkey or "", algo, params)
+            st.slots[slot].key = key
             cached = self.plans.get(key)
             if cached is not None:
                 self.tasks.cancel(slot)
-                setattr(self, slot, cached)
-                say(self.solve_status, f"{label}: {algo} plan from the cache", "ok")
+                self._show_plan(slot, cached, "plan from the cache", key)
                 return
             task = self._inflight.get(slot)
             if task is not None and task[0] == key and not task[1].cancelled.is_set():
                 return  # already being solved
-            say(self.solve_status, f"{label}: solving {algo}...")
-            if fig.fig is None:
-                fig.message(f"{label}: solving...")
+            self._note(slot, f"solving {algo}...")
             t = self.tasks.submit(
                 slot,
                 lambda task: solve(problem, algo, params, task.progress),
-                lambda plan: self._solved(slot, key, plan),
-                lambda e: self._solve_failed(slot, key, e),
-                on_progress=lambda d, n, m: self._solve_progress(label, d, n, m),
+                lambda plan: self._solved(st, slot, key, plan),
+                self._guard(st, lambda e: self._solve_failed(slot, key, e)),
+                on_progress=self._guard(st, lambda d, n, m: self._solve_progress(slot, d, n, m)),
                 supersede=True,
             )
             self._inflight[slot] = (key, t)
             self._busy()
 
-    def _solved(self, slot: str, key: Any, plan: Any) -> None:
-        self.plans.put(key, plan)
-        if self._want.get(slot) == key:  # else a newer request wants another plan
-            setattr(self, slot, plan)
-            say(self.solve_status, f"{plan.algo}: solved in {plan.solve_seconds:.2f} s", "ok")
+    def _solved(self, st: Any, slot: str, key: Any, plan: Any) -> None:
+        self.plans.put(key, plan)  # valid for its problem whatever is shown now
+        if self.current(st) and st.slots[slot].key == key:  # else another plan is wanted
+            self._show_plan(slot, plan, f"solved in {plan.solve_seconds:.2f} s", key)
+
+    def _show_plan(self, slot: str, plan: Any, note: str, key: Any) -> None:
+        """Show ``plan`` in ``slot``: its Gantt, info line, the DAG colours and Run."""
+        with self._ui:
+            st = self.state
+            st.slots[slot].plan, st.slots[slot].key = plan, key
+            self._publish()
+            draw.gantts(self, only=slot)
+            if self.color_select.value.startswith("plan:"):
+                draw.dag(self)
+            self._note(slot, note, "ok")
+            self._update_run_state()
 
     def _solve_failed(self, slot: str, key: Any, e: BaseException) -> None:
-        if self._want.get(slot) != key:
+        if self.state.slots[slot].key != key:
             return
         fig, label = draw.slot_figure(self, slot)
         msg = str(e) if isinstance(e, HetlabError) else f"{type(e).__name__}: {e}"
         if isinstance(e, Cancelled):
             msg = "solve cancelled"
         fig.message(f"{label}: {msg}")
-        say(self.solve_status, f"{label}: {msg}", "warn")
+        self.state.slots[slot].plan = None
+        self._publish()
+        draw.gantts(self, only=slot)
+        self._note(slot, msg, "warn")
+        self._update_run_state()
 
-    def _solve_progress(self, label: str, done: int, total: int, msg: str) -> None:
-        with self._ui:
-            say(self.solve_status, f"{label}: {msg or f'step {done}/{total}'}")
+    def _solve_progress(self, slot: str, done: int, total: int, msg: str) -> None:
+        if self.state.slots[slot].note.startswith("solving"):
+            self._note(slot, f"solving: {msg or f'step {done}/{total}'}")

@@ -2,9 +2,10 @@
 
 Thin: every number comes from the core (``schedule``, the profiler, the executor) and every
 figure from ``hetlab.viz``. The widget is shown at once: loading, profiling, solving and running
-happen on worker threads (``tasks``), with progress and a Cancel button. State is traitlets, so
-tests and notebooks can drive it: ``wb.k_slider.value = 2`` solves the compared plan again (or
-takes it from the cache) and redraws its Gantt; ``wb.wait()`` blocks until the work is done.
+happen on worker threads (``tasks``), with progress and a Cancel button. What it shows is one
+``State`` per model or profile (``states``); the public traits mirror it, so tests and
+notebooks can drive it: ``wb.k_slider.value = 2`` solves the compared plan again (or takes it
+from the cache) and redraws its Gantt; ``wb.wait()`` blocks until the work is done.
 """
 
 from __future__ import annotations
@@ -25,15 +26,19 @@ from hetlab.graph.ir import OpGraph
 from hetlab.graph.onnx_io import load
 from hetlab.schedulers.base import MODULES
 from hetlab.widgets import draw
-from hetlab.widgets.controls import Controls, disable, say
+from hetlab.widgets.controls import Controls, disable
 from hetlab.widgets.figwidget import FigureSlot
 from hetlab.widgets.files import Files
 from hetlab.widgets.params import ParamPanel
-from hetlab.widgets.plans import PlanCache, problem_key
+from hetlab.widgets.plans import PlanCache
+from hetlab.widgets.quiet import swallow_highs_banner
 from hetlab.widgets.recommending import Recommending
 from hetlab.widgets.running import Running
 from hetlab.widgets.shape_text import parse_shapes
+from hetlab.widgets.shipped import shipped_choices
 from hetlab.widgets.solving import SLOTS, Solving
+from hetlab.widgets.state import State
+from hetlab.widgets.states import States
 from hetlab.widgets.tasks import Lanes
 from hetlab.widgets.whatif import WhatIf
 from hetlab.zoo import names as zoo_names
@@ -41,12 +46,13 @@ from hetlab.zoo import names as zoo_names
 FIGURES = ("dag_fig", "heat_fig", "ilp_fig", "greedy_fig", "rec_fig", "run_fig")
 
 
-class Workbench(Solving, Recommending, Files, Running, W.VBox):
+class Workbench(States, Solving, Recommending, Files, Running, W.VBox):
     """The JupyterLab workbench. ``model``: zoo name, .onnx path or ``OpGraph``; ``problem``:
-    a ``Problem`` or a saved profile's path (explorable and replayable without its devices);
-    ``plan``/``compare``: the two algorithms shown; ``devices``: the devices to profile and run
-    on (default: this machine's); ``profile_options``: keywords for the profiler;
-    ``ilp_time_limit``: seconds per ILP window (None: the ILP's own default)."""
+    a ``Problem``, a saved profile's path or a shipped profile's name (``hope/<name>`` or
+    ``<platform>/<model>``, explorable and replayable without its devices); ``plan``/
+    ``compare``: the two algorithms shown; ``devices``: the devices to profile and run on
+    (default: this machine's); ``profile_options``: keywords for the profiler;
+    ``ilp_time_limit``: the ILP's safety net in seconds per window (None: its own default)."""
 
     graph = traitlets.Any(None, allow_none=True)
     problem = traitlets.Any(None, allow_none=True)
@@ -68,54 +74,50 @@ class Workbench(Solving, Recommending, Files, Running, W.VBox):
         ilp_time_limit: float | None = None,
         **kw: Any,
     ) -> None:
+        swallow_highs_banner()  # the DAG's layout and the ILP solve with HiGHS
         self._ui = threading.RLock()
         self.tasks = Lanes(self._ui, on_idle=self._on_idle)
         self.plans = PlanCache()
-        self.base_problem: Problem | None = None
+        self.state = State(0)
         self.devices: list[Any] = []
         self.profile_options = dict(profile_options or {})
         self.ilp_time_limit = ilp_time_limit
-        self.last_run: Any = None
         self._panels: dict[tuple[str, str], ParamPanel] = {}
-        self._want: dict[str, Any] = {}
         self._inflight: dict[str, Any] = {}
-        self._pkey: str | None = None
-        self._applying_whatif = False
-        c = Controls(zoo_names())
+        self._publishing = 0
+        c = Controls(zoo_names(), shipped_choices())
         self.c = c
         for k, v in vars(c).items():
             setattr(self, k, v)
         self.whatif = WhatIf()
-        gantt = draw.GANTT_WIDTH
-        self.slots = {
-            n: FigureSlot(gantt if n in ("ilp_fig", "greedy_fig") else None) for n in FIGURES
-        }
+        half, full = draw.GANTT_WIDTH, 2 * draw.GANTT_WIDTH + 10
+        widths = {"ilp_fig": half, "greedy_fig": half, "rec_fig": full, "run_fig": full}
+        self.slots = {n: FigureSlot(widths.get(n)) for n in FIGURES}
         super().__init__(children=draw.layout(self), **kw)
         self.add_class("hetlab-workbench")
         with self._ui:
             self._init_algos(plan, compare)
             self._wire()
             self._init_devices(devices)
-            self.slots["run_fig"].message("press Run to measure the chosen plan, or replay it")
-            self._clear_recommendation()
             c.shape_text.value = shapes
+            self._new_state(lines=self.state.lines)
             if isinstance(problem, (str, Path)):
                 self.load_profile(problem)
             elif problem is not None:
-                self.problem = problem
+                self.use_problem(problem, "given")
             if model is not None:
                 self.load_model(model)
-            if self.problem is None:
-                self._on_problem({})
-            self._update_profile_state()
-            self._update_run_state()
 
     # the figures, None until they have something to show
     dag_fig = property(lambda self: self.slots["dag_fig"].fig)
     heat_fig = property(lambda self: self.slots["heat_fig"].fig)
     ilp_fig = property(lambda self: self.slots["ilp_fig"].fig)
     greedy_fig = property(lambda self: self.slots["greedy_fig"].fig)
+    rec_fig = property(lambda self: self.slots["rec_fig"].fig)
     run_fig = property(lambda self: self.slots["run_fig"].fig)
+    # the state's profile as measured or loaded (``problem`` may be its what-if copy)
+    base_problem = property(lambda self: self.state.base)
+    last_run = property(lambda self: self.state.last_run)
 
     def wait(self, timeout: float | None = 120.0) -> bool:
         """Block until loading, profiling, solving and running are done; False on timeout."""
@@ -147,6 +149,7 @@ class Workbench(Solving, Recommending, Files, Running, W.VBox):
         c.trace_button.on_click(lambda _: self.export_trace())
         c.save_profile_button.on_click(lambda _: self.save_profile())
         c.load_profile_button.on_click(lambda _: self.load_profile())
+        c.shipped_select.observe(lambda ch: self.load_shipped(ch["new"]), "value")
         c.save_plans_button.on_click(lambda _: self.save_plans())
         c.load_plans_button.on_click(lambda _: self.load_plans())
         c.color_select.observe(lambda _: draw.dag(self), "value")
@@ -156,6 +159,7 @@ class Workbench(Solving, Recommending, Files, Running, W.VBox):
         c.run_where.observe(lambda _: self._update_run_state(), "value")
         c.device_select.observe(lambda _: self._update_profile_state(), "value")
         self.whatif.on_change(self._apply_whatif)
+        self.observe(self._trait_set, ["graph", "problem", "ilp_plan", "greedy_plan"])
 
     def _init_devices(self, devices: list[Any] | None) -> None:
         """The devices to profile and run on: ``devices``, else this machine's (found in
@@ -167,17 +171,20 @@ class Workbench(Solving, Recommending, Files, Running, W.VBox):
             self._set_devices(list(devices) if devices is not None else local_devices())
         except HetlabError as e:
             self._set_devices([])
-            say(self.profile_status, f"no devices: {e}", "warn")
+            self._say("profile", f"no devices: {e}", "warn")
 
     def _set_devices(self, devices: list[Any]) -> None:
         """Every device is offered; one driver per GPU is selected (CUDA where it drives one)."""
         self.devices = devices
-        names = [d.name for d in devices]
-        self.device_select.options = names
+        self.device_select.options = [d.name for d in devices]
         self.device_select.value = tuple(d.name for d in one_driver_per_gpu(devices))
-        say(self.profile_status, f"devices: {', '.join(names) or 'none found'}", "info")
+        self._devices_line()
         self._update_profile_state()
         self._update_run_state()
+
+    def _devices_line(self) -> None:
+        names = ", ".join(d.name for d in self.devices) or "none found"
+        self._say("profile", f"devices: {names}", "info")
 
     def _queues_changed(self) -> None:
         """This machine's devices again, each GPU (each accelerator that is no queue view)
@@ -189,7 +196,7 @@ class Workbench(Solving, Recommending, Files, Running, W.VBox):
         try:
             self._set_devices(platform_devices(queues=dict.fromkeys(roots, n)))
         except HetlabError as e:
-            say(self.profile_status, str(e), "error")
+            self._say("profile", str(e), "error")
 
     def _on_idle(self) -> None:
         disable(self.cancel_button, "nothing runs in the background")
@@ -197,83 +204,40 @@ class Workbench(Solving, Recommending, Files, Running, W.VBox):
     def _busy(self) -> None:
         disable(self.cancel_button, None)
 
-    # --- state changes --------------------------------------------------------------
-    @traitlets.observe("graph")
-    def _on_graph(self, change: dict) -> None:
-        with self._ui:
-            draw.dag(self)
-            self._update_profile_state()
-            self._update_run_state()
-
-    @traitlets.observe("problem")
-    def _on_problem(self, change: dict) -> None:
-        with self._ui:
-            p = self.problem
-            if not self._applying_whatif:
-                self.base_problem = p
-                self.whatif.set_devices(list(p.devices) if p is not None else [])
-            self._pkey = problem_key(p) if p is not None else None
-            if p is not None and self.graph is not None and _ids(p) != _ids(self.graph):
-                self.graph = None  # a profile of another model: explore the profile alone
-            draw.problem(self)
-            self._clear_recommendation()
-            for panel in self._panels.values():
-                panel.resolve(p)
-            self._default_run_where()
-            for slot in SLOTS:
-                self._request(slot)
-
-    @traitlets.observe("ilp_plan", "greedy_plan")
-    def _on_plan(self, change: dict) -> None:
-        with self._ui:
-            draw.gantts(self, only=change.get("name"))
-            if self.color_select.value.startswith("plan:"):
-                draw.dag(self)
-            self._update_run_state()
-
     def _apply_whatif(self) -> None:
         with self._ui:
-            if self.base_problem is None:
-                return
-            self._applying_whatif = True
-            try:
-                self.problem = self.whatif.apply(self.base_problem)
-            finally:
-                self._applying_whatif = False
+            if self.state.base is not None:
+                self._show_problem(self.whatif.apply(self.state.base))
 
     # --- loading ---------------------------------------------------------------------
     def load_model(self, model: str | OpGraph | None = None) -> None:
-        """Load ``model`` (or the picker's value) with the shapes text, in the background."""
+        """Load ``model`` (or the picker's value) with the shapes text, in the background;
+        once loaded it replaces the state (a profile of another model goes with it). A load
+        or a profile still going or queued is cancelled: it was for the model shown."""
         if isinstance(model, OpGraph):
-            self._loaded(model)
+            self.tasks.cancel("model")
+            self.use_graph(model)
             return
         name = str(model or self.model_picker.value or "").strip()
         if not name:
-            say(self.model_status, "type a zoo name or a path to an .onnx file", "warn")
+            self._say("model", "type a zoo name or a path to an .onnx file", "warn")
             return
         try:
             shapes = parse_shapes(self.shape_text.value)
         except HetlabError as e:
-            say(self.model_status, str(e), "error")
+            self._say("model", str(e), "error")
             return
         self.model_picker.value = name
         with self._ui:
-            say(self.model_status, f"loading {name}...")
+            self.tasks.cancel("model")
+            self._say("model", f"loading {name}...")
             self.tasks.submit(
                 "model",
                 lambda task: load(name, shapes or None),
                 self._loaded,
-                lambda e: say(self.model_status, draw.error_text(e), "error"),
+                lambda e: self._say("model", draw.error_text(e), "error"),
             )
             self._busy()
 
     def _loaded(self, g: OpGraph) -> None:
-        with self._ui:
-            if self.problem is not None and _ids(self.problem) != _ids(g):
-                self.problem = None
-            self.graph = g
-            say(self.model_status, f"{g.name}: {len(g.nodes)} ops, {len(g.edges)} edges", "ok")
-
-
-def _ids(graph_or_problem: Any) -> set[str]:
-    return {n.id for n in graph_or_problem.nodes}
+        self.use_graph(g)

@@ -11,30 +11,45 @@ CELLS = [
     md("""
 # hetlab workbench
 
-Load a model, profile it on this machine's devices, look at its operator DAG and the cost of
-every operator, then compare HOPE's ILP with its greedy search and run the plan for real.
+Look at a model's operator DAG and the cost of every operator, compare HOPE's ILP with its
+greedy search, and run or replay the plan.
 
-* **ε, NT** shape the ILP's partition (HOPE Algorithm 1), **K** the greedy search width.
-* **Profile** measures every operator on this machine's devices; the progress bar follows it.
-* **Run** executes the chosen plan on the real devices and draws the measured timeline beside
-  the prediction.
-* Any shipped profile (HOPE's phones, or a machine hetlab measured) can be opened without
-  profiling: you can explore and schedule it, and a profile measured elsewhere is replayed,
-  labelled as such, instead of run.
+The first workbench opens HOPE's profile of Inception-v3 on a Huawei P40 (a phone's CPU and
+GPU, as HOPE measured them), where the knobs visibly change the plans:
+
+* **ε, NT** shape the ILP's partition (HOPE Algorithm 1), **K** the greedy search width;
+  each Gantt is redrawn for the value chosen, its makespan in the line below it.
+* **Load model** loads another model (a zoo name or an .onnx path), and **Profile** measures
+  every operator of it on this machine's devices; the progress bar follows it.
+* **or open** (under files) opens any shipped profile: HOPE's phones, or a machine hetlab
+  measured. A profile measured elsewhere is replayed on fake devices, labelled as such;
+  one measured here runs for real.
+* **Run** executes the plan on screen and draws its timeline under the prediction.
 """),
     code("""
 from hetlab.widgets import Workbench
 
-wb = Workbench(model="squeezenet")  # a zoo name or a path to an .onnx file
+wb = Workbench(problem="hope/inception-v3-huawei_p40")
 wb
 """),
     md("""
-The state behind the widget is plain Python: `wb.problem`, `wb.ilp_plan`, `wb.greedy_plan`,
-`wb.run_report`. For example, the makespans (ms) of the plans solved so far:
+One GPU as four CUDA streams (`cuda0`, `cuda0.q1` ... `cuda0.q3`), measured on an H200:
+the plans place operators on streams, and each stream is a row of the Gantt. **Recommend**
+times the candidate plans on the replay and keeps the fastest.
 """),
     code("""
-{name: (round(p.makespan, 3) if p else None)
- for name, p in [("ilp", wb.ilp_plan), ("compared", wb.greedy_plan)]}
+wb_gpu = Workbench(problem="h200-16core/googlenet-streams")
+wb_gpu
+"""),
+    md("""
+The state behind the widget is plain Python: `wb.problem`, `wb.ilp_plan`, `wb.greedy_plan`,
+`wb.rec_plan`, `wb.run_report`. The plans are solved in the background; `wb.wait()` waits
+for them:
+"""),
+    code("""
+wb.wait()
+for name, plan in [("ILP", wb.ilp_plan), ("compared", wb.greedy_plan)]:
+    print(f"{name}: {plan.algo}, makespan {plan.makespan:.3f} {wb.problem.units}")
 """),
 ]
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from hetlab.calibrate import profile as measure_profile
 from hetlab.errors import HetlabError
-from hetlab.viz import gantt_figure
+from hetlab.viz import compare_figure
 from hetlab.viz.common import fmt_ms
 from hetlab.widgets import draw
 from hetlab.widgets.controls import disable, say
@@ -186,8 +186,9 @@ class Running:
             doc["predicted_ms"] = plan.makespan
         msg, st.run_error = summary(doc, plan, replay)
         what = f"replay: {choice} plan" if replay else f"measured: {choice} plan"
-        g = gantt_figure(doc, problem, title=what)
-        g.update_layout(height=draw.gantt_height(g))
+        # the plan's prediction above its measurement, on one time axis, transfers in both
+        kind = "replayed" if replay else "measured"
+        g = compare_figure([plan, report], [f"predicted: {choice} plan", kind], problem, title=what)
         # on the prediction's time scale, so the two Gantts above each other read alike
         end = max([float(plan.makespan)] + [float(e["finish"]) for e in doc.get("timeline", [])])
         g.update_xaxes(range=[0, 1.02 * end])

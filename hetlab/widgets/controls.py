@@ -60,16 +60,46 @@ class Controls:
         self.profile_status = _status()
 
         self.color_select = W.Dropdown(
-            options=["uprank", "op"],
-            value="uprank",
+            options=["op", "uprank", "best"],
+            value="op",
             description="colour",
             layout=W.Layout(width="260px"),
         )
+        self._views()
 
         self.cancel_button = W.Button(
             description="Cancel", icon="stop", disabled=True, layout=W.Layout(width="100px")
         )
         self.progress_text = W.HTML(value="", layout=W.Layout(width="420px"))
+
+    def _views(self) -> None:
+        """How the DAG, the heatmap and the two plans are drawn."""
+        self.dag_search = W.Text(
+            placeholder="find ops (a name fragment)",
+            description="find",
+            continuous_update=False,
+            layout=W.Layout(width="260px"),
+        )
+        self.dag_collapse = W.Dropdown(
+            options=[("auto", "auto"), ("every op", None), ("scopes, depth 1", 1)]
+            + [(f"scopes, depth {d}", d) for d in (2, 3)],
+            value="auto",
+            description="show",
+            layout=W.Layout(width="220px"),
+        )
+        self.heat_group = W.Dropdown(
+            options=[("auto", "auto"), ("one column per op", None), ("by op type", "op")]
+            + [("by name scope", "scope")],
+            value="auto",
+            description="heatmap",
+            layout=W.Layout(width="260px"),
+        )
+        self.diff_toggle = W.Checkbox(
+            value=False,
+            description="mark the ops the two plans place differently",
+            indent=False,
+            layout=W.Layout(width="auto"),
+        )
 
     def _schedule(self) -> None:
         pick = {"style": {"description_width": "initial"}, "layout": W.Layout(width="220px")}

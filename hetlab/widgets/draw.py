@@ -10,7 +10,7 @@ import ipywidgets as W
 
 from hetlab.cost.whatif import is_what_if
 from hetlab.errors import HetlabError
-from hetlab.viz import dag_figure, gantt_figure, heatmap_figure
+from hetlab.viz import dag_figure, gantt_figure, heatmap_figure, moved_ops
 from hetlab.widgets.controls import section
 from hetlab.widgets.params import SYMBOLS
 from hetlab.widgets.plans import info_html
@@ -43,7 +43,10 @@ def layout(wb: Any) -> list[W.Widget]:
         ),
         c.profile_status,
         section("3 · operator DAG"),
-        c.color_select,
+        W.HBox(
+            [c.color_select, c.dag_search, c.dag_collapse, c.heat_group],
+            layout=W.Layout(flex_flow="row wrap"),
+        ),
         bx["dag_fig"],
         bx["heat_fig"],
         section("4 · what-if platform (scales the profile: no measurement)"),
@@ -53,6 +56,7 @@ def layout(wb: Any) -> list[W.Widget]:
         W.HBox([c.ilp_select, c.ilp_params]),
         W.HBox([c.algo_select, c.compared_params]),
         c.solve_status,
+        c.diff_toggle,
         W.HBox(
             [
                 W.VBox([bx["ilp_fig"], c.ilp_info], layout=half),
@@ -110,7 +114,14 @@ def dag(wb: Any) -> None:
         plan = wb.state.plan("ilp_plan") if color == "plan: ILP" else wb.state.plan("greedy_plan")
         color = plan if plan is not None else "uprank"
     try:
-        fig = dag_figure(obj, color=color, problem=wb.state.problem)
+        found = wb.dag_search.value.strip() or None
+        fig = dag_figure(
+            obj,
+            color=color,
+            problem=wb.state.problem,
+            highlight=found,
+            collapse=wb.dag_collapse.value,
+        )
         fig.update_layout(title_text=whatif_prefix(wb) + (fig.layout.title.text or ""))
         wb.slots["dag_fig"].show(fig)
     except HetlabError as e:
@@ -120,15 +131,15 @@ def dag(wb: Any) -> None:
 def problem(wb: Any) -> None:
     """The colour choices, the heatmap, the what-if banner and the DAG of a new problem."""
     p = wb.state.problem
-    opts = ["uprank", "op"] + ([f"cost:{d}" for d in p.devices] if p is not None else [])
+    opts = ["op", "uprank"] + (["best"] + [f"cost:{d}" for d in p.devices] if p else [])
     opts += ["plan: ILP", "plan: compared"] if p is not None else []
     cur = wb.color_select.value
     wb.color_select.options = opts
-    wb.color_select.value = cur if cur in opts else "uprank"
+    wb.color_select.value = cur if cur in opts else "op"
     if p is None:
         wb.slots["heat_fig"].message("no profile yet: press Profile, or load a saved profile")
     else:
-        fig = heatmap_figure(p)
+        fig = heatmap_figure(p, group=wb.heat_group.value)
         fig.update_layout(title_text=whatif_prefix(wb) + (fig.layout.title.text or ""))
         wb.slots["heat_fig"].show(fig)
     if p is not None and wb.whatif.active():
@@ -188,6 +199,21 @@ def gantts(wb: Any, only: str | None = None) -> None:
             fig.set_range(span)
             continue
         info.value = info_html(plan, units)
-        g = gantt_figure(plan, wb.state.problem, title=_title(wb, plan, name))
+        g = gantt_figure(
+            plan, wb.state.problem, title=_title(wb, plan, name), moved=_moved(wb, slot)
+        )
         g.update_layout(title_font_size=12, xaxis_range=span, height=gantt_height(g))
         fig.show(g)
+
+
+def _moved(wb: Any, slot: str) -> dict[str, tuple[str, str]] | None:
+    """With the diff box ticked and both plans in, the ops ``slot``'s plan places elsewhere
+    than the other plan: node -> (the other plan's device, this plan's)."""
+    a, b = wb.state.plan("ilp_plan"), wb.state.plan("greedy_plan")
+    if not wb.diff_toggle.value or a is None or b is None:
+        return None
+    other, here = (b, a) if slot == "ilp_plan" else (a, b)
+    try:
+        return moved_ops(other, here)
+    except HetlabError:  # plans of two problems (one is still being solved)
+        return None

@@ -153,6 +153,13 @@ class Workbench(States, Solving, Recommending, Files, Running, W.VBox):
         c.save_plans_button.on_click(lambda _: self.save_plans())
         c.load_plans_button.on_click(lambda _: self.load_plans())
         c.color_select.observe(lambda _: draw.dag(self), "value")
+        for control, redraw in (
+            (c.dag_search, draw.dag),
+            (c.dag_collapse, draw.dag),
+            (c.heat_group, draw.problem),
+            (c.diff_toggle, draw.gantts),
+        ):
+            control.observe(lambda _, f=redraw: self._redraw(f), "value")
         for slot, (select, _) in SLOTS.items():
             getattr(c, select).observe(lambda _, s=slot: self._algo_changed(s), "value")
         c.run_choice.observe(lambda _: self._update_run_state(), "value")
@@ -185,6 +192,11 @@ class Workbench(States, Solving, Recommending, Files, Running, W.VBox):
     def _devices_line(self) -> None:
         names = ", ".join(d.name for d in self.devices) or "none found"
         self._say("profile", f"devices: {names}", "info")
+
+    def _redraw(self, draw_part: Any) -> None:
+        """Redraw one part of the view (a ``draw`` function) after a view control moved."""
+        with self._ui:
+            draw_part(self)
 
     def _queues_changed(self) -> None:
         """This machine's devices again, each GPU (each accelerator that is no queue view)

@@ -357,3 +357,30 @@ def test_a_streams_profile_replays_a_row_per_stream_and_recommends_a_plan():
     assert wb.run_report is not None and set(wb.run_report["devices"]) == rows
     wb.problem = tiny_problem()  # a new profile drops the recommendation
     assert wb.rec_plan is None and "recommended" not in wb.run_choice.options
+
+
+def test_view_controls_find_ops_collapse_group_and_mark_what_moved():
+    wb = _phone()
+    assert wb.wait(120)
+    assert wb.color_select.value == "op" and "best" in wb.color_select.options
+    wb.dag_search.value = "Conv2d_1a"
+    assert "matches" in [t.name for t in wb.dag_fig.data]
+    wb.dag_collapse.value = 1
+    assert "by scope" in wb.dag_fig.layout.title.text
+    wb.dag_collapse.value = None
+    assert "by scope" not in wb.dag_fig.layout.title.text
+    wb.heat_group.value = None
+    columns = len(wb.heat_fig.data[0].x)
+    wb.heat_group.value = "op"
+    assert len(wb.heat_fig.data[0].x) < columns
+    assert "moved" not in [t.name for t in wb.ilp_fig.data]
+    wb.diff_toggle.value = True
+    moved = {n for n, (a, b) in _moved_ops(wb).items() if a != b}
+    names = [t.name for t in wb.ilp_fig.data]
+    assert ("moved" in names) == bool(moved)
+
+
+def _moved_ops(wb):
+    from hetlab.viz import moved_ops
+
+    return moved_ops(wb.greedy_plan, wb.ilp_plan)

@@ -9,15 +9,15 @@ The wall-clock limit is only a safety net; a window it stops is reported as such
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import math
 import os
-import sys
 import time
 from dataclasses import dataclass
 
 import pulp
+
+from hetlab.schedulers.highs import without_banner
 
 OPTIMAL = ("Optimal", "bound")  # statuses that prove the window's optimum (within the gap)
 SEED = 0  # HiGHS random_seed: fixed, so that one budget gives one answer
@@ -107,31 +107,11 @@ def have_highs() -> bool:
     return "HiGHS" in pulp.listSolvers(onlyAvailable=True)
 
 
-@functools.cache
-def _banner_to_stderr() -> None:
-    """HiGHS prints its banner on stdout (file descriptor 1, through C's buffer) when the
-    process makes its first solver, before any option can silence it; make that first one
-    with stdout pointing at stderr, so that a plan written to stdout stays valid JSON."""
-    # lazy: highspy is optional and slow to import
-    import highspy
-
-    libc = ctypes.CDLL(None)
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        os.dup2(2, 1)
-        highspy.Highs()
-        libc.fflush(None)  # the banner leaves C's buffer while fd 1 is still stderr
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-
-
 class _WarmHiGHS(pulp.HiGHS):  # type: ignore[misc,valid-type]
     """pulp's HiGHS with the variables' initial values passed as a MIP start."""
 
     def createAndConfigureSolver(self, lp):
-        _banner_to_stderr()
+        without_banner()
         super().createAndConfigureSolver(lp)
 
     def callSolver(self, lp):

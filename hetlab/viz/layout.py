@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from hetlab.errors import HetlabError
+from hetlab.schedulers.highs import without_banner
 
 
 @dataclass
@@ -124,6 +125,7 @@ def min_span_layers(n: int, edges: list[tuple[int, int]], rank: np.ndarray) -> n
         import highspy
     except ImportError:
         return fallback
+    without_banner()
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     cost = np.zeros(n)

@@ -31,7 +31,6 @@ from hetlab.widgets.figwidget import FigureSlot
 from hetlab.widgets.files import Files
 from hetlab.widgets.params import ParamPanel
 from hetlab.widgets.plans import PlanCache
-from hetlab.widgets.quiet import swallow_highs_banner
 from hetlab.widgets.recommending import Recommending
 from hetlab.widgets.running import Running
 from hetlab.widgets.shape_text import parse_shapes
@@ -74,7 +73,6 @@ class Workbench(States, Solving, Recommending, Files, Running, W.VBox):
         ilp_time_limit: float | None = None,
         **kw: Any,
     ) -> None:
-        swallow_highs_banner()  # the DAG's layout and the ILP solve with HiGHS
         self._ui = threading.RLock()
         self.tasks = Lanes(self._ui, on_idle=self._on_idle)
         self.plans = PlanCache()

@@ -9,9 +9,19 @@ from __future__ import annotations
 
 from typing import Any
 
+# the profile of the table's rows: the benchmarks' small budget, and for the plans' rows
+# without the executor's calibrations (the recommended rows have them, as a user's does)
+QUICK = {"repeat": 5, "rounds": 1}
+UNCALIBRATED = {"handoff": False, "concurrent": False}
+
+
+def profile_options(args: Any, calibrated: bool) -> dict[str, Any]:
+    """The options of ``hetlab.profile`` for a row (``_profile`` gives them as flags)."""
+    return {**QUICK, "seconds": args.seconds, **({} if calibrated else UNCALIBRATED)}
+
 
 def _profile(model: str, devices: list[str], queues: str, args: Any, calibrate: bool) -> str:
-    quick = f"--repeat 5 --rounds 1 --seconds {args.seconds}"
+    quick = " ".join(f"--{k} {v}" for k, v in {**QUICK, "seconds": args.seconds}.items())
     cal = "" if calibrate else " --no-calibrate"
     q = f" --queues {queues}" if queues else ""
     return f"hetlab profile {model} --devices {','.join(devices)}{q} {quick}{cal} --out P.json"

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import hetlab
-from benchmarks.gpu_commands import row_commands
+from benchmarks.gpu_commands import profile_options, row_commands
 from benchmarks.gpu_streams import CUDA, PREDICTIONS, cuda_rows
 from benchmarks.gpu_timing import ort_all_cores, ort_session, paired_ms, timed_runs, torch_times
 from hetlab.cost import only_devices
@@ -45,17 +45,12 @@ ALGOS = ("ilp", "greedy", "heft")
 RECOMMENDED = "recommended"  # hetlab.recommend: ilp+, greedy, heft or one device
 # the column families, each selectable with --parts
 PARTS = ("ort", "torch", "cl0", "cl-queues", "cuda", RECOMMENDED, "cpu")
-# the profile of the queue rows: the benchmarks' small budget, without the executor's
-# calibrations (the recommended rows have them, as a user's profile does)
-QUICK = {"repeat": 5, "rounds": 1}
-UNCALIBRATED = {"handoff": False, "concurrent": False}
 
 
 def profile(graph, names: list[str], args, calibrated: bool = False) -> Any:
     """``hetlab.profile`` of ``names`` with the GPUs' ``--queues`` queues, on the devices
     ``main`` found (the same options give the same device objects)."""
-    extra = {} if calibrated else UNCALIBRATED
-    opts = {**QUICK, "seconds": args.seconds, **extra}
+    opts = profile_options(args, calibrated)
     return hetlab.profile(graph, ",".join(names), queues=args.queue_opts, **opts)
 
 
@@ -132,7 +127,7 @@ def cpu_rows(graph, feed, args) -> dict[str, Any]:
     platform = {"cpu": default_groups(), "opencl": {"include": []}, "cuda": {"include": []}}
     found = platform_devices(platform, whole_cpu="cpu")
     devs = {d.name: d for d in found}
-    prob = hetlab.profile(graph, found, **QUICK, seconds=args.seconds)
+    prob = hetlab.profile(graph, found, **profile_options(args, calibrated=True))
     kept: list[Any] = []
     row = plan_row(graph, prob, RECOMMENDED, devs, feed, args, keep=kept)
     if kept and graph.model_path:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 import hetlab
+from benchmarks.gpu_commands import profile_options
 from hetlab.cost import only_devices
 from hetlab.devices import is_accelerator
 from hetlab.errors import HetlabError
@@ -36,11 +37,7 @@ def cuda_rows(graph, feed, args, devs: dict, plan_row) -> dict[str, Any]:
             graph,
             ",".join([*host, CUDA]),
             queues=args.queue_opts,
-            repeat=5,
-            rounds=1,
-            seconds=args.seconds,
-            handoff=False,
-            concurrent=False,
+            **profile_options(args, calibrated=False),
         )
         streams = full.extra.get("queues", {}).get(CUDA, {"views": []})
         problem = only_devices(full, [CUDA, *streams["views"]])

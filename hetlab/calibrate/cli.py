@@ -78,7 +78,7 @@ def main(args: argparse.Namespace) -> int:
     graph = load(args.model, parse_shape_args(args.shape), given, args.fold)
     options = platform_options(args)
     problem = Problem.load(args.profile) if args.profile else _profiled(args, graph, options, given)
-    devs = problem_devices(problem, options["platform"])
+    devs = problem_devices(problem, **options)  # the profile's own devices when made here
     feed = load_inputs(graph, given, 0) if args.measure else None
     plan = recommend(
         problem, graph, devs, algo=args.algo, margin=args.margin, measure=args.measure, inputs=feed

@@ -22,6 +22,7 @@ from hetlab.executor.api import RunReport, placement
 from hetlab.executor.api import run as execute
 from hetlab.graph import load
 from hetlab.graph.ir import OpGraph
+from hetlab.schedulers.plan import Plan
 
 
 def run(graph: OpGraph | str, plan: Any, devices: Any = None, **kw: Any) -> RunReport:
@@ -47,24 +48,24 @@ def plan_devices(
 ) -> list[Device]:
     """This machine's devices as ``plan`` needs them: the queue views it names (``cuda0.q2``)
     and the whole-CPU device of ``problem``'s exclusive sets, besides the options given."""
-    names = set(getattr(plan, "devices", None) or ())
+    names = set(problem.devices if problem is not None else ())
     if isinstance(plan, str):
         names.add(plan)
+    elif isinstance(plan, Plan):
+        names.update(plan.device_of.values())
     elif isinstance(plan, Mapping):
         names.update(str(v) for v in plan.values())
-    elif hasattr(plan, "device_of"):
-        names.update(plan.device_of.values())
-    names.update(getattr(problem, "devices", ()))
     need = implied_queues(names)
     for dev, n in (queues or {}).items():
         need[dev] = max(n, need.get(dev, 1))
     return platform_devices(platform, need, whole_cpu or _whole_cpu(problem))
 
 
-def problem_devices(problem: Any, platform: Any = None) -> list[Device]:
-    """The devices ``problem`` names, found on this machine (``plan_devices``); one clear
-    line for a device that is not here."""
-    have = {d.name: d for d in plan_devices(None, problem, platform)}
+def problem_devices(problem: Any, platform: Any = None, **options: Any) -> list[Device]:
+    """The devices ``problem`` names, found on this machine (``plan_devices``, with the
+    platform ``options``: ``queues``, ``whole_cpu``); one clear line for a device that is
+    not here."""
+    have = {d.name: d for d in plan_devices(None, problem, platform, **options)}
     missing = [d for d in problem.devices if d not in have]
     if missing:
         raise HetlabError(

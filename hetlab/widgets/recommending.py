@@ -9,12 +9,11 @@ from html import escape
 from typing import Any
 
 from hetlab.calibrate import recommend
-from hetlab.devices.replay import graph_from_problem, replay_devices
 from hetlab.schedulers.plan import Plan
 from hetlab.viz import gantt_figure
 from hetlab.widgets import draw
 from hetlab.widgets.controls import disable
-from hetlab.widgets.runs import REPLAY, REPLAY_NOTE
+from hetlab.widgets.runs import REPLAY, REPLAY_NOTE, where
 
 RECOMMENDED = "recommended"
 MEASURE = 3  # runs per round and candidate (5 interleaved rounds)
@@ -25,10 +24,7 @@ def recommend_plan(
 ) -> Plan:
     """``hetlab.recommend`` timed on ``devices`` (those the profile names) or, with
     ``replay``, on fake devices that replay the profile's costs."""
-    if replay:
-        graph, devs = graph_from_problem(problem), replay_devices(problem)
-    else:
-        devs = [d for d in devices if d.name in set(problem.devices)]
+    graph, devs = where(problem, graph, devices, replay)
     kw = {k: v for k, v in params.items() if v is not None}
     return recommend(problem, graph, devs, algo=algo, measure=MEASURE, **kw)
 

@@ -43,11 +43,17 @@ def execute(
     repeat: int,
 ) -> RunReport:
     """Run ``plan``: on ``devices`` (those named in the profile) for real, else replayed."""
-    if replay:
-        g = graph_from_problem(problem)
-        return run(g, plan, replay_devices(problem), repeat=repeat, problem=problem)
-    devs = [d for d in devices if d.name in set(problem.devices)]
+    graph, devs = where(problem, graph, devices, replay)
     return run(graph, plan, devs, repeat=repeat, check=bool(graph.model_path), problem=problem)
+
+
+def where(problem: Problem, graph: Any, devices: list[Any], replay: bool) -> tuple[Any, list]:
+    """The graph and devices a plan of ``problem`` runs on: ``graph`` and those of
+    ``devices`` the profile names, or with ``replay`` the profile's own graph and fake
+    devices that replay its costs."""
+    if replay:
+        return graph_from_problem(problem), replay_devices(problem)
+    return graph, [d for d in devices if d.name in set(problem.devices)]
 
 
 def summary(doc: dict[str, Any], plan: Plan, replay: bool) -> tuple[str, float | None]:

@@ -91,12 +91,8 @@ def op_bar(b: Bars, problem: Any, color: str, devices: list[str]) -> go.Bar:
         f" ({r[3] - r[2]:.3f} ms, {what}{', end approximate' if r[0] in b.approx else ''})"
         for r in rows
     ]
-    return go.Bar(
-        orientation="h",
-        base=[r[2] for r in rows],
-        x=[r[3] - r[2] for r in rows],
-        y=[r[1] for r in rows],
-        customdata=[r[0] for r in rows],
+    return row_bar(
+        rows,
         text=text,
         textposition="none",
         hovertemplate="%{text}<extra></extra>",
@@ -128,12 +124,8 @@ def unit_bar(b: Bars, devices: list[str], legend: bool) -> go.Bar:
             f"<b>{key}</b>: {len(ms)} ops measured as a whole<br>{dev}: {s:.3f} → {f:.3f} ms"
             f" ({f - s:.3f} ms){end}<br>{names}<br>the time of each op inside was not measured"
         )
-    return go.Bar(
-        orientation="h",
-        base=[r[2] for r in rows],
-        x=[r[3] - r[2] for r in rows],
-        y=[r[1] for r in rows],
-        customdata=[r[0] for r in rows],
+    return row_bar(
+        rows,
         text=[f"{r[0]} · {len(b.members[r[0]])} ops" for r in rows],
         textposition="inside",
         insidetextanchor="middle",
@@ -158,12 +150,8 @@ def share_bar(b: Bars, problem: Any, legend: bool) -> go.Bar:
     """The per-op split of the units measured as a whole, hatched: an estimate."""
     op_of = _op_of(problem)
     rows = b.shares
-    return go.Bar(
-        orientation="h",
-        base=[r[2] for r in rows],
-        x=[r[3] - r[2] for r in rows],
-        y=[r[1] for r in rows],
-        customdata=[r[0] for r in rows],
+    return row_bar(
+        rows,
         text=[
             f"<b>{r[0]}</b> ({op_of.get(r[0], '?')})<br>estimated {r[3] - r[2]:.3f} ms: its unit's"
             " measured time split by flops, not measured per op"
@@ -179,6 +167,18 @@ def share_bar(b: Bars, problem: Any, legend: bool) -> go.Bar:
             "line": {"width": 0.5, "color": "#333"},
             "pattern": {"shape": "/", "fgcolor": "#333", "solidity": 0.3},
         },
+    )
+
+
+def row_bar(rows: list[tuple[str, str, float, float]], **trace: Any) -> go.Bar:
+    """A horizontal bar per (key, device, start, finish) row, keyed by ``customdata``."""
+    return go.Bar(
+        orientation="h",
+        base=[r[2] for r in rows],
+        x=[r[3] - r[2] for r in rows],
+        y=[r[1] for r in rows],
+        customdata=[r[0] for r in rows],
+        **trace,
     )
 
 

@@ -9,7 +9,7 @@ imported lazily from its module.
 
 from __future__ import annotations
 
-import importlib
+from hetlab.lazy import lazy_names
 
 __version__ = "0.1.0"
 __all__ = ["Plan", "Problem", "Workbench", "load", "profile", "recommend", "run", "schedule"]
@@ -26,7 +26,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'hetlab' has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, _LAZY)

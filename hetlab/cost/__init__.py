@@ -4,9 +4,8 @@ platforms derived from a problem."""
 
 from __future__ import annotations
 
-import importlib
-
 from hetlab.cost.problem import Group, Link, PEdge, PNode, Problem
+from hetlab.lazy import lazy_names
 
 __all__ = [
     "HOPE_DIR",
@@ -39,7 +38,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'hetlab.cost' has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, _LAZY)

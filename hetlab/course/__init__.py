@@ -33,6 +33,7 @@ from hetlab.course.exercise import (
 )
 from hetlab.course.figures import hand_dag, levels
 from hetlab.course.plans import INFO_KEYS, ilp_decided, optimum, plan_info, windows_solved
+from hetlab.lazy import lazy_names
 
 __all__ = [
     "INFO_KEYS",
@@ -119,7 +120,4 @@ def load_chapters() -> None:
             importlib.import_module(f"{__name__}.{mod.name}")
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'hetlab.course' has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, _LAZY)

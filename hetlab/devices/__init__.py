@@ -6,7 +6,7 @@ the tests); ``cgroup`` reads what the container grants (``cgroup.limits()``,
 
 from __future__ import annotations
 
-import importlib
+from hetlab.lazy import lazy_names
 
 __all__ = [
     "Capabilities",
@@ -50,9 +50,4 @@ _LAZY = {
 _MODULES = {"cgroup"}
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    if name in _MODULES:
-        return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module 'hetlab.devices' has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, _LAZY, _MODULES)

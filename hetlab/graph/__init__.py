@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import importlib
-
 from hetlab.graph.ir import Edge, Node, OpGraph, Tensor
+from hetlab.lazy import lazy_names
 
 __all__ = ["Edge", "Node", "OpGraph", "Tensor", "load", "parse_shape_args", "random_inputs"]
 
@@ -29,7 +28,4 @@ def load(
     return _load(model, shapes, values, fold)
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'hetlab.graph' has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, _LAZY)

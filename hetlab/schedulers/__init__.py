@@ -4,8 +4,7 @@ table), HOPE's partition into subgraphs and its merging of nodes into super-ops.
 
 from __future__ import annotations
 
-import importlib
-
+from hetlab.lazy import lazy_names
 from hetlab.schedulers.base import (
     REGISTRY,
     Decision,
@@ -57,7 +56,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'hetlab.schedulers' has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, _LAZY)

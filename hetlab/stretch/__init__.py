@@ -9,7 +9,7 @@ stretches is ``hetlab stretch`` (and ``hetlab.course.stretch_search`` in the cou
 
 from __future__ import annotations
 
-import importlib
+from hetlab.lazy import lazy_names
 
 # eager: a lazy ``segments`` would be shadowed by its module once that is imported
 from hetlab.stretch.segments import Segment, segments
@@ -41,7 +41,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'hetlab.stretch' has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, _LAZY)

@@ -48,11 +48,6 @@ def check_queues(queues: Mapping[str, int]) -> dict[str, int]:
     return dict(queues)
 
 
-def is_queue_view(name: str) -> bool:
-    """Whether ``name`` is a queue view's (``cuda0.q1``), not a device's own."""
-    return VIEW_RE.match(name) is not None
-
-
 def implied_queues(names: Iterable[str]) -> dict[str, int]:
     """The queues that the views among ``names`` need: ``cuda0.q3`` -> ``{"cuda0": 4}``."""
     out: dict[str, int] = {}

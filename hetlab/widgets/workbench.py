@@ -18,7 +18,7 @@ import ipywidgets as W
 import traitlets
 
 from hetlab.cost.problem import Problem
-from hetlab.devices import is_accelerator, is_queue_view, platform_devices
+from hetlab.devices import is_accelerator, platform_devices
 from hetlab.devices.platform import devices as local_devices
 from hetlab.devices.platform import one_driver_per_gpu
 from hetlab.errors import HetlabError
@@ -202,7 +202,7 @@ class Workbench(States, Solving, Recommending, Files, Running, W.VBox):
         if not self._local:
             return
         n = int(self.queue_count.value)
-        roots = [d.name for d in self.devices if is_accelerator(d) and not is_queue_view(d.name)]
+        roots = [d.name for d in self.devices if is_accelerator(d) and d.root is d]
         try:
             self._set_devices(platform_devices(queues=dict.fromkeys(roots, n)))
         except HetlabError as e:

@@ -11,7 +11,7 @@ import pytest
 
 from hetlab.devices import platform as pf
 from hetlab.devices.cuda.source import options_to_nvrtc, to_cuda
-from hetlab.devices.opencl.device import KERNEL_DIR, source
+from hetlab.devices.kernels import KERNEL_DIR, source
 from hetlab.errors import HetlabError
 
 KERNELS = sorted(KERNEL_DIR.glob("*.cl"))

@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 from onnx import helper
 
-from hetlab.devices.opencl import bounds
-from hetlab.devices.opencl.device import KERNEL_DIR
+from hetlab.devices.kernels import KERNEL_DIR, bounds
 from hetlab.errors import HetlabError
 from tests.devices.opencl_case import make_model, rnd, run_case, to_graph
 

@@ -9,9 +9,9 @@ from onnx import helper
 from tests.devices.opencl_case import make_model, rnd, run_case, to_graph
 
 pytest.importorskip("pyopencl")
+from hetlab.devices.kernels.ops import REGISTRY, op_for
+from hetlab.devices.kernels.ops.gemm import SPLIT_GRAPH, choose_tiling
 from hetlab.devices.opencl import CLBuffer, discover
-from hetlab.devices.opencl.ops import REGISTRY, op_for
-from hetlab.devices.opencl.ops.gemm import SPLIT_GRAPH, choose_tiling
 from hetlab.errors import HetlabError
 
 

@@ -1,7 +1,7 @@
 """NVIDIA GPUs driven through CUDA (via CuPy), with hetlab's own kernels compiled by NVRTC.
 
 ``CudaDevice`` runs the OpenCL device's kernels (``source.to_cuda``) and builds its units
-with the same op builders (``opencl.builder.UnitBuilder``): the builder only asks a device
+with the same op builders (``kernels.builder.UnitBuilder``): the builder only asks a device
 for kernels, buffers and uploads. What CUDA adds is the graph: the executor captures a
 plan's GPU units once into one CUDA graph (``executor/cuda_graph.py``) and launches that
 graph per run, so the host pays one launch per run instead of one per kernel, and units on
@@ -36,9 +36,9 @@ from hetlab.devices.capabilities import GRAPH
 from hetlab.devices.cuda import streams
 from hetlab.devices.cuda.runtime import cupy_module
 from hetlab.devices.cuda.source import options_to_nvrtc, to_cuda
-from hetlab.devices.opencl.builder import UnitBuilder
-from hetlab.devices.opencl.device import CLBuffer, source
-from hetlab.devices.opencl.ops import why_not
+from hetlab.devices.kernels import CLBuffer, source
+from hetlab.devices.kernels.builder import UnitBuilder
+from hetlab.devices.kernels.ops import why_not
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
 

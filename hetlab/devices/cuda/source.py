@@ -1,4 +1,4 @@
-"""OpenCL C kernels (``devices/opencl/kernels/*.cl``) as CUDA C for NVRTC.
+"""OpenCL C kernels (``devices/kernels/cl/*.cl``) as CUDA C for NVRTC.
 
 The CUDA device runs the very kernels the OpenCL device runs, so both compute the same
 thing and one set of op builders serves both. The kernels keep to a small part of OpenCL C:

@@ -22,8 +22,6 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -38,23 +36,15 @@ from hetlab.devices.base import (
     now,
 )
 from hetlab.devices.capabilities import AHEAD_OF_TIME
-from hetlab.devices.opencl import bounds, pocl, queues
-from hetlab.devices.opencl.builder import UnitBuilder
+from hetlab.devices.kernels import CLBuffer, bounds, source
+from hetlab.devices.kernels.builder import UnitBuilder
+from hetlab.devices.kernels.ops import why_not
+from hetlab.devices.opencl import pocl, queues
 from hetlab.devices.opencl.if_runner import prepare_composite
 from hetlab.devices.opencl.launcher import enqueue, enqueue_each
-from hetlab.devices.opencl.ops import why_not
 from hetlab.devices.opencl.threads import Started, enabled, pin
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
-
-KERNEL_DIR = Path(__file__).parent / "kernels"
-
-
-def source(filename: str) -> str:
-    """The OpenCL C of ``kernels/<filename>``: the access macros of ``bounds.h``, then the
-    file, numbered from its own first line (``#line 1``)."""
-    header = (KERNEL_DIR / "bounds.h").read_text()
-    return f"{header}#line 1\n{(KERNEL_DIR / filename).read_text()}"
 
 
 def _cl():
@@ -66,20 +56,6 @@ def _cl():
             f"pyopencl is not importable ({e}); install pyopencl to use OpenCL"
         ) from None
     return cl
-
-
-@dataclass
-class CLBuffer:
-    """A device buffer holding one C-contiguous tensor of ``shape`` and ``dtype``."""
-
-    buf: Any
-    shape: tuple[int, ...]
-    dtype: str
-    device: str
-
-    @property
-    def nbytes(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
 
 
 def discover() -> list[OpenCLDevice]:

@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 
 from hetlab.devices.base import NodeTime, RunResult, Unit, now
-from hetlab.devices.opencl.builder import UnitBuilder, _weights
-from hetlab.devices.opencl.ops import why_not
-from hetlab.devices.opencl.ops.if_support import classify, is_float, node_reads
+from hetlab.devices.kernels.builder import UnitBuilder, _weights
+from hetlab.devices.kernels.ops import why_not
+from hetlab.devices.kernels.ops.if_support import classify, is_float, node_reads
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import OpGraph, Tensor
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.opencl.ops import Op, _check_tensor, register
-from hetlab.devices.opencl.ops.common import (
+from hetlab.devices.kernels.ops import Op, _check_tensor, register
+from hetlab.devices.kernels.ops.common import (
     bcast_strides,
     f32,
     grid1,

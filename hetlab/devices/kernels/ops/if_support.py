@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hetlab.devices.opencl.ops import REGISTRY, Op, register, why_not
+from hetlab.devices.kernels.ops import REGISTRY, Op, register, why_not
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
 

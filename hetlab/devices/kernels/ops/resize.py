@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.opencl.ops import Op, register
-from hetlab.devices.opencl.ops.common import attr, const_value, f32
+from hetlab.devices.kernels.ops import Op, register
+from hetlab.devices.kernels.ops.common import attr, const_value, f32
 from hetlab.graph.ir import Node, OpGraph
 
 CTM = {

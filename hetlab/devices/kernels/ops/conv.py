@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.opencl.ops import Op, register
-from hetlab.devices.opencl.ops.common import attr, conv_pads, i32
-from hetlab.devices.opencl.ops.gemm import gemm_launch
+from hetlab.devices.kernels.ops import Op, register
+from hetlab.devices.kernels.ops.common import attr, conv_pads, i32
+from hetlab.devices.kernels.ops.gemm import gemm_launch
 from hetlab.graph.ir import Node, OpGraph
 
 

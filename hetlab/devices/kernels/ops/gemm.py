@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.opencl.ops import Op, register
-from hetlab.devices.opencl.ops.common import attr, bcast_strides, f32, i32, is_const
+from hetlab.devices.kernels.ops import Op, register
+from hetlab.devices.kernels.ops.common import attr, bcast_strides, f32, i32, is_const
 from hetlab.graph.ir import Node, OpGraph
 
 TK = 16

@@ -69,7 +69,7 @@ def const_value(graph: OpGraph, name: str) -> np.ndarray | None:
     if not name or name not in graph.consts:
         return None
     # lazy: the builder imports the ops
-    from hetlab.devices.opencl.builder import _weights
+    from hetlab.devices.kernels.builder import _weights
 
     return _weights(graph).get(name)
 

@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 
 from hetlab.devices.base import Unit
-from hetlab.devices.opencl.bounds import Checks
-from hetlab.devices.opencl.fusion import plan_concat, plan_fusion, plan_prologue
-from hetlab.devices.opencl.ops import op_for, why_not
-from hetlab.devices.opencl.ops.activation import act_params
+from hetlab.devices.kernels.bounds import Checks
+from hetlab.devices.kernels.fusion import plan_concat, plan_fusion, plan_prologue
+from hetlab.devices.kernels.ops import op_for, why_not
+from hetlab.devices.kernels.ops.activation import act_params
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.opencl.ops import Op, register
-from hetlab.devices.opencl.ops.common import attr, grid1, i32, is_const, numel
+from hetlab.devices.kernels.ops import Op, register
+from hetlab.devices.kernels.ops.common import attr, grid1, i32, is_const, numel
 from hetlab.graph.ir import Node, OpGraph
 
 RL = 64

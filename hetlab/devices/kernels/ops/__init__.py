@@ -93,7 +93,7 @@ def why_not(node: Node, graph: OpGraph) -> str | None:
         return f"{node.op_type} node {node.id} could not be checked ({type(e).__name__}: {e})"
 
 
-from hetlab.devices.opencl.ops import (  # noqa: F401  (registration side effects)
+from hetlab.devices.kernels.ops import (  # noqa: F401  (registration side effects)
     activation,
     binary,
     conv,

@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.opencl.ops import Op, register
-from hetlab.devices.opencl.ops.common import attr, const_value, f32, grid1, i32, is_const
-from hetlab.devices.opencl.ops.data_movement import copy_launch
-from hetlab.devices.opencl.ops.gemm import gemm_launch
+from hetlab.devices.kernels.ops import Op, register
+from hetlab.devices.kernels.ops.common import attr, const_value, f32, grid1, i32, is_const
+from hetlab.devices.kernels.ops.data_movement import copy_launch
+from hetlab.devices.kernels.ops.gemm import gemm_launch
 from hetlab.graph.ir import Node, OpGraph
 
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.opencl.ops import Op, register
-from hetlab.devices.opencl.ops.common import (
+from hetlab.devices.kernels.ops import Op, register
+from hetlab.devices.kernels.ops.common import (
     attr,
     conv_pads,
     f32,

@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.opencl.ops import Op, register
-from hetlab.devices.opencl.ops.common import (
+from hetlab.devices.kernels.ops import Op, register
+from hetlab.devices.kernels.ops.common import (
     attr,
     bcast_strides,
     const_value,

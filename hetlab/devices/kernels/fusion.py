@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.opencl.ops.activation import act_params
+from hetlab.devices.kernels.ops.activation import act_params
 from hetlab.graph.ir import Node
 
 ACTIVATIONS = ("Relu", "LeakyRelu", "Clip")

@@ -130,8 +130,24 @@ def node_flops(op: str, attrs: dict[str, Any], ins: list[Shape], outs: list[Shap
         seq, batch, inp = ins[0]
         dirs, gates_h, hidden = ins[2]
         return 2 * seq * batch * dirs * gates_h * (inp + hidden) + 10 * seq * batch * dirs * hidden
+    if op == "Einsum" and len(ins) >= 2:
+        return _einsum_flops(str(attrs.get("equation", "")), ins) or sum(_n(o) for o in outs)
     if op == "Resize":
         return 4 * _n(out0)
     if op in MOVEMENT:
         return 0
     return sum(_n(o) for o in outs)
+
+
+def _einsum_flops(equation: str, ins: list[Shape]) -> int:
+    """2 x the product of every index's size (a multiply-add per point of the index space)
+    for an equation of plain letters; 0 where the shapes or the equation do not say."""
+    terms = equation.replace(" ", "").split("->")[0].split(",")
+    if "." in equation or len(terms) != len(ins) or any(s is None for s in ins):
+        return 0
+    size: dict[str, int] = {}
+    for term, shape in zip(terms, ins, strict=True):
+        if len(term) != len(shape):
+            return 0
+        size.update({c: int(d) for c, d in zip(term, shape, strict=True)})
+    return 2 * int(prod(size.values()))

@@ -12,6 +12,7 @@ from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 from hetlab.errors import HetlabError
+from hetlab.graph.flops import node_flops
 from hetlab.graph.inputs import random_inputs
 from hetlab.graph.onnx_io import extract, load, unit_io
 from tests.graph.models import F, save
@@ -222,3 +223,12 @@ def test_bad_files(tmp_path, diamond, content):
         load(str(p))
     with pytest.raises(HetlabError, match="not found"):
         load(str(tmp_path / "missing.onnx"))
+
+
+def test_einsum_flops_count_every_index():
+    """An Einsum costs a multiply-add per point of its index space, like the MatMul it is."""
+    eq = {"equation": "btgi,gih->btgh"}
+    assert node_flops("Einsum", eq, [(2, 5, 3, 4), (3, 4, 6)], [(2, 5, 3, 6)]) == 2 * 720
+    mm = node_flops("MatMul", {}, [(3, 5, 8), (3, 8, 7)], [(3, 5, 7)])
+    assert node_flops("Einsum", {"equation": "bij,bjk"}, [(3, 5, 8), (3, 8, 7)], []) == mm
+    assert node_flops("Einsum", {"equation": "...i,...i"}, [(2, 3), (2, 3)], [(2,)]) == 2

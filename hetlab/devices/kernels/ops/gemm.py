@@ -131,6 +131,13 @@ def gemm_launch(
         ctx.launch(node, r, (N, M, nb), (16, 16, 1), args)
 
 
+def no_act() -> tuple[np.float32, np.float32, np.float32]:
+    """The epilogue arguments of no activation, for a GEMM that is part of a larger op (an
+    RNN step, an Einsum), whatever activation fusion gave the node."""
+    m = float(np.finfo(np.float32).max)
+    return f32(1.0), f32(-m), f32(m)
+
+
 def _fused_bias(ctx: Any, node: Node, N: int) -> tuple[Any, int, int]:
     """(buffer, stride along m, stride along n) of the Add folded into this GEMM."""
     row, tensor = ctx.bias_of[node.id]
@@ -276,4 +283,4 @@ class MatMul(Op):
         )
 
 
-__all__ = ["Gemm", "MatMul", "choose_tiling", "gemm_launch", "is_const"]
+__all__ = ["Gemm", "MatMul", "choose_tiling", "gemm_launch", "is_const", "no_act"]

@@ -14,7 +14,7 @@ import numpy as np
 from hetlab.devices.kernels.ops import Op, register
 from hetlab.devices.kernels.ops.common import attr, const_value, f32, grid1, i32, is_const
 from hetlab.devices.kernels.ops.data_movement import copy_launch
-from hetlab.devices.kernels.ops.gemm import gemm_launch
+from hetlab.devices.kernels.ops.gemm import gemm_launch, no_act
 from hetlab.graph.ir import Node, OpGraph
 
 
@@ -68,8 +68,8 @@ class LSTM(Op):
         c = ctx.scratch(B * H)
         # constant weights are stored transposed ([D, I, 4H], [D, H, 4H]) so that B is
         # n-contiguous (coalesced; batch-1 steps then take the skinny gemv kernel)
-        wl = _weight_layout(ctx, w, I, G4)
-        rl = _weight_layout(ctx, r, H, G4)
+        wl = weight_layout(ctx, w, I, G4)
+        rl = weight_layout(ctx, r, H, G4)
         zeros = ctx.upload(np.zeros(B * H, dtype=np.float32))
         dims = (T, B, I, H, D)
         for d in range(D):
@@ -121,7 +121,7 @@ def _input_projection(
         bias=bias,
         sbias_m=0,
         sbias_n=1,
-        act=_none(),
+        act=no_act(),
     )
 
 
@@ -158,7 +158,7 @@ def _step(
         bias=Xw,
         sbias_m=G4,
         sbias_n=1,
-        act=_none(),
+        act=no_act(),
     )
     hoff = (t * D + d) * B * H
     ctx.launch(
@@ -171,14 +171,9 @@ def _step(
     return Y, hoff
 
 
-def _weight_layout(ctx: Any, name: str, k: int, g4: int) -> tuple[Any, int, int]:
-    """(buffer, stride along k, stride along the 4H gates) of W or R."""
+def weight_layout(ctx: Any, name: str, k: int, gates: int) -> tuple[Any, int, int]:
+    """(buffer, stride along k, stride along the gates) of an RNN's W or R [D, gates, k]."""
     c = ctx.const(name)
     if c is None:
         return ctx.t(name), 1, k
-    return ctx.upload(np.ascontiguousarray(np.transpose(c, (0, 2, 1))), key=("T", name)), g4, 1
-
-
-def _none() -> tuple[np.float32, np.float32, np.float32]:
-    m = float(np.finfo(np.float32).max)
-    return f32(1.0), f32(-m), f32(m)
+    return ctx.upload(np.ascontiguousarray(np.transpose(c, (0, 2, 1))), key=("T", name)), gates, 1

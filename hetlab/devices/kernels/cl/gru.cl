@@ -1,0 +1,40 @@
+// The GRU cell of ops/gru.py. OpenCL 1.2 C. Gates in ONNX order (z, r, h); per step,
+// xw = [B, 3H] is the input projection X[t] @ W^T plus the biases folded into it, at offset
+// xoff, and z = [B, 3H] the recurrent pre-activations (h @ R^T, see gru.py for which bias).
+// The previous state is hp[poff + b*Hd + j]. Global (Hd, B) for both kernels.
+
+inline float gru_sigmoid(float v) { return 1.0f / (1.0f + exp(-v)); }
+
+// rh = r * h_prev, r = sigmoid(xw_r + z_r): the state linear_before_reset=0 multiplies by R_h.
+__kernel void gru_reset(__global const float* xw, const int xoff, __global const float* z,
+                        __global const float* hp, const int poff, __global float* rh,
+                        const int Hd HL_ARGS HL_N(xw) HL_N(z) HL_N(hp) HL_N(rh))
+{
+    const int j = get_global_id(0), b = get_global_id(1);
+    if (j >= Hd) return;
+    const int g = b * 3 * Hd + Hd + j;
+    const float r = gru_sigmoid(LD(xw, xoff + g) + LD(z, g));
+    ST(rh, b * Hd + j, r * LD(hp, poff + b * Hd + j));
+}
+
+// h = (1 - zg) * n + zg * h_prev with zg = sigmoid(xw_z + z_z) and n = tanh(xw_h + z_h), or with
+// -DLBR=1 (linear_before_reset) n = tanh(xw_h + r * z_h). Writes h[hoff + b*Hd + j].
+__kernel void gru_cell(__global const float* xw, const int xoff, __global const float* z,
+                       __global const float* hp, const int poff, __global float* h,
+                       const int hoff, const int Hd
+                       HL_ARGS HL_N(xw) HL_N(z) HL_N(hp) HL_N(h))
+{
+    const int j = get_global_id(0), b = get_global_id(1);
+    if (j >= Hd) return;
+    VIEW(__global const float*, xb, xw, xoff + b * 3 * Hd);
+    VIEW(__global const float*, zb, z, b * 3 * Hd);
+    const float zg = gru_sigmoid(LD(xb, j) + LD(zb, j));
+#if LBR
+    const float r = gru_sigmoid(LD(xb, Hd + j) + LD(zb, Hd + j));
+    const float n = tanh(LD(xb, 2 * Hd + j) + r * LD(zb, 2 * Hd + j));
+#else
+    const float n = tanh(LD(xb, 2 * Hd + j) + LD(zb, 2 * Hd + j));
+#endif
+    const float hv = LD(hp, poff + b * Hd + j);
+    ST(h, hoff + b * Hd + j, (1.0f - zg) * n + zg * hv);
+}

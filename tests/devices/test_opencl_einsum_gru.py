@@ -159,3 +159,19 @@ def test_gru_refusals(dev, kw, extra, why):
     graph = to_graph(model, inputs, 17)
     reason = dev.why_not(graph.nodes[0], graph)
     assert reason and why in reason
+
+
+def test_gru_then_einsum_in_one_unit(dev):
+    """A beat tracker's shape: a bidirectional GRU whose Y [T, 2, B, H] an Einsum projects."""
+    T, B, I, H = 6, 2, 5, 8
+    inits = {
+        "W": rnd(2, 3 * H, I, seed=1),
+        "R": rnd(2, 3 * H, H, seed=2),
+        "B": rnd(2, 6 * H, seed=3),
+        "P": rnd(2, H, 3, seed=4),
+    }
+    nodes = [
+        N("GRU", ["X", "W", "R", "B"], ["Y"], hidden_size=H, direction="bidirectional"),
+        N("Einsum", ["Y", "P"], ["z"], equation="tdbh,dhk->btk"),
+    ]
+    run_case(dev, nodes, {"X": rnd(T, B, I)}, inits, outputs=["z"], opset=17)

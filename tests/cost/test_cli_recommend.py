@@ -8,7 +8,7 @@ import json
 import pytest
 from cost_helpers import OrtTestDevice
 
-from hetlab.calibrate.cli import format_candidates
+from hetlab.commands.recommend import format_candidates
 from hetlab.cli import main
 from hetlab.devices import platform as machine
 from hetlab.schedulers.plan import Plan

@@ -6,17 +6,20 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
+from hetlab.commands.options import (
+    add_input_arg,
+    add_platform_args,
+    add_shape_arg,
+    platform_options,
+    progress_bar,
+)
 from hetlab.errors import HetlabError
 
 
 def configure(p: argparse.ArgumentParser) -> None:
     from hetlab.cost.options import ProfileOptions
-    from hetlab.devices.cli import add_platform_args
-    from hetlab.graph.cli import add_input_arg, add_shape_arg
 
     o = ProfileOptions()  # the one source of the defaults
 
@@ -96,33 +99,10 @@ def configure(p: argparse.ArgumentParser) -> None:
     )
 
 
-@contextmanager
-def progress_bar(name: str, quiet: bool = False) -> Iterator[Callable[..., None] | None]:
-    """A profile's progress callback drawing a bar on stderr (None when ``quiet``); the bar
-    is closed however the profile ends."""
-    if quiet:
-        yield None
-        return
-    from tqdm.auto import tqdm  # lazy: the parser is built at every start
-
-    bar = tqdm(total=0, desc=f"profile {name}", unit="op", file=sys.stderr, leave=False)
-
-    def progress(done: int, total: int, msg: str) -> None:
-        bar.total = total
-        bar.set_postfix_str(msg[:40], refresh=False)
-        bar.update(done - bar.n)  # redraws at most every mininterval
-
-    try:
-        yield progress
-    finally:
-        bar.close()
-
-
 def main(args: argparse.Namespace) -> int:
     from hetlab.calibrate import profile
     from hetlab.cost.groups import DEFAULT_PATTERNS, parse_patterns
     from hetlab.devices import select
-    from hetlab.devices.cli import platform_options
     from hetlab.fileio import atomic_write_json
     from hetlab.graph.onnx_io import load
     from hetlab.graph.shapes import parse_input_args, parse_shape_args

@@ -361,8 +361,8 @@ class _FailsAlone(OrtTestDevice):
 def test_a_node_whose_measurement_fails_gets_an_estimate_from_its_work(chain_model):
     import numpy as np
 
-    from hetlab.cost.assemble import node_work
     from hetlab.commands.profile import estimated_summary
+    from hetlab.cost.assemble import node_work
 
     g = load(chain_model)
     p = profile(g, [_FailsAlone("a")], comm=False, **FAST)

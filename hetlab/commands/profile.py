@@ -32,6 +32,40 @@ def configure(p: argparse.ArgumentParser) -> None:
     )
     add_shape_arg(p)
     add_input_arg(p)
+    _add_budget_args(p, o)
+    p.add_argument(
+        "--groups",
+        action="store_true",
+        help="also measure fused groups (Conv->Relu, Conv->BatchNormalization->Relu, MatMul->Add)",
+    )
+    p.add_argument(
+        "--pattern",
+        action="append",
+        default=[],
+        metavar="A->B",
+        help="a group pattern instead of the defaults (repeatable; implies --groups)",
+    )
+    p.add_argument(
+        "--no-comm", action="store_true", help="skip link calibration and edge transfers"
+    )
+    p.add_argument(
+        "--no-calibrate",
+        action="store_true",
+        help="skip the executor's calibrations (unit boundaries on the links, concurrent units)",
+    )
+    p.add_argument(
+        "--no-cache", action="store_true", help="measure everything again, cache nothing"
+    )
+    add_platform_args(p)
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--out", required=True, metavar="PROBLEM.json", help="where to write the problem"
+    )
+
+
+def _add_budget_args(p: argparse.ArgumentParser, o: Any) -> None:
+    """How long each op is measured: repeats, warm-up, seconds, rounds and the context window
+    (defaults from ``ProfileOptions``)."""
     p.add_argument(
         "--repeat",
         type=int,
@@ -68,34 +102,6 @@ def configure(p: argparse.ArgumentParser) -> None:
         metavar="W",
         help="window of consecutive ops measured together to correct isolated costs "
         f"(default {o.context}; 0 = isolated costs only)",
-    )
-    p.add_argument(
-        "--groups",
-        action="store_true",
-        help="also measure fused groups (Conv->Relu, Conv->BatchNormalization->Relu, MatMul->Add)",
-    )
-    p.add_argument(
-        "--pattern",
-        action="append",
-        default=[],
-        metavar="A->B",
-        help="a group pattern instead of the defaults (repeatable; implies --groups)",
-    )
-    p.add_argument(
-        "--no-comm", action="store_true", help="skip link calibration and edge transfers"
-    )
-    p.add_argument(
-        "--no-calibrate",
-        action="store_true",
-        help="skip the executor's calibrations (unit boundaries on the links, concurrent units)",
-    )
-    p.add_argument(
-        "--no-cache", action="store_true", help="measure everything again, cache nothing"
-    )
-    add_platform_args(p)
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument(
-        "--out", required=True, metavar="PROBLEM.json", help="where to write the problem"
     )
 
 

@@ -108,14 +108,7 @@ def main(args: argparse.Namespace) -> int:
     from hetlab.graph.onnx_io import load
     from hetlab.graph.shapes import parse_input_args, parse_shape_args
 
-    if args.repeat < 1:
-        raise HetlabError(f"--repeat must be at least 1, got {args.repeat}")
-    if args.warmup is not None and args.warmup < 0:
-        raise HetlabError(f"--warmup must be 0 or more, got {args.warmup}")
-    if args.per_node is not None and not (args.device and args.check):
-        raise HetlabError("--per-node needs --device NAME and --check")
-    if args.per_node is not None and args.per_node <= 0:
-        raise HetlabError(f"--per-node tolerance must be positive, got {args.per_node}")
+    _check_counts(args)
     shapes = parse_shape_args(args.shape)
     given = parse_input_args(args.input)
     plan: Any
@@ -170,6 +163,18 @@ def main(args: argparse.Namespace) -> int:
     else:
         print(format_report(doc))
     return 0
+
+
+def _check_counts(args: argparse.Namespace) -> None:
+    """One clear line for a count or tolerance out of range, before anything loads."""
+    if args.repeat < 1:
+        raise HetlabError(f"--repeat must be at least 1, got {args.repeat}")
+    if args.warmup is not None and args.warmup < 0:
+        raise HetlabError(f"--warmup must be 0 or more, got {args.warmup}")
+    if args.per_node is not None and not (args.device and args.check):
+        raise HetlabError("--per-node needs --device NAME and --check")
+    if args.per_node is not None and args.per_node <= 0:
+        raise HetlabError(f"--per-node tolerance must be positive, got {args.per_node}")
 
 
 def _device_refusals(graph: Any, devs: list, name: str) -> None:

@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 JOBS ?= 2
 
-.PHONY: lab test test-fast demo bench lint clean thirdparty
+.PHONY: lab test test-fast demo bench lint deps clean thirdparty
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -34,6 +34,9 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check hetlab tests benchmarks
 	PYTHONPATH=$(CURDIR) $(BIN)/lint-imports  # the layering contract in pyproject.toml
 	$(BIN)/python -m pytest -p no:cacheprovider -q tests/test_public_faces.py  # private names
+
+deps: $(STAMP)
+	$(BIN)/python docs/imports.py  # docs/imports.md: the packages' import graph, from the code
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -16,7 +16,7 @@ Times are per-inference medians in ms.
 The executor's runs are ``hetlab.run``'s, a block per call (its executor built and warmed up
 before the block's timed runs, closed after them), timed by the run itself. The one-unit plan
 loads ``model_path`` itself, so the difference is the executor's dispatch (the main thread
-pinned to the group, queues, events). Figures: docs/measurements.md#executor-overhead.
+pinned to the group, queues, events). Figures: docs/log.md#executor-overhead.
 """
 
 from __future__ import annotations

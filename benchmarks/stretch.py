@@ -17,7 +17,7 @@ static pass each. The stretched model has fresh random weights (accuracy needs r
 On a GPU host pass its devices, e.g. ``--devices cpu0,cl0`` (cl0 = the GPU's OpenCL device)
 or ``--devices cpu0,cpu1,cl0``. The stretched model only wins where the devices are free to run
 in parallel; the script's parallel-capacity probe (two pinned sessions at once against one
-alone) says how much parallelism the host gives. Figures: docs/measurements.md#nn-stretch.
+alone) says how much parallelism the host gives. Figures: docs/log.md#nn-stretch.
 """
 
 from __future__ import annotations

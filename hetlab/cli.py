@@ -1,9 +1,9 @@
 """``hetlab`` command line: a thin front over the library (spec §1-§6).
 
-Each subcommand lives in its area's ``cli`` module, which defines ``configure(parser)`` and
-``main(args) -> int`` and imports heavy modules only inside ``main``. Every ``HetlabError``
-becomes one line on stderr and exit code 2; Ctrl-C exits with 130; nothing prints a traceback
-unless ``HETLAB_DEBUG=1``.
+Each subcommand lives in a module of ``hetlab.commands``, which defines ``configure(parser)``
+and ``main(args) -> int`` (or ``configure_NAME``/``main_NAME`` for a family of commands) and
+imports heavy modules only inside ``main``. Every ``HetlabError`` becomes one line on stderr
+and exit code 2; Ctrl-C exits with 130; nothing prints a traceback unless ``HETLAB_DEBUG=1``.
 """
 
 from __future__ import annotations
@@ -18,19 +18,25 @@ from hetlab.errors import HetlabError
 
 # subcommand -> (module, one-line help)
 COMMANDS = {
-    "graph": ("hetlab.graph.cli", "load a model and print its operator DAG (spec §1)"),
-    "zoo": ("hetlab.graph.cli", "list the zoo models"),
-    "demo": ("hetlab.demo", "the headless main job: load, schedule, run, compare"),
-    "devices": ("hetlab.devices.cli", "list the devices of this machine (spec §5)"),
-    "profile": ("hetlab.cost.cli", "profile a model on real devices into a problem (spec §2)"),
-    "schedule": ("hetlab.schedulers.cli", "compute a plan for a problem (spec §4)"),
+    "graph": ("hetlab.commands.graph", "load a model and print its operator DAG (spec §1)"),
+    "zoo": ("hetlab.commands.graph", "list the zoo models"),
+    "demo": ("hetlab.commands.demo", "the headless main job: load, schedule, run, compare"),
+    "devices": ("hetlab.commands.devices", "list the devices of this machine (spec §5)"),
+    "profile": (
+        "hetlab.commands.profile",
+        "profile a model on real devices into a problem (spec §2)",
+    ),
+    "schedule": ("hetlab.commands.schedule", "compute a plan for a problem (spec §4)"),
     "recommend": (
-        "hetlab.calibrate.cli",
+        "hetlab.commands.recommend",
         "the plan hetlab would pick, from the candidates timed on the devices (spec §4)",
     ),
-    "run": ("hetlab.executor.cli", "run a model for real on one device or by a plan (spec §5)"),
-    "stretch": ("hetlab.stretch.cli", "branch a sequential model for several devices (NN-Stretch)"),
-    "sweep": ("hetlab.sweep", "sweep models x algorithms x parameters on Dask"),
+    "run": ("hetlab.commands.run", "run a model for real on one device or by a plan (spec §5)"),
+    "stretch": (
+        "hetlab.commands.stretch",
+        "branch a sequential model for several devices (NN-Stretch)",
+    ),
+    "sweep": ("hetlab.commands.sweep", "sweep models x algorithms x parameters on Dask"),
 }
 
 

@@ -22,7 +22,7 @@ profiler adds to every link into the device, since a cross-device edge starts a 
 A device that cannot run the whole model (an OpenCL device without some op) is measured on
 the longest run of consecutive vertices it can run instead, and scaled to it the same way,
 because a long unit of many small kernels is bound by the host's enqueue and does not cost the
-sum of its windows (docs/measurements.md#runnable-span). Without either the windows' own total
+sum of its windows (docs/decisions.md#runnable-span). Without either the windows' own total
 sets the scale.
 """
 

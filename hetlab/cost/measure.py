@@ -63,7 +63,7 @@ def make_runner(
     """A function that runs ``unit`` once and returns its time (s), and the timer's name.
     ``written``: on a device that ``writes_inputs`` (OpenCL), write the inputs again before
     each run (not timed), as the executor does before it runs a unit, so that the unit is
-    timed as the executor runs it (docs/measurements.md#inputs-written)."""
+    timed as the executor runs it (docs/decisions.md#inputs-written)."""
     sess = unit.handle
     if hasattr(sess, "run_with_iobinding") and hasattr(sess, "io_binding"):
         b = sess.io_binding()
@@ -101,7 +101,7 @@ def plan_repeats(warm_s: list[float], budget: Budget) -> int:
     cut so the measurement takes about ``budget.seconds``, but at least ``budget.min_repeat``;
     ``CHEAP_MORE`` times ``budget.repeat`` when even that takes under a quarter of
     ``budget.seconds``: a few samples of a microsecond op rank it poorly from profile to
-    profile (docs/measurements.md#profile-repeats)."""
+    profile (docs/decisions.md#profile-defaults)."""
     est = min(warm_s) if warm_s else 0.0
     if est <= 0:
         return max(1, budget.repeat)

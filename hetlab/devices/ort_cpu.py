@@ -31,7 +31,7 @@ KIND = "onnxruntime-cpu"
 # (default) is "on" for a session over the whole model and "stop" for a part of one: a
 # one-session plan runs as fast as a plain session only with "on", while with hundreds of
 # sessions on a group (profiling, a 100-unit plan) "on" makes even the one-session run several
-# times slower, so parked pools must not spin (docs/measurements.md#spin-modes).
+# times slower, so parked pools must not spin (docs/decisions.md#spin-modes).
 SPIN = ("auto", "on", "stop", "off")
 
 
@@ -219,7 +219,7 @@ class OrtCpuDevice(Device):
         """Drop cached sessions (of ``units``, or all); each keeps a pool of pinned threads
         while it lives. A session that profiling has run (``make_runner``'s IO binding) runs
         slower afterwards than a new one, so after profiling a plan gets new sessions
-        (docs/measurements.md#session-residue)."""
+        (docs/decisions.md#session-residue)."""
         with self._lock:
             if units is None:
                 self._sessions.clear()

@@ -6,7 +6,7 @@ halves (16 cores -> 8 + 8). With 4 or more physical cores, each OpenCL GPU (or a
 first gets one physical core of its own, the last ones, for the thread that drives it
 (16 cores + one GPU -> cpu0 = 0-7, cpu1 = 8-14, the GPU's thread on 15): NVIDIA's driver
 spin-waits on the host, and an unpinned driving thread that lands in a group's cores slows
-that group's onnxruntime pool while the GPU is busy (docs/measurements.md#gpu-driving-thread).
+that group's onnxruntime pool while the GPU is busy (docs/decisions.md#gpu-driving-thread).
 A platform file (``--platform FILE``, TOML or JSON) overrides
 them and names devices::
 
@@ -343,7 +343,7 @@ def whole_cpu(name: str, groups: list[dict[str, Any]]) -> Device:
     theirs; ``covers`` names the groups it is the alternative to. Its pool threads are not
     pinned one per core, as in a plain session: with the whole CPU to itself there is nothing
     to keep apart, and pinned pools measured slower and more erratic on the whole CPU
-    (docs/measurements.md#the-whole-cpu)."""
+    (docs/decisions.md#the-whole-cpu)."""
 
     cores = sorted({c for g in groups for c in g["cores"]})
     threads = sum(int(g.get("threads") or len(g["cores"])) for g in groups)

@@ -206,7 +206,7 @@ def _extra(
 # The first runs of a prepared plan are slower than the rest (pools, caches and allocators
 # settle), and a median of 10-20 runs after a single warm-up run keeps part of that. So the
 # executor warms up for WARMUP_S seconds by default (at least one run, at most WARMUP_MAX).
-# The figures behind it: docs/measurements.md#warm-up.
+# The figures behind it: docs/decisions.md#warm-up.
 WARMUP_S = 0.5
 WARMUP_MAX = 200
 

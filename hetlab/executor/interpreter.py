@@ -12,7 +12,7 @@
   (Python's default is 5 ms): a worker returning from onnxruntime or an OpenCL wait must
   not queue behind another worker's Python loop (e.g. enqueueing hundreds of kernels) for
   up to 5 ms. The old interval is restored after the run. ``HETLAB_SWITCH_INTERVAL_US``
-  sets another; docs/measurements.md#gil-switch-interval says why 0.1 ms.
+  sets another; docs/decisions.md#gil-switch-interval says why 0.1 ms.
 - If a unit fails on an OpenCL device, it and the rest of that device's units run on the
   first other device (the first CPU group) from host copies; the report lists them.
 Times: ``now()`` seconds on devices, ms from the repetition's start in events.

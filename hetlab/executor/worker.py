@@ -80,7 +80,7 @@ class Worker:
         """Run this device's queue on the calling thread. The thread is pinned at its first
         run and stays pinned until ``release`` (the executor's ``close``): re-pinning it for
         every run moves it between cores, and a sub-millisecond model then runs from cold
-        caches (docs/measurements.md#pin-once). Pinned again only if something else (another
+        caches (docs/decisions.md#pin-once). Pinned again only if something else (another
         executor on this thread) changed its cores in between."""
         try:
             if not hasattr(os, "sched_getaffinity"):

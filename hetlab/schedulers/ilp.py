@@ -49,7 +49,7 @@ from hetlab.schedulers.timeline import Timeline
 
 Progress = Callable[[int, int, str], None]
 REMEMBERED = 32  # HOPE solves kept per session, by (problem, options)
-NODE_LIMIT = 500  # B&B nodes per window (docs/measurements.md, HOPE windows)
+NODE_LIMIT = 500  # B&B nodes per window (docs/decisions.md#ilp-node-budget)
 TIME_LIMIT = 10.0  # s per window: a safety net, far above what NODE_LIMIT takes
 NO_INCUMBENT = "no incumbent from the ILP"  # mip_gap_max when a window's ILP found none
 _solved: OrderedDict[str, tuple] = OrderedDict()

@@ -8,8 +8,8 @@ import json
 import pytest
 from cost_helpers import OrtTestDevice
 
-from hetlab.calibrate.cli import format_candidates
 from hetlab.cli import main
+from hetlab.commands.recommend import format_candidates
 from hetlab.devices import platform as machine
 from hetlab.schedulers.plan import Plan
 

@@ -361,8 +361,8 @@ class _FailsAlone(OrtTestDevice):
 def test_a_node_whose_measurement_fails_gets_an_estimate_from_its_work(chain_model):
     import numpy as np
 
+    from hetlab.commands.profile import estimated_summary
     from hetlab.cost.assemble import node_work
-    from hetlab.cost.cli import estimated_summary
 
     g = load(chain_model)
     p = profile(g, [_FailsAlone("a")], comm=False, **FAST)
@@ -451,7 +451,7 @@ def test_options_object_and_keywords_are_one_and_the_same(chain_model):
 def test_cli_defaults_are_the_options_defaults():
     import argparse
 
-    from hetlab.cost.cli import configure
+    from hetlab.commands.profile import configure
     from hetlab.cost.options import ProfileOptions
 
     ap = argparse.ArgumentParser()

@@ -7,11 +7,11 @@ import random
 
 import pytest
 
+from hetlab.commands.schedule import gap_text, windows_line
 from hetlab.cost.datasets import load_hope_profile, profile_names
 from hetlab.cost.problem import Problem
 from hetlab.schedulers import ilp, ilp_model, schedule
 from hetlab.schedulers.bounds import validate_plan
-from hetlab.schedulers.cli import gap_text, windows_line
 from hetlab.schedulers.ilp_solver import WindowResult
 from hetlab.schedulers.ilp_warm import window_start
 from hetlab.schedulers.partition import partition

@@ -94,7 +94,7 @@ def test_defaults_come_from_param_alone():
 
 
 def test_the_cli_listing_shows_the_param_defaults():
-    from hetlab.schedulers.cli import registry_listing
+    from hetlab.commands.schedule import registry_listing
 
     listed = {a["name"]: {p["name"]: p["default"] for p in a["params"]} for a in registry_listing()}
     for algo in ("ilp", "ilp+", "greedy"):

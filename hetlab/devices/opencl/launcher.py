@@ -2,7 +2,7 @@
 
 pyopencl's ``enqueue_nd_range_kernel`` always asks the driver for an event and wraps it in a
 Python object. On NVIDIA's OpenCL that more than doubles a launch's host cost, and a run of
-several hundred launches is bound by it (docs/measurements.md#eventless-launches). A run
+several hundred launches is bound by it (docs/decisions.md#eventless-launches). A run
 that times no single launch needs an event only where something waits: on a unit's last
 launch. ``enqueue`` issues a unit's launches with ``clEnqueueNDRangeKernel`` called through
 ctypes on the very ICD loader pyopencl uses (found in the process's memory map), asks for an

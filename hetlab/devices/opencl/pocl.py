@@ -7,7 +7,7 @@ batched GEMMs, so every Conv that splits K. It does so on any thread count. PoCL
 method, continuation-based barriers (``cbs``), builds it right, as an unoptimised build
 does. So on PoCL 5 and later, programs are built under ``cbs`` unless the user chose a
 method; ``-DHETLAB_POCL_CBS`` among the build options keeps those builds apart from the
-others in PoCL's and hetlab's program caches. Figures: docs/measurements.md#pocl-5.
+others in PoCL's and hetlab's program caches. Figures: docs/decisions.md#pocl-5.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ groups' cores. ``OpenCLDevice`` records the threads started during its driver ca
 its ``host_cores`` (``pin``). Off by default: pinning does not take away a CPU group's
 slowdown while the GPU runs, and it makes the GPU's own transfers much slower, because the
 driver's threads then share one core with the driving thread, which waits on the GPU
-spinning (docs/measurements.md#driver-threads).
+spinning (docs/decisions.md#driver-threads).
 Linux only; elsewhere nothing is recorded.
 """
 

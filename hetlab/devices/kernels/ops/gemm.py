@@ -39,7 +39,7 @@ class SplitRule:
 # Where the host issues every launch (an OpenCL queue), the partial sums' extra launch costs
 # microseconds of host time: split only GEMMs of fewer tiles than compute units. Where a
 # captured graph replays the launches (CUDA), a launch costs the GPU about a microsecond:
-# split far more (docs/measurements.md#split-k).
+# split far more (docs/decisions.md#split-k).
 SPLIT_HOST = SplitRule(below=1, target=2, min_k=256, most=16)
 SPLIT_GRAPH = SplitRule(below=4, target=16, min_k=32, most=64)
 

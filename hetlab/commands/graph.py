@@ -6,35 +6,7 @@ import argparse
 import json
 import sys
 
-
-def add_shape_arg(p: argparse.ArgumentParser) -> None:
-    """The ``--shape NAME=1x3x224x224`` option (repeatable) shared by every model command,
-    and ``--no-fold``, since what folds depends on the shapes fixed."""
-    p.add_argument(
-        "--shape",
-        action="append",
-        default=[],
-        metavar="NAME=DIMS",
-        help="fix an input's shape, e.g. input=1x3x640x640 (repeatable)",
-    )
-    p.add_argument(
-        "--no-fold",
-        dest="fold",
-        action="store_false",
-        help="keep the nodes that compute constants once the shapes are fixed (folded by "
-        "default; a profile and the plans from it name the nodes of one choice)",
-    )
-
-
-def add_input_arg(p: argparse.ArgumentParser) -> None:
-    """``--input NAME=FILE.npy`` or ``NAME=NUMBER`` (repeatable)."""
-    p.add_argument(
-        "--input",
-        action="append",
-        default=[],
-        metavar="NAME=FILE.npy",
-        help="an input's value (a .npy file or a number); otherwise seeded random",
-    )
+from hetlab.commands.options import add_input_arg, add_shape_arg
 
 
 def configure_graph(p: argparse.ArgumentParser) -> None:

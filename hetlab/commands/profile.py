@@ -6,17 +6,20 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
+from hetlab.commands.options import (
+    add_input_arg,
+    add_platform_args,
+    add_shape_arg,
+    platform_options,
+    progress_bar,
+)
 from hetlab.errors import HetlabError
 
 
 def configure(p: argparse.ArgumentParser) -> None:
     from hetlab.cost.options import ProfileOptions
-    from hetlab.devices.cli import add_platform_args
-    from hetlab.graph.cli import add_input_arg, add_shape_arg
 
     o = ProfileOptions()  # the one source of the defaults
 
@@ -29,6 +32,40 @@ def configure(p: argparse.ArgumentParser) -> None:
     )
     add_shape_arg(p)
     add_input_arg(p)
+    _add_budget_args(p, o)
+    p.add_argument(
+        "--groups",
+        action="store_true",
+        help="also measure fused groups (Conv->Relu, Conv->BatchNormalization->Relu, MatMul->Add)",
+    )
+    p.add_argument(
+        "--pattern",
+        action="append",
+        default=[],
+        metavar="A->B",
+        help="a group pattern instead of the defaults (repeatable; implies --groups)",
+    )
+    p.add_argument(
+        "--no-comm", action="store_true", help="skip link calibration and edge transfers"
+    )
+    p.add_argument(
+        "--no-calibrate",
+        action="store_true",
+        help="skip the executor's calibrations (unit boundaries on the links, concurrent units)",
+    )
+    p.add_argument(
+        "--no-cache", action="store_true", help="measure everything again, cache nothing"
+    )
+    add_platform_args(p)
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--out", required=True, metavar="PROBLEM.json", help="where to write the problem"
+    )
+
+
+def _add_budget_args(p: argparse.ArgumentParser, o: Any) -> None:
+    """How long each op is measured: repeats, warm-up, seconds, rounds and the context window
+    (defaults from ``ProfileOptions``)."""
     p.add_argument(
         "--repeat",
         type=int,
@@ -66,63 +103,12 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="window of consecutive ops measured together to correct isolated costs "
         f"(default {o.context}; 0 = isolated costs only)",
     )
-    p.add_argument(
-        "--groups",
-        action="store_true",
-        help="also measure fused groups (Conv->Relu, Conv->BatchNormalization->Relu, MatMul->Add)",
-    )
-    p.add_argument(
-        "--pattern",
-        action="append",
-        default=[],
-        metavar="A->B",
-        help="a group pattern instead of the defaults (repeatable; implies --groups)",
-    )
-    p.add_argument(
-        "--no-comm", action="store_true", help="skip link calibration and edge transfers"
-    )
-    p.add_argument(
-        "--no-calibrate",
-        action="store_true",
-        help="skip the executor's calibrations (unit boundaries on the links, concurrent units)",
-    )
-    p.add_argument(
-        "--no-cache", action="store_true", help="measure everything again, cache nothing"
-    )
-    add_platform_args(p)
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument(
-        "--out", required=True, metavar="PROBLEM.json", help="where to write the problem"
-    )
-
-
-@contextmanager
-def progress_bar(name: str, quiet: bool = False) -> Iterator[Callable[..., None] | None]:
-    """A profile's progress callback drawing a bar on stderr (None when ``quiet``); the bar
-    is closed however the profile ends."""
-    if quiet:
-        yield None
-        return
-    from tqdm.auto import tqdm  # lazy: the parser is built at every start
-
-    bar = tqdm(total=0, desc=f"profile {name}", unit="op", file=sys.stderr, leave=False)
-
-    def progress(done: int, total: int, msg: str) -> None:
-        bar.total = total
-        bar.set_postfix_str(msg[:40], refresh=False)
-        bar.update(done - bar.n)  # redraws at most every mininterval
-
-    try:
-        yield progress
-    finally:
-        bar.close()
 
 
 def main(args: argparse.Namespace) -> int:
     from hetlab.calibrate import profile
     from hetlab.cost.groups import DEFAULT_PATTERNS, parse_patterns
     from hetlab.devices import select
-    from hetlab.devices.cli import platform_options
     from hetlab.fileio import atomic_write_json
     from hetlab.graph.onnx_io import load
     from hetlab.graph.shapes import parse_input_args, parse_shape_args

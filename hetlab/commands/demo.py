@@ -41,9 +41,9 @@ def _default_devices(devs: list) -> list:
 def main(args: argparse.Namespace) -> int:
     # lazy: building the command-line parser imports this module; the run needs these
     from hetlab.calibrate import profile
+    from hetlab.commands.graph import format_summary
     from hetlab.devices.platform import devices as platform_devices
     from hetlab.executor import run
-    from hetlab.graph.cli import format_summary
     from hetlab.graph.onnx_io import load
     from hetlab.schedulers import schedule
     from hetlab.schedulers.bounds import lower_bound

@@ -9,45 +9,12 @@ import json
 import sys
 from typing import Any
 
+from hetlab.commands.options import add_platform_args, platform_options
+
 
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the spec §5 JSON list")
     add_platform_args(p)
-
-
-def add_platform_args(p: argparse.ArgumentParser) -> None:
-    """``--platform``, ``--queues`` and ``--whole-cpu``: the platform options of every
-    command that finds devices (``platform_options`` reads them back)."""
-    p.add_argument(
-        "--platform",
-        metavar="FILE",
-        help="TOML/JSON file naming CPU core groups, OpenCL and CUDA devices",
-    )
-    p.add_argument(
-        "--queues",
-        action="append",
-        default=[],
-        metavar="DEVICE=N",
-        help="run DEVICE as N queues (CUDA streams, OpenCL queues), named DEVICE, DEVICE.q1 ...; "
-        "repeatable or comma-separated, e.g. --queues cuda0=4",
-    )
-    p.add_argument(
-        "--whole-cpu",
-        metavar="NAME",
-        help="also offer the CPU groups' cores as one device NAME (e.g. cpu), the alternative "
-        "to the groups",
-    )
-
-
-def platform_options(args: argparse.Namespace) -> dict[str, Any]:
-    """``{"platform", "queues", "whole_cpu"}`` from ``add_platform_args``' flags."""
-    from hetlab.devices.choice import parse_queues  # lazy: the parser is built at every start
-
-    return {
-        "platform": args.platform,
-        "queues": parse_queues(args.queues),
-        "whole_cpu": args.whole_cpu,
-    }
 
 
 def describe(info: dict[str, Any]) -> str:

@@ -12,6 +12,13 @@ import json
 import sys
 from typing import Any
 
+from hetlab.commands.options import (
+    add_input_arg,
+    add_platform_args,
+    add_shape_arg,
+    platform_options,
+    progress_bar,
+)
 from hetlab.errors import HetlabError
 
 DEFAULT_MEASURE = 10  # runs per round and candidate (the rounds: ``measured.ROUNDS``)
@@ -19,8 +26,6 @@ DEFAULT_MEASURE = 10  # runs per round and candidate (the rounds: ``measured.ROU
 
 def configure(p: argparse.ArgumentParser) -> None:
     from hetlab.calibrate.recommend import DEFAULT_ALGO, MIXED_MARGIN
-    from hetlab.devices.cli import add_platform_args
-    from hetlab.graph.cli import add_input_arg, add_shape_arg
 
     p.add_argument("model", help="an .onnx file or a zoo model name (see `hetlab zoo`)")
     p.add_argument(
@@ -64,7 +69,6 @@ def main(args: argparse.Namespace) -> int:
     from hetlab.calibrate import recommend
     from hetlab.calibrate.report import problem_devices
     from hetlab.cost.problem import Problem
-    from hetlab.devices.cli import platform_options
     from hetlab.executor.check import load_inputs
     from hetlab.fileio import atomic_write_json
     from hetlab.graph.onnx_io import load
@@ -97,7 +101,6 @@ def main(args: argparse.Namespace) -> int:
 def _profiled(args: argparse.Namespace, graph: Any, options: dict, given: dict) -> Any:
     """The model profiled on ``--devices`` with the default options (and a progress bar)."""
     from hetlab.calibrate import profile
-    from hetlab.cost.cli import progress_bar
     from hetlab.devices import select
     from hetlab.fileio import atomic_write_json
 

@@ -7,13 +7,19 @@ import json
 import sys
 from typing import Any
 
+from hetlab.commands.options import (
+    add_input_arg,
+    add_platform_args,
+    add_shape_arg,
+    platform_options,
+)
+from hetlab.commands.run_adaptive import main_adaptive
+from hetlab.commands.run_per_node import main_per_node
 from hetlab.devices.base import check_fits, is_accelerator, unsupported_summary
-from hetlab.devices.cli import add_platform_args
 from hetlab.errors import HetlabError
 from hetlab.executor.api import placement
-from hetlab.executor.check import check_line, load_inputs, reference
+from hetlab.executor.check import load_inputs
 from hetlab.executor.report_text import format_report
-from hetlab.graph.cli import add_input_arg, add_shape_arg
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -99,18 +105,10 @@ def main(args: argparse.Namespace) -> int:
     # lazy: building the command-line parser imports this module; the run needs these
     from hetlab.calibrate import run  # the run, and the calibrated predictions of --profile
     from hetlab.calibrate.report import plan_devices
-    from hetlab.devices.cli import platform_options
     from hetlab.graph.onnx_io import load
     from hetlab.graph.shapes import parse_input_args, parse_shape_args
 
-    if args.repeat < 1:
-        raise HetlabError(f"--repeat must be at least 1, got {args.repeat}")
-    if args.warmup is not None and args.warmup < 0:
-        raise HetlabError(f"--warmup must be 0 or more, got {args.warmup}")
-    if args.per_node is not None and not (args.device and args.check):
-        raise HetlabError("--per-node needs --device NAME and --check")
-    if args.per_node is not None and args.per_node <= 0:
-        raise HetlabError(f"--per-node tolerance must be positive, got {args.per_node}")
+    _check_counts(args)
     shapes = parse_shape_args(args.shape)
     given = parse_input_args(args.input)
     plan: Any
@@ -140,11 +138,11 @@ def main(args: argparse.Namespace) -> int:
     check_fits(graph, [(v, devmap[d]) for v, d in device_of.items() if d in devmap])
     feed = load_inputs(graph, given, args.seed)
     if args.per_node is not None:  # compares the nodes the device runs, moves none
-        return _main_per_node(args, graph, devs, feed)
+        return main_per_node(args, graph, devs, feed)
     if args.device:
         _device_refusals(graph, devs, args.device)
     if args.adaptive:
-        return _main_adaptive(args, graph, plan, devs, feed, problem)
+        return main_adaptive(args, graph, plan, devs, feed, problem)
     if args.interfere or args.compare or args.adaptive_trace:
         raise HetlabError("--interfere, --compare and --adaptive-trace need --adaptive")
     report = run(
@@ -167,6 +165,18 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_counts(args: argparse.Namespace) -> None:
+    """One clear line for a count or tolerance out of range, before anything loads."""
+    if args.repeat < 1:
+        raise HetlabError(f"--repeat must be at least 1, got {args.repeat}")
+    if args.warmup is not None and args.warmup < 0:
+        raise HetlabError(f"--warmup must be 0 or more, got {args.warmup}")
+    if args.per_node is not None and not (args.device and args.check):
+        raise HetlabError("--per-node needs --device NAME and --check")
+    if args.per_node is not None and args.per_node <= 0:
+        raise HetlabError(f"--per-node tolerance must be positive, got {args.per_node}")
+
+
 def _device_refusals(graph: Any, devs: list, name: str) -> None:
     """With ``--device``: the nodes it cannot run, grouped by op with the reasons; an error
     when no other device takes them, else a note on stderr naming the fallback."""
@@ -179,67 +189,3 @@ def _device_refusals(graph: Any, devs: list, name: str) -> None:
     if not cpus or cpus[0] == name:
         raise HetlabError(why)
     print(f"note: {why}; they run on {cpus[0]}", file=sys.stderr)
-
-
-def _main_per_node(args: argparse.Namespace, graph: Any, devs: list, feed: dict) -> int:
-    # lazy: building the command-line parser imports this module; the run needs these
-    from hetlab.executor.divergence import format_scan, scan
-
-    dev = next(d for d in devs if d.name == args.device)
-    found = scan(graph, dev, feed, rtol=args.per_node)
-    found.spread = reference(graph, feed).spread
-    if args.json:
-        json.dump({"model": graph.name, **found.to_json()}, sys.stdout)
-        sys.stdout.write("\n")
-    else:
-        print(format_scan(found, graph))
-    return 0
-
-
-def _main_adaptive(
-    args: argparse.Namespace, graph: Any, plan: Any, devs: list, feed: dict, problem: Any
-) -> int:
-    # lazy: building the command-line parser imports this module; the run needs these
-    from hetlab.stretch.adaptive import AdaptiveConfig
-    from hetlab.stretch.adaptive_report import adaptive_run
-
-    devmap = {d.name: d for d in devs}
-    device_of, order, _seq, predicted = placement(graph, plan, devmap)
-    cfg = AdaptiveConfig(
-        threshold=args.threshold, patience=args.patience, probe_every=args.probe_every
-    )
-    doc = adaptive_run(
-        graph,
-        device_of,
-        order,
-        devmap,
-        feed,
-        args.repeat,
-        cfg,
-        problem,
-        args.interfere,
-        args.compare,
-        args.check,
-        predicted,
-        args.adaptive_trace,
-    )
-    if args.json:
-        json.dump(doc, sys.stdout)
-        sys.stdout.write("\n")
-        return 0
-    lat = doc["latency_ms"]
-    print(f"model      {doc['model']}  ({doc['model_path']})")
-    print(
-        f"adaptive   median {lat['median']:.3f} ms (p10 {lat['p10']:.3f}, p90 {lat['p90']:.3f}; {args.repeat} runs)"
-    )
-    if "static_median_ms" in doc:
-        print(
-            f"static     median {doc['static_median_ms']:.3f} ms (same interference, no switching)"
-        )
-    for s in doc["adaptive"]["switches"]:
-        print(
-            f"switch     before run {s['run']}: {s['from']} -> {s['to']} ({s['device']} at {s['slowdown']}x)"
-        )
-    if (line := check_line(doc)) is not None:
-        print(f"check      {line}")
-    return 0

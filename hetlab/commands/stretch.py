@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from hetlab.commands.options import add_shape_arg
 from hetlab.errors import HetlabError
 from hetlab.fileio import atomic_write_json
-from hetlab.graph.cli import add_shape_arg
 
 
 def configure(p: argparse.ArgumentParser) -> None:

@@ -1,8 +1,8 @@
 """Two-operand elementwise ops with full numpy broadcasting (eltwise.cl).
 
 Float32 Add, Sub, Mul, Div, Pow, Max, Min, Sum, PRelu and Mod (fmod=1) run ``binary``, with
-the fused activation epilogue; int32/int64 Add, Sub, Mul, Div (truncating), Mod, Max, Min
-and Sum run ``binary_int``, compiled per type. Comparisons and And/Or/Xor write bools
+the fused activation epilogue; int32/int64 Add, Sub, Mul, Div (truncating), Mod, Max and
+Min run ``binary_int``, compiled per type. Comparisons and And/Or/Xor write bools
 (``compare``), Where selects (``where_sel``). A constant operand is uploaded once, as the
 op's type (Pow's integer exponent as float32). Sum, Max and Min with more than two inputs
 chain pairwise launches.
@@ -33,7 +33,7 @@ from hetlab.graph.ir import Node, OpGraph
 
 NO_ACT = (f32(1.0), f32(-3.4e38), f32(3.4e38))
 CODES = {"Add": 0, "Sub": 1, "Mul": 2, "Div": 3, "Pow": 4, "Max": 5, "Min": 6, "Sum": 0, "PRelu": 7}
-INT_CODES = {"Add": 0, "Sub": 1, "Mul": 2, "Div": 3, "Max": 4, "Min": 5, "Sum": 0}
+INT_CODES = {"Add": 0, "Sub": 1, "Mul": 2, "Div": 3, "Max": 4, "Min": 5}
 COMPARE = {
     "Equal": 0,
     "Less": 1,
@@ -52,10 +52,17 @@ def _operand(ctx: Any, name: str, dtype: str) -> tuple[Any, tuple[int, ...]]:
 
 
 def pairwise(
-    ctx: Any, node: Node, kernel: Any, ins: list[str], dtype: str, tail: Callable[[bool], list]
+    ctx: Any,
+    node: Node,
+    kernel: tuple[str, str],
+    ins: list[str],
+    dtype: str,
+    tail: Callable[[bool], list],
 ) -> None:
-    """Fold ``ins`` left to right with ``kernel(a, b, dst, meta, n, *tail(last))``; the
-    intermediate results go to scratch buffers of ``dtype``, the last to the output."""
+    """Fold ``ins`` left to right with eltwise.cl's ``kernel`` (name, build options)
+    ``(a, b, dst, meta, n, *tail(last))``, one kernel object per launch (each holds its own
+    arguments); constant operands are uploaded and intermediate results kept as ``dtype``,
+    the last result goes to the output."""
     oshape = ctx.shape(node.outputs[0])
     cur, cur_shape = _operand(ctx, ins[0], dtype)
     for j, other in enumerate(ins[1:]):
@@ -65,7 +72,8 @@ def pairwise(
         meta = nd_meta(shp, bcast_strides(cur_shape, shp), bcast_strides(bshape, shp))
         dst = ctx.t(ctx.out(node)) if last else ctx.scratch(numel(shp), dtype)
         g, l = grid1(numel(shp))
-        ctx.launch(node, kernel, g, l, [cur, b, dst, ctx.ints(meta), i32(numel(shp)), *tail(last)])
+        k = ctx.kernel("eltwise.cl", *kernel)
+        ctx.launch(node, k, g, l, [cur, b, dst, ctx.ints(meta), i32(numel(shp)), *tail(last)])
         cur, cur_shape = dst, shp
 
 
@@ -77,7 +85,7 @@ class Binary(Op):
         return [0] if node.op_type == "Pow" else list(range(len(node.inputs)))
 
     def dtypes(self, node: Node) -> tuple[str, ...]:
-        return FLOAT if node.op_type in ("Pow", "PRelu") else NUMERIC
+        return FLOAT if node.op_type in ("Pow", "PRelu", "Sum") else NUMERIC
 
     def check(self, node: Node, graph: OpGraph) -> str | None:
         if len([t for t in node.inputs if t]) < 1 or any(not t for t in node.inputs):
@@ -99,16 +107,22 @@ class Binary(Op):
         if dtype != "float32":
             code = 6 + fmod if node.op_type == "Mod" else INT_CODES[node.op_type]
             if len(ins) == 1:
-                ins, code = [ins[0], ins[0]], 4  # max(x, x) == x: one-input Sum/Max/Min
-            k = ctx.kernel("eltwise.cl", "binary_int", type_options(dtype))
-            pairwise(ctx, node, k, ins, dtype, lambda last: [i32(code)])
+                ins, code = [ins[0], ins[0]], 4  # max(x, x) == x: one-input Max/Min
+            kernel = ("binary_int", type_options(dtype))
+            pairwise(ctx, node, kernel, ins, dtype, lambda last: [i32(code)])
             return
         code = 8 if node.op_type == "Mod" else CODES[node.op_type]
         if len(ins) == 1:
             ins, code = [ins[0], ins[0]], 5
         act = ctx.act(node)
-        k = ctx.kernel("eltwise.cl", "binary")
-        pairwise(ctx, node, k, ins, dtype, lambda last: [i32(code), *(act if last else NO_ACT)])
+        pairwise(
+            ctx,
+            node,
+            ("binary", ""),
+            ins,
+            dtype,
+            lambda last: [i32(code), *(act if last else NO_ACT)],
+        )
 
 
 @register
@@ -124,9 +138,9 @@ class Compare(Op):
     def build(self, node: Node, ctx: Any) -> None:
         a = node.inputs[0] if ctx.const(node.inputs[0]) is None else node.inputs[1]
         dtype = ctx.dtype(a)
-        k = ctx.kernel("eltwise.cl", "compare", type_options(dtype))
         code = COMPARE[node.op_type]
-        pairwise(ctx, node, k, list(node.inputs), dtype, lambda last: [i32(code)])
+        kernel = ("compare", type_options(dtype))
+        pairwise(ctx, node, kernel, list(node.inputs), dtype, lambda last: [i32(code)])
 
 
 @register

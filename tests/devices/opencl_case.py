@@ -17,6 +17,7 @@ NP2ONNX = {
     np.dtype("float32"): onnx.TensorProto.FLOAT,
     np.dtype("int64"): onnx.TensorProto.INT64,
     np.dtype("int32"): onnx.TensorProto.INT32,
+    np.dtype("bool"): onnx.TensorProto.BOOL,
 }
 
 
@@ -142,8 +143,10 @@ def run_case(
     opset: int = 17,
     tol: float = 1e-4,
     repeat: int = 1,
+    exact: bool = False,
 ) -> tuple[list[float], Any, OpGraph]:
-    """Run the nodes as one unit on ``dev``; assert every output is within ``tol`` of onnxruntime."""
+    """Run the nodes as one unit on ``dev``; assert every output is within ``tol`` of
+    onnxruntime (with ``exact``: equal to it, dtype and every bit)."""
     inits = inits or {}
     outputs = list(outputs or [nodes[-1].output[0]])
     model = make_model(nodes, inputs, inits, outputs, opset)
@@ -157,6 +160,10 @@ def run_case(
     for _ in range(repeat):
         res = dev.run(unit, {k: inputs[k] for k in unit.inputs})
         outs = [dev.copy_out(res.outputs[o]) for o in outputs]
+        if exact:
+            for o, r in zip(outs, refs, strict=True):
+                assert o.dtype == r.dtype and o.shape == r.shape, (o.dtype, r.dtype, o.shape)
+                assert o.tobytes() == r.tobytes(), (o, r, [n.op_type for n in graph.nodes])
         errs = [rel_err(o, r) for o, r in zip(outs, refs, strict=False)]
         assert max(errs) <= tol, (errs, [n.op_type for n in graph.nodes])
     return errs, (unit, res), graph

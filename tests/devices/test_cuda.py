@@ -32,6 +32,7 @@ float fminf(float, float); float fmaxf(float, float); float fmin(float, float);
 float fmax(float, float); float exp(float); float tanh(float); float erf(float);
 float log1p(float); float log(float); float sqrt(float); float pow(float, float);
 float fabs(float); float ceil(float); float floor(float); int abs(int);
+float fmod(float, float); float rint(float);
 int min(int, int); int max(int, int); float min(float, float); float max(float, float);
 """
 
@@ -60,7 +61,16 @@ def test_build_options_keep_only_defines():
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="no C++ compiler here")
 @pytest.mark.parametrize("path", KERNELS, ids=[p.name for p in KERNELS])
-@pytest.mark.parametrize("defines", ["", "-DCONV -DTS=32 -DA_KC=1 -DB_NC=0"])
+@pytest.mark.parametrize(
+    "defines",
+    [
+        "",
+        "-DCONV -DTS=32 -DA_KC=1 -DB_NC=0",
+        "-DDT=long -DDT_INT -DIT=int -DOT=uchar -DOT_BOOL",
+        "-DDT=int -DDT_INT -DIT=long -DOT=long",
+        "-DDT=uchar -DIT=uchar -DOT=float",
+    ],
+)
 def test_every_kernel_file_translates_to_valid_cuda_c(path: Path, defines: str, tmp_path):
     (tmp_path / "stub.h").write_text(CUDA_STUB)
     (tmp_path / "k.cu").write_text(to_cuda(source(path.name)))
@@ -97,6 +107,17 @@ def test_access_macros_translate_to_plain_indexing(tmp_path):
     assert "const float* xp = (x) + (n);" in kernel
     assert "((y)[i] = (((xp)[i]) + ((x)[i])));" in kernel
     assert not any(w in kernel for w in ("hl_ok", "hl_err", "hl_site", "_hl0", "_hln"))
+
+
+def test_typed_kernels_keep_their_widths_in_cuda():
+    """The element types the typed kernels compile for are the same widths in the CUDA
+    translation as in OpenCL C: uchar 1 byte, int 4, long 8 (a typedef and an assertion in
+    the prelude, no rewriting of the kernels' text)."""
+    src = "__kernel void k(__global long* a, __global uchar* b) { a[0] = (long)b[0]; }"
+    out = to_cuda(src)
+    assert "typedef unsigned char uchar;" in out
+    assert "static_assert(sizeof(long) == 8" in out
+    assert out.split("#line 1\n", 1)[1].startswith('extern "C" __global__ void k(__global long* a')
 
 
 class _Cuda:

@@ -58,13 +58,16 @@ class Plan:
     shapes: dict[str, tuple[int, ...]]
     keep: list[Any] = field(default_factory=list)
     checks: Checks | None = None  # the bounds-checked build's error record (bounds.py)
+    dtypes: dict[str, str] = field(default_factory=dict)  # tensors that are not float32
     _bound: dict[str, Any] = field(default_factory=dict)
     _stage: dict[str, Any] = field(default_factory=dict)
 
     def staging(self, name: str) -> Any:
         root = self.alias.get(name, name)
         if root not in self._stage:
-            self._stage[root] = self.device.alloc(self.shapes[root])
+            self._stage[root] = self.device.alloc(
+                self.shapes[root], self.dtypes.get(root, "float32")
+            )
         return self._stage[root]
 
     def bind(self, name: str, buf: Any) -> None:
@@ -148,6 +151,11 @@ class UnitBuilder:
     def const(self, name: str) -> np.ndarray | None:
         return self.weights.get(name) if name else None
 
+    def dtype(self, name: str) -> str:
+        """The dtype of tensor ``name`` (a constant's own, else the graph's)."""
+        c = self.const(name)
+        return str(c.dtype) if c is not None else self.graph.tensors[name].dtype
+
     def out(self, node: Node) -> str:
         """The tensor ``node``'s launch writes (its fused activation's output, if any)."""
         return self.final.get(node.id, node.outputs[0])
@@ -159,10 +167,12 @@ class UnitBuilder:
     def t(self, name: str) -> Ref:
         return Ref(self.alias.get(name, name))
 
-    def tensor_or_const(self, name: str) -> Any:
-        """A float input: its uploaded value when constant, else the tensor reference."""
+    def tensor_or_const(self, name: str, dtype: str = "float32") -> Any:
+        """An input: its value uploaded as ``dtype`` when constant, else the tensor reference."""
         c = self.const(name)
-        return self.upload(c, key=("const", name)) if c is not None else self.t(name)
+        if c is None:
+            return self.t(name)
+        return self.upload(c, key=("const", name, dtype), dtype=dtype)
 
     def upload(self, array: np.ndarray, key: Any = None, dtype: str = "float32") -> Any:
         if key is not None and key in self._uploads:
@@ -176,8 +186,8 @@ class UnitBuilder:
     def ints(self, values: list[int]) -> Any:
         return self.upload(np.asarray(values, dtype=np.int32), dtype="int32")
 
-    def scratch(self, n_floats: int) -> Any:
-        b = self.device.alloc((max(int(n_floats), 1),))
+    def scratch(self, n_floats: int, dtype: str = "float32") -> Any:
+        b = self.device.alloc((max(int(n_floats), 1),), dtype)
         self.keep.append(b)
         return b.buf
 
@@ -226,13 +236,18 @@ class UnitBuilder:
         slots: dict[str, list[tuple[Launch, int]]] = {}
         inputs: list[str] = []
         shapes = {t: self.shape(t) for n in self.nodes for t in n.inputs + n.outputs if t}
+        dtypes = {
+            self.alias.get(t, t): d
+            for t in shapes
+            if (d := self.graph.tensors[t].dtype) != "float32"
+        }
         own = {t for t in self.produced if t not in self.alias}
         for L in self.launches:
             for i, a in enumerate(L.args):
                 if isinstance(a, Ref):
                     if a.name in own:
                         if a.name not in buffers:
-                            buffers[a.name] = self.device.alloc(self.shape(a.name))
+                            buffers[a.name] = self._alloc(a.name)
                         L.kernel.set_arg(i, buffers[a.name].buf)
                     elif a.name in self.weights:  # a constant read as a tensor: the unit holds it
                         L.kernel.set_arg(i, self._const_buffer(a.name, buffers).buf)
@@ -249,7 +264,7 @@ class UnitBuilder:
             elif root not in own and root not in inputs:
                 inputs.append(root)
             if root in own and root not in buffers:
-                buffers[root] = self.device.alloc(self.shape(root))
+                buffers[root] = self._alloc(root)
         plan = Plan(
             self.device,
             self.launches,
@@ -260,6 +275,7 @@ class UnitBuilder:
             slots,
             shapes,
             keep=self.keep,
+            dtypes=dtypes,
         )
         if getattr(self.device, "bounds_check", False):
             plan.checks = Checks(self.device, self.launches, self.files, buffers)
@@ -271,10 +287,15 @@ class UnitBuilder:
             handle=plan,
         )
 
+    def _alloc(self, name: str) -> Any:
+        return self.device.alloc(self.shape(name), self.graph.tensors[name].dtype)
+
     def _const_buffer(self, name: str, buffers: dict[str, Any]) -> Any:
-        """Upload constant ``name`` once, at prepare time, into the unit's own buffers."""
+        """Upload constant ``name`` once, at prepare time, into the unit's own buffers
+        (as float32 unless it is an integer or bool tensor a typed kernel reads)."""
         if name not in buffers:
-            w = np.asarray(self.weights[name], dtype=np.float32)
+            w = np.asarray(self.weights[name])
+            w = w if str(w.dtype) in ("int32", "int64", "bool") else w.astype(np.float32)
             buffers[name] = self.device.alloc(w.shape)
             self.device.write(buffers[name], w)
         return buffers[name]

@@ -2,8 +2,22 @@
 // An "nd meta" block (int32, __constant) is [ndim, shape[6], sa[6], sb[6], offa, offb]:
 // the iteration shape (row-major, trailing ndim entries used) and element strides of two
 // operands (0 = broadcast). Strides may be negative (Slice with a negative step).
+//
+// Kernels that move or compare values of any dtype take their element type from build
+// options: DT the data (float when not given; DT_INT set where it is int or long), IT a second type (Gather's indices, Cast's
+// input), OT Cast's output (with OT_BOOL where that is bool: nonzero -> 1). A program is
+// compiled per combination (ops/common.py, type_options); bool is uchar holding 0 or 1.
 
 #define MAXD 6
+#ifndef DT
+#define DT float
+#endif
+#ifndef IT
+#define IT int
+#endif
+#ifndef OT
+#define OT float
+#endif
 
 inline float act(float v, float slope, float lo, float hi) {
     v = v < 0.0f ? v * slope : v;
@@ -47,7 +61,8 @@ inline void nd_offsets(__constant int* m, int i, int* ia, int* ib) {
 
 // op: 0 relu-family (epilogue only), 1 sigmoid, 2 hardsigmoid(p0=alpha, p1=beta), 3 hardswish,
 //     4 tanh, 5 exp, 6 sqrt, 7 erf, 8 neg, 9 abs, 10 log, 11 reciprocal, 12 softplus,
-//     13 elu(p0=alpha), 14 gelu (erf), 15 gelu (tanh approximation)
+//     13 elu(p0=alpha), 14 gelu (erf), 15 gelu (tanh approximation), 16 floor, 17 ceil,
+//     18 round (half to even)
 __kernel void unary(__global const float* x, __global float* y, const int n, const int op,
                     const float p0, const float p1,
                     const float slope, const float lo, const float hi HL_ARGS HL_N(x) HL_N(y))
@@ -71,12 +86,15 @@ __kernel void unary(__global const float* x, __global float* y, const int n, con
         case 13: v = v < 0.0f ? p0 * (exp(v) - 1.0f) : v; break;
         case 14: v = 0.5f * v * (1.0f + erf(v * 0.70710678118654752f)); break;
         case 15: v = 0.5f * v * (1.0f + tanh(0.79788456080286536f * (v + 0.044715f * v * v * v))); break;
+        case 16: v = floor(v); break;
+        case 17: v = ceil(v); break;
+        case 18: v = rint(v); break;
         default: break;
     }
     ST(y, i, act(v, slope, lo, hi));
 }
 
-// op: 0 add, 1 sub, 2 mul, 3 div, 4 pow, 5 max, 6 min, 7 prelu (b = slope)
+// op: 0 add, 1 sub, 2 mul, 3 div, 4 pow, 5 max, 6 min, 7 prelu (b = slope), 8 fmod
 __kernel void binary(__global const float* a, __global const float* b, __global float* y,
                      __constant int* meta, const int n, const int op,
                      const float slope, const float lo, const float hi
@@ -96,13 +114,14 @@ __kernel void binary(__global const float* a, __global const float* b, __global 
         case 4: v = pow(u, w); break;
         case 5: v = fmax(u, w); break;
         case 6: v = fmin(u, w); break;
+        case 8: v = fmod(u, w); break;
         default: v = u < 0.0f ? u * w : u; break;
     }
     ST(y, i, act(v, slope, lo, hi));
 }
 
 // dst[offb + ...] = src[offa + ...] over the meta shape (Transpose, Slice, Concat, Split, Expand).
-__kernel void copy_nd(__global const float* src, __global float* dst, __constant int* meta,
+__kernel void copy_nd(__global const DT* src, __global DT* dst, __constant int* meta,
                       const int n HL_ARGS HL_N(src) HL_N(dst))
 {
     const int i = get_global_id(0);
@@ -124,7 +143,7 @@ __kernel void affine(__global const float* x, __global float* y, __global const 
     ST(y, i, act(mad(LD(x, i), LD(scale, c), LD(shift, c)), slope, lo, hi));
 }
 
-__kernel void fill(__global float* y, const int n, const float value HL_ARGS HL_N(y))
+__kernel void fill(__global DT* y, const int n, const DT value HL_ARGS HL_N(y))
 {
     const int i = get_global_id(0);
     if (i < n) ST(y, i, value);
@@ -132,8 +151,8 @@ __kernel void fill(__global float* y, const int n, const float value HL_ARGS HL_
 
 // Pad. pm = [ndim, out_shape[6], in_shape[6], pad_begin[6]] (trailing ndim used).
 // mode: 0 constant, 1 reflect, 2 edge.
-__kernel void pad(__global const float* x, __global float* y, __constant int* pm, const int n,
-                  const int mode, const float value HL_ARGS HL_N(x) HL_N(y))
+__kernel void pad(__global const DT* x, __global DT* y, __constant int* pm, const int n,
+                  const int mode, const DT value HL_ARGS HL_N(x) HL_N(y))
 {
     const int i = get_global_id(0);
     if (i >= n) return;
@@ -156,4 +175,116 @@ __kernel void pad(__global const float* x, __global float* y, __constant int* pm
         stride *= is;
     }
     ST(y, i, inside ? LD(x, src) : value);
+}
+
+// Integer arithmetic over DT (int or long), as C computes it: 0 add, 1 sub, 2 mul,
+// 3 div (truncating toward zero), 4 max, 5 min, 6 mod (the divisor's sign, ONNX Mod fmod=0),
+// 7 fmod (the dividend's sign). A zero divisor gives 0 instead of a trap.
+#ifdef DT_INT
+__kernel void binary_int(__global const DT* a, __global const DT* b, __global DT* y,
+                         __constant int* meta, const int n, const int op
+                         HL_ARGS HL_N(a) HL_N(b) HL_N(y))
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    int ia, ib;
+    nd_offsets(meta, i, &ia, &ib);
+    const DT u = LD(a, ia), w = LD(b, ib);
+    DT v;
+    switch (op) {
+        case 0: v = u + w; break;
+        case 1: v = u - w; break;
+        case 2: v = u * w; break;
+        case 3: v = w == 0 ? 0 : u / w; break;
+        case 4: v = u > w ? u : w; break;
+        case 5: v = u < w ? u : w; break;
+        case 6: v = w == 0 ? 0 : u % w; v = (v != 0 && (v < 0) != (w < 0)) ? v + w : v; break;
+        default: v = w == 0 ? 0 : u % w; break;
+    }
+    ST(y, i, v);
+}
+#endif
+
+// Comparisons and logic, to bool: 0 equal, 1 less, 2 greater, 3 less or equal,
+// 4 greater or equal, 5 and, 6 or, 7 xor (the last three on bools).
+__kernel void compare(__global const DT* a, __global const DT* b, __global uchar* y,
+                      __constant int* meta, const int n, const int op
+                      HL_ARGS HL_N(a) HL_N(b) HL_N(y))
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    int ia, ib;
+    nd_offsets(meta, i, &ia, &ib);
+    const DT u = LD(a, ia), w = LD(b, ib);
+    int v;
+    switch (op) {
+        case 0: v = u == w; break;
+        case 1: v = u < w; break;
+        case 2: v = u > w; break;
+        case 3: v = u <= w; break;
+        case 4: v = u >= w; break;
+        case 5: v = u != 0 && w != 0; break;
+        case 6: v = u != 0 || w != 0; break;
+        default: v = (u != 0) != (w != 0); break;
+    }
+    ST(y, i, (uchar)v);
+}
+
+// y = c ? a : b, broadcast: mca holds the offsets of c and a, mb those of b (twice).
+__kernel void where_sel(__global const uchar* c, __global const DT* a, __global const DT* b,
+                        __global DT* y, __constant int* mca, __constant int* mb, const int n
+                        HL_ARGS HL_N(c) HL_N(a) HL_N(b) HL_N(y))
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    int ic, ia, ib, unused;
+    nd_offsets(mca, i, &ic, &ia);
+    nd_offsets(mb, i, &ib, &unused);
+    ST(y, i, LD(c, ic) ? LD(a, ia) : LD(b, ib));
+}
+
+// op: 0 neg, 1 abs, 2 logical not (on bools), over DT.
+__kernel void unary_t(__global const DT* x, __global DT* y, const int n, const int op
+                      HL_ARGS HL_N(x) HL_N(y))
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const DT u = LD(x, i);
+    ST(y, i, op == 0 ? (DT)(-u) : (op == 1 ? (u < 0 ? (DT)(-u) : u) : (DT)(u == 0)));
+}
+
+// ONNX Cast from IT to OT: C's conversion (float to integer truncates toward zero), and to
+// bool, nonzero -> 1.
+__kernel void cast(__global const IT* x, __global OT* y, const int n HL_ARGS HL_N(x) HL_N(y))
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+#ifdef OT_BOOL
+    ST(y, i, (OT)(LD(x, i) != 0));
+#else
+    ST(y, i, (OT)LD(x, i));
+#endif
+}
+
+// Gather along an axis with indices read at run time (IT, negative from the end):
+// y[o, j, r] = x[o, idx[j], r], the axis of x being dim long. An index out of range gives 0.
+__kernel void gather(__global const DT* x, __global const IT* idx, __global DT* y,
+                     const int k, const int dim, const int inner, const int n
+                     HL_ARGS HL_N(x) HL_N(idx) HL_N(y))
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const int r = i % inner, t = i / inner;
+    const int j = t % k, o = t / k;
+    IT q = LD(idx, j);
+    q = q < 0 ? q + dim : q;
+    ST(y, i, (q >= 0 && q < dim) ? LD(x, (o * dim + (int)q) * inner + r) : (DT)0);
+}
+
+// Range over DT: y[i] = start + i * delta, start and delta read from one-element buffers.
+__kernel void range(__global const DT* start, __global const DT* delta, __global DT* y,
+                    const int n HL_ARGS HL_N(start) HL_N(delta) HL_N(y))
+{
+    const int i = get_global_id(0);
+    if (i < n) ST(y, i, (DT)(LD(start, 0) + (DT)i * LD(delta, 0)));
 }

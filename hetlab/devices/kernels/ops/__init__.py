@@ -1,7 +1,8 @@
 """Registry of OpenCL op builders, keyed by ONNX op type.
 
 Each op class answers ``why_not(node, graph)`` (None when supported: checks attributes,
-dtypes -- fp32 compute -- and which inputs must be constant) and ``build(node, ctx)``, which
+dtypes -- float32 unless the op's ``dtypes`` names more -- and which inputs must be
+constant) and ``build(node, ctx)``, which
 adds kernel launches through the ``UnitBuilder`` context.
 """
 
@@ -17,8 +18,12 @@ REGISTRY: dict[str, Op] = {}
 DATA_DEPENDENT = ("NonZero", "Unique", "NonMaxSuppression", "Compress", "Loop", "Scan")
 
 
+FLOAT = ("float32",)
+
+
 class Op:
-    """Base class: ``op_types`` it serves, the input indices that must be float32 tensors."""
+    """Base class: ``op_types`` it serves, the input indices whose dtype and shape are
+    checked (``float_inputs``, with the first output), and the dtypes they may have."""
 
     op_types: tuple[str, ...] = ()
     max_rank = 6
@@ -26,15 +31,20 @@ class Op:
     def float_inputs(self, node: Node) -> list[int]:
         return [i for i, t in enumerate(node.inputs) if t]
 
+    def dtypes(self, node: Node) -> tuple[str, ...]:
+        """The dtypes the checked tensors may have (kernels compiled per dtype)."""
+        return FLOAT
+
     def why_not(self, node: Node, graph: OpGraph) -> str | None:
+        dts = self.dtypes(node)
         for i in self.float_inputs(node):
             if i >= len(node.inputs) or not node.inputs[i]:
                 continue
-            r = _check_tensor(graph, node.inputs[i], self.max_rank, f"input {i}")
+            r = _check_tensor(graph, node.inputs[i], self.max_rank, f"input {i}", dts)
             if r:
                 return r
         for t in node.outputs[:1]:
-            r = _check_tensor(graph, t, self.max_rank, "output")
+            r = _check_tensor(graph, t, self.max_rank, "output", dts)
             if r:
                 return r
         return self.check(node, graph)
@@ -46,14 +56,18 @@ class Op:
         raise NotImplementedError
 
 
-def _check_tensor(graph: OpGraph, name: str, max_rank: int, role: str) -> str | None:
+def _check_tensor(
+    graph: OpGraph, name: str, max_rank: int, role: str, dtypes: tuple[str, ...] = FLOAT
+) -> str | None:
     """Why tensor ``name`` (the node's ``role``: 'input 1', 'output') rules the node out;
     reasons name the role, not the tensor, so that equal reasons group across nodes."""
     t = graph.tensors.get(name)
     if t is None or t.shape is None:
         return f"{role} has no fixed shape"
-    if t.dtype != "float32":
+    if t.dtype not in dtypes and dtypes == FLOAT:
         return f"{role} is {t.dtype} (OpenCL kernels compute in float32)"
+    if t.dtype not in dtypes:
+        return f"{role} is {t.dtype} (this op's kernels take {', '.join(dtypes)})"
     if len(t.shape) > max_rank:
         return f"{role} has rank {len(t.shape)} > {max_rank}"
     if any(int(d) <= 0 for d in t.shape):
@@ -99,7 +113,9 @@ from hetlab.devices.kernels.ops import (  # noqa: F401  (registration side effec
     conv,
     data_movement,
     einsum,
+    gather,
     gemm,
+    generate,
     gru,
     if_support,
     lstm,

@@ -1,4 +1,5 @@
-"""Unary elementwise ops (eltwise.cl ``unary``): activations and math functions.
+"""Unary elementwise ops (eltwise.cl ``unary``): activations and math functions; Neg and
+Abs on int32/int64 and Not on bools run ``unary_t``, compiled per type.
 
 Relu, LeakyRelu and Clip are the epilogue ``y = clamp(x < 0 ? x * slope : x, lo, hi)`` that
 every producing kernel also applies, so they fuse into their producer (see builder.py).
@@ -10,8 +11,17 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.kernels.ops import Op, register
-from hetlab.devices.kernels.ops.common import attr, f32, grid1, i32, is_const, numel
+from hetlab.devices.kernels.ops import FLOAT, Op, register
+from hetlab.devices.kernels.ops.common import (
+    NUMERIC,
+    attr,
+    f32,
+    grid1,
+    i32,
+    is_const,
+    numel,
+    type_options,
+)
 from hetlab.graph.ir import Node, OpGraph
 
 FMAX = float(np.finfo(np.float32).max)
@@ -33,7 +43,11 @@ CODES = {
     "Softplus": 12,
     "Elu": 13,
     "Gelu": 14,
+    "Floor": 16,
+    "Ceil": 17,
+    "Round": 18,
 }
+TYPED = {"Neg": 0, "Abs": 1, "Not": 2}  # eltwise.cl unary_t
 
 
 def act_params(node: Node, ctx: Any) -> tuple[np.float32, np.float32, np.float32] | None:
@@ -59,10 +73,15 @@ def act_params(node: Node, ctx: Any) -> tuple[np.float32, np.float32, np.float32
 
 @register
 class Unary(Op):
-    op_types = tuple(CODES)
+    op_types = (*CODES, "Not")
 
     def float_inputs(self, node: Node) -> list[int]:
         return [0]
+
+    def dtypes(self, node: Node) -> tuple[str, ...]:
+        if node.op_type == "Not":
+            return ("bool",)
+        return NUMERIC if node.op_type in TYPED else FLOAT
 
     def check(self, node: Node, graph: OpGraph) -> str | None:
         if node.op_type == "Gelu" and attr(node, "approximate", "none") not in ("none", "tanh"):
@@ -75,6 +94,12 @@ class Unary(Op):
 
     def build(self, node: Node, ctx: Any) -> None:
         n = numel(ctx.shape(node.inputs[0]))
+        dtype = ctx.dtype(node.inputs[0])
+        if dtype != "float32":
+            k = ctx.kernel("eltwise.cl", "unary_t", type_options(dtype))
+            args = [ctx.t(node.inputs[0]), ctx.t(ctx.out(node)), i32(n), i32(TYPED[node.op_type])]
+            ctx.launch(node, k, *grid1(n), args)
+            return
         code = CODES[node.op_type]
         act = act_params(node, ctx) if code == 0 else ctx.act(node)
         p0, p1 = 0.0, 0.0

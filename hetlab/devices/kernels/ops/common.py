@@ -11,6 +11,26 @@ from hetlab.graph.ir import Node, OpGraph
 
 MAXD = 6
 LOCAL = 256
+INTS = ("int32", "int64")
+NUMERIC = ("float32", *INTS)
+ANY = (*NUMERIC, "bool")
+# the OpenCL C type of each dtype the kernels take (eltwise.cl's DT, IT, OT)
+CTYPE = {"float32": "float", "int32": "int", "int64": "long", "bool": "uchar"}
+
+
+def type_options(dtype: str, macro: str = "DT") -> str:
+    """The build option that compiles eltwise.cl's typed kernels for ``dtype`` (none for
+    float32, the default: float programs stay the ones every float op shares)."""
+    if macro == "DT" and dtype == "float32":
+        return ""
+    if macro == "DT" and dtype in INTS:
+        return f"-DDT={CTYPE[dtype]} -DDT_INT"
+    return f"-D{macro}={CTYPE[dtype]}"
+
+
+def scalar(dtype: str, v: Any) -> np.generic:
+    """``v`` as a kernel argument of ``dtype``'s C type."""
+    return np.dtype(dtype).type(v)
 
 
 def strides(shape: Sequence[int]) -> list[int]:

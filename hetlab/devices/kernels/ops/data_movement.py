@@ -1,7 +1,8 @@
-"""Data movement: views (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout, float32 ->
-float32 Cast -- no kernel,
-the output aliases the input buffer) and strided copies (Transpose, Slice, Concat, Split,
-Expand, Gather with constant indices) plus Pad. Shape inputs are never read: output shapes are fixed in the graph."""
+"""Data movement on tensors of any kernel dtype (float32, int32, int64, bool): views
+(Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout -- no kernel, the output aliases
+the input buffer) and strided copies (Transpose, Slice, Concat, Split, Expand, Tile) plus
+Pad, compiled per element type. Shape inputs are never read: output shapes are fixed in
+the graph. Gather is in gather.py."""
 
 from __future__ import annotations
 
@@ -11,33 +12,47 @@ import numpy as np
 
 from hetlab.devices.kernels.ops import Op, register
 from hetlab.devices.kernels.ops.common import (
+    ANY,
+    MAXD,
     attr,
     bcast_strides,
-    const_value,
-    f32,
     grid1,
     i32,
     is_const,
     nd_meta,
     numel,
+    scalar,
     strides,
+    type_options,
 )
 from hetlab.graph.ir import Node, OpGraph
 
 
 def copy_launch(ctx: Any, node: Node, src: Any, dst: Any, shape, sa, sb, offa=0, offb=0) -> None:
+    """Copy ``src`` into ``dst`` over ``shape`` with the given strides and offsets, in the
+    node's output type."""
     meta = nd_meta(shape, sa, sb, offa, offb)
     n = numel(shape)
     g, l = grid1(n)
-    ctx.launch(node, ctx.kernel("eltwise.cl", "copy_nd"), g, l, [src, dst, ctx.ints(meta), i32(n)])
+    out = next((o for o in node.outputs if o), "")
+    dtype = ctx.dtype(out) if out else "float32"
+    k = ctx.kernel("eltwise.cl", "copy_nd", type_options(dtype))
+    ctx.launch(node, k, g, l, [src, dst, ctx.ints(meta), i32(n)])
+
+
+class Move(Op):
+    """A data-movement op: every kernel dtype."""
+
+    def dtypes(self, node: Node) -> tuple[str, ...]:
+        return ANY
 
 
 @register
-class View(Op):
-    op_types = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout", "Cast")
+class View(Move):
+    op_types = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout")
 
     def float_inputs(self, node: Node) -> list[int]:
-        return [0]  # with the output, float32: a Cast here is float32 -> float32, a no-op
+        return [0]
 
     def check(self, node: Node, graph: OpGraph) -> str | None:
         if node.op_type == "Dropout" and len(node.outputs) > 1 and node.outputs[1]:
@@ -49,7 +64,7 @@ class View(Op):
 
 
 @register
-class Transpose(Op):
+class Transpose(Move):
     op_types = ("Transpose",)
 
     def build(self, node: Node, ctx: Any) -> None:
@@ -90,7 +105,7 @@ def _slice_params(node: Node, graph_or_ctx_const) -> tuple[list, list, list] | N
 
 
 @register
-class Slice(Op):
+class Slice(Move):
     op_types = ("Slice",)
 
     def float_inputs(self, node: Node) -> list[int]:
@@ -120,7 +135,7 @@ class Slice(Op):
 
 
 @register
-class Concat(Op):
+class Concat(Move):
     op_types = ("Concat",)
 
     def build(self, node: Node, ctx: Any) -> None:
@@ -135,7 +150,7 @@ class Concat(Op):
                 copy_launch(
                     ctx,
                     node,
-                    ctx.tensor_or_const(t),
+                    ctx.tensor_or_const(t, ctx.dtype(node.outputs[0])),
                     y,
                     xs,
                     strides(xs),
@@ -147,7 +162,7 @@ class Concat(Op):
 
 
 @register
-class Split(Op):
+class Split(Move):
     op_types = ("Split",)
 
     def float_inputs(self, node: Node) -> list[int]:
@@ -173,7 +188,7 @@ class Split(Op):
 
 
 @register
-class Expand(Op):
+class Expand(Move):
     op_types = ("Expand",)
 
     def float_inputs(self, node: Node) -> list[int]:
@@ -192,56 +207,46 @@ class Expand(Op):
         )
 
 
-@register
-class Gather(Op):
-    """Gather with constant indices: one strided copy per index (at most 64 of them)."""
+def tile_view(xs, ys) -> tuple[list[int], list[int], list[int]] | None:
+    """Tile as one strided copy: each axis of ``ys`` split into (repeat, x's extent), the
+    repeat read with stride 0; None when more than MAXD axes remain after merging."""
+    shape, sa, sb = [], [], []
+    for x, y, st, yt in zip(xs, ys, strides(xs), strides(ys), strict=True):
+        shape += [y // x, x]
+        sa += [0, st]
+        sb += [x * yt, yt]
+    try:
+        nd_meta(shape, sa, sb)
+    except ValueError:
+        return None
+    return shape, sa, sb
 
-    op_types = ("Gather",)
+
+@register
+class Tile(Move):
+    op_types = ("Tile",)
 
     def float_inputs(self, node: Node) -> list[int]:
         return [0]
 
     def check(self, node: Node, graph: OpGraph) -> str | None:
-        idx = const_value(graph, node.inputs[1]) if len(node.inputs) > 1 else None
-        if idx is None or np.asarray(idx).dtype.kind not in "iu":
-            return "Gather indices must be integer constants"
-        if np.asarray(idx).size > 64:
-            return "Gather of more than 64 indices"
-        dim = graph.tensors[node.inputs[0]].shape[
-            int(attr(node, "axis", 0)) % len(graph.tensors[node.inputs[0]].shape)
-        ]
-        if np.any(np.asarray(idx) >= dim) or np.any(np.asarray(idx) < -dim):
-            return "Gather index out of range"
+        xs = graph.tensors[node.inputs[0]].shape
+        ys = graph.tensors[node.outputs[0]].shape
+        if tile_view([int(d) for d in xs], [int(d) for d in ys]) is None:
+            return f"Tile of more than {MAXD} axes after merging"
         return None
 
     def build(self, node: Node, ctx: Any) -> None:
-        xs = ctx.shape(node.inputs[0])
-        ax = int(attr(node, "axis", 0)) % len(xs)
-        idx = np.asarray(ctx.const(node.inputs[1])).reshape(-1)
-        sx = strides(xs)
-        view = list(xs[:ax]) + [len(idx)] + list(xs[ax + 1 :])
-        sv = strides(view)
-        block = list(xs[:ax]) + list(xs[ax + 1 :])
-        for k, j in enumerate(idx):
-            j = int(j) % xs[ax]
-            copy_launch(
-                ctx,
-                node,
-                ctx.tensor_or_const(node.inputs[0]),
-                ctx.t(node.outputs[0]),
-                block,
-                sx[:ax] + sx[ax + 1 :],
-                sv[:ax] + sv[ax + 1 :],
-                j * sx[ax],
-                k * sv[ax],
-            )
+        xs, ys = ctx.shape(node.inputs[0]), ctx.shape(node.outputs[0])
+        shape, sa, sb = tile_view(xs, ys)
+        copy_launch(ctx, node, ctx.t(node.inputs[0]), ctx.t(node.outputs[0]), shape, sa, sb)
 
 
 PAD_MODES = {"constant": 0, "reflect": 1, "edge": 2}
 
 
 @register
-class Pad(Op):
+class Pad(Move):
     op_types = ("Pad",)
 
     def float_inputs(self, node: Node) -> list[int]:
@@ -280,7 +285,7 @@ class Pad(Op):
         g, l = grid1(n)
         ctx.launch(
             node,
-            ctx.kernel("eltwise.cl", "pad"),
+            ctx.kernel("eltwise.cl", "pad", type_options(ctx.dtype(node.outputs[0]))),
             g,
             l,
             [
@@ -289,9 +294,9 @@ class Pad(Op):
                 ctx.ints(pm),
                 i32(n),
                 i32(PAD_MODES[attr(node, "mode", "constant")]),
-                f32(value),
+                scalar(ctx.dtype(node.outputs[0]), value),
             ],
         )
 
 
-__all__ = ["const_value", "copy_launch"]
+__all__ = ["copy_launch"]

@@ -11,7 +11,11 @@ import os
 
 import pytest
 
-BOUNDS_CHECKED = ("test_opencl_ops", "test_opencl_fusion")  # modules run under both builds
+BOUNDS_CHECKED = (
+    "test_opencl_ops",
+    "test_opencl_fusion",
+    "test_opencl_quant",
+)  # modules run under both builds
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

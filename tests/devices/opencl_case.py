@@ -17,6 +17,8 @@ NP2ONNX = {
     np.dtype("float32"): onnx.TensorProto.FLOAT,
     np.dtype("int64"): onnx.TensorProto.INT64,
     np.dtype("int32"): onnx.TensorProto.INT32,
+    np.dtype("uint8"): onnx.TensorProto.UINT8,
+    np.dtype("int8"): onnx.TensorProto.INT8,
 }
 
 

@@ -31,7 +31,7 @@ float fmaf(float, float, float); float fma(float, float, float); float rsqrt(flo
 float fminf(float, float); float fmaxf(float, float); float fmin(float, float);
 float fmax(float, float); float exp(float); float tanh(float); float erf(float);
 float log1p(float); float log(float); float sqrt(float); float pow(float, float);
-float fabs(float); float ceil(float); float floor(float); int abs(int);
+float fabs(float); float ceil(float); float floor(float); float rint(float); int abs(int);
 int min(int, int); int max(int, int); float min(float, float); float max(float, float);
 """
 
@@ -60,7 +60,9 @@ def test_build_options_keep_only_defines():
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="no C++ compiler here")
 @pytest.mark.parametrize("path", KERNELS, ids=[p.name for p in KERNELS])
-@pytest.mark.parametrize("defines", ["", "-DCONV -DTS=32 -DA_KC=1 -DB_NC=0"])
+@pytest.mark.parametrize(
+    "defines", ["", "-DCONV -DTS=32 -DA_KC=1 -DB_NC=0", "-DTX=I8 -DTW=I8 -DTY=I8"]
+)
 def test_every_kernel_file_translates_to_valid_cuda_c(path: Path, defines: str, tmp_path):
     (tmp_path / "stub.h").write_text(CUDA_STUB)
     (tmp_path / "k.cu").write_text(to_cuda(source(path.name)))

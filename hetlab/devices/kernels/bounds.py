@@ -28,7 +28,13 @@ ENV = "HETLAB_CL_BOUNDS"
 OPTIONS = ["-DHETLAB_BOUNDS", "-cl-kernel-arg-info"]
 RECORD = 8  # ints: violations, site, line, index lo/hi, count lo/hi, is a write
 KERNEL_DIR = Path(__file__).parent / "cl"
-ELEM_BYTES = {"float": 4, "int": 4, "int4": 16}  # pointee types of the kernels' buffers
+ELEM_BYTES = {
+    "float": 4,
+    "int": 4,
+    "int4": 16,
+    "uchar": 1,
+    "char": 1,
+}  # pointee types of the kernels' buffers
 
 
 def from_env() -> bool:

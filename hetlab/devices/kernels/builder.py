@@ -21,6 +21,10 @@ from hetlab.devices.kernels.ops.activation import act_params
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
 
+# tensor dtypes held in buffers of their own type (the quantized ops' tensors); every other
+# tensor a kernel reads or writes is float32
+TYPED = ("uint8", "int8", "int32")
+
 NO_ACT = (
     np.float32(1.0),
     np.float32(-np.finfo(np.float32).max),
@@ -56,6 +60,7 @@ class Plan:
     buffers: dict[str, Any]
     slots: dict[str, list[tuple[Launch, int]]]
     shapes: dict[str, tuple[int, ...]]
+    dtypes: dict[str, str] = field(default_factory=dict)
     keep: list[Any] = field(default_factory=list)
     checks: Checks | None = None  # the bounds-checked build's error record (bounds.py)
     _bound: dict[str, Any] = field(default_factory=dict)
@@ -64,7 +69,9 @@ class Plan:
     def staging(self, name: str) -> Any:
         root = self.alias.get(name, name)
         if root not in self._stage:
-            self._stage[root] = self.device.alloc(self.shapes[root])
+            self._stage[root] = self.device.alloc(
+                self.shapes[root], self.dtypes.get(root, "float32")
+            )
         return self._stage[root]
 
     def bind(self, name: str, buf: Any) -> None:
@@ -144,6 +151,11 @@ class UnitBuilder:
     # --- context for ops ---------------------------------------------------------------
     def shape(self, name: str) -> tuple[int, ...]:
         return tuple(int(d) for d in self.graph.tensors[name].shape)
+
+    def dtype(self, name: str) -> str:
+        """The element type of ``name``'s buffer: its own for ``TYPED`` tensors, else float32."""
+        t = self.graph.tensors.get(name)
+        return t.dtype if t is not None and t.dtype in TYPED else "float32"
 
     def const(self, name: str) -> np.ndarray | None:
         return self.weights.get(name) if name else None
@@ -232,7 +244,9 @@ class UnitBuilder:
                 if isinstance(a, Ref):
                     if a.name in own:
                         if a.name not in buffers:
-                            buffers[a.name] = self.device.alloc(self.shape(a.name))
+                            buffers[a.name] = self.device.alloc(
+                                self.shape(a.name), self.dtype(a.name)
+                            )
                         L.kernel.set_arg(i, buffers[a.name].buf)
                     elif a.name in self.weights:  # a constant read as a tensor: the unit holds it
                         L.kernel.set_arg(i, self._const_buffer(a.name, buffers).buf)
@@ -249,7 +263,7 @@ class UnitBuilder:
             elif root not in own and root not in inputs:
                 inputs.append(root)
             if root in own and root not in buffers:
-                buffers[root] = self.device.alloc(self.shape(root))
+                buffers[root] = self.device.alloc(self.shape(root), self.dtype(root))
         plan = Plan(
             self.device,
             self.launches,
@@ -259,6 +273,7 @@ class UnitBuilder:
             buffers,
             slots,
             shapes,
+            dtypes={t: self.dtype(t) for t in shapes},
             keep=self.keep,
         )
         if getattr(self.device, "bounds_check", False):
@@ -274,7 +289,7 @@ class UnitBuilder:
     def _const_buffer(self, name: str, buffers: dict[str, Any]) -> Any:
         """Upload constant ``name`` once, at prepare time, into the unit's own buffers."""
         if name not in buffers:
-            w = np.asarray(self.weights[name], dtype=np.float32)
+            w = np.asarray(self.weights[name], dtype=self.dtype(name))
             buffers[name] = self.device.alloc(w.shape)
             self.device.write(buffers[name], w)
         return buffers[name]

@@ -103,5 +103,6 @@ from hetlab.devices.kernels.ops import (  # noqa: F401  (registration side effec
     lstm,
     norm,
     pool,
+    quant,
     resize,
 )

@@ -271,3 +271,51 @@ def test_conv_integer_1d(dev, kw):
     inits = {"w": ints(np.uint8, 6, 4 // g, 3, seed=2), "zx": np.uint8(100), "zw": np.uint8(7)}
     node = helper.make_node("ConvInteger", ["x", "w", "zx", "zw"], ["y"], **kw)
     assert agree_exactly(dev, [node], {"x": ints(np.uint8, 1, 4, 19)}, inits, opset=10) is None
+
+
+# --- QLinearMatMul, QLinearConv ---------------------------------------------------------
+def _qparams(tx, tw, ty, k, per=1, seed=0):
+    """Scales (no powers of two: the requantization rounds) and zero points for a product
+    over ``k`` terms, with y's scale set so that most outputs fall inside y's range."""
+    rng = np.random.default_rng(seed)
+    xs, ws = np.float32(rng.uniform(0.01, 0.05)), rng.uniform(0.01, 0.05, per).astype(np.float32)
+    ws = ws.reshape(()) if per == 1 else ws
+    ys = np.float32(xs * float(np.max(ws)) * 128 * 128 * k / 200)
+    return [xs, ints(tx, seed=seed + 1), ws, ints(tw, per, seed=seed + 2).reshape(ws.shape)], [
+        ys,
+        ints(ty, seed=seed + 3),
+    ]
+
+
+@pytest.mark.parametrize("ta", QTYPES, ids=["a_u8", "a_i8"])
+@pytest.mark.parametrize("tb", QTYPES, ids=["b_u8", "b_i8"])
+@pytest.mark.parametrize("ty", QTYPES, ids=["y_u8", "y_i8"])
+@pytest.mark.parametrize("shapes,per", [("2d", 1), ("2d", 6), ("batch", 1), ("long_k", 1)])
+def test_qlinear_matmul(dev, ta, tb, ty, shapes, per):
+    sa, sb = MM_SHAPES[shapes]
+    (xs, zx, ws, zw), (ys, zy) = _qparams(ta, tb, ty, sa[-1], per)
+    inits = {"as": xs, "az": zx, "b": ints(tb, *sb, seed=2), "bs": ws, "bz": zw, "ys": ys, "yz": zy}
+    node = helper.make_node("QLinearMatMul", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"], ["y"])
+    why = agree_exactly(dev, [node], {"a": ints(ta, *sa, seed=1)}, inits, opset=10)
+    assert why is None, why
+
+
+@pytest.mark.parametrize("kw", CONV_CASES[:6] + CONV_CASES[6:7], ids=str)
+@pytest.mark.parametrize("tx,tw,ty", [("u8", "u8", "u8"), ("u8", "i8", "u8"), ("i8", "i8", "i8")])
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "no_bias"])
+@pytest.mark.parametrize("per", [1, 8], ids=["tensor", "channel"])
+def test_qlinear_conv(dev, kw, tx, tw, ty, bias, per):
+    t = {"u8": np.uint8, "i8": np.int8}
+    g = kw.get("group", 1)
+    (xs, zx, ws, zw), (ys, zy) = _qparams(t[tx], t[tw], t[ty], 9 * 8 // g, per, seed=4)
+    if t[tw] == np.int8:
+        zw = np.zeros_like(zw)  # onnxruntime takes int8 weights with zero points of 0 only
+    inits = {"xs": xs, "xz": zx, "w": ints(t[tw], 8, 8 // g, 3, 3, seed=2), "ws": ws, "wz": zw}
+    inits.update({"ys": ys, "yz": zy})
+    ins = ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"]
+    if bias:
+        inits["b"] = np.random.default_rng(9).integers(-3000, 3000, 8).astype(np.int32)
+        ins.append("b")
+    node = helper.make_node("QLinearConv", ins, ["y"], **kw)
+    why = agree_exactly(dev, [node], {"x": ints(t[tx], 2, 8, 9, 7, seed=1)}, inits, opset=10)
+    assert why is None, why

@@ -93,13 +93,32 @@ void dynamic_qparams(__global const float* x, const int n, __global float* scale
     }
 }
 
+// With -DREQUANT (QLinearMatMul, QLinearConv) the int32 sum, plus an int32 bias where
+// given, is requantized as onnxruntime's MlasRequantizeOutput does:
+// saturate(rint((float)sum * rs[j]) + yz), rs the combined scale (x_scale * w_scale[j] /
+// y_scale, computed in float32 by the host) per tensor (rs_n = 1) or per column/channel j.
+#ifdef REQUANT
+#define OUT_T TY
+#define REQ_ARGS , __global const float* rs, const int rs_n, __global const int* bias, \
+    const int has_bias, __global const TY* yz, const int has_yz, const float qmin, \
+    const float qmax HL_N(rs) HL_N(bias) HL_N(yz)
+#define REQUANTIZE(acc, j) \
+    (TY)(int)clamp(rint((float)((acc) + (has_bias ? LD(bias, j) : 0)) * \
+                        LD(rs, rs_n == 1 ? 0 : (j))) + (has_yz ? (float)LD(yz, 0) : 0.0f), \
+                   qmin, qmax)
+#else
+#define OUT_T int
+#define REQ_ARGS
+#define REQUANTIZE(acc, j) (acc)
+#endif
+
 // MatMulInteger: c[m, n] = the int32 sum over k of (a[m, k] - za) * (b[k, n] - zb). za is
 // per tensor; zb per tensor (zb_n = 1) or per column (zb_n = N); 0 where absent (has_za = 0,
 // zb_n = 0). offs: the (a, b, c) element offsets of each batch.
 __kernel void matmul_integer(__global const TX* a, __global const TW* b,
                              __global const TX* za, const int has_za, __global const TW* zb,
-                             const int zb_n, __global int* c, const int M, const int N,
-                             const int K, __constant int* offs
+                             const int zb_n, __global OUT_T* c, const int M, const int N,
+                             const int K, __constant int* offs REQ_ARGS
                              HL_ARGS HL_N(a) HL_N(b) HL_N(za) HL_N(zb) HL_N(c))
 {
     const int n = get_global_id(0), m = get_global_id(1), t = get_global_id(2);
@@ -110,7 +129,7 @@ __kernel void matmul_integer(__global const TX* a, __global const TW* b,
     int acc = 0;
     for (int k = 0; k < K; ++k)
         acc += ((int)LD(a, ia + k) - z0) * ((int)LD(b, ib + k * N) - z1);
-    ST(c, offs[3 * t + 2] + m * N + n, acc);
+    ST(c, offs[3 * t + 2] + m * N + n, REQUANTIZE(acc, n));
 }
 
 // ConvInteger, grouped 2-D: the int32 sum of (x - zx) * (w - zw[co]) over the window. A
@@ -118,7 +137,7 @@ __kernel void matmul_integer(__global const TX* a, __global const TW* b,
 // p: [H, W, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW, Cin, Cout, G].
 __kernel void conv_integer(__global const TX* x, __global const TW* w, __global const TX* zx,
                            const int has_zx, __global const TW* zw, const int zw_n,
-                           __global int* y, __constant int* p
+                           __global OUT_T* y, __constant int* p REQ_ARGS
                            HL_ARGS HL_N(x) HL_N(w) HL_N(zx) HL_N(zw) HL_N(y))
 {
     const int ow = get_global_id(0), oh = get_global_id(1), z = get_global_id(2);
@@ -142,5 +161,5 @@ __kernel void conv_integer(__global const TX* x, __global const TW* w, __global 
             }
         }
     }
-    ST(y, (z * OH + oh) * OW + ow, acc);
+    ST(y, (z * OH + oh) * OW + ow, REQUANTIZE(acc, co));
 }

@@ -100,6 +100,7 @@ from hetlab.devices.kernels.ops import (  # noqa: F401  (registration side effec
     data_movement,
     gemm,
     if_support,
+    integer,
     lstm,
     norm,
     pool,

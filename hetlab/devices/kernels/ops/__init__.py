@@ -1,8 +1,9 @@
 """Registry of OpenCL op builders, keyed by ONNX op type.
 
 Each op class answers ``why_not(node, graph)`` (None when supported: checks attributes,
-dtypes -- fp32 compute -- and which inputs must be constant) and ``build(node, ctx)``, which
-adds kernel launches through the ``UnitBuilder`` context.
+dtypes -- fp32 compute, but for the quantized ops' integer tensors -- and which inputs
+must be constant) and ``build(node, ctx)``, which adds kernel launches through the
+``UnitBuilder`` context.
 """
 
 from __future__ import annotations

@@ -3,9 +3,8 @@ and what the integer ops (``integer.py``) share with them.
 
 Their integer tensors (uint8, int8, int32) live in buffers of their own type (the builder's
 ``TYPED``), so integer results are exact and match onnxruntime bit for bit; float32 tensors
-are as elsewhere. Scales and zero points are per tensor or, where ONNX allows, per axis
-(QuantizeLinear, DequantizeLinear). Blocked quantization (``block_size``), float8, 4- and 16-bit types and
-non-float32 scales are refused.
+are as elsewhere. Scales and zero points are per tensor or per axis. Blocked quantization
+(``block_size``), float8, 4- and 16-bit types and non-float32 scales are refused.
 """
 
 from __future__ import annotations

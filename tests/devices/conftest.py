@@ -15,6 +15,8 @@ BOUNDS_CHECKED = (
     "test_opencl_ops",
     "test_opencl_fusion",
     "test_opencl_int_ops",
+    "test_opencl_quant",
+    "test_opencl_integer",
 )  # modules run under both builds
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import onnx
 import onnxruntime as ort
+import pytest
 from onnx import helper, numpy_helper
 
 from hetlab.graph.ir import Edge, Node, OpGraph, Tensor
@@ -18,6 +19,8 @@ NP2ONNX = {
     np.dtype("int64"): onnx.TensorProto.INT64,
     np.dtype("int32"): onnx.TensorProto.INT32,
     np.dtype("bool"): onnx.TensorProto.BOOL,
+    np.dtype("uint8"): onnx.TensorProto.UINT8,
+    np.dtype("int8"): onnx.TensorProto.INT8,
 }
 
 
@@ -175,3 +178,43 @@ def rnd(*shape: int, seed: int = 0, lo: float = -1.0, hi: float = 1.0) -> np.nda
         .uniform(lo, hi, shape)
         .astype(np.float32)
     )
+
+
+def agree_exactly(dev, nodes, inputs, inits=None, opset=19, outputs=None) -> str | None:
+    """Run ``nodes`` as one unit on ``dev`` and compare every output with onnxruntime's:
+    equal for integer outputs, within 1e-6 relative for float ones. The refusal reason
+    where ``dev`` refuses a node; skips what onnxruntime itself does not run."""
+    inits = inits or {}
+    outputs = list(outputs or [o for o in nodes[-1].output if o])
+    model = make_model(nodes, inputs, inits, outputs, opset)
+    try:
+        refs = reference(model, inputs, outputs)
+    except Exception:  # noqa: BLE001 - onnxruntime's own error types
+        pytest.skip("onnxruntime does not run this combination")
+    graph = to_graph(model, inputs, opset)
+    for n in graph.nodes:
+        why = dev.why_not(n, graph)
+        if why is not None:
+            assert not dev.supports(n, graph) and why.strip()
+            return why
+    unit = dev.prepare(graph, [n.id for n in graph.nodes])
+    res = dev.run(unit, {k: inputs[k] for k in unit.inputs})
+    for name, ref in zip(outputs, refs, strict=True):
+        out = dev.copy_out(res.outputs[name])
+        assert out.dtype == ref.dtype and out.shape == ref.shape, (name, out.dtype, ref.dtype)
+        if ref.dtype.kind in "iu":
+            bad = np.flatnonzero(out.reshape(-1) != ref.reshape(-1))
+            assert bad.size == 0, (
+                name,
+                bad[:5],
+                out.reshape(-1)[bad[:5]],
+                ref.reshape(-1)[bad[:5]],
+            )
+        else:
+            np.testing.assert_allclose(out, ref, rtol=1e-6, atol=0)
+    return None
+
+
+def ints(dtype, *shape, seed=0):
+    lo, hi = (0, 256) if dtype == np.uint8 else (-128, 128)
+    return np.random.default_rng(seed).integers(lo, hi, shape).astype(dtype)

@@ -69,6 +69,7 @@ def test_build_options_keep_only_defines():
         "-DDT=long -DDT_INT -DIT=int -DOT=uchar -DOT_BOOL",
         "-DDT=int -DDT_INT -DIT=long -DOT=long",
         "-DDT=uchar -DIT=uchar -DOT=float",
+        "-DTX=I8 -DTW=I8 -DTY=I8",
     ],
 )
 def test_every_kernel_file_translates_to_valid_cuda_c(path: Path, defines: str, tmp_path):

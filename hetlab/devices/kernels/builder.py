@@ -21,6 +21,10 @@ from hetlab.devices.kernels.ops.activation import act_params
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
 
+# tensor dtypes held in buffers of their own type (integer, bool and quantized tensors);
+# every other tensor a kernel reads or writes is float32
+TYPED = ("uint8", "int8", "int32", "int64", "bool")
+
 NO_ACT = (
     np.float32(1.0),
     np.float32(-np.finfo(np.float32).max),
@@ -56,6 +60,7 @@ class Plan:
     buffers: dict[str, Any]
     slots: dict[str, list[tuple[Launch, int]]]
     shapes: dict[str, tuple[int, ...]]
+    dtypes: dict[str, str] = field(default_factory=dict)
     keep: list[Any] = field(default_factory=list)
     checks: Checks | None = None  # the bounds-checked build's error record (bounds.py)
     dtypes: dict[str, str] = field(default_factory=dict)  # tensors that are not float32
@@ -148,13 +153,16 @@ class UnitBuilder:
     def shape(self, name: str) -> tuple[int, ...]:
         return tuple(int(d) for d in self.graph.tensors[name].shape)
 
+    def dtype(self, name: str) -> str:
+        """The element type of ``name``'s buffer: its own (a constant's, else the graph's)
+        for ``TYPED`` tensors, else float32."""
+        c = self.const(name)
+        t = self.graph.tensors.get(name)
+        own = str(c.dtype) if c is not None else t.dtype if t is not None else "float32"
+        return own if own in TYPED else "float32"
+
     def const(self, name: str) -> np.ndarray | None:
         return self.weights.get(name) if name else None
-
-    def dtype(self, name: str) -> str:
-        """The dtype of tensor ``name`` (a constant's own, else the graph's)."""
-        c = self.const(name)
-        return str(c.dtype) if c is not None else self.graph.tensors[name].dtype
 
     def out(self, node: Node) -> str:
         """The tensor ``node``'s launch writes (its fused activation's output, if any)."""
@@ -274,6 +282,7 @@ class UnitBuilder:
             buffers,
             slots,
             shapes,
+            dtypes={t: self.dtype(t) for t in shapes},
             keep=self.keep,
             dtypes=dtypes,
         )
@@ -288,14 +297,13 @@ class UnitBuilder:
         )
 
     def _alloc(self, name: str) -> Any:
-        return self.device.alloc(self.shape(name), self.graph.tensors[name].dtype)
+        return self.device.alloc(self.shape(name), self.dtype(name))
 
     def _const_buffer(self, name: str, buffers: dict[str, Any]) -> Any:
         """Upload constant ``name`` once, at prepare time, into the unit's own buffers
         (as float32 unless it is an integer or bool tensor a typed kernel reads)."""
         if name not in buffers:
-            w = np.asarray(self.weights[name])
-            w = w if str(w.dtype) in ("int32", "int64", "bool") else w.astype(np.float32)
+            w = np.asarray(self.weights[name], dtype=self.dtype(name))
             buffers[name] = self.device.alloc(w.shape)
             self.device.write(buffers[name], w)
         return buffers[name]

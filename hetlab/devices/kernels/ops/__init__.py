@@ -118,8 +118,10 @@ from hetlab.devices.kernels.ops import (  # noqa: F401  (registration side effec
     generate,
     gru,
     if_support,
+    integer,
     lstm,
     norm,
     pool,
+    quant,
     resize,
 )

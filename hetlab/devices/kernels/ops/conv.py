@@ -19,7 +19,7 @@ from hetlab.devices.kernels.ops.gemm import gemm_launch
 from hetlab.graph.ir import Node, OpGraph
 
 
-def _geometry(node: Node, xs: tuple[int, ...], ys: tuple[int, ...], ksp: list[int]) -> dict:
+def geometry(node: Node, xs: tuple[int, ...], ys: tuple[int, ...], ksp: list[int]) -> dict:
     r = len(xs) - 2
     s = list(attr(node, "strides", [1] * r))
     d = list(attr(node, "dilations", [1] * r))
@@ -83,7 +83,7 @@ class Conv(Op):
         G = int(attr(node, "group", 1))
         Nb, Cin = xs[0], xs[1]
         Cout = ws[0]
-        g = _geometry(node, xs, ys, list(ws[2:]))
+        g = geometry(node, xs, ys, list(ws[2:]))
         Wb, Bb = _folded_weights(ctx, node, w, b, len(ws))
         cig, cog = Cin // G, Cout // G
         y, yoff = ctx.dest(node)

@@ -1,0 +1,165 @@
+// Quantized ops: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, MatMulInteger,
+// ConvInteger, and the requantizing QLinearMatMul and QLinearConv. OpenCL 1.2 C.
+//
+// Element types come as build options naming U8 (uint8), I8 (int8) or int: TX the quantized
+// input, TW the second operand (weights, B), TY the quantized output. Integer products
+// accumulate in int32, as onnxruntime's kernels do. Rounding is to nearest, ties to even
+// (rint), the rounding ONNX specifies and onnxruntime's CPU kernels use.
+//
+// Per-axis parameters: element i's parameter index is (i / inner) % C (C = 1: per tensor).
+
+#ifdef __OPENCL_VERSION__
+#define U8 uchar
+#define I8 char
+#else
+#define U8 unsigned char
+#define I8 signed char
+#endif
+
+// one program holds every kernel: types a build does not name default to uint8
+#ifndef TX
+#define TX U8
+#endif
+#ifndef TW
+#define TW U8
+#endif
+#ifndef TY
+#define TY U8
+#endif
+
+#define WG 256
+
+// y = saturate(rint(x / scale) + zp): QuantizeLinear, and DynamicQuantizeLinear's second
+// launch (scale and zero point then come from its first). The division is a true division,
+// as in onnxruntime (a reciprocal multiply moves ties).
+__kernel void quantize(__global const float* x, __global const float* scale,
+                       __global const TY* zp, const int has_zp, __global TY* y, const int n,
+                       const int inner, const int C, const float qmin,
+                       const float qmax HL_ARGS HL_N(x) HL_N(scale) HL_N(zp) HL_N(y))
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const int c = (i / inner) % C;
+    const float z = has_zp ? (float)LD(zp, c) : 0.0f;
+    const float v = clamp(rint(LD(x, i) / LD(scale, c)) + z, qmin, qmax);
+    ST(y, i, (TY)(int)v);
+}
+
+// y = (float)((int)x - (int)zp) * scale
+__kernel void dequantize(__global const TX* x, __global const float* scale,
+                         __global const TX* zp, const int has_zp, __global float* y, const int n,
+                         const int inner,
+                         const int C HL_ARGS HL_N(x) HL_N(scale) HL_N(zp) HL_N(y))
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const int c = (i / inner) % C;
+    const int z = has_zp ? (int)LD(zp, c) : 0;
+    ST(y, i, (float)((int)LD(x, i) - z) * LD(scale, c));
+}
+
+// DynamicQuantizeLinear's parameters, one work-group of WG: the range of x widened to
+// include 0, scale = (max - min) / 255 (1 when the range is empty), zero point =
+// rint(clamp(0 - min / scale, 0, 255)).
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void dynamic_qparams(__global const float* x, const int n, __global float* scale,
+                     __global U8* zp HL_ARGS HL_N(x) HL_N(scale) HL_N(zp))
+{
+    __local float lo[WG];
+    __local float hi[WG];
+    const int l = get_local_id(0);
+    float a = 0.0f, b = 0.0f;
+    for (int i = l; i < n; i += WG) {
+        const float v = LD(x, i);
+        a = fmin(a, v);
+        b = fmax(b, v);
+    }
+    lo[l] = a;
+    hi[l] = b;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = WG / 2; s > 0; s >>= 1) {
+        if (l < s) {
+            lo[l] = fmin(lo[l], lo[l + s]);
+            hi[l] = fmax(hi[l], hi[l + s]);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (l == 0) {
+        const float mn = lo[0], mx = hi[0];
+        const float s = mx == mn ? 1.0f : (mx - mn) / 255.0f;
+        const float z = rint(clamp(0.0f - mn / s, 0.0f, 255.0f));
+        ST(scale, 0, s);
+        ST(zp, 0, (U8)(int)z);
+    }
+}
+
+// With -DREQUANT (QLinearMatMul, QLinearConv) the int32 sum, plus an int32 bias where
+// given, is requantized as onnxruntime's MlasRequantizeOutput does:
+// saturate(rint((float)sum * rs[j]) + yz), rs the combined scale (x_scale * w_scale[j] /
+// y_scale, computed in float32 by the host) per tensor (rs_n = 1) or per column/channel j.
+#ifdef REQUANT
+#define OUT_T TY
+#define REQ_ARGS , __global const float* rs, const int rs_n, __global const int* bias, \
+    const int has_bias, __global const TY* yz, const int has_yz, const float qmin, \
+    const float qmax HL_N(rs) HL_N(bias) HL_N(yz)
+#define REQUANTIZE(acc, j) \
+    (TY)(int)clamp(rint((float)((acc) + (has_bias ? LD(bias, j) : 0)) * \
+                        LD(rs, rs_n == 1 ? 0 : (j))) + (has_yz ? (float)LD(yz, 0) : 0.0f), \
+                   qmin, qmax)
+#else
+#define OUT_T int
+#define REQ_ARGS
+#define REQUANTIZE(acc, j) (acc)
+#endif
+
+// MatMulInteger: c[m, n] = the int32 sum over k of (a[m, k] - za) * (b[k, n] - zb). za is
+// per tensor; zb per tensor (zb_n = 1) or per column (zb_n = N); 0 where absent (has_za = 0,
+// zb_n = 0). offs: the (a, b, c) element offsets of each batch.
+__kernel void matmul_integer(__global const TX* a, __global const TW* b,
+                             __global const TX* za, const int has_za, __global const TW* zb,
+                             const int zb_n, __global OUT_T* c, const int M, const int N,
+                             const int K, __constant int* offs REQ_ARGS
+                             HL_ARGS HL_N(a) HL_N(b) HL_N(za) HL_N(zb) HL_N(c))
+{
+    const int n = get_global_id(0), m = get_global_id(1), t = get_global_id(2);
+    if (n >= N || m >= M) return;
+    const int ia = offs[3 * t] + m * K, ib = offs[3 * t + 1] + n;
+    const int z0 = has_za ? (int)LD(za, 0) : 0;
+    const int z1 = zb_n == 0 ? 0 : (int)LD(zb, zb_n == 1 ? 0 : n);
+    int acc = 0;
+    for (int k = 0; k < K; ++k)
+        acc += ((int)LD(a, ia + k) - z0) * ((int)LD(b, ib + k * N) - z1);
+    ST(c, offs[3 * t + 2] + m * N + n, REQUANTIZE(acc, n));
+}
+
+// ConvInteger, grouped 2-D: the int32 sum of (x - zx) * (w - zw[co]) over the window. A
+// padded position counts as x = zx (it adds 0), as onnxruntime pads with the zero point.
+// p: [H, W, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW, Cin, Cout, G].
+__kernel void conv_integer(__global const TX* x, __global const TW* w, __global const TX* zx,
+                           const int has_zx, __global const TW* zw, const int zw_n,
+                           __global OUT_T* y, __constant int* p REQ_ARGS
+                           HL_ARGS HL_N(x) HL_N(w) HL_N(zx) HL_N(zw) HL_N(y))
+{
+    const int ow = get_global_id(0), oh = get_global_id(1), z = get_global_id(2);
+    const int H = p[0], W = p[1], OH = p[2], OW = p[3], KH = p[4], KW = p[5], Cout = p[13];
+    if (ow >= OW || oh >= OH) return;
+    const int nb = z / Cout, co = z % Cout;
+    const int cig = p[12] / p[14], cog = Cout / p[14];
+    const int z0 = has_zx ? (int)LD(zx, 0) : 0;
+    const int z1 = zw_n == 0 ? 0 : (int)LD(zw, zw_n == 1 ? 0 : co);
+    int acc = 0;
+    for (int ci = 0; ci < cig; ++ci) {
+        const int xb = (nb * p[12] + (co / cog) * cig + ci) * H * W;
+        const int wb = (co * cig + ci) * KH * KW;
+        for (int kh = 0; kh < KH; ++kh) {
+            const int ih = oh * p[6] - p[8] + kh * p[10];
+            if (ih < 0 || ih >= H) continue;
+            for (int kw = 0; kw < KW; ++kw) {
+                const int iw = ow * p[7] - p[9] + kw * p[11];
+                if (iw < 0 || iw >= W) continue;
+                acc += ((int)LD(x, xb + ih * W + iw) - z0) * ((int)LD(w, wb + kh * KW + kw) - z1);
+            }
+        }
+    }
+    ST(y, (z * OH + oh) * OW + ow, REQUANTIZE(acc, co));
+}

@@ -1,0 +1,189 @@
+"""The integer products on quant.cl: MatMulInteger and ConvInteger (int32 outputs), and the
+requantizing QLinearMatMul and QLinearConv (uint8/int8 outputs).
+
+One work-item per output element sums in int32, so the sums are exact (onnxruntime's are
+too). Zero points: the first operand's per tensor; the second's per tensor or per column
+(MatMul's B) / per output channel (Conv's W). QLinear* requantize as onnxruntime does, with
+the combined scale ``x_scale * w_scale / y_scale`` computed in float32 on the host: their
+scales must be constants.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from hetlab.devices.kernels.ops import register
+from hetlab.devices.kernels.ops.common import attr, bcast_strides, f32, i32, numel
+from hetlab.devices.kernels.ops.conv import geometry
+from hetlab.devices.kernels.ops.quant import (
+    CL_TYPE,
+    FLOAT,
+    Q8,
+    RANGE,
+    Signature,
+    input_at,
+    optional_buffer,
+    typed_buffer,
+)
+from hetlab.graph.ir import Node, OpGraph
+
+# input positions of (x, x zero point, w, w zero point) in each op
+SLOTS = {
+    "MatMulInteger": (0, 2, 1, 3),
+    "ConvInteger": (0, 2, 1, 3),
+    "QLinearMatMul": (0, 2, 3, 5),
+    "QLinearConv": (0, 2, 3, 5),
+}
+QLINEAR = (
+    (Q8, False),
+    (FLOAT, False),
+    (Q8, False),
+    (Q8, False),
+    (FLOAT, False),
+    (Q8, False),
+    (FLOAT, False),
+)
+
+
+def _along(graph: OpGraph, node: Node) -> int:
+    """The size of the axis the second operand's parameters may run along: B's columns,
+    W's output channels."""
+    ws = graph.tensors[node.inputs[SLOTS[node.op_type][2]]].shape
+    return int(ws[-1] if "MatMul" in node.op_type else ws[0])
+
+
+def _params(graph: OpGraph, node: Node) -> str | None:
+    """Why the zero points (and, for QLinear*, scales) rule the node out, or None."""
+    x, zx, w, zw = SLOTS[node.op_type]
+    along = _along(graph, node)
+    checks = [(zx, x, 1), (zw, w, along)]
+    if node.op_type.startswith("QLinear"):
+        checks += [(7, None, 1), (1, None, 1), (4, None, along), (6, None, 1)]
+    for i, of, most in checks:
+        name = input_at(node, i)
+        if not name:
+            continue
+        t = graph.tensors[name]
+        if of is not None and t.dtype != graph.tensors[node.inputs[of]].dtype:
+            return f"input {i} (zero point) and input {of} differ in type"
+        shape = tuple(int(d) for d in t.shape)
+        if numel(shape) != 1 and shape != (most,):
+            return f"input {i} of shape {shape}"
+        if of is None and name not in graph.consts and t.dtype == "float32":
+            return f"input {i} (a scale) is not a constant"
+    y, zy = node.outputs[0], input_at(node, 7)
+    if zy and graph.tensors[zy].dtype != graph.tensors[y].dtype:
+        return "y_zero_point and output differ in type"
+    return None
+
+
+def _rank_check(node: Node, graph: OpGraph) -> str | None:
+    x, _, w, _ = SLOTS[node.op_type]
+    r = len(graph.tensors[node.inputs[x]].shape)
+    if "Conv" in node.op_type:
+        if r not in (3, 4):
+            return f"{node.op_type} on rank-{r} input (only 1-D and 2-D convolutions)"
+        if len(graph.tensors[node.inputs[w]].shape) != r:
+            return "weight rank differs from input rank"
+    return _params(graph, node)
+
+
+def _requant(ctx: Any, node: Node) -> tuple[str, list[Any]]:
+    """(build options, extra arguments) of a QLinear op's requantizing epilogue."""
+    xs, ws, ys = (np.asarray(ctx.const(node.inputs[i]), np.float32) for i in (1, 4, 6))
+    rs = (xs.reshape(-1)[0] * ws.reshape(-1)) / ys.reshape(-1)[0]  # float32, as onnxruntime
+    b = input_at(node, 8) if node.op_type == "QLinearConv" else ""
+    bias, has_b = optional_buffer(ctx, b)
+    yz, has_z = optional_buffer(ctx, input_at(node, 7))
+    ty = ctx.dtype(node.outputs[0])
+    args = [ctx.upload(rs, key=("rs", node.id)), i32(rs.size), bias, i32(has_b), yz, i32(has_z)]
+    return f" -DREQUANT -DTY={CL_TYPE[ty]}", [*args, *map(f32, RANGE[ty])]
+
+
+def _operands(ctx: Any, node: Node) -> tuple[str, list[Any], list[Any]]:
+    """(build options, the kernel's first six arguments: x, w and their zero points, the
+    requantizing epilogue's arguments)."""
+    x, zx, w, zw = (input_at(node, i) for i in SLOTS[node.op_type])
+    zxb, has_x = optional_buffer(ctx, zx)
+    zwb, has_w = optional_buffer(ctx, zw)
+    zw_n = numel(ctx.shape(zw)) if has_w else 0
+    opts = f"-DTX={CL_TYPE[ctx.dtype(x)]} -DTW={CL_TYPE[ctx.dtype(w)]}"
+    if node.op_type.startswith("QLinear"):
+        more, extra = _requant(ctx, node)
+        opts += more
+    else:
+        extra = []
+    return (
+        opts,
+        [typed_buffer(ctx, x), typed_buffer(ctx, w), zxb, i32(has_x), zwb, i32(zw_n)],
+        extra,
+    )
+
+
+class IntegerMatMul(Signature):
+    def check(self, node: Node, graph: OpGraph) -> str | None:
+        return _params(graph, node)
+
+    def build(self, node: Node, ctx: Any) -> None:
+        x, _, w, _ = SLOTS[node.op_type]
+        ash, bsh = list(ctx.shape(node.inputs[x])), list(ctx.shape(node.inputs[w]))
+        ash = [1] + ash if len(ash) == 1 else ash
+        bsh = bsh + [1] if len(bsh) == 1 else bsh
+        M, K, N = ash[-2], ash[-1], bsh[-1]
+        obat = list(np.broadcast_shapes(tuple(ash[:-2]), tuple(bsh[:-2])))
+        sa, sb = bcast_strides(ash[:-2], obat), bcast_strides(bsh[:-2], obat)
+        offs = []
+        for t, idx in enumerate(np.ndindex(*obat)):
+            ia = sum(i * s for i, s in zip(idx, sa, strict=False)) * M * K
+            ib = sum(i * s for i, s in zip(idx, sb, strict=False)) * K * N
+            offs += [ia, ib, t * M * N]
+        opts, args, extra = _operands(ctx, node)
+        k = ctx.kernel("quant.cl", "matmul_integer", opts)
+        args += [ctx.t(node.outputs[0]), i32(M), i32(N), i32(K), ctx.ints(offs), *extra]
+        ctx.launch(node, k, (N, M, len(offs) // 3), None, args)
+
+
+class IntegerConv(Signature):
+    def check(self, node: Node, graph: OpGraph) -> str | None:
+        return _rank_check(node, graph)
+
+    def build(self, node: Node, ctx: Any) -> None:
+        x, _, w, _ = SLOTS[node.op_type]
+        xs, ws = ctx.shape(node.inputs[x]), ctx.shape(node.inputs[w])
+        g = geometry(node, xs, ctx.shape(node.outputs[0]), list(ws[2:]))
+        keys = ("H", "W", "OH", "OW", "KH", "KW", "SH", "SW", "PH", "PW", "DH", "DW")
+        p = [g[k] for k in keys] + [xs[1], ws[0], int(attr(node, "group", 1))]
+        opts, args, extra = _operands(ctx, node)
+        k = ctx.kernel("quant.cl", "conv_integer", opts)
+        args += [ctx.t(node.outputs[0]), ctx.ints(p), *extra]
+        ctx.launch(node, k, (g["OW"], g["OH"], xs[0] * ws[0]), None, args)
+
+
+@register
+class MatMulInteger(IntegerMatMul):
+    op_types = ("MatMulInteger",)
+    inputs = ((Q8, False), (Q8, False), (Q8, True), (Q8, True))
+    outputs = (("int32",),)
+
+
+@register
+class ConvInteger(IntegerConv):
+    op_types = ("ConvInteger",)
+    inputs = ((Q8, False), (Q8, False), (Q8, True), (Q8, True))
+    outputs = (("int32",),)
+
+
+@register
+class QLinearMatMul(IntegerMatMul):
+    op_types = ("QLinearMatMul",)
+    inputs = (*QLINEAR, (Q8, False))
+    outputs = (Q8,)
+
+
+@register
+class QLinearConv(IntegerConv):
+    op_types = ("QLinearConv",)
+    inputs = (*QLINEAR, (Q8, True), (("int32",), True))
+    outputs = (Q8,)

@@ -1,0 +1,185 @@
+"""The quantizing ops on quant.cl: QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear,
+and what the integer ops (``integer.py``) share with them.
+
+Their integer tensors (uint8, int8, int32) live in buffers of their own type (the builder's
+``TYPED``), so integer results are exact and match onnxruntime bit for bit; float32 tensors
+are as elsewhere. Scales and zero points are per tensor or per axis. Blocked quantization
+(``block_size``), float8, 4- and 16-bit types and non-float32 scales are refused.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from hetlab.devices.kernels.ops import Op, register
+from hetlab.devices.kernels.ops.common import attr, f32, grid1, i32, numel
+from hetlab.graph.ir import Node, OpGraph
+
+Q8 = ("uint8", "int8")
+CL_TYPE = {"uint8": "U8", "int8": "I8", "int32": "int"}
+RANGE = {"uint8": (0.0, 255.0), "int8": (-128.0, 127.0)}
+FLOAT = ("float32",)
+
+
+def _typed(graph: OpGraph, name: str, dtypes: tuple[str, ...], role: str) -> str | None:
+    """Why tensor ``name`` (the node's ``role``) rules the node out, or None."""
+    t = graph.tensors.get(name)
+    if t is None or t.shape is None:
+        return f"{role} has no fixed shape"
+    if t.dtype not in dtypes:
+        return f"{role} is {t.dtype} (the quantized kernels take {'/'.join(dtypes)} here)"
+    if len(t.shape) > 6:
+        return f"{role} has rank {len(t.shape)} > 6"
+    if any(int(d) <= 0 for d in t.shape):
+        return f"{role} is empty"
+    return None
+
+
+def input_at(node: Node, i: int) -> str:
+    return node.inputs[i] if i < len(node.inputs) else ""
+
+
+def typed_buffer(ctx: Any, name: str) -> Any:
+    """The buffer of input ``name``: its value uploaded in its own type when constant."""
+    c = ctx.const(name)
+    if c is None:
+        return ctx.t(name)
+    return ctx.upload(np.asarray(c), key=("typed", name), dtype=ctx.dtype(name))
+
+
+def optional_buffer(ctx: Any, name: str) -> tuple[Any, int]:
+    """(buffer, present) of an optional input; a placeholder buffer where it is absent."""
+    return (typed_buffer(ctx, name), 1) if name else (ctx.scratch(1), 0)
+
+
+class Signature(Op):
+    """An op whose inputs and outputs have fixed element types: ``inputs`` is one
+    (allowed dtypes, optional) per input index, ``outputs`` the allowed dtypes per output."""
+
+    inputs: tuple[tuple[tuple[str, ...], bool], ...] = ()
+    outputs: tuple[tuple[str, ...], ...] = ()
+
+    def why_not(self, node: Node, graph: OpGraph) -> str | None:
+        if len(node.inputs) > len(self.inputs):
+            return f"{node.op_type} with {len(node.inputs)} inputs"
+        for i, (dtypes, optional) in enumerate(self.inputs):
+            name = input_at(node, i)
+            if not name:
+                if not optional:
+                    return f"input {i} is omitted"
+                continue
+            r = _typed(graph, name, dtypes, f"input {i}")
+            if r:
+                return r
+        for i, dtypes in enumerate(self.outputs):
+            if i < len(node.outputs) and node.outputs[i]:
+                r = _typed(graph, node.outputs[i], dtypes, f"output {i}")
+                if r:
+                    return r
+        return self.check(node, graph)
+
+
+def _axis_layout(node: Node, graph: OpGraph) -> tuple[int, int] | str:
+    """(inner, C) of a Quantize/DequantizeLinear's parameters: element i uses parameter
+    (i // inner) % C. A refusal reason where the layout is not per tensor or per axis."""
+    if int(attr(node, "block_size", 0) or 0):
+        return "blocked quantization (block_size)"
+    xs = tuple(int(d) for d in graph.tensors[node.inputs[0]].shape)
+    ss = tuple(int(d) for d in graph.tensors[node.inputs[1]].shape)
+    zp = input_at(node, 2)
+    if zp and tuple(int(d) for d in graph.tensors[zp].shape) != ss:
+        return "zero point and scale differ in shape"
+    if len(ss) == 0 or (len(ss) == 1 and ss[0] == 1 and not xs):
+        return 1, 1
+    axis = int(attr(node, "axis", 1))
+    axis = axis + len(xs) if axis < 0 else axis
+    if len(ss) != 1 or not 0 <= axis < len(xs):
+        return f"scale of shape {ss} on an input of rank {len(xs)}"
+    if ss[0] == 1:
+        return 1, 1
+    if ss[0] != xs[axis]:
+        return f"{ss[0]} scales along an axis of {xs[axis]}"
+    return numel(xs[axis + 1 :]), ss[0]
+
+
+@register
+class QuantizeLinear(Signature):
+    op_types = ("QuantizeLinear",)
+    inputs = ((FLOAT, False), (FLOAT, False), (Q8, True))
+    outputs = (Q8,)
+
+    def check(self, node: Node, graph: OpGraph) -> str | None:
+        zp = input_at(node, 2)
+        if zp and graph.tensors[zp].dtype != graph.tensors[node.outputs[0]].dtype:
+            return "zero point and output differ in type"
+        layout = _axis_layout(node, graph)
+        return layout if isinstance(layout, str) else None
+
+    def build(self, node: Node, ctx: Any) -> None:
+        x, s, z = node.inputs[0], node.inputs[1], input_at(node, 2)
+        inner, C = _axis_layout(node, ctx.graph)
+        ty = ctx.dtype(node.outputs[0])
+        zbuf, has = optional_buffer(ctx, z)
+        n = numel(ctx.shape(x))
+        k = ctx.kernel("quant.cl", "quantize", f"-DTY={CL_TYPE[ty]}")
+        args = [
+            typed_buffer(ctx, x),
+            typed_buffer(ctx, s),
+            zbuf,
+            i32(has),
+            ctx.t(node.outputs[0]),
+            i32(n),
+        ]
+        ctx.launch(node, k, *grid1(n), [*args, i32(inner), i32(C), *map(f32, RANGE[ty])])
+
+
+@register
+class DequantizeLinear(Signature):
+    op_types = ("DequantizeLinear",)
+    inputs = ((Q8 + ("int32",), False), (FLOAT, False), (Q8 + ("int32",), True))
+    outputs = (FLOAT,)
+
+    def check(self, node: Node, graph: OpGraph) -> str | None:
+        zp = input_at(node, 2)
+        if zp and graph.tensors[zp].dtype != graph.tensors[node.inputs[0]].dtype:
+            return "zero point and input differ in type"
+        layout = _axis_layout(node, graph)
+        return layout if isinstance(layout, str) else None
+
+    def build(self, node: Node, ctx: Any) -> None:
+        x, s, z = node.inputs[0], node.inputs[1], input_at(node, 2)
+        inner, C = _axis_layout(node, ctx.graph)
+        zbuf, has = optional_buffer(ctx, z)
+        n = numel(ctx.shape(x))
+        k = ctx.kernel("quant.cl", "dequantize", f"-DTX={CL_TYPE[ctx.dtype(x)]}")
+        args = [
+            typed_buffer(ctx, x),
+            typed_buffer(ctx, s),
+            zbuf,
+            i32(has),
+            ctx.t(node.outputs[0]),
+            i32(n),
+        ]
+        ctx.launch(node, k, *grid1(n), [*args, i32(inner), i32(C)])
+
+
+@register
+class DynamicQuantizeLinear(Signature):
+    """Two launches: one work-group finds the range, scale and zero point; then every
+    element is quantized with them."""
+
+    op_types = ("DynamicQuantizeLinear",)
+    inputs = ((FLOAT, False),)
+    outputs = (("uint8",), FLOAT, ("uint8",))
+
+    def build(self, node: Node, ctx: Any) -> None:
+        x = typed_buffer(ctx, node.inputs[0])
+        y, ys, yz = (ctx.t(o) if o else ctx.scratch(1) for o in (list(node.outputs) + [""] * 3)[:3])
+        n = numel(ctx.shape(node.inputs[0]))
+        k = ctx.kernel("quant.cl", "dynamic_qparams")
+        ctx.launch(node, k, (256,), (256,), [x, i32(n), ys, yz])
+        k = ctx.kernel("quant.cl", "quantize", "-DTY=U8")
+        args = [x, ys, yz, i32(1), y, i32(n), i32(1), i32(1), f32(0.0), f32(255.0)]
+        ctx.launch(node, k, *grid1(n), args)

@@ -127,7 +127,7 @@ def test_float_mod_floor_ceil_round(dev):
 def test_views_and_copies_of_integer_tensors(dev, dtype):
     x = ints((2, 3, 4), "int64", -(2**33), 2**33)
     x = x > 0 if dtype == "bool" else x.astype(dtype)
-    i64 = lambda v: np.array(v, np.int64)  # noqa: E731
+    i64 = lambda v: np.array(v, np.int64)
     nodes = [
         N("Reshape", ["x", "s"], ["r"]),
         N("Flatten", ["r"], ["f"], axis=1),

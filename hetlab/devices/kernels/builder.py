@@ -8,7 +8,6 @@ a run only rebinds the buffers of the unit's inputs and enqueues.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -16,6 +15,7 @@ import numpy as np
 from hetlab.devices.base import Unit
 from hetlab.devices.kernels.bounds import Checks
 from hetlab.devices.kernels.fusion import plan_concat, plan_fusion, plan_prologue
+from hetlab.devices.kernels.launches import Launch, Plan, Ref
 from hetlab.devices.kernels.ops import op_for, why_not
 from hetlab.devices.kernels.ops.activation import act_params
 from hetlab.errors import HetlabError
@@ -30,67 +30,6 @@ NO_ACT = (
     np.float32(-np.finfo(np.float32).max),
     np.float32(np.finfo(np.float32).max),
 )
-
-
-@dataclass
-class Ref:
-    """A kernel argument that is a tensor's buffer, resolved when the plan is finished."""
-
-    name: str
-
-
-@dataclass
-class Launch:
-    node: str
-    kernel: Any
-    gsize: tuple[int, ...]
-    lsize: tuple[int, ...] | None
-    args: list[Any]
-
-
-@dataclass
-class Plan:
-    """The handle of a prepared OpenCL unit."""
-
-    device: Any
-    launches: list[Launch]
-    node_ids: list[str]
-    fused: dict[str, str]
-    alias: dict[str, str]
-    buffers: dict[str, Any]
-    slots: dict[str, list[tuple[Launch, int]]]
-    shapes: dict[str, tuple[int, ...]]
-    dtypes: dict[str, str] = field(default_factory=dict)
-    keep: list[Any] = field(default_factory=list)
-    checks: Checks | None = None  # the bounds-checked build's error record (bounds.py)
-    dtypes: dict[str, str] = field(default_factory=dict)  # tensors that are not float32
-    _bound: dict[str, Any] = field(default_factory=dict)
-    _stage: dict[str, Any] = field(default_factory=dict)
-
-    def staging(self, name: str) -> Any:
-        root = self.alias.get(name, name)
-        if root not in self._stage:
-            self._stage[root] = self.device.alloc(
-                self.shapes[root], self.dtypes.get(root, "float32")
-            )
-        return self._stage[root]
-
-    def bind(self, name: str, buf: Any) -> None:
-        root = self.alias.get(name, name)
-        if self._bound.get(root) is buf:
-            return
-        for launch, i in self.slots.get(root, []):
-            launch.kernel.set_arg(i, buf.buf)
-            if self.checks is not None:
-                self.checks.bound(launch, i, buf.buf)
-        self._bound[root] = buf
-
-    def result(self, name: str) -> Any:
-        root = self.alias.get(name, name)
-        buf = self.buffers.get(root) or self._bound[root]
-        if buf.shape != self.shapes[name]:
-            buf = type(buf)(buf.buf, self.shapes[name], buf.dtype, buf.device)
-        return buf
 
 
 class UnitBuilder:
@@ -244,27 +183,9 @@ class UnitBuilder:
         slots: dict[str, list[tuple[Launch, int]]] = {}
         inputs: list[str] = []
         shapes = {t: self.shape(t) for n in self.nodes for t in n.inputs + n.outputs if t}
-        dtypes = {
-            self.alias.get(t, t): d
-            for t in shapes
-            if (d := self.graph.tensors[t].dtype) != "float32"
-        }
+        dtypes = {self.alias.get(t, t): d for t in shapes if (d := self.dtype(t)) != "float32"}
         own = {t for t in self.produced if t not in self.alias}
-        for L in self.launches:
-            for i, a in enumerate(L.args):
-                if isinstance(a, Ref):
-                    if a.name in own:
-                        if a.name not in buffers:
-                            buffers[a.name] = self._alloc(a.name)
-                        L.kernel.set_arg(i, buffers[a.name].buf)
-                    elif a.name in self.weights:  # a constant read as a tensor: the unit holds it
-                        L.kernel.set_arg(i, self._const_buffer(a.name, buffers).buf)
-                    else:
-                        slots.setdefault(a.name, []).append((L, i))
-                        if a.name not in inputs:
-                            inputs.append(a.name)
-                else:
-                    L.kernel.set_arg(i, a)
+        self._set_args(own, buffers, slots, inputs)
         for t in self.outputs:  # outputs that are views of unit inputs
             root = self.alias.get(t, t)
             if root in self.weights:  # a view of a constant: the unit holds the constant
@@ -282,7 +203,6 @@ class UnitBuilder:
             buffers,
             slots,
             shapes,
-            dtypes={t: self.dtype(t) for t in shapes},
             keep=self.keep,
             dtypes=dtypes,
         )
@@ -296,6 +216,30 @@ class UnitBuilder:
             handle=plan,
         )
 
+    def _set_args(
+        self,
+        own: set[str],
+        buffers: dict[str, Any],
+        slots: dict[str, list[tuple[Launch, int]]],
+        inputs: list[str],
+    ) -> None:
+        """Set every launch's arguments: the unit's own tensors and constants get buffers
+        now; a unit input's argument becomes a slot rebound at each run."""
+        for L in self.launches:
+            for i, a in enumerate(L.args):
+                if not isinstance(a, Ref):
+                    L.kernel.set_arg(i, a)
+                elif a.name in own:
+                    if a.name not in buffers:
+                        buffers[a.name] = self._alloc(a.name)
+                    L.kernel.set_arg(i, buffers[a.name].buf)
+                elif a.name in self.weights:  # a constant read as a tensor: the unit holds it
+                    L.kernel.set_arg(i, self._const_buffer(a.name, buffers).buf)
+                else:
+                    slots.setdefault(a.name, []).append((L, i))
+                    if a.name not in inputs:
+                        inputs.append(a.name)
+
     def _alloc(self, name: str) -> Any:
         return self.device.alloc(self.shape(name), self.dtype(name))
 
@@ -304,7 +248,7 @@ class UnitBuilder:
         (as float32 unless it is an integer or bool tensor a typed kernel reads)."""
         if name not in buffers:
             w = np.asarray(self.weights[name], dtype=self.dtype(name))
-            buffers[name] = self.device.alloc(w.shape)
+            buffers[name] = self.device.alloc(w.shape, str(w.dtype))
             self.device.write(buffers[name], w)
         return buffers[name]
 

@@ -121,6 +121,7 @@ from hetlab.devices.kernels.ops import (  # noqa: F401  (registration side effec
     integer,
     lstm,
     norm,
+    pad,
     pool,
     quant,
     resize,

@@ -12,7 +12,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,6 +20,9 @@ from hetlab.devices.capabilities import Capabilities
 from hetlab.devices.cgroup import memory_bytes as host_memory_bytes
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph, Tensor
+
+if TYPE_CHECKING:  # group.py builds on this module
+    from hetlab.devices.group import GroupContext, GroupRunner
 
 
 @dataclass
@@ -168,6 +171,12 @@ class Device(ABC):
         """The profiler's timer of ``unit`` on these input buffers where this device is timed
         otherwise than by ``run`` (a function returning one run's seconds, and its name for
         the profile's key); None: the profiler times ``run``."""
+        return None
+
+    def group_runner(self, ex: GroupContext, names: Sequence[str]) -> GroupRunner | None:
+        """The runner of the plan's units on ``names`` (this device and its queue views)
+        together (``Capabilities.group`` names it), or None: they run one at a time, or
+        the plan does not fit the runner."""
         return None
 
     def queue_measures(self) -> Any:

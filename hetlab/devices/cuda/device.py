@@ -3,7 +3,7 @@
 ``CudaDevice`` runs the OpenCL device's kernels (``source.to_cuda``) and builds its units
 with the same op builders (``kernels.builder.UnitBuilder``): the builder only asks a device
 for kernels, buffers and uploads. What CUDA adds is the graph: the executor captures a
-plan's GPU units once into one CUDA graph (``executor/cuda_graph.py``) and launches that
+plan's GPU units once into one CUDA graph (``graph.py``) and launches that
 graph per run, so the host pays one launch per run instead of one per kernel, and units on
 different streams (``queue_view``: ``cuda0.q1``...) run concurrently inside it.
 
@@ -34,8 +34,10 @@ from hetlab.devices.base import (
 )
 from hetlab.devices.capabilities import GRAPH
 from hetlab.devices.cuda import streams
+from hetlab.devices.cuda.graph import GraphGroup
 from hetlab.devices.cuda.runtime import cupy_module
 from hetlab.devices.cuda.source import options_to_nvrtc, to_cuda
+from hetlab.devices.group import GroupContext
 from hetlab.devices.kernels import CLBuffer, source
 from hetlab.devices.kernels.builder import UnitBuilder
 from hetlab.devices.kernels.ops import why_not
@@ -121,6 +123,10 @@ class CudaDevice(Device):
             writes_inputs=True,
             unified_memory=self.unified,
         )
+
+    def group_runner(self, ex: GroupContext, names: Sequence[str]) -> GraphGroup | None:
+        """The units on this device's streams as one captured graph (``graph.py``)."""
+        return GraphGroup.for_units(ex, names)
 
     def queue_measures(self) -> Any:
         return streams

@@ -1,5 +1,5 @@
 """What passing work between two streams of one CUDA device costs, and how much copies of a
-model slow each other, measured inside CUDA graphs (the way ``executor/cuda_graph.py`` runs
+model slow each other, measured inside CUDA graphs (the way ``graph.py`` runs
 a plan). The CUDA counterpart of ``devices/opencl/queues.py``, with the same keys:
 
 - ``queue_costs``: ``event_ms``, what a kernel waiting on an event of the other stream adds

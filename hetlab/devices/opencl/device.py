@@ -36,10 +36,12 @@ from hetlab.devices.base import (
     now,
 )
 from hetlab.devices.capabilities import AHEAD_OF_TIME
+from hetlab.devices.group import GroupContext
 from hetlab.devices.kernels import CLBuffer, bounds, source
 from hetlab.devices.kernels.builder import UnitBuilder
 from hetlab.devices.kernels.ops import why_not
 from hetlab.devices.opencl import pocl, queues
+from hetlab.devices.opencl.group import AotGroup
 from hetlab.devices.opencl.if_runner import prepare_composite
 from hetlab.devices.opencl.launcher import enqueue, enqueue_each
 from hetlab.devices.opencl.threads import Started, enabled, pin
@@ -165,6 +167,10 @@ class OpenCLDevice(Device):
             unified_memory=self.unified,
             share_key="opencl_share",
         )
+
+    def group_runner(self, ex: GroupContext, names: Sequence[str]) -> AotGroup | None:
+        """The units on this context's queues enqueued ahead of time (``group.py``)."""
+        return AotGroup.for_units(ex, names)
 
     def queue_measures(self) -> Any:
         return queues

@@ -87,6 +87,7 @@ class Device(ABC):
     name: str
     kind: str
     record_node_times = False  # the switch of ``Capabilities.node_times``
+    cores: Sequence[int] = ()  # the host cores a CPU device computes on; none elsewhere
 
     # --- identity -----------------------------------------------------------
     @abstractmethod

@@ -25,7 +25,6 @@ import numpy as np
 
 from hetlab.devices.base import (
     Capabilities,
-    Device,
     LazyNodeTimes,
     NodeTime,
     RunResult,
@@ -40,6 +39,7 @@ from hetlab.devices.cuda.source import options_to_nvrtc, to_cuda
 from hetlab.devices.group import GroupContext
 from hetlab.devices.kernels import CLBuffer, source
 from hetlab.devices.kernels.builder import UnitBuilder
+from hetlab.devices.kernels.device import KernelDevice
 from hetlab.devices.kernels.ops import why_not
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
@@ -79,11 +79,11 @@ class CudaBuffer(CLBuffer):
     """A device buffer (a flat CuPy array in ``buf``) holding one tensor."""
 
 
-class CudaDevice(Device):
+class CudaDevice(KernelDevice):
     """One CUDA device; see the module docstring."""
 
     kind = "cuda"
-    launches_from_graph = True  # plans replay their launches from a captured graph (gemm.py)
+    launches_from_graph = True  # plans replay their launches from a captured graph (graph.py)
 
     def __init__(self, index: int, name: str) -> None:
         cp = cupy_module()

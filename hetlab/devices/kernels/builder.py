@@ -15,6 +15,7 @@ import numpy as np
 
 from hetlab.devices.base import Unit
 from hetlab.devices.kernels.bounds import Checks
+from hetlab.devices.kernels.device import KernelDevice
 from hetlab.devices.kernels.fusion import plan_concat, plan_fusion, plan_prologue
 from hetlab.devices.kernels.ops import op_for, why_not
 from hetlab.devices.kernels.ops.activation import act_params
@@ -88,7 +89,7 @@ class Plan:
 class UnitBuilder:
     """Build context handed to every op's ``build(node, ctx)``."""
 
-    def __init__(self, device: Any, graph: OpGraph, node_ids: list[str]) -> None:
+    def __init__(self, device: KernelDevice, graph: OpGraph, node_ids: list[str]) -> None:
         self.device, self.graph = device, graph
         order = {v: i for i, v in enumerate(graph.topo_order())}
         self.node_ids = sorted(dict.fromkeys(node_ids), key=lambda v: order[v])
@@ -261,7 +262,7 @@ class UnitBuilder:
             shapes,
             keep=self.keep,
         )
-        if getattr(self.device, "bounds_check", False):
+        if self.device.bounds_check:
             plan.checks = Checks(self.device, self.launches, self.files, buffers)
         return Unit(
             device=self.device.name,

@@ -28,7 +28,6 @@ import numpy as np
 
 from hetlab.devices.base import (
     Capabilities,
-    Device,
     LazyNodeTimes,
     NodeTime,
     RunResult,
@@ -39,6 +38,7 @@ from hetlab.devices.capabilities import AHEAD_OF_TIME
 from hetlab.devices.group import GroupContext
 from hetlab.devices.kernels import CLBuffer, bounds, source
 from hetlab.devices.kernels.builder import UnitBuilder
+from hetlab.devices.kernels.device import KernelDevice
 from hetlab.devices.kernels.ops import why_not
 from hetlab.devices.opencl import pocl, queues
 from hetlab.devices.opencl.group import AotGroup
@@ -101,7 +101,7 @@ def exact_divide_option(cl: Any, cl_device: Any) -> list[str]:
     return ["-cl-fp32-correctly-rounded-divide-sqrt"] if offered else []
 
 
-class OpenCLDevice(Device):
+class OpenCLDevice(KernelDevice):
     """An OpenCL device; see the module docstring for buffers and timing."""
 
     kind = "opencl"

@@ -98,7 +98,7 @@ class UnitBuilder:
             reason = why_not(n, graph)
             if reason:
                 raise HetlabError(f"{self.device.name} cannot run node {n.id}: {reason}")
-        self.weights = _weights(graph)
+        self.weights = const_weights(graph)
         self.launches: list[Launch] = []
         self.alias: dict[str, str] = {}
         self.fused: dict[str, str] = {}
@@ -281,7 +281,7 @@ class UnitBuilder:
         return buffers[name]
 
 
-def _weights(graph: OpGraph) -> dict[str, np.ndarray]:
+def const_weights(graph: OpGraph) -> dict[str, np.ndarray]:
     """Constant tensors of ``graph`` (cached on the graph object)."""
     w = getattr(graph, "_hetlab_weights", None)
     if w is None:

@@ -30,11 +30,11 @@ class Op:
         for i in self.float_inputs(node):
             if i >= len(node.inputs) or not node.inputs[i]:
                 continue
-            r = _check_tensor(graph, node.inputs[i], self.max_rank, f"input {i}")
+            r = check_tensor(graph, node.inputs[i], self.max_rank, f"input {i}")
             if r:
                 return r
         for t in node.outputs[:1]:
-            r = _check_tensor(graph, t, self.max_rank, "output")
+            r = check_tensor(graph, t, self.max_rank, "output")
             if r:
                 return r
         return self.check(node, graph)
@@ -46,7 +46,7 @@ class Op:
         raise NotImplementedError
 
 
-def _check_tensor(graph: OpGraph, name: str, max_rank: int, role: str) -> str | None:
+def check_tensor(graph: OpGraph, name: str, max_rank: int, role: str) -> str | None:
     """Why tensor ``name`` (the node's ``role``: 'input 1', 'output') rules the node out;
     reasons name the role, not the tensor, so that equal reasons group across nodes."""
     t = graph.tensors.get(name)

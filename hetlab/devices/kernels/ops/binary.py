@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.kernels.ops import Op, _check_tensor, register
+from hetlab.devices.kernels.ops import Op, check_tensor, register
 from hetlab.devices.kernels.ops.common import (
     bcast_strides,
     f32,
@@ -38,7 +38,7 @@ class Binary(Op):
         if node.op_type == "Pow":
             e = node.inputs[1]
             t = graph.tensors.get(e)
-            if not is_const(graph, e) and (t is None or _check_tensor(graph, e, 6, "exponent")):
+            if not is_const(graph, e) and (t is None or check_tensor(graph, e, 6, "exponent")):
                 return "Pow exponent must be float32 or a constant"
         return None
 

@@ -23,6 +23,7 @@ from hetlab.graph.ir import Node, OpGraph, Tensor
 
 if TYPE_CHECKING:  # group.py builds on this module
     from hetlab.devices.group import GroupContext, GroupRunner
+    from hetlab.devices.queue_measures import QueueMeasures
 
 
 @dataclass
@@ -180,9 +181,9 @@ class Device(ABC):
         the plan does not fit the runner."""
         return None
 
-    def queue_measures(self) -> Any:
-        """The module that measures this device's queue views (``queue_costs`` and
-        ``model_slowdown``); None where the device has no queues."""
+    def queue_measures(self) -> QueueMeasures | None:
+        """What measures this device's queue views (``queue_measures.py``: ``queue_costs``
+        and ``model_slowdown`` from the backend's parts); None where it has no queues."""
         return None
 
     def bind_thread(self) -> None:

@@ -71,7 +71,7 @@ def test_the_opencl_device_declares_its_group_memory_and_queues(dev):
     assert caps.node_times and caps.writes_inputs and caps.share_key == "opencl_share"
     assert caps.unified_memory == dev.info()["host_unified_memory"]
     view = dev.queue_view(1)
-    assert view.root is dev and dev.root is dev and view.queue_measures() is queues
+    assert view.root is dev and dev.root is dev and view.queue_measures() is queues.MEASURES
     assert view.capabilities() == caps
 
 

@@ -32,10 +32,10 @@ from hetlab.devices.base import (
     now,
 )
 from hetlab.devices.capabilities import GRAPH
-from hetlab.devices.cuda import streams
 from hetlab.devices.cuda.graph import GraphGroup
 from hetlab.devices.cuda.runtime import cupy_module
 from hetlab.devices.cuda.source import options_to_nvrtc, to_cuda
+from hetlab.devices.cuda.streams import MEASURES, CudaStreams
 from hetlab.devices.group import GroupContext
 from hetlab.devices.kernels import CLBuffer, source
 from hetlab.devices.kernels.builder import UnitBuilder
@@ -128,8 +128,8 @@ class CudaDevice(KernelDevice):
         """The units on this device's streams as one captured graph (``graph.py``)."""
         return GraphGroup.for_units(ex, names)
 
-    def queue_measures(self) -> Any:
-        return streams
+    def queue_measures(self) -> CudaStreams:
+        return MEASURES
 
     def info(self) -> dict[str, Any]:
         p, rt = self.props, self.cp.cuda.runtime

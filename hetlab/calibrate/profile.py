@@ -53,8 +53,8 @@ def profile(
 def add_queues(p: Problem, graph: OpGraph, measured: list[Device], views: list[Device]) -> Problem:
     """The queue views as devices of ``p``: each costs what its device measured, times how
     much slower one copy of the model runs beside copies on the other queues
-    (``opencl.queues.model_slowdown``, ``cuda.streams`` for CUDA streams), and a tensor
-    between two queues costs the measured event latency (``queue_costs``); a CUDA device
+    (``model_slowdown`` of the device's ``queue_measures``), and a tensor between two queues
+    costs the measured event latency (``queue_costs``); a CUDA device
     also records what a run of the model through its graph costs beyond the prediction
     (``run_ms``, ``shared.run_cost_ms``). ``extra.queues[device].pay`` says whether the queues
     run more work than one (``queues_pay``); where not, plans are better off without them."""

@@ -32,7 +32,7 @@ def describe(devices: Sequence[Device]) -> dict[str, Any]:
         try:
             infos.append(d.info())
         except Exception as e:  # noqa: BLE001 - a broken info() must not lose the profile
-            infos.append({"name": d.name, "kind": getattr(d, "kind", "?"), "error": str(e)[:200]})
+            infos.append({"name": d.name, "kind": d.kind, "error": str(e)[:200]})
     return {
         "cpu_model": cpu_model(),
         "logical_cpus": os.cpu_count(),

@@ -12,7 +12,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,6 +20,10 @@ from hetlab.devices.capabilities import Capabilities
 from hetlab.devices.cgroup import memory_bytes as host_memory_bytes
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph, Tensor
+
+if TYPE_CHECKING:  # group.py builds on this module
+    from hetlab.devices.group import GroupContext, GroupRunner
+    from hetlab.devices.queue_measures import QueueMeasures
 
 
 @dataclass
@@ -84,6 +88,7 @@ class Device(ABC):
     name: str
     kind: str
     record_node_times = False  # the switch of ``Capabilities.node_times``
+    cores: Sequence[int] = ()  # the host cores a CPU device computes on; none elsewhere
 
     # --- identity -----------------------------------------------------------
     @abstractmethod
@@ -170,9 +175,15 @@ class Device(ABC):
         the profile's key); None: the profiler times ``run``."""
         return None
 
-    def queue_measures(self) -> Any:
-        """The module that measures this device's queue views (``queue_costs`` and
-        ``model_slowdown``); None where the device has no queues."""
+    def group_runner(self, ex: GroupContext, names: Sequence[str]) -> GroupRunner | None:
+        """The runner of the plan's units on ``names`` (this device and its queue views)
+        together (``Capabilities.group`` names it), or None: they run one at a time, or
+        the plan does not fit the runner."""
+        return None
+
+    def queue_measures(self) -> QueueMeasures | None:
+        """What measures this device's queue views (``queue_measures.py``: ``queue_costs``
+        and ``model_slowdown`` from the backend's parts); None where it has no queues."""
         return None
 
     def bind_thread(self) -> None:

@@ -29,18 +29,14 @@ from dataclasses import dataclass, field
 from typing import Any, Self
 
 from hetlab.devices.base import Device, Unit, is_accelerator, now, unsupported_summary
-from hetlab.devices.capabilities import AHEAD_OF_TIME, GRAPH
+from hetlab.devices.group import GroupRunner
 from hetlab.errors import HetlabError
-from hetlab.executor.aot import AotGroup, eligible
-from hetlab.executor.cuda_graph import GraphGroup, graph_eligible
 from hetlab.executor.trace import Event
 from hetlab.executor.units import UnitSpec, build_units, check_plan
-from hetlab.executor.worker import AotWorker, RunError, Worker
+from hetlab.executor.worker import GroupWorker, RunError, Worker
 from hetlab.graph.ir import OpGraph
 
 HOST = "host"
-# the runner of each ``Capabilities.group`` and the test of whether a device's units fit it
-GROUPS = {AHEAD_OF_TIME: (AotGroup, eligible), GRAPH: (GraphGroup, graph_eligible)}
 
 
 @dataclass
@@ -125,7 +121,7 @@ class Executor:
         self._fb_units: dict[int, Unit] = {}
         self._fb_lock = threading.Lock()
         self._workers: dict[str, Worker] = {}
-        self._groups: list[AotGroup | GraphGroup] = []
+        self._groups: list[GroupRunner] = []
         self._grouped: set[str] = set()  # devices whose units a group runs
         self.on_publish: dict[str, Callable[[], None]] = {}
         self._profiling: dict[str, bool] = {}
@@ -161,10 +157,9 @@ class Executor:
             )
 
     def _group_queues(self, used: list[str]) -> set[str]:
-        """The devices that declare a ``group``, with their queue views, run by its runner
-        (``GROUPS``): units enqueued ahead of time (``aot.py``, OpenCL) or run as one
-        captured graph (``cuda_graph.py``, CUDA); one group and one thread per root device;
-        returns the device names grouped."""
+        """The devices whose root offers a runner for their units (``Device.group_runner``:
+        enqueued ahead of time on OpenCL, one captured graph on CUDA), with their queue
+        views: one group and one thread per root device; returns the device names grouped."""
         if not self.ahead_of_time:
             return set()
         by_root: dict[int, list[str]] = {}
@@ -174,12 +169,11 @@ class Executor:
                 by_root.setdefault(id(dev.root), []).append(d)
         grouped: set[str] = set()
         for names in by_root.values():
-            runner, fits = GROUPS[self.devices[names[0]].capabilities().group]
-            if not fits(self, names):
+            group = self.devices[names[0]].root.group_runner(self, names)
+            if group is None:
                 continue
-            group: AotGroup | GraphGroup = runner(self, names)
             self._groups.append(group)
-            self._workers[names[0]] = AotWorker(self, group)
+            self._workers[names[0]] = GroupWorker(self, group)
             grouped.update(names)
         return grouped
 
@@ -243,7 +237,8 @@ class Executor:
         self._events: list[Event] = []
         self._raw_node_times: dict[int, Any] = {}
         for g in self._groups:
-            g.start_run()
+            for i, waiter in g.start_run().items():
+                self._done[i] = waiter
         finished: queue.Queue = queue.Queue()
         threaded = [w for w in self._workers.values() if w.thread is not None]
         interval = sys.getswitchinterval()
@@ -267,8 +262,9 @@ class Executor:
             if isinstance(e, HetlabError) and not isinstance(e, RunError):
                 raise e
             raise RunError(f"{s.label} failed: {type(e).__name__}: {e}") from e
-        for g in self._groups:
-            self._events += g.deferred_events()
+        for g in self._groups:  # read once the run is timed
+            self._events += g.events()
+            self._raw_node_times.update(g.node_times())
         outs = {t: self.host[t] for t in self.graph.outputs}
         events = sorted(self._events, key=lambda ev: (ev.start, ev.device))
         return Repetition(wall, outs, events, self._raw_node_times, t0)

@@ -2,30 +2,18 @@
 
 Chrome trace-event format: complete events (``"ph": "X"``) with ``ts``/``dur`` in
 microseconds, one thread row (``tid``) per device, named by ``thread_name`` metadata; the
-file opens in Perfetto (ui.perfetto.dev) and chrome://tracing.
+file opens in Perfetto (ui.perfetto.dev) and chrome://tracing. ``Event`` is defined with
+the group runners that make events too (``devices/group.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hetlab.devices.group import Event
 from hetlab.fileio import atomic_write_json
-
-
-@dataclass
-class Event:
-    """``kind``: 'unit' (a dispatch), 'node' (one node, where the device timed it),
-    'send' (device -> host copy of a tensor) or 'recv' (host -> device, a transfer)."""
-
-    kind: str
-    device: str
-    name: str
-    start: float  # ms from run start
-    finish: float
-    args: dict[str, Any] = field(default_factory=dict)
 
 
 def node_timeline(

@@ -4,38 +4,16 @@ A unit is a run of consecutive nodes in one device's order that waits for other 
 only before it starts (every input from another device comes from a unit it waits for) and
 holds back no tensor another device could use sooner. Each device's order is the plan's global order restricted to
 that device; because the global order is topological, the unit graph is acyclic.
+``UnitSpec`` is defined with the group runners that run units too (``devices/group.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 
+from hetlab.devices.group import UnitSpec
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import OpGraph
-
-
-@dataclass
-class UnitSpec:
-    """``index`` is the unit's position in the global order; ``seq`` its position on its device."""
-
-    index: int
-    device: str
-    nodes: list[str]
-    seq: int = 0
-    deps: list[int] = field(default_factory=list)  # units on other devices it waits for
-
-    @property
-    def label(self) -> str:
-        first, last = self.nodes[0], self.nodes[-1]
-        span = first if first == last else f"{first}..{last} ({len(self.nodes)} nodes)"
-        return f"unit {self.index} on {self.device} [{span}]"
-
-
-def one_queue(plan_specs: Sequence[UnitSpec], specs: Sequence[UnitSpec]) -> bool:
-    """Whether ``specs`` are every unit of the plan, all on one device: a sequential plan's
-    one-at-a-time order is then the order that device's one queue keeps."""
-    return len(specs) == len(plan_specs) and len({s.device for s in specs}) <= 1
 
 
 def check_plan(

@@ -19,8 +19,7 @@ from hetlab.executor.trace import Event
 from hetlab.executor.units import UnitSpec
 
 if TYPE_CHECKING:
-    from hetlab.executor.aot import AotGroup
-    from hetlab.executor.cuda_graph import GraphGroup
+    from hetlab.devices.group import GroupRunner
     from hetlab.executor.interpreter import Executor
 
 
@@ -256,11 +255,12 @@ class Worker:
         )
 
 
-class AotWorker(Worker):
-    """The thread that runs one group: an OpenCL context's units enqueued ahead of time
-    (``aot.AotGroup``) or a CUDA device's units as one graph (``cuda_graph.GraphGroup``)."""
+class GroupWorker(Worker):
+    """The thread that runs one group through the runner its device offers
+    (``devices/group.py``: an OpenCL context's units enqueued ahead of time, a CUDA device's
+    units as one graph)."""
 
-    def __init__(self, ex: Executor, group: AotGroup | GraphGroup) -> None:
+    def __init__(self, ex: Executor, group: GroupRunner) -> None:
         self.group = group
         super().__init__(ex, group.names[0], group.specs, threaded=True)
 

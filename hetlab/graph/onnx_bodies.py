@@ -29,13 +29,13 @@ from hetlab.errors import HetlabError
 from hetlab.graph.ir import Edge, Node, OpGraph, Tensor
 from hetlab.graph.onnx_extract import weights
 from hetlab.graph.onnx_proto import (
-    _attrs,
-    _constant_value,
-    _declared_dims,
-    _dtype,
-    _fixed_model,
-    _outer_reads,
-    _subgraphs,
+    attr_graphs,
+    constant_value,
+    declared_dims,
+    dtype_name,
+    fixed_model,
+    node_attrs,
+    outer_reads,
     read_model,
     vertex_ids,
 )
@@ -51,7 +51,7 @@ def _proto(graph: OpGraph) -> tuple[onnx.GraphProto, onnx.ModelProto]:
     if not graph.model_path:
         raise HetlabError(f"graph {graph.name!r} has no model file; control-flow bodies need one")
     m = read_model(graph.model_path)
-    fm = _fixed_model(m, dict(graph.input_shapes))
+    fm = fixed_model(m, dict(graph.input_shapes))
     # shape inference is a help, not a requirement: a model it fails on keeps its own shapes
     with contextlib.suppress(Exception):
         fm = onnx.shape_inference.infer_shapes(
@@ -94,11 +94,13 @@ def if_bodies(graph: OpGraph, node: Node) -> dict[str, OpGraph]:
 def _tensor_of(vi: onnx.ValueInfoProto) -> Tensor | None:
     if not vi.type.HasField("tensor_type"):
         return None
-    dims = _declared_dims(vi)
+    dims = declared_dims(vi)
     tt = vi.type.tensor_type
     ok = tt.HasField("shape") and all(isinstance(d, int) and d >= 0 for d in dims)
     return Tensor(
-        vi.name, tuple(dims) if ok else None, _dtype(tt.elem_type) if tt.elem_type else "unknown"
+        vi.name,
+        tuple(dims) if ok else None,
+        dtype_name(tt.elem_type) if tt.elem_type else "unknown",
     )
 
 
@@ -113,22 +115,22 @@ def _body_graph(parent: OpGraph, g: onnx.GraphProto, m: onnx.ModelProto, name: s
     nodes: list[Node] = []
     for i, n in enumerate(g.node):
         if ids[i] is None:
-            v = _constant_value(n)
+            v = constant_value(n)
             if v is not None:
                 weights[n.output[0]] = v
             continue
         local = set(n.input)
         outer: list[str] = []
         for a in n.attribute:
-            for sub in _subgraphs(a):
-                outer.extend(t for t in _outer_reads(sub, set()) if t not in local)
+            for sub in attr_graphs(a):
+                outer.extend(t for t in outer_reads(sub, set()) if t not in local)
         nodes.append(
             Node(
                 id=ids[i],
                 op_type=n.op_type,
                 inputs=list(n.input),
                 outputs=list(n.output),
-                attrs=_attrs(n),
+                attrs=node_attrs(n),
                 domain=n.domain,
                 index=i,
                 outer_inputs=list(dict.fromkeys(outer)),
@@ -136,7 +138,7 @@ def _body_graph(parent: OpGraph, g: onnx.GraphProto, m: onnx.ModelProto, name: s
         )
     for k, v in weights.items():
         tensors[k] = Tensor(k, tuple(int(d) for d in v.shape), str(v.dtype))
-    reads = _outer_reads(g, set())
+    reads = outer_reads(g, set())
     outer_w = _weights_of(parent) if any(t in parent.consts for t in reads) else {}
     for t in reads:  # outer tensors: what the enclosing graph knows of them
         if t in parent.tensors and (t not in tensors or tensors[t].shape is None):

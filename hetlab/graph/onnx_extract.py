@@ -12,7 +12,7 @@ from onnx import helper, numpy_helper
 
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import OpGraph
-from hetlab.graph.onnx_proto import _constant_value, read_model
+from hetlab.graph.onnx_proto import constant_value, read_model
 
 
 def weights(graph: OpGraph) -> dict[str, np.ndarray]:
@@ -21,7 +21,7 @@ def weights(graph: OpGraph) -> dict[str, np.ndarray]:
     out = {t.name: numpy_helper.to_array(t) for t in m.graph.initializer}
     for n in m.graph.node:
         if n.op_type == "Constant" and n.domain in ("", "ai.onnx"):
-            v = _constant_value(n)
+            v = constant_value(n)
             if v is not None:
                 out[n.output[0]] = v
     return out

@@ -34,7 +34,7 @@ from onnx import helper
 from hetlab.fileio import atomic_write_bytes
 from hetlab.graph import zoo
 from hetlab.graph.ir import Tensor
-from hetlab.graph.onnx_proto import _outer_reads, _subgraphs, vertex_ids
+from hetlab.graph.onnx_proto import attr_graphs, outer_reads, vertex_ids
 
 FOLD_VERSION = 1  # bump when folding would give another model for the same input (keys the cache)
 OPAQUE = "hetlab.opaque"  # the domain a control-flow node has while the folder runs
@@ -134,7 +134,7 @@ def _is_constant(n: onnx.NodeProto) -> bool:
 
 
 def _is_control_flow(n: onnx.NodeProto) -> bool:
-    return any(_subgraphs(a) for a in n.attribute)
+    return any(attr_graphs(a) for a in n.attribute)
 
 
 def _run_folder(fm: onnx.ModelProto, static: dict[str, Tensor]) -> onnx.ModelProto:
@@ -179,7 +179,7 @@ def _opaque_control_flow(g: onnx.GraphProto) -> dict[str, onnx.NodeProto]:
     for i, n in enumerate(g.node):
         if not _is_control_flow(n):
             continue
-        outer = [t for a in n.attribute for s in _subgraphs(a) for t in _outer_reads(s, set())]
+        outer = [t for a in n.attribute for s in attr_graphs(a) for t in outer_reads(s, set())]
         outer = [t for t in dict.fromkeys(outer) if t not in n.input]
         kept[n.name] = onnx.NodeProto()
         kept[n.name].CopyFrom(n)
@@ -254,7 +254,7 @@ def origins(
     readers: dict[str, list[str]] = {}
     nodes = [n for n in before.node if not _is_constant(n)]
     for n in nodes:
-        outer = [t for a in n.attribute for s in _subgraphs(a) for t in _outer_reads(s, set())]
+        outer = [t for a in n.attribute for s in attr_graphs(a) for t in outer_reads(s, set())]
         for t in dict.fromkeys(list(n.input) + outer):
             readers.setdefault(t, []).append(n.name)
     owner: dict[str, str] = {v: v for v in ids if v in kept}

@@ -10,10 +10,10 @@ from onnx import helper
 from hetlab.errors import HetlabError
 from hetlab.graph.inputs import random_arrays
 from hetlab.graph.ir import Tensor
-from hetlab.graph.onnx_proto import _declared_dims, _dtype
+from hetlab.graph.onnx_proto import declared_dims, dtype_name
 
 
-def _infer(m: onnx.ModelProto) -> dict[str, Tensor]:
+def infer(m: onnx.ModelProto) -> dict[str, Tensor]:
     try:
         inf = onnx.shape_inference.infer_shapes(
             m, check_type=False, strict_mode=False, data_prop=True
@@ -26,15 +26,15 @@ def _infer(m: onnx.ModelProto) -> dict[str, Tensor]:
         tt = vi.type.tensor_type
         if not vi.type.HasField("tensor_type"):
             continue
-        dims = _declared_dims(vi)
+        dims = declared_dims(vi)
         ok = tt.HasField("shape") and all(isinstance(d, int) and d >= 0 for d in dims)
-        out[vi.name] = Tensor(vi.name, tuple(dims) if ok else None, _dtype(tt.elem_type))
+        out[vi.name] = Tensor(vi.name, tuple(dims) if ok else None, dtype_name(tt.elem_type))
     for t in g.initializer:
-        out[t.name] = Tensor(t.name, tuple(t.dims), _dtype(t.data_type))
+        out[t.name] = Tensor(t.name, tuple(t.dims), dtype_name(t.data_type))
     return out
 
 
-def _ort_shapes(
+def ort_shapes(
     fm: onnx.ModelProto,
     fixed: dict[str, tuple[int, ...]],
     names: list[str],
@@ -63,7 +63,7 @@ def _ort_shapes(
     specs = []
     for vi in fm.graph.input:
         if vi.name in fixed:
-            specs.append(Tensor(vi.name, fixed[vi.name], _dtype(vi.type.tensor_type.elem_type)))
+            specs.append(Tensor(vi.name, fixed[vi.name], dtype_name(vi.type.tensor_type.elem_type)))
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     so.log_severity_level = 4

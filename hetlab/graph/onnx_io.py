@@ -22,15 +22,15 @@ from hetlab.graph.ir import Edge, Node, OpGraph, Tensor
 from hetlab.graph.onnx_extract import consumers, extract, unit_io, weights
 from hetlab.graph.onnx_fold import fold as fold_model
 from hetlab.graph.onnx_fold import folder_name, named, origins
-from hetlab.graph.onnx_infer import _infer, _ort_shapes
+from hetlab.graph.onnx_infer import infer, ort_shapes
 from hetlab.graph.onnx_proto import (
-    _attrs,
-    _constant_value,
-    _declared_dims,
-    _dtype,
-    _fixed_model,
-    _outer_reads,
-    _subgraphs,
+    attr_graphs,
+    constant_value,
+    declared_dims,
+    dtype_name,
+    fixed_model,
+    node_attrs,
+    outer_reads,
     read_model,
     resolve_model_path,
     vertex_ids,
@@ -71,7 +71,7 @@ def load(
     init = {t.name for t in m.graph.initializer}
     real_inputs = [vi for vi in m.graph.input if vi.name not in init]
     fixed = _fixed_input_shapes(real_inputs, dict(shapes or {}))
-    fm = _fixed_model(m, fixed)
+    fm = fixed_model(m, fixed)
     named(fm)
     tensors, consts, recorded = _tensors(fm, real_inputs, fixed, values)
     static = {k: t for k, t in tensors.items() if k not in recorded}
@@ -130,7 +130,7 @@ def _fixed_input_shapes(real_inputs: list, given: dict[str, tuple[int, ...]]) ->
             raise HetlabError(
                 f"input {vi.name!r} declares no shape at all; give it with --shape {vi.name}=..."
             )
-    declared = {vi.name: _declared_dims(vi) for vi in real_inputs}
+    declared = {vi.name: declared_dims(vi) for vi in real_inputs}
     for name, dims in given.items():  # rank-less inputs take the given rank
         if name in declared and not declared[name]:
             declared[name] = [None] * len(dims)
@@ -147,9 +147,11 @@ def _tensors(
     ``Constant`` outputs), and the names whose shapes onnxruntime recorded where inference
     left them open (they may hold only for the input values of that run)."""
     g = fm.graph
-    tensors = _infer(fm)
+    tensors = infer(fm)
     for vi in real_inputs:
-        tensors[vi.name] = Tensor(vi.name, fixed[vi.name], _dtype(vi.type.tensor_type.elem_type))
+        tensors[vi.name] = Tensor(
+            vi.name, fixed[vi.name], dtype_name(vi.type.tensor_type.elem_type)
+        )
     consts = _constants(g, tensors)
     ids = vertex_ids(g)
     missing = [
@@ -160,7 +162,7 @@ def _tensors(
         if t and (t not in tensors or tensors[t].shape is None)
     ]
     if missing:
-        tensors.update(_ort_shapes(fm, fixed, missing, tensors, values))
+        tensors.update(ort_shapes(fm, fixed, missing, tensors, values))
     return tensors, consts, set(missing)
 
 
@@ -168,10 +170,10 @@ def _constants(g: onnx.GraphProto, tensors: dict[str, Tensor]) -> set[str]:
     """The initializers and ``Constant`` outputs of ``g``; their shapes go into ``tensors``."""
     consts = {t.name for t in g.initializer}
     for t in g.initializer:
-        tensors.setdefault(t.name, Tensor(t.name, tuple(t.dims), _dtype(t.data_type)))
+        tensors.setdefault(t.name, Tensor(t.name, tuple(t.dims), dtype_name(t.data_type)))
     for n in g.node:
         if n.op_type == "Constant" and n.domain in ("", "ai.onnx"):
-            v = _constant_value(n)
+            v = constant_value(n)
             for o in n.output:
                 consts.add(o)
                 if v is not None:
@@ -191,17 +193,17 @@ def _folded_tensors(
     g = folded.graph
     used = {o.name for o in g.output} | set(fixed)
     for n in g.node:
-        outer = [t for a in n.attribute for sub in _subgraphs(a) for t in _outer_reads(sub, set())]
+        outer = [t for a in n.attribute for sub in attr_graphs(a) for t in outer_reads(sub, set())]
         used.update(t for t in list(n.input) + list(n.output) + outer if t)
     tensors = {k: t for k, t in known.items() if k in used}
     consts = _constants(g, tensors)
     for t in g.initializer:  # a folded value replaces the tensor of the same name
-        tensors[t.name] = Tensor(t.name, tuple(t.dims), _dtype(t.data_type))
+        tensors[t.name] = Tensor(t.name, tuple(t.dims), dtype_name(t.data_type))
     missing = [
         t for n in g.node if n.op_type != "Constant" for t in n.output if t and t not in tensors
     ]
     if missing:
-        tensors.update(_ort_shapes(folded, fixed, missing, tensors, values))
+        tensors.update(ort_shapes(folded, fixed, missing, tensors, values))
     return tensors, consts
 
 
@@ -216,12 +218,10 @@ def _vertices(
             continue
         outer: list[str] = []
         for a in n.attribute:
-            for sub in _subgraphs(a):
-                outer.extend(
-                    t for t in _outer_reads(sub, set()) if t in main_names or t in producer
-                )
+            for sub in attr_graphs(a):
+                outer.extend(t for t in outer_reads(sub, set()) if t in main_names or t in producer)
         outer = [t for t in dict.fromkeys(outer) if t not in n.input]
-        at = _attrs(n)
+        at = node_attrs(n)
         ins = [tensors[t].shape if t and t in tensors else None for t in n.input]
         outs = [tensors[t].shape if t in tensors else None for t in n.output if t]
         nd = Node(

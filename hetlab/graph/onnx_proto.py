@@ -65,14 +65,14 @@ def resolve_model_path(model: str | Path) -> Path:
     return Path(s).expanduser().resolve()
 
 
-def _dtype(elem_type: int) -> str:
+def dtype_name(elem_type: int) -> str:
     try:
         return str(helper.tensor_dtype_to_np_dtype(elem_type))
     except Exception:  # noqa: BLE001  a type numpy lacks (bfloat16, float8): float32 stands in
         return "float32"
 
 
-def _declared_dims(vi: onnx.ValueInfoProto) -> list[Dim]:
+def declared_dims(vi: onnx.ValueInfoProto) -> list[Dim]:
     t = vi.type.tensor_type
     if not t.HasField("shape"):
         return []
@@ -85,7 +85,7 @@ def _declared_dims(vi: onnx.ValueInfoProto) -> list[Dim]:
     ]
 
 
-def _attrs(node: onnx.NodeProto) -> dict[str, Any]:
+def node_attrs(node: onnx.NodeProto) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for a in node.attribute:
         if a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
@@ -102,7 +102,7 @@ def _attrs(node: onnx.NodeProto) -> dict[str, Any]:
     return out
 
 
-def _outer_reads(g: onnx.GraphProto, defined: set[str]) -> list[str]:
+def outer_reads(g: onnx.GraphProto, defined: set[str]) -> list[str]:
     """Names a (nested) body graph reads that it does not define itself."""
     local = set(defined) | {i.name for i in g.input} | {t.name for t in g.initializer}
     for n in g.node:
@@ -113,12 +113,12 @@ def _outer_reads(g: onnx.GraphProto, defined: set[str]) -> list[str]:
             if t and t not in local:
                 reads.append(t)
         for a in n.attribute:
-            for sub in _subgraphs(a):
-                reads.extend(x for x in _outer_reads(sub, local) if x not in local)
+            for sub in attr_graphs(a):
+                reads.extend(x for x in outer_reads(sub, local) if x not in local)
     return list(dict.fromkeys(reads))
 
 
-def _subgraphs(a: onnx.AttributeProto) -> list[onnx.GraphProto]:
+def attr_graphs(a: onnx.AttributeProto) -> list[onnx.GraphProto]:
     if a.type == onnx.AttributeProto.GRAPH:
         return [a.g]
     if a.type == onnx.AttributeProto.GRAPHS:
@@ -126,7 +126,7 @@ def _subgraphs(a: onnx.AttributeProto) -> list[onnx.GraphProto]:
     return []
 
 
-def _constant_value(node: onnx.NodeProto) -> np.ndarray | None:
+def constant_value(node: onnx.NodeProto) -> np.ndarray | None:
     for a in node.attribute:
         v = helper.get_attribute_value(a)
         if a.name == "value":
@@ -156,7 +156,7 @@ def vertex_ids(g: onnx.GraphProto) -> list[str | None]:
     ]
 
 
-def _fixed_model(m: onnx.ModelProto, fixed: dict[str, tuple[int, ...]]) -> onnx.ModelProto:
+def fixed_model(m: onnx.ModelProto, fixed: dict[str, tuple[int, ...]]) -> onnx.ModelProto:
     """A copy of ``m`` (without initializer data) whose graph inputs have the fixed shapes."""
     fm = onnx.ModelProto()
     fm.CopyFrom(m)

@@ -16,6 +16,7 @@ from typing import Any, Self
 
 import numpy as np
 
+from hetlab.devices.base import Device
 from hetlab.errors import HetlabError
 
 
@@ -29,14 +30,11 @@ def _burn(cores: list[int], deadline: float, stop: Any) -> None:
     # deliberately nothing returned: the process only burns cycles
 
 
-def cores_of(device: Any) -> list[int]:
-    """The cores of a CPU-group device (``OrtCpuDevice.cores``)."""
-    cores = getattr(device, "cores", None)
-    if not cores:
-        raise HetlabError(
-            f"device {getattr(device, 'name', device)!r} has no CPU cores to burn; pick a CPU group"
-        )
-    return list(cores)
+def cores_of(device: Device) -> list[int]:
+    """The cores of a CPU-group device (``Device.cores``)."""
+    if not device.cores:
+        raise HetlabError(f"device {device.name!r} has no CPU cores to burn; pick a CPU group")
+    return list(device.cores)
 
 
 class CpuBurner:
@@ -103,9 +101,9 @@ class OpenClBusyQueue:
         # lazy: pyopencl is optional and slow to import
         import pyopencl as cl
 
-        ctx = getattr(device, "ctx", None) or getattr(device, "context", None)
-        if ctx is None:
-            raise HetlabError(f"device {getattr(device, 'name', device)!r} is not an OpenCL device")
+        if device.kind != "opencl":
+            raise HetlabError(f"device {device.name!r} is not an OpenCL device")
+        ctx = device.ctx
         self.cl = cl
         self.queue = cl.CommandQueue(ctx)
         self.prog = cl.Program(ctx, self.SRC).build()

@@ -23,7 +23,7 @@ from hetlab.viz.dag_overlay import (
     subgraph_shapes,
     subgraphs_of,
 )
-from hetlab.viz.layout import DagLayout, _is_problem, dag_layout
+from hetlab.viz.layout import DagLayout, dag_layout, is_problem
 from hetlab.viz.scale import LINE_PX, STRIP_MARGIN, title_layout, wrap_title
 from hetlab.viz.scopes import collapse_scopes, scope_of
 
@@ -133,7 +133,7 @@ def dag_figure(
     ``VISIBLE_LAYERS`` layers opens on its first ones (drag to pan).
     ``webgl``: draw with ``Scattergl``; by default above 1000 nodes.
     """
-    if problem is None and _is_problem(obj):
+    if problem is None and is_problem(obj):
         problem = obj
     obj, cnote = _collapse(obj, collapse, problem)
     members = {n.id: list(n.members) for n in obj.nodes} if _is_scopes(obj) else None

@@ -54,7 +54,7 @@ class DagLayout:
         return int(((self.x[self.dst] - self.x[self.src]) > span).sum())
 
 
-def _is_problem(obj: Any) -> bool:
+def is_problem(obj: Any) -> bool:
     return hasattr(obj, "cost_matrix") and hasattr(obj, "devices")
 
 
@@ -64,7 +64,7 @@ def _extract(obj: Any) -> tuple[list[str], list[str], list[tuple[int, int]], lis
         edges = [(idx[s], idx[d]) for s, d in obj.edges]
         ops = [n.op_type for n in obj.nodes]
         return [n.id for n in obj.nodes], ops, edges, [""] * len(ops), [n.flops for n in obj.nodes]
-    if _is_problem(obj):
+    if is_problem(obj):
         ids = [n.id for n in obj.nodes]
         ops = [n.op_type or "?" for n in obj.nodes]
         idx = obj.index

@@ -43,7 +43,7 @@ def make_model(
     return m
 
 
-def _attrs(n: onnx.NodeProto) -> dict[str, Any]:
+def node_attrs(n: onnx.NodeProto) -> dict[str, Any]:
     out = {}
     for a in n.attribute:
         v = helper.get_attribute_value(a)
@@ -103,7 +103,7 @@ def to_graph(model: onnx.ModelProto, inputs: dict[str, np.ndarray], opset: int |
             op_type=n.op_type,
             inputs=list(n.input),
             outputs=list(n.output),
-            attrs=_attrs(n),
+            attrs=node_attrs(n),
             index=i,
         )
         for i, n in enumerate(g.node)

@@ -9,6 +9,7 @@ import pytest
 from hetlab.cost.problem import Problem
 from hetlab.devices import Capabilities, OrtCpuDevice
 from hetlab.devices.capabilities import AHEAD_OF_TIME
+from hetlab.devices.kernels.device import KernelDevice
 from hetlab.devices.platform import whole_cpu
 from hetlab.devices.replay import ReplayDevice, graph_from_problem
 from hetlab.executor import Executor, RunError, run
@@ -55,6 +56,7 @@ def test_cpu_groups_are_host_devices_and_the_whole_cpu_declares_its_groups():
     caps = cpu.capabilities()
     assert not caps.accelerator and caps.group is None and not caps.writes_inputs
     assert cpu.root is cpu and cpu.queue_measures() is None
+    assert list(cpu.cores) == [0]
     whole = whole_cpu("cpu", [{"name": "cpu0", "cores": [0]}, {"name": "cpu1", "cores": [0]}])
     assert whole.capabilities().covers == ("cpu0", "cpu1") and caps.covers == ()
 
@@ -64,10 +66,12 @@ def test_the_opencl_device_declares_its_group_memory_and_queues(dev):
 
     caps = dev.capabilities()
     assert caps.accelerator and caps.group == AHEAD_OF_TIME
+    # what the kernel library reads of it is declared, with the defaults of KernelDevice
+    assert isinstance(dev, KernelDevice) and not dev.launches_from_graph and dev.cores == ()
     assert caps.node_times and caps.writes_inputs and caps.share_key == "opencl_share"
     assert caps.unified_memory == dev.info()["host_unified_memory"]
     view = dev.queue_view(1)
-    assert view.root is dev and dev.root is dev and view.queue_measures() is queues
+    assert view.root is dev and dev.root is dev and view.queue_measures() is queues.MEASURES
     assert view.capabilities() == caps
 
 

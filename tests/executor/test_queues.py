@@ -1,15 +1,16 @@
-"""Plans over the queues of one OpenCL device, enqueued ahead of time (``executor/aot.py``):
-outputs match onnxruntime whatever the split between queues and CPU groups."""
+"""Plans over the queues of one OpenCL device, enqueued ahead of time
+(``devices/opencl/group.py``): outputs match onnxruntime whatever the split between queues
+and CPU groups."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from hetlab.devices.opencl.group import UnitDone
 from hetlab.devices.platform import devices as platform_devices
 from hetlab.errors import HetlabError
 from hetlab.executor import Executor, run
-from hetlab.executor.aot import UnitDone
 from hetlab.graph import load
 from tests.executor.models import two_branch
 

@@ -3,7 +3,7 @@
 ``CudaDevice`` runs the OpenCL device's kernels (``source.to_cuda``) and builds its units
 with the same op builders (``kernels.builder.UnitBuilder``): the builder only asks a device
 for kernels, buffers and uploads. What CUDA adds is the graph: the executor captures a
-plan's GPU units once into one CUDA graph (``executor/cuda_graph.py``) and launches that
+plan's GPU units once into one CUDA graph (``graph.py``) and launches that
 graph per run, so the host pays one launch per run instead of one per kernel, and units on
 different streams (``queue_view``: ``cuda0.q1``...) run concurrently inside it.
 
@@ -25,7 +25,6 @@ import numpy as np
 
 from hetlab.devices.base import (
     Capabilities,
-    Device,
     LazyNodeTimes,
     NodeTime,
     RunResult,
@@ -33,11 +32,14 @@ from hetlab.devices.base import (
     now,
 )
 from hetlab.devices.capabilities import GRAPH
-from hetlab.devices.cuda import streams
+from hetlab.devices.cuda.graph import GraphGroup
 from hetlab.devices.cuda.runtime import cupy_module
 from hetlab.devices.cuda.source import options_to_nvrtc, to_cuda
+from hetlab.devices.cuda.streams import MEASURES, CudaStreams
+from hetlab.devices.group import GroupContext
 from hetlab.devices.kernels import CLBuffer, source
 from hetlab.devices.kernels.builder import UnitBuilder
+from hetlab.devices.kernels.device import KernelDevice
 from hetlab.devices.kernels.ops import why_not
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
@@ -77,11 +79,11 @@ class CudaBuffer(CLBuffer):
     """A device buffer (a flat CuPy array in ``buf``) holding one tensor."""
 
 
-class CudaDevice(Device):
+class CudaDevice(KernelDevice):
     """One CUDA device; see the module docstring."""
 
     kind = "cuda"
-    launches_from_graph = True  # plans replay their launches from a captured graph (gemm.py)
+    launches_from_graph = True  # plans replay their launches from a captured graph (graph.py)
 
     def __init__(self, index: int, name: str) -> None:
         cp = cupy_module()
@@ -122,8 +124,12 @@ class CudaDevice(Device):
             unified_memory=self.unified,
         )
 
-    def queue_measures(self) -> Any:
-        return streams
+    def group_runner(self, ex: GroupContext, names: Sequence[str]) -> GraphGroup | None:
+        """The units on this device's streams as one captured graph (``graph.py``)."""
+        return GraphGroup.for_units(ex, names)
+
+    def queue_measures(self) -> CudaStreams:
+        return MEASURES
 
     def info(self) -> dict[str, Any]:
         p, rt = self.props, self.cp.cuda.runtime

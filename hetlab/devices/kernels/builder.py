@@ -14,6 +14,7 @@ import numpy as np
 
 from hetlab.devices.base import Unit
 from hetlab.devices.kernels.bounds import Checks
+from hetlab.devices.kernels.device import KernelDevice
 from hetlab.devices.kernels.fusion import plan_concat, plan_fusion, plan_prologue
 from hetlab.devices.kernels.launches import Launch, Plan, Ref
 from hetlab.devices.kernels.ops import op_for, why_not
@@ -35,7 +36,7 @@ NO_ACT = (
 class UnitBuilder:
     """Build context handed to every op's ``build(node, ctx)``."""
 
-    def __init__(self, device: Any, graph: OpGraph, node_ids: list[str]) -> None:
+    def __init__(self, device: KernelDevice, graph: OpGraph, node_ids: list[str]) -> None:
         self.device, self.graph = device, graph
         order = {v: i for i, v in enumerate(graph.topo_order())}
         self.node_ids = sorted(dict.fromkeys(node_ids), key=lambda v: order[v])
@@ -44,7 +45,7 @@ class UnitBuilder:
             reason = why_not(n, graph)
             if reason:
                 raise HetlabError(f"{self.device.name} cannot run node {n.id}: {reason}")
-        self.weights = _weights(graph)
+        self.weights = const_weights(graph)
         self.launches: list[Launch] = []
         self.alias: dict[str, str] = {}
         self.fused: dict[str, str] = {}
@@ -206,7 +207,7 @@ class UnitBuilder:
             keep=self.keep,
             dtypes=dtypes,
         )
-        if getattr(self.device, "bounds_check", False):
+        if self.device.bounds_check:
             plan.checks = Checks(self.device, self.launches, self.files, buffers)
         return Unit(
             device=self.device.name,
@@ -253,7 +254,7 @@ class UnitBuilder:
         return buffers[name]
 
 
-def _weights(graph: OpGraph) -> dict[str, np.ndarray]:
+def const_weights(graph: OpGraph) -> dict[str, np.ndarray]:
     """Constant tensors of ``graph`` (cached on the graph object)."""
     w = getattr(graph, "_hetlab_weights", None)
     if w is None:

@@ -28,7 +28,6 @@ import numpy as np
 
 from hetlab.devices.base import (
     Capabilities,
-    Device,
     LazyNodeTimes,
     NodeTime,
     RunResult,
@@ -36,12 +35,16 @@ from hetlab.devices.base import (
     now,
 )
 from hetlab.devices.capabilities import AHEAD_OF_TIME
+from hetlab.devices.group import GroupContext
 from hetlab.devices.kernels import CLBuffer, bounds, source
 from hetlab.devices.kernels.builder import UnitBuilder
+from hetlab.devices.kernels.device import KernelDevice
 from hetlab.devices.kernels.ops import why_not
-from hetlab.devices.opencl import pocl, queues
+from hetlab.devices.opencl import pocl
+from hetlab.devices.opencl.group import AotGroup
 from hetlab.devices.opencl.if_runner import prepare_composite
 from hetlab.devices.opencl.launcher import enqueue, enqueue_each
+from hetlab.devices.opencl.queues import MEASURES, OpenCLQueues
 from hetlab.devices.opencl.threads import Started, enabled, pin
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
@@ -99,7 +102,7 @@ def exact_divide_option(cl: Any, cl_device: Any) -> list[str]:
     return ["-cl-fp32-correctly-rounded-divide-sqrt"] if offered else []
 
 
-class OpenCLDevice(Device):
+class OpenCLDevice(KernelDevice):
     """An OpenCL device; see the module docstring for buffers and timing."""
 
     kind = "opencl"
@@ -112,7 +115,7 @@ class OpenCLDevice(Device):
         self.ctx = cl.Context([cl_device])
         # a queue without profiling for timed runs (a launch costs the host about half as
         # much there), and one with profiling, made on first use, for node timelines
-        self._plain_queue = cl.CommandQueue(self.ctx)
+        self.plain_queue = cl.CommandQueue(self.ctx)
         self._profiling_queue: Any = None
         self.unified = bool(getattr(cl_device, "host_unified_memory", False))
         self._programs: dict[tuple[str, str, bool], Any] = {}
@@ -132,7 +135,7 @@ class OpenCLDevice(Device):
     def queue(self) -> Any:
         """The command queue in use: with profiling while ``record_node_times`` is set."""
         if not self.record_node_times:
-            return self._plain_queue
+            return self.plain_queue
         if self._profiling_queue is None:
             props = self.cl.command_queue_properties.PROFILING_ENABLE
             self._profiling_queue = self.cl.CommandQueue(self.ctx, properties=props)
@@ -146,7 +149,7 @@ class OpenCLDevice(Device):
         view.__dict__.update(self.__dict__)
         view.name = f"{self.name}.q{index}"
         view.parent, view.queue_index = self, index
-        view._plain_queue = self.cl.CommandQueue(self.ctx)
+        view.plain_queue = self.cl.CommandQueue(self.ctx)
         view._profiling_queue = None
         return view
 
@@ -166,8 +169,12 @@ class OpenCLDevice(Device):
             share_key="opencl_share",
         )
 
-    def queue_measures(self) -> Any:
-        return queues
+    def group_runner(self, ex: GroupContext, names: Sequence[str]) -> AotGroup | None:
+        """The units on this context's queues enqueued ahead of time (``group.py``)."""
+        return AotGroup.for_units(ex, names)
+
+    def queue_measures(self) -> OpenCLQueues:
+        return MEASURES
 
     def info(self) -> dict[str, Any]:
         """spec §5's entry, plus ``type``: GPU, CPU or ACCELERATOR (the OpenCL device type)."""

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from hetlab.devices.base import NodeTime, RunResult, Unit, now
-from hetlab.devices.kernels.builder import UnitBuilder, _weights
+from hetlab.devices.kernels.builder import UnitBuilder, const_weights
 from hetlab.devices.kernels.ops import why_not
 from hetlab.devices.kernels.ops.if_support import classify, is_float, node_reads
 from hetlab.errors import HetlabError
@@ -157,7 +157,7 @@ class IfStep:
         return node_reads(self.graph.node(self.node_id))
 
     def _const(self, name: str) -> np.ndarray:
-        w = _weights(self.graph)
+        w = const_weights(self.graph)
         if name not in w:
             raise HetlabError(
                 f"If node {self.node_id} reads {name!r}, which is neither an input nor a constant"

@@ -40,11 +40,11 @@ class Op:
         for i in self.float_inputs(node):
             if i >= len(node.inputs) or not node.inputs[i]:
                 continue
-            r = _check_tensor(graph, node.inputs[i], self.max_rank, f"input {i}", dts)
+            r = check_tensor(graph, node.inputs[i], self.max_rank, f"input {i}", dts)
             if r:
                 return r
         for t in node.outputs[:1]:
-            r = _check_tensor(graph, t, self.max_rank, "output", dts)
+            r = check_tensor(graph, t, self.max_rank, "output", dts)
             if r:
                 return r
         return self.check(node, graph)
@@ -56,7 +56,7 @@ class Op:
         raise NotImplementedError
 
 
-def _check_tensor(
+def check_tensor(
     graph: OpGraph, name: str, max_rank: int, role: str, dtypes: tuple[str, ...] = FLOAT
 ) -> str | None:
     """Why tensor ``name`` (the node's ``role``: 'input 1', 'output') rules the node out;

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.kernels.ops import FLOAT, Op, _check_tensor, register
+from hetlab.devices.kernels.ops import FLOAT, Op, check_tensor, register
 from hetlab.devices.kernels.ops.common import (
     ANY,
     NUMERIC,
@@ -93,7 +93,7 @@ class Binary(Op):
         if node.op_type == "Pow":
             e = node.inputs[1]
             t = graph.tensors.get(e)
-            if not is_const(graph, e) and (t is None or _check_tensor(graph, e, 6, "exponent")):
+            if not is_const(graph, e) and (t is None or check_tensor(graph, e, 6, "exponent")):
                 return "Pow exponent must be float32 or a constant"
         floats = graph.tensors[node.inputs[0]].dtype == "float32"
         if node.op_type == "Mod" and floats and not int(attr(node, "fmod", 0)):

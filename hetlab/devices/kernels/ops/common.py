@@ -89,9 +89,9 @@ def const_value(graph: OpGraph, name: str) -> np.ndarray | None:
     if not name or name not in graph.consts:
         return None
     # lazy: the builder imports the ops
-    from hetlab.devices.kernels.builder import _weights
+    from hetlab.devices.kernels.builder import const_weights
 
-    return _weights(graph).get(name)
+    return const_weights(graph).get(name)
 
 
 def is_const(graph: OpGraph, name: str) -> bool:

@@ -106,15 +106,15 @@ def gemm_launch(
     epi = [bias_buf, i32(sbias_m), i32(sbias_n), f32(alpha), f32(beta), i32(has_bias), *act]
     res_opt, res_args = ("", []) if resid is None else (" -DRESID", [resid[0], i32(resid[1])])
     in_opt = " -DPRE_RELU" if pre_relu else ""
-    if M <= 4 and sak == 1 and sbn == 1 and not conv and not getattr(dev, "gemm_splits", None):
+    if M <= 4 and sak == 1 and sbn == 1 and not conv and not dev.gemm_splits:
         k = ctx.kernel("gemm.cl", "gemv", "-DTS=32 -DA_KC=1 -DB_NC=1" + res_opt + in_opt)
         args = [i32(M), i32(N), i32(K), A, i32(sam), B, i32(sbk), C, i32(ldc), offs_buf, *epi]
         args += res_args
         ctx.launch(node, k, (math.ceil(N / 16) * 16, 16, nb), (16, 16, 1), args)
         return
-    rule = SPLIT_GRAPH if getattr(dev, "launches_from_graph", False) else SPLIT_HOST
+    rule = SPLIT_GRAPH if dev.launches_from_graph else SPLIT_HOST
     ts, splits, klen = choose_tiling(
-        M, N, K, nb, int(dev.dev.max_compute_units), getattr(dev, "gemm_splits", None), rule
+        M, N, K, nb, int(dev.dev.max_compute_units), dev.gemm_splits, rule
     )
     opts = f"-DTS={ts} -DA_KC={int(sak == 1)} -DB_NC={int(sbn == 1)}" + (" -DCONV" if conv else "")
     k = ctx.kernel("gemm.cl", "gemm", opts + res_opt + in_opt)

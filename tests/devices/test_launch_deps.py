@@ -15,9 +15,9 @@ import random
 import numpy as np
 import pytest
 
+from hetlab.devices.cuda.launch_deps import issue_order, launch_waits
 from hetlab.devices.platform import devices as platform_devices
 from hetlab.executor.check import random_inputs, reference_outputs
-from hetlab.executor.launch_deps import issue_order, launch_waits
 from hetlab.graph import load
 from hetlab.zoo import path as zoo_path
 from tests.executor.dags import random_topo_order
@@ -172,7 +172,7 @@ def _happens_before(log: list) -> dict[int, set[int]]:
 def test_the_capture_puts_each_launch_after_the_launches_it_waits_for(seed):
     from types import SimpleNamespace
 
-    from hetlab.executor.cuda_graph import GraphGroup
+    from hetlab.devices.cuda.graph import GraphGroup
 
     rng = np.random.default_rng(seed)
     log: list = []

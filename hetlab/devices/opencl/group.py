@@ -26,22 +26,18 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from hetlab.devices.base import NodeTime, now
+from hetlab.devices.group import Event, GroupContext, GroupRunner, UnitSpec, one_queue
 from hetlab.devices.opencl.launcher import enqueue, enqueue_each
-from hetlab.executor.trace import Event
-from hetlab.executor.units import UnitSpec, one_queue
-
-if TYPE_CHECKING:
-    from hetlab.executor.interpreter import Executor
 
 
 class UnitDone:
-    """Stands in for a group unit's ``threading.Event`` in ``Executor._done``: ``wait``
-    returns once the unit is enqueued and the copies of what it publishes have finished."""
+    """A group unit's waiter (``GroupRunner.start_run``): ``wait`` returns once the unit is
+    enqueued and the copies of what it publishes have finished."""
 
     def __init__(self, cl: Any) -> None:
         self.cl = cl
@@ -62,41 +58,41 @@ class UnitDone:
         return self.enqueued.is_set()
 
 
-def eligible(ex: Executor, names: Sequence[str]) -> bool:
-    """Whether the units on ``names`` (one OpenCL context) can be enqueued ahead of time:
-    not a sequential plan unless it is all on one queue, no unit with control flow (those
-    run on the host), and every tensor a CPU device sends into the group has a static shape
-    (its host array exists before the CPU produces it)."""
-    specs = [s for s in ex.specs if s.device in names]
-    if ex.sequential and not one_queue(ex.specs, specs):
-        return False
-    for s in specs:
-        if hasattr(ex.units[s.index].handle, "executed_nodes"):
-            return False
-    group = {s.index for s in specs}
-    for s in specs:
-        for t in ex.units[s.index].inputs:
-            p = ex.producer.get(t)
-            if p is not None and p not in group:
-                tensor = ex.graph.tensors.get(t)
-                if tensor is None or tensor.shape is None:
-                    return False
-    return True
-
-
-class AotGroup:
+class AotGroup(GroupRunner):
     """The units of one OpenCL context, enqueued ahead of time by ``run`` on one thread."""
 
-    def __init__(self, ex: Executor, names: Sequence[str]) -> None:
-        self.ex = ex
-        self.names = list(names)
-        self.devs = {d: ex.devices[d] for d in names}
-        self.root = self.devs[names[0]].root
+    def __init__(self, ex: GroupContext, names: Sequence[str]) -> None:
+        super().__init__(ex, names)
         self.cl = self.root.cl
-        self.specs = [s for s in ex.specs if s.device in self.devs]
-        self.index = {s.index for s in self.specs}
         self._classify()
         self.pool: dict[str, Any] = {}  # tensor -> device buffer written from the host
+        self.done: dict[int, UnitDone] = {}
+        self.user: dict[str, Any] = {}
+        self.aborted = False
+        self.end: float | None = None  # the last run's end, once it ran to the end
+        self.report: tuple[list[Event], dict[int, list[NodeTime]]] | None = None
+
+    @classmethod
+    def fits(cls, ex: GroupContext, names: Sequence[str]) -> bool:
+        """Whether the units on ``names`` (one OpenCL context) can be enqueued ahead of time:
+        not a sequential plan unless it is all on one queue, no unit with control flow (those
+        run on the host), and every tensor a CPU device sends into the group has a static shape
+        (its host array exists before the CPU produces it)."""
+        specs = [s for s in ex.specs if s.device in names]
+        if ex.sequential and not one_queue(ex.specs, specs):
+            return False
+        for s in specs:
+            if hasattr(ex.units[s.index].handle, "executed_nodes"):
+                return False
+        group = {s.index for s in specs}
+        for s in specs:
+            for t in ex.units[s.index].inputs:
+                p = ex.producer.get(t)
+                if p is not None and p not in group:
+                    tensor = ex.graph.tensors.get(t)
+                    if tensor is None or tensor.shape is None:
+                        return False
+        return True
 
     def _classify(self) -> None:
         """Per unit: inputs from the group and inputs from the host; per host input, the units
@@ -128,18 +124,18 @@ class AotGroup:
         }
         for t in self.cpu_made:
             ex.on_publish[t] = self._publisher(t)
-        outside = [s for s in ex.specs if s.index not in self.index]
-        needed = set(ex.graph.outputs) | {t for s in outside for t in ex.recv[s.index]}
+        needed = self.needed_outside()
         self.reads = {s.index: [t for t in ex.publish[s.index] if t in needed] for s in self.specs}
 
     # --- one run ------------------------------------------------------------------------
-    def start_run(self) -> None:
+    def start_run(self) -> dict[int, UnitDone]:
         """Before the workers start: a fresh ``UnitDone`` per unit and a user event per
         tensor a CPU worker sends into the group."""
-        ex, cl = self.ex, self.cl
-        for s in self.specs:
-            ex._done[s.index] = UnitDone(cl)
+        cl = self.cl
+        self.done = {s.index: UnitDone(cl) for s in self.specs}
         self.user = {t: cl.UserEvent(self.root.ctx) for t in self.cpu_made}
+        self.aborted, self.end, self.report = False, None, None
+        return self.done
 
     def _publisher(self, t: str):
         def publish() -> None:
@@ -150,14 +146,12 @@ class AotGroup:
         return publish
 
     def abort(self) -> None:
-        """Let commands waiting on user events go (a CPU worker failed before setting them)."""
-        for event in getattr(self, "user", {}).values():
+        """Stop enqueueing; let commands waiting on user events go (a CPU worker failed
+        before setting them)."""
+        self.aborted = True
+        for event in self.user.values():
             with contextlib.suppress(self.cl.Error):  # already set
                 event.set_status(self.cl.command_execution_status.COMPLETE)
-
-    def deferred_events(self) -> list[Any]:
-        """No events to add: a run records its units from their OpenCL stamps as it goes."""
-        return []
 
     def run(self) -> None:
         """Enqueue every unit of the group, then wait for what the host needs."""
@@ -169,12 +163,12 @@ class AotGroup:
         self.enqueued_at: dict[int, float] = {}
         host_reads: list[Any] = []
         for s in self.specs:
-            if ex._abort is not None:
+            if self.aborted:
                 return
             self.enqueued_at[s.index] = now()
             waits = self._waits(s)
             self.last[s.index] = self._enqueue_launches(s, waits)
-            done = ex._done[s.index]
+            done = self.done[s.index]
             for t in self.reads[s.index]:
                 out, ev = self._read(s, t)
                 ex.host[t] = out  # filled once ``ev`` completes; readers wait on it
@@ -187,9 +181,9 @@ class AotGroup:
             self.cl.wait_for_events(host_reads)
         for q in {id(d.queue): d.queue for d in self.devs.values()}.values():
             q.finish()
-        self._record(now())
-        for s in self.specs:  # the bounds-checked build's error records (opencl/bounds.py)
-            checks = getattr(self.ex.units[s.index].handle, "checks", None)
+        self.end = now()
+        for s in self.specs:  # the bounds-checked build's error records (kernels/bounds.py)
+            checks = ex.units[s.index].handle.checks
             if checks is not None:
                 checks.verify()
 
@@ -251,11 +245,26 @@ class AotGroup:
         return out, self.cl.enqueue_copy(q, out, buf.buf, is_blocking=False)
 
     # --- the report's events ------------------------------------------------------------
-    def _record(self, end: float) -> None:
+    def events(self) -> list[Event]:
+        """The last run's unit events, from the launches' OpenCL stamps."""
+        return self._stamps()[0]
+
+    def node_times(self) -> dict[int, list[NodeTime]]:
+        """The last run's node times per unit (profiling queues only)."""
+        return self._stamps()[1]
+
+    def _stamps(self) -> tuple[list[Event], dict[int, list[NodeTime]]]:
+        """The last run's unit events and node times, read once, after the run is timed."""
+        if self.report is None and self.end is not None:
+            self.report = self._read_stamps(self.end)
+        return self.report or ([], {})
+
+    def _read_stamps(self, end: float) -> tuple[list[Event], dict[int, list[NodeTime]]]:
         ex = self.ex
         profiled = all(d.record_node_times for d in self.devs.values())
         firsts = [evs[0] for evs in self.launch_events.values() if evs]
         ref = firsts[0].profile.queued if profiled and firsts else None
+        out, times = [], {}
         for s in self.specs:
             evs = self.launch_events[s.index]
             args: dict[str, Any] = {"unit": s.index, "nodes": len(s.nodes), "aot": True}
@@ -265,11 +274,12 @@ class AotGroup:
                 start, finish = min(max(start, self.t0), end), min(max(finish, self.t0), end)
                 finish = max(finish, start)
                 h = ex.units[s.index].handle
-                ex._raw_node_times[s.index] = self._node_times(h, evs, ref, end)
+                times[s.index] = self._node_times(h, evs, ref, end)
             else:
                 start, finish = self.enqueued_at[s.index], end
                 args["approx"] = True
-            ex._events.append(Event("unit", s.device, s.label, ex.ms(start), ex.ms(finish), args))
+            out.append(Event("unit", s.device, s.label, ex.ms(start), ex.ms(finish), args))
+        return out, times
 
     def _node_times(self, h: Any, events: list[Any], ref: int, end: float) -> list[NodeTime]:
         span: dict[str, list[float]] = {}

@@ -23,49 +23,22 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from hetlab.devices.base import now
-from hetlab.executor.launch_deps import issue_order, launch_waits
-from hetlab.executor.trace import Event
-from hetlab.executor.units import one_queue
-
-if TYPE_CHECKING:
-    from hetlab.executor.interpreter import Executor
+from hetlab.devices.cuda.launch_deps import issue_order, launch_waits
+from hetlab.devices.group import Event, GroupContext, GroupRunner, one_queue
 
 
-def graph_eligible(ex: Executor, names: Sequence[str]) -> bool:
-    """Whether the units on ``names`` (one CUDA device) can run as one captured graph: a
-    sequential plan only where it is all on one stream."""
-    if ex.node_times:
-        return False
-    specs = [s for s in ex.specs if s.device in names]
-    if ex.sequential and not one_queue(ex.specs, specs):
-        return False
-    group = {s.index for s in specs}
-    for s in specs:
-        for t in ex.units[s.index].inputs:
-            p = ex.producer.get(t)
-            if p is not None and p not in group:
-                return False
-    return True
-
-
-class GraphGroup:
+class GraphGroup(GroupRunner):
     """The units of one CUDA device and its streams, run as one captured graph."""
 
-    def __init__(self, ex: Executor, names: Sequence[str]) -> None:
-        self.ex = ex
-        self.names = list(names)
-        self.devs = {d: ex.devices[d] for d in names}
-        self.root = self.devs[names[0]].root
+    def __init__(self, ex: GroupContext, names: Sequence[str]) -> None:
+        super().__init__(ex, names)
         self.cp = self.root.cp
-        self.specs = [s for s in ex.specs if s.device in self.devs]
-        self.index = {s.index for s in self.specs}
-        outside = [s for s in ex.specs if s.index not in self.index]
-        needed = set(ex.graph.outputs) | {t for s in outside for t in ex.recv[s.index]}
+        needed = self.needed_outside()
         self.reads = [t for s in self.specs for t in ex.publish[s.index] if t in needed]
         self.inputs = sorted(
             {t for s in self.specs for t in ex.units[s.index].inputs if t not in ex.producer}
@@ -86,14 +59,31 @@ class GraphGroup:
         self.span: tuple[float, float] | None = None  # the last run's interval
         with self.cp.cuda.Device(self.root.index):
             self.stream = self.cp.cuda.Stream(non_blocking=True)
+        self.done = threading.Event()
 
-    def start_run(self) -> None:
+    @classmethod
+    def fits(cls, ex: GroupContext, names: Sequence[str]) -> bool:
+        """Whether the units on ``names`` (one CUDA device) can run as one captured graph: a
+        sequential plan only where it is all on one stream."""
+        if ex.node_times:
+            return False
+        specs = [s for s in ex.specs if s.device in names]
+        if ex.sequential and not one_queue(ex.specs, specs):
+            return False
+        group = {s.index for s in specs}
+        for s in specs:
+            for t in ex.units[s.index].inputs:
+                p = ex.producer.get(t)
+                if p is not None and p not in group:
+                    return False
+        return True
+
+    def start_run(self) -> dict[int, threading.Event]:
         """One fresh done-event for every unit of the group (the executor's protocol for
         its workers): the graph makes them all at once."""
-        done = threading.Event()
-        for s in self.specs:
-            self.ex._done[s.index] = done
+        self.done = threading.Event()
         self.span = None
+        return {s.index: self.done for s in self.specs}
 
     def abort(self) -> None:
         """Nothing waits inside a graph on the host: nothing to let go."""
@@ -120,10 +110,9 @@ class GraphGroup:
             ex.host[t] = out
             ex.published(t)
         self.span = (t0, end)
-        if self.specs:
-            ex._done[self.specs[0].index].set()
+        self.done.set()
 
-    def deferred_events(self) -> list[Event]:
+    def events(self) -> list[Event]:
         """The last run's unit events, made once the run is timed: a plan of hundreds of
         units would otherwise time the host making them."""
         if self.span is None:

@@ -1,0 +1,151 @@
+"""How a device runs all of a plan's units on it and on its queue views at once.
+
+The executor runs a plan unit by unit, one worker thread per device. A device that can do
+better (enqueue a whole group ahead of time, capture it as one graph) declares a runner
+through ``Device.group_runner``; the executor asks the device for one and never knows its
+kind (tinygrad's runtime: a backend hands its graph runner to the engine). A runner sees the
+executor only through ``GroupContext``, the declared state it offers, and overrides the
+declared hooks of ``GroupRunner`` (torch.fx's Interpreter: named override points).
+
+The plan's units (``UnitSpec``) and the run's events (``Event``) are defined here, below
+the executor, since both sides use them.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Self
+
+from hetlab.devices.base import Device, NodeTime, Unit
+from hetlab.graph.ir import OpGraph
+
+
+@dataclass
+class UnitSpec:
+    """``index`` is the unit's position in the global order; ``seq`` its position on its device."""
+
+    index: int
+    device: str
+    nodes: list[str]
+    seq: int = 0
+    deps: list[int] = field(default_factory=list)  # units on other devices it waits for
+
+    @property
+    def label(self) -> str:
+        first, last = self.nodes[0], self.nodes[-1]
+        span = first if first == last else f"{first}..{last} ({len(self.nodes)} nodes)"
+        return f"unit {self.index} on {self.device} [{span}]"
+
+
+def one_queue(plan_specs: Sequence[UnitSpec], specs: Sequence[UnitSpec]) -> bool:
+    """Whether ``specs`` are every unit of the plan, all on one device: a sequential plan's
+    one-at-a-time order is then the order that device's one queue keeps."""
+    return len(specs) == len(plan_specs) and len({s.device for s in specs}) <= 1
+
+
+@dataclass
+class Event:
+    """``kind``: 'unit' (a dispatch), 'node' (one node, where the device timed it),
+    'send' (device -> host copy of a tensor) or 'recv' (host -> device, a transfer)."""
+
+    kind: str
+    device: str
+    name: str
+    start: float  # ms from run start
+    finish: float
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+class Waiter(Protocol):
+    """What a worker waits on before a unit that depends on another (a ``threading.Event``
+    or a runner's own)."""
+
+    def wait(self) -> None: ...
+
+    def set(self) -> None: ...
+
+    def is_set(self) -> bool: ...
+
+
+class GroupContext(Protocol):
+    """What the executor offers a group runner: the plan and its prepared units, where each
+    tensor comes from and goes to (read only), and one run's tensor store and clock."""
+
+    graph: OpGraph
+    devices: Mapping[str, Device]
+    specs: Sequence[UnitSpec]  # every unit of the plan, in global order
+    units: Sequence[Unit]  # prepared, by unit index
+    order: Sequence[str]  # the plan's global order of nodes
+    device_of: Mapping[str, str]
+    sequential: bool  # one unit at a time in global order
+    node_times: bool  # the run asks for node timelines
+    producer: Mapping[str, int]  # tensor -> the unit that makes it (model inputs: none)
+    recv: Sequence[Sequence[str]]  # per unit, the tensors it receives from another device
+    publish: Sequence[Sequence[str]]  # per unit, the tensors it sends to the host
+    host: dict[str, Any]  # this run's host arrays: model inputs, then what units publish
+    # tensor -> what to call once a worker has put it in ``host`` (a runner's own hook)
+    on_publish: dict[str, Callable[[], None]]
+
+    def published(self, tensor: str) -> None:
+        """``tensor`` is in ``host``: wake whatever waits for it."""
+
+    def ms(self, t: float) -> float:
+        """A ``now()`` time as ms from this run's start (an ``Event``'s clock)."""
+
+
+class GroupRunner(ABC):
+    """Runs the units of one device and its queue views (``names``, the root first) on one
+    thread: built once per plan, then ``start_run``, ``run`` per run, ``release`` at the end.
+    A subclass declares which plans it takes (``fits``) and overrides the hooks below."""
+
+    names: list[str]  # the devices whose units it runs
+    specs: list[UnitSpec]  # its units, in global order
+
+    def __init__(self, ex: GroupContext, names: Sequence[str]) -> None:
+        self.ex = ex
+        self.names = list(names)
+        self.devs = {d: ex.devices[d] for d in names}
+        self.root = self.devs[names[0]].root
+        self.specs = [s for s in ex.specs if s.device in self.devs]
+        self.index = {s.index for s in self.specs}
+
+    @classmethod
+    @abstractmethod
+    def fits(cls, ex: GroupContext, names: Sequence[str]) -> bool:
+        """Whether this runner can run the units on ``names`` of the plan in ``ex``."""
+
+    @classmethod
+    def for_units(cls, ex: GroupContext, names: Sequence[str]) -> Self | None:
+        """A runner of the units on ``names``, or None where they do not fit it."""
+        return cls(ex, names) if cls.fits(ex, names) else None
+
+    def needed_outside(self) -> set[str]:
+        """The tensors that leave the group: model outputs and what other devices receive."""
+        ex = self.ex
+        outside = [s for s in ex.specs if s.index not in self.index]
+        return set(ex.graph.outputs) | {t for s in outside for t in ex.recv[s.index]}
+
+    @abstractmethod
+    def start_run(self) -> Mapping[int, Waiter]:
+        """Before the workers start: a fresh waiter per unit of the group, which the
+        executor's workers wait on."""
+
+    @abstractmethod
+    def run(self) -> None:
+        """Run every unit of the group once; blocks until what the host needs is there."""
+
+    def abort(self) -> None:
+        """Another device failed: let go whatever in the group waits on the host."""
+
+    def events(self) -> list[Event]:
+        """The last run's unit events, read once the run is timed."""
+        return []
+
+    def node_times(self) -> dict[int, Sequence[NodeTime]]:
+        """The last run's node times per unit, where the devices timed them."""
+        return {}
+
+    def release(self) -> None:
+        """Free what the runner holds (buffers, graphs)."""

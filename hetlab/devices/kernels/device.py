@@ -1,0 +1,33 @@
+"""What the kernel library reads of a device beyond ``Device``: the interface every backend
+that runs hetlab's kernels (OpenCL, CUDA) declares, so the builder and the ops read
+declared attributes and never probe a device for what it might have."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from typing import Any
+
+from hetlab.devices.base import Device
+
+
+class KernelDevice(Device):
+    """A device that compiles and launches the kernel library's programs.
+
+    - ``bounds_check``: programs built from now on check every global index
+      (``bounds.py``); a debug build, slower.
+    - ``gemm_splits``: every tiled GEMM split this many ways over K, whatever its shape
+      (tests exercising the split-K path); None: chosen by shape (``ops/gemm.py``).
+    - ``launches_from_graph``: the device's plans replay their launches from a captured
+      graph, so a launch costs no host time of its own and GEMMs split more readily.
+    - ``dev.max_compute_units``: the device's compute units, which size the GEMM splits.
+    """
+
+    bounds_check: bool = False
+    gemm_splits: int | None = None
+    launches_from_graph: bool = False
+    dev: Any
+
+    @abstractmethod
+    def kernel(self, filename: str, name: str, options: str = "") -> Any:
+        """A fresh kernel of ``kernels/cl/<filename>`` built with ``options`` (compiled
+        once per device), with its own argument slots (``set_arg``)."""

@@ -29,7 +29,7 @@ LONG_MODULES: dict[str, int] = {
     "hetlab/devices/opencl/device.py": 408,
     "hetlab/devices/opencl/group.py": 306,
     "hetlab/devices/platform.py": 387,
-    "hetlab/executor/interpreter.py": 331,
+    "hetlab/executor/interpreter.py": 337,
     "hetlab/schedulers/ilp.py": 305,
     "hetlab/schedulers/ilp_model.py": 306,
     "hetlab/schedulers/ilp_plus.py": 303,

@@ -32,7 +32,7 @@ from hetlab.devices.base import Device, Unit, is_accelerator, now, unsupported_s
 from hetlab.devices.group import GroupRunner
 from hetlab.errors import HetlabError
 from hetlab.executor.trace import Event
-from hetlab.executor.units import UnitSpec, build_units, check_plan
+from hetlab.executor.units import UnitSpec, build_units, check_fixed, check_plan, fixed_inputs
 from hetlab.executor.worker import GroupWorker, RunError, Worker
 from hetlab.graph.ir import OpGraph
 
@@ -220,6 +220,8 @@ class Executor:
             raise RunError(f"no unit produces model output {missing[0]!r}")
         for (_d, t), i in last.items():
             self.free_after[i].append(t)
+        kernel = {d for d, dev in self.devices.items() if is_accelerator(dev)}
+        self.fixed_in = fixed_inputs(self.specs, self.units, producer, kernel)
 
     # --- running ------------------------------------------------------------------
     def run_once(self, inputs: Mapping[str, Any]) -> Repetition:
@@ -228,12 +230,14 @@ class Executor:
         absent = [t for t in self.graph.inputs if t not in inputs]
         if absent:
             raise HetlabError(f"missing model input {absent[0]!r}")
+        self.host: dict[str, Any] = dict(inputs)
+        for t in self.graph.inputs:
+            check_fixed(self.graph, self.specs, self.fixed_in, t, self.host[t])
         # a group sets its own units' done-events in start_run
         self._done = [None if s.device in self._grouped else threading.Event() for s in self.specs]
         self._abort: tuple[UnitSpec, BaseException] | None = None
         self._turn = 0
         self._turn_cv = threading.Condition()
-        self.host: dict[str, Any] = dict(inputs)
         self._events: list[Event] = []
         self._raw_node_times: dict[int, Any] = {}
         for g in self._groups:
@@ -281,7 +285,9 @@ class Executor:
             ev.set()
 
     def published(self, tensor: str) -> None:
-        """A worker has put ``tensor`` in ``host``: pass it on to a device waiting for it."""
+        """A worker has put ``tensor`` in ``host``: pass it on to a device waiting for it
+        (once its shape is the one a kernel device reading it was built for)."""
+        check_fixed(self.graph, self.specs, self.fixed_in, tensor, self.host[tensor])
         hook = self.on_publish.get(tensor)
         if hook is not None:
             hook()

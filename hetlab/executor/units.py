@@ -10,6 +10,7 @@ that device; because the global order is topological, the unit graph is acyclic.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from hetlab.devices.group import UnitSpec
 from hetlab.errors import HetlabError
@@ -94,6 +95,42 @@ def build_units(
         if v in close_after:
             open_unit.pop(d, None)
     return units
+
+
+def fixed_inputs(
+    specs: Sequence[UnitSpec], units: Sequence[Any], producer: Mapping[str, int], kernel: set[str]
+) -> dict[str, int]:
+    """Each tensor the host hands to a device of ``kernel`` (a model input, or another
+    device's output) -> the first unit there that reads it. Kernel units are built for the
+    graph's shapes; ``check_fixed`` holds each such tensor to them at run time."""
+    out: dict[str, int] = {}
+    for s, u in zip(specs, units, strict=False):
+        if s.device not in kernel:
+            continue
+        for t in u.inputs:
+            p = producer.get(t)
+            if p is None or specs[p].device not in kernel:
+                out.setdefault(t, s.index)
+    return out
+
+
+def check_fixed(
+    graph: OpGraph, specs: Sequence[UnitSpec], fixed_in: Mapping[str, int], tensor: str, value: Any
+) -> None:
+    """One line, where ``value`` has another shape than the kernel unit reading ``tensor``
+    (``fixed_inputs``) was built for: its shape followed input values the graph's did not."""
+    i = fixed_in.get(tensor)
+    info = graph.tensors.get(tensor)
+    if i is None or info is None or info.shape is None:
+        return
+    got = tuple(getattr(value, "shape", ()))
+    if got != tuple(info.shape):
+        raise HetlabError(
+            f"{specs[i].label} was built for {tensor!r} of shape {list(info.shape)}, but this "
+            f"run gives it shape {list(got)}: its shape depends on the input values, and "
+            "kernel devices run the shapes they were built for; place the nodes that read it "
+            "on a CPU device"
+        )
 
 
 def single_device_placement(graph: OpGraph, device: str, fallback: str, supports) -> dict[str, str]:

@@ -34,11 +34,14 @@ DTYPE_BYTES = {
 
 @dataclass
 class Tensor:
-    """A value of the model: ``shape`` is a tuple of ints once fixed, ``dtype`` a numpy name."""
+    """A value of the model: ``shape`` is a tuple of ints once fixed, ``dtype`` a numpy name;
+    ``dynamic``: the shape is that of one recorded run, and other input values may change it
+    (``graph/dynamic.py``)."""
 
     name: str
     shape: tuple[int, ...] | None
     dtype: str = "float32"
+    dynamic: bool = False
 
     @property
     def nbytes(self) -> int:
@@ -139,6 +142,11 @@ class OpGraph:
             cache = (len(self.edges), (dict(p), dict(s)))
             self._adj_cache = cache
         return cache[1]
+
+    def data_dependent(self, node: Node) -> list[str]:
+        """The tensors ``node`` reads or writes whose shapes are data-dependent."""
+        names = [*node.inputs, *node.outer_inputs, *node.outputs]
+        return [t for t in dict.fromkeys(names) if t in self.tensors and self.tensors[t].dynamic]
 
     def producer(self) -> dict[str, str]:
         """Tensor name -> id of the node that writes it."""
@@ -243,6 +251,7 @@ class OpGraph:
                     "inputs": n.inputs,
                     "outputs": n.outputs,
                     "shapes": [_shape(self.tensors.get(t)) for t in n.outputs],
+                    **_dynamic(self.tensors, n.outputs),
                     "origin": n.origin or [n.id],
                 }
                 for n in self.nodes
@@ -252,6 +261,12 @@ class OpGraph:
                 for e in self.edges
             ],
         }
+
+
+def _dynamic(tensors: dict[str, Tensor], outputs: list[str]) -> dict[str, list[bool]]:
+    """``{"dynamic": [...]}`` beside ``shapes`` where an output's shape is data-dependent."""
+    flags = [bool(t in tensors and tensors[t].dynamic) for t in outputs]
+    return {"dynamic": flags} if any(flags) else {}
 
 
 def _shape(t: Tensor | None) -> list[int] | None:

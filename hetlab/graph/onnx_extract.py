@@ -61,7 +61,8 @@ def unit_io(graph: OpGraph, node_ids: Iterable[str]) -> tuple[list[str], list[st
 
 def extract(graph: OpGraph, node_ids: Sequence[str], outputs: Sequence[str] | None = None) -> bytes:
     """A standalone serialized ONNX model of ``node_ids`` (see ``unit_io`` for its inputs and
-    default outputs); the constants it reads are included, shapes are the graph's fixed ones."""
+    default outputs); the constants it reads are included, shapes are the graph's fixed ones
+    (none for a data-dependent one)."""
     m = read_model(graph.model_path)
     g = m.graph
     ins, outs = unit_io(graph, node_ids)
@@ -85,14 +86,15 @@ def extract(graph: OpGraph, node_ids: Sequence[str], outputs: Sequence[str] | No
 
     # Control-flow bodies are checked against the unit's input shapes for every branch, even the
     # one that will not run; fixed shapes can contradict a dormant branch, so such units declare
-    # their inputs with the element type only.
+    # their inputs with the element type only; so does every tensor whose shape is data-dependent
+    # (the recorded run's shape is one of many), and onnxruntime passes the actual shapes on.
     loose = any(graph.node(v).op_type in ("If", "Loop", "Scan") for v in sel)
 
     def vi(t: str, fixed: bool = True) -> onnx.ValueInfoProto:
         ti = graph.tensors.get(t)
         if ti is None or ti.dtype in ("string",):
             return helper.make_empty_tensor_value_info(t)
-        shape = ti.shape if fixed else None
+        shape = ti.shape if fixed and not ti.dynamic else None
         return helper.make_tensor_value_info(
             t, helper.np_dtype_to_tensor_dtype(np.dtype(ti.dtype)), shape
         )

@@ -1,5 +1,6 @@
 """Every intermediate shape of a model with fixed input shapes: ONNX shape inference first, then
-one recorded onnxruntime run for what inference leaves open."""
+one recorded onnxruntime run for what inference leaves open, and, for an ``If`` whose output
+shapes inference leaves open, one run per branch (``steady_branches``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from onnx import helper
 from hetlab.errors import HetlabError
 from hetlab.graph.inputs import random_arrays
 from hetlab.graph.ir import Tensor
-from hetlab.graph.onnx_proto import declared_dims, dtype_name
+from hetlab.graph.onnx_proto import attr_graphs, declared_dims, dtype_name
 
 
 def infer(m: onnx.ModelProto) -> dict[str, Tensor]:
@@ -42,9 +43,6 @@ def ort_shapes(
     values: dict[str, np.ndarray],
 ) -> dict[str, Tensor]:
     """Shapes of ``names`` recorded from one onnxruntime run on seeded inputs (or ``values``)."""
-    # lazy: onnxruntime is slow to import
-    import onnxruntime as ort
-
     rm = onnx.ModelProto()
     rm.CopyFrom(fm)
     have = {o.name for o in rm.graph.output}
@@ -60,19 +58,8 @@ def ort_shapes(
             else helper.make_empty_tensor_value_info(t)
         )
         rm.graph.output.append(vi)
-    specs = []
-    for vi in fm.graph.input:
-        if vi.name in fixed:
-            specs.append(Tensor(vi.name, fixed[vi.name], dtype_name(vi.type.tensor_type.elem_type)))
-    so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    so.log_severity_level = 4
-    feeds = {**random_arrays(specs, seed=0), **values}
     try:
-        sess = ort.InferenceSession(rm.SerializeToString(), so, providers=["CPUExecutionProvider"])
-        ro = ort.RunOptions()
-        ro.log_severity_level = 4
-        outs = sess.run(names, feeds, ro)
+        outs = _run(rm, names, _feeds(fm, fixed, values))
     except Exception as e:  # noqa: BLE001  onnxruntime's errors become one line
         first = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
         raise HetlabError(
@@ -87,3 +74,92 @@ def ort_shapes(
             t, tuple(int(d) for d in a.shape), str(a.dtype) if a.dtype != object else "string"
         )
     return res
+
+
+def _feeds(
+    fm: onnx.ModelProto, fixed: dict[str, tuple[int, ...]], values: dict[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """The recorded run's inputs: ``values``, seeded random arrays for the other inputs."""
+    specs = [
+        Tensor(vi.name, fixed[vi.name], dtype_name(vi.type.tensor_type.elem_type))
+        for vi in fm.graph.input
+        if vi.name in fixed
+    ]
+    return {**random_arrays(specs, seed=0), **values}
+
+
+def _run(m: onnx.ModelProto, names: list[str], feeds: dict[str, np.ndarray]) -> list:
+    """``names`` from one onnxruntime run of ``m``, without graph optimizations."""
+    # lazy: onnxruntime is slow to import
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.log_severity_level = 4
+    sess = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    ro = ort.RunOptions()
+    ro.log_severity_level = 4
+    return sess.run(names, feeds, ro)
+
+
+MAX_IFS = 16  # more ``If`` nodes than this with open shapes: none is checked (all data-dependent)
+
+
+def steady_branches(
+    fm: onnx.ModelProto,
+    fixed: dict[str, tuple[int, ...]],
+    values: dict[str, np.ndarray],
+    recorded: dict[str, Tensor],
+) -> set[str]:
+    """The outputs of main-graph ``If`` nodes, among the ``recorded`` ones, that each branch
+    gives with the recorded shape: every branch runs once on the recorded run's inputs, the
+    condition held at True, then at False (a branch that cannot run on them gives no shape).
+    Bodies that hold an op whose output shape follows values (NonZero, Loop...) never count."""
+    ifs = [
+        (i, [t for t in n.output if t in recorded])
+        for i, n in enumerate(fm.graph.node)
+        if n.op_type == "If" and n.domain in ("", "ai.onnx")
+    ]
+    ifs = [(i, outs) for i, outs in ifs if outs and not _varying_body(fm.graph.node[i])]
+    if not ifs or len(ifs) > MAX_IFS:
+        return set()
+    feeds = _feeds(fm, fixed, values)
+    steady: set[str] = set()
+    for i, outs in ifs:
+        got = [_forced(fm, i, flag, outs, feeds) for flag in (True, False)]
+        want = [recorded[t].shape for t in outs]
+        if all(g is None or g == want for g in got):
+            steady.update(outs)
+    return steady
+
+
+VARYING = ("NonZero", "Compress", "Unique", "NonMaxSuppression", "Loop", "TopK")
+
+
+def _varying_body(n: onnx.NodeProto) -> bool:
+    """Whether a body of ``n`` (or of a node in it) holds an op of ``VARYING``."""
+    return any(
+        b.op_type in VARYING or _varying_body(b)
+        for a in n.attribute
+        for sub in attr_graphs(a)
+        for b in sub.node
+    )
+
+
+def _forced(
+    fm: onnx.ModelProto, i: int, flag: bool, outs: list[str], feeds: dict[str, np.ndarray]
+) -> list[tuple[int, ...]] | None:
+    """The shapes of ``outs`` with node ``i``'s condition held at ``flag``; None where the
+    model does not run so."""
+    m = onnx.ModelProto()
+    m.CopyFrom(fm)
+    cond = f"{fm.graph.node[i].name or i}__held_{int(flag)}"
+    m.graph.initializer.append(helper.make_tensor(cond, onnx.TensorProto.BOOL, [], [flag]))
+    m.graph.node[i].input[0] = cond
+    have = {o.name for o in m.graph.output}
+    m.graph.output.extend(helper.make_empty_tensor_value_info(t) for t in outs if t not in have)
+    try:
+        res = _run(m, outs, feeds)
+    except Exception:  # noqa: BLE001  a branch that cannot run on these inputs
+        return None
+    return [tuple(int(d) for d in np.asarray(r).shape) for r in res]

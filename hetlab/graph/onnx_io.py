@@ -3,7 +3,8 @@ shapes and ``onnx_extract`` takes weights and units out; their public names are 
 
 ``load`` reads a zoo name or an ``.onnx`` path, fixes the input shapes (``shapes.py``), infers
 every intermediate shape (ONNX shape inference, then one recorded onnxruntime run for what
-inference leaves open), and builds the DAG: one vertex per node of the main graph except
+inference leaves open; ``dynamic.py`` marks the recorded shapes that input values may change),
+and builds the DAG: one vertex per node of the main graph except
 ``Constant`` (its outputs count as initializers), control-flow nodes as single vertices with
 edges for the outer tensors their bodies read, and one edge per ordered pair.
 """
@@ -17,12 +18,13 @@ import numpy as np
 import onnx
 
 from hetlab.errors import HetlabError
+from hetlab.graph.dynamic import data_dependent
 from hetlab.graph.flops import node_flops
 from hetlab.graph.ir import Edge, Node, OpGraph, Tensor
 from hetlab.graph.onnx_extract import consumers, extract, unit_io, weights
 from hetlab.graph.onnx_fold import fold as fold_model
 from hetlab.graph.onnx_fold import folder_name, named, origins
-from hetlab.graph.onnx_infer import infer, ort_shapes
+from hetlab.graph.onnx_infer import infer, ort_shapes, steady_branches
 from hetlab.graph.onnx_proto import (
     attr_graphs,
     constant_value,
@@ -74,12 +76,14 @@ def load(
     fm = fixed_model(m, fixed)
     named(fm)
     tensors, consts, recorded = _tensors(fm, real_inputs, fixed, values)
+    steady = steady_branches(fm, fixed, values, {t: tensors[t] for t in recorded})
     static = {k: t for k, t in tensors.items() if k not in recorded}
     fpath, why = fold_model(fm, Path(path).stem, static) if fold else (None, "")
     folded = read_model(fpath) if fpath is not None else None
     run = folded if folded is not None else fm
     if folded is not None:
-        tensors, consts = _folded_tensors(folded, tensors, real_inputs, fixed, values)
+        tensors, consts, refolded = _folded_tensors(folded, tensors, real_inputs, fixed, values)
+        recorded |= refolded
     g = run.graph
     ids = vertex_ids(g)
     nodes, producer = _vertices(g, ids, tensors, set(tensors) | consts | set(fixed))
@@ -106,6 +110,8 @@ def load(
     )
     graph.lint()
     graph.compute_upranks()
+    for t in data_dependent(graph, recorded, steady):
+        graph.tensors[t].dynamic = True
     return graph
 
 
@@ -187,9 +193,10 @@ def _folded_tensors(
     real_inputs: list,
     fixed: dict[str, tuple[int, ...]],
     values: dict[str, np.ndarray],
-) -> tuple[dict[str, Tensor], set[str]]:
+) -> tuple[dict[str, Tensor], set[str], set[str]]:
     """The tensors and constants of the folded model: the known shapes of the names it still
-    has, its new constants' from their values (onnxruntime for a name the folder made)."""
+    has, its new constants' from their values (onnxruntime for a name the folder made, also
+    returned)."""
     g = folded.graph
     used = {o.name for o in g.output} | set(fixed)
     for n in g.node:
@@ -204,7 +211,7 @@ def _folded_tensors(
     ]
     if missing:
         tensors.update(ort_shapes(folded, fixed, missing, tensors, values))
-    return tensors, consts
+    return tensors, consts, set(missing)
 
 
 def _vertices(

@@ -99,6 +99,8 @@ def why_not(node: Node, graph: OpGraph) -> str | None:
         return "data-dependent output shape (no OpenCL kernel)"
     if op is None:
         return f"{node.op_type} has no OpenCL kernel"
+    if graph.data_dependent(node):  # kernels are built for the shapes of the recorded run
+        return "data-dependent shape: input values change it, kernels are built for one"
     try:
         return op.why_not(node, graph)
     except HetlabError as e:

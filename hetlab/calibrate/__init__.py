@@ -1,8 +1,9 @@
 """Calibration and prediction: what a run costs beyond the problem's op and link costs.
 
 A layer above the executor: it runs plans (``executor.run``) to calibrate a problem's
-unit boundaries (``boundary``, ``handoff``) and concurrent units (``concurrency``), and
-predicts a plan's end-to-end time from a calibrated problem (``predict``). ``profile`` is the
+unit boundaries (``boundary``, ``handoff``), concurrent units (``concurrency``) and a captured
+graph's run (``graph_run``), and predicts a plan's run from a calibrated problem: ``predict``
+(``prediction``), one event simulation with a named term per effect. ``profile`` is the
 profiler's measurements with those calibrations, ``run`` the executor's run with the
 predictions added to its report: the two that ``hetlab.profile`` and ``hetlab.run`` are.
 ``plan_key`` says whether two plans run the same program (``measured``, which times
@@ -10,8 +11,9 @@ predictions added to its report: the two that ``hetlab.profile`` and ``hetlab.ru
 """
 
 from hetlab.calibrate.measured import plan_key
+from hetlab.calibrate.prediction import Prediction, predict
 from hetlab.calibrate.profile import profile
 from hetlab.calibrate.recommend import recommend
 from hetlab.calibrate.report import run, with_predictions
 
-__all__ = ["plan_key", "profile", "recommend", "run", "with_predictions"]
+__all__ = ["Prediction", "plan_key", "predict", "profile", "recommend", "run", "with_predictions"]

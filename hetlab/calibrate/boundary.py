@@ -8,11 +8,12 @@ model's own context windows (``cost.in_context.windows``) are placed alternately
 ``b`` and that plan is run for real; the boundary cost ``L`` is the extra latency on the
 links ``a->b`` and ``b->a`` that makes the simulator (spec §3) predict what was measured
 (bisection; the makespan grows with ``L``). OverSeer's calibrator fits its link model to
-micro-benchmarks the same way (Ahn et al.). ``L`` is added to both links' latency and to the
-edges' own measured ``comm``; a pair whose windows cannot alternate (a device runs too few
-of them) keeps the probe's handoff plus the receiver's per-unit cost. The same measurement,
-read as a cost per unit instead (``per_unit_ms``: measured minus §3's prediction without
-``L``, over the units), feeds ``predict.host_serial_ms``.
+micro-benchmarks the same way (Ahn et al.). ``L`` is stored as the pair's part of the
+problem's ``calibration`` (``cost/calibration.py``), apart from the links, and §3 charges it
+on every edge between the two devices; a pair whose windows cannot alternate (a device runs
+too few of them) gets the probe's handoff plus the receiver's per-unit cost. The same
+measurement, read as a cost per unit instead (``per_unit_ms``: measured minus §3's
+prediction without ``L``, over the units), is the prediction's ``host_dispatch`` term.
 
 A model too small to alternate (silero_vad: 4 vertices) gets each device's one-unit cost
 instead: what the executor adds to a whole-model run on that device (``single_unit``).
@@ -21,10 +22,12 @@ instead: what the executor adds to a whole-model run on that device (``single_un
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from hetlab.calibrate import handoff
-from hetlab.cost.problem import Link, Problem
+from hetlab.cost.calibration import Calibration
+from hetlab.cost.problem import Problem
 from hetlab.devices.base import Device
 from hetlab.executor import api
 from hetlab.executor.check import load_inputs
@@ -58,9 +61,12 @@ def alternating(
 
 
 def _shifted(problem: Problem, pair: tuple[str, str], ms: float) -> Problem:
-    p = Problem.from_json(problem.to_json(), "boundary calibration")
-    add_latency(p, {f"{pair[0]}->{pair[1]}": ms, f"{pair[1]}->{pair[0]}": ms})
-    return p
+    """``problem`` with ``ms`` more boundary latency on both of ``pair``'s links."""
+    cal = problem.calibration
+    for key in (f"{pair[0]}->{pair[1]}", f"{pair[1]}->{pair[0]}"):
+        was = cal.latency.get(key, 0.0)
+        cal = cal.with_part(key, {**cal.pairs().get(key, {}), "ms": was + ms})
+    return replace(problem, calibration=cal)
 
 
 def fit_latency(
@@ -88,28 +94,6 @@ def fit_latency(
     return round(hi, 6)
 
 
-def add_latency(problem: Problem, extra: dict[str, float]) -> Problem:
-    """Add ``extra[a->b]`` ms to link ``a->b``'s latency and to edges' own measured comm."""
-    default = problem.comm.get("default") or Link()
-    for key, ms in extra.items():
-        if ms:
-            link = problem.comm.get(key) or Link(default.latency, default.bandwidth)
-            problem.comm[key] = Link(round(link.latency + ms, 6), link.bandwidth)
-    for e in problem.edges:
-        for key in list(e.comm):
-            if extra.get(key):
-                e.comm[key] = round(e.comm[key] + extra[key], 6)
-    problem.__dict__.pop("comm_tensor", None)
-    return problem
-
-
-def without_latency(problem: Problem, ms: dict[str, float], source: str) -> Problem:
-    """A copy of ``problem`` with ``ms[a->b]`` taken off link ``a->b`` (a calibrated
-    boundary that a prediction prices some other way)."""
-    copy = Problem.from_json(problem.to_json(), source)
-    return add_latency(copy, {k: -v for k, v in ms.items()})
-
-
 def calibrate_boundaries(
     problem: Problem,
     graph: OpGraph,
@@ -120,8 +104,8 @@ def calibrate_boundaries(
     memo: CacheHooks | None = None,
     inputs: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Add each device pair's boundary cost to ``problem``'s links (see the module doc);
-    returns what was done per ordered pair, also stored as ``problem.extra["boundary"]``.
+    """Calibrate each device pair's boundary cost (see the module doc); returns what was
+    done per ordered pair, also stored as ``problem.calibration``.
     ``memo``: ``(get(a, b) -> measured ms or None, put(a, b, ms))``, e.g. the profile cache,
     so that a cached profile does not run the model again (the fit itself is recomputed)."""
     devs = {d.name: d for d in devices}
@@ -166,15 +150,13 @@ def calibrate_boundaries(
             }
             for key in (f"{x}->{y}", f"{y}->{x}"):
                 done[key] = dict(cal)
-    calibrated = {k: v["ms"] for k, v in done.items()}
-    add_latency(problem, calibrated)
     if fallback:
         done.update(_probed(problem, devs, per_unit, fallback))
     if fallback and not any(v.get("per_unit_ms") is not None for v in done.values()):
         single = single_unit(graph, devs, measure, memo, problem)
         if single:
             done["single_unit"] = single
-    problem.extra["boundary"] = done
+    problem.calibration = Calibration.of(done)
     return done
 
 
@@ -199,10 +181,9 @@ def _probed(
     problem: Problem, devs: dict[str, Device], per_unit: dict[str, float], pairs: list[str]
 ) -> dict[str, Any]:
     """Links that no plan can alternate over take the handoff probe plus the receiving
-    device's per-unit cost; adds them to ``problem`` and returns what was done per link."""
+    device's per-unit cost; what was done per link."""
     probe = handoff.measure_handoff(list(devs.values()))
     extra = {k: probe.get(k, 0.0) + per_unit.get(k.split("->", 1)[1], 0.0) for k in pairs}
-    add_latency(problem, extra)
     return {k: {"ms": round(extra[k], 6), "method": "probe handoff + per-unit cost"} for k in pairs}
 
 
@@ -217,10 +198,10 @@ def single_unit(
     the median run's latency less its time inside the device's run (feeding the inputs,
     dispatch, collecting the outputs; ``critical.py``), as ``per_unit_ms``; and, with
     ``problem``, the latency less the profile's cost of the whole model on the device as
-    ``excess_ms``, which ``predict.host_serial`` charges a plan that is that one unit: the
+    ``excess_ms``, which the prediction charges a plan that is that one unit: the
     executor's ``session.run`` converts the feed and allocates the outputs, which the
     profiler's bound inputs do not, and on a sub-millisecond model that is a large share
-    (docs/measurements.md#one-unit). Devices that cannot run every node are left out."""
+    (docs/decisions.md#one-unit). Devices that cannot run every node are left out."""
     out: dict[str, Any] = {}
     for name, d in devs.items():
         if not all(d.supports(n, graph) for n in graph.nodes):

@@ -4,13 +4,13 @@ The boundary calibration (``boundary.py``) runs the model's windows alternately 
 devices, so one device is busy at a time. A heuristic plan keeps several busy at once, and its
 units then run slower than profiled: a worker returns from onnxruntime to a GIL that another
 worker holds, the groups share the memory system, and a pool that slept while the device
-waited for another device must be woken (docs/measurements.md#concurrent-units).
+waited for another device must be woken (docs/decisions.md#concurrent-units).
 
 So the profiler also runs the plan ``heft`` makes from the profile (with the boundary
-calibration on its links) for real, and fits one surcharge ``per_unit_ms``: what each unit
-that starts while another device runs costs more, such that ``predict.host_serial_ms`` of that
-plan equals its measured median (bisection; the prediction grows with the surcharge). It is
-stored as ``problem.extra["boundary"]["concurrent"]``. A plan in which fewer than
+calibration) for real, and fits one surcharge ``per_unit_ms``: what each unit that starts
+while another device runs costs more, such that the prediction (``prediction.predict``) of
+that plan equals its measured median (bisection; the prediction grows with the surcharge).
+It is stored as the calibration's ``concurrent`` part (``boundary.concurrent``). A plan in which fewer than
 ``MIN_OVERLAPPED`` units overlap another device says too little, and leaves it out.
 """
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from hetlab.calibrate.predict import host_serial
+from hetlab.calibrate.prediction import predict as prediction
 from hetlab.calibrate.report import host_and_remote
 from hetlab.cost.cache import digest
 from hetlab.cost.problem import Problem
@@ -62,7 +62,7 @@ def calibrate_concurrency(
     inputs: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Fit the surcharge on ``ALGO``'s plan of ``problem`` (see the module doc) and store it
-    in ``problem.extra["boundary"]["concurrent"]``; returns what was stored, with
+    as ``problem.calibration``'s ``concurrent`` part; returns what was stored, with
     ``per_unit_ms`` None and a ``why`` when the plan says too little. ``memo``: ``(get(key)
     -> measured ms or None, put(key, ms))``, keyed by the plan, e.g. the profile cache."""
 
@@ -72,12 +72,23 @@ def calibrate_concurrency(
     host, remote = host_and_remote(problem, devs)
     out: dict[str, Any] = {"plan": ALGO, "per_unit_ms": None}
 
-    def predict(x: float) -> tuple[float, int] | None:
-        return host_serial(problem, graph, plan.device_of, order, host, remote, plan.sequential, x)  # type: ignore[arg-type]
+    def predict(x: float) -> tuple[float, int]:
+        got = prediction(
+            problem,
+            graph,
+            plan.device_of,
+            order,
+            host=host,
+            remote=remote,
+            sequential=plan.sequential,
+            surcharge=x,
+            breakdown=False,
+        )
+        return got.total_ms, got.overlapped
 
-    first = predict(0.0) if host is not None else None
+    first = predict(0.0) if problem.calibration.per_unit else None
     if first is None:
-        out["why"] = "no host-serial prediction (no CPU device or no boundary calibration)"
+        out["why"] = "no host-serial prediction (no per-unit boundary calibration)"
     elif first[1] < MIN_OVERLAPPED:
         out["why"] = f"{ALGO}'s plan starts {first[1]} unit(s) beside another device's run"
     else:
@@ -91,12 +102,12 @@ def calibrate_concurrency(
             measured = float(rep.latency_ms["median"])
             if memo:
                 memo[1](key, measured)
-        x = fit_surcharge(lambda v: predict(v)[0], float(measured))  # type: ignore[index]
+        x = fit_surcharge(lambda v: predict(v)[0], float(measured))
         out.update(
             per_unit_ms=x,
             measured_ms=round(float(measured), 4),
             overlapped=first[1],
             predicted_before_ms=round(first[0], 4),
         )
-    problem.extra.setdefault("boundary", {})["concurrent"] = out
+    problem.calibration = problem.calibration.with_part("concurrent", out)
     return out

@@ -9,7 +9,7 @@ from typing import Any
 
 from hetlab.calibrate.boundary import calibrate_boundaries
 from hetlab.calibrate.concurrency import calibrate_concurrency
-from hetlab.calibrate.shared import run_cost_ms
+from hetlab.calibrate.graph_run import run_cost_ms
 from hetlab.cost import profiler
 from hetlab.cost.options import ProfileOptions
 from hetlab.cost.problem import Problem
@@ -56,7 +56,7 @@ def add_queues(p: Problem, graph: OpGraph, measured: list[Device], views: list[D
     (``model_slowdown`` of the device's ``queue_measures``), and a tensor between two queues
     costs the measured event latency (``queue_costs``); a CUDA device
     also records what a run of the model through its graph costs beyond the prediction
-    (``run_ms``, ``shared.run_cost_ms``). ``extra.queues[device].pay`` says whether the queues
+    (``run_ms``, ``graph_run.run_cost_ms``). ``extra.queues[device].pay`` says whether the queues
     run more work than one (``queues_pay``); where not, plans are better off without them."""
     for root in {v.root.name: v.root for v in views}.values():
         if root not in measured:
@@ -69,7 +69,7 @@ def add_queues(p: Problem, graph: OpGraph, measured: list[Device], views: list[D
         p.extra["queues"][root.name].update(
             {**costs, **slow, "pay": queues_pay(slow["slowdown"], len(mine) + 1)}
         )
-        if root.capabilities().group == GRAPH:  # its runs go through one graph (shared.py)
+        if root.capabilities().group == GRAPH:  # its runs go through one graph (graph_run.py)
             host = next((d.name for d in measured if not is_accelerator(d)), None)
             p.extra["queues"][root.name]["run_ms"] = run_cost_ms(root, p, graph, host)
     return p

@@ -2,12 +2,12 @@
 the calibrated prediction says is faster.
 
 The schedulers optimise spec §3's makespan, which has no place for what the executor adds
-per unit (a dispatch, a thread hand-off). On a calibrated problem, ``predict.host_serial_ms``
-charges that per unit, and it orders a mixed plan against a one-device plan the way runs do
-where the makespan does not. ``recommend`` schedules ``algo`` (``ilp+`` by default) and every
-device alone (``single:DEVICE``), predicts each with ``host_serial_ms`` (the makespan where
-the problem has no boundary calibration) and keeps the smallest, except that a plan over
-several devices must beat the best one-device plan by ``MIXED_MARGIN``.
+per unit (a dispatch, a thread hand-off). The prediction (``prediction.predict``) charges
+that per unit on a calibrated problem, and it orders a mixed plan against a one-device plan
+the way runs do where the makespan does not. ``recommend`` schedules ``algo`` (``ilp+`` by
+default) and every device alone (``single:DEVICE``), predicts each (its total) and keeps
+the smallest, except that a plan over several devices must beat the best one-device plan
+by ``MIXED_MARGIN``.
 
 Predictions of mixed plans can still be off by more than that margin on some hosts. With
 ``measure``, the same rule is applied to the candidates' times measured on the devices
@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hetlab.calibrate.measured import measured_ms
-from hetlab.calibrate.predict import host_serial_ms
+from hetlab.calibrate.prediction import predict
 from hetlab.calibrate.report import host_and_remote, problem_devices, problem_graph
 from hetlab.cost.problem import Problem
 from hetlab.devices.base import Device
@@ -126,22 +126,23 @@ def _candidates(
 def _predicted(
     problem: Problem, graph: OpGraph, devmap: Mapping[str, Device], candidates: Mapping[str, Plan]
 ) -> tuple[dict[str, float], str]:
-    """Each candidate's predicted time and its basis: ``host_serial_ms`` where the problem
-    has a boundary calibration (``predicted_host_ms``), else the plan's ``makespan``."""
+    """Each candidate's predicted time (``predict``'s total) and the basis, ``prediction``."""
     host, remote = host_and_remote(problem, devmap)
     predicted: dict[str, float] = {}
-    basis = "makespan"
     for name, plan in candidates.items():
-        got = None
-        if host is not None:
-            order = plan.order or graph.topo_order()
-            got = host_serial_ms(
-                problem, graph, plan.device_of, order, host, remote, plan.sequential
-            )
-        if got is not None:
-            basis = "predicted_host_ms"
-        predicted[name] = round(float(plan.makespan if got is None else got), 4)
-    return predicted, basis
+        got = predict(
+            problem,
+            graph,
+            plan.device_of,
+            plan.order,
+            host=host,
+            remote=remote,
+            sequential=plan.sequential,
+            fused=plan.fused,
+            breakdown=False,
+        )
+        predicted[name] = round(got.total_ms, 4)
+    return predicted, "prediction"
 
 
 def _with_margin(

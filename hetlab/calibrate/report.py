@@ -1,10 +1,11 @@
-"""The executor's run with the calibrated predictions added to its report.
+"""The executor's run with the calibrated prediction added to its report.
 
-``predicted_io_ms`` (``predict.end_to_end_ms``: the inputs and outputs moved between host
-memory and a discrete GPU too), ``predicted_host_ms`` (``predict.host_serial_ms``: each
-unit's host dispatch served one at a time) and, where the problem has a device's queues,
-``predicted_shared_ms`` (``shared.shared_ms``: the queues sharing their device), for the plan
-that ran, from the problem.
+``predicted_ms`` becomes ``prediction.predict``'s total for the plan that ran, from the
+problem, and ``prediction`` holds its breakdown by term (spec §5). The keys of the earlier
+separate predictions stay as the breakdown's partial sums: ``predicted_io_ms`` (up to the
+host's inputs and outputs), ``predicted_host_ms`` (up to the concurrency surcharge, on a
+problem with a per-unit calibration) and ``predicted_shared_ms`` (the total, on a problem
+with a device's queues).
 """
 
 from __future__ import annotations
@@ -13,8 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from hetlab.calibrate.predict import end_to_end_ms, host_serial_ms
-from hetlab.calibrate.shared import shared_ms
+from hetlab.calibrate.prediction import predict
 from hetlab.devices.base import Device, is_accelerator
 from hetlab.devices.choice import implied_queues, platform_devices
 from hetlab.errors import HetlabError
@@ -99,7 +99,9 @@ def _whole_cpu(problem: Any) -> str | None:
 def with_predictions(
     report: RunReport, graph: OpGraph | str, plan: Any, devices: Any, problem: Any
 ) -> RunReport:
-    """Add ``predicted_io_ms`` and ``predicted_host_ms`` for ``plan`` to ``report.extra``."""
+    """Set ``report``'s ``predicted_ms`` to the prediction of ``plan`` and add its breakdown
+    (``run_prediction``) to ``report.extra``; a problem that does not fit the plan leaves
+    the report as it was."""
     if isinstance(graph, str):
         graph = load(graph)
     if devices is None:
@@ -107,11 +109,14 @@ def with_predictions(
     devmap = dict(devices) if isinstance(devices, Mapping) else {d.name: d for d in devices}
     device_of, order, sequential, _ = placement(graph, plan, devmap)
     fused = getattr(plan, "fused", ())
-    report.extra.update(io_prediction(problem, graph, device_of, order, sequential, devmap, fused))
+    got = run_prediction(problem, graph, device_of, order, sequential, devmap, fused)
+    if got:
+        report.predicted_ms = got.pop("predicted_ms")
+        report.extra.update(got)
     return report
 
 
-def io_prediction(
+def run_prediction(
     problem: Any,
     graph: OpGraph,
     device_of: Mapping[str, str],
@@ -119,32 +124,34 @@ def io_prediction(
     sequential: bool,
     devices: Mapping[str, Device],
     fused: Sequence[Sequence[str]] = (),
-) -> dict[str, float]:
-    """``predicted_io_ms`` (``predict.end_to_end_ms``), ``predicted_host_ms``
-    (``predict.host_serial_ms``) and ``predicted_shared_ms`` (``shared.shared_ms``, for a
-    problem with queues and a plan that is not sequential or is all on one device, which the
-    executor runs as that device's group), with the first CPU device of the
-    problem as the host and the accelerators without host-unified memory as remote; those
-    that cannot be had are left out."""
+) -> dict[str, Any]:
+    """``predicted_ms`` and ``prediction`` (``prediction.predict``, with the first CPU device
+    of the problem as the host and the accelerators without host-unified memory as remote),
+    and the earlier keys as its partial sums (see the module doc); empty where the problem
+    does not fit the plan."""
     host, remote = host_and_remote(problem, devices)
-    if host is None:
-        return {}
-    order = order or graph.topo_order()
     try:
-        got = {
-            "predicted_io_ms": end_to_end_ms(
-                problem, graph, device_of, order, host, remote, sequential, fused
-            ),
-            "predicted_host_ms": host_serial_ms(
-                problem, graph, device_of, order, host, remote, sequential
-            ),
-        }
-        one_device = len(set(device_of.values())) == 1  # runs as that device's group
-        if problem.extra.get("queues") and (one_device or not sequential):
-            got["predicted_shared_ms"] = shared_ms(problem, graph, device_of, order, host, remote)
+        got = predict(
+            problem,
+            graph,
+            device_of,
+            order,
+            host=host,
+            remote=remote,
+            sequential=sequential,
+            fused=fused,
+        )
     except HetlabError:  # a profile that does not fit this plan: the run itself still goes on
         return {}
-    return {k: round(v, 4) for k, v in got.items() if v is not None}
+    out: dict[str, Any] = {"predicted_ms": round(got.total_ms, 4), "prediction": got.to_json()}
+    if host is not None:
+        out["predicted_io_ms"] = round(got.upto("host_io"), 4)
+        if problem.calibration.per_unit:
+            out["predicted_host_ms"] = round(got.upto("concurrency"), 4)
+    one_device = len(set(device_of.values())) == 1  # runs as that device's group
+    if problem.extra.get("queues") and (one_device or not sequential):
+        out["predicted_shared_ms"] = round(got.total_ms, 4)
+    return out
 
 
 def host_and_remote(problem: Any, devices: Mapping[str, Device]) -> tuple[str | None, set[str]]:

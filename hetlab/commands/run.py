@@ -63,8 +63,8 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--profile",
         metavar="PROBLEM.json",
         help="the profiled problem (spec §2): with --device, predicts the run's time; with any "
-        "plan, adds predicted_io_ms (inputs/outputs to and from host memory) and "
-        "predicted_host_ms (each unit's host dispatch one at a time)",
+        "plan, predicts the run from it (predicted_ms, and its breakdown by term in "
+        "prediction)",
     )
     p.add_argument("--json", action="store_true", help="print the report of spec §5 as JSON")
     _add_adaptive_args(p)

@@ -1,7 +1,9 @@
 """A scheduling problem (spec §2): per-device node costs, edges with bytes and comm, links.
 
 Times are in ``units`` (default ms); ``bandwidth`` is in bytes per time unit. ``cost[d]``
-of ``None`` means device ``d`` cannot run the node. Unknown keys are kept in ``extra``.
+of ``None`` means device ``d`` cannot run the node. The ``boundary`` section is the typed
+``calibration`` (``cost/calibration.py``), apart from the links; unknown keys are kept in
+``extra``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from hetlab.cost.calibration import Calibration, families, latency_matrix, unfold
 from hetlab.errors import HetlabError
 from hetlab.fileio import atomic_write_json, read_json
 
@@ -67,6 +70,11 @@ class Problem:
     groups: list[Group] = field(default_factory=list)
     units: str = "ms"
     extra: dict[str, Any] = field(default_factory=dict)
+    calibration: Calibration = field(default_factory=Calibration)
+
+    def __post_init__(self) -> None:
+        if "boundary" in self.extra:  # the section given in ``extra``: it is the calibration
+            self.calibration = Calibration.of(self.extra.pop("boundary"))
 
     # --- construction -------------------------------------------------------------
     @classmethod
@@ -74,6 +82,9 @@ class Problem:
         """Build and validate a problem from its JSON document."""
         if not isinstance(doc, dict):
             raise HetlabError(f"{source}: a problem must be a JSON object")
+        if isinstance(doc.get("boundary"), dict) and doc["boundary"].get("links") != "apart":
+            doc = copy.deepcopy(doc)
+            unfold(doc)  # written before the section was kept apart from the links
         try:
             nodes = [
                 PNode(
@@ -107,7 +118,7 @@ class Problem:
             raise
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise HetlabError(f"{source}: malformed problem ({type(e).__name__}: {e})") from None
-        known = {"name", "units", "devices", "nodes", "edges", "comm", "groups"}
+        known = {"name", "units", "devices", "nodes", "edges", "comm", "groups", "boundary"}
         p = cls(
             name=str(doc.get("name", source)),
             devices=devices,
@@ -117,6 +128,7 @@ class Problem:
             groups=groups,
             units=str(doc.get("units", "ms")),
             extra={k: v for k, v in doc.items() if k not in known},
+            calibration=Calibration.of(doc.get("boundary")),
         )
         p.validate(source)
         return p
@@ -152,6 +164,8 @@ class Problem:
         if self.groups:
             doc["groups"] = [{"nodes": g.nodes, "cost": g.cost} for g in self.groups]
         doc.update(self.extra)
+        if self.calibration:
+            doc["boundary"] = self.calibration.to_doc()
         return doc
 
     def save(self, path: str | Path) -> Path:
@@ -251,8 +265,25 @@ class Problem:
             out[self.index[e.src]].append((self.index[e.dst], k))
         return out
 
-    @cached_property
+    @property
     def comm_tensor(self) -> np.ndarray:
+        """``[n_edges, n_devices, n_devices]`` §3's communication cost of each edge between
+        devices: its transfer (``link_tensor``) plus the calibrated boundary latency of the
+        device pair (``boundary_matrix``). Recomputed when ``calibration`` is replaced."""
+        memo = self.__dict__.get("_comm_memo")
+        if memo is None or memo[0] is not self.calibration:
+            memo = (self.calibration, self.link_tensor + self.boundary_matrix[None, :, :])
+            self.__dict__["_comm_memo"] = memo
+        return memo[1]
+
+    @property
+    def boundary_matrix(self) -> np.ndarray:
+        """``[n_devices, n_devices]`` the calibrated boundary latency from device to device
+        (``calibration.latency_matrix``)."""
+        return latency_matrix(self.calibration, self.devices, families(self.extra))
+
+    @cached_property
+    def link_tensor(self) -> np.ndarray:
         """``[n_edges, n_devices, n_devices]`` transfer time of each edge between devices
         (0 on the diagonal), per spec §2: the edge's own ``comm`` else the link model."""
         nd = len(self.devices)

@@ -21,18 +21,10 @@ def format_report(doc: dict[str, Any]) -> str:
         pred = doc["predicted_ms"]
         ratio = f"  measured/predicted {lat['median'] / pred:.2f}" if pred else ""
         lines.append(f"predicted  {pred:.3f} ms{ratio}")
-    if doc.get("predicted_io_ms") and doc["predicted_io_ms"] != doc.get("predicted_ms"):
-        io = doc["predicted_io_ms"]
-        lines.append(
-            f"  with inputs/outputs to and from host memory {io:.3f} ms  "
-            f"measured/predicted {lat['median'] / io:.2f}"
-        )
-    if doc.get("predicted_host_ms"):
-        hs = doc["predicted_host_ms"]
-        lines.append(
-            f"  with each unit's host dispatch one at a time {hs:.3f} ms  "
-            f"measured/predicted {lat['median'] / hs:.2f}"
-        )
+    terms = (doc.get("prediction") or {}).get("terms") or {}
+    if terms:  # the calibrated prediction's breakdown: what each term added
+        parts = ", ".join(f"{k} {v:+.3f}" for k, v in terms.items())
+        lines.append(f"  by term    {parts}")
     cp = doc.get("critical_path")
     if cp:
         pr = (

@@ -211,8 +211,9 @@ def test_generic_device_timer_keeps_unit_outputs(chain_model):
     assert all(n.cost["o"] > 0 for n in p.nodes)
 
 
-def test_boundary_latency_goes_into_both_links_and_reproduces_the_measurement():
-    from hetlab.calibrate.boundary import add_latency, fit_latency
+def test_boundary_latency_is_kept_apart_from_the_links_and_reproduces_the_measurement():
+    from hetlab.calibrate.boundary import fit_latency
+    from hetlab.cost.calibration import Calibration
     from hetlab.cost.problem import Link, PEdge, PNode, Problem
     from hetlab.schedulers.sim import simulate
 
@@ -229,11 +230,19 @@ def test_boundary_latency_goes_into_both_links_and_reproduces_the_measurement():
     ms = fit_latency(p, plan, order, base + 1.0, ("a", "b"))
     assert ms == pytest.approx(0.5, abs=1e-4)  # two boundaries share the extra millisecond
     assert fit_latency(p, plan, order, base - 0.5, ("a", "b")) == 0.0  # never negative
-    add_latency(p, {"a->b": ms, "b->a": ms})
-    assert p.comm["a->b"].latency == pytest.approx(0.6, abs=1e-4) and p.edges[0].comm[
-        "a->b"
-    ] == pytest.approx(1.0, abs=1e-4)
+    before = p.comm_tensor.copy()
+    p.calibration = Calibration.of({"a->b": {"ms": ms}, "b->a": {"ms": ms}})
+    assert p.comm["a->b"].latency == 0.1 and p.edges[0].comm["a->b"] == 0.5  # links untouched
     assert simulate(p, plan, order).makespan == pytest.approx(base + 1.0, abs=1e-3)
+    # a document written with the latency added into its links reads to the same costs
+    old = p.to_json()
+    del old["boundary"]["links"]
+    old["comm"]["a->b"]["latency"] += ms
+    old["edges"][0]["comm"]["a->b"] += ms
+    back = Problem.from_json(old)
+    assert back.comm["a->b"].latency == pytest.approx(0.1) and back.to_json()["boundary"]["links"]
+    assert back.comm_tensor == pytest.approx(p.comm_tensor)
+    assert (p.comm_tensor - before).max() == pytest.approx(ms)
 
 
 def test_cheap_units_get_more_samples():

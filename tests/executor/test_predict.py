@@ -1,4 +1,5 @@
-"""predict.end_to_end_ms: spec §3 with the model's inputs and outputs in host memory."""
+"""prediction.predict's host terms: the model's inputs and outputs in host memory, each unit's
+host dispatch one at a time, the concurrency surcharge; and the calibrations behind them."""
 
 from __future__ import annotations
 
@@ -6,10 +7,36 @@ import itertools
 
 import pytest
 
-from hetlab.calibrate.predict import end_to_end_ms
+from hetlab.calibrate.prediction import predict
+from hetlab.cost.calibration import Calibration
 from hetlab.cost.problem import Link, PEdge, PNode, Problem
 from hetlab.devices.replay import graph_from_problem
 from hetlab.schedulers.sim import simulate
+
+
+def end_to_end_ms(p, g, device_of, order, host, remote) -> float:
+    """The prediction up to the host's inputs and outputs (no per-unit calibration here)."""
+    return predict(p, g, device_of, order, host=host, remote=remote).upto("host_io")
+
+
+def host_serial(p, g, device_of, order, host, remote, sequential=False, concurrent=None):
+    got = predict(
+        p,
+        g,
+        device_of,
+        order,
+        host=host,
+        remote=remote,
+        sequential=sequential,
+        surcharge=concurrent,
+    )
+    return got.total_ms, got.overlapped
+
+
+def host_serial_ms(p, g, device_of, order, host, remote) -> float | None:
+    """The total where the host-dispatch term applies, else None."""
+    got = predict(p, g, device_of, order, host=host, remote=remote)
+    return got.total_ms if got.applies("host_dispatch") else None
 
 
 def chain() -> Problem:
@@ -44,13 +71,14 @@ def test_mixed_plan_and_unknown_host():
     base = simulate(p, mixed, order).makespan
     down = 0.5 + g.tensors["c:out"].nbytes / 100.0
     assert end_to_end_ms(p, g, mixed, order, "cpu0", {"gpu"}) == pytest.approx(base + down)
-    assert end_to_end_ms(p, g, mixed, order, "cpu9", {"gpu"}) is None
+    unknown = predict(p, g, mixed, order, host="cpu9", remote={"gpu"})  # no host: no host I/O
+    assert not unknown.applies("host_io") and unknown.total_ms == pytest.approx(base)
 
 
 def diamond(per_unit: float, boundary: float) -> Problem:
     nodes = [PNode(v, {"x": 1.0, "y": 1.0}) for v in ("a", "b", "c", "d")]
     edges = [PEdge("a", "b", 4.0), PEdge("a", "c", 4.0), PEdge("b", "d", 4.0), PEdge("c", "d", 4.0)]
-    link = Link(latency=0.1 + boundary, bandwidth=None)
+    link = Link(latency=0.1, bandwidth=None)
     cal = {"ms": boundary, "per_unit_ms": per_unit, "method": "alternating windows"}
     return Problem(
         "diamond",
@@ -63,8 +91,6 @@ def diamond(per_unit: float, boundary: float) -> Problem:
 
 
 def test_host_serial_charges_each_unit_the_host_one_at_a_time():
-    from hetlab.calibrate.predict import end_to_end_ms, host_serial_ms
-
     order = ["a", "b", "c", "d"]
     p = diamond(per_unit=0.0, boundary=0.0)
     g = graph_from_problem(p)
@@ -79,7 +105,7 @@ def test_host_serial_charges_each_unit_the_host_one_at_a_time():
     # split: units a | b | c (on y) | d; b and c are ready at once, but the host serves one
     t = host_serial_ms(p, g, split, order, "x", set())
     assert t == pytest.approx(0.5 + 1.0 + 0.5 + 0.5 + 0.1 + 1.0 + 0.5 + 0.1 + 1.0)
-    p.extra.pop("boundary")
+    p.calibration = Calibration()
     assert host_serial_ms(p, g, split, order, "x", set()) is None
 
 
@@ -93,30 +119,36 @@ def test_run_report_has_the_predictions_and_a_foreign_profile_does_not_stop_the_
     plan = Plan.build(p, "by hand", {"a": "cpu0", "b": "gpu", "c": "gpu"}, ["a", "b", "c"])
     doc = run(g, plan, replay_devices(p, time_scale=0.01), problem=p).to_json()
     assert doc["predicted_io_ms"] == pytest.approx(doc["predicted_ms"])  # no remote device here
+    terms = doc["prediction"]["terms"]
+    assert sum(terms.values()) == pytest.approx(doc["predicted_ms"], abs=1e-3)
+    assert doc["prediction"]["makespan_ms"] == pytest.approx(plan.makespan, abs=1e-3)
     other = diamond(per_unit=0.1, boundary=0.0)
     doc = run(g, plan, replay_devices(p, time_scale=0.01), problem=other).to_json()
-    assert "predicted_io_ms" not in doc and "predicted_host_ms" not in doc
+    assert "predicted_io_ms" not in doc and "prediction" not in doc
+    assert doc["predicted_ms"] == pytest.approx(plan.makespan, abs=1e-3)
 
 
 def test_a_model_too_small_to_alternate_gets_its_one_unit_cost():
-    from hetlab.calibrate.predict import host_serial_ms
-
     order = ["a", "b", "c", "d"]
     p = diamond(per_unit=0.0, boundary=0.0)
-    p.extra["boundary"] = {
-        "x->y": {"ms": 0.05, "method": "probe handoff + per-unit cost"},
-        "single_unit": {"x": {"measured_ms": 4.3, "per_unit_ms": 0.3}},
-    }
+    p.calibration = Calibration.of(
+        {
+            "x->y": {"ms": 0.05, "method": "probe handoff + per-unit cost"},
+            "single_unit": {"x": {"measured_ms": 4.3, "per_unit_ms": 0.3}},
+        }
+    )
     g = graph_from_problem(p)
     one = dict.fromkeys(order, "x")
     assert host_serial_ms(p, g, one, order, "x", set()) == pytest.approx(4.0 + 0.3)
     # with what the whole run cost above the profile, the one-unit plan is charged that
-    p.extra["boundary"]["single_unit"]["x"]["excess_ms"] = 0.7
+    single = {"x": {"measured_ms": 4.3, "per_unit_ms": 0.3, "excess_ms": 0.7}}
+    p.calibration = p.calibration.with_part("single_unit", single)
     assert host_serial_ms(p, g, one, order, "x", set()) == pytest.approx(4.0 + 0.7)
     split = {"a": "x", "b": "x", "c": "y", "d": "x"}  # more units: the per-unit cost, as before
-    p.extra["boundary"]["single_unit"]["y"] = {"per_unit_ms": 0.3}
+    p.calibration = p.calibration.with_part("single_unit", {**single, "y": {"per_unit_ms": 0.3}})
     t = host_serial_ms(p, g, split, order, "x", set())
-    assert t == pytest.approx(0.3 + 1.0 + 0.3 + 0.3 + 0.1 + 1.0 + 0.3 + 0.1 + 1.0)
+    # c receives over x->y: the link's 0.1 and the probe's 0.05, which no per-unit cost replaces
+    assert t == pytest.approx(0.3 + 1.0 + 0.3 + 0.3 + 0.15 + 1.0 + 0.3 + 0.1 + 1.0)
 
 
 def test_calibration_measures_windows_and_small_models_on_the_executor(monkeypatch):
@@ -160,27 +192,24 @@ def test_warm_up_runs_a_count_or_for_a_while():
 
 
 def test_a_pair_calibrated_by_the_probe_keeps_its_handoff_in_the_host_serial_prediction():
-    from hetlab.calibrate.predict import host_serial_ms
-
     order = ["a", "b", "c", "d"]
     p = diamond(per_unit=0.0, boundary=0.0)
     probe = {"ms": 0.4, "method": "probe handoff + per-unit cost"}
-    p.extra["boundary"] = {
-        "x->y": dict(probe),
-        "y->x": dict(probe),
-        "single_unit": {"x": {"per_unit_ms": 0.1}, "y": {"per_unit_ms": 0.1}},
-    }
-    p.comm = {"x->y": Link(latency=0.5, bandwidth=None), "y->x": Link(latency=0.5, bandwidth=None)}
+    p.calibration = Calibration.of(
+        {
+            "x->y": dict(probe),
+            "y->x": dict(probe),
+            "single_unit": {"x": {"per_unit_ms": 0.1}, "y": {"per_unit_ms": 0.1}},
+        }
+    )
     g = graph_from_problem(p)
     split = {"a": "x", "b": "x", "c": "y", "d": "x"}
-    # a | b | c on y | d: c waits 0.5 for a's tensor, d waits 0.5 for c's (no 0.4 taken off)
+    # a | b | c on y | d: c waits 0.1 + 0.4 for a's tensor, d as long for c's
     t = host_serial_ms(p, g, split, order, "x", set())
     assert t == pytest.approx(0.1 + 1.0 + 0.1 + 0.1 + 0.5 + 1.0 + 0.1 + 0.5 + 1.0)
 
 
 def test_a_unit_started_beside_another_devices_run_pays_the_concurrency_surcharge():
-    from hetlab.calibrate.predict import host_serial, host_serial_ms
-
     order = ["a", "b", "c", "d"]
     p = diamond(per_unit=0.5, boundary=0.3)
     g = graph_from_problem(p)
@@ -188,7 +217,7 @@ def test_a_unit_started_beside_another_devices_run_pays_the_concurrency_surcharg
     # a | b | c on y | d: only c starts (2.5) while another device runs (b, until 3.0)
     t0, overlapped = host_serial(p, g, split, order, "x", set())
     assert (t0, overlapped) == (pytest.approx(5.2), 1)
-    p.extra["boundary"]["concurrent"] = {"plan": "heft", "per_unit_ms": 0.25}
+    p.calibration = p.calibration.with_part("concurrent", {"plan": "heft", "per_unit_ms": 0.25})
     assert host_serial_ms(p, g, split, order, "x", set()) == pytest.approx(t0 + 0.25)
     assert host_serial(p, g, split, order, "x", set(), concurrent=0.0)[0] == pytest.approx(t0)
     one = dict.fromkeys(order, "x")
@@ -224,7 +253,6 @@ def ladder(n: int = 8) -> Problem:
 
 def test_concurrency_is_calibrated_on_a_plan_run_for_real_and_cached(monkeypatch):
     from hetlab.calibrate.concurrency import calibrate_concurrency
-    from hetlab.calibrate.predict import concurrent_ms
     from hetlab.devices.replay import replay_devices
     from hetlab.executor import api
 
@@ -234,7 +262,7 @@ def test_concurrency_is_calibrated_on_a_plan_run_for_real_and_cached(monkeypatch
     cache: dict[str, float] = {}
     got = calibrate_concurrency(p, g, devs, repeat=3, memo=(cache.get, cache.__setitem__))
     assert got["plan"] == "heft" and got["overlapped"] >= 4 and got["measured_ms"] > 0
-    assert got["per_unit_ms"] >= 0.0 and concurrent_ms(p) == got["per_unit_ms"]
+    assert got["per_unit_ms"] >= 0.0 and p.calibration.concurrent_ms == got["per_unit_ms"]
     assert list(cache.values()) == [pytest.approx(got["measured_ms"], abs=1e-4)]
 
     def no_run(*a, **k):
@@ -249,13 +277,12 @@ def test_concurrency_is_calibrated_on_a_plan_run_for_real_and_cached(monkeypatch
 
 def test_a_plan_without_overlap_leaves_the_surcharge_out():
     from hetlab.calibrate.concurrency import calibrate_concurrency
-    from hetlab.calibrate.predict import concurrent_ms
     from hetlab.devices.replay import replay_devices
 
     p = diamond(per_unit=0.1, boundary=0.0)
     g = graph_from_problem(p)
     got = calibrate_concurrency(p, g, replay_devices(p, time_scale=0.01), repeat=1)
     assert got["per_unit_ms"] is None and "unit(s) beside another device" in got["why"]
-    assert concurrent_ms(p) == 0.0
-    p.extra.pop("boundary")
+    assert p.calibration.concurrent_ms == 0.0
+    p.calibration = Calibration()
     assert "no host-serial prediction" in calibrate_concurrency(p, g, replay_devices(p))["why"]

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from hetlab.calibrate import measured as M
 from hetlab.calibrate.recommend import MIXED_MARGIN, one_device, recommend
+from hetlab.cost.calibration import Calibration
 from hetlab.cost.problem import Link, PEdge, PNode, Problem
 from hetlab.devices.replay import graph_from_problem, replay_devices
 from hetlab.errors import HetlabError
@@ -27,10 +28,10 @@ R = importlib.import_module(
 
 def test_without_a_calibration_the_smallest_makespan_wins():
     p = diamond(per_unit=0.0, boundary=0.0)
-    p.extra.pop("boundary")
+    p.calibration = Calibration()
     plan = recommend(p, graph_from_problem(p), replay_devices(p))
     rec = plan.extra["recommended"]
-    assert rec["basis"] == "makespan" and rec["margin"] == MIXED_MARGIN
+    assert rec["basis"] == "prediction" and rec["margin"] == MIXED_MARGIN
     assert set(rec["predicted"]) == {"ilp+", "single:x", "single:y"}
     assert plan.makespan == pytest.approx(min(rec["predicted"].values()))
     assert rec["fastest"] == rec["chosen"] == "ilp+"
@@ -76,7 +77,7 @@ def test_a_per_unit_cost_makes_one_device_the_recommendation():
     assert len(set(schedule(costly, "ilp+").device_of.values())) == 2  # the makespan splits it
     assert len(set(recommend(cheap, g, replay_devices(cheap)).device_of.values())) == 2
     chosen = recommend(costly, g, replay_devices(costly))
-    assert chosen.extra["recommended"]["basis"] == "predicted_host_ms"
+    assert chosen.extra["recommended"]["basis"] == "prediction"
     assert chosen.extra["recommended"]["chosen"].startswith("single:")
 
 

@@ -1,17 +1,26 @@
-"""shared.shared_ms: a device's queues sharing it, each node at rate 1 / (1 + (k - 1)(s - 1)/(q - 1))."""
+"""prediction.predict's queue terms: a device's queues sharing it, each node at rate
+1 / (1 + (k - 1)(s - 1)/(q - 1)), and a captured graph's run."""
 
 from __future__ import annotations
 
 import pytest
 
-from hetlab.calibrate.predict import end_to_end_ms
-from hetlab.calibrate.shared import shared_ms
+from hetlab.calibrate.prediction import predict
+from hetlab.cost.calibration import Calibration
 from hetlab.cost.problem import Link, PEdge, PNode, Problem
 from hetlab.cost.queues import with_queues
 from hetlab.devices.replay import graph_from_problem
 from hetlab.schedulers.sim import simulate
 
 FREE = Link(latency=0.0, bandwidth=None)
+
+
+def shared_ms(p, g, place, order, host, remote) -> float:
+    return predict(p, g, place, order, host=host, remote=remote).total_ms
+
+
+def end_to_end_ms(p, g, place, order, host, remote) -> float:
+    return predict(p, g, place, order, host=host, remote=remote).upto("host_io")
 
 
 def two_chains(n: int = 3, cost: float = 2.0) -> Problem:
@@ -94,14 +103,14 @@ def test_a_graph_kept_to_itself_pays_no_calibrated_boundary():
     device from a CPU unit (no graph then) pays it."""
     p, place, order = on_queues(1.0)
     p.extra["queues"]["gpu"]["run_ms"] = 0.0
-    host_links(p, 0.75)  # 0.5 + the boundary
-    p.extra["boundary"] = {k: {"ms": 0.25} for k in ("cpu->gpu", "gpu->cpu")}
+    host_links(p, 0.5)
+    p.calibration = Calibration.of({k: {"ms": 0.25} for k in ("cpu->gpu", "gpu->cpu")})
     g = graph_from_problem(p)
     remote = {"gpu", "gpu.q1"}
     assert shared_ms(p, g, place, order, "cpu", remote) == pytest.approx(6.0 + 2 * 0.5)
     fed = {**place, "s": "cpu"}  # the source on the CPU feeds both chains
     assert shared_ms(p, g, fed, order, "cpu", remote) == pytest.approx(1.0 + 0.75 + 6.0 + 0.75)
-    assert p.comm["cpu->gpu"].latency == 0.75  # the problem itself is left as it was
+    assert p.comm["cpu->gpu"].latency == 0.5  # the links never hold the boundary
 
 
 def test_the_slowdown_grows_linearly_with_the_nodes_running():
@@ -127,7 +136,7 @@ def test_the_slowdown_grows_linearly_with_the_nodes_running():
 
 
 def test_the_models_own_run_calibrates_run_ms_and_leaves_the_problem_as_it_was():
-    from hetlab.calibrate.shared import model_run_ms
+    from hetlab.calibrate.graph_run import model_run_ms
     from hetlab.devices.replay import ReplayDevice
 
     p, _, _ = on_queues(1.0)
@@ -143,14 +152,15 @@ def test_the_models_own_run_calibrates_run_ms_and_leaves_the_problem_as_it_was()
 def test_a_sequential_plan_all_on_one_device_is_predicted_shared():
     """The executor runs it as that device's group, so the shared model prices it; a
     sequential plan over two devices is left to the standard model."""
-    from hetlab.calibrate.report import io_prediction
+    from hetlab.calibrate.report import run_prediction
     from hetlab.devices.replay import ReplayDevice
 
     p, _, order = on_queues(1.0)
     g = graph_from_problem(p)
     devs = {"cpu": ReplayDevice("cpu", p), "gpu": ReplayDevice("gpu", p, kind="cuda")}
     alone = dict.fromkeys(order, "gpu")
-    got = io_prediction(p, g, alone, order, True, devs)
+    got = run_prediction(p, g, alone, order, True, devs)
     assert got["predicted_shared_ms"] == pytest.approx(got["predicted_io_ms"])
+    assert got["predicted_ms"] == got["predicted_shared_ms"]
     mixed = {**alone, "a0": "cpu"}
-    assert "predicted_shared_ms" not in io_prediction(p, g, mixed, order, True, devs)
+    assert "predicted_shared_ms" not in run_prediction(p, g, mixed, order, True, devs)

@@ -46,7 +46,6 @@ LONG_FUNCTIONS: dict[str, int] = {
     "hetlab/executor/api.py:run": 61,
     "hetlab/executor/report_text.py:format_report": 66,
     "hetlab/graph/onnx_bodies.py:_body_graph": 69,
-    "hetlab/schedulers/bounds.py:validate_plan": 63,
     "hetlab/stretch/adaptive_report.py:adaptive_run": 69,
     "hetlab/stretch/figure.py:adaptive_figure": 73,
     "hetlab/stretch/onnx_rewrite.py:_branch_nodes": 61,

@@ -44,8 +44,6 @@ LONG_FUNCTIONS: dict[str, int] = {
     "hetlab/executor/api.py:run": 61,
     "hetlab/executor/report_text.py:format_report": 66,
     "hetlab/graph/onnx_bodies.py:_body_graph": 69,
-    "hetlab/stretch/adaptive_report.py:adaptive_run": 69,
-    "hetlab/stretch/figure.py:adaptive_figure": 73,
     "hetlab/stretch/onnx_rewrite.py:_branch_nodes": 61,
     "hetlab/stretch/segments.py:layout": 61,
     "hetlab/sweep_run.py:run_sweep": 71,

@@ -44,7 +44,6 @@ LONG_FUNCTIONS: dict[str, int] = {
     "hetlab/executor/api.py:run": 61,
     "hetlab/executor/report_text.py:format_report": 66,
     "hetlab/graph/onnx_bodies.py:_body_graph": 69,
-    "hetlab/viz/heatmap.py:_draw": 61,
 }
 
 

@@ -42,7 +42,6 @@ LONG_FUNCTIONS: dict[str, int] = {
     "hetlab/devices/kernels/ops/gemm.py:MatMul.build": 64,
     "hetlab/devices/kernels/ops/gemm.py:gemm_launch": 62,
     "hetlab/executor/api.py:run": 61,
-    "hetlab/executor/report_text.py:format_report": 66,
 }
 
 

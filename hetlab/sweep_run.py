@@ -215,44 +215,55 @@ def run_sweep(
             # lazy: dask is optional and slow to import
             from dask.distributed import as_completed
 
-            needed = sorted({c["problem"] for c in todo})
-            # fresh keys per call: a content-hashed key that the previous call is still
-            # releasing on the scheduler comes back as "lost data" and a cancelled cell
-            payload = [dict(problems[n]) for n in needed]
-            scattered = dict(zip(needed, client.scatter(payload, hash=False), strict=False))
-            run_id = uuid.uuid4().hex[:8]
-            futs = {
-                client.submit(
-                    solve_cell,
-                    scattered[c["problem"]],
-                    c["algo"],
-                    c["params"],
-                    key=f"hetlab-cell-{c['key']}-{run_id}",
-                    pure=False,
-                ): c
-                for c in todo
-            }
+            futs = _submit(client, problems, todo)
             for fut, result in as_completed(futs, with_results=True):
                 c = futs[fut]
                 if not isinstance(result, Mapping):  # the cell's future failed or was cancelled
                     result = {"status": f"failed: {type(result).__name__}: {result}"[:300]}
                 rec = {**c, "result": result}
-                if not str(result.get("status", "")).startswith(
-                    "failed"
-                ):  # a crash is retried next time
+                if not str(result.get("status", "")).startswith("failed"):  # retried next time
                     atomic_write_json(cell_dir / f"{c['key']}.json", rec)
                 done[c["key"]] = rec
                 if tick:
                     tick(len(done), total, n_reused)
         finally:
             if own:
-                cluster = getattr(client, "cluster", None)
-                client.close()
-                if cluster is not None:
-                    cluster.close()
+                _close(client)
     fresh = {c["key"] for c in todo}
     records = [{**done[c["key"]], "reused": c["key"] not in fresh} for c in todo_all]
     df = table(records, list(grid))
     df.attrs.update(computed=len(todo), reused=n_reused)
     write_table(df, out)
     return df
+
+
+def _submit(
+    client: Any, problems: Mapping[str, Mapping[str, Any]], todo: Sequence[Mapping[str, Any]]
+) -> dict[Any, Mapping[str, Any]]:
+    """Each cell of ``todo`` submitted to ``client`` (its problem scattered once): future ->
+    cell."""
+    needed = sorted({c["problem"] for c in todo})
+    # fresh keys per call: a content-hashed key that the previous call is still
+    # releasing on the scheduler comes back as "lost data" and a cancelled cell
+    payload = [dict(problems[n]) for n in needed]
+    scattered = dict(zip(needed, client.scatter(payload, hash=False), strict=False))
+    run_id = uuid.uuid4().hex[:8]
+    return {
+        client.submit(
+            solve_cell,
+            scattered[c["problem"]],
+            c["algo"],
+            c["params"],
+            key=f"hetlab-cell-{c['key']}-{run_id}",
+            pure=False,
+        ): c
+        for c in todo
+    }
+
+
+def _close(client: Any) -> None:
+    """Close a client this module made, and its cluster."""
+    cluster = getattr(client, "cluster", None)
+    client.close()
+    if cluster is not None:
+        cluster.close()

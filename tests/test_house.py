@@ -30,32 +30,16 @@ LONG_MODULES: dict[str, int] = {
     "hetlab/devices/opencl/group.py": 306,
     "hetlab/devices/platform.py": 387,
     "hetlab/executor/interpreter.py": 337,
-    "hetlab/schedulers/ilp.py": 305,
-    "hetlab/schedulers/ilp_model.py": 306,
-    "hetlab/schedulers/ilp_plus.py": 303,
-    "hetlab/stretch/adaptive.py": 345,
-    "hetlab/stretch/transform.py": 302,
 }
 
 # "module:function" -> its line count today; may only shrink
 LONG_FUNCTIONS: dict[str, int] = {
     "hetlab/calibrate/boundary.py:calibrate_boundaries": 64,
-    "hetlab/commands/demo.py:main": 64,
-    "hetlab/commands/run.py:main": 62,
-    "hetlab/commands/schedule.py:main": 65,
     "hetlab/cost/assemble.py:_extra": 65,
     "hetlab/cost/profiler.py:plan_job": 62,
     "hetlab/devices/kernels/ops/gemm.py:MatMul.build": 64,
     "hetlab/devices/kernels/ops/gemm.py:gemm_launch": 62,
     "hetlab/executor/api.py:run": 61,
-    "hetlab/graph/onnx_bodies.py:_body_graph": 69,
-    "hetlab/schedulers/bounds.py:validate_plan": 63,
-    "hetlab/stretch/adaptive_report.py:adaptive_run": 69,
-    "hetlab/stretch/figure.py:adaptive_figure": 73,
-    "hetlab/stretch/onnx_rewrite.py:_branch_nodes": 61,
-    "hetlab/stretch/segments.py:layout": 61,
-    "hetlab/sweep_run.py:run_sweep": 71,
-    "hetlab/viz/heatmap.py:_draw": 61,
 }
 
 

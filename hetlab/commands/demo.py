@@ -32,6 +32,35 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quick", action="store_true", help="fewer profiling repeats (a rough profile)")
 
 
+def _devices(every: list, names: str | None) -> list:
+    """The devices ``--devices`` names, in its order, or by default every CPU group and the
+    first OpenCL GPU."""
+    if not names:
+        return _default_devices(every)
+    want = [s.strip() for s in names.split(",") if s.strip()]
+    byname = {d.name: d for d in every}
+    missing = [w for w in want if w not in byname]
+    if missing:
+        raise HetlabError(
+            f"unknown device(s) {', '.join(missing)}; this machine has {', '.join(byname)}"
+        )
+    return [byname[w] for w in want]
+
+
+def _plans(problem, devs: list, say) -> dict:
+    """Each single-device plan, then each of ``DEMO_ALGOS`` that can schedule ``problem``
+    (those that cannot are said and skipped)."""
+    from hetlab.schedulers import schedule  # lazy, as in ``main``
+
+    plans = {f"single:{d.name}": schedule(problem, f"single:{d.name}") for d in devs}
+    for a in DEMO_ALGOS:
+        try:
+            plans[a] = schedule(problem, a)
+        except HetlabError as e:
+            say(f"{a:<16}skipped: {e}")
+    return plans
+
+
 def _default_devices(devs: list) -> list:
     cpus = [d for d in devs if d.kind == "onnxruntime-cpu"]
     gpus = [d for d in devs if d.kind == "opencl" and d.info().get("type") == "GPU"]
@@ -45,7 +74,6 @@ def main(args: argparse.Namespace) -> int:
     from hetlab.devices.platform import devices as platform_devices
     from hetlab.executor import run
     from hetlab.graph.onnx_io import load
-    from hetlab.schedulers import schedule
     from hetlab.schedulers.bounds import lower_bound
 
     def say(msg: str) -> None:
@@ -53,18 +81,7 @@ def main(args: argparse.Namespace) -> int:
 
     g = load(args.model)
     say(format_summary(g.summary()))
-    every = platform_devices()
-    if args.devices:
-        want = [s.strip() for s in args.devices.split(",") if s.strip()]
-        byname = {d.name: d for d in every}
-        missing = [w for w in want if w not in byname]
-        if missing:
-            raise HetlabError(
-                f"unknown device(s) {', '.join(missing)}; this machine has {', '.join(byname)}"
-            )
-        devs = [byname[w] for w in want]
-    else:
-        devs = _default_devices(every)
+    devs = _devices(platform_devices(), args.devices)
     say(f"\ndevices    {', '.join(f'{d.name} ({d.kind})' for d in devs)}")
     t0 = time.perf_counter()
     rep = {"repeat": 5, "rounds": 1, "seconds": 0.05} if args.quick else {}
@@ -73,14 +90,7 @@ def main(args: argparse.Namespace) -> int:
         f"profiled   {len(problem.nodes)} ops on {len(devs)} devices in {time.perf_counter() - t0:.1f} s"
     )
     say(f"lower bnd  {lower_bound(problem):.3f} ms\n")
-    plans = {}
-    for d in devs:
-        plans[f"single:{d.name}"] = schedule(problem, f"single:{d.name}")
-    for a in DEMO_ALGOS:
-        try:
-            plans[a] = schedule(problem, a)
-        except HetlabError as e:
-            say(f"{a:<16}skipped: {e}")
+    plans = _plans(problem, devs, say)
     say(f"{'algorithm':<16}{'predicted ms':>13}{'solve s':>9}")
     for name, p in plans.items():
         say(f"{name:<16}{p.makespan:>13.3f}{p.solve_seconds:>9.2f}")

@@ -104,34 +104,13 @@ def _add_adaptive_args(p: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     # lazy: building the command-line parser imports this module; the run needs these
     from hetlab.calibrate import run  # the run, and the calibrated predictions of --profile
-    from hetlab.calibrate.report import plan_devices
     from hetlab.graph.onnx_io import load
     from hetlab.graph.shapes import parse_input_args, parse_shape_args
 
     _check_counts(args)
     shapes = parse_shape_args(args.shape)
     given = parse_input_args(args.input)
-    plan: Any
-    problem = None
-    if args.plan:
-        # lazy: building the command-line parser imports this module; the run needs these
-        from hetlab.schedulers.plan import Plan
-
-        plan = Plan.load(args.plan)
-    if args.profile:
-        # lazy: building the command-line parser imports this module; the run needs these
-        from hetlab.cost.problem import Problem
-
-        problem = Problem.load(args.profile)
-    devs = plan_devices(plan if args.plan else args.device, problem, **platform_options(args))
-    if args.device:
-        names = [d.name for d in devs]
-        if args.device not in names:
-            raise HetlabError(
-                f"unknown device {args.device!r}; devices here: {', '.join(names)} "
-                "(see 'hetlab devices')"
-            )
-        plan = args.device
+    plan, problem, devs = _plan_and_devices(args)
     graph = load(args.model, shapes, given, args.fold)
     devmap = {d.name: d for d in devs}
     device_of = placement(graph, plan, devmap)[0]  # the memory check comes before any input
@@ -163,6 +142,34 @@ def main(args: argparse.Namespace) -> int:
     else:
         print(format_report(doc))
     return 0
+
+
+def _plan_and_devices(args: argparse.Namespace) -> tuple[Any, Any, list]:
+    """What runs where: the ``--plan`` (or the ``--device`` name), the ``--profile``'s
+    problem (or None) and the devices they name; an unknown ``--device`` is one clear line."""
+    # lazy: building the command-line parser imports this module; the run needs these
+    from hetlab.calibrate.report import plan_devices
+
+    plan: Any = None
+    problem = None
+    if args.plan:
+        from hetlab.schedulers.plan import Plan
+
+        plan = Plan.load(args.plan)
+    if args.profile:
+        from hetlab.cost.problem import Problem
+
+        problem = Problem.load(args.profile)
+    devs = plan_devices(plan if args.plan else args.device, problem, **platform_options(args))
+    if args.device:
+        names = [d.name for d in devs]
+        if args.device not in names:
+            raise HetlabError(
+                f"unknown device {args.device!r}; devices here: {', '.join(names)} "
+                "(see 'hetlab devices')"
+            )
+        plan = args.device
+    return plan, problem, devs
 
 
 def _check_counts(args: argparse.Namespace) -> None:

@@ -20,6 +20,19 @@ from hetlab.errors import HetlabError
 from hetlab.schedulers.base import MODULES, algorithm, schedule
 from hetlab.schedulers.bounds import lower_bound, validate_plan
 
+# the algorithm parameters that have flags here, passed on when given
+PARAM_FLAGS = (
+    "epsilon",
+    "nt",
+    "k",
+    "node_limit",
+    "time_limit",
+    "groups",
+    "lookahead",
+    "passes",
+    "merge_threshold",
+)
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -143,23 +156,19 @@ def _progress(quiet: bool):
     return progress, close
 
 
-def main(args: argparse.Namespace) -> int:
-    if args.list:
-        items = registry_listing()
-        if args.json:
-            print(json.dumps(items, indent=1))
-        else:
-            for a in items:
-                ps = ", ".join(f"{p['name']}={p['default']}" for p in a["params"])
-                print(f"{a['name']:16s} {a['title']}" + (f"  [{ps}]" if ps else ""))
-        return 0
-    if not args.problem:
-        raise HetlabError(
-            "schedule: give a PROBLEM.json (or MODEL --profile PROBLEM.json), or --list"
-        )
-    if not args.algo:
-        raise HetlabError("schedule: --algo is required (see 'hetlab schedule --list')")
-    algo = _lookup(args.algo)  # unknown names fail before any work
+def _print_listing(as_json: bool) -> None:
+    """``--list``: each algorithm with its title and its parameters' defaults."""
+    items = registry_listing()
+    if as_json:
+        print(json.dumps(items, indent=1))
+        return
+    for a in items:
+        ps = ", ".join(f"{p['name']}={p['default']}" for p in a["params"])
+        print(f"{a['name']:16s} {a['title']}" + (f"  [{ps}]" if ps else ""))
+
+
+def _load_problem(args: argparse.Namespace) -> Problem:
+    """The problem file (PROBLEM.json, or MODEL's ``--profile``), restricted to ``--devices``."""
     src = args.problem
     if args.profile:
         src = args.profile
@@ -171,18 +180,22 @@ def main(args: argparse.Namespace) -> int:
     problem = Problem.load(src)
     if args.devices:
         problem = only_devices(problem, [d for d in args.devices.split(",") if d])
-    names = (
-        "epsilon",
-        "nt",
-        "k",
-        "node_limit",
-        "time_limit",
-        "groups",
-        "lookahead",
-        "passes",
-        "merge_threshold",
-    )
-    params = {k: getattr(args, k) for k in names if getattr(args, k) is not None}
+    return problem
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.list:
+        _print_listing(args.json)
+        return 0
+    if not args.problem:
+        raise HetlabError(
+            "schedule: give a PROBLEM.json (or MODEL --profile PROBLEM.json), or --list"
+        )
+    if not args.algo:
+        raise HetlabError("schedule: --algo is required (see 'hetlab schedule --list')")
+    algo = _lookup(args.algo)  # unknown names fail before any work
+    problem = _load_problem(args)
+    params = {k: getattr(args, k) for k in PARAM_FLAGS if getattr(args, k) is not None}
     progress, close = _progress(args.quiet)
     if progress is not None and "progress" in inspect.signature(algo.func).parameters:
         params["progress"] = progress

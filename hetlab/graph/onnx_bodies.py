@@ -111,6 +111,36 @@ def _body_graph(parent: OpGraph, g: onnx.GraphProto, m: onnx.ModelProto, name: s
         t = _tensor_of(vi)
         if t is not None:
             tensors[vi.name] = t
+    nodes = _body_nodes(g, weights)
+    for k, v in weights.items():
+        tensors[k] = Tensor(k, tuple(int(d) for d in v.shape), str(v.dtype))
+    reads = outer_reads(g, set())
+    outer_w = _weights_of(parent) if any(t in parent.consts for t in reads) else {}
+    for t in reads:  # outer tensors: what the enclosing graph knows of them
+        if t in parent.tensors and (t not in tensors or tensors[t].shape is None):
+            tensors[t] = parent.tensors[t]
+        if t in outer_w:  # an enclosing graph's constant stays constant here
+            weights[t] = outer_w[t]
+    body = OpGraph(
+        name=name,
+        nodes=nodes,
+        edges=_edges(nodes, tensors),
+        tensors=tensors,
+        inputs=list(reads),
+        outputs=[o.name for o in g.output],
+        consts=set(weights),
+        model_path=parent.model_path,
+        input_shapes={},
+    )
+    body._hetlab_proto, body._hetlab_model = g, m  # type: ignore[attr-defined]
+    body._hetlab_weights = weights  # type: ignore[attr-defined]
+    body.opset = next((int(o.version) for o in m.opset_import if o.domain in ("", "ai.onnx")), None)  # type: ignore[attr-defined]
+    return body
+
+
+def _body_nodes(g: onnx.GraphProto, weights: dict[str, np.ndarray]) -> list[Node]:
+    """The body's vertices, each with the enclosing-graph tensors its own subgraphs read;
+    a Constant node is no vertex: its value joins ``weights``."""
     ids = vertex_ids(g)
     nodes: list[Node] = []
     for i, n in enumerate(g.node):
@@ -136,15 +166,12 @@ def _body_graph(parent: OpGraph, g: onnx.GraphProto, m: onnx.ModelProto, name: s
                 outer_inputs=list(dict.fromkeys(outer)),
             )
         )
-    for k, v in weights.items():
-        tensors[k] = Tensor(k, tuple(int(d) for d in v.shape), str(v.dtype))
-    reads = outer_reads(g, set())
-    outer_w = _weights_of(parent) if any(t in parent.consts for t in reads) else {}
-    for t in reads:  # outer tensors: what the enclosing graph knows of them
-        if t in parent.tensors and (t not in tensors or tensors[t].shape is None):
-            tensors[t] = parent.tensors[t]
-        if t in outer_w:  # an enclosing graph's constant stays constant here
-            weights[t] = outer_w[t]
+    return nodes
+
+
+def _edges(nodes: list[Node], tensors: dict[str, Tensor]) -> list[Edge]:
+    """One edge per producer-consumer pair of vertices, with the tensors it carries (those
+    read by a consumer's subgraphs too) and their bytes."""
     producer = {t: n.id for n in nodes for t in n.outputs if t}
     pairs: dict[tuple[str, str], list[str]] = {}
     for n in nodes:
@@ -154,25 +181,10 @@ def _body_graph(parent: OpGraph, g: onnx.GraphProto, m: onnx.ModelProto, name: s
                 pairs.setdefault((u, n.id), [])
                 if t not in pairs[u, n.id]:
                     pairs[u, n.id].append(t)
-    edges = [
+    return [
         Edge(u, v, sum(tensors[t].nbytes for t in ts if t in tensors), ts)
         for (u, v), ts in pairs.items()
     ]
-    body = OpGraph(
-        name=name,
-        nodes=nodes,
-        edges=edges,
-        tensors=tensors,
-        inputs=list(reads),
-        outputs=[o.name for o in g.output],
-        consts=set(weights),
-        model_path=parent.model_path,
-        input_shapes={},
-    )
-    body._hetlab_proto, body._hetlab_model = g, m  # type: ignore[attr-defined]
-    body._hetlab_weights = weights  # type: ignore[attr-defined]
-    body.opset = next((int(o.version) for o in m.opset_import if o.domain in ("", "ai.onnx")), None)  # type: ignore[attr-defined]
-    return body
 
 
 def record(body: OpGraph, values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

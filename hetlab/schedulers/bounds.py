@@ -14,7 +14,7 @@ import numpy as np
 
 from hetlab.cost.problem import Problem
 from hetlab.errors import HetlabError
-from hetlab.schedulers.plan import Plan
+from hetlab.schedulers.plan import Assignment, Plan
 from hetlab.schedulers.sim import simulate
 
 TOL = 1e-6
@@ -64,8 +64,34 @@ def validate_plan(problem: Problem, plan: Plan, tol: float = TOL) -> None:
     when sequential) except members of one fused group, fused groups on one device with a
     known group cost, and times equal to the simulator's within ``tol``.
     """
+    seen = _each_node_once(problem, plan)
+    group_of = _fused_on_one_device(problem, plan, seen)
+    for a in plan.assignments:
+        if a.node not in group_of:
+            i = problem.index[a.node]
+            if not np.isfinite(problem.cost_matrix[i, problem.dev_index[a.device]]):
+                raise HetlabError(f"node {a.node!r} cannot run on {a.device!r}")
+    for e in problem.edges:
+        u, v = seen[e.src], seen[e.dst]
+        if e.src in group_of and group_of.get(e.src) == group_of.get(e.dst):
+            continue
+        if v.start < u.finish - tol:
+            raise HetlabError(f"{e.dst!r} starts before its predecessor {e.src!r} finishes")
+    _no_overlap(plan, group_of, tol)
+    t = simulate(problem, plan.device_of, plan.order, plan.fused, plan.sequential)
+    for a in plan.assignments:
+        if abs(t.start[a.node] - a.start) > tol or abs(t.finish[a.node] - a.finish) > tol:
+            raise HetlabError(f"times of {a.node!r} differ from the simulator's")
+    if abs(t.makespan - plan.makespan) > tol:
+        raise HetlabError(
+            f"plan makespan {plan.makespan} differs from the simulator's {t.makespan}"
+        )
+
+
+def _each_node_once(problem: Problem, plan: Plan) -> dict[str, Assignment]:
+    """Each node's assignment, checking that every node is assigned once to a known device."""
     ids = {n.id for n in problem.nodes}
-    seen: dict[str, object] = {}
+    seen: dict[str, Assignment] = {}
     for a in plan.assignments:
         if a.node not in ids:
             raise HetlabError(f"plan assigns unknown node {a.node!r}")
@@ -77,27 +103,29 @@ def validate_plan(problem: Problem, plan: Plan, tol: float = TOL) -> None:
     missing = ids - set(seen)
     if missing:
         raise HetlabError(f"plan misses nodes: {', '.join(sorted(missing)[:3])}")
+    return seen
+
+
+def _fused_on_one_device(
+    problem: Problem, plan: Plan, seen: dict[str, Assignment]
+) -> dict[str, int]:
+    """Each fused node's group index, checking that a group runs on one device that has its
+    group cost."""
     group_of: dict[str, int] = {}
     for gi, g in enumerate(plan.fused):
-        devs = {seen[v].device for v in g}  # type: ignore[attr-defined]
+        devs = {seen[v].device for v in g}
         if len(devs) != 1:
             raise HetlabError(f"fused group {g} spans devices {sorted(devs)}")
         if problem.group_cost(g, devs.pop()) is None:
             raise HetlabError(f"fused group {g} has no known cost on its device")
         for v in g:
             group_of[v] = gi
-    for a in plan.assignments:
-        if a.node not in group_of:
-            i = problem.index[a.node]
-            if not np.isfinite(problem.cost_matrix[i, problem.dev_index[a.device]]):
-                raise HetlabError(f"node {a.node!r} cannot run on {a.device!r}")
-    for e in problem.edges:
-        u, v = seen[e.src], seen[e.dst]  # type: ignore[assignment]
-        if e.src in group_of and group_of.get(e.src) == group_of.get(e.dst):
-            continue
-        if v.start < u.finish - tol:  # type: ignore[attr-defined]
-            raise HetlabError(f"{e.dst!r} starts before its predecessor {e.src!r} finishes")
-    # overlap: one interval per unit (fused group or node), per device or global if sequential
+    return group_of
+
+
+def _no_overlap(plan: Plan, group_of: dict[str, int], tol: float) -> None:
+    """One interval per unit (fused group or node), per device or global if sequential: no
+    two overlap by more than ``tol``."""
     units: dict[object, tuple[str, float, float]] = {}
     for a in plan.assignments:
         key = ("g", group_of[a.node]) if a.node in group_of else a.node
@@ -112,11 +140,3 @@ def validate_plan(problem: Problem, plan: Plan, tol: float = TOL) -> None:
                 raise HetlabError(f"plan overlaps two units on {d!r} at t={s1:g}")
             if f1 > s1:
                 busy_until = max(busy_until, f1)
-    t = simulate(problem, plan.device_of, plan.order, plan.fused, plan.sequential)
-    for a in plan.assignments:
-        if abs(t.start[a.node] - a.start) > tol or abs(t.finish[a.node] - a.finish) > tol:
-            raise HetlabError(f"times of {a.node!r} differ from the simulator's")
-    if abs(t.makespan - plan.makespan) > tol:
-        raise HetlabError(
-            f"plan makespan {plan.makespan} differs from the simulator's {t.makespan}"
-        )

@@ -13,7 +13,8 @@ The budget is work, so the same problem and options give the same plan on any ma
 under any load; ``time_limit`` (seconds per subgraph) is only a safety net, and a window it
 stops is counted (``windows_time_limit``) because its incumbent then depends on the machine.
 A session remembers its last solves by (problem, options), so ``ilp+`` starts from the very
-plan ``ilp`` returned without solving it again (``plan.extra["cached"]``).
+plan ``ilp`` returned without solving it again (``plan.extra["cached"]``). What the windows'
+solves left, and the plan keys recording it, are ``ilp_windows``'s.
 
 Solver aids, which change how fast a window is solved, never what its optimum is: the MIP
 start is an earliest-finish schedule of the window improved by device flips (``ilp_warm``),
@@ -35,7 +36,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -44,6 +45,7 @@ from hetlab.cost.problem import Problem
 from hetlab.schedulers.base import Decision, Param, defaults, register
 from hetlab.schedulers.ilp_model import WindowResult, WindowSpec, solve_window
 from hetlab.schedulers.ilp_warm import window_start
+from hetlab.schedulers.ilp_windows import NO_INCUMBENT, Windows, hope_decided_by, plan_extra
 from hetlab.schedulers.partition import partition
 from hetlab.schedulers.timeline import Timeline
 
@@ -51,9 +53,28 @@ Progress = Callable[[int, int, str], None]
 REMEMBERED = 32  # HOPE solves kept per session, by (problem, options)
 NODE_LIMIT = 500  # B&B nodes per window (docs/decisions.md#ilp-node-budget)
 TIME_LIMIT = 10.0  # s per window: a safety net, far above what NODE_LIMIT takes
-NO_INCUMBENT = "no incumbent from the ILP"  # mip_gap_max when a window's ILP found none
 _solved: OrderedDict[str, tuple] = OrderedDict()
 _solved_lock = threading.Lock()  # widgets solve off the kernel thread
+
+# the window statistics and the plan keys live in ``ilp_windows``; ``ilp+`` and the tests
+# read them here too
+__all__ = [
+    "NODE_LIMIT",
+    "NO_INCUMBENT",
+    "PARAMS",
+    "TIME_LIMIT",
+    "IlpOptions",
+    "Progress",
+    "Windows",
+    "commit",
+    "forget",
+    "fused_groups",
+    "hope_decided_by",
+    "hope_pass",
+    "ilp",
+    "plan_extra",
+    "solve_hope",
+]
 
 PARAMS = [
     Param("epsilon", "float", 0.2, 0.0, 1.0, "balance of each up-rank bisection (Algorithm 1)"),
@@ -103,59 +124,6 @@ class IlpOptions:
         kw = {k: v for k, v in defaults(algo).items() if k in names}
         kw.update({k: v for k, v in given.items() if k in names and v is not None})
         return cls(**kw)
-
-
-@dataclass
-class Windows:
-    """What the window solves of one forward pass left: statuses, gaps, nodes and times."""
-
-    optimal: int = 0
-    limit: int = 0  # stopped at a budget: the node limit, or the time limit
-    clock: int = 0  # of those, stopped by the wall-clock safety net
-    start_kept: int = 0
-    no_incumbent: int = 0
-    gap_max: float | None = None
-    nodes: int = 0
-    nodes_max: int = 0
-    seconds: float = 0.0
-    seconds_max: float = 0.0
-    objective: float | None = None  # of the last window (the whole graph when exact)
-    log: list = field(default_factory=list)  # per window: [status, nodes, gap, seconds]
-
-    def add(self, res: WindowResult) -> None:
-        if res.optimal:
-            self.optimal += 1
-        else:
-            self.limit += 1
-            self.clock += int(res.clock_stopped)
-            self.start_kept += int(res.start_kept)
-            self.no_incumbent += int(res.no_incumbent)
-        if res.gap is not None:
-            self.gap_max = max(self.gap_max or 0.0, res.gap)
-        self.nodes += res.nodes
-        self.nodes_max = max(self.nodes_max, res.nodes)
-        self.seconds += res.seconds
-        self.seconds_max = max(self.seconds_max, res.seconds)
-        self.objective = res.objective
-        gap = None if res.gap is None else round(res.gap, 6)
-        self.log.append([res.status, res.nodes, gap, round(res.seconds, 4)])
-
-    def merge(self, other: Windows) -> Windows:
-        """Both passes' windows together (``ilp+``); ``objective`` stays this one's."""
-        out = Windows(objective=self.objective, log=self.log + other.log)
-        for name in ("optimal", "limit", "clock", "start_kept", "no_incumbent", "nodes"):
-            setattr(out, name, getattr(self, name) + getattr(other, name))
-        out.seconds = self.seconds + other.seconds
-        gaps = [g for g in (self.gap_max, other.gap_max) if g is not None]
-        out.gap_max = max(gaps, default=None)
-        out.nodes_max = max(self.nodes_max, other.nodes_max)
-        out.seconds_max = max(self.seconds_max, other.seconds_max)
-        return out
-
-    def gap_shown(self) -> float | str | None:
-        """``mip_gap_max`` as a plan records it: the largest relative gap, or ``NO_INCUMBENT``
-        when some window's ILP ended without an incumbent (its gap is infinite)."""
-        return NO_INCUMBENT if self.no_incumbent else self.gap_max
 
 
 def fused_groups(problem: Problem, windows: list[list[int]]) -> list:
@@ -259,31 +227,6 @@ def solve_hope(problem: Problem, opts: IlpOptions, progress: Progress | None = N
         while len(_solved) > REMEMBERED:
             _solved.popitem(last=False)
     return parts, tl, stats, seconds, False
-
-
-def plan_extra(problem: Problem, parts: list[list[int]], stats: Windows, decided_by: str) -> dict:
-    """The optional plan keys every ``ilp``/``ilp+`` plan records (spec §4)."""
-    ids = [n.id for n in problem.nodes]
-    return {
-        "subgraphs": [[ids[v] for v in part] for part in parts],
-        "windows": len(parts),
-        "windows_optimal": stats.optimal,
-        "windows_limit": stats.limit,
-        "windows_time_limit": stats.clock,
-        "windows_start_kept": stats.start_kept,
-        "mip_gap_max": stats.gap_shown(),
-        "mip_nodes": stats.nodes,
-        "mip_nodes_max": stats.nodes_max,
-        "window_s_max": round(stats.seconds_max, 4),
-        "solve_s": round(stats.seconds, 4),
-        "window_log": stats.log,
-        "decided_by": decided_by,
-    }
-
-
-def hope_decided_by(stats: Windows, windows: int) -> str:
-    """``mip-start`` when no window's ILP changed its start, else ``ilp``."""
-    return "mip-start" if windows and stats.start_kept == windows else "ilp"
 
 
 @register(

@@ -19,7 +19,8 @@ of the work after each node, counted in ``C``), ``succ_dev`` (expected devices o
 whose transfers and costs count in ``C``), ``rest_work`` (remaining work spread over the
 devices), ``spread`` (a small weight on the sum of finishes), ``groups`` (PartitionTuner's
 fused groups as an extra choice: members share device, start and finish, and take the group
-cost). Times are in the problem's units.
+cost). The constraints of ``rest_work`` and ``groups`` are ``ilp_extras``'s. Times are in the
+problem's units.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from hetlab.cost.problem import Problem
 from hetlab.schedulers import ilp_solver
 from hetlab.schedulers.ilp_bounds import WindowBounds
 from hetlab.schedulers.ilp_cuts import canonical_devices, load_cuts, symmetry_cuts
+from hetlab.schedulers.ilp_extras import group_constraints, rest_balance
 from hetlab.schedulers.ilp_solver import WindowResult
 from hetlab.schedulers.timeline import Timeline
 
@@ -111,8 +113,8 @@ class _Model(WindowBounds):
             self.eq1_duration(v, recv[v])
             self.eq3_precedence(v)
             self.eq2_makespan(v)
-        self.fused_groups(recv)
-        self.balance_rest()
+        group_constraints(self, recv)
+        rest_balance(self)
         load_cuts(self)
         symmetry_cuts(self, twins)
         self.eq4_5_one_at_a_time()
@@ -218,53 +220,6 @@ class _Model(WindowBounds):
                 mb, ma = self.big_m(a, b), self.big_m(b, a)
                 self.lp += s[b] >= f[a] - mb * (1 - oo) - mb * (1 - ss)
                 self.lp += s[a] >= f[b] - ma * oo - ma * (1 - ss)
-
-    def fused_groups(self, recv: dict[int, list]) -> None:
-        """ilp+ with groups: a chosen group's members share device, start and finish."""
-        y, s, f, M = self.y, self.s, self.f, self.H
-        for gi, (mem, gcost) in enumerate(self.spec.groups):
-            off = 1 - self.u[gi]
-            first, last = mem[0], mem[-1]
-            work = pulp.lpSum(
-                float(gcost[d]) * y[first, d] for d in self.allowed[first] if np.isfinite(gcost[d])
-            )
-            self.lp += (
-                f[last] >= s[first] + work + pulp.lpSum(r for x in mem for r in recv[x]) - M * off
-            )
-            for d in self.allowed[first]:
-                if not np.isfinite(gcost[d]):
-                    self.lp += y[first, d] <= off
-            for x in mem[1:]:
-                for d in range(len(self.p.devices)):
-                    a, b = y.get((x, d), 0), y.get((first, d), 0)
-                    self.lp += a - b <= off
-                    self.lp += b - a <= off
-            for x in mem:
-                self.lp += s[x] - s[first] <= M * off
-                self.lp += s[first] - s[x] <= M * off
-                self.lp += f[x] - f[last] <= M * off
-                self.lp += f[last] - f[x] <= M * off
-
-    def balance_rest(self) -> None:
-        """ilp+ with ``rest_work``: C >= (sum over devices of the last finish + rest) / #dev."""
-        rest, tl, nd = self.spec.rest_work, self.tl, len(self.p.devices)
-        if rest is None:
-            return
-        free = [float(tl.dev_free[d]) for d in range(nd)]
-        # a device may become free only after the horizon (the window need not use it)
-        last = [
-            pulp.LpVariable(f"L_{d}", lowBound=free[d], upBound=max(self.H, free[d]))
-            for d in range(nd)
-        ]
-        for (v, d), var in self.y.items():
-            self.lp += last[d] >= self.f[v] - (self.H - self.rel[v]) * (1 - var)
-        self.lp += nd * self.C >= pulp.lpSum(last) + float(rest)
-        sp = self.spec
-        for d in range(nd):
-            last[d].setInitialValue(
-                max([free[d]] + [sp.warm_finish[v] for v in self.W if self.warm_dev[v] == d])
-            )
-        self.warm_obj = max(self.warm_obj, (sum(x.varValue for x in last) + rest) / nd)
 
     def mip_start(self) -> None:
         """The start schedule as initial values (no fused groups)."""

@@ -30,12 +30,12 @@ __all__ = [
 # imported on first use: the search module runs the executor, ``write`` imports onnx and the
 # figure plotly
 _LAZY = {
-    "Constraints": "hetlab.stretch.transform",
+    "Constraints": "hetlab.stretch.plan",
     "branch_plan": "hetlab.stretch.search",
     "estimated_problem": "hetlab.stretch.search",
     "main_device": "hetlab.stretch.search",
     "write": "hetlab.stretch.onnx_rewrite",
-    "AdaptiveConfig": "hetlab.stretch.adaptive",
+    "AdaptiveConfig": "hetlab.stretch.adaptive_trace",
     "adaptive_run": "hetlab.stretch.adaptive_report",
     "adaptive_figure": "hetlab.stretch.figure",
 }

@@ -15,15 +15,15 @@ watched too (if the device it moved to is contended as well, it goes back). A pr
 switches back when the original plan's latency beats the degraded plan's recent median.
 A switch that does not pay (the degraded plan's first ``patience`` runs are no faster than
 the original's last ``patience``) is undone, and switching away is then held off for
-``probe_every`` x 1, 2, 4... runs (back-off against flapping on a machine-wide slowdown). Times in ms. The trace
-(per-run latency, plan, devices, slowdowns, switch points) is JSON for ``viz.adaptive``.
+``probe_every`` x 1, 2, 4... runs (back-off against flapping on a machine-wide slowdown).
+Times in ms. The trace (per-run latency, plan, devices, slowdowns, switch points;
+``adaptive_trace``) is JSON for ``viz.adaptive``.
 """
 
 from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from hetlab.cost.problem import Problem
@@ -32,60 +32,7 @@ from hetlab.errors import HetlabError
 from hetlab.executor.interpreter import Executor, Repetition
 from hetlab.graph.ir import OpGraph
 from hetlab.schedulers.base import schedule
-
-
-@dataclass
-class AdaptiveConfig:
-    threshold: float = 1.5
-    patience: int = 2
-    recover: float = 1.25
-    probe_every: int = 4
-    calibrate: int = 3
-    relative: float = 1.25
-    algo: str = "heft"
-
-    def __post_init__(self) -> None:
-        if self.threshold <= 1 or self.recover <= 0 or self.recover > self.threshold:
-            raise HetlabError("adaptive: need threshold > 1 and 0 < recover <= threshold")
-        if self.patience < 1 or self.probe_every < 1 or self.calibrate < 1:
-            raise HetlabError("adaptive: patience, probe_every and calibrate must be at least 1")
-
-
-@dataclass
-class RunPoint:
-    run: int
-    latency_ms: float
-    plan: str  # "base" or "without:<device>"
-    devices: list[str]
-    slowdown: dict[str, float]
-    probe: bool = False
-    note: str = ""
-
-
-@dataclass
-class AdaptiveTrace:
-    config: AdaptiveConfig
-    baseline_ms: dict[str, float] = field(default_factory=dict)
-    runs: list[RunPoint] = field(default_factory=list)
-    switches: list[dict[str, Any]] = field(default_factory=list)
-    marks: list[dict[str, Any]] = field(default_factory=list)  # e.g. interference on/off
-
-    @property
-    def latencies(self) -> list[float]:
-        return [r.latency_ms for r in self.runs]
-
-    def median_ms(self) -> float:
-        return float(statistics.median(self.latencies)) if self.runs else float("nan")
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "config": asdict(self.config),
-            "baseline_ms": self.baseline_ms,
-            "median_ms": self.median_ms(),
-            "runs": [asdict(r) for r in self.runs],
-            "switches": self.switches,
-            "marks": self.marks,
-        }
+from hetlab.stretch.adaptive_trace import AdaptiveConfig, AdaptiveTrace, RunPoint
 
 
 def busy_ms(rep: Repetition) -> dict[str, float]:
@@ -260,9 +207,7 @@ class _Loop:
                 cfg.algo,
             )
         if self.placements[key] != self.placements["base"]:
-            self.trace.switches.append(
-                {"run": i + 1, "from": "base", "to": key, "device": worst, "slowdown": slow[worst]}
-            )
+            self.trace.switch(i + 1, "base", key, worst, slow[worst])
             point.note = f"{worst} {slow[worst]:.2f}x slower than its profile: switch away"
             self.before = statistics.median(self.base_lat[-cfg.patience :])
             self.current, self.slow_dev, self.strikes, self.since_switch = key, worst, 0, 0
@@ -278,15 +223,7 @@ class _Loop:
         no_gain = len(self.recent) == cfg.patience and statistics.median(self.recent) >= self.before
         if self.strikes >= cfg.patience or no_gain:
             why = "no faster than before" if no_gain else f"{worst} slow too ({slow[worst]:.2f}x)"
-            self.trace.switches.append(
-                {
-                    "run": i + 1,
-                    "from": self.current,
-                    "to": "base",
-                    "device": worst,
-                    "slowdown": slow.get(worst),
-                }
-            )
+            self.trace.switch(i + 1, self.current, "base", worst, slow.get(worst))
             point.note = (
                 f"{why}: back to the original plan, hold {cfg.probe_every * self.backoff} runs"
             )
@@ -302,15 +239,7 @@ class _Loop:
         better = bool(self.recent) and rep.wall_ms < statistics.median(self.recent)
         if slow.get(slow_dev, cfg.recover) < cfg.recover or better:
             why = "recovered" if not better else "faster again"
-            self.trace.switches.append(
-                {
-                    "run": i + 1,
-                    "from": self.current,
-                    "to": "base",
-                    "device": slow_dev,
-                    "slowdown": slow.get(slow_dev),
-                }
-            )
+            self.trace.switch(i + 1, self.current, "base", slow_dev, slow.get(slow_dev))
             point.note = f"probe: {slow_dev} {why} ({slow.get(slow_dev, 0):.2f}x): switch back"
             self.current, self.strikes, self.since_switch, self.backoff = "base", 0, 0, 1
 

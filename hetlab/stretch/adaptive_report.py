@@ -17,6 +17,7 @@ import numpy as np
 from hetlab.devices.base import Device
 from hetlab.errors import HetlabError
 from hetlab.executor.check import reference
+from hetlab.executor.interpreter import Repetition
 from hetlab.fileio import atomic_write_json
 from hetlab.graph.ir import OpGraph
 from hetlab.stretch.adaptive import AdaptiveConfig, AdaptiveTrace, run_adaptive
@@ -101,13 +102,15 @@ def adaptive_run(
     predicted: float | None = None,
     trace_out: str | Path | None = None,
 ) -> dict[str, Any]:
+    """The adaptive loop (and, with ``compare``, the static one) under the ``interfere``
+    schedule: spec §5's report with their traces, which ``trace_out`` also gets."""
     spec = parse_interfere(interfere, devices, repeat)
     docs: dict[str, Any] = {}
-    reps_of: dict[str, Any] = {}
+    reps: list[Repetition] = []
     for mode in ["adaptive", "static"] if compare else ["adaptive"]:
         hook, stop_all = interference_hook(spec, devices)
         try:
-            trace, reps = run_adaptive(
+            trace, mode_reps = run_adaptive(
                 graph,
                 device_of,
                 devices,
@@ -122,13 +125,38 @@ def adaptive_run(
         finally:
             stop_all()
         docs[mode] = trace.to_json()
-        reps_of[mode] = reps
-    reps = reps_of["adaptive"]
+        if mode == "adaptive":
+            reps = mode_reps
+    doc = _report(graph, device_of, inputs, reps, repeat, check, predicted, docs["adaptive"])
+    if compare:
+        doc["static"] = docs["static"]
+        doc["static_median_ms"] = round(
+            statistics.median(r["latency_ms"] for r in docs["static"]["runs"]), 4
+        )
+    if trace_out:
+        atomic_write_json(
+            trace_out, {k: doc[k] for k in ("model", "adaptive", "static") if k in doc}
+        )
+    return doc
+
+
+def _report(
+    graph: OpGraph,
+    device_of: Mapping[str, str],
+    inputs: Mapping[str, Any],
+    reps: list[Repetition],
+    repeat: int,
+    check: bool,
+    predicted: float | None,
+    trace: dict[str, Any],
+) -> dict[str, Any]:
+    """Spec §5's report of the adaptive loop's runs (its median run checked with ``check``)
+    and its ``trace``."""
     walls = np.array([r.wall_ms for r in reps])
     mid = reps[int(np.argsort(walls)[len(walls) // 2])]
     checked = reference(graph, dict(inputs)).report(mid.outputs) if check else {}
     err = checked.pop("max_rel_err", None)
-    doc = {
+    return {
         "model_path": str(Path(graph.model_path).resolve()) if graph.model_path else None,
         "model": graph.name,
         "latency_ms": {
@@ -142,16 +170,6 @@ def adaptive_run(
         "timeline": [],
         "repeat": repeat,
         "samples_ms": [round(float(w), 4) for w in walls],
-        "adaptive": docs["adaptive"],
+        "adaptive": trace,
         **checked,
     }
-    if compare:
-        doc["static"] = docs["static"]
-        doc["static_median_ms"] = round(
-            statistics.median(r["latency_ms"] for r in docs["static"]["runs"]), 4
-        )
-    if trace_out:
-        atomic_write_json(
-            trace_out, {k: doc[k] for k in ("model", "adaptive", "static") if k in doc}
-        )
-    return doc

@@ -34,9 +34,6 @@ def adaptive_figure(trace: Any, static: Any = None, title: str = "adaptive execu
                 marker={"size": 5},
             )
         )
-    plans: dict[str, list[dict[str, Any]]] = {}
-    for r in doc["runs"]:
-        plans.setdefault(r["plan"], []).append(r)
     fig.add_trace(
         go.Scatter(
             x=[r["run"] for r in doc["runs"]],
@@ -46,6 +43,23 @@ def adaptive_figure(trace: Any, static: Any = None, title: str = "adaptive execu
             line={"color": "#1f77b4"},
         )
     )
+    _plan_markers(fig, doc["runs"])
+    _switch_lines(fig, doc)
+    fig.update_layout(
+        title=title,
+        xaxis_title="run",
+        yaxis_title="latency (ms)",
+        template="plotly_white",
+        legend={"orientation": "h", "y": -0.2},
+    )
+    return fig
+
+
+def _plan_markers(fig: go.Figure, runs: list[dict[str, Any]]) -> None:
+    """One marker trace per plan that ran, probes as larger diamonds."""
+    plans: dict[str, list[dict[str, Any]]] = {}
+    for r in runs:
+        plans.setdefault(r["plan"], []).append(r)
     for label, rs in plans.items():
         fig.add_trace(
             go.Scatter(
@@ -64,6 +78,10 @@ def adaptive_figure(trace: Any, static: Any = None, title: str = "adaptive execu
                 hovertemplate="run %{x}: %{y:.1f} ms<br>%{text}<extra></extra>",
             )
         )
+
+
+def _switch_lines(fig: go.Figure, doc: Mapping[str, Any]) -> None:
+    """Switches as dashed vertical lines, marks (interference on/off) as dotted ones."""
     for s in doc.get("switches", []):
         fig.add_vline(
             x=s["run"] - 0.5,
@@ -80,11 +98,3 @@ def adaptive_figure(trace: Any, static: Any = None, title: str = "adaptive execu
             annotation_text=m["event"],
             annotation_position="bottom right",
         )
-    fig.update_layout(
-        title=title,
-        xaxis_title="run",
-        yaxis_title="latency (ms)",
-        template="plotly_white",
-        legend={"orientation": "h", "y": -0.2},
-    )
-    return fig

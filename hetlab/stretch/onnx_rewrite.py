@@ -58,13 +58,8 @@ def _branch_nodes(
     lay = br.layout
     pre = branch_prefix(k, i)
 
-    def real(t: str) -> str:
-        while t in lay.alias:
-            t = lay.alias[t]
-        return t
-
     def rename(t: str) -> str:
-        t = real(t)
+        t = _real(lay, t)
         return t if (not t or t == part.input) else pre + t
 
     nodes: list[onnx.NodeProto] = []
@@ -73,17 +68,10 @@ def _branch_nodes(
         p = protos[v]
         n = copy.deepcopy(p)
         n.name = pre + (p.name or v)
-        out_c = lay.channels[p.output[0]]
         del n.input[:]
         for idx, t in enumerate(p.input):
             if t in inits:
-                dims = tuple(int(d) for d in inits[t].dims)
-                if p.op_type == "Conv" and idx == 1:
-                    grp = next((a.i for a in p.attribute if a.name == "group"), 1)
-                    cin = lay.channels[real(p.input[0])]
-                    dims = (out_c, cin // (cin if grp != 1 else 1), *dims[2:])
-                elif dims and dims[0] == int(g.tensors[p.output[0]].shape[1]) and len(dims) >= 1:
-                    dims = (out_c, *dims[1:])
+                dims = _scaled_dims(g, lay, p, idx, tuple(int(d) for d in inits[t].dims))
                 new_inits.append(_new_init(pre + t, p.op_type, idx, dims))
                 n.input.append(pre + t)
             else:
@@ -92,21 +80,49 @@ def _branch_nodes(
         n.output.extend(rename(t) if t else t for t in p.output)
         for a in n.attribute:
             if p.op_type == "Conv" and a.name == "group" and a.i != 1:
-                a.i = out_c  # depthwise stays depthwise
+                a.i = lay.channels[p.output[0]]  # depthwise stays depthwise
         nodes.append(n)
-    src = rename(lay.out)
-    w = _new_init(pre + "restore.weight", "Conv", 1, (br.restore, lay.channels[lay.out], 1, 1))
-    b = _new_init(pre + "restore.bias", "Conv", 2, (br.restore,))
-    nodes.append(
-        helper.make_node(
-            "Conv",
-            [src, w.name, b.name],
-            [pre + "restore"],
-            name=pre + "restore",
-            kernel_shape=[1, 1],
-        )
+    restore, weights = _restore_conv(pre, br, rename(lay.out))
+    return nodes + [restore], new_inits + weights, restore.output[0]
+
+
+def _real(lay: Any, t: str) -> str:
+    """The tensor ``t`` stands for in the layout (through its aliases)."""
+    while t in lay.alias:
+        t = lay.alias[t]
+    return t
+
+
+def _scaled_dims(
+    g: OpGraph, lay: Any, p: onnx.NodeProto, idx: int, dims: tuple[int, ...]
+) -> tuple[int, ...]:
+    """The dims of node ``p``'s ``idx``-th input, an initializer, in the branch: a Conv weight
+    takes the branch's output and input channels (a depthwise one stays depthwise), and any
+    other initializer led by the output channels takes the branch's output channels."""
+    out_c = lay.channels[p.output[0]]
+    if p.op_type == "Conv" and idx == 1:
+        grp = next((a.i for a in p.attribute if a.name == "group"), 1)
+        cin = lay.channels[_real(lay, p.input[0])]
+        return (out_c, cin // (cin if grp != 1 else 1), *dims[2:])
+    if dims and dims[0] == int(g.tensors[p.output[0]].shape[1]) and len(dims) >= 1:
+        return (out_c, *dims[1:])
+    return dims
+
+
+def _restore_conv(pre: str, br: Any, src: str) -> tuple[onnx.NodeProto, list[onnx.TensorProto]]:
+    """The branch's 1x1 conv restoring its share of the output channels, and its weights."""
+    w = _new_init(
+        pre + "restore.weight", "Conv", 1, (br.restore, br.layout.channels[br.layout.out], 1, 1)
     )
-    return nodes, new_inits + [w, b], pre + "restore"
+    b = _new_init(pre + "restore.bias", "Conv", 2, (br.restore,))
+    node = helper.make_node(
+        "Conv",
+        [src, w.name, b.name],
+        [pre + "restore"],
+        name=pre + "restore",
+        kernel_shape=[1, 1],
+    )
+    return node, [w, b]
 
 
 def build(g: OpGraph, plan: Any) -> onnx.ModelProto:

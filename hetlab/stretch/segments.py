@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from hetlab.graph.ir import OpGraph
+from hetlab.graph.ir import Node, OpGraph
 
 # ops that keep the channel count of their first input (per-channel params get resized)
 CHANNEL_WISE = {
@@ -214,44 +214,49 @@ def layout(g: OpGraph, segs: list[Segment], depth: int, width: float) -> Layout:
     for v in nodes:
         n = g.node(v)
         ins = [real(t) for t in n.inputs if t and t not in g.consts]
-        shp = _shape(g, n.outputs[0])
-        c_out = int(shp[1]) if shp and len(shp) == 4 else 0
-        if n.op_type == "Conv":
-            c_in0 = int(_shape(g, n.inputs[0])[1])  # type: ignore[index]
-            grp = int(n.attrs.get("group", 1))
-            cin = ch[ins[0]]
-            if grp == 1:
-                cout = max(1, round(c_out * width))
-                nf[v] = n.flops * (cin / c_in0) * (cout / c_out)
-            elif grp == c_in0 == c_out:
-                cout = cin
-                nf[v] = n.flops * cout / c_out
-            else:
-                raise Unscalable(f"{v}: grouped Conv (group={grp})")
-            ch[n.outputs[0]] = cout
-        elif n.op_type == "Concat":
-            if int(n.attrs.get("axis", 1)) != 1:
-                raise Unscalable(f"{v}: Concat not along channels")
-            ch[n.outputs[0]] = sum(ch[t] for t in ins)
-            nf[v] = n.flops * ch[n.outputs[0]] / max(1, c_out)
-        elif n.op_type in ELEMENTWISE:
-            cs = {ch[t] for t in ins}
-            if len(cs) != 1:
-                raise Unscalable(f"{v}: {n.op_type} of {sorted(cs)} channels")
-            if width != 1.0 and any(
-                t in g.consts and (_shape(g, t) or (1,)) != (1,) for t in n.inputs if t
-            ):
-                raise Unscalable(f"{v}: {n.op_type} with a per-channel constant")
-            ch[n.outputs[0]] = cs.pop()
-            nf[v] = n.flops * ch[n.outputs[0]] / max(1, c_out)
-        else:  # channel-wise
-            ch[n.outputs[0]] = ch[ins[0]]
-            nf[v] = n.flops * ch[n.outputs[0]] / max(1, c_out)
+        ch[n.outputs[0]], nf[v] = _scaled(g, n, ins, ch, width)
         for t in n.outputs[1:]:
             if t:
                 ch[t] = ch[n.outputs[0]]
     out = real(segs[-1].output)
     return Layout(depth, width, nodes, alias, ch, out, float(sum(nf.values())), nf)
+
+
+def _scaled(
+    g: OpGraph, n: Node, ins: list[str], ch: dict[str, int], width: float
+) -> tuple[int, float]:
+    """Node ``n``'s output channels in a branch, and its FLOPs there, from the channels ``ch``
+    of its inputs there (``ins``, constants left out): a Conv's width x ``width`` (a depthwise
+    one follows its input), a Concat's sum, an elementwise op's common channels, otherwise its
+    first input's; ``Unscalable`` where the node cannot be scaled."""
+    shp = _shape(g, n.outputs[0])
+    c_out = int(shp[1]) if shp and len(shp) == 4 else 0
+    if n.op_type == "Conv":
+        c_in0 = int(_shape(g, n.inputs[0])[1])  # type: ignore[index]
+        grp = int(n.attrs.get("group", 1))
+        cin = ch[ins[0]]
+        if grp == 1:
+            cout = max(1, round(c_out * width))
+            return cout, n.flops * (cin / c_in0) * (cout / c_out)
+        if grp == c_in0 == c_out:
+            return cin, n.flops * cin / c_out
+        raise Unscalable(f"{n.id}: grouped Conv (group={grp})")
+    if n.op_type == "Concat":
+        if int(n.attrs.get("axis", 1)) != 1:
+            raise Unscalable(f"{n.id}: Concat not along channels")
+        cout = sum(ch[t] for t in ins)
+    elif n.op_type in ELEMENTWISE:
+        cs = {ch[t] for t in ins}
+        if len(cs) != 1:
+            raise Unscalable(f"{n.id}: {n.op_type} of {sorted(cs)} channels")
+        if width != 1.0 and any(
+            t in g.consts and (_shape(g, t) or (1,)) != (1,) for t in n.inputs if t
+        ):
+            raise Unscalable(f"{n.id}: {n.op_type} with a per-channel constant")
+        cout = cs.pop()
+    else:  # channel-wise
+        cout = ch[ins[0]]
+    return cout, n.flops * cout / max(1, c_out)
 
 
 def restore_flops(g: OpGraph, seg_out: str, c_branch: int, c_restore: int) -> float:

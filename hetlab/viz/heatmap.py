@@ -149,11 +149,7 @@ def _draw(lay, cols, order, rows, keep, tot, bad, zlog, ok, view, ref, group, he
             line.append(t)
         text.append(line)
     xs = list(range(len(order)))
-    span = [v for row in z for v in row if v is not None] or [0.0]
-    lo, hi = min(span), max(span)
-    if view == "ratio":  # symmetric about ×1, as the diverging scale is
-        hi = max(abs(lo), abs(hi), 1e-3)
-        lo = -hi
+    lo, hi = _range(z, view)
     unit = (lambda e: f"×{10**e:.3g}") if view == "ratio" else (lambda e: fmt_ms(10**e))
     scale = "RdBu_r" if view == "ratio" else "Viridis"
     heat = go.Heatmap(
@@ -190,6 +186,17 @@ def _draw(lay, cols, order, rows, keep, tot, bad, zlog, ok, view, ref, group, he
         annotations=ann,
     )
     return fig
+
+
+def _range(z: list[list[float | None]], view: str) -> tuple[float, float]:
+    """The colour range of the log values ``z``: their span, symmetric about ×1 (0) for the
+    ratio view, as the diverging scale is."""
+    span = [v for row in z for v in row if v is not None] or [0.0]
+    lo, hi = min(span), max(span)
+    if view == "ratio":
+        hi = max(abs(lo), abs(hi), 1e-3)
+        lo = -hi
+    return lo, hi
 
 
 def _group_note(n: int, cols: int, group: str) -> dict:

@@ -10,10 +10,7 @@ from typing import Any
 from hetlab.calibrate.boundary import calibrate_boundaries
 from hetlab.calibrate.concurrency import calibrate_concurrency
 from hetlab.calibrate.shared import run_cost_ms
-from hetlab.cost import profiler
-from hetlab.cost.options import ProfileOptions
 from hetlab.cost.problem import Problem
-from hetlab.cost.profiler import Job
 from hetlab.cost.queues import queues_pay, with_queues
 from hetlab.devices.base import Device, is_accelerator
 from hetlab.devices.capabilities import GRAPH
@@ -21,6 +18,9 @@ from hetlab.devices.choice import select
 from hetlab.errors import HetlabError
 from hetlab.graph import load
 from hetlab.graph.ir import OpGraph
+from hetlab.profiling import profiler
+from hetlab.profiling.job import Job
+from hetlab.profiling.options import ProfileOptions
 
 
 def profile(

@@ -27,7 +27,7 @@ LONG_MODULES: dict[str, int] = {
     "hetlab/devices/base.py": 309,
     "hetlab/devices/cuda/device.py": 343,
     "hetlab/devices/opencl/device.py": 401,
-    "hetlab/devices/platform.py": 387,
+    "hetlab/devices/platform.py": 369,
     "hetlab/executor/interpreter.py": 335,
     "hetlab/schedulers/ilp.py": 305,
     "hetlab/schedulers/ilp_model.py": 306,

@@ -10,8 +10,8 @@ imported lazily from its module.
 from __future__ import annotations
 
 from hetlab.lazy import lazy_names
+from hetlab.version import __version__ as __version__
 
-__version__ = "0.1.0"
 __all__ = ["Plan", "Problem", "Workbench", "load", "profile", "recommend", "run", "schedule"]
 
 _LAZY = {

@@ -13,8 +13,8 @@ import importlib
 import os
 import sys
 
-from hetlab import __version__
 from hetlab.errors import HetlabError
+from hetlab.version import __version__
 
 # subcommand -> (module, one-line help)
 COMMANDS = {

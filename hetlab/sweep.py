@@ -65,7 +65,7 @@ def profiled_models(
         from hetlab.calibrate import profile
     except ImportError:
         raise HetlabError(
-            "--models needs the profiler (hetlab.cost.profile); give problem files instead"
+            "--models needs the profiler (hetlab.profiling.profile); give problem files instead"
         ) from None
     devs = platform_devices(platform)
     if devices:

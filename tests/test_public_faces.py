@@ -189,9 +189,9 @@ x._private
 """
     assert private_uses(allowed, "ok") == []
     refused = {
-        "from hetlab.cost.profiler import profile": "from hetlab.cost.profiler import ...",
+        "from hetlab.profiling.profiler import profile": "from hetlab.profiling.profiler import ...",
         "import hetlab.executor.interpreter": "import hetlab.executor.interpreter",
-        "from hetlab.cost import profiler": "from hetlab.cost import profiler",
+        "from hetlab.profiling import profiler": "from hetlab.profiling import profiler",
         "from hetlab.devices import opencl": "from hetlab.devices import opencl",
         "from hetlab.devices.opencl.queues import queue_costs": "from hetlab.devices.opencl",
         "from hetlab.devices import _LAZY": "from hetlab.devices import _LAZY",
@@ -206,7 +206,7 @@ x._private
 
 def test_notebook_cells_are_read_without_their_magics(tmp_path):
     cells = [
-        {"cell_type": "markdown", "source": ["from hetlab.cost.profiler import x"]},
+        {"cell_type": "markdown", "source": ["from hetlab.profiling.profiler import x"]},
         {"cell_type": "code", "source": ["%matplotlib inline\n", "import hetlab\n"]},
         {"cell_type": "code", "source": "!pip list\nfrom hetlab.graph.ir import Node"},
     ]

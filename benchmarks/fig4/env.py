@@ -15,7 +15,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 
-from hetlab.cost import cpu_model
+from hetlab.profiling import cpu_model
 
 
 def _git_commit() -> str | None:

@@ -4,7 +4,7 @@ spec §3 charges a cross-device edge its transfer; the executor pays more at suc
 ends a unit on one worker and starts one on another, whose onnxruntime pool has parked (or
 whose OpenCL queue has drained), with cold caches, and copies through the host. The tiny
 probe of ``handoff.py`` sees only part of that. So for each pair of devices ``a, b`` the
-model's own context windows (``cost.in_context.windows``) are placed alternately on ``a`` and
+model's own context windows (``profiling.in_context.windows``) are placed alternately on ``a`` and
 ``b`` and that plan is run for real; the boundary cost ``L`` is the extra latency on the
 links ``a->b`` and ``b->a`` that makes the simulator (spec §3) predict what was measured
 (bisection; the makespan grows with ``L``). OverSeer's calibrator fits its link model to

@@ -1,6 +1,6 @@
 """The executor's own cost of handing a tensor from one device to another, measured for real.
 
-The calibrator (``cost.calibrator``) times ``copy_out`` + ``copy_in``; a real cross-device edge
+The calibrator (``profiling.calibrator``) times ``copy_out`` + ``copy_in``; a real cross-device edge
 also ends a unit on one worker and starts one on another (a wake-up, a dispatch, a device
 sync). It is the fallback of ``boundary.py`` for device pairs whose windows cannot alternate.
 Measured on a two-node chain (``handoff.onnx``, a 1 KB tensor):

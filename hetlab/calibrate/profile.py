@@ -1,4 +1,4 @@
-"""The profile a user asks for: the profiler's measurements (``cost.profiler``), then the
+"""The profile a user asks for: the profiler's measurements (``profiling.profiler``), then the
 executor's calibrations of the problem's links (``boundary``, ``handoff``) and of units that
 run beside each other (``concurrency``), which only real runs of plans can measure."""
 
@@ -10,10 +10,7 @@ from typing import Any
 from hetlab.calibrate.boundary import calibrate_boundaries
 from hetlab.calibrate.concurrency import calibrate_concurrency
 from hetlab.calibrate.graph_run import run_cost_ms
-from hetlab.cost import profiler
-from hetlab.cost.options import ProfileOptions
 from hetlab.cost.problem import Problem
-from hetlab.cost.profiler import Job
 from hetlab.cost.queues import queues_pay, with_queues
 from hetlab.devices.base import Device, is_accelerator
 from hetlab.devices.capabilities import GRAPH
@@ -21,6 +18,9 @@ from hetlab.devices.choice import select
 from hetlab.errors import HetlabError
 from hetlab.graph import load
 from hetlab.graph.ir import OpGraph
+from hetlab.profiling import profiler
+from hetlab.profiling.job import Job
+from hetlab.profiling.options import ProfileOptions
 
 
 def profile(
@@ -33,7 +33,7 @@ def profile(
     platform: Any = None,
     **overrides: Any,
 ) -> Problem:
-    """``cost.profiler.profile`` (same arguments) with ``executor_calibrations`` applied.
+    """``profiling.profiler.profile`` (same arguments) with ``executor_calibrations`` applied.
     ``devices`` may be named, as ``hetlab devices`` lists them (``"cpu0,cuda0"`` or a list);
     ``queues`` (``{"cuda0": 4}``: the device as four queues, each of its views profiled
     too), ``whole_cpu`` and ``platform`` are the platform options (``devices.choice``)."""

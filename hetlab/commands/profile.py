@@ -19,7 +19,7 @@ from hetlab.errors import HetlabError
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    from hetlab.cost.options import ProfileOptions
+    from hetlab.profiling.options import ProfileOptions
 
     o = ProfileOptions()  # the one source of the defaults
 
@@ -107,11 +107,11 @@ def _add_budget_args(p: argparse.ArgumentParser, o: Any) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from hetlab.calibrate import profile
-    from hetlab.cost.groups import DEFAULT_PATTERNS, parse_patterns
     from hetlab.devices import select
     from hetlab.fileio import atomic_write_json
     from hetlab.graph.onnx_io import load
     from hetlab.graph.shapes import parse_input_args, parse_shape_args
+    from hetlab.profiling.groups import DEFAULT_PATTERNS, parse_patterns
 
     if args.repeat < 1:
         raise HetlabError(f"--repeat must be at least 1 (got {args.repeat})")

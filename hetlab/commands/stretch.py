@@ -61,7 +61,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--profiler",
         action="store_true",
-        help="profile the original model (hetlab.cost.profile, small budget) for the throughputs and link",
+        help="profile the original model (hetlab.profiling.profile, small budget) for the throughputs and link",
     )
     p.add_argument("--algo", default="heft", help="scheduler that scores candidates (default heft)")
     p.add_argument("--seed", type=int, default=0, help="seed of the fresh weights (default 0)")

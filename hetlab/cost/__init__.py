@@ -1,6 +1,7 @@
-"""Costs: the problem format (spec §2), the profiler and the link calibrator; the profiles
-that ship with the repository (HOPE's phones, hetlab's machines), queue views and what-if
-platforms derived from a problem."""
+"""Costs: the problem format (spec §2); the profiles that ship with the repository (HOPE's
+phones, hetlab's machines), queue views and what-if platforms derived from a problem; the
+profile cache's store and the timing statistics. The profiler that measures a problem on
+devices is a layer above (``hetlab.profiling``)."""
 
 from __future__ import annotations
 
@@ -14,19 +15,16 @@ __all__ = [
     "PEdge",
     "PNode",
     "Problem",
-    "cpu_model",
     "load_hope_profile",
     "load_measured_profile",
     "only_devices",
-    "profile",
     "spearman",
     "what_if",
     "with_queues",
 ]
 
-# imported on first use: the profiler and its helpers load numpy and the device interface
+# imported on first use: a user loads only the modules of the names they reach
 _LAZY = {
-    "profile": "hetlab.cost.profiler",
     "load_hope_profile": "hetlab.cost.datasets",
     "load_measured_profile": "hetlab.cost.datasets",
     "HOPE_DIR": "hetlab.cost.datasets",
@@ -34,7 +32,6 @@ _LAZY = {
     "with_queues": "hetlab.cost.queues",
     "what_if": "hetlab.cost.whatif",
     "spearman": "hetlab.cost.stats",
-    "cpu_model": "hetlab.cost.platform_info",
 }
 
 

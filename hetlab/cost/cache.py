@@ -22,6 +22,7 @@ from typing import Any
 
 from hetlab.errors import HetlabError
 from hetlab.fileio import atomic_write_json
+from hetlab.version import __version__
 
 FLUSH_EVERY_S = 2.0
 FLUSH_EVERY_N = 25
@@ -103,8 +104,6 @@ class ProfileCache:
         enabled: bool = True,
         root: Path | None = None,
     ) -> None:
-        from hetlab import __version__
-
         self.enabled = enabled
         self.root = root or cache_root()
         self.version = __version__

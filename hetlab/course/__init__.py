@@ -9,9 +9,6 @@ edition (``python -m notebooks.build --instructor OUTDIR``) shows them.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
 from hetlab.course.examples import (
     defaults,
     lookahead_dag,
@@ -27,6 +24,7 @@ from hetlab.course.exercise import (
     exercise,
     exercises,
     hint,
+    load_chapters,
     reset,
     show_answer,
     unlocked,
@@ -105,19 +103,5 @@ _LAZY = {
     "runnable_here": "hetlab.course.stretch_live",
     "stretch_search": "hetlab.course.stretch_live",
 }
-
-_loaded = False
-
-
-def load_chapters() -> None:
-    """Import every ``chNN`` module of this package once (they register their exercises)."""
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    for mod in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if mod.name.startswith("ch"):
-            importlib.import_module(f"{__name__}.{mod.name}")
-
 
 __getattr__ = lazy_names(__name__, _LAZY)

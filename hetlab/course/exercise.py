@@ -11,8 +11,11 @@ they live in the notebooks' build sources, and only the instructor edition shows
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from hetlab.course.shape import shape_error, template
@@ -74,6 +77,7 @@ STUDENT_ERRORS = (
     RecursionError,
 )
 _EXERCISES: dict[str, Exercise] = {}
+_loaded = False  # every chapter imported (load_chapters)
 
 
 @dataclass
@@ -103,10 +107,20 @@ def register(ex: Exercise) -> Exercise:
     return ex
 
 
-def exercise(key: str) -> Exercise:
-    # lazy: hetlab.course imports this module
-    from hetlab.course import load_chapters
+def load_chapters() -> None:
+    """Import every ``chNN`` module of this package once (they register their exercises)."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    package = __name__.rpartition(".")[0]
+    here = [str(Path(__file__).parent)]
+    for mod in sorted(pkgutil.iter_modules(here), key=lambda m: m.name):
+        if mod.name.startswith("ch"):
+            importlib.import_module(f"{package}.{mod.name}")
 
+
+def exercise(key: str) -> Exercise:
     load_chapters()
     if key not in _EXERCISES:
         raise HetlabError(f"no exercise {key!r}; there are: {', '.join(sorted(_EXERCISES))}")
@@ -115,9 +129,6 @@ def exercise(key: str) -> Exercise:
 
 def exercises() -> list[Exercise]:
     """Every exercise of every chapter, by key."""
-    # lazy: hetlab.course imports this module
-    from hetlab.course import load_chapters
-
     load_chapters()
     return [_EXERCISES[k] for k in sorted(_EXERCISES)]
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from hetlab.devices.base import Capabilities, Device, NodeTime, RunResult, Unit, now
 from hetlab.devices.ort_refusals import ort_refuses
+from hetlab.devices.topology import physical_cores
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
 
@@ -40,9 +41,6 @@ def affinity_string(cores: Sequence[int], threads: int) -> str:
     entry per pool thread (the calling thread is thread 0 and pinned by ``bind_thread``),
     each pinned to one physical core (its hyperthread siblings, 1-based ids), cycling
     through the group's physical cores when threads outnumber them."""
-    # lazy: the platform imports this module
-    from hetlab.devices.platform import physical_cores
-
     phys = physical_cores(list(cores))
     return ";".join(",".join(str(c + 1) for c in phys[i % len(phys)]) for i in range(1, threads))
 

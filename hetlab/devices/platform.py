@@ -51,6 +51,7 @@ from typing import Any
 from hetlab.devices import cgroup
 from hetlab.devices.base import Device, is_accelerator
 from hetlab.devices.ort_cpu import OrtCpuDevice
+from hetlab.devices.topology import physical_cores
 from hetlab.errors import HetlabError
 
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
@@ -69,25 +70,6 @@ def usable_cores() -> list[int]:
     when the cgroup's quota grants only N CPUs, else all of them."""
     cores = available_cores()
     return cores[: cgroup.cpu_count(len(cores))]
-
-
-def physical_cores(cores: list[int]) -> list[list[int]]:
-    """``cores`` grouped by physical core (hyperthread siblings together, from sysfs),
-    in order of their first logical id; one per logical id where sysfs says nothing."""
-    key: dict[int, tuple[str, str]] = {}
-    for c in cores:
-        base = Path(f"/sys/devices/system/cpu/cpu{c}/topology")
-        try:
-            key[c] = (
-                (base / "physical_package_id").read_text().strip(),
-                (base / "core_id").read_text().strip(),
-            )
-        except OSError:
-            key[c] = ("cpu", str(c))
-    phys: dict[tuple[str, str], list[int]] = {}
-    for c in sorted(cores):
-        phys.setdefault(key[c], []).append(c)
-    return sorted(phys.values(), key=lambda g: g[0])
 
 
 def default_groups(cores: list[int] | None = None, reserve: int = 0) -> list[dict[str, Any]]:

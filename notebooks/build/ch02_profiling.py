@@ -73,7 +73,7 @@ for algo in ("opseq", "partitiontuner"):
     md(r"""
 ## What hetlab measures, and how
 
-`hetlab.cost.profile(graph, devices)` runs every operator **alone** on every device, many
+`hetlab.profiling.profile(graph, devices)` runs every operator **alone** on every device, many
 times, and keeps the median. Two corrections make those isolated times add up to what a
 whole-model run takes:
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 from cost_helpers import LinkDevice
 
-from hetlab.cost import calibrator as cal
 from hetlab.cost.stats import fit_link, robust_stats, spearman
 from hetlab.graph.ir import Tensor
+from hetlab.profiling import calibrator as cal
 
 
 def test_fit_recovers_synthetic_link():

@@ -94,7 +94,7 @@ def test_missing_model_and_missing_out(fake_platform, tmp_path, capsys):
 def test_interrupted_cli_leaves_no_output(
     fake_platform, chain_model, tmp_path, capsys, monkeypatch
 ):
-    import hetlab.cost.profiler as prof
+    import hetlab.profiling.profiler as prof
 
     real = prof.profile
 

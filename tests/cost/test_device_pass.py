@@ -6,10 +6,10 @@ import gc
 import weakref
 from types import SimpleNamespace
 
-from hetlab.cost import device_pass
-from hetlab.cost.measure import PROBE_CHAIN, Budget
 from hetlab.devices.base import Capabilities, Unit
 from hetlab.graph import load
+from hetlab.profiling import device_pass
+from hetlab.profiling.measure import PROBE_CHAIN, Budget
 
 
 class _Store:

@@ -9,11 +9,11 @@ import pytest
 from cost_helpers import OrtTestDevice
 
 from hetlab.cost.cache import cache_root
-from hetlab.cost.groups import find_groups, parse_patterns
 from hetlab.cost.problem import Problem
-from hetlab.cost.profiler import profile
 from hetlab.errors import HetlabError
 from hetlab.graph.onnx_io import load
+from hetlab.profiling.groups import find_groups, parse_patterns
+from hetlab.profiling.profiler import profile
 
 FAST = {"repeat": 5, "warmup": 1, "seconds": 0.02, "context": 0}
 
@@ -173,7 +173,7 @@ def test_context_windows_rescale_isolated_costs(chain_model):
 
 
 def test_unit_overhead_is_what_each_extra_unit_costs():
-    from hetlab.cost.in_context import unit_overhead
+    from hetlab.profiling.in_context import unit_overhead
 
     # 4 units of 1 ms of work each plus 0.2 ms per unit; the whole model pays 0.2 once
     assert unit_overhead([1.2] * 4, 4.2) == pytest.approx(0.2)
@@ -183,7 +183,7 @@ def test_unit_overhead_is_what_each_extra_unit_costs():
 
 
 def test_type_factors_recover_known_factors():
-    from hetlab.cost.in_context import type_factors
+    from hetlab.profiling.in_context import type_factors
 
     # three types; windows mix them; true factors Conv 0.5, Relu 0.2 (clamped floor), Pool 1.5
     members = [
@@ -246,7 +246,7 @@ def test_boundary_latency_is_kept_apart_from_the_links_and_reproduces_the_measur
 
 
 def test_cheap_units_get_more_samples():
-    from hetlab.cost.measure import CHEAP_MORE, Budget, plan_repeats
+    from hetlab.profiling.measure import CHEAP_MORE, Budget, plan_repeats
 
     b = Budget(repeat=20, min_repeat=5, seconds=0.25)
     assert plan_repeats([1e-5], b) == 20 * CHEAP_MORE  # 10 us: 100 samples take 1 ms
@@ -255,7 +255,7 @@ def test_cheap_units_get_more_samples():
 
 
 def test_device_context_makes_ops_add_up_to_the_whole_model():
-    from hetlab.cost.in_context import device_context
+    from hetlab.profiling.in_context import device_context
 
     # two windows of Conv+Relu; isolated times overstate both; the whole model took 3.2 ms
     members = [
@@ -274,9 +274,9 @@ def test_device_context_makes_ops_add_up_to_the_whole_model():
 def test_alternating_windows_plan():
     from hetlab import zoo
     from hetlab.calibrate.boundary import alternating
-    from hetlab.cost.in_context import windows
     from hetlab.devices.platform import devices
     from hetlab.graph.onnx_io import load
+    from hetlab.profiling.in_context import windows
 
     g = load(str(zoo.path("squeezenet")))
     a, b = (
@@ -298,9 +298,9 @@ def test_scale_setting_units_are_timed_with_their_inputs_written_first():
     the inputs written before each run, as the executor runs a unit; ops and CPU groups not."""
     import numpy as np
 
-    from hetlab.cost.device_pass import written
-    from hetlab.cost.measure import make_runner
     from hetlab.devices.base import Capabilities, RunResult, Unit
+    from hetlab.profiling.device_pass import written
+    from hetlab.profiling.measure import make_runner
 
     class Writable(OrtTestDevice):
         def __init__(self) -> None:
@@ -336,7 +336,7 @@ def test_scale_setting_units_are_timed_with_their_inputs_written_first():
 
 
 def test_a_device_without_the_whole_model_is_scaled_to_its_longest_span(chain_model):
-    from hetlab.cost.in_context import runnable_span
+    from hetlab.profiling.in_context import runnable_span
 
     order = ["r1", "r2", "r3", "reshape", "sig"]
     wins = [["r1", "r2"], ["r3", "reshape"]]
@@ -371,7 +371,7 @@ def test_a_node_whose_measurement_fails_gets_an_estimate_from_its_work(chain_mod
     import numpy as np
 
     from hetlab.commands.profile import estimated_summary
-    from hetlab.cost.assemble import node_work
+    from hetlab.profiling.assemble import node_work
 
     g = load(chain_model)
     p = profile(g, [_FailsAlone("a")], comm=False, **FAST)
@@ -409,7 +409,7 @@ def test_a_device_that_measured_nothing_is_refused_not_given_made_up_costs(chain
 
 
 def test_an_estimate_scales_with_the_work_of_the_node():
-    from hetlab.cost.unmeasured import Work, fill_unmeasured
+    from hetlab.profiling.unmeasured import Work, fill_unmeasured
 
     work = {
         "r1": Work("Relu", 100, 800),
@@ -443,7 +443,7 @@ def test_an_estimate_scales_with_the_work_of_the_node():
 def test_options_object_and_keywords_are_one_and_the_same(chain_model):
     import dataclasses
 
-    from hetlab.cost.options import ProfileOptions, options_of
+    from hetlab.profiling.options import ProfileOptions, options_of
 
     opts = ProfileOptions(comm=False, **FAST)
     assert options_of(None, {"comm": False, **FAST}) == opts
@@ -461,7 +461,7 @@ def test_cli_defaults_are_the_options_defaults():
     import argparse
 
     from hetlab.commands.profile import configure
-    from hetlab.cost.options import ProfileOptions
+    from hetlab.profiling.options import ProfileOptions
 
     ap = argparse.ArgumentParser()
     configure(ap)
@@ -482,8 +482,8 @@ def test_a_scalar_input_is_timed_as_a_scalar(tmp_path):
     from cost_helpers import init, save_model, vi
     from onnx import TensorProto, helper
 
-    from hetlab.cost.measure import make_runner
     from hetlab.devices.ort_cpu import OrtCpuDevice
+    from hetlab.profiling.measure import make_runner
 
     path = save_model(
         tmp_path / "unsq.onnx",

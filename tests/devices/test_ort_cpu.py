@@ -140,8 +140,8 @@ def test_forget_drops_cached_sessions_but_held_units_still_run(model):
 
 
 def test_profiling_and_closing_an_executor_leave_no_sessions_behind(model, tmp_path, monkeypatch):
-    from hetlab.cost.profiler import profile
     from hetlab.executor import Executor
+    from hetlab.profiling.profiler import profile
 
     monkeypatch.setenv("HETLAB_CACHE", str(tmp_path))
     _, g = model

@@ -6,13 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hetlab.cost import calibrator as cal
-from hetlab.cost.device_pass import measure_device
-from hetlab.cost.measure import probe_overhead
 from hetlab.errors import HetlabError
+from hetlab.profiling import calibrator as cal
+from hetlab.profiling.device_pass import measure_device
+from hetlab.profiling.measure import probe_overhead
 
 if TYPE_CHECKING:
-    from hetlab.cost.profiler import Job
+    from hetlab.profiling.job import Job
 
 Stats = dict[tuple[str, str], dict[str, Any] | None]  # (device, signature) -> statistics
 

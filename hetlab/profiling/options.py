@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hetlab.cost.groups import DEFAULT_PATTERNS
 from hetlab.errors import HetlabError
+from hetlab.profiling.groups import DEFAULT_PATTERNS
 
 Progress = Callable[[int, int, str], Any]
 

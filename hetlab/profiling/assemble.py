@@ -8,16 +8,16 @@ import datetime as _dt
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hetlab.cost import calibrator as cal
-from hetlab.cost.in_context import device_context
 from hetlab.cost.problem import Group, Link, PEdge, PNode, Problem
-from hetlab.cost.unmeasured import Work, fill_unmeasured
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import OpGraph
+from hetlab.profiling import calibrator as cal
+from hetlab.profiling.in_context import device_context
+from hetlab.profiling.unmeasured import Work, fill_unmeasured
 
 if TYPE_CHECKING:
-    from hetlab.cost.profiler import Job
-    from hetlab.cost.stages import Measured
+    from hetlab.profiling.job import Job
+    from hetlab.profiling.stages import Measured
 
 FLOOR_MS = 1e-4  # the least cost a supported op gets after the overhead correction
 
@@ -151,7 +151,7 @@ def build_problem(job: Job, meas: Measured, costs: NodeCosts, wall_s: float) -> 
 
 
 def _extra(job: Job, meas: Measured, costs: NodeCosts, wall_s: float) -> dict[str, Any]:
-    from hetlab.cost.platform_info import describe
+    from hetlab.profiling.platform_info import describe
 
     graph, opts, wins = job.graph, job.opts, job.wins
     keys = ("median", "p10", "p90", "n")

@@ -28,8 +28,9 @@ import numpy as np
 from hetlab.cost.stats import robust_stats
 from hetlab.devices.base import Device, Unit, now
 
-PROBE_MODEL = Path(__file__).with_name("probe.onnx")
-PROBE_CHAIN = Path(__file__).with_name("probe_chain.onnx")
+# the probe models ship with the cost package, where the executor's calibration reads them too
+PROBE_MODEL = Path(__file__).parents[1] / "cost" / "probe.onnx"
+PROBE_CHAIN = Path(__file__).parents[1] / "cost" / "probe_chain.onnx"
 # The clock of the onnxruntime timer (seconds). Wall time by default; ``time.thread_time``
 # (the calling thread's CPU time, blind to preemption by other processes) is for checking the
 # method on a busy machine with one-thread devices (``python -m benchmarks.profiler --clock

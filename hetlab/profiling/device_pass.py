@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from hetlab.cost.measure import Budget, make_runner, plan_repeats, summarize
-from hetlab.cost.tensor_values import Values
 from hetlab.devices.base import Device
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import OpGraph
+from hetlab.profiling.measure import Budget, make_runner, plan_repeats, summarize
+from hetlab.profiling.tensor_values import Values
 
 Item = tuple[str, str, list[str]]  # (cache section, signature, node ids)
 # sections that set the scale of a device's costs (``in_context.py``): on a device that

@@ -79,6 +79,11 @@ def plan_row(
         "measured_ms": rep.latency_ms["median"],
         "predicted_ms": round(float(plan.makespan), 4),
         **{k: rep.extra[k] for k in PREDICTIONS if k in rep.extra},
+        **(
+            {"prediction_ms": rep.predicted_ms, "terms": rep.extra["prediction"]["terms"]}
+            if "prediction" in rep.extra
+            else {}
+        ),
         "max_rel_err": rep.max_rel_err,
         "devices": sorted(set(plan.device_of.values())),
         "units": rep.units,

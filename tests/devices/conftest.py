@@ -37,7 +37,10 @@ def dev(bounds):
     """The first OpenCL device (PoCL here, the GPU where there is one), or the first whose
     platform or device name contains ``HETLAB_TEST_OPENCL`` (e.g. ``Portable`` for PoCL on a
     many-core host, where a kernel that depends on its thread count shows); skips without
-    one."""
+    one. With ``HETLAB_TEST_CUDA=1`` the same tests run the kernels on the first CUDA device
+    instead (compiled by NVRTC)."""
+    if os.environ.get("HETLAB_TEST_CUDA"):
+        return _cuda_device(bounds)
     pytest.importorskip("pyopencl")
     from hetlab.devices.opencl import discover
 
@@ -48,3 +51,15 @@ def dev(bounds):
     if bounds:
         devs[0].bounds_check = True
     return devs[0]
+
+
+def _cuda_device(bounds: bool):
+    """The first CUDA device for the kernel tests; skips without one."""
+    from hetlab.devices.cuda import discover
+
+    if bounds:
+        pytest.skip("the bounds-checked build is OpenCL's (compute-sanitizer checks CUDA)")
+    found = discover()
+    if not found:
+        pytest.skip("no CUDA device (CuPy and an NVIDIA GPU)")
+    return found[0]

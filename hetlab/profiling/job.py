@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 
 from hetlab.cost.cache import ProfileCache, digest, file_sha256
-from hetlab.devices.base import Device, check_fits
+from hetlab.devices.base import Device
+from hetlab.devices.memory import check_fits
 from hetlab.graph.ir import OpGraph
 from hetlab.profiling import calibrator as cal
 from hetlab.profiling.groups import find_groups

@@ -23,7 +23,6 @@ FUNCTION_LINES = 60
 
 # module -> its line count today; may only shrink
 LONG_MODULES: dict[str, int] = {
-    "hetlab/devices/platform.py": 369,
     "hetlab/executor/interpreter.py": 337,
 }
 

@@ -16,6 +16,7 @@ from hetlab.devices.cuda.kernel import block_for, dim3
 from hetlab.devices.cuda.source import options_to_nvrtc, to_cuda
 from hetlab.devices.cuda.timing import launch_node_times
 from hetlab.devices.kernels import KERNEL_DIR, source
+from hetlab.devices.platform_file import validate_platform
 from hetlab.errors import HetlabError
 
 KERNELS = sorted(KERNEL_DIR.glob("*.cl"))
@@ -145,7 +146,7 @@ def test_platform_cuda_section_names_streams(monkeypatch):
     devs = pf.devices({"cuda": {"exclude": ["cuda1"], "queues": {"cuda0": 3}}})
     assert [d.name for d in devs if d.kind == "cuda"] == ["cuda0", "cuda0.q1", "cuda0.q2"]
     with pytest.raises(HetlabError, match=r"cuda\.queues"):
-        pf.validate_platform({"cuda": {"queues": {"cuda0": 0}}})
+        validate_platform({"cuda": {"queues": {"cuda0": 0}}})
 
 
 @pytest.mark.parametrize("size", [1, 7, 96, 256, 291, 1000, 4096])

@@ -23,22 +23,11 @@ FUNCTION_LINES = 60
 
 # module -> its line count today; may only shrink
 LONG_MODULES: dict[str, int] = {
-    "hetlab/cost/problem.py": 365,
-    "hetlab/devices/base.py": 320,
-    "hetlab/devices/cuda/device.py": 349,
-    "hetlab/devices/opencl/device.py": 408,
-    "hetlab/devices/opencl/group.py": 306,
-    "hetlab/devices/platform.py": 369,
     "hetlab/executor/interpreter.py": 337,
 }
 
 # "module:function" -> its line count today; may only shrink
 LONG_FUNCTIONS: dict[str, int] = {
-    "hetlab/calibrate/boundary.py:calibrate_boundaries": 64,
-    "hetlab/profiling/assemble.py:_extra": 65,
-    "hetlab/profiling/job.py:plan_job": 62,
-    "hetlab/devices/kernels/ops/gemm.py:MatMul.build": 64,
-    "hetlab/devices/kernels/ops/gemm.py:gemm_launch": 62,
     "hetlab/executor/api.py:run": 61,
 }
 

@@ -121,12 +121,6 @@ def calibrate_boundaries(
         median = float(rep.latency_ms["median"])
         return median, int(rep.units), median - float(rep.extra["critical_path"]["run_ms"])
 
-    def excess(plan: dict[str, str], measured: float, units: int | None) -> float | None:
-        """Per-unit ms: measured over §3's prediction (without the fitted latency), per unit."""
-        if not units:
-            return None
-        return round(max(0.0, measured - simulate(problem, plan, order).makespan) / units, 6)
-
     done: dict[str, Any] = {}
     fallback: list[str] = []
     names = list(devs)
@@ -137,17 +131,7 @@ def calibrate_boundaries(
                 fallback += [f"{x}->{y}", f"{y}->{x}"]
                 continue
             hit = _measured(memo, x, y, measure, plan)
-            measured, units = float(hit["ms"]), hit.get("units")
-            ms = fit_latency(problem, plan, order, measured, (x, y))
-            n_cross = sum(1 for e in graph.edges if plan[e.src] != plan[e.dst])
-            cal = {
-                "ms": ms,
-                "method": "alternating windows",
-                "measured_ms": round(measured, 4),
-                "units": units,
-                "cross_edges": n_cross,
-                "per_unit_ms": excess(plan, measured, units),
-            }
+            cal = _pair_calibration(problem, graph, order, plan, hit, (x, y))
             for key in (f"{x}->{y}", f"{y}->{x}"):
                 done[key] = dict(cal)
     if fallback:
@@ -158,6 +142,38 @@ def calibrate_boundaries(
             done["single_unit"] = single
     problem.calibration = Calibration.of(done)
     return done
+
+
+def _pair_calibration(
+    problem: Problem,
+    graph: OpGraph,
+    order: list[str],
+    plan: dict[str, str],
+    hit: dict[str, Any],
+    pair: tuple[str, str],
+) -> dict[str, Any]:
+    """One device pair's calibration from the measured run ``hit`` of its alternating
+    ``plan``: the latency fitted to it, what was measured, and the excess per unit."""
+    measured, units = float(hit["ms"]), hit.get("units")
+    ms = fit_latency(problem, plan, order, measured, pair)
+    n_cross = sum(1 for e in graph.edges if plan[e.src] != plan[e.dst])
+    return {
+        "ms": ms,
+        "method": "alternating windows",
+        "measured_ms": round(measured, 4),
+        "units": units,
+        "cross_edges": n_cross,
+        "per_unit_ms": _excess(problem, order, plan, measured, units),
+    }
+
+
+def _excess(
+    problem: Problem, order: list[str], plan: dict[str, str], measured: float, units: int | None
+) -> float | None:
+    """Per-unit ms: measured over §3's prediction (without the fitted latency), per unit."""
+    if not units:
+        return None
+    return round(max(0.0, measured - simulate(problem, plan, order).makespan) / units, 6)
 
 
 def _measured(

@@ -15,7 +15,8 @@ from hetlab.commands.options import (
 )
 from hetlab.commands.run_adaptive import main_adaptive
 from hetlab.commands.run_per_node import main_per_node
-from hetlab.devices.base import check_fits, is_accelerator, unsupported_summary
+from hetlab.devices.base import is_accelerator, unsupported_summary
+from hetlab.devices.memory import check_fits
 from hetlab.errors import HetlabError
 from hetlab.executor.api import placement
 from hetlab.executor.check import load_inputs

@@ -18,46 +18,12 @@ from typing import Any
 import numpy as np
 
 from hetlab.cost.calibration import Calibration, families, latency_matrix, unfold
+from hetlab.cost.problem_check import check
+from hetlab.cost.problem_parts import Group, Link, PEdge, PNode
 from hetlab.errors import HetlabError
 from hetlab.fileio import atomic_write_json, read_json
 
 INF = math.inf
-
-
-@dataclass
-class PNode:
-    id: str
-    cost: dict[str, float | None]
-    op_type: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class PEdge:
-    src: str
-    dst: str
-    bytes: float = 0.0
-    comm: dict[str, float] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class Link:
-    """Per-transfer ``latency`` (time units) and ``bandwidth`` (bytes per time unit, or None)."""
-
-    latency: float = 0.0
-    bandwidth: float | None = None
-
-    def time(self, nbytes: float) -> float:
-        return self.latency + (nbytes / self.bandwidth if self.bandwidth else 0.0)
-
-
-@dataclass
-class Group:
-    """A chain of adjacent nodes with a measured joint cost when fused on one device."""
-
-    nodes: list[str]
-    cost: dict[str, float | None]
 
 
 @dataclass
@@ -171,64 +137,9 @@ class Problem:
     def save(self, path: str | Path) -> Path:
         return atomic_write_json(path, self.to_json())
 
-    # --- validation --------------------------------------------------------------
     def validate(self, source: str = "problem") -> None:
-        """Raise ``HetlabError`` for anything spec §6 calls a bad problem."""
-        if not self.devices:
-            raise HetlabError(f"{source}: the problem lists no devices")
-        if len(set(self.devices)) != len(self.devices):
-            raise HetlabError(f"{source}: duplicate device names in {self.devices}")
-        ids = [n.id for n in self.nodes]
-        if len(set(ids)) != len(ids):
-            raise HetlabError(f"{source}: duplicate node ids")
-        dev = set(self.devices)
-        for n in self.nodes:
-            for d, c in n.cost.items():
-                if d not in dev:
-                    raise HetlabError(
-                        f"{source}: node {n.id!r} has a cost for unknown device {d!r}"
-                    )
-                _check_cost(c, f"{source}: node {n.id!r} on {d!r}")
-            if all(n.cost.get(d) is None for d in self.devices):
-                raise HetlabError(
-                    f"{source}: node {n.id!r} ({n.op_type or '?'}) has no device that can run it"
-                )
-        idset = set(ids)
-        seen: set[tuple[str, str]] = set()
-        for e in self.edges:
-            for end in (e.src, e.dst):
-                if end not in idset:
-                    raise HetlabError(
-                        f"{source}: edge {e.src} -> {e.dst} names unknown node {end!r}"
-                    )
-            if (e.src, e.dst) in seen:
-                raise HetlabError(f"{source}: duplicate edge {e.src} -> {e.dst}")
-            seen.add((e.src, e.dst))
-            if e.bytes < 0 or not math.isfinite(e.bytes):
-                raise HetlabError(f"{source}: edge {e.src} -> {e.dst} has invalid bytes {e.bytes}")
-            for k, v in e.comm.items():
-                _check_cost(v, f"{source}: comm {k} of edge {e.src} -> {e.dst}", allow_null=False)
-        for k, link in self.comm.items():
-            _check_cost(link.latency, f"{source}: latency of link {k}", allow_null=False)
-            if link.bandwidth is not None and link.bandwidth <= 0:
-                raise HetlabError(f"{source}: bandwidth of link {k} must be positive or null")
-        for g in self.groups:
-            for v in g.nodes:
-                if v not in idset:
-                    raise HetlabError(f"{source}: group {g.nodes} names unknown node {v!r}")
-            for d, c in g.cost.items():
-                if d not in dev:
-                    raise HetlabError(
-                        f"{source}: group {g.nodes} has a cost for unknown device {d!r}"
-                    )
-                _check_cost(c, f"{source}: group {g.nodes} on {d!r}")
-        self._check_acyclic(source)
-
-    def _check_acyclic(self, source: str) -> None:
-        try:
-            _ = self.topo  # computing the order is the check
-        except ValueError:
-            raise HetlabError(f"{source}: the problem graph has a cycle") from None
+        """Raise ``HetlabError`` for anything spec §6 calls a bad problem (``problem_check``)."""
+        check(self, source)
 
     # --- fast views used by the simulator and schedulers -------------------------
     @cached_property
@@ -352,14 +263,3 @@ class Problem:
 
 def _opt_float(v: Any) -> float | None:
     return None if v is None else float(v)
-
-
-def _check_cost(c: Any, where: str, allow_null: bool = True) -> None:
-    if c is None and allow_null:
-        return
-    if isinstance(c, bool) or not isinstance(c, (int, float)):
-        raise HetlabError(
-            f"{where}: cost must be a number{' or null' if allow_null else ''}, got {c!r}"
-        )
-    if not math.isfinite(c) or c < 0:
-        raise HetlabError(f"{where}: cost must be a finite non-negative number, got {c!r}")

@@ -31,7 +31,7 @@ _LAZY = {
     "Capabilities": "hetlab.devices.capabilities",
     "Device": "hetlab.devices.base",
     "is_accelerator": "hetlab.devices.base",
-    "default_groups": "hetlab.devices.platform",
+    "default_groups": "hetlab.devices.cpu_groups",
     "select": "hetlab.devices.choice",
     "platform_devices": "hetlab.devices.choice",
     "parse_queues": "hetlab.devices.choice",

@@ -16,6 +16,7 @@ from typing import Any
 
 from hetlab.devices import platform as machine
 from hetlab.devices.base import Device
+from hetlab.devices.platform_file import NAME_RE, read_platform
 from hetlab.errors import HetlabError
 
 Platform = str | os.PathLike | dict | None
@@ -34,7 +35,7 @@ def parse_queues(text: str | Sequence[str] | None) -> dict[str, int]:
         if not item:
             continue
         name, sep, count = item.partition("=")
-        if not sep or not machine.NAME_RE.match(name.strip()) or not count.strip().isdigit():
+        if not sep or not NAME_RE.match(name.strip()) or not count.strip().isdigit():
             raise HetlabError(f"--queues wants DEVICE=N (e.g. cuda0=4), got {item!r}")
         out[name.strip()] = int(count)
     return check_queues(out)
@@ -74,7 +75,7 @@ def platform_doc(
     elif isinstance(platform, dict):
         doc = {k: (dict(v) if isinstance(v, dict) else v) for k, v in platform.items()}
     else:
-        doc = machine.read_platform(platform)
+        doc = read_platform(platform)
         doc = {k: v for k, v in doc.items() if v is not None}
     for section in ("opencl", "cuda"):  # a device's section is the one that discovers it
         table = dict(doc.get(section) or {})

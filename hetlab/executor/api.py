@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.base import Device, check_fits, is_accelerator
+from hetlab.devices.base import Device, is_accelerator
+from hetlab.devices.memory import check_fits
 from hetlab.devices.platform import devices as platform_devices
 from hetlab.errors import HetlabError
 from hetlab.executor.check import random_inputs, reference

@@ -151,10 +151,11 @@ def build_problem(job: Job, meas: Measured, costs: NodeCosts, wall_s: float) -> 
 
 
 def _extra(job: Job, meas: Measured, costs: NodeCosts, wall_s: float) -> dict[str, Any]:
+    """The profile's sections beyond spec §2: the model, when and where it was measured,
+    how (``profile``), the links' fits and the context windows' costs."""
     from hetlab.profiling.platform_info import describe
 
-    graph, opts, wins = job.graph, job.opts, job.wins
-    keys = ("median", "p10", "p90", "n")
+    graph = job.graph
     extra: dict[str, Any] = {
         "model": {
             "name": graph.name,
@@ -166,44 +167,15 @@ def _extra(job: Job, meas: Measured, costs: NodeCosts, wall_s: float) -> dict[st
         },
         "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "platform": describe(job.devs),
-        "profile": {
-            **job.budget.key(),
-            "rounds": opts.rounds,
-            "signatures": len(job.reps),
-            "group_signatures": len(job.greps),
-            "groups": len(job.chains),
-            "measured": job.done[1],
-            "total_tasks": job.total,
-            "overhead_ms": meas.overhead,
-            "values": job.values.note or "cached",
-            "wall_s": wall_s,
-            "context_window": opts.context if wins else 0,
-            "windows": len(wins),
-            "no_measure": len(costs.no_measure),
-            "estimated_costs": sum(len(by) for by in costs.no_measure.values()),
-            "costs": sum(c is not None for by in costs.iso.values() for c in by.values()),
-            "unit_overhead_ms": costs.per_unit,
-            "whole_model_ms": {
-                k[0]: {x: v[x] for x in keys}
-                for k, v in meas.whole.items()
-                if v and k[1] == "model"
-            },
-            "span_ms": {
-                k[0]: {"nodes": len(job.spans[k[0]]), **{x: v[x] for x in keys}}
-                for k, v in meas.whole.items()
-                if v and k[1] != "model"
-            },
-            "cost": "median ms of isolated runs minus the device's per-call overhead"
-            + (", times its op type's in-context factor" if wins else ""),
-        },
+        "profile": _profile_section(job, meas, costs, wall_s),
         "calibration": {
             k: {x: f[x] for x in ("latency", "bandwidth", "r2", "max_rel_err", "points")}
             for k, f in meas.links.items()
         },
     }
-    if opts.comm:
+    if job.opts.comm:
         extra["calibration"]["distinct_shapes"] = len(job.shapes)
-    if wins:
+    if job.wins:
         extra["context_windows"] = [
             {
                 "nodes": w,
@@ -212,6 +184,41 @@ def _extra(job: Job, meas: Measured, costs: NodeCosts, wall_s: float) -> dict[st
                     for d in job.devs
                 },
             }
-            for k, w in enumerate(wins)
+            for k, w in enumerate(job.wins)
         ]
     return extra
+
+
+def _profile_section(job: Job, meas: Measured, costs: NodeCosts, wall_s: float) -> dict[str, Any]:
+    """How the profile was measured: its budget and options, what it counted, the per-call
+    overhead, and the whole model's and each span's run times."""
+    opts, wins = job.opts, job.wins
+    keys = ("median", "p10", "p90", "n")
+    return {
+        **job.budget.key(),
+        "rounds": opts.rounds,
+        "signatures": len(job.reps),
+        "group_signatures": len(job.greps),
+        "groups": len(job.chains),
+        "measured": job.done[1],
+        "total_tasks": job.total,
+        "overhead_ms": meas.overhead,
+        "values": job.values.note or "cached",
+        "wall_s": wall_s,
+        "context_window": opts.context if wins else 0,
+        "windows": len(wins),
+        "no_measure": len(costs.no_measure),
+        "estimated_costs": sum(len(by) for by in costs.no_measure.values()),
+        "costs": sum(c is not None for by in costs.iso.values() for c in by.values()),
+        "unit_overhead_ms": costs.per_unit,
+        "whole_model_ms": {
+            k[0]: {x: v[x] for x in keys} for k, v in meas.whole.items() if v and k[1] == "model"
+        },
+        "span_ms": {
+            k[0]: {"nodes": len(job.spans[k[0]]), **{x: v[x] for x in keys}}
+            for k, v in meas.whole.items()
+            if v and k[1] != "model"
+        },
+        "cost": "median ms of isolated runs minus the device's per-call overhead"
+        + (", times its op type's in-context factor" if wins else ""),
+    }

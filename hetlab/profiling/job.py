@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 
 from hetlab.cost.cache import ProfileCache, digest, file_sha256
-from hetlab.devices.base import Device, check_fits
+from hetlab.devices.base import Device
+from hetlab.devices.memory import check_fits
 from hetlab.graph.ir import OpGraph
 from hetlab.profiling import calibrator as cal
 from hetlab.profiling.groups import find_groups
@@ -65,7 +66,7 @@ class Job:
 
 def plan_job(graph: OpGraph, devs: list[Device], opts: ProfileOptions) -> Job:
     """Signatures, groups, windows, support, spans, the values to record and the cache."""
-    from hetlab.graph.onnx_io import unit_io, weights
+    from hetlab.graph.onnx_io import weights
 
     consts = weights(graph) if graph.model_path else {}
     sig = {n.id: node_signature(graph, n.id, consts) for n in graph.nodes}
@@ -99,32 +100,59 @@ def plan_job(graph: OpGraph, devs: list[Device], opts: ProfileOptions) -> Job:
     # every tensor a device would hold, against its memory, before any value is made
     check_fits(graph, [(n.id, d) for d in devs for n in graph.nodes if job.supports(d.name, n.id)])
     _plan_spans(job)
-    needed = [t for v in reps.values() for t in unit_io(graph, [v])[0]]
-    needed += [t for c in greps.values() for t in unit_io(graph, c)[0]]
-    needed += [t for w in wins for t in unit_io(graph, w)[0]]
-    needed += list(graph.inputs) if wins else []  # the whole model as one unit
-    needed += [t for sp in job.spans.values() for t in unit_io(graph, sp)[0]]
-    job.values = Values(graph, needed, given=opts.inputs)
+    job.values = Values(graph, _needed(job), given=opts.inputs)
     job.pairs = [(a, b) for a in devs for b in devs if a is not b] if opts.comm else []
     job.shapes = _edge_shapes(graph) if opts.comm else {}
     job.model_sha = file_sha256(graph.model_path) if graph.model_path else graph.name
+    job.cache = _profile_cache(job)
+    job.total = _total_tasks(job)
+    return job
+
+
+def _needed(job: Job) -> list[str]:
+    """The tensors whose values a measured unit reads: those entering each signature's node,
+    each group, each window, the whole model and each span."""
+    from hetlab.graph.onnx_io import unit_io
+
+    graph = job.graph
+    needed = [t for v in job.reps.values() for t in unit_io(graph, [v])[0]]
+    needed += [t for c in job.greps.values() for t in unit_io(graph, c)[0]]
+    needed += [t for w in job.wins for t in unit_io(graph, w)[0]]
+    needed += list(graph.inputs) if job.wins else []  # the whole model as one unit
+    needed += [t for sp in job.spans.values() for t in unit_io(graph, sp)[0]]
+    return needed
+
+
+def _profile_cache(job: Job) -> ProfileCache:
+    """The profile cache, keyed by the model, its shapes, the budget and the given inputs."""
+    opts, graph = job.opts, job.graph
     given = {k: digest(np.asarray(v).tolist()) for k, v in sorted((opts.inputs or {}).items())}
     folded = {"folded": True} if graph.fold.get("folded") else {}  # other node ids, other costs
-    job.cache = ProfileCache(
+    return ProfileCache(
         job.model_sha,
         graph.input_shapes,
-        {**budget.key(), "rounds": opts.rounds, **({"inputs": given} if given else {}), **folded},
+        {
+            **job.budget.key(),
+            "rounds": opts.rounds,
+            **({"inputs": given} if given else {}),
+            **folded,
+        },
         enabled=opts.cache,
     )
+
+
+def _total_tasks(job: Job) -> int:
+    """How many measurements the profile makes: one per device, the rounds of every unit a
+    device supports and of the whole model, and the links' sizes per device pair."""
+    devs, opts = job.devs, job.opts
     units = sum(job.support.values())
-    units += sum(all(job.supports(d.name, v) for v in c) for d in devs for c in greps.values())
-    units += sum(all(job.supports(d.name, v) for v in w) for d in devs for w in wins)
-    job.total = (
+    units += sum(all(job.supports(d.name, v) for v in c) for d in devs for c in job.greps.values())
+    units += sum(all(job.supports(d.name, v) for v in w) for d in devs for w in job.wins)
+    return (
         len(devs)
         + opts.rounds * (units + len(job.whole_key))
         + len(job.pairs) * (len(cal.DEFAULT_SIZES) + len(job.shapes))
     )
-    return job
 
 
 def _plan_spans(job: Job) -> None:

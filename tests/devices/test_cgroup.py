@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from hetlab.devices import cgroup
-from hetlab.devices import platform as pf
+from hetlab.devices import cgroup, cpu_groups
 
 GIB = 1 << 30
 
@@ -83,8 +82,8 @@ def test_memory_is_the_smaller_of_machine_and_cgroup():
 @pytest.mark.parametrize(("quota", "groups"), [(None, [8, 8]), (2.0, [1, 1]), (5.5, [3, 2])])
 def test_cpu_groups_are_sized_from_the_quota(monkeypatch, quota, groups):
     cores = list(range(100, 116))  # ids without sysfs topology: one physical core each
-    monkeypatch.setattr(pf, "available_cores", lambda: cores)
+    monkeypatch.setattr(cpu_groups, "available_cores", lambda: cores)
     monkeypatch.setattr(cgroup, "limits", lambda *a, **k: cgroup.Limits(cpus=quota))
-    got = pf.default_groups()
+    got = cpu_groups.default_groups()
     assert [len(g["cores"]) for g in got] == groups
     assert {c for g in got for c in g["cores"]} <= set(cores[: sum(groups)])

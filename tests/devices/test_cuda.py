@@ -1,17 +1,22 @@
-"""The CUDA backend: the OpenCL kernels as CUDA C, the platform's [cuda] section, and (where
-CuPy finds a GPU) runs checked against onnxruntime, alone and as graphs over streams."""
+"""The CUDA backend: the OpenCL kernels as CUDA C, the platform's [cuda] section, a launch's
+blocks and a run's node times from its events, and (where CuPy finds a GPU) runs checked
+against onnxruntime, alone and as graphs over streams."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from hetlab.devices import platform as pf
+from hetlab.devices.cuda.kernel import block_for, dim3
 from hetlab.devices.cuda.source import options_to_nvrtc, to_cuda
+from hetlab.devices.cuda.timing import launch_node_times
 from hetlab.devices.kernels import KERNEL_DIR, source
+from hetlab.devices.platform_file import validate_platform
 from hetlab.errors import HetlabError
 
 KERNELS = sorted(KERNEL_DIR.glob("*.cl"))
@@ -141,7 +146,28 @@ def test_platform_cuda_section_names_streams(monkeypatch):
     devs = pf.devices({"cuda": {"exclude": ["cuda1"], "queues": {"cuda0": 3}}})
     assert [d.name for d in devs if d.kind == "cuda"] == ["cuda0", "cuda0.q1", "cuda0.q2"]
     with pytest.raises(HetlabError, match=r"cuda\.queues"):
-        pf.validate_platform({"cuda": {"queues": {"cuda0": 0}}})
+        validate_platform({"cuda": {"queues": {"cuda0": 0}}})
+
+
+@pytest.mark.parametrize("size", [1, 7, 96, 256, 291, 1000, 4096])
+def test_a_launch_without_a_block_gets_one_dividing_its_global_size(size):
+    block = block_for((size, 5))
+    assert size % block[0] == 0 and block[0] <= 256 and block[1:] == (1,)
+    assert dim3(block) == (block[0], 1, 1) and dim3((2, 3, 4)) == (2, 3, 4)
+
+
+def test_node_times_span_their_launches_within_the_run():
+    """Marks are event times in ms from the first; a node's interval covers its launches,
+    clipped to the run's host interval, and a fused node sits at its host's finish."""
+    cp = SimpleNamespace(cuda=SimpleNamespace(get_elapsed_time=lambda a, b: b - a))
+    launches = [SimpleNamespace(node=v) for v in ("a", "b", "a", "c")]
+    h = SimpleNamespace(launches=launches, node_ids=["a", "b", "c", "r", "z"], fused={"r": "b"})
+    t = {x.node: (x.start, x.finish) for x in launch_node_times(cp, h, [0, 1, 2, 4, 9], 10, 10.006)}
+    assert t["a"] == pytest.approx((10.0, 10.004)) and t["b"] == pytest.approx((10.001, 10.002))
+    assert t["c"] == pytest.approx((10.004, 10.006))  # its 9 ms end clipped to the run's end
+    assert t["r"] == pytest.approx((10.002, 10.002)) and t["z"] == (10, 10)
+    no_marks = launch_node_times(cp, h, [], 10, 11)  # not timed: every node at the start
+    assert [(x.start, x.finish) for x in no_marks] == [(10, 10)] * 5
 
 
 def _gpu():

@@ -9,7 +9,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from hetlab.cli import main as cli_main
-from hetlab.devices.base import check_fits, human_bytes
+from hetlab.devices.memory import check_fits, human_bytes
 from hetlab.devices.ort_cpu import OrtCpuDevice
 from hetlab.errors import HetlabError
 from hetlab.executor import run

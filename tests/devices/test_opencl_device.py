@@ -214,7 +214,7 @@ def test_division_is_correctly_rounded_where_the_device_offers_it(dev):
     move a value by a whole step), by the build option where the device offers it."""
     from types import SimpleNamespace
 
-    from hetlab.devices.opencl.device import exact_divide_option
+    from hetlab.devices.opencl.runtime import exact_divide_option
 
     flag = int(dev.cl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT)
     assert exact_divide_option(dev.cl, SimpleNamespace(single_fp_config=flag)) == [

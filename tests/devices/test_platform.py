@@ -6,7 +6,7 @@ import os
 import pytest
 
 from hetlab.cli import main as cli_main
-from hetlab.devices import cgroup
+from hetlab.devices import cgroup, cpu_groups
 from hetlab.devices import platform as pf
 from hetlab.errors import HetlabError
 
@@ -20,12 +20,14 @@ def _no_cgroup_quota(monkeypatch):
 
 
 def test_default_groups_follow_the_core_count():
-    assert [g["cores"] for g in pf.default_groups([0, 1])] == [[0], [1]]
-    assert [g["name"] for g in pf.default_groups([0, 1])] == ["cpu0", "cpu1"]
-    g16 = pf.default_groups(list(range(100, 116)))  # ids without sysfs topology: one core each
+    assert [g["cores"] for g in cpu_groups.default_groups([0, 1])] == [[0], [1]]
+    assert [g["name"] for g in cpu_groups.default_groups([0, 1])] == ["cpu0", "cpu1"]
+    g16 = cpu_groups.default_groups(
+        list(range(100, 116))
+    )  # ids without sysfs topology: one core each
     assert [len(g["cores"]) for g in g16] == [8, 8] and [g["threads"] for g in g16] == [8, 8]
-    assert [len(g["cores"]) for g in pf.default_groups(list(range(100, 105)))] == [3, 2]
-    assert sorted(c for g in pf.default_groups(CORES) for c in g["cores"]) == CORES
+    assert [len(g["cores"]) for g in cpu_groups.default_groups(list(range(100, 105)))] == [3, 2]
+    assert sorted(c for g in cpu_groups.default_groups(CORES) for c in g["cores"]) == CORES
 
 
 def test_default_devices_are_cpu_groups_first():
@@ -136,7 +138,7 @@ def test_cli_devices_json_and_bad_platform(tmp_path, capsys):
 
 
 def test_a_file_without_cpu_or_opencl_is_refused(tmp_path):
-    from hetlab.devices.platform import read_platform
+    from hetlab.devices.platform_file import read_platform
     from hetlab.errors import HetlabError
 
     p = tmp_path / "problem.json"
@@ -157,7 +159,7 @@ class _FakeGpu:
 
 def test_each_gpu_gets_a_core_for_its_driving_thread(monkeypatch):
     cores = list(range(100, 116))  # ids without sysfs topology: one physical core each
-    monkeypatch.setattr(pf, "available_cores", lambda: cores)
+    monkeypatch.setattr(cpu_groups, "available_cores", lambda: cores)
     monkeypatch.setattr(pf, "opencl_devices", lambda: [_FakeGpu("cl0"), _FakeGpu("cl1", "CPU")])
     devs = pf.devices({"opencl": {}})
     cpu = [d for d in devs if d.kind == "onnxruntime-cpu"]
@@ -166,7 +168,7 @@ def test_each_gpu_gets_a_core_for_its_driving_thread(monkeypatch):
         devs[-2].host_cores == [115] and devs[-1].host_cores is None
     )  # PoCL-like CPU device: none
     # below 4 cores nothing is reserved; a platform file's own groups are kept as written
-    monkeypatch.setattr(pf, "available_cores", lambda: [100, 101])
+    monkeypatch.setattr(cpu_groups, "available_cores", lambda: [100, 101])
     assert [d.cores for d in pf.devices({"opencl": {}}) if d.kind == "onnxruntime-cpu"] == [
         [100],
         [101],
@@ -175,7 +177,7 @@ def test_each_gpu_gets_a_core_for_its_driving_thread(monkeypatch):
         "cpu": [{"name": "a", "cores": [CORES[0]]}],
         "opencl": {"host_cores": {"cl0": [CORES[-1]]}},
     }
-    monkeypatch.setattr(pf, "available_cores", lambda: CORES)
+    monkeypatch.setattr(cpu_groups, "available_cores", lambda: CORES)
     devs = pf.devices(doc)
     assert devs[0].cores == [CORES[0]] and devs[1].host_cores == [CORES[-1]]
     with pytest.raises(HetlabError, match="host_cores"):

@@ -17,25 +17,19 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
-from hetlab.devices.base import (
-    Capabilities,
-    LazyNodeTimes,
-    NodeTime,
-    RunResult,
-    Unit,
-    now,
-)
+from hetlab.devices.base import Capabilities, LazyNodeTimes, RunResult, Unit, now
 from hetlab.devices.capabilities import GRAPH
 from hetlab.devices.cuda.graph import GraphGroup
+from hetlab.devices.cuda.kernel import CudaBuffer, CudaKernel
 from hetlab.devices.cuda.runtime import cupy_module
 from hetlab.devices.cuda.source import options_to_nvrtc, to_cuda
 from hetlab.devices.cuda.streams import MEASURES, CudaStreams
+from hetlab.devices.cuda.timing import GraphTimer, launch_node_times
 from hetlab.devices.group import GroupContext
 from hetlab.devices.kernels import CLBuffer, source
 from hetlab.devices.kernels.builder import UnitBuilder
@@ -43,40 +37,6 @@ from hetlab.devices.kernels.device import KernelDevice
 from hetlab.devices.kernels.ops import why_not
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
-
-
-class CudaKernel:
-    """One kernel function with its own argument slots (``set_arg``, as pyopencl's)."""
-
-    def __init__(self, fn: Any, name: str) -> None:
-        self.fn, self.name = fn, name
-        self.args: list[Any] = []
-
-    def set_arg(self, i: int, value: Any) -> None:
-        if i >= len(self.args):
-            self.args.extend([None] * (i + 1 - len(self.args)))
-        self.args[i] = value
-
-    def launch(self, gsize: Sequence[int], lsize: Sequence[int] | None) -> None:
-        """Launch on the current stream: OpenCL's global size over CUDA's grid of blocks."""
-        block = tuple(lsize) if lsize is not None else _block_for(tuple(gsize))
-        grid = tuple(g // b for g, b in zip(gsize, block, strict=True))
-        self.fn(_dim3(grid), _dim3(block), tuple(self.args))
-
-
-def _block_for(gsize: tuple[int, ...]) -> tuple[int, ...]:
-    """A block shape that divides ``gsize`` (OpenCL picks one where a launch gives none)."""
-    first = max(d for d in range(1, min(gsize[0], 256) + 1) if gsize[0] % d == 0)
-    return (first,) + (1,) * (len(gsize) - 1)
-
-
-def _dim3(t: tuple[int, ...]) -> tuple[int, int, int]:
-    return tuple(t) + (1,) * (3 - len(t))  # type: ignore[return-value]
-
-
-@dataclass
-class CudaBuffer(CLBuffer):
-    """A device buffer (a flat CuPy array in ``buf``) holding one tensor."""
 
 
 class CudaDevice(KernelDevice):
@@ -248,7 +208,7 @@ class CudaDevice(KernelDevice):
             self.stream.synchronize()
             t1 = now()
         outs = {name: h.result(name) for name in unit.outputs}
-        times = LazyNodeTimes(lambda: _node_times(cp, h, marks, t0, t1)) if timed else []
+        times = LazyNodeTimes(lambda: launch_node_times(cp, h, marks, t0, t1)) if timed else []
         return RunResult(outputs=outs, start=t0, finish=t1, node_times=times)
 
     def graph_timer(self, unit: Unit, inputs: dict[str, Any]) -> Callable[[], float]:
@@ -270,7 +230,7 @@ class CudaDevice(KernelDevice):
             finally:
                 graph = stream.end_capture()
 
-        return _GraphTimer(graph, stream, (unit, h, dict(inputs)))
+        return GraphTimer(graph, stream, (unit, h, dict(inputs)))
 
     def profile_timer(
         self, unit: Unit, inputs: dict[str, Any]
@@ -300,43 +260,6 @@ class CudaDevice(KernelDevice):
 
     def close(self) -> None:
         self._modules.clear()
-
-
-class _GraphTimer:
-    """One launch of a captured graph, timed on the host. It holds what the graph points
-    into (the unit, its handle, its input buffers), which nothing else may keep alive."""
-
-    def __init__(self, graph: Any, stream: Any, holds: tuple[Any, ...]) -> None:
-        self.graph, self.stream, self.holds = graph, stream, holds
-
-    def __call__(self) -> float:
-        t0 = now()
-        self.graph.launch(stream=self.stream)
-        self.stream.synchronize()
-        return now() - t0
-
-
-def _node_times(cp: Any, h: Any, marks: list[Any], t0: float, t1: float) -> list[NodeTime]:
-    """Per node, the span of its launches, from the CUDA events around each launch."""
-    if len(marks) < 2:
-        return [NodeTime(nid, t0, t0) for nid in h.node_ids]
-    span: dict[str, list[float]] = {}
-    for i, L in enumerate(h.launches):
-        a = t0 + cp.cuda.get_elapsed_time(marks[0], marks[i]) * 1e-3
-        b = t0 + cp.cuda.get_elapsed_time(marks[0], marks[i + 1]) * 1e-3
-        a, b = min(a, t1), min(max(b, a), t1)
-        cur = span.get(L.node)
-        span[L.node] = [a, b] if cur is None else [min(cur[0], a), max(cur[1], b)]
-    out = []
-    for nid in h.node_ids:
-        host = h.fused.get(nid)
-        if host is not None and host in span:
-            out.append(NodeTime(nid, span[host][1], span[host][1]))
-        elif nid in span:
-            out.append(NodeTime(nid, *span[nid]))
-        else:
-            out.append(NodeTime(nid, t0, t0))
-    return out
 
 
 def discover() -> list[CudaDevice]:

@@ -6,15 +6,9 @@ made on first use, for node timelines (``record_node_times``), and a program cac
 is compiled once per device, keyed by its source and build options). ``queue_view(k)`` is
 another queue of the same context, a device of its own (``cl0.q1``...).
 
-Buffers: where the device shares memory with the host (``host_unified_memory``: integrated
-GPUs, CPU devices such as PoCL) they are allocated with ``CL_MEM_ALLOC_HOST_PTR`` and filled
-or read through ``clEnqueueMapBuffer``/unmap, so the CPU writes straight into the memory the
-kernels read (HOPE §4.4). Otherwise ``enqueue_copy`` moves the data.
-
-Timing, with ``record_node_times``: every launch returns an event. The run notes ``perf_counter()`` just before the first
-enqueue (``t0``); the first event's ``CL_PROFILING_COMMAND_QUEUED`` stamp is the device-clock
-time of that same moment, so a device stamp ``s`` (ns) maps to ``t0 + (s - queued0) * 1e-9``
-seconds on hetlab's clock. The error is the duration of one enqueue call (microseconds).
+Buffers are mapped where the device shares memory with the host (``buffers.py``); with
+``record_node_times`` every launch returns an event, whose stamps give the node times
+(``stamps.py``).
 """
 
 from __future__ import annotations
@@ -26,14 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.base import (
-    Capabilities,
-    LazyNodeTimes,
-    NodeTime,
-    RunResult,
-    Unit,
-    now,
-)
+from hetlab.devices.base import Capabilities, LazyNodeTimes, RunResult, Unit, now
 from hetlab.devices.capabilities import AHEAD_OF_TIME
 from hetlab.devices.group import GroupContext
 from hetlab.devices.kernels import CLBuffer, bounds, source
@@ -41,30 +28,22 @@ from hetlab.devices.kernels.builder import UnitBuilder
 from hetlab.devices.kernels.device import KernelDevice
 from hetlab.devices.kernels.ops import why_not
 from hetlab.devices.opencl import pocl
+from hetlab.devices.opencl.buffers import OpenCLBuffers
 from hetlab.devices.opencl.group import AotGroup
 from hetlab.devices.opencl.if_runner import prepare_composite
 from hetlab.devices.opencl.launcher import enqueue, enqueue_each
 from hetlab.devices.opencl.queues import MEASURES, OpenCLQueues
+from hetlab.devices.opencl.runtime import device_type, exact_divide_option, pyopencl
+from hetlab.devices.opencl.stamps import run_node_times
 from hetlab.devices.opencl.threads import Started, enabled, pin
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
 
 
-def _cl():
-    try:
-        # lazy: pyopencl is optional and slow to import
-        import pyopencl as cl
-    except (ImportError, OSError) as e:  # pragma: no cover - depends on the machine
-        raise HetlabError(
-            f"pyopencl is not importable ({e}); install pyopencl to use OpenCL"
-        ) from None
-    return cl
-
-
 def discover() -> list[OpenCLDevice]:
     """Every OpenCL device pyopencl finds, named cl0, cl1... in platform order."""
     try:
-        cl = _cl()
+        cl = pyopencl()
     except HetlabError:
         return []
     try:
@@ -89,26 +68,13 @@ def discover() -> list[OpenCLDevice]:
     return out
 
 
-def exact_divide_option(cl: Any, cl_device: Any) -> list[str]:
-    """The build option that makes ``/`` and ``sqrt`` correctly rounded, as onnxruntime's CPU
-    kernels compute them, where the device offers it. OpenCL otherwise allows 2.5 ulp for a
-    float division (NVIDIA's driver uses it), and one ulp moved before a quantisation step
-    (``DynamicQuantizeLinear``) can move a value by a whole step."""
-    flag = cl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT
-    try:
-        offered = bool(int(cl_device.single_fp_config) & int(flag))
-    except Exception:  # noqa: BLE001 - the query is optional before OpenCL 1.2
-        offered = False
-    return ["-cl-fp32-correctly-rounded-divide-sqrt"] if offered else []
-
-
-class OpenCLDevice(KernelDevice):
+class OpenCLDevice(OpenCLBuffers, KernelDevice):
     """An OpenCL device; see the module docstring for buffers and timing."""
 
     kind = "opencl"
 
     def __init__(self, cl_device: Any, name: str) -> None:
-        cl = _cl()
+        cl = pyopencl()
         self.cl = cl
         self.name = name
         self.dev = cl_device
@@ -254,70 +220,6 @@ class OpenCLDevice(KernelDevice):
         """A fresh kernel object (own argument slots) of a cached program."""
         return self.cl.Kernel(self.program(filename, options), name)
 
-    # --- buffers --------------------------------------------------------------
-    def raw_buffer(self, nbytes: int) -> Any:
-        mf = self.cl.mem_flags
-        flags = mf.READ_WRITE | (mf.ALLOC_HOST_PTR if self.unified else 0)
-        return self.cl.Buffer(self.ctx, flags, max(int(nbytes), 4))
-
-    def alloc(self, shape: Sequence[int], dtype: str = "float32") -> CLBuffer:
-        shape = tuple(int(s) for s in shape)
-        n = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
-        return CLBuffer(self.raw_buffer(n), shape, str(np.dtype(dtype)), self.name)
-
-    def write(self, dst: CLBuffer, array: np.ndarray) -> None:
-        """Host array -> existing device buffer (mapped when zero-copy, else a copy)."""
-        a = np.ascontiguousarray(array, dtype=dst.dtype).reshape(-1)
-        if a.size == 0:
-            return
-        if self.unified:
-            cl = self.cl
-            m, _ = cl.enqueue_map_buffer(
-                self.queue, dst.buf, cl.map_flags.WRITE_INVALIDATE_REGION, 0, a.shape, a.dtype
-            )
-            m[...] = a
-            m.base.release(self.queue)
-        else:
-            self.cl.enqueue_copy(self.queue, dst.buf, a, is_blocking=False)
-        self.queue.finish()
-
-    def copy_in(self, array: np.ndarray) -> CLBuffer:
-        array = np.asarray(array)
-        buf = self.alloc(array.shape, str(array.dtype))
-        self.write(buf, array)
-        return buf
-
-    def copy_out(self, buf: Any) -> np.ndarray:
-        if not isinstance(buf, CLBuffer):
-            return np.asarray(buf)
-        out = np.empty(buf.shape, dtype=buf.dtype)
-        if out.size == 0:
-            return out
-        if self.unified:
-            cl = self.cl
-            m, _ = cl.enqueue_map_buffer(
-                self.queue, buf.buf, cl.map_flags.READ, 0, (out.size,), out.dtype
-            )
-            out.reshape(-1)[...] = m
-            m.base.release(self.queue)
-            self.queue.finish()
-        else:
-            self.cl.enqueue_copy(self.queue, out, buf.buf, is_blocking=True)
-        return out
-
-    def free(self, buf: Any) -> None:
-        if isinstance(buf, CLBuffer):
-            buf.buf.release()
-
-    def memory_bytes(self) -> int | None:
-        """The device's global memory (``CL_DEVICE_GLOBAL_MEM_SIZE``)."""
-        return int(self.dev.global_mem_size)
-
-    def max_alloc_bytes(self) -> int | None:
-        """The largest buffer the driver creates (``CL_DEVICE_MAX_MEM_ALLOC_SIZE``): a larger
-        one fails with ``INVALID_BUFFER_SIZE``."""
-        return int(self.dev.max_mem_alloc_size)
-
     # --- running -------------------------------------------------------------
     def prepare(self, graph: OpGraph, nodes: Sequence[str]) -> Unit:
         # program builds may start driver threads; recorded only where they are pinned
@@ -354,7 +256,7 @@ class OpenCLDevice(KernelDevice):
             h.checks.verify()
         outs = {name: h.result(name) for name in unit.outputs}
         times = (
-            LazyNodeTimes(lambda: self._node_times(h, events, t0, t1))
+            LazyNodeTimes(lambda: run_node_times(h, events, t0, t1))
             if self.record_node_times
             else []
         )
@@ -371,38 +273,5 @@ class OpenCLDevice(KernelDevice):
         self.write(stage, np.asarray(value))
         return stage
 
-    def _node_times(self, h: Any, events: list, t0: float, t1: float) -> list[NodeTime]:
-        if not events:
-            return []
-        q0 = events[0].profile.queued
-        span: dict[str, list[float]] = {}
-        for L, ev in zip(h.launches, events, strict=False):
-            s = min(max(t0 + (ev.profile.start - q0) * 1e-9, t0), t1)
-            f = min(max(t0 + (ev.profile.end - q0) * 1e-9, s), t1)
-            cur = span.get(L.node)
-            span[L.node] = [s, f] if cur is None else [min(cur[0], s), max(cur[1], f)]
-        out = []
-        for nid in h.node_ids:
-            host = h.fused.get(nid)
-            if host is not None and host in span:  # fused into its producer's launch
-                f = span[host][1]
-                out.append(NodeTime(nid, f, f))
-            elif nid in span:
-                out.append(NodeTime(nid, *span[nid]))
-            else:  # a pure view (Reshape, Identity...): no launch
-                out.append(NodeTime(nid, t0, t0))
-        return out
-
     def close(self) -> None:
         self._programs.clear()
-
-
-def device_type(d: Any) -> str:
-    """``GPU``, ``ACCELERATOR`` or ``CPU`` from a pyopencl device's type bits."""
-    cl = _cl()
-    t = int(d.type)
-    if t & cl.device_type.GPU:
-        return "GPU"
-    if t & cl.device_type.ACCELERATOR:
-        return "ACCELERATOR"
-    return "CPU"

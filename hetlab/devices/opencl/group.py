@@ -17,8 +17,9 @@ pass, in the plan's global order, and the host waits only where it needs a resul
 
 Unit intervals: with ``record_node_times`` the queues profile, and each unit's interval is
 its first launch's start and its last launch's end on the device clock, mapped to the host
-clock as ``OpenCLDevice`` maps node times; without profiling, a unit runs from its enqueue
-to the group's end as far as the host can tell, and its event says so (``"approx": True``).
+clock as a run's node times are (``stamps.py``); without profiling, a unit runs from its
+enqueue to the group's end as far as the host can tell, and its event says so
+(``"approx": True``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import numpy as np
 from hetlab.devices.base import NodeTime, now
 from hetlab.devices.group import Event, GroupContext, GroupRunner, UnitSpec, one_queue
 from hetlab.devices.opencl.launcher import enqueue, enqueue_each
+from hetlab.devices.opencl.stamps import launch_spans, node_times
 
 
 class UnitDone:
@@ -273,32 +275,14 @@ class AotGroup(GroupRunner):
                 finish = self.t0 + (evs[-1].profile.end - ref) * 1e-9
                 start, finish = min(max(start, self.t0), end), min(max(finish, self.t0), end)
                 finish = max(finish, start)
-                h = ex.units[s.index].handle
-                times[s.index] = self._node_times(h, evs, ref, end)
+                span = launch_spans(ex.units[s.index].handle.launches, evs, ref, self.t0, end)
+                first = min((v[0] for v in span.values()), default=self.t0)
+                times[s.index] = node_times(ex.units[s.index].handle, span, first)
             else:
                 start, finish = self.enqueued_at[s.index], end
                 args["approx"] = True
             out.append(Event("unit", s.device, s.label, ex.ms(start), ex.ms(finish), args))
         return out, times
-
-    def _node_times(self, h: Any, events: list[Any], ref: int, end: float) -> list[NodeTime]:
-        span: dict[str, list[float]] = {}
-        for launch, ev in zip(h.launches, events, strict=True):
-            a = min(max(self.t0 + (ev.profile.start - ref) * 1e-9, self.t0), end)
-            b = min(max(self.t0 + (ev.profile.end - ref) * 1e-9, a), end)
-            cur = span.get(launch.node)
-            span[launch.node] = [a, b] if cur is None else [min(cur[0], a), max(cur[1], b)]
-        out = []
-        for nid in h.node_ids:
-            host = h.fused.get(nid)
-            if host is not None and host in span:
-                out.append(NodeTime(nid, span[host][1], span[host][1]))
-            elif nid in span:
-                out.append(NodeTime(nid, *span[nid]))
-            else:
-                first = min((v[0] for v in span.values()), default=self.t0)
-                out.append(NodeTime(nid, first, first))
-        return out
 
     def release(self) -> None:
         for buf in self.pool.values():

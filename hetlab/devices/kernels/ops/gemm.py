@@ -96,14 +96,9 @@ def gemm_launch(
     """Add the launch(es) of C[b] = act(alpha * A[b] @ B[b] + beta * bias[b] + R[b]) to
     ``ctx``. ``resid`` = (R, shift): a tensor of C's shape, read at C's element index less
     ``shift`` (C may be a slice of a larger buffer). ``pre_relu``: B is read through a Relu."""
-    nb = len(offs)
-    dev = ctx.device
-    has_bias = bias is not None
-    bias_buf = bias if has_bias else ctx.scratch(1)
-    act = tuple(act) or ctx.act(node)
+    nb, dev = len(offs), ctx.device
+    epi = _epilogue(ctx, node, bias, sbias_m, sbias_n, alpha, beta, act)
     offs_buf = ctx.upload(np.asarray(offs, dtype=np.int32).reshape(nb, 4), dtype="int32")
-    # the epilogue's arguments, the same for every kernel of gemm.cl
-    epi = [bias_buf, i32(sbias_m), i32(sbias_n), f32(alpha), f32(beta), i32(has_bias), *act]
     res_opt, res_args = ("", []) if resid is None else (" -DRESID", [resid[0], i32(resid[1])])
     in_opt = " -DPRE_RELU" if pre_relu else ""
     if M <= 4 and sak == 1 and sbn == 1 and not conv and not dev.gemm_splits:
@@ -129,6 +124,25 @@ def gemm_launch(
         r = ctx.kernel("gemm.cl", "gemm_splitk", res_opt.strip())
         args = [i32(M), i32(N), i32(splits), i32(nb), dst, C, i32(ldc), offs_buf, *epi, *res_args]
         ctx.launch(node, r, (N, M, nb), (16, 16, 1), args)
+
+
+def _epilogue(
+    ctx: Any,
+    node: Node,
+    bias: Any,
+    sbias_m: int,
+    sbias_n: int,
+    alpha: float,
+    beta: float,
+    act: Sequence[Any],
+) -> list[Any]:
+    """The epilogue's arguments, the same for every kernel of gemm.cl: the bias (a scratch
+    buffer where there is none) and its strides, alpha, beta, whether there is a bias, and
+    the activation's bounds (the node's fused activation unless ``act`` gives them)."""
+    has_bias = bias is not None
+    bias_buf = bias if has_bias else ctx.scratch(1)
+    act = tuple(act) or ctx.act(node)
+    return [bias_buf, i32(sbias_m), i32(sbias_n), f32(alpha), f32(beta), i32(has_bias), *act]
 
 
 def no_act() -> tuple[np.float32, np.float32, np.float32]:
@@ -236,34 +250,9 @@ class MatMul(Op):
             bias = {"bias": b_, "sbias_m": sm_, "sbias_n": sn_}
         full = bool(bias) and bias["sbias_m"] != 0
         if all(d == 1 for d in bbat) and list(abat) == obat:  # fold A's batch into M
-            Mf = M * int(np.prod(abat, dtype=np.int64))
-            offs = [(0, 0, 0, 0)]
-            gemm_launch(
-                ctx,
-                node,
-                M=Mf,
-                N=N,
-                K=K,
-                A=A,
-                sam=K,
-                sak=1,
-                B=B,
-                sbk=N,
-                sbn=1,
-                C=C,
-                ldc=N,
-                offs=offs,
-                **bias,
-            )
-            return
-        sa = bcast_strides(abat, obat) if obat else []
-        sb = bcast_strides(bbat, obat) if obat else []
-        offs = []
-        for idx in np.ndindex(*obat) if obat else [()]:
-            ia = sum(i * s for i, s in zip(idx, sa, strict=False)) * M * K
-            ib = sum(i * s for i, s in zip(idx, sb, strict=False)) * K * N
-            ic = int(np.ravel_multi_index(idx, obat)) * M * N if obat else 0
-            offs.append((ia, ib, ic, ic if full else 0))
+            M, offs = M * int(np.prod(abat, dtype=np.int64)), [(0, 0, 0, 0)]
+        else:
+            offs = _batch_offsets(abat, bbat, obat, M, N, K, full)
         gemm_launch(
             ctx,
             node,
@@ -281,6 +270,22 @@ class MatMul(Op):
             offs=offs,
             **bias,
         )
+
+
+def _batch_offsets(
+    abat: list[int], bbat: list[int], obat: list[int], M: int, N: int, K: int, full: bool
+) -> list[tuple[int, int, int, int]]:
+    """Per index of the broadcast batch ``obat``: the element offsets of A's, B's and C's
+    matrices, and of the bias's where it is a full matrix per batch (``full``)."""
+    sa = bcast_strides(abat, obat) if obat else []
+    sb = bcast_strides(bbat, obat) if obat else []
+    offs = []
+    for idx in np.ndindex(*obat) if obat else [()]:
+        ia = sum(i * s for i, s in zip(idx, sa, strict=False)) * M * K
+        ib = sum(i * s for i, s in zip(idx, sb, strict=False)) * K * N
+        ic = int(np.ravel_multi_index(idx, obat)) * M * N if obat else 0
+        offs.append((ia, ib, ic, ic if full else 0))
+    return offs
 
 
 __all__ = ["Gemm", "MatMul", "choose_tiling", "gemm_launch", "is_const", "no_act"]

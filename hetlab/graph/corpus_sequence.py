@@ -70,6 +70,8 @@ SEQUENCE = [
         shapes={"input_ids": (1, 16), "attention_mask": (1, 16)},
         values={"input_ids": TOKENS, "attention_mask": ONES},
         slow=True,
+        gap="with every float node on OpenCL the outputs move by 0.13 (each node alone agrees "
+        "within 2e-7), probably rounding flips at its 32 DynamicQuantizeLinear",
     ),
     entry(
         "romanizer_encoder",

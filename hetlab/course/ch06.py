@@ -17,6 +17,8 @@ from hetlab.course.examples import small_dag
 from hetlab.course.exercise import Exercise, Step, Table, register
 from hetlab.schedulers.plan import Plan
 from hetlab.schedulers.sim import simulate
+from hetlab.timeline import Interval
+from hetlab.timeline import critical_path as timeline_path
 
 # the plan of the exercise: the cpu runs A, C, D and F, the gpu B and E, in this order
 PLAN = {"A": "cpu", "B": "gpu", "C": "cpu", "D": "cpu", "E": "gpu", "F": "cpu"}
@@ -30,29 +32,14 @@ def critical_path(problem: Problem, plan: Plan) -> list[str]:
     node before it there; one that waited for data by the predecessor that finished last."""
     device_of, order = plan.device_of, plan.order
     t = simulate(problem, device_of, order)
-    prev_on_device: dict[str, str] = {}
-    last: dict[str, str] = {}
-    for v in order:
-        if device_of[v] in last:
-            prev_on_device[v] = last[device_of[v]]
-        last[device_of[v]] = v
-    preds = {n.id: [] for n in problem.nodes}
+    spans = {v: Interval("node", device_of[v], v, t.start[v], t.finish[v]) for v in order}
+    pos = {v: i for i, v in enumerate(order)}
+    waits: dict[str, list[str]] = {v: [] for v in order}
     for e in problem.edges:
-        preds[e.dst].append(e.src)
-    v: str | None = max(order, key=lambda x: (t.finish[x], -order.index(x)))
-    path: list[str] = []
-    while v is not None:
-        path.append(v)
-        start = t.start[v]
-        waited = [u for u in preds[v] if abs(t.finish[u] - start) < EPS]
-        before = prev_on_device.get(v)
-        if waited:
-            v = max(waited, key=order.index)
-        elif before is not None and abs(t.finish[before] - start) < EPS:
-            v = before
-        else:
-            v = None
-    return path[::-1]
+        waits[e.dst].append(e.src)
+    for ws in waits.values():  # of two inputs ready at once, the later in the plan's order
+        ws.sort(key=pos.__getitem__, reverse=True)
+    return timeline_path(spans, waits, EPS)
 
 
 def slack(problem: Problem, plan: Plan) -> dict[str, float]:

@@ -115,14 +115,14 @@ def plan_rows(
     repeat: int,
     seed: int = 0,
 ) -> list[dict[str, Any]]:
-    """The plans' rows: each distinct plan (``rounds.plan_key``) timed in up to ``rounds``
+    """The plans' rows: each distinct plan (``rounds.program_key``) timed in up to ``rounds``
     rounds, each round one ``hetlab.run`` (two untimed runs, then the median of ``repeat``);
     a plan's time is the median over its rounds. Its first round is checked against
     onnxruntime (``max_rel_err``)."""
     from benchmarks import rounds as F
     from hetlab.executor import reference_outputs
 
-    same = F.same_as({a: F.plan_key(graph, p) for a, p in plans.items()})
+    same = F.same_as({a: F.program_key(graph, p) for a, p in plans.items()})
     timed = {a: F.Timed(plans[a]) for a in plans if not same[a]}
     ref = reference_outputs(graph.model_path or "", feed, list(graph.outputs))
     try:

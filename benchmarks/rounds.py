@@ -9,8 +9,8 @@ executor, warms it up, times its runs and closes it before the next plan runs. S
 executor is alive at a time: with every executor alive, their idle onnxruntime pools slowed
 the plans that use the CPU (docs/corpus.md).
 
-Plans that would run the same program are measured once (``plan_key``, which is
-``hetlab.calibrate.plan_key``): the units of each device in that device's order, plus, for a
+Plans that would run the same program are measured once (``program_key``, which is
+``hetlab.calibrate.program_key``): the units of each device in that device's order, plus, for a
 sequential plan, the global order of the units. Inside a unit the node order is irrelevant
 (the OpenCL builder re-sorts a unit's nodes topologically, onnxruntime's extractor by graph
 position, and onnxruntime sessions are cached by node set), and ``Plan.fused`` is not read by
@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 import hetlab
-from hetlab.calibrate import plan_key
+from hetlab.calibrate import program_key
 from hetlab.errors import HetlabError
 from hetlab.executor import max_rel_err
 
@@ -41,7 +41,7 @@ __all__ = [
     "check",
     "measure",
     "more_rounds",
-    "plan_key",
+    "program_key",
     "release",
     "round_order",
     "run_round",

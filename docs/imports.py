@@ -100,7 +100,7 @@ def drawing() -> str:
         "Boxes are the layers of the contract in `pyproject.toml`, top first; an arrow is",
         "`importer --> imported`, labelled with how many modules of the importer import it",
         "(imports inside functions and module names given as strings included). The shared",
-        "top-level modules every layer may use (`errors`, `fileio`, `lazy`, `version`) are not drawn.",
+        "top-level modules every layer may use (`errors`, `fileio`, `lazy`, `timeline`, `version`) are not drawn.",
         "",
         "```mermaid",
         "flowchart TD",

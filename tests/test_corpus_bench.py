@@ -33,7 +33,7 @@ def fake_rounds(monkeypatch):
         return SimpleNamespace(samples_ms=[ms] * repeat, outputs={"y": np.array([1.0 + 2e-7])})
 
     monkeypatch.setattr(hetlab, "run", run, raising=False)
-    monkeypatch.setattr(F, "plan_key", lambda g, p: tuple(sorted(p.device_of.items())))
+    monkeypatch.setattr(F, "program_key", lambda g, p: tuple(sorted(p.device_of.items())))
     monkeypatch.setattr("hetlab.executor.reference_outputs", lambda *a: {"y": np.array([1.0])})
     return calls
 
@@ -83,7 +83,7 @@ def test_a_plan_that_fails_has_no_median_and_says_why(monkeypatch):
         return SimpleNamespace(samples_ms=[3.0] * repeat, outputs={})
 
     monkeypatch.setattr(hetlab, "run", run, raising=False)
-    monkeypatch.setattr(F, "plan_key", lambda g, p: p.makespan)
+    monkeypatch.setattr(F, "program_key", lambda g, p: p.makespan)
     monkeypatch.setattr("hetlab.executor.reference_outputs", lambda *a: {})
     plans = {"recommended": _plan(2.0, a="x"), "single:x": _plan(1.0, a="x")}
     rows = {r["algo"]: r for r in C.plan_rows(GRAPH, plans, [], {}, rounds=3, repeat=1)}

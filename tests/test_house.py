@@ -22,14 +22,10 @@ MODULE_LINES = 300
 FUNCTION_LINES = 60
 
 # module -> its line count today; may only shrink
-LONG_MODULES: dict[str, int] = {
-    "hetlab/executor/interpreter.py": 337,
-}
+LONG_MODULES: dict[str, int] = {}
 
 # "module:function" -> its line count today; may only shrink
-LONG_FUNCTIONS: dict[str, int] = {
-    "hetlab/executor/api.py:run": 61,
-}
+LONG_FUNCTIONS: dict[str, int] = {}
 
 
 def modules() -> list[Path]:

@@ -31,12 +31,12 @@ def test_one_device_plans_share_a_key_whatever_their_order_and_flags():
     # another topological order: branch by branch instead of the graph's own
     by_branch = ["in"] + [f"b{b}k{k}" for b in (2, 0, 1) for k in range(4)] + ["out"]
     keys = {
-        F.plan_key(g, _plan(p, on_cpu, topo)),
-        F.plan_key(g, _plan(p, on_cpu, by_branch, sequential=True)),
-        F.plan_key(g, _plan(p, on_cpu, topo, fused=[["b0k0", "b0k1"]])),
+        F.program_key(g, _plan(p, on_cpu, topo)),
+        F.program_key(g, _plan(p, on_cpu, by_branch, sequential=True)),
+        F.program_key(g, _plan(p, on_cpu, topo, fused=[["b0k0", "b0k1"]])),
     }
     assert keys == {("one-device", "cpu0")}
-    assert F.plan_key(g, _plan(p, dict.fromkeys(topo, "cpu1"), topo)) != ("one-device", "cpu0")
+    assert F.program_key(g, _plan(p, dict.fromkeys(topo, "cpu1"), topo)) != ("one-device", "cpu0")
 
 
 def test_multi_device_keys_follow_units_per_device():
@@ -53,24 +53,24 @@ def test_multi_device_keys_follow_units_per_device():
     b = ["in", "b1k0", "b1k1", *b0, *b2, "b1k2", "b1k3", "out"]
     # gpu0 runs branch 1's tail before branch 0: its units come in another order
     c = ["in", "b1k0", "b1k1", "b1k2", "b1k3", *b0, *b2, "out"]
-    ka, kb, kc = (F.plan_key(g, _plan(p, dev, o)) for o in (a, b, c))
+    ka, kb, kc = (F.program_key(g, _plan(p, dev, o)) for o in (a, b, c))
     assert ka[0] == "parallel" and ka == kb and ka != kc
     assert dict(ka[1])["gpu0"] == (tuple(b0), ("b1k2", "b1k3"))
     # inside one unit the order is the device's own (re-sorted when built): not part of the key
     # (branch 0 alone on gpu0: branches 1 and 2 form one cpu0 unit, in either order)
     dev0 = {v: ("gpu0" if v.startswith("b0") else "cpu0") for v in g.topo_order()}
     b1 = [f"b1k{k}" for k in range(4)]
-    x = F.plan_key(g, _plan(p, dev0, ["in", *b0, *b1, *b2, "out"]))
-    y = F.plan_key(g, _plan(p, dev0, ["in", *b0, *b2, *b1, "out"]))
+    x = F.program_key(g, _plan(p, dev0, ["in", *b0, *b1, *b2, "out"]))
+    y = F.program_key(g, _plan(p, dev0, ["in", *b0, *b2, *b1, "out"]))
     assert x == y and dict(x[1])["cpu0"] == (("in",), tuple(b1 + b2), ("out",))
     # sequential: units take turns in global order, so the interleaving is part of the key
     sa, sb = (
-        F.plan_key(g, _plan(p, dev, a, sequential=True)),
-        F.plan_key(g, _plan(p, dev, b, sequential=True)),
+        F.program_key(g, _plan(p, dev, a, sequential=True)),
+        F.program_key(g, _plan(p, dev, b, sequential=True)),
     )
     assert sa[0] == "sequential" and sa != ka and sa != sb
     # moving one node to another device changes the key
-    assert F.plan_key(g, _plan(p, dict(dev, b2k3="gpu0"), a)) != ka
+    assert F.program_key(g, _plan(p, dict(dev, b2k3="gpu0"), a)) != ka
 
 
 def test_round_order_is_a_seeded_latin_square_per_block():

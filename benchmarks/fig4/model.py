@@ -71,7 +71,7 @@ def bench_model(
     progress: Any = None,
 ) -> None:
     """Schedule ``problem`` with every algorithm, check each distinct plan once
-    (``rounds.plan_key``), time them interleaved in rounds (``rounds.measure``,
+    (``rounds.program_key``), time them interleaved in rounds (``rounds.measure``,
     3 to ``repeat`` rounds as the budget allows) and ``emit(row)`` each algorithm's row at the
     end, in table order; ``progress(rows)`` gets the model's provisional rows after every
     round from the third on. With ``trace_dir``, each distinct plan's median-run timeline as
@@ -123,7 +123,7 @@ def bench_model(
         for e in entries:  # 2. run each distinct plan once, check its outputs once
             if e.plan is None or e.status != "ok":
                 continue
-            key = F.plan_key(graph, e.plan)
+            key = F.program_key(graph, e.plan)
             if key in first:
                 e.timed, e.same_plan_as = first[key].timed, first[key].label
                 e.status = first[key].status

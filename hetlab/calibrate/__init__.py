@@ -6,14 +6,22 @@ graph's run (``graph_run``), and predicts a plan's run from a calibrated problem
 (``prediction``), one event simulation with a named term per effect. ``profile`` is the
 profiler's measurements with those calibrations, ``run`` the executor's run with the
 predictions added to its report: the two that ``hetlab.profile`` and ``hetlab.run`` are.
-``plan_key`` says whether two plans run the same program (``measured``, which times
+``program_key`` says whether two plans run the same program (``measured``, which times
 ``recommend``'s candidates).
 """
 
-from hetlab.calibrate.measured import plan_key
+from hetlab.calibrate.measured import program_key
 from hetlab.calibrate.prediction import Prediction, predict
 from hetlab.calibrate.profile import profile
 from hetlab.calibrate.recommend import recommend
 from hetlab.calibrate.report import run, with_predictions
 
-__all__ = ["Prediction", "plan_key", "predict", "profile", "recommend", "run", "with_predictions"]
+__all__ = [
+    "Prediction",
+    "predict",
+    "profile",
+    "program_key",
+    "recommend",
+    "run",
+    "with_predictions",
+]

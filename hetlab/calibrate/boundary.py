@@ -32,6 +32,7 @@ from hetlab.devices.base import Device
 from hetlab.executor import api
 from hetlab.executor.check import load_inputs
 from hetlab.graph.ir import OpGraph
+from hetlab.schedulers.plan import Plan
 from hetlab.schedulers.sim import simulate
 
 # (get, put) of the profile cache, keyed by (kind, key): a calibration measured once is reused
@@ -71,17 +72,16 @@ def _shifted(problem: Problem, pair: tuple[str, str], ms: float) -> Problem:
 
 def fit_latency(
     problem: Problem,
-    device_of: dict[str, str],
-    order: Sequence[str],
+    plan: Plan,
     measured_ms: float,
     pair: tuple[str, str],
     iters: int = 30,
 ) -> float:
     """The extra link latency (ms) on ``pair``'s two links that makes the simulated makespan
-    of ``device_of`` equal ``measured_ms`` (0 when it is predicted at least that already)."""
+    of ``plan`` equal ``measured_ms`` (0 when it is predicted at least that already)."""
 
     def pred(ms: float) -> float:
-        return simulate(_shifted(problem, pair, ms) if ms else problem, device_of, order).makespan
+        return plan.resimulate(_shifted(problem, pair, ms) if ms else problem).makespan
 
     if pred(0.0) >= measured_ms:
         return 0.0
@@ -155,7 +155,7 @@ def _pair_calibration(
     """One device pair's calibration from the measured run ``hit`` of its alternating
     ``plan``: the latency fitted to it, what was measured, and the excess per unit."""
     measured, units = float(hit["ms"]), hit.get("units")
-    ms = fit_latency(problem, plan, order, measured, pair)
+    ms = fit_latency(problem, Plan.of(plan, order), measured, pair)
     n_cross = sum(1 for e in graph.edges if plan[e.src] != plan[e.dst])
     return {
         "ms": ms,

@@ -28,6 +28,7 @@ from hetlab.executor import api
 from hetlab.executor.check import load_inputs
 from hetlab.graph.ir import OpGraph
 from hetlab.schedulers import schedule
+from hetlab.schedulers.plan import Plan
 
 MIN_OVERLAPPED = 4
 ALGO = "heft"
@@ -48,9 +49,11 @@ def fit_surcharge(predict: Callable[[float], float], measured_ms: float, iters: 
     return round(hi, 6)
 
 
-def plan_key(device_of: Mapping[str, str], order: Sequence[str]) -> str:
-    """A short digest of a placement and order (the profile cache's key for its measurement)."""
-    return digest([[v, device_of[v]] for v in order])
+def placement_digest(plan: Plan) -> str:
+    """A short digest of ``plan``'s placement in its order: the profile cache's key for the
+    plan's measured run."""
+    device_of = plan.device_of
+    return digest([[v, device_of[v]] for v in plan.order])
 
 
 def calibrate_concurrency(
@@ -68,21 +71,12 @@ def calibrate_concurrency(
 
     devs = {d.name: d for d in devices}
     plan = schedule(problem, ALGO)
-    order = list(plan.order or graph.topo_order())
     host, remote = host_and_remote(problem, devs)
     out: dict[str, Any] = {"plan": ALGO, "per_unit_ms": None}
 
     def predict(x: float) -> tuple[float, int]:
         got = prediction(
-            problem,
-            graph,
-            plan.device_of,
-            order,
-            host=host,
-            remote=remote,
-            sequential=plan.sequential,
-            surcharge=x,
-            breakdown=False,
+            problem, graph, plan, host=host, remote=remote, surcharge=x, breakdown=False
         )
         return got.total_ms, got.overlapped
 
@@ -92,7 +86,7 @@ def calibrate_concurrency(
     elif first[1] < MIN_OVERLAPPED:
         out["why"] = f"{ALGO}'s plan starts {first[1]} unit(s) beside another device's run"
     else:
-        key = plan_key(plan.device_of, order)
+        key = placement_digest(plan)
         measured = memo[0](key) if memo else None
         if not isinstance(measured, (int, float)):
             feed = None

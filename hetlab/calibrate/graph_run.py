@@ -19,6 +19,7 @@ from hetlab.errors import HetlabError
 from hetlab.executor import run
 from hetlab.graph import load
 from hetlab.graph.ir import OpGraph
+from hetlab.schedulers.plan import Plan
 
 PROBE = Path(__file__).parents[1] / "cost" / "probe.onnx"
 
@@ -47,7 +48,8 @@ def model_run_ms(
     try:
         # a graph's run is not dispatched unit by unit: what it costs is what is measured here
         terms = [t for t in TERMS if t not in ("host_dispatch", "concurrency", "graph_run")]
-        got = predict(problem, graph, alone, None, host=host, remote=remote, terms=terms)
+        plan = Plan.of(alone, graph.topo_order())
+        got = predict(problem, graph, plan, host=host, remote=remote, terms=terms)
         report = run(graph, device.name, {device.name: device}, repeat=repeat)
     except HetlabError:
         return None

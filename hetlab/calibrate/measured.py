@@ -5,7 +5,7 @@ order that reverses from round to round), so slow drift of the host lands on all
 alike. Each round of a plan is one ``hetlab.executor.run``, which builds the plan's
 executor and closes it before it returns: one plan's executor is alive at a time, because
 idle onnxruntime pools spin and a plan timed beside another's idle executor runs slower.
-Names whose plans run the same program (``plan_key``) share one measurement.
+Names whose plans run the same program (``program_key``) share one measurement.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ class Timings:
 ROUNDS = 5
 
 
-def plan_key(graph: OpGraph, plan: Plan) -> tuple:
+def program_key(graph: OpGraph, plan: Plan) -> tuple:
     """Equal for two plans exactly when the executor runs the same program: the units of
     each device (``build_units``), plus their global order for a sequential plan. A plan on
     one device is one unit, so it is keyed by its device alone."""
@@ -47,7 +47,7 @@ def plan_key(graph: OpGraph, plan: Plan) -> tuple:
     used = sorted(set(device_of.values()))
     if len(used) == 1:
         return ("one-device", used[0])
-    specs = build_units(graph, device_of, plan.order)
+    specs = build_units(graph, plan)
     if plan.sequential:
         return ("sequential", tuple((s.device, tuple(sorted(s.nodes))) for s in specs))
     return (
@@ -74,7 +74,7 @@ def measured_ms(
     owner: dict[tuple, str] = {}  # each distinct program -> the first name that has it
     key_of = {}
     for name, plan in candidates.items():
-        key_of[name] = plan_key(graph, plan)
+        key_of[name] = program_key(graph, plan)
         owner.setdefault(key_of[name], name)
     ref = _reference(graph, feed)
     samples: dict[tuple, list[float]] = {k: [] for k in owner}

@@ -33,7 +33,7 @@ makespan, the subset the schedulers optimise (``SCHEDULED``).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +41,7 @@ from hetlab.calibrate.events import EventSim
 from hetlab.calibrate.tasks import Setting, build_tasks, setting
 from hetlab.cost.problem import Problem
 from hetlab.graph.ir import OpGraph
+from hetlab.schedulers.plan import Plan
 
 TERMS = (
     "compute",
@@ -89,24 +90,22 @@ class Prediction:
 def predict(
     problem: Problem,
     graph: OpGraph,
-    device_of: Mapping[str, str],
-    order: Sequence[str] | None = None,
+    plan: Plan,
     *,
     host: str | None = None,
     remote: Collection[str] = (),
-    sequential: bool = False,
-    fused: Sequence[Sequence[str]] = (),
     terms: Collection[str] = TERMS,
     surcharge: float | None = None,
     breakdown: bool = True,
 ) -> Prediction:
-    """The plan's prediction (see the module doc). ``host``: the device standing for host
+    """``plan``'s prediction (see the module doc), with its order, fused groups and
+    sequential flag. ``host``: the device standing for host
     memory (``host_io`` only applies with one of the problem's devices); ``remote``: the
     devices that do not share its memory; ``terms``: those to switch on; ``surcharge``:
     the concurrency surcharge to use instead of the problem's (ms). Without ``breakdown``
     only the total is simulated, and ``terms`` holds it whole under the last term on.
     Raises ``HetlabError`` for a plan that does not fit the problem."""
-    st = setting(problem, graph, device_of, order, host, remote, sequential, fused, surcharge)
+    st = setting(problem, graph, plan, host, remote, surcharge)
     on = [t for t in TERMS if t in terms and st.applies(t)]
     if not breakdown:
         ms, finish, over = simulate(st, frozenset(on))

@@ -130,17 +130,7 @@ def _predicted(
     host, remote = host_and_remote(problem, devmap)
     predicted: dict[str, float] = {}
     for name, plan in candidates.items():
-        got = predict(
-            problem,
-            graph,
-            plan.device_of,
-            plan.order,
-            host=host,
-            remote=remote,
-            sequential=plan.sequential,
-            fused=plan.fused,
-            breakdown=False,
-        )
+        got = predict(problem, graph, plan, host=host, remote=remote, breakdown=False)
         predicted[name] = round(got.total_ms, 4)
     return predicted, "prediction"
 

@@ -10,7 +10,7 @@ with a device's queues).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -107,9 +107,7 @@ def with_predictions(
     if devices is None:
         devices = plan_devices(plan, problem)
     devmap = dict(devices) if isinstance(devices, Mapping) else {d.name: d for d in devices}
-    device_of, order, sequential, _ = placement(graph, plan, devmap)
-    fused = getattr(plan, "fused", ())
-    got = run_prediction(problem, graph, device_of, order, sequential, devmap, fused)
+    got = run_prediction(problem, graph, placement(graph, plan, devmap)[0], devmap)
     if got:
         report.predicted_ms = got.pop("predicted_ms")
         report.extra.update(got)
@@ -119,28 +117,16 @@ def with_predictions(
 def run_prediction(
     problem: Any,
     graph: OpGraph,
-    device_of: Mapping[str, str],
-    order: Sequence[str] | None,
-    sequential: bool,
+    plan: Plan,
     devices: Mapping[str, Device],
-    fused: Sequence[Sequence[str]] = (),
 ) -> dict[str, Any]:
-    """``predicted_ms`` and ``prediction`` (``prediction.predict``, with the first CPU device
+    """``predicted_ms`` and ``prediction`` of ``plan`` (``prediction.predict``, with the first CPU device
     of the problem as the host and the accelerators without host-unified memory as remote),
     and the earlier keys as its partial sums (see the module doc); empty where the problem
     does not fit the plan."""
     host, remote = host_and_remote(problem, devices)
     try:
-        got = predict(
-            problem,
-            graph,
-            device_of,
-            order,
-            host=host,
-            remote=remote,
-            sequential=sequential,
-            fused=fused,
-        )
+        got = predict(problem, graph, plan, host=host, remote=remote)
     except HetlabError:  # a profile that does not fit this plan: the run itself still goes on
         return {}
     out: dict[str, Any] = {"predicted_ms": round(got.total_ms, 4), "prediction": got.to_json()}
@@ -148,8 +134,8 @@ def run_prediction(
         out["predicted_io_ms"] = round(got.upto("host_io"), 4)
         if problem.calibration.per_unit:
             out["predicted_host_ms"] = round(got.upto("concurrency"), 4)
-    one_device = len(set(device_of.values())) == 1  # runs as that device's group
-    if problem.extra.get("queues") and (one_device or not sequential):
+    one_device = len(plan.devices) == 1  # runs as that device's group
+    if problem.extra.get("queues") and (one_device or not plan.sequential):
         out["predicted_shared_ms"] = round(got.total_ms, 4)
     return out
 

@@ -8,7 +8,7 @@ tasks for one set of terms.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 from hetlab.calibrate.events import Task
@@ -17,6 +17,7 @@ from hetlab.cost.problem import PEdge, PNode, Problem
 from hetlab.errors import HetlabError
 from hetlab.executor.units import build_units
 from hetlab.graph.ir import OpGraph
+from hetlab.schedulers.plan import Plan
 
 SOURCE, SINK = "__host_inputs__", "__host_outputs__"
 
@@ -53,20 +54,17 @@ class Setting:
 def setting(
     problem: Problem,
     graph: OpGraph,
-    device_of: Mapping[str, str],
-    order: Sequence[str] | None,
+    plan: Plan,
     host: str | None,
     remote: Collection[str],
-    sequential: bool,
-    fused: Sequence[Sequence[str]],
     surcharge: float | None,
 ) -> Setting:
-    """The plan's tasks and what its terms need (see the module doc)."""
+    """``plan``'s tasks and what its terms need (see the module doc)."""
     ids = [n.id for n in problem.nodes]
+    device_of, order = plan.device_of, plan.order
     _check(problem, graph, device_of, order)
-    order = list(order) if order else graph.topo_order()
     p, dev_of, order, io = _with_host_io(problem, graph, device_of, order, host, remote)
-    members, task_of, lane_of, groups = _tasks(p, dev_of, order, fused, sequential)
+    members, task_of, lane_of, groups = _tasks(p, dev_of, order, plan.fused, plan.sequential)
     cal = problem.calibration
     st = Setting(p, dev_of, lane_of, members, task_of, ids, io, fused=groups)
     st.surcharge = cal.concurrent_ms if surcharge is None else surcharge
@@ -79,7 +77,7 @@ def setting(
         if "run_ms" in q and _kept_to_itself(problem, device_of, st.fam, root):
             st.graphs[root] = float(q.get("run_ms") or 0.0)
     if cal.per_unit:
-        _units(st, graph, device_of, order)
+        _units(st, graph, plan)
     return st
 
 
@@ -88,8 +86,6 @@ def _check(problem: Problem, graph: OpGraph, device_of: Mapping[str, str], order
     ids = {n.id for n in problem.nodes}
     if set(device_of) != ids or {n.id for n in graph.nodes} != ids:
         raise HetlabError("the plan, the model and the problem do not have the same nodes")
-    if not order:
-        return
     bad = sorted({d for d in device_of.values() if d not in problem.dev_index})
     if bad:
         raise HetlabError(f"plan uses unknown device {bad[0]!r}")
@@ -174,13 +170,13 @@ def _tasks(p: Problem, dev_of, order, fused, sequential):
     return members, task_of, lane_of, groups
 
 
-def _units(st: Setting, graph: OpGraph, device_of: Mapping[str, str], order) -> None:
+def _units(st: Setting, graph: OpGraph, plan: Plan) -> None:
     """The executor's units: each unit's first task waits for the last task of every unit
     it depends on and takes the host for its device's per-unit cost (``host_dispatch``)."""
     cal = st.p.calibration
     h = cal.per_unit
     default = sorted(h.values())[len(h) // 2]
-    units = build_units(graph, device_of, [v for v in order if v in device_of])
+    units = build_units(graph, plan)
     last = {u.index: st.task_of[u.nodes[-1]] for u in units}
     for u in units:
         ms = h.get(u.device, default)

@@ -114,7 +114,7 @@ def main(args: argparse.Namespace) -> int:
     plan, problem, devs = _plan_and_devices(args)
     graph = load(args.model, shapes, given, args.fold)
     devmap = {d.name: d for d in devs}
-    device_of = placement(graph, plan, devmap)[0]  # the memory check comes before any input
+    device_of = placement(graph, plan, devmap)[0].device_of  # memory checked before any input
     check_fits(graph, [(v, devmap[d]) for v, d in device_of.items() if d in devmap])
     feed = load_inputs(graph, given, args.seed)
     if args.per_node is not None:  # compares the nodes the device runs, moves none

@@ -20,14 +20,13 @@ def main_adaptive(
     from hetlab.stretch.adaptive_report import adaptive_run
 
     devmap = {d.name: d for d in devs}
-    device_of, order, _seq, predicted = placement(graph, plan, devmap)
+    placed, predicted = placement(graph, plan, devmap)
     cfg = AdaptiveConfig(
         threshold=args.threshold, patience=args.patience, probe_every=args.probe_every
     )
     doc = adaptive_run(
         graph,
-        device_of,
-        order,
+        placed,
         devmap,
         feed,
         args.repeat,

@@ -8,7 +8,6 @@ has slack.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 import plotly.graph_objects as go
@@ -16,7 +15,10 @@ import plotly.graph_objects as go
 from hetlab.cost.problem import Problem
 from hetlab.course.examples import small_dag
 from hetlab.course.exercise import Exercise, Step, Table, register
+from hetlab.schedulers.plan import Plan
 from hetlab.schedulers.sim import simulate
+from hetlab.timeline import Interval
+from hetlab.timeline import critical_path as timeline_path
 
 # the plan of the exercise: the cpu runs A, C, D and F, the gpu B and E, in this order
 PLAN = {"A": "cpu", "B": "gpu", "C": "cpu", "D": "cpu", "E": "gpu", "F": "cpu"}
@@ -24,43 +26,28 @@ ORDER = ["A", "B", "C", "D", "E", "F"]
 EPS = 1e-9
 
 
-def critical_path(
-    problem: Problem, device_of: Mapping[str, str], order: Sequence[str]
-) -> list[str]:
-    """The nodes of the chain that sets the plan's makespan, first node first (fused groups
-    are not followed). A node that waited for its device is preceded by the node before it
-    there; one that waited for data by the predecessor that finished last."""
-    t = simulate(problem, dict(device_of), list(order))
-    prev_on_device: dict[str, str] = {}
-    last: dict[str, str] = {}
-    for v in order:
-        if device_of[v] in last:
-            prev_on_device[v] = last[device_of[v]]
-        last[device_of[v]] = v
-    preds = {n.id: [] for n in problem.nodes}
+def critical_path(problem: Problem, plan: Plan) -> list[str]:
+    """The nodes of the chain that sets ``plan``'s makespan on ``problem``, first node first
+    (fused groups are not followed). A node that waited for its device is preceded by the
+    node before it there; one that waited for data by the predecessor that finished last."""
+    device_of, order = plan.device_of, plan.order
+    t = simulate(problem, device_of, order)
+    spans = {v: Interval("node", device_of[v], v, t.start[v], t.finish[v]) for v in order}
+    pos = {v: i for i, v in enumerate(order)}
+    waits: dict[str, list[str]] = {v: [] for v in order}
     for e in problem.edges:
-        preds[e.dst].append(e.src)
-    v: str | None = max(order, key=lambda x: (t.finish[x], -order.index(x)))
-    path: list[str] = []
-    while v is not None:
-        path.append(v)
-        start = t.start[v]
-        waited = [u for u in preds[v] if abs(t.finish[u] - start) < EPS]
-        before = prev_on_device.get(v)
-        if waited:
-            v = max(waited, key=order.index)
-        elif before is not None and abs(t.finish[before] - start) < EPS:
-            v = before
-        else:
-            v = None
-    return path[::-1]
+        waits[e.dst].append(e.src)
+    for ws in waits.values():  # of two inputs ready at once, the later in the plan's order
+        ws.sort(key=pos.__getitem__, reverse=True)
+    return timeline_path(spans, waits, EPS)
 
 
-def slack(problem: Problem, device_of: Mapping[str, str], order: Sequence[str]) -> dict[str, float]:
-    """How much later each node could finish without delaying the makespan, keeping the plan
+def slack(problem: Problem, plan: Plan) -> dict[str, float]:
+    """How much later each node could finish without delaying the makespan, keeping ``plan``
     (its devices and order): the latest finish minus the simulated finish. A node's input
     transfers are part of its own time (spec §3), so a successor needs it at its start."""
-    t = simulate(problem, dict(device_of), list(order))
+    device_of, order = plan.device_of, plan.order
+    t = simulate(problem, device_of, order)
     succ: dict[str, list[str]] = {v: [] for v in order}
     for e in problem.edges:
         succ[e.src].append(e.dst)
@@ -83,16 +70,16 @@ def slack(problem: Problem, device_of: Mapping[str, str], order: Sequence[str]) 
 
 def hand_gantt(
     problem: Problem,
-    device_of: Mapping[str, str],
-    order: Sequence[str],
+    plan: Plan,
     title: str = "",
     critical: bool = True,
 ) -> go.Figure:
     """A small plan's Gantt, one row per device: each node's receives (grey, its inputs from
     the other device) then its compute (labelled with its name); with ``critical``, the
     critical path's nodes are outlined in red."""
-    t = simulate(problem, dict(device_of), list(order))
-    on_path = set(critical_path(problem, device_of, order)) if critical else set()
+    device_of, order = plan.device_of, plan.order
+    t = simulate(problem, device_of, order)
+    on_path = set(critical_path(problem, plan)) if critical else set()
     recv = dict.fromkeys(order, 0.0)
     for e in problem.edges:
         recv[e.dst] += problem.comm_cost(e.src, e.dst, device_of[e.src], device_of[e.dst])
@@ -149,7 +136,7 @@ def _start_test(answer: Any) -> str | None:
 
 
 def _path_test(answer: Any) -> str | None:
-    want = critical_path(small_dag(), PLAN, ORDER)
+    want = critical_path(small_dag(), Plan.of(PLAN, ORDER))
     got = list(answer["critical"])
     if got == want:
         return None

@@ -20,6 +20,7 @@ from typing import Any, Protocol, Self
 
 from hetlab.devices.base import Device, NodeTime, Unit
 from hetlab.graph.ir import OpGraph
+from hetlab.timeline import Interval
 
 
 @dataclass
@@ -45,17 +46,10 @@ def one_queue(plan_specs: Sequence[UnitSpec], specs: Sequence[UnitSpec]) -> bool
     return len(specs) == len(plan_specs) and len({s.device for s in specs}) <= 1
 
 
-@dataclass
-class Event:
-    """``kind``: 'unit' (a dispatch), 'node' (one node, where the device timed it),
-    'send' (device -> host copy of a tensor) or 'recv' (host -> device, a transfer)."""
-
-    kind: str
-    device: str
-    name: str
-    start: float  # ms from run start
-    finish: float
-    args: dict[str, Any] = field(default_factory=dict)
+# A run's events are intervals (ms from the run's start): 'unit' (a dispatch), 'node' (one
+# node, where the device timed it), 'send' (device -> host copy of a tensor) or 'recv'
+# (host -> device, a transfer).
+Event = Interval
 
 
 class Waiter(Protocol):

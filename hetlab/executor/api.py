@@ -75,12 +75,12 @@ class RunReport:
 
 def placement(
     graph: OpGraph, plan: Any, devices: Mapping[str, Device]
-) -> tuple[dict[str, str], list[str] | None, bool, float | None]:
-    """``(device_of, order, sequential, predicted_ms)`` from a Plan, a node -> device mapping,
-    or a device name (every node it supports there, the rest on the first CPU device)."""
-
+) -> tuple[Plan, float | None]:
+    """``(plan, predicted_ms)`` from a Plan (its makespan), a node -> device mapping (in the
+    graph's topological order; None), or a device name (every node it supports there, the
+    rest on the first CPU device; None)."""
     if isinstance(plan, Plan):
-        return plan.device_of, plan.order, plan.sequential, float(plan.makespan)
+        return plan, float(plan.makespan)
     if isinstance(plan, str):
         if plan not in devices:
             raise HetlabError(
@@ -90,17 +90,15 @@ def placement(
         dev = devices[plan]
         cpus = [d for d in devices.values() if not is_accelerator(d)]
         fb = cpus[0].name if cpus else plan
-        return (
-            {n.id: plan if dev.supports(n, graph) else fb for n in graph.nodes},
-            None,
-            False,
-            None,
+        device_of = {n.id: plan if dev.supports(n, graph) else fb for n in graph.nodes}
+    elif isinstance(plan, Mapping):
+        device_of = {str(k): str(v) for k, v in plan.items()}
+    else:
+        raise HetlabError(
+            "a plan must be a Plan, a node -> device mapping or a device name, "
+            f"not {type(plan).__name__}"
         )
-    if isinstance(plan, Mapping):
-        return {str(k): str(v) for k, v in plan.items()}, None, False, None
-    raise HetlabError(
-        f"a plan must be a Plan, a node -> device mapping or a device name, not {type(plan).__name__}"
-    )
+    return Plan.of(device_of, graph.topo_order()), None
 
 
 def run(
@@ -115,22 +113,22 @@ def run(
     problem: Any = None,
     trace: str | Path | None = None,
 ) -> RunReport:
-    """Run ``graph`` by ``plan`` on ``devices`` (default: this machine's, see
-    ``hetlab.devices.platform``) ``repeat`` times; see the module doc for the report.
-    ``problem``: when given and ``plan`` is no Plan, ``predicted_ms`` is simulated on it, and
-    the critical path's units carry their profiled times."""
+    """Run ``graph`` by ``plan`` (a Plan, a node -> device mapping or a device name, see
+    ``placement``) on ``devices`` (default: this machine's, see ``hetlab.devices.platform``)
+    ``repeat`` times; see the module doc for the report. ``problem``: when given and
+    ``plan`` is no Plan, ``predicted_ms`` is simulated on it, and the critical path's units
+    carry their profiled times."""
     if isinstance(graph, (str, Path)):
         graph = load(str(graph))
-    if devices is None:
-        devices = platform_devices()
-    devmap = dict(devices) if isinstance(devices, Mapping) else {d.name: d for d in devices}
+    devmap = _device_map(platform_devices() if devices is None else devices)
     if repeat < 1:
         raise HetlabError(f"--repeat must be at least 1, got {repeat}")
-    device_of, order, sequential, predicted = placement(graph, plan, devmap)
+    placed, predicted = placement(graph, plan, devmap)
+    device_of = placed.device_of
     check_fits(graph, [(v, devmap[d]) for v, d in device_of.items() if d in devmap])
-    ex = Executor(graph, device_of, devmap, order, sequential, node_times=trace is not None)
-    if predicted is None and problem is not None:
-        predicted = float(simulate(problem, device_of, order or graph.topo_order()).makespan)
+    ex = Executor(graph, placed, devmap, node_times=trace is not None)
+    if predicted is None and problem is not None:  # the Executor has checked the plan
+        predicted = float(simulate(problem, device_of, placed.order).makespan)
     feed = dict(inputs) if inputs is not None else random_inputs(graph, seed)
     try:
         ex.prepare()
@@ -142,16 +140,13 @@ def run(
     mid = reps[int(np.argsort(walls)[len(walls) // 2])]
     checked = reference(graph, feed).report(mid.outputs) if check else {}
     err = checked.pop("max_rel_err", None)
-    units_of = {s.index: s.nodes for s in ex.specs}
     report = RunReport(
         model_path=str(Path(graph.model_path).resolve()) if graph.model_path else None,
         latency_ms=_latency_ms(walls),
         predicted_ms=None if predicted is None else round(predicted, 4),
         max_rel_err=err,
         devices=dict(Counter(device_of[n.id] for n in graph.nodes)),
-        timeline=node_timeline(
-            mid.events, units_of, mid.node_times, {n.id: n.flops for n in graph.nodes}
-        ),
+        timeline=_timeline(graph, ex, mid),
         fallbacks=sorted(ex.fallbacks.values(), key=lambda f: f["unit"]),
         units=len(ex.specs),
         repeat=repeat,
@@ -159,11 +154,22 @@ def run(
         events=mid.events,
         device_names=[d for d in devmap if d in set(device_of.values())],
         outputs=mid.outputs,
-        extra={**_extra(graph, plan, warmed, ex, mid, problem, device_of, devmap), **checked},
+        extra={**_extra(graph, plan, placed, warmed, ex, mid, problem, devmap), **checked},
     )
     if trace is not None:
         report.write_trace(trace)
     return report
+
+
+def _timeline(graph: OpGraph, ex: Executor, mid: Repetition) -> list[dict[str, Any]]:
+    """Spec §5's ``timeline`` of ``mid``: unit times split over their nodes by flops."""
+    units_of = {s.index: s.nodes for s in ex.specs}
+    flops = {n.id: n.flops for n in graph.nodes}
+    return node_timeline(mid.events, units_of, mid.node_times, flops)
+
+
+def _device_map(devices: Sequence[Device] | Mapping[str, Device]) -> dict[str, Device]:
+    return dict(devices) if isinstance(devices, Mapping) else {d.name: d for d in devices}
 
 
 def _latency_ms(walls: np.ndarray) -> dict[str, float]:
@@ -177,17 +183,18 @@ def _latency_ms(walls: np.ndarray) -> dict[str, float]:
 def _extra(
     graph: OpGraph,
     plan: Any,
+    placed: Plan,
     warmed: int,
     ex: Executor,
     mid: Repetition,
     problem: Any,
-    device_of: Mapping[str, str],
     devmap: Mapping[str, Device],
 ) -> dict[str, Any]:
     """The report's ``extra``: the model (and the file it was folded from), the algorithm,
-    the warm-up runs, the critical path and each device's share of the nodes."""
+    the warm-up runs, the critical path and each device's share of the nodes; ``plan`` as
+    the caller gave it (a device name gets ``left_behind``), ``placed`` the Plan it made."""
     folded = graph.source_path and graph.source_path != graph.model_path
-    behind = left_behind(graph, device_of, plan) if isinstance(plan, str) else None
+    behind = left_behind(graph, placed, plan) if isinstance(plan, str) else None
     return {
         **({"left_behind": behind} if behind else {}),
         "model": graph.name,
@@ -200,7 +207,7 @@ def _extra(
             mid.wall_ms,
             predicted_unit_ms(problem, ex.specs) if problem is not None else None,
         ),
-        **node_shares(graph, device_of, devmap, ex),
+        **node_shares(graph, placed.device_of, devmap, ex),
     }
 
 

@@ -22,6 +22,8 @@ from typing import Any
 
 from hetlab.executor.trace import Event
 from hetlab.executor.units import UnitSpec
+from hetlab.timeline import Interval
+from hetlab.timeline import critical_path as timeline_path
 
 
 @dataclass
@@ -55,29 +57,23 @@ def unit_times(events: Sequence[Event]) -> dict[int, tuple[float, float, float, 
 
 
 def critical_path(specs: Sequence[UnitSpec], events: Sequence[Event]) -> list[Step]:
-    """The chain of units that set the run's latency, first unit first (see module doc)."""
+    """The chain of units that set the run's latency, first unit first (see module doc):
+    ``hetlab.timeline.critical_path`` over each unit's span from its first receive to its
+    last send, a unit waiting for the units it depends on."""
     t = unit_times(events)
     if not t or len(t) != len(specs):
         return []
-    prev_on_dev: dict[int, int] = {}
-    last: dict[str, int] = {}
-    for s in specs:
-        if s.device in last:
-            prev_on_dev[s.index] = last[s.device]
-        last[s.device] = s.index
-    spec = {s.index: s for s in specs}
-    i = max(t, key=lambda k: t[k][3])
+    spans = {
+        s.index: Interval("unit", s.device, s.label, t[s.index][0], t[s.index][3]) for s in specs
+    }
+    chain = timeline_path(spans, {s.index: s.deps for s in specs})
     path: list[Step] = []
-    while i is not None:
-        s = spec[i]
-        cands = [(t[p][3], p, True) for p in s.deps]
-        if i in prev_on_dev:
-            cands.append((t[prev_on_dev[i]][3], prev_on_dev[i], False))
-        ready, by, cross = max(cands) if cands else (0.0, None, False)
+    for k, i in enumerate(chain):
+        by = chain[k - 1] if k else None
+        ready = spans[by].finish if by is not None else 0.0
+        cross = by is not None and spans[by].device != spans[i].device
         b, rs, rf, e = t[i]
-        path.append(Step(i, s.device, ready, b - ready, (rs - b) + (e - rf), rf - rs, cross))
-        i = by
-    path.reverse()
+        path.append(Step(i, spans[i].device, ready, b - ready, (rs - b) + (e - rf), rf - rs, cross))
     return path
 
 

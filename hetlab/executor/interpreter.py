@@ -32,11 +32,10 @@ from hetlab.devices.base import Device, Unit, is_accelerator, now, unsupported_s
 from hetlab.devices.group import GroupRunner
 from hetlab.errors import HetlabError
 from hetlab.executor.trace import Event
-from hetlab.executor.units import UnitSpec, build_units, check_fixed, check_plan, fixed_inputs
-from hetlab.executor.worker import GroupWorker, RunError, Worker
+from hetlab.executor.units import RunError, UnitSpec, build_units, check_fixed, check_plan, route
+from hetlab.executor.worker import GroupWorker, Worker
 from hetlab.graph.ir import OpGraph
-
-HOST = "host"
+from hetlab.schedulers.plan import Plan
 
 
 @dataclass
@@ -80,19 +79,16 @@ def switch_interval_s() -> float:
 
 
 class Executor:
-    """Runs ``graph`` placed by ``device_of`` (node -> device name) on ``devices``.
-
-    ``order``: the plan's global order (default: topological); ``sequential``: one unit at
-    a time in global order (spec §3's sequential plans). Call ``prepare`` once (``run_once``
-    does it if needed), ``run_once`` many times, ``close`` at the end."""
+    """Runs ``graph`` by ``plan`` on ``devices``: each node on its device, in the plan's
+    global order; a sequential plan one unit at a time in that order (spec §3). Call
+    ``prepare`` once (``run_once`` does it if needed), ``run_once`` many times, ``close``
+    at the end."""
 
     def __init__(
         self,
         graph: OpGraph,
-        device_of: Mapping[str, str],
+        plan: Plan,
         devices: Sequence[Device] | Mapping[str, Device],
-        order: Sequence[str] | None = None,
-        sequential: bool = False,
         main_thread: bool = True,
         node_times: bool = False,
         ahead_of_time: bool = True,
@@ -105,16 +101,17 @@ class Executor:
         self.devices = (
             dict(devices) if isinstance(devices, Mapping) else {d.name: d for d in devices}
         )
-        check_plan(graph, device_of, list(self.devices), order)
-        self.device_of = dict(device_of)
+        check_plan(graph, plan, list(self.devices))
+        self.plan = plan
+        self.device_of = plan.device_of
         for dev in self.devices.values():  # one line per device, its refusals grouped by op
             placed = [n for n in graph.nodes if self.device_of[n.id] == dev.name]
             why = unsupported_summary(dev, graph, placed)
             if why:
                 raise HetlabError(f"{why}; the plan places them there")
-        self.order = list(order) if order is not None else graph.topo_order()
-        self.specs: list[UnitSpec] = build_units(graph, self.device_of, self.order)
-        self.sequential = sequential
+        self.order = plan.order
+        self.specs: list[UnitSpec] = build_units(graph, plan)
+        self.sequential = plan.sequential
         self.units: list[Unit] = []
         self.failed: dict[str, str] = {}  # device -> first error
         self.fallbacks: dict[int, dict[str, Any]] = {}
@@ -139,7 +136,9 @@ class Executor:
                 raise
             except Exception as e:
                 raise RunError(f"preparing {s.label} failed: {type(e).__name__}: {e}") from e
-        self._route()
+        r = route(self.graph, self.specs, self.units, self.devices)
+        self.producer, self.recv, self.publish = r.producer, r.recv, r.publish
+        self.free_after, self.fixed_in = r.free_after, r.fixed_in
         used = [d for d in self.devices if any(s.device == d for s in self.specs)]
         for d in used:  # node timelines need profiling queues; timed runs go without
             dev = self.devices[d]
@@ -176,52 +175,6 @@ class Executor:
             self._workers[names[0]] = GroupWorker(self, group)
             grouped.update(names)
         return grouped
-
-    def _route(self) -> None:
-        """Where each unit input comes from, which outputs go to the host, when to free."""
-        g = self.graph
-        self.producer = producer = {}
-        for s, u in zip(self.specs, self.units, strict=False):
-            for t in u.outputs:
-                producer[t] = s.index
-        n = len(self.specs)
-        self.recv: list[list[str]] = [[] for _ in range(n)]
-        self.publish: list[list[str]] = [[] for _ in range(n)]
-        self.free_after: list[list[str]] = [[] for _ in range(n)]
-        have: dict[tuple[str, str], int] = {}  # (device, tensor) -> unit that brought/made it
-        last: dict[tuple[str, str], int] = {}
-        published: set[str] = set()
-        for s, u in zip(self.specs, self.units, strict=False):
-            for t in u.inputs:
-                p = producer.get(t)
-                if p is None and t not in g.inputs:  # devices hold their own weights (Unit doc)
-                    what = (
-                        "a constant the device should hold" if t in g.consts else "no unit's output"
-                    )
-                    raise RunError(
-                        f"{s.label} reads {t!r} as an input: it is {what} and no model input"
-                    )
-                src = HOST if p is None else self.specs[p].device
-                if src != s.device and (s.device, t) not in have:
-                    self.recv[s.index].append(t)
-                    have[s.device, t] = s.index
-                    if p is not None and t not in published:
-                        self.publish[p].append(t)
-                        published.add(t)
-                last[s.device, t] = s.index
-            for t in u.outputs:
-                have[s.device, t] = s.index
-                last.setdefault((s.device, t), s.index)
-                if t in g.outputs and t not in published:
-                    self.publish[s.index].append(t)
-                    published.add(t)
-        missing = [t for t in g.outputs if t not in published]
-        if missing:
-            raise RunError(f"no unit produces model output {missing[0]!r}")
-        for (_d, t), i in last.items():
-            self.free_after[i].append(t)
-        kernel = {d for d, dev in self.devices.items() if is_accelerator(dev)}
-        self.fixed_in = fixed_inputs(self.specs, self.units, producer, kernel)
 
     # --- running ------------------------------------------------------------------
     def run_once(self, inputs: Mapping[str, Any]) -> Repetition:

@@ -11,13 +11,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from hetlab.graph.ir import OpGraph
+from hetlab.schedulers.plan import Plan
 
 SHOWN_OPS = 5  # op types named in the summary line
 
 
-def left_behind(graph: OpGraph, device_of: Mapping[str, str], device: str) -> dict[str, Any] | None:
+def left_behind(graph: OpGraph, plan: Plan, device: str) -> dict[str, Any] | None:
     """``{"device", "to", "nodes", "of", "ops", "crossing"}`` for a run of ``graph`` on
-    ``device`` whose ``device_of`` puts some nodes elsewhere; None when none is."""
+    ``device`` whose ``plan`` puts some nodes elsewhere; None when none is."""
+    device_of = plan.device_of
     behind = [n for n in graph.nodes if device_of[n.id] != device]
     if not behind:
         return None

@@ -10,21 +10,20 @@ that device; because the global order is topological, the unit graph is acyclic.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from hetlab.devices.base import is_accelerator
 from hetlab.devices.group import UnitSpec
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import OpGraph
+from hetlab.schedulers.plan import Plan
 
 
-def check_plan(
-    graph: OpGraph,
-    device_of: Mapping[str, str],
-    devices: Sequence[str],
-    order: Sequence[str] | None = None,
-) -> None:
+def check_plan(graph: OpGraph, plan: Plan, devices: Sequence[str]) -> None:
     """Refuse a plan that does not match the model: unknown or missing nodes, unknown devices,
     an order that is not topological. One line, before anything runs."""
+    device_of = plan.device_of
     # a plan names the nodes of the graph folded (or not) as its profile's was (spec §1)
     other = "with --no-fold" if graph.fold_summary()["enabled"] else "without --no-fold"
     unknown = [v for v in device_of if v not in graph]
@@ -47,26 +46,22 @@ def check_plan(
             f"plan uses unknown device {bad[0]!r} (devices here: {', '.join(devices)}); "
             "use --platform to name the devices as the plan does"
         )
-    if order is not None:
-        if len(order) != len(graph.nodes) or set(order) != set(device_of):
-            raise HetlabError("plan order must list every node of the model exactly once")
-        pos = {v: i for i, v in enumerate(order)}
-        for e in graph.edges:
-            if pos[e.src] > pos[e.dst]:
-                raise HetlabError(f"plan order runs {e.dst!r} before its predecessor {e.src!r}")
+    pos = {v: i for i, v in enumerate(plan.order)}
+    for e in graph.edges:
+        if pos[e.src] > pos[e.dst]:
+            raise HetlabError(f"plan order runs {e.dst!r} before its predecessor {e.src!r}")
 
 
-def build_units(
-    graph: OpGraph, device_of: Mapping[str, str], order: Sequence[str] | None = None
-) -> list[UnitSpec]:
-    """Split a placement into units (see module doc). ``order`` defaults to the graph's
-    topological order. Units are numbered in global order of their first node.
+def build_units(graph: OpGraph, plan: Plan) -> list[UnitSpec]:
+    """Split ``plan``'s placement into units (see module doc), in the plan's order (which
+    ``check_plan`` holds to be topological). Units are numbered in global order of their
+    first node.
 
     A node with an input from another device joins the open unit only if that input's unit
     is one the open unit already waits for; otherwise it starts a unit. A unit closes after
     a node whose output another device reads, unless each such reader also waits for a later
     node of this device (then closing early would not let the reader start any sooner)."""
-    order = list(order) if order is not None else graph.topo_order()
+    device_of, order = plan.device_of, plan.order
     pos = {v: i for i, v in enumerate(order)}
     close_after: set[str] = set()
     for v in order:
@@ -95,6 +90,80 @@ def build_units(
         if v in close_after:
             open_unit.pop(d, None)
     return units
+
+
+HOST = "host"
+
+
+class RunError(HetlabError):
+    """A unit failed during a run (not a bad input): names the unit, its device and nodes."""
+
+    exit_code = 1
+
+
+@dataclass
+class Routes:
+    """Where each unit's inputs come from and where its outputs go, per unit index:
+    ``recv`` the tensors it receives from another device (or the host), ``publish`` those it
+    sends to the host, ``free_after`` those whose last use on its device it is; ``producer``
+    maps a tensor to the unit that makes it, ``fixed_in`` a tensor a kernel device reads from
+    the host to its first reader there (``fixed_inputs``)."""
+
+    producer: dict[str, int]
+    recv: list[list[str]]
+    publish: list[list[str]]
+    free_after: list[list[str]]
+    fixed_in: dict[str, int]
+
+
+def route(
+    graph: OpGraph, specs: Sequence[UnitSpec], units: Sequence[Any], devices: Mapping[str, Any]
+) -> Routes:
+    """The prepared ``units``' routes (``Routes``): a tensor that changes device goes to the
+    host once, from its producer, and into each receiving device once, by its first reader
+    there. One line where a unit reads what no unit makes nor the model feeds."""
+    producer: dict[str, int] = {}
+    for s, u in zip(specs, units, strict=False):
+        for t in u.outputs:
+            producer[t] = s.index
+    n = len(specs)
+    recv: list[list[str]] = [[] for _ in range(n)]
+    publish: list[list[str]] = [[] for _ in range(n)]
+    free_after: list[list[str]] = [[] for _ in range(n)]
+    have: dict[tuple[str, str], int] = {}  # (device, tensor) -> unit that brought/made it
+    last: dict[tuple[str, str], int] = {}
+    published: set[str] = set()
+    for s, u in zip(specs, units, strict=False):
+        for t in u.inputs:
+            p = producer.get(t)
+            if p is None and t not in graph.inputs:  # devices hold their own weights (Unit doc)
+                what = (
+                    "a constant the device should hold" if t in graph.consts else "no unit's output"
+                )
+                raise RunError(
+                    f"{s.label} reads {t!r} as an input: it is {what} and no model input"
+                )
+            src = HOST if p is None else specs[p].device
+            if src != s.device and (s.device, t) not in have:
+                recv[s.index].append(t)
+                have[s.device, t] = s.index
+                if p is not None and t not in published:
+                    publish[p].append(t)
+                    published.add(t)
+            last[s.device, t] = s.index
+        for t in u.outputs:
+            have[s.device, t] = s.index
+            last.setdefault((s.device, t), s.index)
+            if t in graph.outputs and t not in published:
+                publish[s.index].append(t)
+                published.add(t)
+    missing = [t for t in graph.outputs if t not in published]
+    if missing:
+        raise RunError(f"no unit produces model output {missing[0]!r}")
+    for (_d, t), i in last.items():
+        free_after[i].append(t)
+    kernel = {d for d, dev in devices.items() if is_accelerator(dev)}
+    return Routes(producer, recv, publish, free_after, fixed_inputs(specs, units, producer, kernel))
 
 
 def fixed_inputs(
@@ -131,9 +200,3 @@ def check_fixed(
             "kernel devices run the shapes they were built for; place the nodes that read it "
             "on a CPU device"
         )
-
-
-def single_device_placement(graph: OpGraph, device: str, fallback: str, supports) -> dict[str, str]:
-    """``--device NAME``: every node ``supports(node)`` accepts on ``device``, the rest on
-    ``fallback`` (the first CPU device)."""
-    return {n.id: device if supports(n) else fallback for n in graph.nodes}

@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hetlab.devices.base import is_accelerator, now
-from hetlab.errors import HetlabError
 from hetlab.executor.trace import Event
-from hetlab.executor.units import UnitSpec
+from hetlab.executor.units import RunError, UnitSpec
 
 if TYPE_CHECKING:
     from hetlab.devices.group import GroupRunner
@@ -45,12 +44,6 @@ def let_go_thread() -> None:
         if entry[1] <= 0:
             del _HELD[threading.get_ident()]
             os.sched_setaffinity(0, entry[0])
-
-
-class RunError(HetlabError):
-    """A unit failed during a run (not a bad input): names the unit, its device and nodes."""
-
-    exit_code = 1
 
 
 class Worker:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,7 +64,36 @@ class Plan:
             extra=dict(extra or {}),
         )
 
+    @classmethod
+    def of(
+        cls,
+        device_of: Mapping[str, str],
+        order: Sequence[str] = (),
+        sequential: bool = False,
+        fused: Sequence[Sequence[str]] = (),
+        algo: str = "",
+    ) -> Plan:
+        """A plan no scheduler made (a mapping from the user, one device's placement): its
+        nodes in ``order`` (those it leaves out after, in ``device_of``'s order), untimed
+        (every start, finish and the makespan 0). Nothing is checked here: the executor
+        and the predictions check a plan against the model they run it on."""
+        pos = {v: i for i, v in enumerate(order)}
+        ids = sorted(device_of, key=lambda v: pos.get(v, len(pos)))
+        return cls(
+            problem="",
+            algo=algo,
+            assignments=[Assignment(str(v), str(device_of[v]), 0.0, 0.0) for v in ids],
+            makespan=0.0,
+            sequential=sequential,
+            fused=[list(g) for g in fused],
+        )
+
     # --- views ---------------------------------------------------------------
+    @property
+    def devices(self) -> list[str]:
+        """The devices the plan uses, in order of their first node."""
+        return list(dict.fromkeys(a.device for a in self.assignments))
+
     @property
     def device_of(self) -> dict[str, str]:
         return {a.node: a.device for a in self.assignments}

@@ -32,6 +32,7 @@ from hetlab.errors import HetlabError
 from hetlab.executor.interpreter import Executor, Repetition
 from hetlab.graph.ir import OpGraph
 from hetlab.schedulers.base import schedule
+from hetlab.schedulers.plan import Plan
 from hetlab.stretch.adaptive_trace import AdaptiveConfig, AdaptiveTrace, RunPoint
 
 
@@ -87,18 +88,18 @@ class _Loop:
     def __init__(
         self,
         graph: OpGraph,
-        device_of: Mapping[str, str],
+        plan: Plan,
         devmap: dict[str, Device],
         inputs: Mapping[str, Any],
         cfg: AdaptiveConfig,
         problem: Any,
-        order: Sequence[str] | None,
     ) -> None:
-        self.graph, self.device_of, self.devmap, self.inputs = graph, device_of, devmap, inputs
-        self.cfg, self.problem, self.order = cfg, problem, order
+        self.graph, self.plan, self.devmap, self.inputs = graph, plan, devmap, inputs
+        self.device_of = plan.device_of
+        self.cfg, self.problem = cfg, problem
         self.trace = AdaptiveTrace(cfg)
         self.execs: dict[str, Executor] = {}
-        self.placements: dict[str, dict[str, str]] = {"base": dict(device_of)}
+        self.placements: dict[str, dict[str, str]] = {"base": self.device_of}
         self.flops = {n.id: max(1.0, float(n.flops)) for n in graph.nodes}
         self.calib: dict[str, list[float]] = {}
         self.rate: dict[str, float] = {}  # ms per FLOP, per device, from the calibration runs
@@ -111,7 +112,8 @@ class _Loop:
     def executor(self, label: str) -> Executor:
         if label not in self.execs:
             dof = self.placements[label]
-            ex = Executor(self.graph, dof, self.devmap, self.order if label == "base" else None)
+            plan = self.plan if label == "base" else Plan.of(dof, self.graph.topo_order())
+            ex = Executor(self.graph, plan, self.devmap)
             ex.prepare()
             ex.run_once(self.inputs)  # warm-up, unmeasured
             self.execs[label] = ex
@@ -246,22 +248,21 @@ class _Loop:
 
 def run_adaptive(
     graph: OpGraph,
-    device_of: Mapping[str, str],
+    plan: Plan,
     devices: Sequence[Device] | Mapping[str, Device],
     inputs: Mapping[str, Any],
     repeat: int,
     config: AdaptiveConfig | None = None,
     problem: Any = None,
-    order: Sequence[str] | None = None,
     adaptive: bool = True,
     before_run: Callable[[int, AdaptiveTrace], None] | None = None,
 ) -> tuple[AdaptiveTrace, list[Repetition]]:
-    """Run ``repeat`` times (after one warm-up), adapting as in the module doc; with
+    """Run ``graph`` by ``plan`` ``repeat`` times (after one warm-up), adapting as in the module doc; with
     ``adaptive=False`` the same loop never switches (the baseline to compare against).
     ``before_run(i, trace)`` is called before run ``i`` (to start/stop interference)."""
     cfg = config or AdaptiveConfig()
     devmap = dict(devices) if isinstance(devices, Mapping) else {d.name: d for d in devices}
-    loop = _Loop(graph, device_of, devmap, inputs, cfg, problem, order)
+    loop = _Loop(graph, plan, devmap, inputs, cfg, problem)
     reps: list[Repetition] = []
     try:
         loop.executor("base")

@@ -20,6 +20,7 @@ from hetlab.executor.check import reference
 from hetlab.executor.interpreter import Repetition
 from hetlab.fileio import atomic_write_json
 from hetlab.graph.ir import OpGraph
+from hetlab.schedulers.plan import Plan
 from hetlab.stretch.adaptive import AdaptiveConfig, AdaptiveTrace, run_adaptive
 from hetlab.stretch.interference import CpuBurner, OpenClBusyQueue, cores_of
 
@@ -89,8 +90,7 @@ def interference_hook(
 
 def adaptive_run(
     graph: OpGraph,
-    device_of: Mapping[str, str],
-    order: list[str] | None,
+    plan: Plan,
     devices: Mapping[str, Device],
     inputs: Mapping[str, Any],
     repeat: int,
@@ -102,7 +102,7 @@ def adaptive_run(
     predicted: float | None = None,
     trace_out: str | Path | None = None,
 ) -> dict[str, Any]:
-    """The adaptive loop (and, with ``compare``, the static one) under the ``interfere``
+    """``graph`` run by ``plan`` in the adaptive loop (and, with ``compare``, the static one) under the ``interfere``
     schedule: spec §5's report with their traces, which ``trace_out`` also gets."""
     spec = parse_interfere(interfere, devices, repeat)
     docs: dict[str, Any] = {}
@@ -112,13 +112,12 @@ def adaptive_run(
         try:
             trace, mode_reps = run_adaptive(
                 graph,
-                device_of,
+                plan,
                 devices,
                 inputs,
                 repeat,
                 config,
                 problem,
-                order,
                 adaptive=mode == "adaptive",
                 before_run=hook,
             )
@@ -127,7 +126,7 @@ def adaptive_run(
         docs[mode] = trace.to_json()
         if mode == "adaptive":
             reps = mode_reps
-    doc = _report(graph, device_of, inputs, reps, repeat, check, predicted, docs["adaptive"])
+    doc = _report(graph, plan.device_of, inputs, reps, repeat, check, predicted, docs["adaptive"])
     if compare:
         doc["static"] = docs["static"]
         doc["static_median_ms"] = round(

@@ -4,10 +4,11 @@ plan as a Chrome trace (opens in Perfetto)."""
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from typing import Any
 
 from hetlab.executor.trace import Event, chrome_trace
+from hetlab.timeline import Interval
+from hetlab.timeline import critical_path as timeline_path
 from hetlab.viz.common import Bars, as_bars
 from hetlab.viz.measured import Transfer
 
@@ -72,7 +73,7 @@ def idle_gaps(b: Bars, devices: list[str]) -> list[tuple[str, float, float]]:
 
 
 def critical_path(b: Any, problem: Any) -> list[str]:
-    """The chain of rows that ends last, walked back from the last finish: each step goes
+    """The chain of rows that ends last (``hetlab.timeline.critical_path``): each step goes
     to a predecessor, or to the row before on the same device, that finishes exactly when
     the row starts (else the latest that finished before it, in a measured run). In a
     predicted plan the chain is tight, so its durations add up to the makespan. A measured
@@ -81,38 +82,18 @@ def critical_path(b: Any, problem: Any) -> list[str]:
     b = b if isinstance(b, Bars) else as_bars(b)
     if problem is None or not b.rows:
         return []
-    tol = _tol(b)
-    row = {r[0]: r for r in b.rows}
     key_of = {m: k for k, ms in b.members.items() for m in ms}
-    by_dev: dict[str, list[tuple[float, str]]] = {}
-    for key, dev, _s, f in b.rows:
-        by_dev.setdefault(dev, []).append((f, key))
-    for lst in by_dev.values():
-        lst.sort()
+    spans = {k: Interval("node", d, k, s, f) for k, d, s, f in b.rows}
     idx = problem.index
-    v = max(b.rows, key=lambda r: r[3])[0]
-    chain, seen = [v], {v}
-    while row[v][2] > tol:
-        s = row[v][2]
-        cands = [
+    waits = {
+        k: [
             key_of.get(problem.nodes[u].id, problem.nodes[u].id)
-            for n in b.nodes_of(v)
+            for n in b.nodes_of(k)
             for u, _ in preds_of(problem, idx, n)
         ]
-        cands = [u for u in cands if u in row and u not in seen and row[u][3] <= s + tol]
-        lst = by_dev[row[v][1]]
-        k = bisect_right(lst, (s + tol, "\U0010ffff"))
-        while k > 0 and (lst[k - 1][1] in seen):
-            k -= 1
-        if k > 0:
-            cands.append(lst[k - 1][1])
-        if not cands:
-            break
-        tight = [u for u in cands if abs(row[u][3] - s) <= tol]
-        v = tight[0] if tight else max(cands, key=lambda u: row[u][3])
-        chain.append(v)
-        seen.add(v)
-    return chain[::-1]
+        for k in spans
+    }
+    return timeline_path(spans, waits, _tol(b))
 
 
 def preds_of(problem: Any, idx: dict[str, int], v: str) -> list[tuple[int, int]]:

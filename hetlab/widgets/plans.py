@@ -36,7 +36,9 @@ def problem_key(problem: Problem) -> str:
     return digest(problem.to_json())
 
 
-def plan_key(pkey: str, algo: str, params: dict[str, Any]) -> Key:
+def solve_key(pkey: str, algo: str, params: dict[str, Any]) -> Key:
+    """The plan cache's key for ``algo`` with ``params`` on the problem ``pkey`` names
+    (``problem_key``): a solve with an equal key gives the same plan."""
     return pkey, algo, tuple(sorted(params.items()))
 
 

@@ -10,7 +10,7 @@ from typing import Any
 from hetlab.errors import HetlabError
 from hetlab.widgets import draw
 from hetlab.widgets.params import ParamPanel
-from hetlab.widgets.plans import plan_key, solve
+from hetlab.widgets.plans import solve, solve_key
 from hetlab.widgets.tasks import Cancelled
 
 # slot (the plan trait) -> (its algorithm dropdown, the box of that algorithm's controls)
@@ -70,7 +70,7 @@ class Solving:
                 fig.message(f"{label}: no profile to schedule yet")
                 return
             problem, algo, params = st.problem, draw.slot_algo(self, slot), self._params(slot)
-            key = plan_key(st.pkey or "", algo, params)
+            key = solve_key(st.pkey or "", algo, params)
             st.slots[slot].key = key
             cached = self.plans.get(key)
             if cached is not None:

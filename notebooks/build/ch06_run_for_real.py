@@ -28,7 +28,7 @@ def _intro() -> list:
 """),
         code("""
 from hetlab.course import check, critical_path, hand_dag, hand_gantt, hint, slack, small_dag
-from hetlab.schedulers import schedule, simulate
+from hetlab.schedulers import Plan, schedule, simulate
 from hetlab.viz import compare_figure
 """),
     ]
@@ -83,9 +83,10 @@ E's inputs are ready at 5 ms (C) but the CPU is busy with D until 6 ms: E waits 
 A → C → D → E → F, and B, whose result is ready at 4 ms, has slack.
 """),
         code("""
-print("critical path:", " → ".join(critical_path(p, worked, ORDER)))
-print("slack (ms):   ", slack(p, worked, ORDER))
-hand_gantt(p, worked, ORDER, title="worked plan: receives in grey, the critical path in red")
+plan = Plan.of(worked, ORDER)  # a plan no scheduler made: a device per node, an order
+print("critical path:", " → ".join(critical_path(p, plan)))
+print("slack (ms):   ", slack(p, plan))
+hand_gantt(p, plan, title="worked plan: receives in grey, the critical path in red")
 """),
     ]
 
@@ -173,7 +174,7 @@ devices were slower than profiled; when *dispatch* is large, the time went betwe
 import pandas as pd
 print({k: doc.get(k) for k in ("predicted_ms", "predicted_io_ms", "predicted_host_ms")})
 cp = doc["critical_path"]
-print("predicted critical path:", len(critical_path(problem, plan.device_of, plan.order)), "operators")
+print("predicted critical path:", len(critical_path(problem, plan)), "operators")
 pd.Series(cp, name="measured critical path").to_frame()
 """),
     ]

@@ -38,6 +38,7 @@ part of this chapter. It is about latency and structure.
 """),
         code("""
 from hetlab.course import check, hand_dag, hand_gantt, hint, segment, stretch_numbers, stretched
+from hetlab.schedulers import Plan
 """),
     ]
 
@@ -82,11 +83,11 @@ hand_dag(wide, device_of=place, title="stretched: one branch per device, shares 
 """),
         code("""
 seg_ids = [n.id for n in seg.nodes]
-hand_gantt(seg, dict.fromkeys(seg_ids, "gpu"), seg_ids, title="the original segment on the GPU",
-           critical=False)
+hand_gantt(seg, Plan.of(dict.fromkeys(seg_ids, "gpu"), seg_ids),
+           title="the original segment on the GPU", critical=False)
 """),
         code("""
-hand_gantt(wide, place, [wide.nodes[i].id for i in wide.topo],
+hand_gantt(wide, Plan.of(place, [wide.nodes[i].id for i in wide.topo]),
            title="stretched on CPU + GPU: receives in grey", critical=False)
 """),
     ]
@@ -215,7 +216,7 @@ from hetlab.stretch import AdaptiveConfig, adaptive_figure, adaptive_run
 
 N = 12
 if HERE:
-    doc = adaptive_run(sg, plan.device_of, plan.order, DEVS, random_inputs(sg, 0), N,
+    doc = adaptive_run(sg, plan, DEVS, random_inputs(sg, 0), N,
                        AdaptiveConfig(), interfere=f"{PAIR[0]}:3:{N - 3}", compare=True)
     print("adaptive median", doc["latency_ms"]["median"], "ms; static median",
           doc["static_median_ms"], "ms")

@@ -14,6 +14,7 @@ from hetlab.errors import HetlabError
 from hetlab.graph.onnx_io import load
 from hetlab.profiling.groups import find_groups, parse_patterns
 from hetlab.profiling.profiler import profile
+from hetlab.schedulers.plan import Plan
 
 FAST = {"repeat": 5, "warmup": 1, "seconds": 0.02, "context": 0}
 
@@ -227,9 +228,9 @@ def test_boundary_latency_is_kept_apart_from_the_links_and_reproduces_the_measur
     )
     plan, order = {"x": "a", "y": "b", "z": "a"}, ["x", "y", "z"]
     base = simulate(p, plan, order).makespan  # 3 ms of work + 0.5 (measured edge) + 0.1 (link)
-    ms = fit_latency(p, plan, order, base + 1.0, ("a", "b"))
+    ms = fit_latency(p, Plan.of(plan, order), base + 1.0, ("a", "b"))
     assert ms == pytest.approx(0.5, abs=1e-4)  # two boundaries share the extra millisecond
-    assert fit_latency(p, plan, order, base - 0.5, ("a", "b")) == 0.0  # never negative
+    assert fit_latency(p, Plan.of(plan, order), base - 0.5, ("a", "b")) == 0.0  # never negative
     before = p.comm_tensor.copy()
     p.calibration = Calibration.of({"a->b": {"ms": ms}, "b->a": {"ms": ms}})
     assert p.comm["a->b"].latency == 0.1 and p.edges[0].comm["a->b"] == 0.5  # links untouched

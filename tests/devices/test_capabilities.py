@@ -13,6 +13,7 @@ from hetlab.devices.kernels.device import KernelDevice
 from hetlab.devices.platform import whole_cpu
 from hetlab.devices.replay import ReplayDevice, graph_from_problem
 from hetlab.executor import Executor, RunError, run
+from hetlab.schedulers.plan import Plan
 
 PROBLEM = {
     "name": "pair",
@@ -85,7 +86,7 @@ def test_an_unknown_kind_is_run_as_what_it_declares():
     b = Declared("b", p, caps)
     rep = run(g, SPLIT, [ReplayDevice("a", p), b], repeat=1, warmup=0)
     assert rep.to_json()["opencl_share"]["vertices"] == pytest.approx(1 / 3, abs=1e-4)
-    ex = Executor(g, SPLIT, [ReplayDevice("a", p), b], node_times=True)
+    ex = Executor(g, Plan.of(SPLIT, g.topo_order()), [ReplayDevice("a", p), b], node_times=True)
     try:
         ex.run_once({"input": np.zeros(1, np.float32)})
     finally:

@@ -10,6 +10,7 @@ import pytest
 from hetlab.devices.ort_cpu import OrtCpuDevice, affinity_string
 from hetlab.graph.ir import Node
 from hetlab.graph.onnx_io import load
+from hetlab.schedulers.plan import Plan
 from tests.executor.models import two_branch
 
 
@@ -150,7 +151,8 @@ def test_profiling_and_closing_an_executor_leave_no_sessions_behind(model, tmp_p
     profile(g, [a, b], repeat=3, warmup=1, seconds=0.01, rounds=1, context=0, comm=False)
     assert not a._sessions and not b._sessions
     ids = [n.id for n in g.nodes]
-    ex = Executor(g, {v: ("a" if i % 2 else "b") for i, v in enumerate(ids)}, [a, b])
+    plan = Plan.of({v: ("a" if i % 2 else "b") for i, v in enumerate(ids)}, g.topo_order())
+    ex = Executor(g, plan, [a, b])
     ex.run_once({"x": np.ones((1, 8, 16, 16), np.float32)})
     assert a._sessions and b._sessions
     ex.close()

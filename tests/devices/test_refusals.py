@@ -20,6 +20,7 @@ from hetlab.errors import HetlabError
 from hetlab.executor import Executor
 from hetlab.graph.ir import Node, OpGraph
 from hetlab.graph.onnx_io import load
+from hetlab.schedulers.plan import Plan
 
 CORE = [min(os.sched_getaffinity(0))]
 
@@ -124,7 +125,7 @@ def test_executor_refusal_is_one_grouped_line(tmp_path):
     g = load(one_node(tmp_path / "s.onnx", "Sigmoid", dtype=TensorProto.BFLOAT16, opset=13))
     dev = OrtCpuDevice("cpu0", CORE)
     with pytest.raises(HetlabError, match=r"cpu0 cannot run 1 node: Sigmoid ×1 \(") as e:
-        Executor(g, {"Sigmoid.0": "cpu0"}, [dev])
+        Executor(g, Plan.of({"Sigmoid.0": "cpu0"}, g.topo_order()), [dev])
     assert "\n" not in str(e.value)
 
 

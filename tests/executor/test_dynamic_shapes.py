@@ -15,6 +15,7 @@ from hetlab.errors import HetlabError
 from hetlab.executor import Executor, run
 from hetlab.executor.worker import RunError
 from hetlab.graph import load
+from hetlab.schedulers.plan import Plan
 from tests.graph.test_dynamic_shapes import CASES
 
 
@@ -94,6 +95,7 @@ def test_a_kernel_unit_fed_another_shape_stops_in_one_line(tmp_path, devs, cl0, 
     for t in g.tensors.values():  # as if the marks had missed it: cl0 builds for [3, 1, 4]
         t.dynamic = False
     plan = {n.id: "cl0" if n.id == "relu" else "cpu0" for n in g.nodes}
+    plan = Plan.of(plan, g.topo_order())
     with Executor(g, plan, [devs["cpu0"], cl0], ahead_of_time=ahead_of_time) as ex:
         ex.run_once(feed(ref))  # the reference trip count runs
         with pytest.raises(HetlabError) as err:

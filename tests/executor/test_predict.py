@@ -11,31 +11,24 @@ from hetlab.calibrate.prediction import predict
 from hetlab.cost.calibration import Calibration
 from hetlab.cost.problem import Link, PEdge, PNode, Problem
 from hetlab.devices.replay import graph_from_problem
+from hetlab.schedulers.plan import Plan
 from hetlab.schedulers.sim import simulate
 
 
 def end_to_end_ms(p, g, device_of, order, host, remote) -> float:
     """The prediction up to the host's inputs and outputs (no per-unit calibration here)."""
-    return predict(p, g, device_of, order, host=host, remote=remote).upto("host_io")
+    return predict(p, g, Plan.of(device_of, order), host=host, remote=remote).upto("host_io")
 
 
 def host_serial(p, g, device_of, order, host, remote, sequential=False, concurrent=None):
-    got = predict(
-        p,
-        g,
-        device_of,
-        order,
-        host=host,
-        remote=remote,
-        sequential=sequential,
-        surcharge=concurrent,
-    )
+    plan = Plan.of(device_of, order, sequential=sequential)
+    got = predict(p, g, plan, host=host, remote=remote, surcharge=concurrent)
     return got.total_ms, got.overlapped
 
 
 def host_serial_ms(p, g, device_of, order, host, remote) -> float | None:
     """The total where the host-dispatch term applies, else None."""
-    got = predict(p, g, device_of, order, host=host, remote=remote)
+    got = predict(p, g, Plan.of(device_of, order), host=host, remote=remote)
     return got.total_ms if got.applies("host_dispatch") else None
 
 
@@ -71,7 +64,8 @@ def test_mixed_plan_and_unknown_host():
     base = simulate(p, mixed, order).makespan
     down = 0.5 + g.tensors["c:out"].nbytes / 100.0
     assert end_to_end_ms(p, g, mixed, order, "cpu0", {"gpu"}) == pytest.approx(base + down)
-    unknown = predict(p, g, mixed, order, host="cpu9", remote={"gpu"})  # no host: no host I/O
+    # no host: no host I/O
+    unknown = predict(p, g, Plan.of(mixed, order), host="cpu9", remote={"gpu"})
     assert not unknown.applies("host_io") and unknown.total_ms == pytest.approx(base)
 
 

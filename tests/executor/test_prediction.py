@@ -11,6 +11,7 @@ from hetlab.cost.calibration import Calibration
 from hetlab.cost.problem import Link, PEdge, PNode, Problem
 from hetlab.devices.replay import graph_from_problem
 from hetlab.schedulers import schedule
+from hetlab.schedulers.plan import Plan
 from hetlab.schedulers.sim import simulate
 from tests.executor.test_queue_sharing import on_queues
 
@@ -39,15 +40,16 @@ def test_the_scheduled_terms_are_the_standard_timing_model(p, algo, sequential):
     """Oracle agreement: compute, transfer and boundary alone give ``sim.simulate``'s
     makespan, the one every scheduler optimises; the shares sum to the total."""
     g = graph_from_problem(p)
-    plan = schedule(p, algo)
-    want = simulate(p, plan.device_of, plan.order or g.topo_order(), (), sequential).makespan
-    got = predict(p, g, plan.device_of, plan.order, sequential=sequential, terms=SCHEDULED)
+    made = schedule(p, algo)
+    plan = Plan.of(made.device_of, made.order, sequential=sequential)
+    want = simulate(p, plan.device_of, plan.order, (), sequential).makespan
+    got = predict(p, g, plan, terms=SCHEDULED)
     assert got.total_ms == pytest.approx(want, abs=1e-9)
-    full = predict(p, g, plan.device_of, plan.order, sequential=sequential)
+    full = predict(p, g, plan)
     assert sum(full.terms.values()) == pytest.approx(full.total_ms)
     assert full.makespan_ms == pytest.approx(want, abs=1e-9)
     assert list(full.terms) == [t for t in TERMS if t in full.terms]
-    quick = predict(p, g, plan.device_of, plan.order, sequential=sequential, breakdown=False)
+    quick = predict(p, g, plan, breakdown=False)
     assert quick.total_ms == pytest.approx(full.total_ms)
 
 
@@ -84,11 +86,11 @@ def test_a_graph_kept_to_itself_is_dispatched_once_and_priced_by_its_run():
     cal = {"ms": 0.0, "per_unit_ms": 0.5, "method": "alternating windows"}
     p.calibration = Calibration.of({"cpu->gpu": cal, "gpu->cpu": cal})
     g = graph_from_problem(p)
-    got = predict(p, g, place, order, host="cpu", remote={"gpu", "gpu.q1"})
+    got = predict(p, g, Plan.of(place, order), host="cpu", remote={"gpu", "gpu.q1"})
     assert got.total_ms == pytest.approx(6.0 + 0.25)
     # unit by unit: s (0.5 on the host), then chain a, then chain b (6 ms each, b 0.5 later),
     # then j: 0.5 + 0.5 + 0.5 + 6.0 + 0.5 = 8.0, which the graph's run replaces
     assert got.upto("queue_sharing") == pytest.approx(8.0)
     assert got.terms["graph_run"] == pytest.approx(6.25 - 8.0)
     fed = {**place, "s": "cpu"}  # fed by a CPU unit: no graph, every unit takes the host
-    assert "graph_run" not in predict(p, g, fed, order, host="cpu").terms
+    assert "graph_run" not in predict(p, g, Plan.of(fed, order), host="cpu").terms

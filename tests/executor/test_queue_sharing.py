@@ -10,17 +10,18 @@ from hetlab.cost.calibration import Calibration
 from hetlab.cost.problem import Link, PEdge, PNode, Problem
 from hetlab.cost.queues import with_queues
 from hetlab.devices.replay import graph_from_problem
+from hetlab.schedulers.plan import Plan
 from hetlab.schedulers.sim import simulate
 
 FREE = Link(latency=0.0, bandwidth=None)
 
 
 def shared_ms(p, g, place, order, host, remote) -> float:
-    return predict(p, g, place, order, host=host, remote=remote).total_ms
+    return predict(p, g, Plan.of(place, order), host=host, remote=remote).total_ms
 
 
 def end_to_end_ms(p, g, place, order, host, remote) -> float:
-    return predict(p, g, place, order, host=host, remote=remote).upto("host_io")
+    return predict(p, g, Plan.of(place, order), host=host, remote=remote).upto("host_io")
 
 
 def two_chains(n: int = 3, cost: float = 2.0) -> Problem:
@@ -159,8 +160,10 @@ def test_a_sequential_plan_all_on_one_device_is_predicted_shared():
     g = graph_from_problem(p)
     devs = {"cpu": ReplayDevice("cpu", p), "gpu": ReplayDevice("gpu", p, kind="cuda")}
     alone = dict.fromkeys(order, "gpu")
-    got = run_prediction(p, g, alone, order, True, devs)
+    got = run_prediction(p, g, Plan.of(alone, order, sequential=True), devs)
     assert got["predicted_shared_ms"] == pytest.approx(got["predicted_io_ms"])
     assert got["predicted_ms"] == got["predicted_shared_ms"]
     mixed = {**alone, "a0": "cpu"}
-    assert "predicted_shared_ms" not in run_prediction(p, g, mixed, order, True, devs)
+    assert "predicted_shared_ms" not in run_prediction(
+        p, g, Plan.of(mixed, order, sequential=True), devs
+    )

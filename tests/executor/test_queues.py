@@ -12,6 +12,7 @@ from hetlab.devices.platform import devices as platform_devices
 from hetlab.errors import HetlabError
 from hetlab.executor import Executor, run
 from hetlab.graph import load
+from hetlab.schedulers.plan import Plan
 from tests.executor.models import two_branch
 
 pytest.importorskip("pyopencl")
@@ -69,7 +70,7 @@ def test_multi_queue_plans_match_onnxruntime(devs, graph, tmp_path, trace):
 
 def test_group_is_enqueued_ahead_of_time(devs, graph):
     device_of = {v.id: ("cl0.q1" if v.id.startswith("b_") else "cl0") for v in graph.nodes}
-    with Executor(graph, device_of, devs) as ex:
+    with Executor(graph, Plan.of(device_of, graph.topo_order()), devs) as ex:
         ex.prepare()
         assert len(ex._groups) == 1 and set(ex._groups[0].names) == {"cl0", "cl0.q1"}
         rep = ex.run_once({"x": __import__("numpy").ones((1, 8, 16, 16), "float32")})
@@ -83,7 +84,8 @@ def test_a_sequential_plan_is_enqueued_ahead_of_time_only_on_one_queue(devs, gra
     one = {v.id: "cl0" for v in graph.nodes}
     two = {v.id: ("cl0.q1" if v.id.startswith("b_") else "cl0") for v in graph.nodes}
     for device_of, grouped in ((one, True), (two, False)):
-        with Executor(graph, device_of, devs, graph.topo_order(), sequential=True) as ex:
+        plan = Plan.of(device_of, graph.topo_order(), sequential=True)
+        with Executor(graph, plan, devs) as ex:
             ex.prepare()
             assert bool(ex._groups) is grouped
             ex.run_once(x)
@@ -168,7 +170,7 @@ def test_a_bounds_checked_group_fails_the_run_that_indexes_past_a_buffer(devs, g
     for d in cl:
         d.bounds_check = True
     try:
-        with Executor(graph, device_of, devs) as ex:
+        with Executor(graph, Plan.of(device_of, graph.topo_order()), devs) as ex:
             ex.prepare()
             assert len(ex._groups) == 1
             ex.run_once(x)  # as built: every index in range

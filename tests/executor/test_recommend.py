@@ -123,7 +123,7 @@ def test_measured_times_choose_and_identical_plans_share_one_measurement(counted
     }  # fmt: skip
     assert "measure_errors" not in rec and "max_rel_err" not in rec  # no ONNX file here
     candidates = R._candidates(p, "ilp+", R.MEASURED_EXTRA, {})
-    keys = {n: M.plan_key(g, c) for n, c in candidates.items()}
+    keys = {n: M.program_key(g, c) for n, c in candidates.items()}
     # one run per distinct program and round; names of one program share its value
     assert len(set(keys.values())) < len(keys)  # ilp+, greedy and heft split fork alike
     assert len(counted_runs) == M.ROUNDS * len(set(keys.values()))
@@ -133,16 +133,16 @@ def test_measured_times_choose_and_identical_plans_share_one_measurement(counted
                 assert rec["measured"][a] == rec["measured"][b]
     assert rec["fastest"] == min(rec["measured"], key=rec["measured"].__getitem__)
     assert rec["chosen"] == margin_choice(rec, candidates)
-    assert keys[rec["chosen"]] == M.plan_key(g, plan)
+    assert keys[rec["chosen"]] == M.program_key(g, plan)
 
 
-def test_plan_key_a_one_device_plan_is_its_device():
+def test_program_key_a_one_device_plan_is_its_device():
     p = fork(0.3)
     g = graph_from_problem(p)
     x = schedule(p, "single:x")
     other_order = Plan.build(p, "x", x.device_of, ["a", "c", "b", "d"])
-    assert M.plan_key(g, x) == M.plan_key(g, other_order) == ("one-device", "x")
-    assert M.plan_key(g, schedule(p, "ilp+")) != M.plan_key(g, x)
+    assert M.program_key(g, x) == M.program_key(g, other_order) == ("one-device", "x")
+    assert M.program_key(g, schedule(p, "ilp+")) != M.program_key(g, x)
 
 
 @settings(
@@ -221,4 +221,4 @@ def test_outputs_are_checked_once_per_program_against_one_reference(monkeypatch,
     assert refs == ["fork.onnx"]  # one reference for every candidate
     # replay devices return zeros: every candidate is checked, and is 100% off
     assert got.max_rel_err == dict.fromkeys(candidates, 1.0) and not got.errors
-    assert len(counted_runs) == M.ROUNDS * len({M.plan_key(g, c) for c in candidates.values()})
+    assert len(counted_runs) == M.ROUNDS * len({M.program_key(g, c) for c in candidates.values()})

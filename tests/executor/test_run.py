@@ -191,7 +191,7 @@ def test_the_calling_thread_stays_pinned_between_runs_and_gets_its_cores_back(mo
     _, g = model
     before = os.sched_getaffinity(0)
     plan = split_plan(g)
-    with Executor(g, plan.device_of, groups, plan.order) as ex:
+    with Executor(g, plan, groups) as ex:
         feed = {t: np.ones(g.tensors[t].shape, np.float32) for t in g.inputs}
         for _ in range(2):
             ex.run_once(feed)
@@ -205,8 +205,8 @@ def test_executors_on_one_thread_each_keep_their_cores_and_the_last_gives_them_b
     _, g = model
     before = os.sched_getaffinity(0)
     feed = {t: np.ones(g.tensors[t].shape, np.float32) for t in g.inputs}
-    a = Executor(g, {n.id: "cpu0" for n in g.nodes}, groups)
-    b = Executor(g, {n.id: "cpu1" for n in g.nodes}, groups)
+    a = Executor(g, Plan.of({n.id: "cpu0" for n in g.nodes}, g.topo_order()), groups)
+    b = Executor(g, Plan.of({n.id: "cpu1" for n in g.nodes}, g.topo_order()), groups)
     a.run_once(feed)
     b.run_once(feed)
     assert os.sched_getaffinity(0) == {CORES[-1]}
@@ -224,8 +224,8 @@ def test_a_bad_switch_interval_is_one_clear_error(model, groups, monkeypatch):
     _, g = model
     monkeypatch.setenv("HETLAB_SWITCH_INTERVAL_US", "fast")
     with pytest.raises(HetlabError, match="HETLAB_SWITCH_INTERVAL_US"):
-        Executor(g, {n.id: "cpu0" for n in g.nodes}, groups)
+        Executor(g, Plan.of({n.id: "cpu0" for n in g.nodes}, g.topo_order()), groups)
     monkeypatch.setenv("HETLAB_SWITCH_INTERVAL_US", "20")
-    assert Executor(g, {n.id: "cpu0" for n in g.nodes}, groups).switch_interval_s == pytest.approx(
-        2e-5
-    )
+    assert Executor(
+        g, Plan.of({n.id: "cpu0" for n in g.nodes}, g.topo_order()), groups
+    ).switch_interval_s == pytest.approx(2e-5)

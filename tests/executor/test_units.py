@@ -7,6 +7,7 @@ import pytest
 from hetlab.devices.replay import graph_from_problem
 from hetlab.errors import HetlabError
 from hetlab.executor.units import build_units, check_plan
+from hetlab.schedulers.plan import Plan
 from tests.executor.dags import inception_problem, random_problem, random_topo_order
 
 
@@ -18,7 +19,7 @@ def test_units_partition_device_orders_into_contiguous_chains(seed):
     device_of = {n.id: rng.choice(devs) for n in g.nodes}
     order = random_topo_order(g, rng)
     pos = {v: i for i, v in enumerate(order)}
-    units = build_units(g, device_of, order)
+    units = build_units(g, Plan.of(device_of, order))
     # every node in exactly one unit, on its device
     flat = [v for u in units for v in u.nodes]
     assert sorted(flat) == sorted(device_of) and all(
@@ -54,25 +55,26 @@ def test_a_400_node_two_device_plan_gives_a_few_dozen_units():
         n.id: ("b" if n.id.startswith("b") and n.id[n.id.index("r") + 1] in "23" else "a")
         for n in g.nodes
     }  # two branches of every block on b
-    units = build_units(g, device_of)
+    units = build_units(g, Plan.of(device_of, g.topo_order()))
     assert len(g.nodes) == 421
     assert 20 <= len(units) <= 80, len(units)
 
 
 def test_single_device_run_is_one_unit():
     g = graph_from_problem(random_problem(50, 3))
-    units = build_units(g, {n.id: "a" for n in g.nodes})
+    units = build_units(g, Plan.of({n.id: "a" for n in g.nodes}, g.topo_order()))
     assert len(units) == 1 and len(units[0].nodes) == 50 and units[0].deps == []
 
 
 def test_bad_plans_are_refused_with_one_line():
     g = graph_from_problem(random_problem(10, 1))
     ok = {n.id: "a" for n in g.nodes}
+    topo = g.topo_order()
     with pytest.raises(HetlabError, match="not in model"):
-        check_plan(g, {**ok, "ghost": "a"}, ["a", "b"])
+        check_plan(g, Plan.of({**ok, "ghost": "a"}, topo), ["a", "b"])
     with pytest.raises(HetlabError, match="without a device"):
-        check_plan(g, {k: v for k, v in ok.items() if k != "n3"}, ["a", "b"])
+        check_plan(g, Plan.of({k: v for k, v in ok.items() if k != "n3"}, topo), ["a", "b"])
     with pytest.raises(HetlabError, match="unknown device 'gpu'"):
-        check_plan(g, {**ok, "n2": "gpu"}, ["a", "b"])
+        check_plan(g, Plan.of({**ok, "n2": "gpu"}, topo), ["a", "b"])
     with pytest.raises(HetlabError, match="before its predecessor"):
-        check_plan(g, ok, ["a"], list(reversed(g.topo_order())))
+        check_plan(g, Plan.of(ok, list(reversed(topo))), ["a"])

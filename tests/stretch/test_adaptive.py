@@ -12,6 +12,7 @@ from hetlab.cost.problem import Problem
 from hetlab.devices.replay import ReplayDevice, graph_from_problem
 from hetlab.errors import HetlabError
 from hetlab.executor.check import random_inputs
+from hetlab.schedulers.plan import Plan
 from hetlab.stretch.adaptive import AdaptiveConfig, run_adaptive
 
 DOC = {
@@ -44,7 +45,7 @@ def _run(adaptive: bool):
     dof = {"a": "d0", "b": "d0", "c": "d1", "d": "d0"}
     return run_adaptive(
         g,
-        dof,
+        Plan.of(dof, g.topo_order()),
         devs,
         random_inputs(g, 0),
         28,

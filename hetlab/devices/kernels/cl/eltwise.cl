@@ -94,7 +94,9 @@ __kernel void unary(__global const float* x, __global float* y, const int n, con
     ST(y, i, act(v, slope, lo, hi));
 }
 
-// op: 0 add, 1 sub, 2 mul, 3 div, 4 pow, 5 max, 6 min, 7 prelu (b = slope), 8 fmod
+// op: 0 add, 1 sub, 2 mul, 3 div, 4 pow, 5 max, 6 min, 7 prelu (b = slope), 8 fmod,
+// 9 pow by a one-element exponent: x * x for 2 and x * x * x for 3 (two roundings), as
+// onnxruntime's Pow computes them, pow() otherwise
 __kernel void binary(__global const float* a, __global const float* b, __global float* y,
                      __constant int* meta, const int n, const int op,
                      const float slope, const float lo, const float hi
@@ -115,6 +117,7 @@ __kernel void binary(__global const float* a, __global const float* b, __global 
         case 5: v = fmax(u, w); break;
         case 6: v = fmin(u, w); break;
         case 8: v = fmod(u, w); break;
+        case 9: v = w == 2.0f ? u * u : (w == 3.0f ? u * u * u : pow(u, w)); break;
         default: v = u < 0.0f ? u * w : u; break;
     }
     ST(y, i, act(v, slope, lo, hi));

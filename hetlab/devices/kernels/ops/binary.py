@@ -5,7 +5,9 @@ the fused activation epilogue; int32/int64 Add, Sub, Mul, Div (truncating), Mod,
 Min run ``binary_int``, compiled per type. Comparisons and And/Or/Xor write bools
 (``compare``), Where selects (``where_sel``). A constant operand is uploaded once, as the
 op's type (Pow's integer exponent as float32). Sum, Max and Min with more than two inputs
-chain pairwise launches.
+chain pairwise launches. Pow by a one-element exponent of 2 or 3 multiplies (``x * x``,
+``x * x * x``) as onnxruntime does: ``pow`` may be an ulp away from that, and one ulp can flip
+a later rounding (a DynamicQuantizeLinear tie, a truncating Cast).
 """
 
 from __future__ import annotations
@@ -77,6 +79,11 @@ def pairwise(
         cur, cur_shape = dst, shp
 
 
+def _numel_of(ctx: Any, name: str) -> int:
+    c = ctx.const(name)
+    return numel(ctx.shape(name) if c is None else np.shape(c))
+
+
 @register
 class Binary(Op):
     op_types = (*CODES, "Mod")
@@ -112,6 +119,8 @@ class Binary(Op):
             pairwise(ctx, node, kernel, ins, dtype, lambda last: [i32(code)])
             return
         code = 8 if node.op_type == "Mod" else CODES[node.op_type]
+        if node.op_type == "Pow" and _numel_of(ctx, ins[1]) == 1:
+            code = 9
         if len(ins) == 1:
             ins, code = [ins[0], ins[0]], 5
         act = ctx.act(node)

@@ -16,6 +16,7 @@ from hetlab.devices.cuda.kernel import block_for, dim3
 from hetlab.devices.cuda.source import options_to_nvrtc, to_cuda
 from hetlab.devices.cuda.timing import launch_node_times
 from hetlab.devices.kernels import KERNEL_DIR, source
+from hetlab.devices.kernels.ops.common import CTYPE
 from hetlab.devices.platform_file import validate_platform
 from hetlab.errors import HetlabError
 
@@ -74,6 +75,7 @@ def test_build_options_keep_only_defines():
         "-DDT=long -DDT_INT -DIT=int -DOT=uchar -DOT_BOOL",
         "-DDT=int -DDT_INT -DIT=long -DOT=long",
         "-DDT=uchar -DIT=uchar -DOT=float",
+        "-DDT=I8 -DIT=float -DOT=I8 -DOT_NARROW",
         "-DTX=I8 -DTW=I8 -DTY=I8",
     ],
 )
@@ -113,6 +115,14 @@ def test_access_macros_translate_to_plain_indexing(tmp_path):
     assert "const float* xp = (x) + (n);" in kernel
     assert "((y)[i] = (((xp)[i]) + ((x)[i])));" in kernel
     assert not any(w in kernel for w in ("hl_ok", "hl_err", "hl_site", "_hl0", "_hln"))
+
+
+def test_int8_is_signed_in_both_builds():
+    """int8 tensors compile as I8, which eltwise.cl makes a signed char outside OpenCL C:
+    plain char's sign is the CUDA host's choice (unsigned on Arm)."""
+    src = to_cuda(source("eltwise.cl"))
+    assert "#define I8 signed char" in src
+    assert CTYPE["int8"] == "I8" and CTYPE["uint8"] == "uchar"
 
 
 def test_typed_kernels_keep_their_widths_in_cuda():

@@ -6,9 +6,15 @@
 // Kernels that move or compare values of any dtype take their element type from build
 // options: DT the data (float when not given; DT_INT set where it is int or long), IT a second type (Gather's indices, Cast's
 // input), OT Cast's output (with OT_BOOL where that is bool: nonzero -> 1). A program is
-// compiled per combination (ops/common.py, type_options); bool is uchar holding 0 or 1.
+// compiled per combination (ops/common.py, type_options); bool is uchar holding 0 or 1,
+// int8 is I8 (a signed char in both builds: plain char's sign is the CUDA host's choice).
 
 #define MAXD 6
+#ifdef __OPENCL_VERSION__
+#define I8 char
+#else
+#define I8 signed char
+#endif
 #ifndef DT
 #define DT float
 #endif
@@ -257,16 +263,32 @@ __kernel void unary_t(__global const DT* x, __global DT* y, const int n, const i
 }
 
 // ONNX Cast from IT to OT: C's conversion (float to integer truncates toward zero), and to
-// bool, nonzero -> 1.
+// bool, nonzero -> 1. To a 1-byte integer (OT_NARROW) the value goes through int first:
+// integers keep their low 8 bits (wrapping, as numpy's and onnxruntime's casts do), and a
+// float truncates to int before it wraps, where a direct conversion out of range is undefined.
 __kernel void cast(__global const IT* x, __global OT* y, const int n HL_ARGS HL_N(x) HL_N(y))
 {
     const int i = get_global_id(0);
     if (i >= n) return;
 #ifdef OT_BOOL
     ST(y, i, (OT)(LD(x, i) != 0));
+#elif defined(OT_NARROW)
+    ST(y, i, (OT)(int)LD(x, i));
 #else
     ST(y, i, (OT)LD(x, i));
 #endif
+}
+
+// IsNaN (op 0) and IsInf (op 1, counting -inf when neg and +inf when pos), float to bool.
+// Comparisons rather than isnan/isinf: the same code in the CUDA translation.
+__kernel void fclass(__global const float* x, __global uchar* y, const int n, const int op,
+                     const int neg, const int pos HL_ARGS HL_N(x) HL_N(y))
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const float v = LD(x, i);
+    const int inf = (neg && v == -INFINITY) || (pos && v == INFINITY);
+    ST(y, i, (uchar)(op == 0 ? v != v : inf));
 }
 
 // Gather along an axis with indices read at run time (IT, negative from the end):

@@ -1,5 +1,6 @@
 """Unary elementwise ops (eltwise.cl ``unary``): activations and math functions; Neg and
-Abs on int32/int64 and Not on bools run ``unary_t``, compiled per type.
+Abs on int32/int64 and Not on bools run ``unary_t``, compiled per type; IsNaN and IsInf
+(float32 to bool) run ``fclass``.
 
 Relu, LeakyRelu and Clip are the epilogue ``y = clamp(x < 0 ? x * slope : x, lo, hi)`` that
 every producing kernel also applies, so they fuse into their producer (see builder.py).
@@ -11,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.kernels.ops import FLOAT, Op, register
+from hetlab.devices.kernels.ops import FLOAT, Op, check_tensor, register
 from hetlab.devices.kernels.ops.common import (
     NUMERIC,
     attr,
@@ -126,3 +127,25 @@ class Unary(Op):
                 *act,
             ],
         )
+
+
+@register
+class Classify(Op):
+    """IsNaN and IsInf (``detect_negative``/``detect_positive``) of a float32 tensor."""
+
+    op_types = ("IsNaN", "IsInf")
+
+    def why_not(self, node: Node, graph: OpGraph) -> str | None:
+        return check_tensor(graph, node.inputs[0], self.max_rank, "input 0") or check_tensor(
+            graph, node.outputs[0], self.max_rank, "output", ("bool",)
+        )
+
+    def build(self, node: Node, ctx: Any) -> None:
+        n = numel(ctx.shape(node.inputs[0]))
+        inf = node.op_type == "IsInf"
+        flags = [
+            int(attr(node, k, 1)) if inf else 0 for k in ("detect_negative", "detect_positive")
+        ]
+        args = [ctx.t(node.inputs[0]), ctx.t(node.outputs[0]), i32(n), i32(int(inf))]
+        args += [i32(f) for f in flags]
+        ctx.launch(node, ctx.kernel("eltwise.cl", "fclass"), *grid1(n), args)

@@ -14,8 +14,20 @@ LOCAL = 256
 INTS = ("int32", "int64")
 NUMERIC = ("float32", *INTS)
 ANY = (*NUMERIC, "bool")
-# the OpenCL C type of each dtype the kernels take (eltwise.cl's DT, IT, OT)
-CTYPE = {"float32": "float", "int32": "int", "int64": "long", "bool": "uchar"}
+BYTES = ("int8", "uint8")
+# what the ops that move, gather or cast values take: every kernel dtype and the 1-byte
+# integers of quantized models (no arithmetic on those here)
+MOVED = (*ANY, *BYTES)
+# the OpenCL C type of each dtype the kernels take (eltwise.cl's DT, IT, OT; I8 is a signed
+# char in OpenCL C and in the CUDA translation alike, where plain char's sign is the host's)
+CTYPE = {
+    "float32": "float",
+    "int32": "int",
+    "int64": "long",
+    "bool": "uchar",
+    "int8": "I8",
+    "uint8": "uchar",
+}
 
 
 def type_options(dtype: str, macro: str = "DT") -> str:

@@ -1,4 +1,5 @@
-"""Data movement on tensors of any kernel dtype (float32, int32, int64, bool): views
+"""Data movement on tensors of any kernel dtype (float32, int32, int64, bool, and the int8
+and uint8 of quantized models): views
 (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout -- no kernel, the output aliases
 the input buffer) and strided copies (Transpose, Slice, Concat, Split, Expand, Tile), compiled
 per element type. Shape inputs are never read: output shapes are fixed in
@@ -12,8 +13,8 @@ import numpy as np
 
 from hetlab.devices.kernels.ops import Op, register
 from hetlab.devices.kernels.ops.common import (
-    ANY,
     MAXD,
+    MOVED,
     attr,
     bcast_strides,
     grid1,
@@ -40,10 +41,10 @@ def copy_launch(ctx: Any, node: Node, src: Any, dst: Any, shape, sa, sb, offa=0,
 
 
 class Move(Op):
-    """A data-movement op: every kernel dtype."""
+    """A data-movement op: every kernel dtype and the 1-byte integers."""
 
     def dtypes(self, node: Node) -> tuple[str, ...]:
-        return ANY
+        return MOVED
 
 
 @register

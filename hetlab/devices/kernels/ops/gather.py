@@ -1,4 +1,4 @@
-"""Gather on tensors of any kernel dtype. A few constant indices (at most ``FEW``) become one
+"""Gather on tensors of any kernel dtype or int8/uint8. A few constant indices (at most ``FEW``) become one
 strided copy each; indices read at run time, or many constants, run eltwise.cl ``gather``
 (compiled per data and index type), which counts a negative index from the end of the
 axis and writes 0 for one out of range (onnxruntime refuses the run)."""
@@ -11,8 +11,8 @@ import numpy as np
 
 from hetlab.devices.kernels.ops import Op, register
 from hetlab.devices.kernels.ops.common import (
-    ANY,
     INTS,
+    MOVED,
     attr,
     const_value,
     grid1,
@@ -40,7 +40,7 @@ class Gather(Op):
         return [0]
 
     def dtypes(self, node: Node) -> tuple[str, ...]:
-        return ANY
+        return MOVED
 
     def check(self, node: Node, graph: OpGraph) -> str | None:
         t = graph.tensors.get(node.inputs[1]) if len(node.inputs) > 1 else None

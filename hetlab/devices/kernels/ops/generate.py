@@ -1,6 +1,7 @@
-"""Ops that make values rather than move them: Cast between float32, int32, int64 and bool
-(eltwise.cl ``cast``: C's conversions, as onnxruntime's, so float -> integer truncates toward
-zero; to bool, nonzero -> 1; a cast to the same type is a view), ConstantOfShape
+"""Ops that make values rather than move them: Cast between float32, int32, int64, bool, int8
+and uint8 (eltwise.cl ``cast``: C's conversions, as onnxruntime's, so float -> integer
+truncates toward zero; to int8/uint8, through int32, keeping the low 8 bits; to bool,
+nonzero -> 1; a cast to the same type is a view), ConstantOfShape
 (``fill``), integer Range (``range``), and Shape and Size, whose values the fixed shapes
 give at build time (one small copy into the output)."""
 
@@ -13,7 +14,9 @@ import numpy as np
 from hetlab.devices.kernels.ops import Op, register
 from hetlab.devices.kernels.ops.common import (
     ANY,
+    BYTES,
     INTS,
+    MOVED,
     attr,
     grid1,
     i32,
@@ -34,7 +37,7 @@ class Cast(Op):
         return [0]
 
     def dtypes(self, node: Node) -> tuple[str, ...]:
-        return ANY
+        return MOVED
 
     def build(self, node: Node, ctx: Any) -> None:
         src, dst = ctx.dtype(node.inputs[0]), ctx.dtype(node.outputs[0])
@@ -42,7 +45,7 @@ class Cast(Op):
             ctx.make_alias(node.outputs[0], node.inputs[0])
             return
         opts = f"{type_options(src, 'IT')} {type_options(dst, 'OT')}"
-        opts += " -DOT_BOOL" if dst == "bool" else ""
+        opts += " -DOT_BOOL" if dst == "bool" else " -DOT_NARROW" if dst in BYTES else ""
         n = numel(ctx.shape(node.outputs[0]))
         args = [ctx.tensor_or_const(node.inputs[0], src), ctx.t(node.outputs[0]), i32(n)]
         ctx.launch(node, ctx.kernel("eltwise.cl", "cast", opts), *grid1(n), args)

@@ -17,6 +17,7 @@ BOUNDS_CHECKED = (
     "test_opencl_int_ops",
     "test_opencl_quant",
     "test_opencl_integer",
+    "test_opencl_scatter",
 )  # modules run under both builds
 
 

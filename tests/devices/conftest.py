@@ -18,6 +18,7 @@ BOUNDS_CHECKED = (
     "test_opencl_quant",
     "test_opencl_integer",
     "test_opencl_bytes",
+    "test_opencl_scatter",
 )  # modules run under both builds
 
 

@@ -116,6 +116,7 @@ from hetlab.devices.kernels.ops import (  # noqa: F401  (registration side effec
     data_movement,
     einsum,
     gather,
+    gather_nd,
     gemm,
     generate,
     gru,
@@ -127,4 +128,6 @@ from hetlab.devices.kernels.ops import (  # noqa: F401  (registration side effec
     pool,
     quant,
     resize,
+    scatter,
+    space_depth,
 )

@@ -1,0 +1,111 @@
+"""ScatterND and ScatterElements on data of any kernel dtype: the output is a copy of the data,
+then each update is written (or combined by the reduction) at a flat offset the host computes
+from the constant indices (scatter.cl ``scatter_at``). With repeated indices onnxruntime
+applies the updates in order, which a parallel kernel cannot promise: such nodes, and those
+whose indices are read at run time, are refused."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from hetlab.devices.kernels.ops import Op, register
+from hetlab.devices.kernels.ops.common import (
+    ANY,
+    NUMERIC,
+    attr,
+    const_value,
+    grid1,
+    i32,
+    numel,
+    strides,
+    type_options,
+)
+from hetlab.devices.kernels.ops.data_movement import copy_launch
+from hetlab.devices.kernels.ops.gather_nd import index_reason, out_of_range
+from hetlab.graph.ir import Node, OpGraph
+
+REDUCTIONS = {"none": 0, "add": 1, "mul": 2, "max": 3, "min": 4}
+
+
+def nd_offsets(idx: np.ndarray, xs) -> np.ndarray:
+    """ScatterND: the flat data offset of every update element (indices' last axis k)."""
+    k = idx.shape[-1]
+    q = idx.reshape(-1, k).astype(np.int64) % np.asarray(xs[:k], dtype=np.int64)
+    base = q @ np.asarray(strides(xs)[:k], dtype=np.int64)
+    return (base[:, None] + np.arange(numel(xs[k:]))[None, :]).reshape(-1)
+
+
+def element_offsets(idx: np.ndarray, xs, ax: int) -> np.ndarray:
+    """ScatterElements: the flat data offset of every update element."""
+    coords = list(np.indices(idx.shape, dtype=np.int64))
+    coords[ax] = idx.astype(np.int64) % xs[ax]
+    return sum(c * s for c, s in zip(coords, strides(xs), strict=True)).reshape(-1)
+
+
+class ScatterOp(Op):
+    def float_inputs(self, node: Node) -> list[int]:
+        return [0, 2]
+
+    def dtypes(self, node: Node) -> tuple[str, ...]:
+        return ANY
+
+    def offsets(self, node: Node, idx: np.ndarray, xs) -> np.ndarray | None:
+        """The flat offsets, or None when an index is out of range."""
+        raise NotImplementedError
+
+    def check(self, node: Node, graph: OpGraph) -> str | None:
+        op = node.op_type
+        r = index_reason(node, graph, node.inputs[1])
+        if r:
+            return r
+        red = attr(node, "reduction", "none")
+        if red not in REDUCTIONS:
+            return f"{op} reduction {red!r}"
+        if red != "none" and graph.tensors[node.inputs[0]].dtype not in NUMERIC:
+            return f"{op} reduction {red!r} of bool data"
+        idx = const_value(graph, node.inputs[1])
+        if idx is None:
+            return f"{op} indices must be constant (repeated ones would be applied in order)"
+        at = self.offsets(node, np.asarray(idx), graph.tensors[node.inputs[0]].shape)
+        if at is None:
+            return f"{op} index out of range"
+        if np.unique(at).size != at.size:
+            return f"{op} indices repeat (onnxruntime applies them in order; kernels do not)"
+        return None
+
+    def build(self, node: Node, ctx: Any) -> None:
+        xs = ctx.shape(node.inputs[0])
+        dtype = ctx.dtype(node.outputs[0])
+        y, n = ctx.t(node.outputs[0]), numel(xs)
+        copy_launch(ctx, node, ctx.tensor_or_const(node.inputs[0], dtype), y, [n], [1], [1])
+        at = self.offsets(node, np.asarray(ctx.const(node.inputs[1])), xs)
+        offs = ctx.upload(at, key=("scatter", node.id), dtype="int32")
+        upd = ctx.tensor_or_const(node.inputs[2], dtype)
+        kern = ctx.kernel("scatter.cl", "scatter_at", type_options(dtype))
+        red = i32(REDUCTIONS[attr(node, "reduction", "none")])
+        ctx.launch(node, kern, *grid1(at.size), [y, offs, upd, red, i32(at.size)])
+
+
+@register
+class ScatterND(ScatterOp):
+    op_types = ("ScatterND",)
+
+    def offsets(self, node: Node, idx: np.ndarray, xs) -> np.ndarray | None:
+        xs = [int(d) for d in xs]
+        if idx.ndim == 0 or idx.shape[-1] > len(xs) or out_of_range(idx, xs[: idx.shape[-1]]):
+            return None
+        return nd_offsets(idx, xs)
+
+
+@register
+class ScatterElements(ScatterOp):
+    op_types = ("ScatterElements", "Scatter")
+
+    def offsets(self, node: Node, idx: np.ndarray, xs) -> np.ndarray | None:
+        xs = [int(d) for d in xs]
+        ax = int(attr(node, "axis", 0)) % len(xs)
+        if idx.ndim != len(xs) or out_of_range(idx[..., None], [xs[ax]]):
+            return None
+        return element_offsets(idx, xs, ax)

@@ -1,0 +1,154 @@
+"""DepthToSpace/SpaceToDepth, GatherND/GatherElements and ScatterND/ScatterElements against
+onnxruntime, bit for bit, over their attributes, data types (float32, int32, int64, bool) and
+index types; and the refusals: scatters whose indices repeat or are read at run time."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from onnx import helper
+
+from tests.devices.opencl_case import make_model, reference, rnd, run_case, to_graph
+
+pytest.importorskip("pyopencl")
+
+DTYPES = ["float32", "int32", "int64", "bool"]
+ITYPES = ["int32", "int64"]
+
+
+def N(op, ins, outs=("y",), **kw):
+    return helper.make_node(op, list(ins), list(outs), **kw)
+
+
+def data(dtype, *shape, seed=0):
+    v = np.random.default_rng(seed + sum(shape)).integers(-50, 50, shape)
+    if dtype == "float32":
+        return rnd(*shape, seed=seed)
+    return v > 0 if dtype == "bool" else v.astype(dtype)
+
+
+def exact(dev, nodes, inputs, inits=None, opset=18):
+    return run_case(dev, nodes, inputs, inits, opset=opset, exact=True)
+
+
+def why(dev, nodes, inputs, inits=None, opset=18):
+    graph = to_graph(make_model(nodes, inputs, inits or {}, ["y"], opset), inputs, opset)
+    return dev.why_not(graph.nodes[0], graph)
+
+
+def moved(dev, nodes, shape, dtype):
+    """Run data-movement ``nodes`` on ``dtype`` data, which onnxruntime's DepthToSpace and
+    SpaceToDepth do not take: onnxruntime moves float32 positions 0..n-1 (exact), the device
+    must move the ``dtype`` values the same way."""
+    pos = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    exact(dev, nodes, {"x": pos})
+    model = make_model(nodes, {"x": pos}, {}, ["y"], 18)
+    graph = to_graph(model, {"x": pos}, 18)
+    perm = reference(model, {"x": pos}, ["y"])[0].astype(np.int64)
+    for name, t in graph.tensors.items():
+        graph.tensors[name] = replace(t, dtype=dtype)
+    x = data(dtype, *shape, seed=3)
+    unit = dev.prepare(graph, [n.id for n in graph.nodes])
+    out = dev.copy_out(dev.run(unit, {"x": x}).outputs["y"])
+    assert out.dtype == x.dtype and np.array_equal(out, x.reshape(-1)[perm])
+    return unit, perm
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("b,shape", [(2, (1, 8, 3, 5)), (3, (2, 18, 2, 4)), (6, (1, 36, 2, 2))])
+@pytest.mark.parametrize("mode", ["DCR", "CRD"])
+def test_depth_to_space(dev, dtype, b, shape, mode):
+    unit, _ = moved(dev, [N("DepthToSpace", ["x"], blocksize=b, mode=mode)], shape, dtype)
+    assert len(unit.handle.launches) == 1  # one strided copy
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("b,shape", [(2, (1, 1, 8, 6)), (3, (2, 3, 9, 6)), (6, (1, 2, 12, 18))])
+def test_space_to_depth_inverts_depth_to_space(dev, dtype, b, shape):
+    moved(dev, [N("SpaceToDepth", ["x"], blocksize=b)], shape, dtype)
+    nodes = [N("SpaceToDepth", ["x"], ["s"], blocksize=b), N("DepthToSpace", ["s"], blocksize=b)]
+    unit, perm = moved(dev, nodes, shape, dtype)
+    assert len(unit.handle.launches) == 2 and np.array_equal(perm.reshape(-1), np.arange(perm.size))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "b,xs,idx",
+    [
+        (0, (4, 3, 5), [[1, -1], [3, 0], [0, 2]]),  # tuples of 2: rows of 5
+        (0, (4, 3, 5), [[[2]], [[-4]]]),  # one index: whole 3x5 slices
+        (0, (4, 3), [[0, 0], [3, 2], [-1, -3]]),  # full tuples: scalars
+        (1, (2, 4, 3), [[[1], [3]], [[0], [-2]]]),  # a batch dim
+        (2, (2, 3, 4, 5), [[[1, 2], [0, 0], [2, 4]], [[-1, 0], [3, 1], [0, -5]]]),
+    ],
+)
+def test_gather_nd(dev, dtype, b, xs, idx):
+    """Indices read at run time, and constant (the same kernel)."""
+    x, i = data(dtype, *xs), np.array(idx, np.int64)  # ONNX's GatherND takes int64 only
+    exact(dev, [N("GatherND", ["x", "i"], batch_dims=b)], {"x": x, "i": i})
+    exact(dev, [N("GatherND", ["x", "i"], batch_dims=b)], {"x": x}, {"i": i})
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("itype", ITYPES)
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_gather_elements(dev, dtype, itype, axis):
+    """Indices smaller than the data on every axis; negative ones count from the end."""
+    x = data(dtype, 4, 5, 6)
+    ish = [3, 2, 4]
+    dim = x.shape[axis]
+    i = np.random.default_rng(axis + 3).integers(-dim, dim, ish).astype(itype)
+    exact(dev, [N("GatherElements", ["x", "i"], axis=axis)], {"x": x, "i": i})
+
+
+def distinct(rng, dims, count):
+    flat = rng.choice(int(np.prod(dims)), count, replace=False)
+    return np.stack(np.unravel_index(flat, dims), axis=-1)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("k", [1, 2, 3])
+@pytest.mark.parametrize("red", ["none", "add", "mul", "max", "min"])
+def test_scatter_nd(dev, dtype, k, red):
+    if dtype == "bool" and red != "none":
+        pytest.skip("onnxruntime has no bool reductions")
+    xs = (5, 4, 3)
+    idx = distinct(np.random.default_rng(k), xs[:k], 3)
+    idx[0] -= np.array(xs[:k])  # a negative tuple
+    upd = data(dtype, 3, *xs[k:], seed=5)
+    node = N("ScatterND", ["x", "i", "u"], reduction=red)
+    exact(dev, [node], {"x": data(dtype, *xs), "u": upd}, {"i": idx.astype(np.int64)})
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("itype", ITYPES)
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("red", ["none", "add", "max"])
+def test_scatter_elements(dev, dtype, itype, axis, red):
+    if dtype == "bool" and red != "none":
+        pytest.skip("onnxruntime has no bool reductions")
+    xs, ish = (4, 5, 6), [2, 3, 4]
+    rng = np.random.default_rng(axis + 7)
+    dim = xs[axis]
+    # distinct along the axis per line: a permutation's first entries, some made negative
+    perm = np.argsort(rng.random([*ish[: axis % 3], dim, *ish[axis % 3 + 1 :]]), axis=axis)
+    idx = np.take(perm, range(ish[axis]), axis=axis)
+    idx = np.where(rng.random(idx.shape) < 0.3, idx - dim, idx).astype(itype)
+    node = N("ScatterElements", ["x", "i", "u"], axis=axis, reduction=red)
+    inputs = {"x": data(dtype, *xs), "u": data(dtype, *ish, seed=2)}
+    exact(dev, [node], inputs, {"i": idx})
+
+
+def test_scatter_refuses_repeated_and_run_time_indices(dev):
+    """onnxruntime applies repeated indices in order (the last write wins, or the reduction
+    in that order); the kernels write in parallel, so they refuse such nodes."""
+    x, u = rnd(4, 3), rnd(2, 3, seed=1)
+    same = np.array([[1], [-3]], np.int64)  # the same row twice
+    assert "repeat" in why(dev, [N("ScatterND", ["x", "i", "u"])], {"x": x, "u": u}, {"i": same})
+    rt = why(dev, [N("ScatterND", ["x", "i", "u"])], {"x": x, "u": u, "i": np.array([[0], [1]])})
+    assert "constant" in rt
+    ie = np.array([[0, 1, 2], [0, 2, 3]], np.int64)  # column 0 gets row 0 twice
+    node = N("ScatterElements", ["x", "i", "u"], axis=0, reduction="add")
+    assert "repeat" in why(dev, [node], {"x": x, "u": u}, {"i": ie})

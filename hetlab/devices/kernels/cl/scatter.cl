@@ -5,6 +5,11 @@
 // IT the indices (int or long). A negative index counts from the end of its axis; one out of
 // range reads 0 (onnxruntime refuses such a run).
 
+#ifdef __OPENCL_VERSION__
+#define I8 char
+#else
+#define I8 signed char  // int8 as in eltwise.cl: plain char's sign is the CUDA host's choice
+#endif
 #ifndef DT
 #define DT float
 #endif

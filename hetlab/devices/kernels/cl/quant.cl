@@ -132,6 +132,39 @@ __kernel void matmul_integer(__global const TX* a, __global const TW* b,
     ST(c, offs[3 * t + 2] + m * N + n, REQUANTIZE(acc, n));
 }
 
+// MatMulInteger for a long K: a work-group of TN outputs of one row m, each summed by KS
+// work-items over every KS-th k and added up in local memory. Integer sums are exact, so
+// the result is matmul_integer's bit for bit; the work spreads over KS times the items.
+#define TN 16
+#define KS 16
+__kernel __attribute__((reqd_work_group_size(TN, KS, 1)))
+void matmul_integer_split(__global const TX* a, __global const TW* b,
+                          __global const TX* za, const int has_za, __global const TW* zb,
+                          const int zb_n, __global OUT_T* c, const int M, const int N,
+                          const int K, __constant int* offs REQ_ARGS
+                          HL_ARGS HL_N(a) HL_N(b) HL_N(za) HL_N(zb) HL_N(c))
+{
+    __local int part[KS * TN];
+    const int ln = get_local_id(0), lk = get_local_id(1);
+    const int n = get_global_id(0), m = get_group_id(1), t = get_global_id(2);
+    int acc = 0;
+    if (n < N) {
+        const int ia = offs[3 * t] + m * K, ib = offs[3 * t + 1] + n;
+        const int z0 = has_za ? (int)LD(za, 0) : 0;
+        const int z1 = zb_n == 0 ? 0 : (int)LD(zb, zb_n == 1 ? 0 : n);
+        for (int k = lk; k < K; k += KS)
+            acc += ((int)LD(a, ia + k) - z0) * ((int)LD(b, ib + k * N) - z1);
+    }
+    part[lk * TN + ln] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lk == 0 && n < N) {
+        int sum = 0;
+        for (int j = 0; j < KS; ++j)
+            sum += part[j * TN + ln];
+        ST(c, offs[3 * t + 2] + m * N + n, REQUANTIZE(sum, n));
+    }
+}
+
 // ConvInteger, grouped 2-D: the int32 sum of (x - zx) * (w - zw[co]) over the window. A
 // padded position counts as x = zx (it adds 0), as onnxruntime pads with the zero point.
 // p: [H, W, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW, Cin, Cout, G].

@@ -30,6 +30,10 @@ from hetlab.devices.kernels.ops.quant import (
 from hetlab.graph.ir import Node, OpGraph
 
 # input positions of (x, x zero point, w, w zero point) in each op
+# quant.cl's matmul_integer_split: its work-group shape (TN outputs by KS slices of K) and
+# the K from which it runs instead of one work-item per output (a serial loop over K)
+TILE_N, K_SLICES, SPLIT_K = 16, 16, 64
+
 SLOTS = {
     "MatMulInteger": (0, 2, 1, 3),
     "ConvInteger": (0, 2, 1, 3),
@@ -140,9 +144,14 @@ class IntegerMatMul(Signature):
             ib = sum(i * s for i, s in zip(idx, sb, strict=False)) * K * N
             offs += [ia, ib, t * M * N]
         opts, args, extra = _operands(ctx, node)
-        k = ctx.kernel("quant.cl", "matmul_integer", opts)
         args += [ctx.t(node.outputs[0]), i32(M), i32(N), i32(K), ctx.ints(offs), *extra]
-        ctx.launch(node, k, (N, M, len(offs) // 3), None, args)
+        if K >= SPLIT_K:  # quant.cl's matmul_integer_split: KS items share each output's sum
+            k = ctx.kernel("quant.cl", "matmul_integer_split", opts)
+            grid = (-(-N // TILE_N) * TILE_N, M * K_SLICES, len(offs) // 3)
+            ctx.launch(node, k, grid, (TILE_N, K_SLICES, 1), args)
+        else:
+            k = ctx.kernel("quant.cl", "matmul_integer", opts)
+            ctx.launch(node, k, (N, M, len(offs) // 3), None, args)
 
 
 class IntegerConv(Signature):

@@ -19,6 +19,7 @@ from hetlab.devices.kernels.fusion import plan_concat, plan_fusion, plan_prologu
 from hetlab.devices.kernels.launches import Launch, Plan, Ref
 from hetlab.devices.kernels.ops import op_for, why_not
 from hetlab.devices.kernels.ops.activation import act_params
+from hetlab.devices.kernels.ops.common import const_weights
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
 
@@ -252,18 +253,3 @@ class UnitBuilder:
             buffers[name] = self.device.alloc(w.shape, str(w.dtype))
             self.device.write(buffers[name], w)
         return buffers[name]
-
-
-def const_weights(graph: OpGraph) -> dict[str, np.ndarray]:
-    """Constant tensors of ``graph`` (cached on the graph object)."""
-    w = getattr(graph, "_hetlab_weights", None)
-    if w is None:
-        if not graph.consts:
-            w = {}
-        else:
-            # lazy: onnx is slow to import
-            from hetlab.graph import onnx_io
-
-            w = onnx_io.weights(graph)
-        graph._hetlab_weights = w  # type: ignore[attr-defined]
-    return w

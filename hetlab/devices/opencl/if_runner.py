@@ -28,8 +28,9 @@ from typing import Any
 import numpy as np
 
 from hetlab.devices.base import NodeTime, RunResult, Unit, now
-from hetlab.devices.kernels.builder import UnitBuilder, const_weights
+from hetlab.devices.kernels.builder import UnitBuilder
 from hetlab.devices.kernels.ops import why_not
+from hetlab.devices.kernels.ops.common import const_weights
 from hetlab.devices.kernels.ops.if_support import classify, is_float, node_reads
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import OpGraph, Tensor

@@ -100,10 +100,22 @@ def const_value(graph: OpGraph, name: str) -> np.ndarray | None:
     """A constant input's value (None when not constant or omitted)."""
     if not name or name not in graph.consts:
         return None
-    # lazy: the builder imports the ops
-    from hetlab.devices.kernels.builder import const_weights
-
     return const_weights(graph).get(name)
+
+
+def const_weights(graph: OpGraph) -> dict[str, np.ndarray]:
+    """Constant tensors of ``graph`` (cached on the graph object)."""
+    w = getattr(graph, "_hetlab_weights", None)
+    if w is None:
+        if not graph.consts:
+            w = {}
+        else:
+            # lazy: onnx is slow to import
+            from hetlab.graph import onnx_io
+
+            w = onnx_io.weights(graph)
+        graph._hetlab_weights = w  # type: ignore[attr-defined]
+    return w
 
 
 def is_const(graph: OpGraph, name: str) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from hetlab.devices.base import NodeTime, now
+from hetlab.devices.kernels.launches import node_times
 
 
 class GraphTimer:
@@ -33,13 +34,4 @@ def launch_node_times(cp: Any, h: Any, marks: list[Any], t0: float, t1: float) -
         a, b = min(a, t1), min(max(b, a), t1)
         cur = span.get(L.node)
         span[L.node] = [a, b] if cur is None else [min(cur[0], a), max(cur[1], b)]
-    out = []
-    for nid in h.node_ids:
-        host = h.fused.get(nid)
-        if host is not None and host in span:
-            out.append(NodeTime(nid, span[host][1], span[host][1]))
-        elif nid in span:
-            out.append(NodeTime(nid, *span[nid]))
-        else:
-            out.append(NodeTime(nid, t0, t0))
-    return out
+    return node_times(h, span, t0)

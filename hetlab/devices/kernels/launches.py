@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from hetlab.devices.base import NodeTime
 from hetlab.devices.kernels.bounds import Checks
 
 
@@ -68,3 +69,19 @@ class Plan:
         if buf.shape != self.shapes[name]:
             buf = type(buf)(buf.buf, self.shapes[name], buf.dtype, buf.device)
         return buf
+
+
+def node_times(h: Any, span: dict[str, list[float]], idle: float) -> list[NodeTime]:
+    """The node times of the unit whose handle is ``h`` from its launches' ``span``: a node
+    fused into its producer's launch sits at that launch's end, and a node with no launch (a
+    pure view: Reshape, Identity...) at ``idle``."""
+    out = []
+    for nid in h.node_ids:
+        host = h.fused.get(nid)
+        if host is not None and host in span:
+            out.append(NodeTime(nid, span[host][1], span[host][1]))
+        elif nid in span:
+            out.append(NodeTime(nid, *span[nid]))
+        else:
+            out.append(NodeTime(nid, idle, idle))
+    return out

@@ -33,8 +33,9 @@ import numpy as np
 
 from hetlab.devices.base import NodeTime, now
 from hetlab.devices.group import Event, GroupContext, GroupRunner, UnitSpec, one_queue
+from hetlab.devices.kernels.launches import node_times
 from hetlab.devices.opencl.launcher import enqueue, enqueue_each
-from hetlab.devices.opencl.stamps import launch_spans, node_times
+from hetlab.devices.opencl.stamps import launch_spans
 
 
 class UnitDone:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from hetlab.devices.base import NodeTime
+from hetlab.devices.kernels.launches import node_times
 
 
 def launch_spans(
@@ -27,22 +28,6 @@ def launch_spans(
         cur = span.get(launch.node)
         span[launch.node] = [a, b] if cur is None else [min(cur[0], a), max(cur[1], b)]
     return span
-
-
-def node_times(h: Any, span: dict[str, list[float]], idle: float) -> list[NodeTime]:
-    """The node times of the unit whose handle is ``h`` from its launches' ``span``: a node
-    fused into its producer's launch sits at that launch's end, and a node with no launch (a
-    pure view: Reshape, Identity...) at ``idle``."""
-    out = []
-    for nid in h.node_ids:
-        host = h.fused.get(nid)
-        if host is not None and host in span:
-            out.append(NodeTime(nid, span[host][1], span[host][1]))
-        elif nid in span:
-            out.append(NodeTime(nid, *span[nid]))
-        else:
-            out.append(NodeTime(nid, idle, idle))
-    return out
 
 
 def run_node_times(h: Any, events: Sequence[Any], t0: float, t1: float) -> list[NodeTime]:

@@ -41,7 +41,11 @@ def copy_launch(ctx: Any, node: Node, src: Any, dst: Any, shape, sa, sb, offa=0,
 
 
 class Move(Op):
-    """A data-movement op: every kernel dtype and the 1-byte integers."""
+    """A data-movement op: every kernel dtype and the 1-byte integers. Its checked tensor is
+    the data (input 0); the other inputs are shapes, starts or repeats, read as constants."""
+
+    def float_inputs(self, node: Node) -> list[int]:
+        return [0]
 
     def dtypes(self, node: Node) -> tuple[str, ...]:
         return MOVED
@@ -50,9 +54,6 @@ class Move(Op):
 @register
 class View(Move):
     op_types = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout")
-
-    def float_inputs(self, node: Node) -> list[int]:
-        return [0]
 
     def check(self, node: Node, graph: OpGraph) -> str | None:
         if node.op_type == "Dropout" and len(node.outputs) > 1 and node.outputs[1]:
@@ -108,9 +109,6 @@ def _slice_params(node: Node, graph_or_ctx_const) -> tuple[list, list, list] | N
 class Slice(Move):
     op_types = ("Slice",)
 
-    def float_inputs(self, node: Node) -> list[int]:
-        return [0]
-
     def check(self, node: Node, graph: OpGraph) -> str | None:
         for t in node.inputs[1:]:
             if t and not is_const(graph, t):
@@ -137,6 +135,9 @@ class Slice(Move):
 @register
 class Concat(Move):
     op_types = ("Concat",)
+
+    def float_inputs(self, node: Node) -> list[int]:
+        return [i for i, t in enumerate(node.inputs) if t]  # every input is data
 
     def build(self, node: Node, ctx: Any) -> None:
         ys = ctx.shape(node.outputs[0])
@@ -165,9 +166,6 @@ class Concat(Move):
 class Split(Move):
     op_types = ("Split",)
 
-    def float_inputs(self, node: Node) -> list[int]:
-        return [0]
-
     def why_not(self, node: Node, graph: OpGraph) -> str | None:
         r = super().why_not(node, graph)
         if r is None and any(not o for o in node.outputs):
@@ -190,9 +188,6 @@ class Split(Move):
 @register
 class Expand(Move):
     op_types = ("Expand",)
-
-    def float_inputs(self, node: Node) -> list[int]:
-        return [0]
 
     def build(self, node: Node, ctx: Any) -> None:
         xs, ys = ctx.shape(node.inputs[0]), ctx.shape(node.outputs[0])
@@ -225,9 +220,6 @@ def tile_view(xs, ys) -> tuple[list[int], list[int], list[int]] | None:
 @register
 class Tile(Move):
     op_types = ("Tile",)
-
-    def float_inputs(self, node: Node) -> list[int]:
-        return [0]
 
     def check(self, node: Node, graph: OpGraph) -> str | None:
         xs = graph.tensors[node.inputs[0]].shape

@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 
 from hetlab.devices.kernels.ops import Op, register
-from hetlab.devices.kernels.ops.common import attr, const_value, i32, is_const
+from hetlab.devices.kernels.ops.common import attr, i32
 from hetlab.devices.kernels.ops.data_movement import copy_launch
 from hetlab.devices.kernels.ops.gemm import gemm_launch, no_act
-from hetlab.devices.kernels.ops.lstm import weight_layout
+from hetlab.devices.kernels.ops.lstm import bias_and_lengths, weight_layout
 from hetlab.graph.ir import Node, OpGraph
 
 
@@ -45,14 +45,7 @@ class GRU(Op):
         if "clip" in node.attrs or int(attr(node, "layout", 0)):
             return "GRU clip/layout=1"
         ins = node.inputs + [""] * (6 - len(node.inputs))
-        if ins[3] and not is_const(graph, ins[3]):
-            return "GRU bias must be constant"
-        if ins[4]:
-            sl = const_value(graph, ins[4])
-            T = graph.tensors[ins[0]].shape[0]
-            if sl is None or not np.all(np.asarray(sl) == T):
-                return "GRU sequence_lens other than the full length"
-        return None
+        return bias_and_lengths("GRU", graph, ins)
 
     def build(self, node: Node, ctx: Any) -> None:
         ins = node.inputs + [""] * (6 - len(node.inputs))

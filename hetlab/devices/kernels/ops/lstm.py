@@ -44,14 +44,7 @@ class LSTM(Op):
         ins = node.inputs + [""] * (8 - len(node.inputs))
         if ins[7]:
             return "LSTM peepholes"
-        if ins[3] and not is_const(graph, ins[3]):
-            return "LSTM bias must be constant"
-        if ins[4]:
-            sl = const_value(graph, ins[4])
-            T = graph.tensors[ins[0]].shape[0]
-            if sl is None or not np.all(np.asarray(sl) == T):
-                return "LSTM sequence_lens other than the full length"
-        return None
+        return bias_and_lengths("LSTM", graph, ins)
 
     def build(self, node: Node, ctx: Any) -> None:
         ins = node.inputs + [""] * (8 - len(node.inputs))
@@ -177,3 +170,17 @@ def weight_layout(ctx: Any, name: str, k: int, gates: int) -> tuple[Any, int, in
     if c is None:
         return ctx.t(name), 1, k
     return ctx.upload(np.ascontiguousarray(np.transpose(c, (0, 2, 1))), key=("T", name)), gates, 1
+
+
+def bias_and_lengths(op: str, graph: OpGraph, ins: list[str]) -> str | None:
+    """Why a recurrent node's bias (input 3) or sequence_lens (input 4) rules it out: the
+    bias is folded at build time, so it must be constant, and every sequence must run the
+    full length, which is what the kernels compute."""
+    if ins[3] and not is_const(graph, ins[3]):
+        return f"{op} bias must be constant"
+    if ins[4]:
+        sl = const_value(graph, ins[4])
+        T = graph.tensors[ins[0]].shape[0]
+        if sl is None or not np.all(np.asarray(sl) == T):
+            return f"{op} sequence_lens other than the full length"
+    return None

@@ -27,9 +27,6 @@ PAD_MODES = {"constant": 0, "reflect": 1, "edge": 2}
 class Pad(Move):
     op_types = ("Pad",)
 
-    def float_inputs(self, node: Node) -> list[int]:
-        return [0]
-
     def check(self, node: Node, graph: OpGraph) -> str | None:
         if attr(node, "mode", "constant") not in PAD_MODES:
             return f"Pad mode {attr(node, 'mode')!r}"

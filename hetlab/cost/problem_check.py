@@ -4,12 +4,25 @@ the source, the part and what is wrong with it."""
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
+from hetlab.cost.problem_parts import Group, Link, PEdge, PNode
 from hetlab.errors import HetlabError
 
-if TYPE_CHECKING:
-    from hetlab.cost.problem import Problem
+
+class Problem(Protocol):
+    """The parts of a problem (``problem.Problem``) that the checks read; a protocol, so
+    the problem's module can call the checks without the two importing each other."""
+
+    devices: Sequence[str]
+    nodes: Sequence[PNode]
+    edges: Sequence[PEdge]
+    comm: dict[str, Link]
+    groups: Sequence[Group]
+
+    @property
+    def topo(self) -> list[int]: ...
 
 
 def check(problem: Problem, source: str = "problem") -> None:

@@ -81,7 +81,7 @@ def fit_latency(
     of ``plan`` equal ``measured_ms`` (0 when it is predicted at least that already)."""
 
     def pred(ms: float) -> float:
-        return plan.resimulate(_shifted(problem, pair, ms) if ms else problem).makespan
+        return plan.timed(_shifted(problem, pair, ms) if ms else problem).makespan
 
     if pred(0.0) >= measured_ms:
         return 0.0

@@ -7,7 +7,6 @@ from __future__ import annotations
 from hetlab.lazy import lazy_names
 from hetlab.schedulers.base import (
     REGISTRY,
-    Decision,
     Param,
     algorithm,
     algorithms,
@@ -25,7 +24,6 @@ from hetlab.schedulers.sim import Timing, simulate
 __all__ = [
     "REGISTRY",
     "Assignment",
-    "Decision",
     "Param",
     "Plan",
     "Timing",

@@ -1,10 +1,11 @@
 """One interface for every scheduling algorithm, and the registry the CLI and widgets read.
 
-An algorithm is a function ``(problem, **params) -> Decision``; ``schedule`` times the
-decision with the standard simulator and returns a ``Plan``. Register with::
+An algorithm is a function ``(problem, **params) -> Plan`` that returns an untimed plan
+(``Plan.of``: a device per node, an order, fused groups, ``extra``); ``schedule`` times it with
+the standard simulator (spec §3), as it times every plan. Register with::
 
     @register("heft", "HEFT (Topcuoglu et al., 2002)", params=[Param("...", ...)])
-    def heft(problem: Problem) -> Decision: ...
+    def heft(problem: Problem) -> Plan: ...
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import importlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from hetlab.cost.problem import Problem
@@ -77,21 +78,10 @@ class Param:
 
 
 @dataclass
-class Decision:
-    """What an algorithm decides; times come from the simulator, never from the algorithm."""
-
-    device_of: dict[str, str]
-    order: list[str]
-    fused: list[list[str]] = field(default_factory=list)
-    sequential: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
 class Algorithm:
     name: str
     title: str
-    func: Callable[..., Decision]
+    func: Callable[..., Plan]  # an untimed plan: times come from the simulator, never from it
     params: list[Param]
     sequential: bool = False
 
@@ -100,7 +90,7 @@ REGISTRY: dict[str, Algorithm] = {}
 
 
 def register(name: str, title: str, params: list[Param] | None = None, sequential: bool = False):
-    def deco(func: Callable[..., Decision]) -> Callable[..., Decision]:
+    def deco(func: Callable[..., Plan]) -> Callable[..., Plan]:
         REGISTRY[name] = Algorithm(name, title, func, list(params or []), sequential)
         return func
 
@@ -165,20 +155,10 @@ def schedule(problem: Problem, algo: str, **params: Any) -> Plan:
     if "progress" in given:
         kw["progress"] = given["progress"]
     t0 = time.perf_counter()
-    dec = a.func(problem, **kw)
+    plan = a.func(problem, **kw)
     dt = time.perf_counter() - t0
     shown = {k: v for k, v in kw.items() if k != "progress"}
-    return Plan.build(
-        problem,
-        algo,
-        dec.device_of,
-        dec.order,
-        dec.fused,
-        dec.sequential or a.sequential,
-        shown,
-        dt,
-        dec.extra,
-    )
+    return plan.timed(problem, algo, shown, dt, plan.sequential or a.sequential)
 
 
 def best_alternative(problem: Problem, algo: str, **params: Any) -> Plan:

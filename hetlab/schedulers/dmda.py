@@ -25,11 +25,12 @@ from typing import Any
 import numpy as np
 
 from hetlab.cost.problem import Problem
-from hetlab.schedulers.base import Decision, register
+from hetlab.schedulers.base import register
+from hetlab.schedulers.plan import Plan
 from hetlab.schedulers.timeline import Timeline
 
 
-def starpu_replay(problem: Problem, reorder: bool) -> Decision:
+def starpu_replay(problem: Problem, reorder: bool) -> Plan:
     """Replay StarPU's push/pop cycle; ``reorder`` selects dmdar's data-local-first pop."""
     tl = Timeline(problem)
     pos = {v: i for i, v in enumerate(problem.topo)}
@@ -76,16 +77,16 @@ def starpu_replay(problem: Problem, reorder: bool) -> Decision:
                 if waiting[s] == 0:
                     done.append(s)
         push(done, now)
-    return tl.decision()
+    return tl.plan("dmdar" if reorder else "dmda")
 
 
 @register("dmda", "StarPU dmda (min expected termination incl. transfers)")
-def dmda(problem: Problem, progress: Any = None) -> Decision:
+def dmda(problem: Problem, progress: Any = None) -> Plan:
     """Each ready node to the device of least expected termination; FIFO queues."""
     return starpu_replay(problem, reorder=False)
 
 
 @register("dmdar", "StarPU dmdar (dmda, data-local ready tasks first)")
-def dmdar(problem: Problem, progress: Any = None) -> Decision:
+def dmdar(problem: Problem, progress: Any = None) -> Plan:
     """``dmda`` placement; each device runs the queued nodes with local inputs first."""
     return starpu_replay(problem, reorder=True)

@@ -28,7 +28,8 @@ import numpy as np
 
 from hetlab.cost.problem import Problem
 from hetlab.errors import HetlabError
-from hetlab.schedulers.base import Decision, Param, register
+from hetlab.schedulers.base import Param, register
+from hetlab.schedulers.plan import Plan
 from hetlab.schedulers.timeline import Timeline
 
 MAX_MAPPINGS = 1 << 16
@@ -165,13 +166,12 @@ def greedy_timeline(
 @register(
     "greedy", "HOPE GS: node merging + top-K greedy search (Xia et al., 2022, Alg. 2)", PARAMS
 )
-def greedy(
-    problem: Problem, k: int | None = None, merge_threshold: float | None = None
-) -> Decision:
+def greedy(problem: Problem, k: int | None = None, merge_threshold: float | None = None) -> Plan:
     k = int(PARAMS[0].default_for(problem) if k is None else k)
     merge_threshold = float(PARAMS[1].default if merge_threshold is None else merge_threshold)
     tl = greedy_timeline(problem, k, merge_threshold)
     device_of, order, _ = tl.decision_parts()
     sops = merge_superops(problem, merge_threshold)
     merged = sum(len(s) - 1 for s in sops)
-    return Decision(device_of, order, extra={"k": k, "superops": len(sops), "merged": merged})
+    extra = {"k": k, "superops": len(sops), "merged": merged}
+    return Plan.of(device_of, order, algo="greedy", extra=extra)

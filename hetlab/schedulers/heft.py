@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 
 from hetlab.cost.problem import Problem
-from hetlab.schedulers.base import Decision, register
+from hetlab.schedulers.base import register
+from hetlab.schedulers.plan import Plan
 from hetlab.schedulers.ranks import priority_order, upward_rank
 from hetlab.schedulers.timeline import GapTimeline, Timeline
 
@@ -43,12 +44,12 @@ def heft_timeline(problem: Problem, insert: bool = True) -> Timeline:
 
 
 @register("heft", "HEFT (Topcuoglu et al., 2002), insertion-based")
-def heft(problem: Problem, progress: Any = None) -> Decision:
+def heft(problem: Problem, progress: Any = None) -> Plan:
     """Rank by rank_u, place each node on its earliest-finish device, gaps included."""
-    return heft_timeline(problem).decision()
+    return heft_timeline(problem).plan("heft")
 
 
 @register("heft-append", "HEFT without insertion (each node after the last on its device)")
-def heft_append(problem: Problem, progress: Any = None) -> Decision:
+def heft_append(problem: Problem, progress: Any = None) -> Plan:
     """Rank by rank_u, append each node on its earliest-finish device (no idle-gap search)."""
-    return heft_timeline(problem, insert=False).decision()
+    return heft_timeline(problem, insert=False).plan("heft-append")

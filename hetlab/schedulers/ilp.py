@@ -42,11 +42,12 @@ import numpy as np
 
 from hetlab.cost.cache import digest
 from hetlab.cost.problem import Problem
-from hetlab.schedulers.base import Decision, Param, defaults, register
+from hetlab.schedulers.base import Param, defaults, register
 from hetlab.schedulers.ilp_model import WindowResult, WindowSpec, solve_window
 from hetlab.schedulers.ilp_warm import window_start
 from hetlab.schedulers.ilp_windows import NO_INCUMBENT, Windows, hope_decided_by, plan_extra
 from hetlab.schedulers.partition import partition
+from hetlab.schedulers.plan import Plan
 from hetlab.schedulers.timeline import Timeline
 
 Progress = Callable[[int, int, str], None]
@@ -234,7 +235,7 @@ def solve_hope(problem: Problem, opts: IlpOptions, progress: Progress | None = N
     "HOPE LP: up-rank partitioning + one ILP per subgraph (Xia et al., 2022, Alg. 1, eqs. 1-6)",
     params=PARAMS,
 )
-def ilp(problem: Problem, progress: Progress | None = None, **given) -> Decision:
+def ilp(problem: Problem, progress: Progress | None = None, **given) -> Plan:
     opts = IlpOptions.of("ilp", **given)
     parts, tl, stats, _, cached = solve_hope(problem, opts, progress)
     device_of, order, fused = tl.decision_parts()
@@ -245,4 +246,4 @@ def ilp(problem: Problem, progress: Progress | None = None, **given) -> Decision
         "node_limit": opts.node_limit,
         "time_limit_s": opts.time_limit,
     }
-    return Decision(device_of, order, fused, extra=extra)
+    return Plan.of(device_of, order, fused=fused, algo="ilp", extra=extra)

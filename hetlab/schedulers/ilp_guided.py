@@ -8,19 +8,16 @@ Times are in the problem's units.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from hetlab.cost.problem import Problem
 from hetlab.schedulers.ilp import Progress, commit, fused_groups
 from hetlab.schedulers.ilp_model import WindowSpec, solve_window
+from hetlab.schedulers.ilp_plus_options import PlusOptions
 from hetlab.schedulers.ilp_warm import completion_makespan, window_start
 from hetlab.schedulers.ilp_windows import Windows
 from hetlab.schedulers.timeline import Timeline
-
-if TYPE_CHECKING:
-    from hetlab.schedulers.ilp_plus import PlusOptions
 
 
 @dataclass

@@ -28,15 +28,14 @@ so it is never worse than ``ilp``; then, each one named by a parameter:
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, fields
 
 import numpy as np
 
 from hetlab.cost.problem import Problem
-from hetlab.schedulers.base import Decision, Param, algorithm, register
+from hetlab.schedulers.base import algorithm, register
 from hetlab.schedulers.bounds import best_costs
 from hetlab.schedulers.greedy import greedy_timeline
-from hetlab.schedulers.ilp import NODE_LIMIT, PARAMS, IlpOptions, Progress, solve_hope
+from hetlab.schedulers.ilp import Progress, solve_hope
 from hetlab.schedulers.ilp_guided import (
     PassContext,
     fusable_tail,
@@ -45,60 +44,13 @@ from hetlab.schedulers.ilp_guided import (
     staggered,
 )
 from hetlab.schedulers.ilp_passes import DESCENT_MAX_S, improve
+from hetlab.schedulers.ilp_plus_options import PLUS_PARAMS, PlusOptions
 from hetlab.schedulers.ilp_windows import hope_decided_by, plan_extra
+from hetlab.schedulers.plan import Plan
 from hetlab.schedulers.timeline import Timeline
 
 FLOOR = ("heft", "peft", "dmda")  # fast list schedulers in the floor, beside greedy and single
-GAP_FAST, GAP_PRECISE = 0.3, 0.03  # window MIP gap, as a share of its best-cost work
 KICK_MIN_S = 1.0  # s of iterated local search per round at least
-
-PLUS_PARAMS = PARAMS + [
-    Param("floor", "bool", True, None, None, "never worse than greedy/single/heft/peft/dmda"),
-    Param("passes", "int", 2, 0, 10, "guided forward passes after HOPE's (odd ones staggered)"),
-    Param(
-        "search",
-        "bool",
-        True,
-        None,
-        None,
-        "after each pass, a local search moving units/branches between devices on the whole plan",
-    ),
-    Param("kicks", "int", 1000, 0, 100000, "iterated-local-search restarts per search round"),
-    Param("lookahead", "int", 0, 0, 8, "following subgraphs each guided window also sees"),
-    Param("balance", "bool", False, None, None, "guided windows count the remaining work spread"),
-    Param(
-        "gap",
-        "float",
-        None,
-        0.0,
-        10.0,
-        "guided windows' MIP gap as a share of their work (None: 0.3 at the default "
-        "node_limit or a time_limit under 1 s, else 0.03)",
-    ),
-]
-
-
-@dataclass
-class PlusOptions(IlpOptions):
-    """The options of one ``ilp+`` run; ``PlusOptions.of("ilp+", **given)``."""
-
-    floor: bool
-    passes: int
-    search: bool
-    kicks: int
-    lookahead: int
-    balance: bool
-    gap: float | None
-
-    @property
-    def window_gap(self) -> float:
-        if self.gap is not None:
-            return self.gap
-        quick = self.time_limit < 1.0 or self.node_limit <= NODE_LIMIT
-        return GAP_FAST if quick else GAP_PRECISE
-
-    def hope(self) -> IlpOptions:
-        return IlpOptions(**{f.name: getattr(self, f.name) for f in fields(IlpOptions)})
 
 
 def best_floor(problem: Problem) -> tuple[Timeline, str]:
@@ -112,10 +64,10 @@ def best_floor(problem: Problem) -> tuple[Timeline, str]:
             if t.makespan < best.makespan - 1e-12:
                 best, name = t, f"single:{dev}"
     for algo in FLOOR:
-        dec = algorithm(algo).func(problem)
-        t = Timeline(problem)
-        for v in dec.order:
-            t.place(problem.index[v], problem.dev_index[dec.device_of[v]])
+        plan = algorithm(algo).func(problem)
+        device_of, t = plan.device_of, Timeline(problem)
+        for v in plan.order:
+            t.place(problem.index[v], problem.dev_index[device_of[v]])
         if t.makespan < best.makespan - 1e-12:
             best, name = t, algo
     return best, name
@@ -175,7 +127,7 @@ def plus_timeline(problem: Problem, opts: PlusOptions, progress: Progress | None
     "HOPE ILP with extra passes, local search and a floor (never worse than ilp)",
     params=PLUS_PARAMS,
 )
-def ilp_plus(problem: Problem, progress: Progress | None = None, **given) -> Decision:
+def ilp_plus(problem: Problem, progress: Progress | None = None, **given) -> Plan:
     t0 = time.perf_counter()
     opts = PlusOptions.of("ilp+", **given)
     tl, parts, stats, by, info = plus_timeline(problem, opts, progress)
@@ -186,4 +138,4 @@ def ilp_plus(problem: Problem, progress: Progress | None = None, **given) -> Dec
     info["node_limit"], info["time_limit_s"] = opts.node_limit, opts.time_limit
     info["total_s"] = round(time.perf_counter() - t0, 4)
     extra["ilp"] = info
-    return Decision(device_of, order, fused, extra=extra)
+    return Plan.of(device_of, order, fused=fused, algo="ilp+", extra=extra)

@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 
 from hetlab.cost.problem import Problem
-from hetlab.schedulers.base import Decision, register
+from hetlab.schedulers.base import register
+from hetlab.schedulers.plan import Plan
 from hetlab.schedulers.ranks import priority_order
 
 
@@ -85,11 +86,10 @@ def mosaic_slices(problem: Problem) -> tuple[float, list[tuple[int, int, int]]]:
 @register(
     "mosaic", "MOSAIC (Han et al., 2019): DP slicing of the topological chain", sequential=True
 )
-def mosaic(problem: Problem, progress: Any = None) -> Decision:
+def mosaic(problem: Problem, progress: Any = None) -> Plan:
     """Slice the topological chain into per-device segments; run them sequentially."""
     value, slices = mosaic_slices(problem)
     ids = [problem.nodes[v].id for v in model_chain(problem)]
     device_of = {ids[i]: problem.devices[d] for a, b, d in slices for i in range(a, b)}
-    return Decision(
-        device_of, ids, sequential=True, extra={"slices": len(slices), "dp_time": value}
-    )
+    extra = {"slices": len(slices), "dp_time": value}
+    return Plan.of(device_of, ids, sequential=True, algo="mosaic", extra=extra)

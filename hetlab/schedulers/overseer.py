@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 
 from hetlab.cost.problem import Problem
-from hetlab.schedulers.base import Decision, Param, register
+from hetlab.schedulers.base import Param, register
+from hetlab.schedulers.plan import Plan
 from hetlab.schedulers.ranks import heaviest_successor
 
 
@@ -66,13 +67,14 @@ def overseer_devices(problem: Problem) -> tuple[list[int], float]:
         Param("parallel", "bool", False, help="let independent nodes overlap (paper: sequential)")
     ],
 )
-def overseer(problem: Problem, parallel: bool = False, progress: Any = None) -> Decision:
+def overseer(problem: Problem, parallel: bool = False, progress: Any = None) -> Plan:
     """Tree DP device choice; topological order, sequential unless ``parallel``."""
     dev, total = overseer_devices(problem)
     ids = [nd.id for nd in problem.nodes]
-    return Decision(
-        device_of={ids[v]: problem.devices[dev[v]] for v in range(len(ids))},
-        order=[ids[v] for v in problem.topo],
+    return Plan.of(
+        {ids[v]: problem.devices[dev[v]] for v in range(len(ids))},
+        [ids[v] for v in problem.topo],
         sequential=not parallel,
+        algo="overseer",
         extra={"tree_cost": total},
     )

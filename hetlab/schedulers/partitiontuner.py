@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 
 from hetlab.cost.problem import Problem
-from hetlab.schedulers.base import Decision, register
+from hetlab.schedulers.base import register
+from hetlab.schedulers.plan import Plan
 
 
 def extract_branches(problem: Problem) -> list[list[int]]:
@@ -119,7 +120,7 @@ def _map_branch(
 
 
 @register("partitiontuner", "PartitionTuner (Yu et al., 2023): branches + grouped-cost DP")
-def partitiontuner(problem: Problem, progress: Any = None) -> Decision:
+def partitiontuner(problem: Problem, progress: Any = None) -> Plan:
     """Map each branch by DP over individual and grouped costs; parallel branches overlap."""
     branches = extract_branches(problem)
     dev = [-1] * len(problem.nodes)
@@ -133,9 +134,10 @@ def partitiontuner(problem: Problem, progress: Any = None) -> Decision:
     levels = parallel_levels(problem, branches)
     split = sum(1 for lv in levels if len({dev[branches[b][0]] for b in lv}) > 1)
     ids = [nd.id for nd in problem.nodes]
-    return Decision(
-        device_of={ids[v]: problem.devices[dev[v]] for v in range(len(ids))},
-        order=[ids[v] for v in problem.topo],
+    return Plan.of(
+        {ids[v]: problem.devices[dev[v]] for v in range(len(ids))},
+        [ids[v] for v in problem.topo],
         fused=fused,
+        algo="partitiontuner",
         extra={"branches": len(branches), "parallel_sets": len(levels), "parallel_split": split},
     )

@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 
 from hetlab.cost.problem import Problem
-from hetlab.schedulers.base import Decision, register
+from hetlab.schedulers.base import register
+from hetlab.schedulers.plan import Plan
 from hetlab.schedulers.ranks import optimistic_cost_table, priority_order, rank_oct
 from hetlab.schedulers.timeline import GapTimeline
 
@@ -43,6 +44,6 @@ def peft_timeline(problem: Problem, order: list[int] | None = None) -> GapTimeli
 
 
 @register("peft", "PEFT (Arabnejad & Barbosa, 2014), insertion-based")
-def peft(problem: Problem, progress: Any = None) -> Decision:
+def peft(problem: Problem, progress: Any = None) -> Plan:
     """Ready list by rank_oct; each node to the device of least EFT + OCT, gaps included."""
-    return peft_timeline(problem).decision()
+    return peft_timeline(problem).plan("peft")

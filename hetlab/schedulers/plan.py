@@ -48,7 +48,7 @@ class Plan:
         solve_seconds: float = 0.0,
         extra: dict[str, Any] | None = None,
     ) -> Plan:
-        """Simulate (spec §3) and record the result; this is how every scheduler makes a plan."""
+        """Simulate (spec §3) and record the result: how ``timed`` times a plan."""
         t = simulate(problem, device_of, order, fused, sequential)
         pos = {v: i for i, v in enumerate(order)}
         ids = sorted(device_of, key=lambda v: (t.start[v], pos[v]))
@@ -72,11 +72,13 @@ class Plan:
         sequential: bool = False,
         fused: Sequence[Sequence[str]] = (),
         algo: str = "",
+        extra: dict[str, Any] | None = None,
     ) -> Plan:
-        """A plan no scheduler made (a mapping from the user, one device's placement): its
-        nodes in ``order`` (those it leaves out after, in ``device_of``'s order), untimed
-        (every start, finish and the makespan 0). Nothing is checked here: the executor
-        and the predictions check a plan against the model they run it on."""
+        """An untimed plan (every start, finish and the makespan 0): what an algorithm
+        returns before ``schedule`` times it, a mapping from the user, one device's placement.
+        Its nodes are in ``order`` (those it leaves out after, in ``device_of``'s order).
+        Nothing is checked here: the simulator, the executor and the predictions check a plan
+        against the problem or model they time or run it on."""
         pos = {v: i for i, v in enumerate(order)}
         ids = sorted(device_of, key=lambda v: pos.get(v, len(pos)))
         return cls(
@@ -86,6 +88,7 @@ class Plan:
             makespan=0.0,
             sequential=sequential,
             fused=[list(g) for g in fused],
+            extra=dict(extra or {}),
         )
 
     # --- views ---------------------------------------------------------------
@@ -109,17 +112,27 @@ class Plan:
             out.setdefault(a.device, []).append(a.node)
         return out
 
-    def resimulate(self, problem: Problem) -> Plan:
-        """The same assignment and order, timed again under ``problem``."""
+    def timed(
+        self,
+        problem: Problem,
+        algo: str | None = None,
+        params: dict[str, Any] | None = None,
+        solve_seconds: float | None = None,
+        sequential: bool | None = None,
+    ) -> Plan:
+        """The same assignment, order, fusion and ``extra``, timed under ``problem`` (spec §3):
+        how ``schedule`` times an algorithm's plan (giving its name, parameters, solve time and
+        whether it runs sequentially), and how a saved plan is timed again under other costs.
+        Arguments left ``None`` keep this plan's values."""
         return Plan.build(
             problem,
-            self.algo,
+            self.algo if algo is None else algo,
             self.device_of,
             self.order,
             self.fused,
-            self.sequential,
-            self.params,
-            self.solve_seconds,
+            self.sequential if sequential is None else sequential,
+            self.params if params is None else params,
+            self.solve_seconds if solve_seconds is None else solve_seconds,
             self.extra,
         )
 

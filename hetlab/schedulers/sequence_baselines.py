@@ -21,7 +21,8 @@ import numpy as np
 
 from hetlab.cost.problem import Problem
 from hetlab.errors import HetlabError
-from hetlab.schedulers.base import Decision, register
+from hetlab.schedulers.base import register
+from hetlab.schedulers.plan import Plan
 
 # Conv (and its variants: Conv2D, DepthwiseConv2dNative, separable_conv2d, QLinearConv,
 # ConvTranspose), Gemm and MatMul (MatMulInteger, BatchMatMul, FusedMatMul)
@@ -35,20 +36,22 @@ def _fallback(problem: Problem, want: np.ndarray) -> np.ndarray:
     return np.where(ok[np.arange(len(want)), want], want, first)
 
 
-def _decision(problem: Problem, dev: np.ndarray, extra: dict | None = None) -> Decision:
+def _sequential(problem: Problem, algo: str, dev: np.ndarray, extra: dict | None = None) -> Plan:
+    """``algo``'s plan: node ``v`` on device ``dev[v]``, every node in topological order."""
     ids = [n.id for n in problem.nodes]
-    return Decision(
-        device_of={ids[v]: problem.devices[int(dev[v])] for v in range(len(ids))},
-        order=[ids[v] for v in problem.topo],
+    return Plan.of(
+        {ids[v]: problem.devices[int(dev[v])] for v in range(len(ids))},
+        [ids[v] for v in problem.topo],
         sequential=True,
-        extra=dict(extra or {}),
+        algo=algo,
+        extra=extra,
     )
 
 
 @register("opseq", "OpSeq: each op on its fastest device, sequential", sequential=True)
-def opseq(problem: Problem, progress: Any = None) -> Decision:
+def opseq(problem: Problem, progress: Any = None) -> Plan:
     """Each node on the device of its least cost (first such device on ties)."""
-    return _decision(problem, problem.cost_matrix.argmin(axis=1))
+    return _sequential(problem, "opseq", problem.cost_matrix.argmin(axis=1))
 
 
 def is_heavy(op_type: str) -> bool:
@@ -57,7 +60,7 @@ def is_heavy(op_type: str) -> bool:
 
 
 @register("typeseq", "TypeSeq: Conv/Gemm/MatMul on the accelerator, sequential", sequential=True)
-def typeseq(problem: Problem, progress: Any = None) -> Decision:
+def typeseq(problem: Problem, progress: Any = None) -> Plan:
     """Heavy ops on the accelerator (least total time on them), the rest on the first device."""
     cost = problem.cost_matrix
     n, nd = cost.shape
@@ -68,13 +71,16 @@ def typeseq(problem: Problem, progress: Any = None) -> Decision:
         totals.append(float(cost[np.arange(n), dev][heavy].sum()))
     accel = int(np.argmin(totals))
     dev = _fallback(problem, np.where(heavy, accel, 0))
-    return _decision(
-        problem, dev, {"accelerator": problem.devices[accel], "heavy_ops": int(heavy.sum())}
+    return _sequential(
+        problem,
+        "typeseq",
+        dev,
+        {"accelerator": problem.devices[accel], "heavy_ops": int(heavy.sum())},
     )
 
 
 @register("single", "Single device (single:DEVICE); unsupported ops fall back", sequential=True)
-def single(problem: Problem, device: str | None = None, progress: Any = None) -> Decision:
+def single(problem: Problem, device: str | None = None, progress: Any = None) -> Plan:
     """Every node on ``device`` where it can run, else on the first device that can."""
     if device is None or device not in problem.dev_index:
         what = "needs a device" if device is None else f"got unknown device {device!r}"
@@ -83,4 +89,4 @@ def single(problem: Problem, device: str | None = None, progress: Any = None) ->
         )
     d = problem.dev_index[device]
     dev = _fallback(problem, np.full(len(problem.nodes), d))
-    return _decision(problem, dev, {"fallback_ops": int((dev != d).sum())})
+    return _sequential(problem, "single", dev, {"fallback_ops": int((dev != d).sum())})

@@ -24,7 +24,7 @@ import bisect
 import numpy as np
 
 from hetlab.cost.problem import Problem
-from hetlab.schedulers.base import Decision
+from hetlab.schedulers.plan import Plan
 
 
 class Timeline:
@@ -117,16 +117,18 @@ class Timeline:
             [[ids[v] for v in g] for g in self.fused],
         )
 
-    def decision(self, sequential: bool = False, extra: dict | None = None) -> Decision:
-        """The placements so far, in placement order; ``predicted_makespan`` is this timeline's
-        own latest finish (the simulator must agree: tests check it)."""
+    def plan(self, algo: str, sequential: bool = False, extra: dict | None = None) -> Plan:
+        """The placements so far as ``algo``'s untimed plan, in placement order;
+        ``predicted_makespan`` is this timeline's own latest finish (the simulator must
+        agree: tests check it)."""
         device_of, order, fused = self.decision_parts()
         predicted = float(self.finish[self.order].max()) if self.order else 0.0
-        return Decision(
-            device_of=device_of,
-            order=order,
-            fused=fused,
+        return Plan.of(
+            device_of,
+            order,
             sequential=sequential,
+            fused=fused,
+            algo=algo,
             extra={"predicted_makespan": predicted, **(extra or {})},
         )
 

@@ -111,7 +111,7 @@ class Files:
             for tag, slot in (("ilp", "ilp_plan"), ("compared", "greedy_plan")):
                 f = self._folder() / f"{self.problem.name}.{tag}.plan.json"
                 if f.exists():
-                    plan = Plan.load(f).resimulate(self.problem)
+                    plan = Plan.load(f).timed(self.problem)
                     # shown with no key: a solve still running for this slot is stale
                     self._show_plan(slot, plan, f"loaded from {f}", key=None)
                     n += 1

@@ -103,30 +103,32 @@ def test_valid_plans_on_random_dags(algo, p, data):
         name = f"single:{data.draw(st.sampled_from(p.devices))}"
     alg = algorithm(name)
     kw = {"device": name.split(":", 1)[1]} if ":" in name else {}
-    dec = alg.func(p, **kw)
+    untimed = alg.func(p, **kw)
+    assert untimed.algo == alg.name and untimed.makespan == 0.0  # times come from schedule
+    device_of = untimed.device_of
     ids = [n.id for n in p.nodes]
     # every node placed once, order topological
-    assert sorted(dec.order) == sorted(ids) and sorted(dec.device_of) == sorted(ids)
-    pos = {v: i for i, v in enumerate(dec.order)}
+    assert sorted(untimed.order) == sorted(ids) and sorted(device_of) == sorted(ids)
+    pos = {v: i for i, v in enumerate(untimed.order)}
     assert all(pos[e.src] < pos[e.dst] for e in p.edges)
     # on a device that supports it (alone, or as a member of a fused group)
     in_group = {}
-    for g in dec.fused:
-        assert len({dec.device_of[v] for v in g}) == 1
-        assert p.group_cost(g, dec.device_of[g[0]]) is not None
+    for g in untimed.fused:
+        assert len({device_of[v] for v in g}) == 1
+        assert p.group_cost(g, device_of[g[0]]) is not None
         for v in g:
             assert v not in in_group
             in_group[v] = g
-    for v, d in dec.device_of.items():
+    for v, d in device_of.items():
         assert v in in_group or p.cost_matrix[p.index[v], p.dev_index[d]] < float("inf")
-    # the plan the registry builds is the simulator's timing of that decision
+    # the plan the registry returns is the simulator's timing of the algorithm's plan
     plan = schedule(p, name)
-    t = simulate(p, dec.device_of, dec.order, dec.fused, dec.sequential or alg.sequential)
+    t = simulate(p, device_of, untimed.order, untimed.fused, untimed.sequential or alg.sequential)
     assert plan.makespan == pytest.approx(t.makespan)
     assert plan.makespan >= trivial_bound(p) - 1e-9
-    assert plan.sequential == (dec.sequential or alg.sequential)
-    if "predicted_makespan" in dec.extra:  # list schedulers model spec §3 exactly
-        assert dec.extra["predicted_makespan"] == pytest.approx(plan.makespan)
+    assert plan.sequential == (untimed.sequential or alg.sequential)
+    if "predicted_makespan" in untimed.extra:  # list schedulers model spec §3 exactly
+        assert untimed.extra["predicted_makespan"] == pytest.approx(plan.makespan)
     if plan.sequential:  # one unit at a time: no overlap at all
         spans = sorted({(a.start, a.finish) for a in plan.assignments})
         assert all(f1 <= s2 + 1e-9 for (_, f1), (s2, _) in itertools.pairwise(spans))

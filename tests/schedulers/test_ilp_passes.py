@@ -13,9 +13,10 @@ from hetlab.schedulers import ilp_model, schedule, simulate
 from hetlab.schedulers.bounds import validate_plan
 from hetlab.schedulers.greedy import greedy_timeline
 from hetlab.schedulers.ilp_bounds import path_bound
+from hetlab.schedulers.ilp_guided import PassContext, fusable_tail, guided_pass
+from hetlab.schedulers.ilp_guided import plain_tail as _plain_tail
 from hetlab.schedulers.ilp_passes import _Plan, improve
-from hetlab.schedulers.ilp_plus import PassContext, PlusOptions, fusable_tail, guided_pass
-from hetlab.schedulers.ilp_plus import plain_tail as _plain_tail
+from hetlab.schedulers.ilp_plus_options import PlusOptions
 from hetlab.schedulers.ilp_warm import completion_makespan, window_start
 from hetlab.schedulers.partition import partition
 from hetlab.schedulers.timeline import Timeline

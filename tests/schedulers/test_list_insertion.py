@@ -77,7 +77,7 @@ def check_exact(p: Problem, algo: str) -> None:
         assert (a.start, a.finish) == (tl.start[v], tl.finish[v]), a.node
     for d, nodes in plan.device_order().items():  # the executor's order is the slot order
         assert nodes == [p.nodes[x[3]].id for x in tl.slots[p.dev_index[d]]]
-    assert plan.resimulate(p).makespan == plan.makespan
+    assert plan.timed(p).makespan == plan.makespan
     assert plan.makespan >= lower_bound(p) - 1e-9
 
 

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from hetlab.executor.trace import Event, node_timeline
+from hetlab.timeline import Interval
 from hetlab.viz import critical_path, gantt_figure, op_scatter_figure
 from hetlab.viz.common import as_bars
 from hetlab.viz.gantt_parts import breakdown
@@ -63,7 +64,12 @@ def test_estimates_are_hatched_and_tile_their_unit(big_unit):
 
 def test_nodes_timed_on_their_own_keep_their_bars(big_unit):
     p, nodes = big_unit
-    timed = {0: [(v, 1.0 + 0.19 * i, 1.0 + 0.19 * i + 0.15) for i, v in enumerate(nodes)]}
+    timed = {
+        0: [
+            Interval("node", "cpu", v, 1 + 0.19 * i, 1 + 0.19 * i + 0.15)
+            for i, v in enumerate(nodes)
+        ]
+    }
     fig = gantt_figure(_unit_report(nodes, timed=timed), p)  # gaps between kernels
     assert len(fig.data[0].base) == 65 and _trace(fig, "measured units") is None
     doc = _unit_report(nodes)

@@ -98,7 +98,7 @@ def test_measured_units_take_part_in_the_critical_path():
     units = {0: ["a", "b"], 1: ["c", "e"], 2: ["d", "f"], 3: ["g", "h"]}
     doc = {"timeline": node_timeline(events, units, {})}
     assert critical_path(doc, p) == ["unit 0", "unit 2", "unit 3"]
-    assert {r[1] for r in as_bars(doc).rows} == set(dev.values())
+    assert {r.device for r in as_bars(doc).rows} == set(dev.values())
 
 
 def test_a_report_with_events_draws_its_copies_and_a_dict_says_it_has_none():

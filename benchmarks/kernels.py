@@ -255,7 +255,7 @@ def bench_model(dev: Any, model: str, repeat: int, threads: int) -> dict[str, An
         r = dev.run(unit, bufs)
         walls.append(r.finish - r.start)
         for t in r.node_times:
-            by_op[g.node(t.node).op_type] += t.finish - t.start
+            by_op[g.node(t.name).op_type] += t.finish - t.start
     dev.record_node_times = True
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads

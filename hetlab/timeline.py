@@ -16,9 +16,10 @@ K = TypeVar("K", bound=Hashable)
 @dataclass(frozen=True)
 class Interval:
     """``kind``: what ran ('unit', a dispatch; 'node', one node; 'send' and 'recv', a copy
-    to or from the host); ``name`` what it is called on a timeline; ``args`` the rest (the
-    unit's index, the node's id). Times in one clock's units (ms from a run's start, or a
-    problem's units for a plan)."""
+    to or from the host; 'copy', a figure's transfer on a link); ``name`` what it is called
+    on a timeline; ``args`` the rest (the unit's index, the node's id, a copy's ends). Times
+    in one clock's units (ms from a run's start, a problem's units for a plan, or seconds on
+    the device clock for a device's own node times)."""
 
     kind: str
     device: str

@@ -19,6 +19,7 @@ import numpy as np
 from hetlab.devices.capabilities import Capabilities
 from hetlab.devices.cgroup import memory_bytes as host_memory_bytes
 from hetlab.graph.ir import Node, OpGraph
+from hetlab.timeline import Interval
 
 if TYPE_CHECKING:  # group.py builds on this module
     from hetlab.devices.group import GroupContext, GroupRunner
@@ -41,25 +42,21 @@ class Unit:
     handle: Any = None
 
 
-@dataclass
-class NodeTime:
-    """Measured interval of one node (or a whole unit, when ``node`` is the unit's first)."""
-
-    node: str
-    start: float
-    finish: float
+def node_time(device: str, node: str, start: float, finish: float) -> Interval:
+    """The measured interval of one node on ``device``, in seconds on ``now()``'s clock."""
+    return Interval("node", device, node, start, finish)
 
 
 class LazyNodeTimes(Sequence):
-    """Node times computed on first use: reading per-kernel profiling stamps costs a few
-    microseconds per launch, which must not be paid inside a timed run (the executor reads
-    them after its clock has stopped)."""
+    """Node times (``node_time`` intervals) computed on first use: reading per-kernel
+    profiling stamps costs a few microseconds per launch, which must not be paid inside a
+    timed run (the executor reads them after its clock has stopped)."""
 
-    def __init__(self, compute: Callable[[], list[NodeTime]]) -> None:
-        self._compute: Callable[[], list[NodeTime]] | None = compute
-        self._items: list[NodeTime] = []
+    def __init__(self, compute: Callable[[], list[Interval]]) -> None:
+        self._compute: Callable[[], list[Interval]] | None = compute
+        self._items: list[Interval] = []
 
-    def _get(self) -> list[NodeTime]:
+    def _get(self) -> list[Interval]:
         if self._compute is not None:
             self._items, self._compute = list(self._compute()), None
         return self._items
@@ -76,7 +73,8 @@ class RunResult:
     outputs: dict[str, Any]
     start: float
     finish: float
-    node_times: Sequence[NodeTime] = field(default_factory=list)  # may be a LazyNodeTimes
+    # one ``node_time`` per node the device timed (s, ``now()``'s clock); may be lazy
+    node_times: Sequence[Interval] = field(default_factory=list)
 
 
 class Device(ABC):

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Self
 
-from hetlab.devices.base import Device, NodeTime, Unit
+from hetlab.devices.base import Device, Unit
 from hetlab.graph.ir import OpGraph
 from hetlab.timeline import Interval
 
@@ -137,8 +137,9 @@ class GroupRunner(ABC):
         """The last run's unit events, read once the run is timed."""
         return []
 
-    def node_times(self) -> dict[int, Sequence[NodeTime]]:
-        """The last run's node times per unit, where the devices timed them."""
+    def node_times(self) -> dict[int, Sequence[Interval]]:
+        """The last run's node times per unit (``base.node_time``), where the devices timed
+        them."""
         return {}
 
     def release(self) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.base import Capabilities, Device, NodeTime, RunResult, Unit, now
+from hetlab.devices.base import Capabilities, Device, RunResult, Unit, node_time, now
 from hetlab.devices.ort_refusals import ort_refuses
 from hetlab.devices.topology import physical_cores
 from hetlab.errors import HetlabError
@@ -199,7 +199,7 @@ class OrtCpuDevice(Device):
         t0 = now()
         res = sess.run(unit.outputs, feed, self._run_options)
         t1 = now()
-        nt = [NodeTime(unit.nodes[0], t0, t1)] if len(unit.nodes) == 1 else []
+        nt = [node_time(self.name, unit.nodes[0], t0, t1)] if len(unit.nodes) == 1 else []
         return RunResult(
             outputs=dict(zip(unit.outputs, res, strict=False)), start=t0, finish=t1, node_times=nt
         )

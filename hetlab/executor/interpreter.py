@@ -25,7 +25,7 @@ import queue
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Self
 
 from hetlab.devices.base import Device, Unit, is_accelerator, now, unsupported_summary
@@ -36,6 +36,7 @@ from hetlab.executor.units import RunError, UnitSpec, build_units, check_fixed, 
 from hetlab.executor.worker import GroupWorker, Worker
 from hetlab.graph.ir import OpGraph
 from hetlab.schedulers.plan import Plan
+from hetlab.timeline import Interval
 
 
 @dataclass
@@ -45,15 +46,19 @@ class Repetition:
     wall_ms: float
     outputs: dict[str, Any]
     events: list[Event]
-    raw_node_times: dict[int, Any] = field(default_factory=dict)  # unit -> device NodeTimes (s)
+    # unit -> the devices' node times (s on the device clock; may be lazy)
+    raw_node_times: dict[int, Sequence[Interval]] = field(default_factory=dict)
     t0: float = 0.0  # the run's start on the device clock (s)
 
     @property
-    def node_times(self) -> dict[int, list[tuple[str, float, float]]]:
-        """Unit -> [(node, start ms, finish ms)] from the run's start; read lazily, since
-        OpenCL's per-kernel stamps cost microseconds each to fetch."""
+    def node_times(self) -> dict[int, list[Interval]]:
+        """Unit -> its node times in ms from the run's start; read lazily, since OpenCL's
+        per-kernel stamps cost microseconds each to fetch."""
         return {
-            i: [(nt.node, (nt.start - self.t0) * 1e3, (nt.finish - self.t0) * 1e3) for nt in raw]
+            i: [
+                replace(nt, start=(nt.start - self.t0) * 1e3, finish=(nt.finish - self.t0) * 1e3)
+                for nt in raw
+            ]
             for i, raw in self.raw_node_times.items()
             if len(raw)
         }
@@ -192,7 +197,7 @@ class Executor:
         self._turn = 0
         self._turn_cv = threading.Condition()
         self._events: list[Event] = []
-        self._raw_node_times: dict[int, Any] = {}
+        self._raw_node_times: dict[int, Sequence[Interval]] = {}
         for g in self._groups:
             for i, waiter in g.start_run().items():
                 self._done[i] = waiter

@@ -8,23 +8,25 @@ the group runners that make events too (``devices/group.py``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from hetlab.devices.group import Event
 from hetlab.fileio import atomic_write_json
+from hetlab.timeline import Interval
 
 
 def node_timeline(
     events: Sequence[Event],
     unit_nodes: dict[int, list[str]],
-    node_times: dict[int, list[tuple[str, float, float]]],
+    node_times: Mapping[int, Sequence[Interval]],
     weights: dict[str, float] | None = None,
 ) -> list[dict[str, Any]]:
     """Spec §5 ``timeline``: one entry per node, each with its ``unit``. Where a device timed
     each node, its own interval (``"timed": true``); else the unit's interval split over its
-    nodes in proportion to ``weights`` (e.g. flops; evenly without): a share, an estimate."""
+    nodes in proportion to ``weights`` (e.g. flops; evenly without): a share, an estimate.
+    ``node_times``: per unit, the node intervals its device timed, in ms from the run's start."""
     out: list[dict[str, Any]] = []
     for ev in events:
         if ev.kind != "unit":
@@ -32,13 +34,13 @@ def node_timeline(
         uid = int(ev.args["unit"])
         timed = node_times.get(uid)
         if timed:
-            for node, s, f in timed:
+            for nt in timed:
                 out.append(
                     {
-                        "node": node,
+                        "node": nt.name,
                         "device": ev.device,
-                        "start": round(s, 4),
-                        "finish": round(f, 4),
+                        "start": round(nt.start, 4),
+                        "finish": round(nt.finish, 4),
                         "unit": uid,
                         "timed": True,
                     }

@@ -17,13 +17,14 @@ def op_durations(predicted: Any, measured: Any) -> list[tuple[str, str, float, f
     """(node or unit, measured device, predicted ms, measured ms, ops) for each node the run
     timed on its own and each unit it measured as a whole (predicted: its ops' sum), when
     the plan has them all."""
-    pred = {r[0]: r[3] - r[2] for r in as_bars(predicted).rows}
+    pred = {r.name: r.length for r in as_bars(predicted).rows}
     run = as_bars(measured, "measured")
     out = []
-    for key, dev, s, f in run.rows:
-        nodes = run.nodes_of(key)
+    for r in run.rows:
+        nodes = run.nodes_of(r.name)
         if all(v in pred for v in nodes):
-            out.append((key, dev, float(sum(pred[v] for v in nodes)), float(f - s), len(nodes)))
+            p = float(sum(pred[v] for v in nodes))
+            out.append((r.name, r.device, p, float(r.length), len(nodes)))
     return out
 
 

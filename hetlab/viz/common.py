@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hetlab.errors import HetlabError
-from hetlab.viz.measured import Transfer, get, measured
+from hetlab.timeline import Interval
+from hetlab.viz.measured import get, measured
 
 PALETTE = [
     "#4C78A8",
@@ -51,9 +52,10 @@ def fmt_ms(v: float | None) -> str:
 
 @dataclass
 class Bars:
-    """A timeline in ms: ``rows`` of (node, device, start, finish) and what titles show."""
+    """A timeline in ms: ``rows``, one interval per bar (a node's, or a unit's measured as a
+    whole, named ``"unit K"``), and what titles show."""
 
-    rows: list[tuple[str, str, float, float]]
+    rows: list[Interval]
     makespan: float
     label: str
     solve_seconds: float | None = None
@@ -65,9 +67,9 @@ class Bars:
     # inside those units, the rows whose end is approximate, the copies (None: unknown), and
     # the report's ``critical_path`` terms
     members: dict[str, list[str]] = field(default_factory=dict)
-    shares: list[tuple[str, str, float, float]] = field(default_factory=list)
+    shares: list[Interval] = field(default_factory=list)
     approx: set[str] = field(default_factory=set)
-    moves: list[Transfer] | None = None
+    moves: list[Interval] | None = None
     breakdown: dict[str, Any] | None = None
 
     def nodes_of(self, key: str) -> list[str]:
@@ -81,10 +83,15 @@ def _subgraphs(groups: Any) -> list[list[str]] | None:
     return [[str(v) for v in g] for g in groups]
 
 
+def _row(node: Any, device: Any, start: Any, finish: Any) -> Interval:
+    """A plan's bar: a node's predicted interval."""
+    return Interval("node", str(device), str(node), float(start), float(finish))
+
+
 def as_bars(item: Any, label: str | None = None) -> Bars:
     """Normalize a ``Plan``, a plan JSON dict, or a run report (object or spec §5 dict)."""
     if hasattr(item, "assignments") and not isinstance(item, dict):
-        rows = [(a.node, a.device, float(a.start), float(a.finish)) for a in item.assignments]
+        rows = [_row(a.node, a.device, a.start, a.finish) for a in item.assignments]
         b = Bars(rows, float(item.makespan), label or item.algo, float(item.solve_seconds or 0.0))
         b.subgraphs = _subgraphs((getattr(item, "extra", None) or {}).get("subgraphs"))
         return b
@@ -103,11 +110,8 @@ def as_bars(item: Any, label: str | None = None) -> Bars:
                 "critical_path": (get(item, "extra") or {}).get("critical_path"),
             }
     if "assignments" in doc:
-        rows = [
-            (str(a["node"]), str(a["device"]), float(a["start"]), float(a["finish"]))
-            for a in doc["assignments"]
-        ]
-        mk = float(doc.get("makespan", max((r[3] for r in rows), default=0.0)))
+        rows = [_row(a["node"], a["device"], a["start"], a["finish"]) for a in doc["assignments"]]
+        mk = float(doc.get("makespan", max((r.finish for r in rows), default=0.0)))
         b = Bars(rows, mk, label or str(doc.get("algo", "plan")), doc.get("solve_seconds"))
         b.subgraphs = _subgraphs(doc.get("subgraphs"))
         return b
@@ -122,19 +126,18 @@ def run_bars(doc: dict[str, Any], label: str | None, events: list[Any] | None = 
     """The ``Bars`` of a run report: what was measured (``viz.measured``), from the first
     thing measured (t = 0)."""
     m = measured(doc["timeline"], events)
-    t0 = min([r[2] for r in m.rows] + [t.start for t in m.moves or []], default=0.0)
+    t0 = min([r.start for r in m.rows] + [t.start for t in m.moves or []], default=0.0)
 
-    def shift(rows):
-        return [(a, d, s - t0, f - t0) for a, d, s, f in rows]
+    def shift(rows: list[Interval]) -> list[Interval]:
+        return [replace(r, start=r.start - t0, finish=r.finish - t0) for r in rows]
 
-    for t in m.moves or []:
-        t.start, t.finish = t.start - t0, t.finish - t0
     lat = doc.get("latency_ms")
-    mk = max((r[3] for r in m.rows), default=t0) - t0
+    mk = max((r.finish for r in m.rows), default=t0) - t0
     if isinstance(lat, dict) and lat.get("median") is not None:
         mk = float(lat["median"])
     b = Bars(shift(m.rows), mk, label or "measured", None, doc.get("predicted_ms"), True)
     b.devices = list(doc.get("devices") or {}) or None
-    b.members, b.shares, b.approx, b.moves = m.members, shift(m.shares), m.approx, m.moves
+    b.members, b.shares, b.approx = m.members, shift(m.shares), m.approx
+    b.moves = None if m.moves is None else shift(m.moves)
     b.breakdown = doc.get("critical_path") or None
     return b

@@ -15,8 +15,8 @@ from hetlab.viz.gantt import compare_figure
 def moved_ops(plan_a: Any, plan_b: Any) -> dict[str, tuple[str, str]]:
     """node -> (device in ``plan_a``, device in ``plan_b``) for every node the two plans
     (``Plan`` or plan JSON) place on different devices."""
-    a = {r[0]: r[1] for r in as_bars(plan_a).rows}
-    b = {r[0]: r[1] for r in as_bars(plan_b).rows}
+    a = {r.name: r.device for r in as_bars(plan_a).rows}
+    b = {r.name: r.device for r in as_bars(plan_b).rows}
     if set(a) != set(b):
         only = sorted(set(a) ^ set(b))
         raise HetlabError(

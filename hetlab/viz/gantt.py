@@ -45,15 +45,15 @@ def _critical(b: Bars, problem: Any, critical: bool | None, legend: bool):
     if not chain or (critical is None and len(chain) >= len(b.rows)):
         note = "critical path: every op" if chain and len(chain) > 1 else ""
         return [], note
-    row = {r[0]: r for r in b.rows}
-    total = sum(row[v][3] - row[v][2] for v in chain)
+    row = {r.name: r for r in b.rows}
+    total = sum(row[v].length for v in chain)
     what = f"on the critical path ({len(chain)} of {len(b.rows)} bars)"
     cp = [
         (
-            row[v][1],
-            row[v][2],
-            row[v][3],
-            f"<b>{v}</b>: {row[v][2]:.3f} → {row[v][3]:.3f} ms<br>{what}",
+            row[v].device,
+            row[v].start,
+            row[v].finish,
+            f"<b>{v}</b>: {row[v].start:.3f} → {row[v].finish:.3f} ms<br>{what}",
         )
         for v in chain
     ]
@@ -66,9 +66,9 @@ def _critical(b: Bars, problem: Any, critical: bool | None, legend: bool):
 def _traces(b: Bars, problem: Any, devs: list[str], opts: dict[str, Any], legend: bool = True):
     """The traces of ``b``, the rows they use, and notes for the title."""
     moves = transfers(b, problem)
-    links = list(dict.fromkeys(t.link for t in moves))
+    links = list(dict.fromkeys(t.device for t in moves))
     tx = [
-        (t.link, t.start, t.finish, f"{t.src} → {t.dst}: {t.finish - t.start:.3f} ms")
+        (t.device, t.start, t.finish, f"{t.args['src']} → {t.args['dst']}: {t.length:.3f} ms")
         for t in moves
     ]
     gaps = [(d, s, f, f"{d} idle {f - s:.3f} ms") for d, s, f in idle_gaps(b, devs)]

@@ -7,6 +7,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from hetlab.schedulers.bounds import lower_bound
+from hetlab.timeline import Interval
 from hetlab.viz.common import PALETTE, Bars, color_of, device_colors, fmt_ms
 
 CRITICAL = "#d62728"
@@ -70,25 +71,28 @@ def _op_of(problem: Any) -> dict[str, str]:
     return {n.id: n.op_type for n in problem.nodes} if problem is not None else {}
 
 
-def _colors(rows, b: Bars, problem: Any, color: str, devices: list[str]) -> list[str]:
+def _colors(
+    rows: list[Interval], b: Bars, problem: Any, color: str, devices: list[str]
+) -> list[str]:
     if color == "unit":
         pal = device_colors(devices)
-        return [pal.get(r[1], "#999") for r in rows]
+        return [pal.get(r.device, "#999") for r in rows]
     if color == "subgraph" and b.subgraphs:
         of = {v: k for k, g in enumerate(b.subgraphs) for v in g}
-        return [PALETTE[of[r[0]] % len(PALETTE)] if r[0] in of else "#bbb" for r in rows]
+        return [PALETTE[of[r.name] % len(PALETTE)] if r.name in of else "#bbb" for r in rows]
     op_of = _op_of(problem)
-    return [color_of(op_of.get(r[0], "?")) for r in rows]
+    return [color_of(op_of.get(r.name, "?")) for r in rows]
 
 
 def op_bar(b: Bars, problem: Any, color: str, devices: list[str]) -> go.Bar:
     """One bar per op that has its own interval (every op of a plan)."""
     op_of = _op_of(problem)
-    rows = [r for r in b.rows if r[0] not in b.members]
+    rows = [r for r in b.rows if r.name not in b.members]
     what = "measured" if b.measured else "predicted"
     text = [
-        f"<b>{r[0]}</b> ({op_of.get(r[0], '?')})<br>{r[1]}: {r[2]:.3f} → {r[3]:.3f} ms"
-        f" ({r[3] - r[2]:.3f} ms, {what}{', end approximate' if r[0] in b.approx else ''})"
+        f"<b>{r.name}</b> ({op_of.get(r.name, '?')})<br>{r.device}: {r.start:.3f} →"
+        f" {r.finish:.3f} ms ({r.length:.3f} ms, {what}"
+        f"{', end approximate' if r.name in b.approx else ''})"
         for r in rows
     ]
     return row_bar(
@@ -100,7 +104,7 @@ def op_bar(b: Bars, problem: Any, color: str, devices: list[str]) -> go.Bar:
         marker={
             "color": _colors(rows, b, problem, color, devices),
             "line": {"width": 0.5, "color": "white"},
-            "pattern": {"shape": ["." if r[0] in b.approx else "" for r in rows]},
+            "pattern": {"shape": ["." if r.name in b.approx else "" for r in rows]},
         },
         showlegend=False,
     )
@@ -110,23 +114,24 @@ def unit_bar(b: Bars, devices: list[str], legend: bool) -> go.Bar:
     """One bar per unit measured as a whole, in its device's colour, named inside; a
     dotted fill marks an approximate end."""
     pal = device_colors(devices)
-    rows = [r for r in b.rows if r[0] in b.members]
+    rows = [r for r in b.rows if r.name in b.members]
     hover = []
-    for key, dev, s, f in rows:
-        ms = b.members[key]
+    for r in rows:
+        ms = b.members[r.name]
         names = ", ".join(ms[:6]) + (f" and {len(ms) - 6} more" if len(ms) > 6 else "")
         end = (
             "<br>end approximate: the host saw it only when the device's work ended"
-            if key in b.approx
+            if r.name in b.approx
             else ""
         )
         hover.append(
-            f"<b>{key}</b>: {len(ms)} ops measured as a whole<br>{dev}: {s:.3f} → {f:.3f} ms"
-            f" ({f - s:.3f} ms){end}<br>{names}<br>the time of each op inside was not measured"
+            f"<b>{r.name}</b>: {len(ms)} ops measured as a whole<br>{r.device}: {r.start:.3f} →"
+            f" {r.finish:.3f} ms ({r.length:.3f} ms){end}<br>{names}<br>the time of each op"
+            " inside was not measured"
         )
     return row_bar(
         rows,
-        text=[f"{r[0]} · {len(b.members[r[0]])} ops" for r in rows],
+        text=[f"{r.name} · {len(b.members[r.name])} ops" for r in rows],
         textposition="inside",
         insidetextanchor="middle",
         textfont={"size": 10, "color": "white"},
@@ -136,10 +141,10 @@ def unit_bar(b: Bars, devices: list[str], legend: bool) -> go.Bar:
         legendgroup="measured units",
         showlegend=legend,
         marker={
-            "color": [pal.get(r[1], "#777") for r in rows],
+            "color": [pal.get(r.device, "#777") for r in rows],
             "line": {"width": 1, "color": "white"},
             "pattern": {
-                "shape": ["." if r[0] in b.approx else "" for r in rows],
+                "shape": ["." if r.name in b.approx else "" for r in rows],
                 "fgcolor": "white",
             },
         },
@@ -153,8 +158,8 @@ def share_bar(b: Bars, problem: Any, legend: bool) -> go.Bar:
     return row_bar(
         rows,
         text=[
-            f"<b>{r[0]}</b> ({op_of.get(r[0], '?')})<br>estimated {r[3] - r[2]:.3f} ms: its unit's"
-            " measured time split by flops, not measured per op"
+            f"<b>{r.name}</b> ({op_of.get(r.name, '?')})<br>estimated {r.length:.3f} ms: its"
+            " unit's measured time split by flops, not measured per op"
             for r in rows
         ],
         textposition="none",
@@ -170,14 +175,14 @@ def share_bar(b: Bars, problem: Any, legend: bool) -> go.Bar:
     )
 
 
-def row_bar(rows: list[tuple[str, str, float, float]], **trace: Any) -> go.Bar:
-    """A horizontal bar per (key, device, start, finish) row, keyed by ``customdata``."""
+def row_bar(rows: list[Interval], **trace: Any) -> go.Bar:
+    """A horizontal bar per row on its device's row, keyed by its name (``customdata``)."""
     return go.Bar(
         orientation="h",
-        base=[r[2] for r in rows],
-        x=[r[3] - r[2] for r in rows],
-        y=[r[1] for r in rows],
-        customdata=[r[0] for r in rows],
+        base=[r.start for r in rows],
+        x=[r.length for r in rows],
+        y=[r.device for r in rows],
+        customdata=[r.name for r in rows],
         **trace,
     )
 
@@ -205,9 +210,14 @@ def moved_trace(b: Bars, moved: dict[str, tuple[str, str]], legend: bool) -> go.
     """A black outline, crossed, on each op of ``moved`` (node -> (its device in the other
     plan, its device here))."""
     segs = [
-        (d, s, f, f"<b>{v}</b>: on {moved[v][1]} here, on {moved[v][0]} in the other plan")
-        for v, d, s, f in b.rows
-        if v in moved
+        (
+            r.device,
+            r.start,
+            r.finish,
+            f"<b>{r.name}</b>: on {moved[r.name][1]} here, on {moved[r.name][0]} in the other plan",
+        )
+        for r in b.rows
+        if r.name in moved
     ]
     pattern = {"shape": "x", "fgcolor": MOVED, "solidity": 0.15}
     line = {"width": 2, "color": MOVED}
@@ -218,7 +228,7 @@ def boundaries(b: Bars) -> list[float]:
     """When each subgraph of a plan finishes: where its boundary line is drawn."""
     if not b.subgraphs:
         return []
-    fin = {r[0]: r[3] for r in b.rows}
+    fin = {r.name: r.finish for r in b.rows}
     return sorted(
         {max(fin[v] for v in g if v in fin) for g in b.subgraphs if any(v in fin for v in g)}
     )
@@ -226,6 +236,6 @@ def boundaries(b: Bars) -> list[float]:
 
 def devices_of(b: Bars, problem: Any) -> list[str]:
     """The device rows: the problem's order (or the run's), then any other used."""
-    used = list(dict.fromkeys(r[1] for r in b.rows))
+    used = list(dict.fromkeys(r.device for r in b.rows))
     known = list(problem.devices) if problem is not None else (b.devices or [])
     return [d for d in known if d in used] + [d for d in used if d not in known] or known

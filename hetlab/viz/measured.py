@@ -10,6 +10,9 @@ device's own timings of its kernels; no split does) and a unit's only entry are 
 node's own interval. ``"approx": true`` marks a unit whose end the host saw only at the end of its
 device's work. A ``RunReport`` object (not its JSON) also carries its events: the host ->
 device and device -> host copies are then drawn as the run's transfers.
+
+Every span here is an ``Interval`` in ms: a node's (kind ``"node"``), a unit's measured as
+a whole (``"unit"``, named ``"unit K"``) and a copy's (``"copy"``, on its link).
 """
 
 from __future__ import annotations
@@ -18,18 +21,15 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
+from hetlab.timeline import Interval
+
 TILE_TOL = 1e-6  # ms: consecutive shares of a unit meet exactly (one value rounded once)
 
 
-@dataclass
-class Transfer:
-    """One copy ``src -> dst`` on ``link`` ("a→b"), in ms."""
-
-    src: str
-    dst: str
-    link: str
-    start: float
-    finish: float
+def transfer(src: str, dst: str, link: str, start: float, finish: float) -> Interval:
+    """One copy ``src -> dst`` (node or tensor, to node or unit) on ``link`` ("a→b"), in ms:
+    an interval of kind ``"copy"`` on the link's row, named ``"src→dst"``."""
+    return Interval("copy", link, f"{src}→{dst}", start, finish, {"src": src, "dst": dst})
 
 
 def get(obj: Any, key: str, default: Any = None) -> Any:
@@ -41,22 +41,23 @@ def get(obj: Any, key: str, default: Any = None) -> Any:
 
 @dataclass
 class Measured:
-    """``rows``: (key, device, start, finish), a node's id or ``"unit K"``; ``members``: the
-    nodes of each unit row; ``shares``: the estimated per-node rows inside those units;
-    ``approx``: the keys whose end is approximate; ``moves``: the copies, or None when the
-    report does not carry its events."""
+    """``rows``: a node's interval, or a unit's (named ``"unit K"``) measured as a whole;
+    ``members``: the nodes of each unit row; ``shares``: the estimated per-node rows inside
+    those units; ``approx``: the names whose end is approximate; ``moves``: the copies, or
+    None when the report does not carry its events."""
 
-    rows: list[tuple[str, str, float, float]]
+    rows: list[Interval]
     members: dict[str, list[str]] = field(default_factory=dict)
-    shares: list[tuple[str, str, float, float]] = field(default_factory=list)
+    shares: list[Interval] = field(default_factory=list)
     approx: set[str] = field(default_factory=set)
-    moves: list[Transfer] | None = None
+    moves: list[Interval] | None = None
 
 
-def _entry(e: Any) -> tuple[str, str, float, float]:
-    return (
-        str(get(e, "node")),
+def _entry(e: Any) -> Interval:
+    return Interval(
+        "node",
         str(get(e, "device")),
+        str(get(e, "node")),
         float(get(e, "start")),
         float(get(e, "finish")),
     )
@@ -91,7 +92,7 @@ def measured(timeline: list[Any], events: list[Any] | None = None) -> Measured:
             continue
         key = f"unit {u}"
         start, finish = float(get(es[0], "start")), max(float(get(e, "finish")) for e in es)
-        out.rows.append((key, dev, start, finish))
+        out.rows.append(Interval("unit", dev, key, start, finish, {"unit": u}))
         out.members[key] = [str(get(e, "node")) for e in es]
         out.shares += [_entry(e) for e in es]
         if approx:
@@ -101,7 +102,7 @@ def measured(timeline: list[Any], events: list[Any] | None = None) -> Measured:
     return out
 
 
-def copies(events: list[Any]) -> list[Transfer]:
+def copies(events: list[Any]) -> list[Interval]:
     """The host -> device (``recv``) and device -> host (``send``) copies of a run's events."""
     out = []
     for ev in events:
@@ -112,6 +113,6 @@ def copies(events: list[Any]) -> list[Transfer]:
         src, dst = ("host", dev) if kind == "recv" else (dev, "host")
         s, f = float(get(ev, "start")), float(get(ev, "finish"))
         out.append(
-            Transfer(name, f"unit {get(ev, 'args', {}).get('unit', '?')}", f"{src}→{dst}", s, f)
+            transfer(name, f"unit {get(ev, 'args', {}).get('unit', '?')}", f"{src}→{dst}", s, f)
         )
     return out

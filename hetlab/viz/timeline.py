@@ -10,7 +10,7 @@ from hetlab.executor.trace import Event, chrome_trace
 from hetlab.timeline import Interval
 from hetlab.timeline import critical_path as timeline_path
 from hetlab.viz.common import Bars, as_bars
-from hetlab.viz.measured import Transfer
+from hetlab.viz.measured import transfer
 
 
 def link_name(a: str, b: str) -> str:
@@ -21,12 +21,13 @@ def _tol(b: Bars) -> float:
     return 1e-9 * max(1.0, abs(b.makespan))
 
 
-def transfers(b: Bars, problem: Any) -> list[Transfer]:
+def transfers(b: Bars, problem: Any) -> list[Interval]:
     """The transfers of a predicted timeline under the standard timing model: receives are
     blocking, so a unit's inputs from other devices arrive one after another from its start,
     before it computes. Nodes with one device and one interval are one unit (a fused group).
     A measured run has the copies its events recorded (none when the report carries no
-    events); a predicted timeline without a problem has none."""
+    events); a predicted timeline without a problem has none. Each is a ``"copy"`` interval
+    on its link (``measured.transfer``)."""
     if b.measured:
         return list(b.moves or [])
     if problem is None:
@@ -35,10 +36,10 @@ def transfers(b: Bars, problem: Any) -> list[Transfer]:
     comm, preds = problem.comm_tensor, problem.preds
     units: dict[tuple[str, float, float], list[str]] = {}
     dev_of: dict[str, str] = {}
-    for node, dev, s, f in b.rows:
-        units.setdefault((dev, s, f), []).append(node)
-        dev_of[node] = dev
-    out: list[Transfer] = []
+    for r in b.rows:
+        units.setdefault((r.device, r.start, r.finish), []).append(r.name)
+        dev_of[r.name] = r.device
+    out: list[Interval] = []
     for (dev, s, _f), members in units.items():
         inside = set(members)
         t = s
@@ -51,22 +52,22 @@ def transfers(b: Bars, problem: Any) -> list[Transfer]:
                 if src in inside or du is None or du == dev or du not in dix:
                     continue
                 c = float(comm[k, dix[du], dix[dev]])
-                out.append(Transfer(src, v, link_name(du, dev), t, t + c))
+                out.append(transfer(src, v, link_name(du, dev), t, t + c))
                 t += c
     return out
 
 
 def idle_gaps(b: Bars, devices: list[str]) -> list[tuple[str, float, float]]:
     """(device, start, finish) of every stretch a device waits, up to the end of the run."""
-    end = max((r[3] for r in b.rows), default=0.0)
+    end = max((r.finish for r in b.rows), default=0.0)
     tol = _tol(b)
     out = []
     for d in devices:
         t = 0.0
-        for _, _, s, f in sorted((r for r in b.rows if r[1] == d), key=lambda r: (r[2], r[3])):
-            if s > t + tol:
-                out.append((d, t, s))
-            t = max(t, f)
+        for r in sorted((r for r in b.rows if r.device == d), key=lambda r: (r.start, r.finish)):
+            if r.start > t + tol:
+                out.append((d, t, r.start))
+            t = max(t, r.finish)
         if end > t + tol:
             out.append((d, t, end))
     return out
@@ -83,7 +84,7 @@ def critical_path(b: Any, problem: Any) -> list[str]:
     if problem is None or not b.rows:
         return []
     key_of = {m: k for k, ms in b.members.items() for m in ms}
-    spans = {k: Interval("node", d, k, s, f) for k, d, s, f in b.rows}
+    spans = {r.name: r for r in b.rows}
     idx = problem.index
     waits = {
         k: [
@@ -104,12 +105,9 @@ def plan_trace(plan_or_run: Any, problem: Any = None, name: str | None = None) -
     """A plan's predicted timeline (or a run's) as a Chrome trace-event document: one row
     per device, one per link carrying transfers; it opens in Perfetto and chrome://tracing."""
     b = as_bars(plan_or_run, name)
-    events = [Event("node", d, v, s, f, {"node": v}) for v, d, s, f in b.rows]
+    events = [Event("node", r.device, r.name, r.start, r.finish, {"node": r.name}) for r in b.rows]
     moves = transfers(b, problem)
-    events += [
-        Event("recv", t.link, f"{t.src}→{t.dst}", t.start, t.finish, {"src": t.src, "dst": t.dst})
-        for t in moves
-    ]
-    devices = list(dict.fromkeys(r[1] for r in b.rows))
-    links = list(dict.fromkeys(t.link for t in moves))
+    events += [Event("recv", t.device, t.name, t.start, t.finish, t.args) for t in moves]
+    devices = list(dict.fromkeys(r.device for r in b.rows))
+    links = list(dict.fromkeys(t.device for t in moves))
     return chrome_trace(events, devices + links, name or b.label)

@@ -168,15 +168,18 @@ def test_a_launch_without_a_block_gets_one_dividing_its_global_size(size):
 
 def test_node_times_span_their_launches_within_the_run():
     """Marks are event times in ms from the first; a node's interval covers its launches,
-    clipped to the run's host interval, and a fused node sits at its host's finish."""
+    clipped to the run's host interval, and a fused node sits at its host's finish; each is
+    a node interval on the device that ran it."""
     cp = SimpleNamespace(cuda=SimpleNamespace(get_elapsed_time=lambda a, b: b - a))
     launches = [SimpleNamespace(node=v) for v in ("a", "b", "a", "c")]
     h = SimpleNamespace(launches=launches, node_ids=["a", "b", "c", "r", "z"], fused={"r": "b"})
-    t = {x.node: (x.start, x.finish) for x in launch_node_times(cp, h, [0, 1, 2, 4, 9], 10, 10.006)}
+    times = launch_node_times(cp, h, [0, 1, 2, 4, 9], 10, 10.006, "cuda0")
+    assert {(x.kind, x.device) for x in times} == {("node", "cuda0")}
+    t = {x.name: (x.start, x.finish) for x in times}
     assert t["a"] == pytest.approx((10.0, 10.004)) and t["b"] == pytest.approx((10.001, 10.002))
     assert t["c"] == pytest.approx((10.004, 10.006))  # its 9 ms end clipped to the run's end
     assert t["r"] == pytest.approx((10.002, 10.002)) and t["z"] == (10, 10)
-    no_marks = launch_node_times(cp, h, [], 10, 11)  # not timed: every node at the start
+    no_marks = launch_node_times(cp, h, [], 10, 11, "cuda0")  # not timed: every node at the start
     assert [(x.start, x.finish) for x in no_marks] == [(10, 10)] * 5
 
 

@@ -162,7 +162,7 @@ def test_node_times_ordered(dev):
     ]
     _, (unit, res), _ = run_case(dev, nodes, {"x": rnd(1, 3, 8, 8)}, {"w": rnd(4, 3, 3, 3, seed=1)})
     ts = res.node_times
-    assert [t.node for t in ts] == unit.nodes
+    assert [t.name for t in ts] == unit.nodes and {t.device for t in ts} == {dev.name}
     assert all(res.start <= t.start <= t.finish <= res.finish for t in ts)
     assert (
         ts[0].finish <= ts[1].start + 1e-6 and ts[1].finish <= ts[2].start + 1e-6

@@ -107,7 +107,7 @@ def test_conv_bn_relu_fused(dev):
     assert len(plan.launches) == 1 and set(plan.fused) == {"n1", "n2"}
     if not dev.capabilities().node_times:  # a device that times only whole units
         return
-    assert [t.node for t in res.node_times] == ["n0", "n1", "n2"]
+    assert [t.name for t in res.node_times] == ["n0", "n1", "n2"]
     assert all(res.start <= t.start <= t.finish <= res.finish for t in res.node_times)
 
 

@@ -78,6 +78,31 @@ def test_group_is_enqueued_ahead_of_time(devs, graph):
         assert all(e.args.get("aot") for e in rep.events if e.kind == "unit")
 
 
+@pytest.mark.parametrize("sequential", [False, True])
+def test_node_times_are_node_intervals_of_their_units_device_inside_their_unit(
+    devs, graph, sequential
+):
+    """Timed by the group's stamps (ahead of time) or by each run (one at a time): every
+    node a device timed is a node interval on the device of its unit, within its unit's
+    interval, in the unit's node order."""
+    ids = [v.id for v in graph.nodes]
+    device_of = {
+        v: "cpu0" if v.startswith("a_") else ("cl0.q1", "cl0")[i % 2] for i, v in enumerate(ids)
+    }
+    plan = Plan.of(device_of, graph.topo_order(), sequential=sequential)
+    with Executor(graph, plan, devs, node_times=True) as ex:
+        rep = ex.run_once({"x": np.ones((1, 8, 16, 16), "float32")})
+        unit_of = {int(e.args["unit"]): e for e in rep.events if e.kind == "unit"}
+        timed = rep.node_times
+        assert any(ex.specs[i].device.startswith("cl0") for i in timed)
+        for i, times in timed.items():
+            ev, spec = unit_of[i], ex.specs[i]
+            assert [t.name for t in times] == spec.nodes
+            assert {(t.kind, t.device) for t in times} == {("node", spec.device)}
+            tol = 1e-3  # ms: the stamps' mapping onto the host clock
+            assert all(ev.start - tol <= t.start <= t.finish <= ev.finish + tol for t in times)
+
+
 def test_a_sequential_plan_is_enqueued_ahead_of_time_only_on_one_queue(devs, graph):
     """One device keeps a sequential plan's order by itself; two queues would overlap."""
     x = {"x": __import__("numpy").ones((1, 8, 16, 16), "float32")}

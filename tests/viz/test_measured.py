@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from hetlab.executor.trace import Event, node_timeline
+from hetlab.timeline import Interval
 from hetlab.viz import critical_path, gantt_figure, op_scatter_figure
 from hetlab.viz.common import as_bars
 from hetlab.viz.gantt_parts import breakdown
@@ -63,7 +64,12 @@ def test_estimates_are_hatched_and_tile_their_unit(big_unit):
 
 def test_nodes_timed_on_their_own_keep_their_bars(big_unit):
     p, nodes = big_unit
-    timed = {0: [(v, 1.0 + 0.19 * i, 1.0 + 0.19 * i + 0.15) for i, v in enumerate(nodes)]}
+    timed = {
+        0: [
+            Interval("node", "cpu", v, 1 + 0.19 * i, 1 + 0.19 * i + 0.15)
+            for i, v in enumerate(nodes)
+        ]
+    }
     fig = gantt_figure(_unit_report(nodes, timed=timed), p)  # gaps between kernels
     assert len(fig.data[0].base) == 65 and _trace(fig, "measured units") is None
     doc = _unit_report(nodes)
@@ -92,7 +98,7 @@ def test_measured_units_take_part_in_the_critical_path():
     units = {0: ["a", "b"], 1: ["c", "e"], 2: ["d", "f"], 3: ["g", "h"]}
     doc = {"timeline": node_timeline(events, units, {})}
     assert critical_path(doc, p) == ["unit 0", "unit 2", "unit 3"]
-    assert {r[1] for r in as_bars(doc).rows} == set(dev.values())
+    assert {r.device for r in as_bars(doc).rows} == set(dev.values())
 
 
 def test_a_report_with_events_draws_its_copies_and_a_dict_says_it_has_none():

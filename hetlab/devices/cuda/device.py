@@ -208,7 +208,11 @@ class CudaDevice(KernelDevice):
             self.stream.synchronize()
             t1 = now()
         outs = {name: h.result(name) for name in unit.outputs}
-        times = LazyNodeTimes(lambda: launch_node_times(cp, h, marks, t0, t1)) if timed else []
+        times = (
+            LazyNodeTimes(lambda: launch_node_times(cp, h, marks, t0, t1, self.name))
+            if timed
+            else []
+        )
         return RunResult(outputs=outs, start=t0, finish=t1, node_times=times)
 
     def graph_timer(self, unit: Unit, inputs: dict[str, Any]) -> Callable[[], float]:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from hetlab.devices.base import NodeTime, now
+from hetlab.devices.base import node_time, now
 from hetlab.devices.kernels.launches import node_times
+from hetlab.timeline import Interval
 
 
 class GraphTimer:
@@ -23,10 +24,13 @@ class GraphTimer:
         return now() - t0
 
 
-def launch_node_times(cp: Any, h: Any, marks: list[Any], t0: float, t1: float) -> list[NodeTime]:
-    """Per node, the span of its launches, from the CUDA events around each launch."""
+def launch_node_times(
+    cp: Any, h: Any, marks: list[Any], t0: float, t1: float, device: str
+) -> list[Interval]:
+    """Per node, the span of its launches on ``device``, from the CUDA events around each
+    launch."""
     if len(marks) < 2:
-        return [NodeTime(nid, t0, t0) for nid in h.node_ids]
+        return [node_time(device, nid, t0, t0) for nid in h.node_ids]
     span: dict[str, list[float]] = {}
     for i, L in enumerate(h.launches):
         a = t0 + cp.cuda.get_elapsed_time(marks[0], marks[i]) * 1e-3
@@ -34,4 +38,4 @@ def launch_node_times(cp: Any, h: Any, marks: list[Any], t0: float, t1: float) -
         a, b = min(a, t1), min(max(b, a), t1)
         cur = span.get(L.node)
         span[L.node] = [a, b] if cur is None else [min(cur[0], a), max(cur[1], b)]
-    return node_times(h, span, t0)
+    return node_times(h, span, t0, device)

@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from hetlab.devices.base import NodeTime
+from hetlab.devices.base import node_time
 from hetlab.devices.kernels.bounds import Checks
+from hetlab.timeline import Interval
 
 
 @dataclass
@@ -71,17 +72,17 @@ class Plan:
         return buf
 
 
-def node_times(h: Any, span: dict[str, list[float]], idle: float) -> list[NodeTime]:
-    """The node times of the unit whose handle is ``h`` from its launches' ``span``: a node
-    fused into its producer's launch sits at that launch's end, and a node with no launch (a
-    pure view: Reshape, Identity...) at ``idle``."""
+def node_times(h: Any, span: dict[str, list[float]], idle: float, device: str) -> list[Interval]:
+    """The node times on ``device`` of the unit whose handle is ``h`` from its launches'
+    ``span``: a node fused into its producer's launch sits at that launch's end, and a node
+    with no launch (a pure view: Reshape, Identity...) at ``idle``."""
     out = []
     for nid in h.node_ids:
         host = h.fused.get(nid)
         if host is not None and host in span:
-            out.append(NodeTime(nid, span[host][1], span[host][1]))
+            out.append(node_time(device, nid, span[host][1], span[host][1]))
         elif nid in span:
-            out.append(NodeTime(nid, *span[nid]))
+            out.append(node_time(device, nid, *span[nid]))
         else:
-            out.append(NodeTime(nid, idle, idle))
+            out.append(node_time(device, nid, idle, idle))
     return out

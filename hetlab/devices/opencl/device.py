@@ -256,7 +256,7 @@ class OpenCLDevice(OpenCLBuffers, KernelDevice):
             h.checks.verify()
         outs = {name: h.result(name) for name in unit.outputs}
         times = (
-            LazyNodeTimes(lambda: run_node_times(h, events, t0, t1))
+            LazyNodeTimes(lambda: run_node_times(h, events, t0, t1, self.name))
             if self.record_node_times
             else []
         )

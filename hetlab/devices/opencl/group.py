@@ -31,11 +31,12 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.base import NodeTime, now
+from hetlab.devices.base import now
 from hetlab.devices.group import Event, GroupContext, GroupRunner, UnitSpec, one_queue
 from hetlab.devices.kernels.launches import node_times
 from hetlab.devices.opencl.launcher import enqueue, enqueue_each
 from hetlab.devices.opencl.stamps import launch_spans
+from hetlab.timeline import Interval
 
 
 class UnitDone:
@@ -73,7 +74,7 @@ class AotGroup(GroupRunner):
         self.user: dict[str, Any] = {}
         self.aborted = False
         self.end: float | None = None  # the last run's end, once it ran to the end
-        self.report: tuple[list[Event], dict[int, list[NodeTime]]] | None = None
+        self.report: tuple[list[Event], dict[int, list[Interval]]] | None = None
 
     @classmethod
     def fits(cls, ex: GroupContext, names: Sequence[str]) -> bool:
@@ -252,17 +253,17 @@ class AotGroup(GroupRunner):
         """The last run's unit events, from the launches' OpenCL stamps."""
         return self._stamps()[0]
 
-    def node_times(self) -> dict[int, list[NodeTime]]:
+    def node_times(self) -> dict[int, list[Interval]]:
         """The last run's node times per unit (profiling queues only)."""
         return self._stamps()[1]
 
-    def _stamps(self) -> tuple[list[Event], dict[int, list[NodeTime]]]:
+    def _stamps(self) -> tuple[list[Event], dict[int, list[Interval]]]:
         """The last run's unit events and node times, read once, after the run is timed."""
         if self.report is None and self.end is not None:
             self.report = self._read_stamps(self.end)
         return self.report or ([], {})
 
-    def _read_stamps(self, end: float) -> tuple[list[Event], dict[int, list[NodeTime]]]:
+    def _read_stamps(self, end: float) -> tuple[list[Event], dict[int, list[Interval]]]:
         ex = self.ex
         profiled = all(d.record_node_times for d in self.devs.values())
         firsts = [evs[0] for evs in self.launch_events.values() if evs]
@@ -278,7 +279,7 @@ class AotGroup(GroupRunner):
                 finish = max(finish, start)
                 span = launch_spans(ex.units[s.index].handle.launches, evs, ref, self.t0, end)
                 first = min((v[0] for v in span.values()), default=self.t0)
-                times[s.index] = node_times(ex.units[s.index].handle, span, first)
+                times[s.index] = node_times(ex.units[s.index].handle, span, first, s.device)
             else:
                 start, finish = self.enqueued_at[s.index], end
                 args["approx"] = True

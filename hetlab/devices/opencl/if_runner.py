@@ -27,13 +27,14 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.base import NodeTime, RunResult, Unit, now
+from hetlab.devices.base import RunResult, Unit, node_time, now
 from hetlab.devices.kernels.builder import UnitBuilder
 from hetlab.devices.kernels.ops import why_not
 from hetlab.devices.kernels.ops.common import const_weights
 from hetlab.devices.kernels.ops.if_support import classify, is_float, node_reads
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import OpGraph, Tensor
+from hetlab.timeline import Interval
 
 
 def _segments(graph: OpGraph, node_ids: list[str], is_step) -> list[tuple[str, list[str]]]:
@@ -217,7 +218,7 @@ class Composite:
     def run(self, device: Any, unit: Unit, inputs: dict[str, Any]) -> RunResult:
         env = dict(inputs)
         t0 = now()
-        times: list[NodeTime] = []
+        times: list[Interval] = []
         for kind, s in self.steps:
             if kind == "kernels":
                 res = device.run(s, {t: env[t] for t in s.inputs})
@@ -226,7 +227,7 @@ class Composite:
             else:
                 a = now()
                 env.update(s.run(env))  # each kernel segment inside waits for its queue
-                times.append(NodeTime(s.node_id, a, now()))
+                times.append(node_time(device.name, s.node_id, a, now()))
         t1 = now()
         missing = [t for t in unit.outputs if t not in env]
         if missing:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from hetlab.devices.base import NodeTime
 from hetlab.devices.kernels.launches import node_times
+from hetlab.timeline import Interval
 
 
 def launch_spans(
@@ -30,9 +30,13 @@ def launch_spans(
     return span
 
 
-def run_node_times(h: Any, events: Sequence[Any], t0: float, t1: float) -> list[NodeTime]:
-    """The node times of one run of a unit from ``t0`` to ``t1`` (``OpenCLDevice.run``),
-    its stamps mapped from its first event's; a node with no launch sits at ``t0``."""
+def run_node_times(
+    h: Any, events: Sequence[Any], t0: float, t1: float, device: str
+) -> list[Interval]:
+    """The node times of one run of a unit on ``device`` from ``t0`` to ``t1``
+    (``OpenCLDevice.run``), its stamps mapped from its first event's; a node with no launch
+    sits at ``t0``."""
     if not events:
         return []
-    return node_times(h, launch_spans(h.launches, events, events[0].profile.queued, t0, t1), t0)
+    span = launch_spans(h.launches, events, events[0].profile.queued, t0, t1)
+    return node_times(h, span, t0, device)

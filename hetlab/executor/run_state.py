@@ -71,13 +71,16 @@ class RunState:
         return (t - self.t0) * 1000.0
 
     def fail(self, spec: UnitSpec, e: BaseException) -> None:
-        """Keep the run's first failure; let go every group and every waiting worker."""
+        """Keep the run's first failure; let go every group and every waiting worker (on a
+        unit's done-waiter, or on its turn)."""
         if self.abort is None:
             self.abort = (spec, e)
         for g in self.groups:
             g.abort()
         for ev in self.done:
             ev.set()
+        with self.turn_cv:
+            self.turn_cv.notify_all()
 
     def published(self, tensor: str) -> None:
         """A worker has put ``tensor`` in ``host``: pass it on to a device waiting for it

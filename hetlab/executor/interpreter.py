@@ -15,6 +15,8 @@
   sets another; docs/decisions.md#gil-switch-interval says why 0.1 ms.
 - If a unit fails on an OpenCL device, it and the rest of that device's units run on the
   first other device (the first CPU group) from host copies; the report lists them.
+- What a run shares with the workers is a ``RunState`` (``run_state.py``) the executor
+  builds at ``prepare`` and hands them; the workers never see the executor.
 Times: ``now()`` seconds on devices, ms from the repetition's start in events.
 """
 
@@ -23,7 +25,6 @@ from __future__ import annotations
 import os
 import queue
 import sys
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Self
@@ -31,6 +32,7 @@ from typing import Any, Self
 from hetlab.devices.base import Device, Unit, is_accelerator, now, unsupported_summary
 from hetlab.devices.group import GroupRunner
 from hetlab.errors import HetlabError
+from hetlab.executor.run_state import RunState
 from hetlab.executor.trace import Event
 from hetlab.executor.units import RunError, UnitSpec, build_units, check_fixed, check_plan, route
 from hetlab.executor.worker import GroupWorker, Worker
@@ -120,11 +122,9 @@ class Executor:
         self.units: list[Unit] = []
         self.failed: dict[str, str] = {}  # device -> first error
         self.fallbacks: dict[int, dict[str, Any]] = {}
-        self._fb_units: dict[int, Unit] = {}
-        self._fb_lock = threading.Lock()
+        self.state: RunState | None = None  # built by ``prepare``
         self._workers: dict[str, Worker] = {}
         self._groups: list[GroupRunner] = []
-        self._grouped: set[str] = set()  # devices whose units a group runs
         self.on_publish: dict[str, Callable[[], None]] = {}
         self._profiling: dict[str, bool] = {}
         others = [d.name for d in self.devices.values() if not is_accelerator(d)]
@@ -152,12 +152,25 @@ class Executor:
                 dev.record_node_times = self.node_times
         cpus = [d for d in used if not is_accelerator(self.devices[d])]
         self._inline = cpus[0] if self.main_thread and cpus else None
-        grouped = self._grouped = self._group_queues(used)
+        self.state = RunState(
+            self.graph,
+            self.devices,
+            self.specs,
+            self.units,
+            r,
+            self.sequential,
+            self.fallback_device,
+            self.failed,
+            self.fallbacks,
+            self.on_publish,
+            self._groups,
+        )
+        grouped = self._group_queues(used)
         for d in used:
             if d in grouped:
                 continue
             self._workers[d] = Worker(
-                self, d, [s for s in self.specs if s.device == d], threaded=d != self._inline
+                self.state, d, [s for s in self.specs if s.device == d], threaded=d != self._inline
             )
 
     def _group_queues(self, used: list[str]) -> set[str]:
@@ -177,7 +190,7 @@ class Executor:
             if group is None:
                 continue
             self._groups.append(group)
-            self._workers[names[0]] = GroupWorker(self, group)
+            self._workers[names[0]] = GroupWorker(self.state, group)
             grouped.update(names)
         return grouped
 
@@ -188,26 +201,18 @@ class Executor:
         absent = [t for t in self.graph.inputs if t not in inputs]
         if absent:
             raise HetlabError(f"missing model input {absent[0]!r}")
-        self.host: dict[str, Any] = dict(inputs)
+        host = dict(inputs)
         for t in self.graph.inputs:
-            check_fixed(self.graph, self.specs, self.fixed_in, t, self.host[t])
-        # a group sets its own units' done-events in start_run
-        self._done = [None if s.device in self._grouped else threading.Event() for s in self.specs]
-        self._abort: tuple[UnitSpec, BaseException] | None = None
-        self._turn = 0
-        self._turn_cv = threading.Condition()
-        self._events: list[Event] = []
-        self._raw_node_times: dict[int, Sequence[Interval]] = {}
-        for g in self._groups:
-            for i, waiter in g.start_run().items():
-                self._done[i] = waiter
+            check_fixed(self.graph, self.specs, self.fixed_in, t, host[t])
+        st = self.state
+        st.start(host)
         finished: queue.Queue = queue.Queue()
         threaded = [w for w in self._workers.values() if w.thread is not None]
         interval = sys.getswitchinterval()
         if len(self._workers) > 1 and self.switch_interval_s:
             sys.setswitchinterval(min(interval, self.switch_interval_s))
         try:
-            self._t0 = t0 = now()
+            st.t0 = t0 = now()
             for w in threaded:
                 w.jobs.put(finished)
             if self._inline is not None:  # HOPE: the main thread drives the first CPU group
@@ -217,57 +222,44 @@ class Executor:
             wall = (now() - t0) * 1000.0
         finally:
             sys.setswitchinterval(interval)
-        if self._abort is not None:
-            s, e = self._abort
+        if st.abort is not None:
+            s, e = st.abort
             if not isinstance(e, Exception):
                 raise e
             if isinstance(e, HetlabError) and not isinstance(e, RunError):
                 raise e
             raise RunError(f"{s.label} failed: {type(e).__name__}: {e}") from e
         for g in self._groups:  # read once the run is timed
-            self._events += g.events()
-            self._raw_node_times.update(g.node_times())
-        outs = {t: self.host[t] for t in self.graph.outputs}
-        events = sorted(self._events, key=lambda ev: (ev.start, ev.device))
-        return Repetition(wall, outs, events, self._raw_node_times, t0)
+            st.events += g.events()
+            st.raw_node_times.update(g.node_times())
+        outs = {t: st.host[t] for t in self.graph.outputs}
+        events = sorted(st.events, key=lambda ev: (ev.start, ev.device))
+        return Repetition(wall, outs, events, st.raw_node_times, t0)
+
+    # --- what the workers and group runners share (``RunState``) -----------------
+    @property
+    def host(self) -> dict[str, Any]:
+        """This run's host arrays: model inputs, then what units publish."""
+        return self.state.host
 
     def ms(self, t: float) -> float:
-        return (t - self._t0) * 1000.0
+        return self.state.ms(t)
 
     def fail(self, spec: UnitSpec, e: BaseException) -> None:
-        if self._abort is None:
-            self._abort = (spec, e)
-        for g in self._groups:
-            g.abort()
-        for ev in self._done:
-            ev.set()
+        self.state.fail(spec, e)
 
     def published(self, tensor: str) -> None:
-        """A worker has put ``tensor`` in ``host``: pass it on to a device waiting for it
-        (once its shape is the one a kernel device reading it was built for)."""
-        check_fixed(self.graph, self.specs, self.fixed_in, tensor, self.host[tensor])
-        hook = self.on_publish.get(tensor)
-        if hook is not None:
-            hook()
-        with self._turn_cv:
-            self._turn_cv.notify_all()
+        """``tensor`` is in ``host``: wake whatever waits for it (``RunState.published``)."""
+        self.state.published(tensor)
 
     def wait_turn(self, spec: UnitSpec) -> None:
-        with self._turn_cv:
-            while self._turn != spec.index and self._abort is None:
-                self._turn_cv.wait()
+        self.state.wait_turn(spec)
 
     def end_turn(self) -> None:
-        with self._turn_cv:
-            self._turn += 1
-            self._turn_cv.notify_all()
+        self.state.end_turn()
 
     def fallback_unit(self, spec: UnitSpec) -> Unit:
-        with self._fb_lock:
-            if spec.index not in self._fb_units:
-                dev = self.devices[self.fallback_device]
-                self._fb_units[spec.index] = dev.prepare(self.graph, spec.nodes)
-            return self._fb_units[spec.index]
+        return self.state.fallback_unit(spec)
 
     def close(self) -> None:
         for w in self._workers.values():
@@ -285,8 +277,9 @@ class Executor:
         for d, was in self._profiling.items():
             self.devices[d].record_node_times = was
         self._profiling.clear()
+        spare = list(self.state.fallback_units.values()) if self.state else []
         for name, dev in self.devices.items():  # sessions live on in the devices' caches else
-            dev.forget([u for u in [*self.units, *self._fb_units.values()] if u.device == name])
+            dev.forget([u for u in [*self.units, *spare] if u.device == name])
 
     def __enter__(self) -> Self:
         return self

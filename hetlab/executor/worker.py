@@ -1,7 +1,9 @@
 """The thread that drives one device for the interpreter (``interpreter.Executor``):
 waits for the units each unit depends on, receives tensors from the host (once per device),
 runs the unit, sends what other devices need to the host, frees buffers after last use, and
-re-runs a failed OpenCL unit on the fallback CPU device. Times: ``now()`` seconds."""
+re-runs a failed OpenCL unit on the fallback CPU device. A worker sees the run only through
+the ``RunState`` the executor hands it (``run_state.py``), and never the executor itself.
+Times: ``now()`` seconds."""
 
 from __future__ import annotations
 
@@ -9,18 +11,15 @@ import contextlib
 import os
 import queue
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from hetlab.devices.base import is_accelerator, now
+from hetlab.devices.group import GroupRunner
+from hetlab.executor.run_state import RunState
 from hetlab.executor.trace import Event
 from hetlab.executor.units import RunError, UnitSpec
-
-if TYPE_CHECKING:
-    from hetlab.devices.group import GroupRunner
-    from hetlab.executor.interpreter import Executor
-
 
 # thread id -> [its cores before the first executor pinned it, executors holding it]
 _HELD: dict[int, list] = {}
@@ -51,10 +50,10 @@ class Worker:
     when not ``threaded``, the caller's thread, pinned for the run and restored after."""
 
     def __init__(
-        self, ex: Executor, device: str, specs: list[UnitSpec], threaded: bool = True
+        self, state: RunState, device: str, specs: list[UnitSpec], threaded: bool = True
     ) -> None:
-        self.ex = ex
-        self.dev = ex.devices[device]
+        self.state = state
+        self.dev = state.devices[device]
         self.specs = specs
         self.jobs: queue.Queue = queue.Queue()
         self.bind_error: BaseException | None = None
@@ -86,7 +85,7 @@ class Worker:
                 self.dev.bind_thread()
             self._run_all()
         except BaseException as e:  # noqa: BLE001 - Ctrl-C too: others stop, run_once re-raises
-            self.ex.fail(self.specs[0], e)
+            self.state.fail(self.specs[0], e)
 
     def _loop(self) -> None:
         try:
@@ -102,72 +101,72 @@ class Worker:
                     raise RunError(f"cannot pin the thread of {self.dev.name}: {self.bind_error}")
                 self._run_all()
             except BaseException as e:  # noqa: BLE001 - recorded, re-raised by run_once
-                self.ex.fail(self.specs[0], e)
+                self.state.fail(self.specs[0], e)
             finally:
                 finished.put(self.dev.name)
 
     def _run_all(self) -> None:
-        ex = self.ex
+        st = self.state
         self.local: dict[str, Any] = {}
         for s in self.specs:
             for p in s.deps:
-                ex._done[p].wait()
-            if ex.sequential:
-                ex.wait_turn(s)
-            if ex._abort is not None:
+                st.done[p].wait()
+            if st.sequential:
+                st.wait_turn(s)
+            if st.abort is not None:
                 return
             try:
-                if self.dev.name in ex.failed:
+                if self.dev.name in st.failed:
                     self._run_fallback(s)
                 else:
                     self._run_unit(s)
             except BaseException as e:  # noqa: BLE001 - recorded, re-raised by run_once
                 if (
                     is_accelerator(self.dev)
-                    and ex.fallback_device
-                    and self.dev.name not in ex.failed
+                    and st.fallback_device
+                    and self.dev.name not in st.failed
                 ):
-                    ex.failed[self.dev.name] = f"{type(e).__name__}: {e}"
+                    st.failed[self.dev.name] = f"{type(e).__name__}: {e}"
                     try:
                         self._run_fallback(s)
                     except BaseException as e2:  # noqa: BLE001 - recorded, re-raised by run_once
-                        ex.fail(s, e2)
+                        st.fail(s, e2)
                         return
                 else:
-                    ex.fail(s, e)
+                    st.fail(s, e)
                     return
-            ex._done[s.index].set()
-            if ex.sequential:
-                ex.end_turn()
+            st.done[s.index].set()
+            if st.sequential:
+                st.end_turn()
 
     def _run_unit(self, s: UnitSpec) -> None:
-        ex, dev = self.ex, self.dev
+        st, dev = self.state, self.dev
         local = self.local
-        unit = ex.units[s.index]
-        for t in ex.recv[s.index]:
+        unit = st.units[s.index]
+        for t in st.routes.recv[s.index]:
             a = now()
-            local[t] = self._receive(t, ex.host[t])
-            ex._events.append(Event("recv", dev.name, t, ex.ms(a), ex.ms(now()), {"unit": s.index}))
+            local[t] = self._receive(t, st.host[t])
+            st.events.append(Event("recv", dev.name, t, st.ms(a), st.ms(now()), {"unit": s.index}))
         res = dev.run(unit, {t: local[t] for t in unit.inputs})
         local.update(res.outputs)
-        ex._events.append(
+        st.events.append(
             Event(
                 "unit",
                 dev.name,
                 s.label,
-                ex.ms(res.start),
-                ex.ms(res.finish),
+                st.ms(res.start),
+                st.ms(res.finish),
                 {"unit": s.index, "nodes": len(s.nodes)},
             )
         )
         if res.node_times is not None:  # read after the run's clock stops (may be lazy)
-            ex._raw_node_times[s.index] = res.node_times
-        for t in ex.publish[s.index]:
+            st.raw_node_times[s.index] = res.node_times
+        for t in st.routes.publish[s.index]:
             a = now()
-            ex.host[t] = dev.copy_out(local[t])
-            ex._events.append(Event("send", dev.name, t, ex.ms(a), ex.ms(now()), {"unit": s.index}))
-            ex.published(t)
-        for t in ex.free_after[s.index]:
+            st.host[t] = dev.copy_out(local[t])
+            st.events.append(Event("send", dev.name, t, st.ms(a), st.ms(now()), {"unit": s.index}))
+            st.published(t)
+        for t in st.routes.free_after[s.index]:
             buf = local.pop(t, None)
             if buf is not None and t in self.received and t not in self.pool:
                 dev.free(buf)
@@ -207,35 +206,35 @@ class Worker:
 
     def _run_fallback(self, s: UnitSpec) -> None:
         """Run ``s`` on the fallback device from host copies (its own device has failed)."""
-        ex = self.ex
+        st = self.state
         local = self.local
-        cpu = ex.devices[ex.fallback_device]
-        unit = ex.fallback_unit(s)
+        cpu = st.devices[st.fallback_device]
+        unit = st.fallback_unit(s)
         inputs = {}
         for t in unit.inputs:
-            if t in ex.host:
-                inputs[t] = ex.host[t]
+            if t in st.host:
+                inputs[t] = st.host[t]
             elif t in local:
                 inputs[t] = self.dev.copy_out(local[t])
             else:
                 raise RunError(f"tensor {t!r} is lost with failed device {self.dev.name}")
         res = cpu.run(unit, {t: cpu.copy_in(inputs[t]) for t in unit.inputs})
         for t, v in res.outputs.items():
-            ex.host[t] = cpu.copy_out(v)
-            ex.published(t)
-        ex._events.append(
+            st.host[t] = cpu.copy_out(v)
+            st.published(t)
+        st.events.append(
             Event(
                 "unit",
                 self.dev.name,
                 f"{s.label} -> {cpu.name}",
-                ex.ms(res.start),
-                ex.ms(res.finish),
+                st.ms(res.start),
+                st.ms(res.finish),
                 {"unit": s.index, "fallback": cpu.name},
             )
         )
-        for t in ex.free_after[s.index]:
+        for t in st.routes.free_after[s.index]:
             local.pop(t, None)
-        ex.fallbacks.setdefault(
+        st.fallbacks.setdefault(
             s.index,
             {
                 "unit": s.index,
@@ -243,7 +242,7 @@ class Worker:
                 "to": cpu.name,
                 "nodes": len(s.nodes),
                 "first": s.nodes[0],
-                "error": ex.failed.get(self.dev.name, ""),
+                "error": st.failed.get(self.dev.name, ""),
             },
         )
 
@@ -253,12 +252,12 @@ class GroupWorker(Worker):
     (``devices/group.py``: an OpenCL context's units enqueued ahead of time, a CUDA device's
     units as one graph)."""
 
-    def __init__(self, ex: Executor, group: GroupRunner) -> None:
+    def __init__(self, state: RunState, group: GroupRunner) -> None:
         self.group = group
-        super().__init__(ex, group.names[0], group.specs, threaded=True)
+        super().__init__(state, group.names[0], group.specs, threaded=True)
 
     def _run_all(self) -> None:
         try:
             self.group.run()
         except BaseException as e:  # noqa: BLE001 - recorded, re-raised by run_once
-            self.ex.fail(self.specs[0], e)
+            self.state.fail(self.specs[0], e)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import threading
 
 import numpy as np
 import pytest
@@ -116,6 +117,27 @@ def test_a_failing_unit_is_named():
     g = graph_from_problem(p)
     with pytest.raises(RunError, match=r"unit \d+ on b \[y1\.\.y2.*DeviceFailure"):
         run(g, SPLIT, [ReplayDevice("a", p), ReplayDevice("b", p, fail_on=["y2"])], warmup=0)
+
+
+def test_a_failure_ends_a_sequential_run_while_another_device_waits_for_its_turn():
+    """b fails y1 (turn 1) while a already waits for x1's turn (2), which depends on s only."""
+    p = fork(1.0)
+    g = graph_from_problem(p)
+    plan = Plan.build(p, "seq", SPLIT, ["s", "y1", "y2", "x1", "x2", "j"], sequential=True)
+    devs = [ReplayDevice("a", p), ReplayDevice("b", p, fail_on=["y1"])]
+    raised: list[BaseException] = []
+
+    def go() -> None:
+        try:
+            run(g, plan, devs, warmup=0)
+        except RunError as e:
+            raised.append(e)
+
+    t = threading.Thread(target=go, daemon=True)
+    t.start()
+    t.join(timeout=30)
+    assert not t.is_alive(), "the run hangs"
+    assert len(raised) == 1 and "on b [y1..y2" in str(raised[0])
 
 
 def test_opencl_failure_falls_back_to_the_first_cpu_device():

@@ -74,7 +74,7 @@ def test_group_is_enqueued_ahead_of_time(devs, graph):
         ex.prepare()
         assert len(ex._groups) == 1 and set(ex._groups[0].names) == {"cl0", "cl0.q1"}
         rep = ex.run_once({"x": __import__("numpy").ones((1, 8, 16, 16), "float32")})
-        assert all(isinstance(ex._done[s.index], UnitDone) for s in ex.specs)
+        assert all(isinstance(ex.state.done[s.index], UnitDone) for s in ex.specs)
         assert all(e.args.get("aot") for e in rep.events if e.kind == "unit")
 
 

@@ -1,80 +1,26 @@
 """The device interface: a few hooks behind which every backend sits (tinygrad-style).
 
-A *unit* is one node or a chain of nodes that run on one device as one dispatch (an
-onnxruntime session over the extracted subgraph, or one OpenCL command sequence). Buffers
-are opaque handles; the host layout (a C-contiguous numpy array) is the exchange format.
-Times are seconds on ``time.perf_counter()``'s clock unless a name says ms.
+A backend is a bundle of parts handed to this one base class: what it runs a unit with
+(``prepare``, ``run``: ``unit.py``), its group runner (``group.py``) and its queue measures
+(``queue_measures.py``). Those modules sit below this one and never import it. Buffers are
+opaque handles; the host layout (a C-contiguous numpy array) is the exchange format. Times
+are seconds on ``unit.now()``'s clock unless a name says ms.
 """
 
 from __future__ import annotations
 
-import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from hetlab.devices.capabilities import Capabilities
 from hetlab.devices.cgroup import memory_bytes as host_memory_bytes
+from hetlab.devices.group import GroupContext, GroupRunner
+from hetlab.devices.queue_measures import QueueMeasures
+from hetlab.devices.unit import RunResult, Unit
 from hetlab.graph.ir import Node, OpGraph
-from hetlab.timeline import Interval
-
-if TYPE_CHECKING:  # group.py builds on this module
-    from hetlab.devices.group import GroupContext, GroupRunner
-    from hetlab.devices.queue_measures import QueueMeasures
-
-
-@dataclass
-class Unit:
-    """A prepared, runnable piece of a graph on one device.
-
-    ``inputs``: tensors read from outside the unit (not weights, which the device holds);
-    ``outputs``: tensors written by the unit that are read outside it or are model outputs.
-    ``handle`` is the backend's own (a session, a list of kernel launches...).
-    """
-
-    device: str
-    nodes: list[str]
-    inputs: list[str]
-    outputs: list[str]
-    handle: Any = None
-
-
-def node_time(device: str, node: str, start: float, finish: float) -> Interval:
-    """The measured interval of one node on ``device``, in seconds on ``now()``'s clock."""
-    return Interval("node", device, node, start, finish)
-
-
-class LazyNodeTimes(Sequence):
-    """Node times (``node_time`` intervals) computed on first use: reading per-kernel
-    profiling stamps costs a few microseconds per launch, which must not be paid inside a
-    timed run (the executor reads them after its clock has stopped)."""
-
-    def __init__(self, compute: Callable[[], list[Interval]]) -> None:
-        self._compute: Callable[[], list[Interval]] | None = compute
-        self._items: list[Interval] = []
-
-    def _get(self) -> list[Interval]:
-        if self._compute is not None:
-            self._items, self._compute = list(self._compute()), None
-        return self._items
-
-    def __getitem__(self, i):  # type: ignore[override]
-        return self._get()[i]
-
-    def __len__(self) -> int:
-        return len(self._get())
-
-
-@dataclass
-class RunResult:
-    outputs: dict[str, Any]
-    start: float
-    finish: float
-    # one ``node_time`` per node the device timed (s, ``now()``'s clock); may be lazy
-    node_times: Sequence[Interval] = field(default_factory=list)
 
 
 class Device(ABC):
@@ -234,11 +180,6 @@ def _reason_text(op_type: str, why: str) -> str:
 def is_accelerator(device: Device) -> bool:
     """Whether ``device`` runs hetlab's kernels (OpenCL, CUDA) rather than the host's CPU."""
     return device.capabilities().accelerator
-
-
-def now() -> float:
-    """The one clock every measured interval uses (seconds)."""
-    return time.perf_counter()
 
 
 def one_hardware_twice(devices: Sequence[Device]) -> tuple[Device, Device] | None:

@@ -8,7 +8,9 @@ executor only through ``GroupContext``, the declared state it offers, and overri
 declared hooks of ``GroupRunner`` (torch.fx's Interpreter: named override points).
 
 The plan's units (``UnitSpec``) and the run's events (``Event``) are defined here, below
-the executor, since both sides use them.
+the executor, since both sides use them. This module sits below ``base.py``: ``Device``
+declares its runner with these types, and a device here is what a group reads of one
+(``GroupDevice``).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Self
 
-from hetlab.devices.base import Device, Unit
+from hetlab.devices.unit import Unit
 from hetlab.graph.ir import OpGraph
 from hetlab.timeline import Interval
 
@@ -52,6 +54,16 @@ def one_queue(plan_specs: Sequence[UnitSpec], specs: Sequence[UnitSpec]) -> bool
 Event = Interval
 
 
+class GroupDevice(Protocol):
+    """What ``GroupRunner`` reads of a device: a protocol, so ``base.py`` can declare group
+    runners without the two importing each other (a ``Device`` is one)."""
+
+    @property
+    def root(self) -> GroupDevice:
+        """The device whose context and memory this one shares (``Device.root``)."""
+        ...
+
+
 class Waiter(Protocol):
     """What a worker waits on before a unit that depends on another (a ``threading.Event``
     or a runner's own)."""
@@ -68,7 +80,7 @@ class GroupContext(Protocol):
     tensor comes from and goes to (read only), and one run's tensor store and clock."""
 
     graph: OpGraph
-    devices: Mapping[str, Device]
+    devices: Mapping[str, GroupDevice]
     specs: Sequence[UnitSpec]  # every unit of the plan, in global order
     units: Sequence[Unit]  # prepared, by unit index
     order: Sequence[str]  # the plan's global order of nodes
@@ -138,7 +150,7 @@ class GroupRunner(ABC):
         return []
 
     def node_times(self) -> dict[int, Sequence[Interval]]:
-        """The last run's node times per unit (``base.node_time``), where the devices timed
+        """The last run's node times per unit (``unit.node_time``), where the devices timed
         them."""
         return {}
 

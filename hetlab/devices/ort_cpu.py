@@ -20,9 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.base import Capabilities, Device, RunResult, Unit, node_time, now
+from hetlab.devices.base import Device
+from hetlab.devices.capabilities import Capabilities
 from hetlab.devices.ort_refusals import ort_refuses
 from hetlab.devices.topology import physical_cores
+from hetlab.devices.unit import RunResult, Unit, node_time, now
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
 

@@ -13,7 +13,8 @@ Two measures, each a median over ``rounds`` after one warm-up call of every time
   side by side for free, ``len(queues)`` where they run one after another.
 
 A backend supplies the parts (``QueueMeasures``' two hooks): how it times a chain and how it
-runs copies of a model's launches together. ``Device.queue_measures`` returns its measures.
+runs copies of a model's launches together. ``Device.queue_measures`` returns its measures;
+this module sits below ``base.py`` and reads a device only as a ``Queue``.
 """
 
 from __future__ import annotations
@@ -22,14 +23,25 @@ import statistics
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from hetlab.devices.base import Device, Unit
-from hetlab.graph.ir import OpGraph
+from hetlab.devices.unit import Unit
+from hetlab.graph.ir import Node, OpGraph
 
 Timer = Callable[[], float]  # one timed run, in seconds
+
+
+class Queue(Protocol):
+    """What the measures read of a device or queue view: a protocol, so ``base.py`` can
+    declare queue measures without the two importing each other (a ``Device`` is one)."""
+
+    def supports(self, node: Node, graph: OpGraph) -> bool: ...
+
+    def prepare(self, graph: OpGraph, nodes: Sequence[str]) -> Unit: ...
+
+    def copy_in(self, array: np.ndarray) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -60,17 +72,17 @@ class QueueMeasures(ABC):
     """The two measures of a device's queues, from the parts its backend supplies."""
 
     @abstractmethod
-    def chain_timers(self, device: Device, n: int) -> ChainTimers:
+    def chain_timers(self, device: Queue, n: int) -> ChainTimers:
         """The timers of a chain of ``n`` tiny dependent kernels on ``device``."""
 
     @abstractmethod
     def copies_timer(
-        self, queues: Sequence[Device], units: Sequence[Unit], which: list[int]
+        self, queues: Sequence[Queue], units: Sequence[Unit], which: list[int]
     ) -> Timer:
         """A timer of one run of the launches of ``units[i]`` on ``queues[i]`` for each ``i``
         in ``which``, issued in turn, all at once."""
 
-    def queue_costs(self, device: Device, n: int = 200, rounds: int = 7) -> dict[str, float]:
+    def queue_costs(self, device: Queue, n: int = 200, rounds: int = 7) -> dict[str, float]:
         """``{"launch_ms", "event_ms", "chain_ms"}`` for ``device``."""
         timers = self.chain_timers(device, n)
         single, alternate, launch = medians(
@@ -84,7 +96,7 @@ class QueueMeasures(ABC):
         }
 
     def model_slowdown(
-        self, queues: Sequence[Device], graph: OpGraph, rounds: int = 5
+        self, queues: Sequence[Queue], graph: OpGraph, rounds: int = 5
     ) -> dict[str, float]:
         """How much a copy of the model runs slower beside copies on the other queues: the
         nodes the first queue supports (control flow, which runs on the host, left out) are
@@ -102,7 +114,7 @@ class QueueMeasures(ABC):
         }
 
 
-def prepared_copies(queues: Sequence[Device], graph: OpGraph) -> list[Any]:
+def prepared_copies(queues: Sequence[Queue], graph: OpGraph) -> list[Unit]:
     """One unit per queue of the nodes the first queue supports (no ``If``), its inputs
     bound to seeded random buffers on that queue."""
     dev = queues[0]

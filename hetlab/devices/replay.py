@@ -18,7 +18,9 @@ from typing import Any
 import numpy as np
 
 from hetlab.cost.problem import Problem
-from hetlab.devices.base import Capabilities, Device, RunResult, Unit, now
+from hetlab.devices.base import Device
+from hetlab.devices.capabilities import Capabilities
+from hetlab.devices.unit import RunResult, Unit, now
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Edge, Node, OpGraph, Tensor
 

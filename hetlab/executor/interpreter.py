@@ -29,8 +29,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Self
 
-from hetlab.devices.base import Device, Unit, is_accelerator, now, unsupported_summary
+from hetlab.devices.base import Device, is_accelerator, unsupported_summary
 from hetlab.devices.group import GroupRunner
+from hetlab.devices.unit import Unit, now
 from hetlab.errors import HetlabError
 from hetlab.executor.run_state import RunState
 from hetlab.executor.trace import Event

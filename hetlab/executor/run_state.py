@@ -15,8 +15,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hetlab.devices.base import Device, Unit
+from hetlab.devices.base import Device
 from hetlab.devices.group import GroupRunner, Waiter
+from hetlab.devices.unit import Unit
 from hetlab.executor.trace import Event
 from hetlab.executor.units import Routes, UnitSpec, check_fixed
 from hetlab.graph.ir import OpGraph

@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.base import is_accelerator, now
+from hetlab.devices.base import is_accelerator
 from hetlab.devices.group import GroupRunner
+from hetlab.devices.unit import now
 from hetlab.executor.run_state import RunState
 from hetlab.executor.trace import Event
 from hetlab.executor.units import RunError, UnitSpec

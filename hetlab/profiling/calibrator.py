@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from hetlab.cost.stats import fit_link, robust_stats
-from hetlab.devices.base import Device, now
+from hetlab.devices.base import Device
+from hetlab.devices.unit import now
 from hetlab.graph.inputs import random_arrays
 from hetlab.graph.ir import Tensor
 

@@ -1,6 +1,6 @@
 """Timing one prepared unit on one device: warm-up, adaptive repeats, robust statistics.
 
-Two timers, both on ``hetlab.devices.base.now`` (seconds), reported in ms:
+Two timers, both on ``hetlab.devices.unit.now`` (seconds), reported in ms:
 - an onnxruntime session (a unit whose handle has ``run_with_iobinding``) runs through an
   IO binding: inputs bound once, outputs left in onnxruntime's arena. That is how a node
   runs inside a whole-model session; ``session.run`` would add a copy of every output
@@ -26,7 +26,8 @@ from typing import Any
 import numpy as np
 
 from hetlab.cost.stats import robust_stats
-from hetlab.devices.base import Device, Unit, now
+from hetlab.devices.base import Device
+from hetlab.devices.unit import Unit, now
 
 # the probe models ship with the cost package, where the executor's calibration reads them too
 PROBE_MODEL = Path(__file__).parents[1] / "cost" / "probe.onnx"

@@ -10,7 +10,9 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from hetlab.devices.base import Capabilities, Device, RunResult, Unit, now
+from hetlab.devices.base import Device
+from hetlab.devices.capabilities import Capabilities
+from hetlab.devices.unit import RunResult, Unit, now
 from hetlab.graph.ir import Node, OpGraph
 
 

@@ -6,7 +6,8 @@ import gc
 import weakref
 from types import SimpleNamespace
 
-from hetlab.devices.base import Capabilities, Unit
+from hetlab.devices.capabilities import Capabilities
+from hetlab.devices.unit import Unit
 from hetlab.graph import load
 from hetlab.profiling import device_pass
 from hetlab.profiling.measure import PROBE_CHAIN, Budget

@@ -299,7 +299,8 @@ def test_scale_setting_units_are_timed_with_their_inputs_written_first():
     the inputs written before each run, as the executor runs a unit; ops and CPU groups not."""
     import numpy as np
 
-    from hetlab.devices.base import Capabilities, RunResult, Unit
+    from hetlab.devices.capabilities import Capabilities
+    from hetlab.devices.unit import RunResult, Unit
     from hetlab.profiling.device_pass import written
     from hetlab.profiling.measure import make_runner
 

@@ -13,7 +13,8 @@ from onnx import TensorProto, helper
 
 from hetlab.cli import main as cli_main
 from hetlab.devices import ort_refusals
-from hetlab.devices.base import Capabilities, Device, unsupported_summary
+from hetlab.devices.base import Device, unsupported_summary
+from hetlab.devices.capabilities import Capabilities
 from hetlab.devices.ort_cpu import OrtCpuDevice
 from hetlab.devices.ort_refusals import ort_cpu_ops
 from hetlab.errors import HetlabError

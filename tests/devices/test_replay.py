@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from hetlab.cost.problem import Problem
-from hetlab.devices.base import now
 from hetlab.devices.replay import DeviceFailure, ReplayDevice, graph_from_problem
+from hetlab.devices.unit import now
 from hetlab.errors import HetlabError
 
 DOC = {

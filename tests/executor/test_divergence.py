@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from hetlab.cli import main as cli_main
-from hetlab.devices.base import RunResult
 from hetlab.devices.ort_cpu import OrtCpuDevice
+from hetlab.devices.unit import RunResult
 from hetlab.executor.check import load_inputs, reference_spread
 from hetlab.executor.divergence import compare, first_divergence, format_scan, scan
 from hetlab.graph.onnx_io import load

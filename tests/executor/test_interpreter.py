@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from hetlab.cost.problem import Problem
-from hetlab.devices.base import Capabilities
+from hetlab.devices.capabilities import Capabilities
 from hetlab.devices.replay import ReplayDevice, graph_from_problem
 from hetlab.executor import Executor, RunError, run
 from hetlab.schedulers.plan import Plan

@@ -22,8 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.base import Capabilities, LazyNodeTimes, RunResult, Unit, now
-from hetlab.devices.capabilities import GRAPH
+from hetlab.devices.capabilities import GRAPH, Capabilities
 from hetlab.devices.cuda.graph import GraphGroup
 from hetlab.devices.cuda.kernel import CudaBuffer, CudaKernel
 from hetlab.devices.cuda.runtime import cupy_module
@@ -35,6 +34,7 @@ from hetlab.devices.kernels import CLBuffer, source
 from hetlab.devices.kernels.builder import UnitBuilder
 from hetlab.devices.kernels.device import KernelDevice
 from hetlab.devices.kernels.ops import why_not
+from hetlab.devices.unit import LazyNodeTimes, RunResult, Unit, now
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
 

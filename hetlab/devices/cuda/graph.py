@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.base import now
 from hetlab.devices.cuda.launch_deps import issue_order, launch_waits
 from hetlab.devices.group import Event, GroupContext, GroupRunner, one_queue
+from hetlab.devices.unit import now
 
 
 class GraphGroup(GroupRunner):

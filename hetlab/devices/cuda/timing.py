@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hetlab.devices.base import node_time, now
 from hetlab.devices.kernels.launches import node_times
+from hetlab.devices.unit import node_time, now
 from hetlab.timeline import Interval
 
 

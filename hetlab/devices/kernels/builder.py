@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.base import Unit
 from hetlab.devices.kernels.bounds import Checks
 from hetlab.devices.kernels.device import KernelDevice
 from hetlab.devices.kernels.fusion import plan_concat, plan_fusion, plan_prologue
@@ -20,6 +19,7 @@ from hetlab.devices.kernels.launches import Launch, Plan, Ref
 from hetlab.devices.kernels.ops import op_for, why_not
 from hetlab.devices.kernels.ops.activation import act_params
 from hetlab.devices.kernels.ops.common import const_weights
+from hetlab.devices.unit import Unit
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
 

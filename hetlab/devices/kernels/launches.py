@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from hetlab.devices.base import node_time
 from hetlab.devices.kernels.bounds import Checks
+from hetlab.devices.unit import node_time
 from hetlab.timeline import Interval
 
 

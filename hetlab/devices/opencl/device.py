@@ -20,8 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.base import Capabilities, LazyNodeTimes, RunResult, Unit, now
-from hetlab.devices.capabilities import AHEAD_OF_TIME
+from hetlab.devices.capabilities import AHEAD_OF_TIME, Capabilities
 from hetlab.devices.group import GroupContext
 from hetlab.devices.kernels import CLBuffer, bounds, source
 from hetlab.devices.kernels.builder import UnitBuilder
@@ -36,6 +35,7 @@ from hetlab.devices.opencl.queues import MEASURES, OpenCLQueues
 from hetlab.devices.opencl.runtime import device_type, exact_divide_option, pyopencl
 from hetlab.devices.opencl.stamps import run_node_times
 from hetlab.devices.opencl.threads import Started, enabled, pin
+from hetlab.devices.unit import LazyNodeTimes, RunResult, Unit, now
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
 

@@ -31,11 +31,11 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.base import now
 from hetlab.devices.group import Event, GroupContext, GroupRunner, UnitSpec, one_queue
 from hetlab.devices.kernels.launches import node_times
 from hetlab.devices.opencl.launcher import enqueue, enqueue_each
 from hetlab.devices.opencl.stamps import launch_spans
+from hetlab.devices.unit import now
 from hetlab.timeline import Interval
 
 

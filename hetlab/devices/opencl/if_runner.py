@@ -27,11 +27,11 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.base import RunResult, Unit, node_time, now
 from hetlab.devices.kernels.builder import UnitBuilder
 from hetlab.devices.kernels.ops import why_not
 from hetlab.devices.kernels.ops.common import const_weights
 from hetlab.devices.kernels.ops.if_support import classify, is_float, node_reads
+from hetlab.devices.unit import RunResult, Unit, node_time, now
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import OpGraph, Tensor
 from hetlab.timeline import Interval

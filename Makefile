@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-JOBS ?= 2
+JOBS ?= 2  # test workers (pytest-xdist); JOBS=0 runs the tests in one process
 
 .PHONY: lab test test-fast demo bench lint deps clean thirdparty
 
@@ -21,10 +21,10 @@ thirdparty: $(STAMP)
 	-$(BIN)/python tests/thirdparty/fetch.py
 
 test: $(STAMP) thirdparty
-	$(BIN)/python -m pytest -p no:cacheprovider --timeout 900 $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -p no:cacheprovider --timeout 900 -n $(JOBS) --dist worksteal $(PYTEST_ARGS)
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -p no:cacheprovider -m "not slow" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -p no:cacheprovider -m "not slow" -n $(JOBS) --dist worksteal $(PYTEST_ARGS)
 
 demo: $(STAMP)
 	$(BIN)/hetlab demo

@@ -8,7 +8,7 @@ import pytest
 from tests.thirdparty.conftest import MODELS, corpus_params, graph_of
 
 ALGOS = ("ilp", "greedy", "heft")
-SHORT = {"repeat": 3, "warmup": 1, "rounds": 1, "seconds": 0.02, "context": 0, "comm": False}
+SHORT = {"repeat": 1, "warmup": 1, "rounds": 1, "seconds": 0.02, "context": 0, "comm": False}
 TOL = 1e-4
 # models that fail only through an OpenCL op's semantics, being fixed in the op itself
 XFAIL: dict[str, str] = {}

@@ -110,8 +110,9 @@ def calibrate_boundaries(
 ) -> dict[str, Any]:
     """Calibrate each device pair's boundary cost (see the module doc); returns what was
     done per ordered pair, also stored as ``problem.calibration``.
-    ``memo``: ``(get(a, b) -> measured ms or None, put(a, b, ms))``, e.g. the profile cache,
-    so that a cached profile does not run the model again (the fit itself is recomputed)."""
+    ``memo``: ``(get(a, b) -> the measurement or None, put(a, b, measurement))``, e.g. the
+    profile cache, so that a cached profile does not run the model again (the fit itself is
+    recomputed); a measurement on a busy machine is not put (``busy.py``)."""
     devs = {d.name: d for d in devices}
     order = graph.topo_order()
     feed = None

@@ -17,6 +17,9 @@ prediction without ``L``, over the units), is the prediction's ``host_dispatch``
 
 A model too small to alternate (silero_vad: 4 vertices) gets each device's one-unit cost
 instead: what the executor adds to a whole-model run on that device (``single_unit``).
+
+Each pair's run is measured beside a whole-model run on one of its devices and is cached
+only when that reference says the machine was not busy (``busy.py``).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from dataclasses import replace
 from typing import Any
 
 from hetlab.calibrate import handoff
+from hetlab.calibrate.busy import evidence, expected_ms, guarded, reference_device
 from hetlab.cost.calibration import Calibration
 from hetlab.cost.problem import Problem
 from hetlab.devices.base import Device
@@ -106,8 +110,9 @@ def calibrate_boundaries(
 ) -> dict[str, Any]:
     """Calibrate each device pair's boundary cost (see the module doc); returns what was
     done per ordered pair, also stored as ``problem.calibration``.
-    ``memo``: ``(get(a, b) -> measured ms or None, put(a, b, ms))``, e.g. the profile cache,
-    so that a cached profile does not run the model again (the fit itself is recomputed)."""
+    ``memo``: ``(get(a, b) -> the measurement or None, put(a, b, measurement))``, e.g. the
+    profile cache, so that a cached profile does not run the model again (the fit itself is
+    recomputed); a measurement on a busy machine is not put (``busy.py``)."""
     devs = {d.name: d for d in devices}
     order = graph.topo_order()
     feed = None
@@ -130,7 +135,9 @@ def calibrate_boundaries(
             if plan is None:
                 fallback += [f"{x}->{y}", f"{y}->{x}"]
                 continue
-            hit = _measured(memo, x, y, measure, plan)
+            ref = reference_device(graph, [devs[x], devs[y]])
+            check = (ref.name, expected_ms(problem, ref.name)) if ref else None
+            hit = _measured(memo, x, y, measure, plan, check)
             cal = _pair_calibration(problem, graph, order, plan, hit, (x, y))
             for key in (f"{x}->{y}", f"{y}->{x}"):
                 done[key] = dict(cal)
@@ -164,6 +171,7 @@ def _pair_calibration(
         "units": units,
         "cross_edges": n_cross,
         "per_unit_ms": _excess(problem, order, plan, measured, units),
+        **evidence(hit),
     }
 
 
@@ -182,13 +190,25 @@ def _measured(
     y: str,
     measure: Callable[[dict[str, str]], tuple[float, int, float]],
     plan: dict[str, str],
+    check: tuple[str, float | None] | None = None,
 ) -> dict[str, Any]:
-    """The pair's run, ``{"ms", "units"}``: the cached one, else measured now (and cached)."""
+    """The pair's run, ``{"ms", "units"}``: the cached one, else measured now and cached.
+    With ``check`` (a device that runs the whole model, and the profile's cost of that run)
+    the run is measured beside that reference (``busy.guarded``), which goes with it, and a
+    run still busy after its second try is not cached."""
     hit = memo[0](x, y) if memo else None
     if not isinstance(hit, dict):
-        got = measure(plan)
-        hit = {"ms": got[0], "units": got[1]}
-        if memo:
+
+        def run() -> dict[str, Any]:
+            got = measure(plan)
+            return {"ms": got[0], "units": got[1]}
+
+        if check is None:
+            hit = run()
+        else:
+            dev, expected = check
+            hit = guarded(run, lambda: measure(dict.fromkeys(plan, dev))[0], expected, dev)
+        if memo and not hit.get("busy"):
             memo[1](x, y, hit)
     return hit
 

@@ -11,7 +11,9 @@ calibration) for real, and fits one surcharge ``per_unit_ms``: what each unit th
 while another device runs costs more, such that the prediction (``prediction.predict``) of
 that plan equals its measured median (bisection; the prediction grows with the surcharge).
 It is stored as the calibration's ``concurrent`` part (``boundary.concurrent``). A plan in which fewer than
-``MIN_OVERLAPPED`` units overlap another device says too little, and leaves it out.
+``MIN_OVERLAPPED`` units overlap another device says too little, and leaves it out. The
+plan's run is measured beside a whole-model run on one device and cached only when that
+reference says the machine was not busy (``busy.py``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from hetlab.calibrate.busy import evidence, expected_ms, guarded, reference_device
 from hetlab.calibrate.prediction import predict as prediction
 from hetlab.calibrate.report import host_and_remote
 from hetlab.cost.cache import digest
@@ -67,7 +70,8 @@ def calibrate_concurrency(
     """Fit the surcharge on ``ALGO``'s plan of ``problem`` (see the module doc) and store it
     as ``problem.calibration``'s ``concurrent`` part; returns what was stored, with
     ``per_unit_ms`` None and a ``why`` when the plan says too little. ``memo``: ``(get(key)
-    -> measured ms or None, put(key, ms))``, keyed by the plan, e.g. the profile cache."""
+    -> the measurement or None, put(key, measurement))``, keyed by the plan, e.g. the
+    profile cache."""
 
     devs = {d.name: d for d in devices}
     plan = schedule(problem, ALGO)
@@ -86,22 +90,51 @@ def calibrate_concurrency(
     elif first[1] < MIN_OVERLAPPED:
         out["why"] = f"{ALGO}'s plan starts {first[1]} unit(s) beside another device's run"
     else:
-        key = placement_digest(plan)
-        measured = memo[0](key) if memo else None
-        if not isinstance(measured, (int, float)):
-            feed = None
-            if inputs:
-                feed = load_inputs(graph, dict(inputs))
-            rep = api.run(graph, plan, devs, repeat=repeat, inputs=feed)
-            measured = float(rep.latency_ms["median"])
-            if memo:
-                memo[1](key, measured)
-        x = fit_surcharge(lambda v: predict(v)[0], float(measured))
+        hit = _measured(problem, graph, plan, devs, repeat, memo, inputs)
+        measured = float(hit["ms"])
+        x = fit_surcharge(lambda v: predict(v)[0], measured)
         out.update(
             per_unit_ms=x,
-            measured_ms=round(float(measured), 4),
+            measured_ms=round(measured, 4),
             overlapped=first[1],
             predicted_before_ms=round(first[0], 4),
+            **evidence(hit),
         )
     problem.calibration = problem.calibration.with_part("concurrent", out)
     return out
+
+
+def _measured(
+    problem: Problem,
+    graph: OpGraph,
+    plan: Plan,
+    devs: dict[str, Device],
+    repeat: int,
+    memo: CacheHooks | None,
+    inputs: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """The plan's measured median ``{"ms"}``: the cached one (a bare number when cached
+    before the busy check), else measured beside a whole-model run on one device
+    (``busy.guarded``, whose figures go with it) and cached unless still busy."""
+    key = placement_digest(plan)
+    hit = memo[0](key) if memo else None
+    if isinstance(hit, (int, float)):
+        return {"ms": float(hit)}
+    if isinstance(hit, dict) and isinstance(hit.get("ms"), (int, float)):
+        return hit
+    feed = load_inputs(graph, dict(inputs)) if inputs else None
+
+    def run_ms(placed: Any) -> float:
+        rep = api.run(graph, placed, devs, repeat=repeat, inputs=feed)
+        return float(rep.latency_ms["median"])
+
+    ref = reference_device(graph, list(devs.values()))
+    if ref is None:
+        hit = {"ms": run_ms(plan)}
+    else:
+        expected = expected_ms(problem, ref.name)
+        place = dict.fromkeys(plan.device_of, ref.name)
+        hit = guarded(lambda: {"ms": run_ms(plan)}, lambda: run_ms(place), expected, ref.name)
+    if memo and not hit.get("busy"):
+        memo[1](key, hit)
+    return hit

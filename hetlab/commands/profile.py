@@ -107,6 +107,7 @@ def _add_budget_args(p: argparse.ArgumentParser, o: Any) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from hetlab.calibrate import profile
+    from hetlab.calibrate.busy import busy_lines
     from hetlab.devices import select
     from hetlab.fileio import atomic_write_json
     from hetlab.graph.onnx_io import load
@@ -148,6 +149,8 @@ def main(args: argparse.Namespace) -> int:
     )
     line = estimated_summary(p)
     if line:
+        print(line, file=sys.stderr)
+    for line in busy_lines(p, f"rerun 'hetlab profile {args.model} --devices {args.devices}'"):
         print(line, file=sys.stderr)
     return 0
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from html import escape
 from typing import Any
 
+from hetlab.calibrate.busy import busy_lines
 from hetlab.widgets import draw
 from hetlab.widgets.controls import COLORS, say
 from hetlab.widgets.plans import problem_key
@@ -181,7 +182,8 @@ class States:
         if problem is not None:
             where = ", ".join(problem.devices)
             text = f"profile {problem.name}: {len(problem.nodes)} ops on {where} ({source})"
-            lines["profile"] = (text, "ok")
+            busy = busy_lines(problem, "profile again")
+            lines["profile"] = (" · ".join([text, *busy]), "warn" if busy else "ok")
         self._new_state(graph, problem, lines)
         if problem is None:
             self._devices_line()

@@ -121,3 +121,28 @@ def test_no_calibrate_keeps_the_links_without_the_executor_s_calibrations(
     p = Problem.load(out)
     assert "t0->t1" in p.comm
     assert "boundary" not in p.extra and "concurrent" not in p.extra
+
+
+def test_a_busy_calibration_prints_what_to_do(
+    fake_platform, chain_model, tmp_path, capsys, monkeypatch
+):
+    import importlib
+
+    from hetlab.cost.calibration import Calibration
+
+    def busy_calibration(job, p, per_unit):
+        cal = {"ms": 0.1, "method": "alternating windows", "busy": True}
+        cal.update(reference_device="t0", reference_ms=31.66, expected_ms=17.0)
+        p.calibration = Calibration.of({"t0->t1": cal, "t1->t0": dict(cal)})
+
+    flow = importlib.import_module("hetlab.calibrate.profile")
+    monkeypatch.setattr(flow, "executor_calibrations", busy_calibration)
+    out = tmp_path / "p.json"
+    argv = ["profile", chain_model, "--devices", "t0,t1", "--repeat", "3", "--seconds", "0.01"]
+    rc, _, err = run_cli([*argv, "--quiet", "--out", str(out)], capsys)
+    assert rc == 0, err
+    (line,) = [s for s in err.splitlines() if s.startswith("calibration of")]
+    assert line.startswith("calibration of t0->t1 ran while the machine was busy")
+    assert "(whole model on t0 31.7 ms, expected 17.0)" in line
+    assert f"rerun 'hetlab profile {chain_model} --devices t0,t1'" in line
+    assert Problem.load(out).calibration.pairs()["t0->t1"]["busy"] is True

@@ -246,18 +246,21 @@ def ladder(n: int = 8) -> Problem:
 
 
 def test_concurrency_is_calibrated_on_a_plan_run_for_real_and_cached(monkeypatch):
+    from hetlab.calibrate import busy
     from hetlab.calibrate.concurrency import calibrate_concurrency
     from hetlab.devices.replay import replay_devices
     from hetlab.executor import api
 
+    monkeypatch.setattr(busy, "BUSY_FACTOR", 1e9)  # a loaded test machine still caches here
     p = ladder()
     g = graph_from_problem(p)
     devs = replay_devices(p, time_scale=1.0)
-    cache: dict[str, float] = {}
+    cache: dict[str, dict] = {}
     got = calibrate_concurrency(p, g, devs, repeat=3, memo=(cache.get, cache.__setitem__))
     assert got["plan"] == "heft" and got["overlapped"] >= 4 and got["measured_ms"] > 0
     assert got["per_unit_ms"] >= 0.0 and p.calibration.concurrent_ms == got["per_unit_ms"]
-    assert list(cache.values()) == [pytest.approx(got["measured_ms"], abs=1e-4)]
+    assert [c["ms"] for c in cache.values()] == [pytest.approx(got["measured_ms"], abs=1e-4)]
+    assert got["expected_ms"] == pytest.approx(16 * 0.2) and got["reference_ms"] > 0
 
     def no_run(*a, **k):
         raise AssertionError("a cached plan is not run again")

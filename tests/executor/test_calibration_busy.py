@@ -1,0 +1,152 @@
+"""The busy check of the executor's calibrations (``calibrate/busy.py``): a calibration run
+whose whole-model reference runs slower than the profile says is measured again, and marked
+``busy`` and left out of the cache when it stays so. ``api.run`` is replaced by a fake whose
+one-device runs (the reference) and plan runs return figures given in the test."""
+
+from __future__ import annotations
+
+import html
+import itertools
+from types import SimpleNamespace
+
+import pytest
+
+from hetlab.calibrate import busy
+from hetlab.calibrate.boundary import calibrate_boundaries
+from hetlab.calibrate.concurrency import calibrate_concurrency
+from hetlab.cost.calibration import Calibration
+from hetlab.cost.problem import Link, PEdge, PNode, Problem
+from hetlab.devices.replay import graph_from_problem, replay_devices
+from hetlab.executor import api
+
+IDS = [f"n{i}" for i in range(12)]
+WINDOWS = [IDS[i : i + 2] for i in range(0, 12, 2)]
+EXPECTED = 12 * 0.2  # the profile's whole model on either device
+PLAN_MS = 4.0  # what a plan run measures, whatever the machine
+
+
+def chain12() -> Problem:
+    nodes = [PNode(v, {"x": 0.2, "y": 0.2}) for v in IDS]
+    edges = [PEdge(a, b, 4.0) for a, b in itertools.pairwise(IDS)]
+    link = Link(latency=0.01, bandwidth=None)
+    return Problem("chain12", ["x", "y"], nodes, edges, {"x->y": link, "y->x": link})
+
+
+def fake_run(monkeypatch, references: list[float]) -> dict[str, list]:
+    """``api.run`` returning ``references`` in turn for one-device runs, ``PLAN_MS`` for
+    others; what ran, by kind."""
+    calls: dict[str, list] = {"reference": [], "plan": []}
+    refs = iter(references)
+
+    def run(graph, plan, devs, repeat=1, inputs=None, **kw):
+        placed = plan if isinstance(plan, dict) else plan.device_of
+        one = len(set(placed.values())) == 1
+        ms = next(refs) if one else PLAN_MS
+        calls["reference" if one else "plan"].append((set(placed.values()), repeat))
+        crit = {"critical_path": {"run_ms": ms * 0.9}}
+        return SimpleNamespace(latency_ms={"median": ms}, units=1 if one else 6, extra=crit)
+
+    monkeypatch.setattr(api, "run", run)
+    return calls
+
+
+def boundaries(p: Problem, cache: dict) -> dict:
+    memo = (lambda a, b: cache.get((a, b)), lambda a, b, v: cache.__setitem__((a, b), v))
+    g = graph_from_problem(p)
+    return calibrate_boundaries(p, g, replay_devices(p), WINDOWS, {}, repeat=5, memo=memo)
+
+
+def test_a_busy_reference_measures_the_pair_again_and_the_idle_one_is_cached(monkeypatch):
+    calls = fake_run(monkeypatch, [10.0, 2.5])  # busy, then as the profile says
+    cache: dict = {}
+    done = boundaries(chain12(), cache)
+    assert len(calls["reference"]) == len(calls["plan"]) == 2
+    assert all(r == 5 for _, r in calls["reference"])  # the plan's repeat count
+    assert calls["reference"][0][0] == {"x"}  # the whole model on one device of the pair
+    cal = done["x->y"]
+    assert "busy" not in cal and cal["measured_ms"] == PLAN_MS
+    assert (cal["reference_ms"], cal["expected_ms"]) == (2.5, pytest.approx(EXPECTED))
+    assert cache[("x", "y")]["reference_ms"] == 2.5 and "busy" not in cache[("x", "y")]
+    assert not busy.busy_lines(Problem.from_json(chain12().to_json()))
+
+
+def test_a_pair_busy_twice_is_kept_marked_and_not_cached(monkeypatch):
+    calls = fake_run(monkeypatch, [10.0, 9.0])
+    cache: dict = {}
+    p = chain12()
+    done = boundaries(p, cache)
+    cal = done["x->y"]
+    assert cal["busy"] is True and cal["reference_ms"] == 9.0  # the less busy try is kept
+    assert cal["measured_ms"] == PLAN_MS and cache == {}
+    assert Problem.from_json(p.to_json()).calibration.pairs()["y->x"]["busy"] is True
+    (line,) = busy.busy_lines(p, "rerun 'hetlab profile m --devices x,y'")
+    assert "x->y" in line and "9.0 ms, expected 2.4" in line and "'hetlab profile m" in line
+    calls = fake_run(monkeypatch, [9.5, 2.4])  # the next profile measures it again
+    again = boundaries(chain12(), cache)
+    assert len(calls["plan"]) == 2 and "busy" not in again["x->y"] and ("x", "y") in cache
+
+
+def test_a_cached_run_is_not_measured_and_an_old_entry_without_evidence_loads(monkeypatch):
+    monkeypatch.setattr(api, "run", lambda *a, **k: pytest.fail("a cached pair ran"))
+    old = {("x", "y"): {"ms": 5.0, "units": 6}}
+    cal = boundaries(chain12(), old)["x->y"]
+    assert cal["measured_ms"] == 5.0 and cal["method"] == "alternating windows"
+    assert not set(busy.EVIDENCE) & set(cal)
+    new = {("x", "y"): {"ms": 5.0, "units": 6, "reference_ms": 2.5, "expected_ms": 2.4}}
+    cal = boundaries(chain12(), new)["x->y"]
+    assert (cal["reference_ms"], cal["expected_ms"]) == (2.5, 2.4) and "busy" not in cal
+
+
+def test_the_check_allows_the_factor_and_the_executor_s_slack():
+    assert not busy.is_busy(busy.BUSY_FACTOR * 10.0 + busy.BUSY_SLACK_MS, 10.0)
+    assert busy.is_busy(busy.BUSY_FACTOR * 10.0 + busy.BUSY_SLACK_MS + 0.01, 10.0)
+    assert not busy.is_busy(0.05, 0.005)  # a tiny model: the executor's own cost dominates
+    assert busy.is_busy(31.66, 16.5)  # squeezenet on a busy machine (docs/decisions.md)
+    assert busy.guarded(lambda: {"ms": 1.0}, lambda: pytest.fail("no reference"), None, "x") == {
+        "ms": 1.0
+    }
+
+
+def ladder() -> Problem:
+    """Two chains whose step ``i + 1`` reads both nodes of step ``i`` (heft overlaps units),
+    with a per-unit boundary calibration."""
+    ids = [(f"p{i}", f"q{i}") for i in range(8)]
+    nodes = [PNode(v, {"x": 0.2, "y": 0.2}) for pair in ids for v in pair]
+    edges = [PEdge(a, b, 4.0) for s, t in itertools.pairwise(ids) for a in s for b in t]
+    link = Link(latency=0.01, bandwidth=None)
+    cal = {"ms": 0.0, "per_unit_ms": 0.01, "method": "alternating windows"}
+    extra = {"boundary": {"x->y": dict(cal), "y->x": dict(cal)}}
+    return Problem("ladder", ["x", "y"], nodes, edges, {"x->y": link, "y->x": link}, extra=extra)
+
+
+def test_the_concurrency_calibration_is_checked_too_and_reads_an_old_number(monkeypatch):
+    cache: dict = {}
+    memo = (cache.get, cache.__setitem__)
+    p = ladder()
+    g = graph_from_problem(p)
+    calls = fake_run(monkeypatch, [20.0, 19.0])
+    got = calibrate_concurrency(p, g, replay_devices(p), repeat=3, memo=memo)
+    assert len(calls["plan"]) == 2 and got["busy"] is True and cache == {}
+    assert got["reference_ms"] == 19.0 and got["expected_ms"] == pytest.approx(16 * 0.2)
+    (line,) = busy.busy_lines(p)
+    assert "concurrent units (heft's plan)" in line and "19.0 ms, expected 3.2" in line
+    fake_run(monkeypatch, [3.3])
+    got = calibrate_concurrency(ladder(), g, replay_devices(p), repeat=3, memo=memo)
+    assert "busy" not in got and [v["ms"] for v in cache.values()] == [PLAN_MS]
+    key = next(iter(cache))
+    monkeypatch.setattr(api, "run", lambda *a, **k: pytest.fail("a cached plan ran"))
+    old = calibrate_concurrency(ladder(), g, replay_devices(p), memo=({key: 6.0}.get, None))
+    assert old["measured_ms"] == 6.0 and not set(busy.EVIDENCE) & set(old)
+
+
+def test_the_workbench_shows_the_busy_line_with_the_profile():
+    from hetlab.widgets import Workbench
+
+    p = chain12()
+    cal = {"ms": 0.1, "method": "alternating windows", "busy": True}
+    cal.update(reference_device="x", reference_ms=31.66, expected_ms=17.0)
+    p.calibration = Calibration.of({"x->y": cal, "y->x": dict(cal)})
+    wb = Workbench(problem=p, devices=[])
+    assert wb.wait(60)
+    shown = html.unescape(wb.profile_status.value)
+    assert "x->y ran while the machine was busy" in shown and "31.7 ms, expected 17.0" in shown

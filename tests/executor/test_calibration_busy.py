@@ -86,15 +86,16 @@ def test_a_pair_busy_twice_is_kept_marked_and_not_cached(monkeypatch):
     assert len(calls["plan"]) == 2 and "busy" not in again["x->y"] and ("x", "y") in cache
 
 
-def test_a_cached_run_is_not_measured_and_an_old_entry_without_evidence_loads(monkeypatch):
+def test_a_cached_run_is_not_measured_but_an_old_entry_without_evidence_is(monkeypatch):
     monkeypatch.setattr(api, "run", lambda *a, **k: pytest.fail("a cached pair ran"))
-    old = {("x", "y"): {"ms": 5.0, "units": 6}}
-    cal = boundaries(chain12(), old)["x->y"]
-    assert cal["measured_ms"] == 5.0 and cal["method"] == "alternating windows"
-    assert not set(busy.EVIDENCE) & set(cal)
     new = {("x", "y"): {"ms": 5.0, "units": 6, "reference_ms": 2.5, "expected_ms": 2.4}}
     cal = boundaries(chain12(), new)["x->y"]
     assert (cal["reference_ms"], cal["expected_ms"]) == (2.5, 2.4) and "busy" not in cal
+    calls = fake_run(monkeypatch, [2.5])
+    old = {("x", "y"): {"ms": 31.66, "units": 6}}  # cached before the check, on a busy machine
+    cal = boundaries(chain12(), old)["x->y"]
+    assert len(calls["plan"]) == 1 and cal["measured_ms"] == PLAN_MS
+    assert old[("x", "y")]["reference_ms"] == 2.5  # measured again, with its evidence
 
 
 def test_the_check_allows_the_factor_and_the_executor_s_slack():
@@ -119,7 +120,7 @@ def ladder() -> Problem:
     return Problem("ladder", ["x", "y"], nodes, edges, {"x->y": link, "y->x": link}, extra=extra)
 
 
-def test_the_concurrency_calibration_is_checked_too_and_reads_an_old_number(monkeypatch):
+def test_the_concurrency_calibration_is_checked_too_and_measures_an_old_number_again(monkeypatch):
     cache: dict = {}
     memo = (cache.get, cache.__setitem__)
     p = ladder()
@@ -135,8 +136,12 @@ def test_the_concurrency_calibration_is_checked_too_and_reads_an_old_number(monk
     assert "busy" not in got and [v["ms"] for v in cache.values()] == [PLAN_MS]
     key = next(iter(cache))
     monkeypatch.setattr(api, "run", lambda *a, **k: pytest.fail("a cached plan ran"))
-    old = calibrate_concurrency(ladder(), g, replay_devices(p), memo=({key: 6.0}.get, None))
-    assert old["measured_ms"] == 6.0 and not set(busy.EVIDENCE) & set(old)
+    got = calibrate_concurrency(ladder(), g, replay_devices(p), memo=memo)
+    assert got["measured_ms"] == PLAN_MS
+    fake_run(monkeypatch, [3.3])  # a bare number, cached before the check: measured again
+    stale = {key: 6.0}
+    old = calibrate_concurrency(ladder(), g, replay_devices(p), memo=(stale.get, stale.__setitem__))
+    assert old["measured_ms"] == PLAN_MS and stale[key]["reference_ms"] == 3.3
 
 
 def test_the_workbench_shows_the_busy_line_with_the_profile():

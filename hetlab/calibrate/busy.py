@@ -9,7 +9,10 @@ reads the profile). A reference more than ``BUSY_FACTOR`` times that (plus ``BUS
 the executor's own cost around a run, which is a large share of a sub-millisecond model)
 means the machine was busy: the run is measured once more, and if the reference says busy
 again the run is kept, marked ``busy``, and not cached, so the next profile measures it again.
-Both figures stay with the measurement as its evidence (docs/decisions.md#busy-calibrations).
+The reference misses load on fewer cores than the machine has, so the CPU time other
+processes used while the reference and the run ran (``load.py``) is a second signal: more than
+``OTHER_LOAD`` cores kept busy on average counts as busy too. The figures stay with the
+measurement as its evidence (docs/decisions.md#busy-calibrations).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from hetlab.calibrate import load
 from hetlab.cost.problem import Problem
 from hetlab.devices.base import Device
 from hetlab.graph.ir import OpGraph
@@ -24,7 +28,7 @@ from hetlab.graph.ir import OpGraph
 BUSY_FACTOR = 1.25  # a reference run this much slower than the profile says: a busy machine
 BUSY_SLACK_MS = 0.2  # what the executor adds around a whole-model run, allowed on top
 ATTEMPTS = 2  # a busy calibration is measured once more
-EVIDENCE = ("reference_device", "reference_ms", "expected_ms", "busy")
+EVIDENCE = ("reference_device", "reference_ms", "expected_ms", "other_cores", "busy")
 
 
 def expected_ms(problem: Problem, device: str) -> float | None:
@@ -44,8 +48,11 @@ def reference_device(graph: OpGraph, devices: Sequence[Device]) -> Device | None
     return None
 
 
-def is_busy(reference_ms: float, expected: float) -> bool:
-    return reference_ms > BUSY_FACTOR * expected + BUSY_SLACK_MS
+def is_busy(reference_ms: float, expected: float, other_cores: float | None = None) -> bool:
+    """A reference too slow against ``expected``, or other processes keeping more than
+    ``load.OTHER_LOAD`` cores busy meanwhile (no such figure: the reference alone decides)."""
+    loaded = other_cores is not None and other_cores > load.OTHER_LOAD
+    return loaded or reference_ms > BUSY_FACTOR * expected + BUSY_SLACK_MS
 
 
 def guarded(
@@ -55,25 +62,27 @@ def guarded(
     device: str,
 ) -> dict[str, Any]:
     """``run()``'s result with ``reference()`` (the whole model on ``device``) measured right
-    before it and both figures added (``EVIDENCE``); measured again, up to ``ATTEMPTS`` times,
-    while the reference is busy against ``expected``. The attempt of the lowest reference is
-    kept, with ``busy: True`` when even that one was busy. Without ``expected``, ``run()``."""
+    before it, under ``load.measure_load``, and the figures added (``EVIDENCE``); measured
+    again, up to ``ATTEMPTS`` times, while busy (``is_busy``). An idle attempt is kept, else
+    the one of the lowest reference, with ``busy: True``. Without ``expected``, ``run()``."""
     if expected is None:
         return run()
-    tries: list[tuple[float, dict[str, Any]]] = []
+    tries: list[tuple[bool, float, float | None, dict[str, Any]]] = []
     for _ in range(ATTEMPTS):
-        ref = float(reference())
-        tries.append((ref, run()))
-        if not is_busy(ref, expected):
+        (ref, got), other = load.measure_load(lambda: (float(reference()), run()))
+        tries.append((is_busy(ref, expected, other), ref, other, got))
+        if not tries[-1][0]:
             break
-    ref, got = min(tries, key=lambda t: t[0])
+    busy, ref, other, got = min(tries, key=lambda t: (t[0], t[1]))
     out = {
         **got,
         "reference_device": device,
         "reference_ms": round(ref, 4),
         "expected_ms": round(expected, 4),
     }
-    if is_busy(ref, expected):
+    if other is not None:
+        out["other_cores"] = other
+    if busy:
         out["busy"] = True
     return out
 
@@ -98,9 +107,20 @@ def busy_lines(problem: Problem, rerun: str = "rerun 'hetlab profile'") -> list[
     if isinstance(conc, Mapping) and conc.get("busy"):
         parts.append((f"concurrent units ({conc.get('plan', '?')}'s plan)", conc))
     return [
-        f"calibration of {what} ran while the machine was busy (whole model on "
-        f"{v.get('reference_device', '?')} {float(v['reference_ms']):.1f} ms, expected "
-        f"{float(v['expected_ms']):.1f}); its predictions may be high: {rerun} on an "
-        "idle machine (the calibration was not cached, so it is measured again)"
+        f"calibration of {what} ran while the machine was busy ({_why(v)}); its predictions "
+        f"may be high: {rerun} on an idle machine (the calibration was not cached, so it is "
+        "measured again)"
         for what, v in parts
     ]
+
+
+def _why(v: Mapping[str, Any]) -> str:
+    """The evidence of a busy calibration, as the user reads it."""
+    why = (
+        f"whole model on {v.get('reference_device', '?')} {float(v['reference_ms']):.1f} ms, "
+        f"expected {float(v['expected_ms']):.1f}"
+    )
+    other = v.get("other_cores")
+    if isinstance(other, (int, float)) and other > load.OTHER_LOAD:
+        why += f"; other processes kept {float(other):.2f} cores busy"
+    return why

@@ -1,7 +1,9 @@
 """The busy check of the executor's calibrations (``calibrate/busy.py``): a calibration run
 whose whole-model reference runs slower than the profile says is measured again, and marked
 ``busy`` and left out of the cache when it stays so. ``api.run`` is replaced by a fake whose
-one-device runs (the reference) and plan runs return figures given in the test."""
+one-device runs (the reference) and plan runs return figures given in the test; the load
+signal (``calibrate/load.py``) is absent unless a test gives it, and its arithmetic is checked
+on ``/proc/stat`` text written in the test."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from hetlab.calibrate import busy
+from hetlab.calibrate import busy, load
 from hetlab.calibrate.boundary import calibrate_boundaries
 from hetlab.calibrate.concurrency import calibrate_concurrency
 from hetlab.cost.calibration import Calibration
@@ -21,8 +23,16 @@ from hetlab.executor import api
 
 IDS = [f"n{i}" for i in range(12)]
 WINDOWS = [IDS[i : i + 2] for i in range(0, 12, 2)]
+MEASURE_LOAD = load.measure_load  # the real sampler, which the fixture below replaces
 EXPECTED = 12 * 0.2  # the profile's whole model on either device
 PLAN_MS = 4.0  # what a plan run measures, whatever the machine
+
+
+@pytest.fixture(autouse=True)
+def no_load_signal(monkeypatch):
+    """The test machine's own load stays out: the reference alone decides, as without
+    ``/proc/stat``."""
+    monkeypatch.setattr(load, "measure_load", lambda fn: (fn(), None))
 
 
 def chain12() -> Problem:
@@ -155,3 +165,78 @@ def test_the_workbench_shows_the_busy_line_with_the_profile():
     assert wb.wait(60)
     shown = html.unescape(wb.profile_status.value)
     assert "x->y ran while the machine was busy" in shown and "31.7 ms, expected 17.0" in shown
+
+
+def stat(busy: int, idle: int, cores: tuple[int, ...] = (0, 1)) -> str:
+    """``/proc/stat`` text whose every core has ``busy`` jiffies spread over user, system,
+    irq and steal, and ``idle`` idle and iowait jiffies; the first line sums them."""
+
+    def row(name: str, n: int) -> str:
+        u, s, q, st = busy * n // 2, busy * n // 4, busy * n // 8, busy * n // 8
+        return f"{name} {u} 0 {s} {idle * n} {idle * n} {q} 0 {st} 0 0"
+
+    lines = [row("cpu", len(cores))] + [row(f"cpu{c}", 1) for c in cores]
+    return "\n".join(lines + ["intr 12345 0 0", "ctxt 999"]) + "\n"
+
+
+def test_other_cores_is_the_machine_s_busy_time_less_this_process_s_per_second():
+    assert load.busy_jiffies(stat(800, 50)) == 1600  # both cores, idle and iowait left out
+    assert load.busy_jiffies(stat(800, 50), [1]) == 800  # the cores this process may use
+    assert load.busy_jiffies(stat(800, 50), [5]) == 1600  # no such line: the whole machine
+    assert load.busy_jiffies("intr 1\n") is None
+    one = load.busy_jiffies(stat(800, 50), [0])
+    before = load.Sample(one, own_s=3.0, wall_s=10.0)
+    # 1.6 s of busy time on core 0 over 2 s of wall time, 1.2 s of it this process's
+    after = load.Sample(one + 160, own_s=4.2, wall_s=12.0)
+    assert load.other_cores(before, after, hz=100, cores=1) == pytest.approx(0.2)
+    mine = load.Sample(one + 100, own_s=4.2, wall_s=12.0)  # own time read finer than a jiffy
+    assert load.other_cores(before, mine, hz=100, cores=1) == 0.0
+    hog = load.Sample(one + 400, own_s=3.0, wall_s=12.0)  # 2 s busy per second on 1 core
+    assert load.other_cores(before, hog, hz=100, cores=1) == 1.0
+    assert load.other_cores(before, before, hz=100, cores=1) is None
+
+
+def test_measure_load_reads_before_and_after_and_is_absent_without_proc_stat(monkeypatch):
+    texts = iter([stat(1000, 0), stat(1200, 0)])  # each core 2 s busier
+    owns = iter([1.0, 3.0])
+    clock = iter([5.0, 7.0])
+    monkeypatch.setattr(load, "read_stat", lambda: next(texts))
+    monkeypatch.setattr(load, "own_seconds", lambda: next(owns))
+    monkeypatch.setattr(load.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(load, "usable_cores", lambda: [0, 1])
+    monkeypatch.setattr(load, "clock_hz", lambda: 100.0)
+    monkeypatch.setattr(load, "measure_load", MEASURE_LOAD)
+    assert load.measure_load(lambda: "ran") == ("ran", 1.0)  # (4 - 2) s / 2 s
+    monkeypatch.setattr(load, "read_stat", lambda: None)  # macOS, Windows
+    assert load.measure_load(lambda: "ran") == ("ran", None)
+
+
+def test_other_processes_load_alone_marks_the_run_busy(monkeypatch):
+    loads = iter([1.02, 0.9])  # a reference as the profile says, with a hog on one core
+    monkeypatch.setattr(load, "measure_load", lambda fn: (fn(), next(loads)))
+    calls = fake_run(monkeypatch, [2.5, 2.4])
+    cache: dict = {}
+    p = chain12()
+    cal = boundaries(p, cache)["x->y"]
+    assert len(calls["plan"]) == 2 and cache == {}  # measured again, then kept unmarked
+    assert cal["busy"] is True and (cal["reference_ms"], cal["other_cores"]) == (2.4, 0.9)
+    (line,) = busy.busy_lines(p)
+    assert "2.4 ms, expected 2.4; other processes kept 0.90 cores busy" in line
+    loads = iter([0.9, 0.03])  # the second try is idle: it is kept and cached
+    fake_run(monkeypatch, [2.3, 2.5])
+    cal = boundaries(chain12(), cache)["x->y"]
+    assert "busy" not in cal and (cal["reference_ms"], cal["other_cores"]) == (2.5, 0.03)
+    assert cache[("x", "y")]["other_cores"] == 0.03
+
+
+def test_without_the_load_signal_the_reference_alone_decides(monkeypatch):
+    assert busy.is_busy(10.0, 2.4, None) and not busy.is_busy(2.5, 2.4, None)
+    assert busy.is_busy(2.5, 2.4, load.OTHER_LOAD + 0.01)
+    assert not busy.is_busy(2.5, 2.4, load.OTHER_LOAD)
+    monkeypatch.setattr(load, "measure_load", MEASURE_LOAD)  # on a machine without /proc/stat
+    monkeypatch.setattr(load, "read_stat", lambda: None)
+    calls = fake_run(monkeypatch, [2.5])
+    cal = boundaries(chain12(), {})["x->y"]
+    assert len(calls["plan"]) == 1 and "busy" not in cal and "other_cores" not in cal
+    fake_run(monkeypatch, [10.0, 9.0])
+    assert boundaries(chain12(), {})["x->y"]["busy"] is True

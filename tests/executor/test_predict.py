@@ -246,12 +246,13 @@ def ladder(n: int = 8) -> Problem:
 
 
 def test_concurrency_is_calibrated_on_a_plan_run_for_real_and_cached(monkeypatch):
-    from hetlab.calibrate import busy
+    from hetlab.calibrate import busy, load
     from hetlab.calibrate.concurrency import calibrate_concurrency
     from hetlab.devices.replay import replay_devices
     from hetlab.executor import api
 
     monkeypatch.setattr(busy, "BUSY_FACTOR", 1e9)  # a loaded test machine still caches here
+    monkeypatch.setattr(load, "OTHER_LOAD", 1e9)
     p = ladder()
     g = graph_from_problem(p)
     devs = replay_devices(p, time_scale=1.0)

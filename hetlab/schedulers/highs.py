@@ -6,6 +6,10 @@ report written there as JSON; in a notebook ipykernel shows it under whichever c
 last. So every place that makes a HiGHS solver (the ILP windows, the DAG's layering) first
 calls ``without_banner``, which makes the process's first solver with stdout and stderr on
 the null device, once.
+
+HiGHS keeps one thread pool per process, sized by the ``threads`` option of the first solver
+that runs; a later solver asking for another size is refused ("the scheduler has already
+been initialized") and returns no solution. So every solver here runs on ``THREADS``.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ import ctypes
 import functools
 import os
 import sys
+
+THREADS = 1  # every HiGHS solver of the process: one thread, so seeded solves repeat
 
 
 @functools.cache

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import pulp
 
-from hetlab.schedulers.highs import without_banner
+from hetlab.schedulers.highs import THREADS, without_banner
 
 OPTIMAL = ("Optimal", "bound")  # statuses that prove the window's optimum (within the gap)
 SEED = 0  # HiGHS random_seed: fixed, so that one budget gives one answer
@@ -86,7 +86,7 @@ def solver(budget: Budget):
             timeLimit=budget.seconds,
             gapRel=1e-7,
             gapAbs=gap_abs,
-            threads=1,
+            threads=THREADS,
             random_seed=SEED,
             **extra,
         )

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from hetlab.errors import HetlabError
-from hetlab.schedulers.highs import without_banner
+from hetlab.schedulers.highs import THREADS, without_banner
 
 
 @dataclass
@@ -128,6 +128,7 @@ def min_span_layers(n: int, edges: list[tuple[int, int]], rank: np.ndarray) -> n
     without_banner()
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
+    h.setOptionValue("threads", THREADS)  # the process's one HiGHS thread pool (highs.py)
     cost = np.zeros(n)
     for s, d in edges:
         cost[d] += 1.0

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import pulp
 
+from hetlab.errors import HetlabError
 from hetlab.schedulers.highs import THREADS, without_banner
 
 OPTIMAL = ("Optimal", "bound")  # statuses that prove the window's optimum (within the gap)
@@ -154,6 +155,10 @@ def run(lp: pulp.LpProblem, budget: Budget) -> tuple[str, float | None, int]:
         gap = float(info.mip_gap) if math.isfinite(info.mip_gap) else None
         nodes = int(info.mip_node_count)
         ms = str(model.getModelStatus()).split(".")[-1]
+        if ms == "kNotset":  # HiGHS refused to run: its start must not pass for a solve
+            raise HetlabError(
+                "HiGHS did not solve an ILP window (set HETLAB_ILP_LOG=1 to see its message)"
+            )
         if "Optimal" not in ms:
             status = HIGHS_STOPS.get(ms, ms)
     if lp.sol_status not in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible):

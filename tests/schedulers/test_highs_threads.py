@@ -31,3 +31,31 @@ def test_the_dag_drawn_first_leaves_the_ilp_its_optimum():
         cwd=Path(__file__).resolve().parents[2],
     )
     assert float(out.stdout.split()[-1]) == pytest.approx(12.5)  # PartitionTuner's Table 1
+
+
+ANOTHER_POOL_FIRST = """
+import highspy
+from hetlab.errors import HetlabError
+from hetlab.schedulers import schedule
+from tests.schedulers.helpers import golden
+h = highspy.Highs()
+h.setOptionValue("output_flag", False)
+h.setOptionValue("threads", 2)
+h.run()
+try:
+    schedule(golden(), "ilp", groups=True)
+except HetlabError as e:
+    print("refused:", e)
+"""
+
+
+@pytest.mark.skipif(not have_highs(), reason="HiGHS (highspy) is not installed")
+def test_an_ilp_window_highs_refuses_is_an_error_not_its_start():
+    out = subprocess.run(
+        [sys.executable, "-c", ANOTHER_POOL_FIRST],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert "refused: HiGHS did not solve an ILP window" in out.stdout

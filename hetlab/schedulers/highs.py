@@ -9,7 +9,9 @@ the null device, once.
 
 HiGHS keeps one thread pool per process, sized by the ``threads`` option of the first solver
 that runs; a later solver asking for another size is refused ("the scheduler has already
-been initialized") and returns no solution. So every solver here runs on ``THREADS``.
+been initialized") and returns no solution. So every solver here runs on ``THREADS``, and
+an ILP solve refused after a user's own solver sized the pool runs again on a fresh one
+(``reset_thread_pool``).
 """
 
 from __future__ import annotations
@@ -45,3 +47,12 @@ def without_banner() -> None:
         os.dup2(saved[1], 2)
         for fd in (*saved, null):
             os.close(fd)
+
+
+def reset_thread_pool() -> None:
+    """Let the next HiGHS solver size the process's thread pool again (the one before was
+    sized by a solver that asked for another number of threads)."""
+    # lazy: highspy is optional and slow to import
+    import highspy
+
+    highspy.Highs.resetGlobalScheduler(True)

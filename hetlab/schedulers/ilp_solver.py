@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import pulp
 
 from hetlab.errors import HetlabError
-from hetlab.schedulers.highs import THREADS, without_banner
+from hetlab.schedulers.highs import THREADS, reset_thread_pool, without_banner
 
 OPTIMAL = ("Optimal", "bound")  # statuses that prove the window's optimum (within the gap)
 SEED = 0  # HiGHS random_seed: fixed, so that one budget gives one answer
@@ -145,8 +145,13 @@ class _WarmHiGHS(pulp.HiGHS):  # type: ignore[misc,valid-type]
 
 def run(lp: pulp.LpProblem, budget: Budget) -> tuple[str, float | None, int]:
     """Solve ``lp``; returns (status, MIP gap or None, B&B nodes). pulp reports a stop with an
-    incumbent as optimal, so HiGHS's own model status decides."""
+    incumbent as optimal, so HiGHS's own model status decides. A solve HiGHS refuses because
+    another solver of the process (a user's own pulp model) sized its thread pool first is
+    run again once on a fresh pool."""
     lp.solve(solver(budget))
+    if model_status(lp) == "kNotset":
+        reset_thread_pool()
+        lp.solve(solver(budget))
     status = pulp.LpStatus[lp.status]
     gap, nodes = None, 0
     model = getattr(lp, "solverModel", None)
@@ -154,7 +159,7 @@ def run(lp: pulp.LpProblem, budget: Budget) -> tuple[str, float | None, int]:
         info = model.getInfo()
         gap = float(info.mip_gap) if math.isfinite(info.mip_gap) else None
         nodes = int(info.mip_node_count)
-        ms = str(model.getModelStatus()).split(".")[-1]
+        ms = model_status(lp)
         if ms == "kNotset":  # HiGHS refused to run: its start must not pass for a solve
             raise HetlabError(
                 "HiGHS did not solve an ILP window (set HETLAB_ILP_LOG=1 to see its message)"
@@ -164,6 +169,14 @@ def run(lp: pulp.LpProblem, budget: Budget) -> tuple[str, float | None, int]:
     if lp.sol_status not in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible):
         status, gap = "warm:" + status, None
     return status, gap, nodes
+
+
+def model_status(lp: pulp.LpProblem) -> str | None:
+    """HiGHS's model status of the last solve (e.g. ``kOptimal``); None under CBC."""
+    model = getattr(lp, "solverModel", None)
+    if model is None or not hasattr(model, "getModelStatus"):
+        return None
+    return str(model.getModelStatus()).split(".")[-1]
 
 
 def elapsed(t0: float) -> float:

@@ -29,7 +29,7 @@ from dataclasses import replace
 from typing import Any
 
 from hetlab.calibrate import handoff
-from hetlab.calibrate.busy import evidence, expected_ms, guarded, reference_device
+from hetlab.calibrate.busy import cached_or_guarded, evidence, expected_ms, reference_device
 from hetlab.cost.calibration import Calibration
 from hetlab.cost.problem import Problem
 from hetlab.devices.base import Device
@@ -192,27 +192,23 @@ def _measured(
     plan: dict[str, str],
     check: tuple[str, float | None] | None = None,
 ) -> dict[str, Any]:
-    """The pair's run, ``{"ms", "units"}``: the cached one, else measured now and cached.
-    With ``check`` (a device that runs the whole model, and the profile's cost of that run)
-    the run is measured beside that reference (``busy.guarded``), which goes with it, and a
-    run still busy after its second try is not cached; a cached run without a reference
-    (cached before the check) is measured again, since nothing says the machine was idle."""
-    hit = memo[0](x, y) if memo else None
-    checked = check is not None and check[1] is not None
-    if not isinstance(hit, dict) or checked and "reference_ms" not in hit:
+    """The pair's run, ``{"ms", "units"}``, cached or measured (``busy.cached_or_guarded``);
+    ``check``: a device that runs the whole model and the profile's cost of that run there,
+    the reference the run is checked against."""
+    dev, expected = check if check is not None else ("", None)
 
-        def run() -> dict[str, Any]:
-            got = measure(plan)
-            return {"ms": got[0], "units": got[1]}
+    def run() -> dict[str, Any]:
+        got = measure(plan)
+        return {"ms": got[0], "units": got[1]}
 
-        if check is None or check[1] is None:
-            hit = run()
-        else:
-            dev, expected = check
-            hit = guarded(run, lambda: measure(dict.fromkeys(plan, dev))[0], expected, dev)
-        if memo and not hit.get("busy"):
-            memo[1](x, y, hit)
-    return hit
+    return cached_or_guarded(
+        memo[0](x, y) if memo else None,
+        (lambda hit: memo[1](x, y, hit)) if memo else None,
+        run,
+        lambda: measure(dict.fromkeys(plan, dev))[0],
+        expected,
+        dev,
+    )
 
 
 def _probed(

@@ -87,6 +87,29 @@ def guarded(
     return out
 
 
+def cached_or_guarded(
+    cached: Any,
+    put: Callable[[dict[str, Any]], None] | None,
+    run: Callable[[], dict[str, Any]],
+    reference: Callable[[], float],
+    expected: float | None,
+    device: str,
+) -> dict[str, Any]:
+    """A calibration run ``{"ms", ...}``: ``cached`` where it holds one and, when the run can
+    be checked (``expected``), its evidence too; else ``guarded`` now and ``put`` unless
+    busy. A run cached before the check has no evidence that the machine was idle, so it is
+    measured again."""
+    if isinstance(cached, (int, float)):  # cached as a bare number before the check
+        cached = {"ms": float(cached)}
+    usable = isinstance(cached, Mapping) and isinstance(cached.get("ms"), (int, float))
+    if usable and (expected is None or "reference_ms" in cached):
+        return dict(cached)
+    hit = guarded(run, reference, expected, device)
+    if put is not None and not hit.get("busy"):
+        put(hit)
+    return hit
+
+
 def evidence(hit: Mapping[str, Any]) -> dict[str, Any]:
     """The busy check's keys of a measurement (none for one cached before the check)."""
     return {k: hit[k] for k in EVIDENCE if k in hit}

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from hetlab.calibrate.busy import evidence, expected_ms, guarded, reference_device
+from hetlab.calibrate.busy import cached_or_guarded, evidence, expected_ms, reference_device
 from hetlab.calibrate.prediction import predict as prediction
 from hetlab.calibrate.report import host_and_remote
 from hetlab.cost.cache import digest
@@ -113,30 +113,22 @@ def _measured(
     memo: CacheHooks | None,
     inputs: Mapping[str, Any] | None,
 ) -> dict[str, Any]:
-    """The plan's measured median ``{"ms"}``: the cached one, else measured beside a
-    whole-model run on one device (``busy.guarded``, whose figures go with it) and cached
-    unless still busy. A run cached before the busy check (a bare number, or no reference)
-    is measured again where a reference can run, since nothing says the machine was idle."""
+    """The plan's measured median ``{"ms"}``, cached or measured beside a whole-model run on
+    one device (``busy.cached_or_guarded``)."""
     key = placement_digest(plan)
-    hit = memo[0](key) if memo else None
     ref = reference_device(graph, list(devs.values()))
-    expected = expected_ms(problem, ref.name) if ref is not None else None
-    if isinstance(hit, (int, float)) and expected is None:
-        return {"ms": float(hit)}
-    evidenced = expected is None or isinstance(hit, dict) and "reference_ms" in hit
-    if isinstance(hit, dict) and isinstance(hit.get("ms"), (int, float)) and evidenced:
-        return hit
+    name = ref.name if ref is not None else ""
     feed = load_inputs(graph, dict(inputs)) if inputs else None
 
     def run_ms(placed: Any) -> float:
         rep = api.run(graph, placed, devs, repeat=repeat, inputs=feed)
         return float(rep.latency_ms["median"])
 
-    if ref is None or expected is None:
-        hit = {"ms": run_ms(plan)}
-    else:
-        place = dict.fromkeys(plan.device_of, ref.name)
-        hit = guarded(lambda: {"ms": run_ms(plan)}, lambda: run_ms(place), expected, ref.name)
-    if memo and not hit.get("busy"):
-        memo[1](key, hit)
-    return hit
+    return cached_or_guarded(
+        memo[0](key) if memo else None,
+        (lambda hit: memo[1](key, hit)) if memo else None,
+        lambda: {"ms": run_ms(plan)},
+        lambda: run_ms(dict.fromkeys(plan.device_of, name)),
+        expected_ms(problem, name) if ref is not None else None,
+        name,
+    )

@@ -237,7 +237,7 @@ class Executor:
         events = sorted(st.events, key=lambda ev: (ev.start, ev.device))
         return Repetition(wall, outs, events, st.raw_node_times, t0)
 
-    # --- what the workers and group runners share (``RunState``) -----------------
+    # --- what the group runners read of the run (``GroupContext``; the workers read ``RunState``)
     @property
     def host(self) -> dict[str, Any]:
         """This run's host arrays: model inputs, then what units publish."""
@@ -246,21 +246,9 @@ class Executor:
     def ms(self, t: float) -> float:
         return self.state.ms(t)
 
-    def fail(self, spec: UnitSpec, e: BaseException) -> None:
-        self.state.fail(spec, e)
-
     def published(self, tensor: str) -> None:
         """``tensor`` is in ``host``: wake whatever waits for it (``RunState.published``)."""
         self.state.published(tensor)
-
-    def wait_turn(self, spec: UnitSpec) -> None:
-        self.state.wait_turn(spec)
-
-    def end_turn(self) -> None:
-        self.state.end_turn()
-
-    def fallback_unit(self, spec: UnitSpec) -> Unit:
-        return self.state.fallback_unit(spec)
 
     def close(self) -> None:
         for w in self._workers.values():

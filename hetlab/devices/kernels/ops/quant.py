@@ -104,65 +104,53 @@ def _axis_layout(node: Node, graph: OpGraph) -> tuple[int, int] | str:
     return numel(xs[axis + 1 :]), ss[0]
 
 
+class _LinearQuant(Signature):
+    """QuantizeLinear and DequantizeLinear: x, a scale and an optional zero point, per
+    tensor or along an axis, one work-item per element."""
+
+    zero_point_like = "output"  # the tensor whose type the zero point has
+
+    def check(self, node: Node, graph: OpGraph) -> str | None:
+        zp = input_at(node, 2)
+        like = node.outputs[0] if self.zero_point_like == "output" else node.inputs[0]
+        if zp and graph.tensors[zp].dtype != graph.tensors[like].dtype:
+            return f"zero point and {self.zero_point_like} differ in type"
+        layout = _axis_layout(node, graph)
+        return layout if isinstance(layout, str) else None
+
+    def launch_each(self, node: Node, ctx: Any, kernel: Any, *extra: Any) -> None:
+        """``kernel`` over every element: x, scale, zero point (and whether there is one),
+        the output, the count, the axis layout, then ``extra``."""
+        x, s, z = node.inputs[0], node.inputs[1], input_at(node, 2)
+        inner, C = _axis_layout(node, ctx.graph)
+        zbuf, has = optional_buffer(ctx, z)
+        n = numel(ctx.shape(x))
+        args = [typed_buffer(ctx, x), typed_buffer(ctx, s), zbuf, i32(has), ctx.t(node.outputs[0])]
+        ctx.launch(node, kernel, *grid1(n), [*args, i32(n), i32(inner), i32(C), *extra])
+
+
 @register
-class QuantizeLinear(Signature):
+class QuantizeLinear(_LinearQuant):
     op_types = ("QuantizeLinear",)
     inputs = ((FLOAT, False), (FLOAT, False), (Q8, True))
     outputs = (Q8,)
 
-    def check(self, node: Node, graph: OpGraph) -> str | None:
-        zp = input_at(node, 2)
-        if zp and graph.tensors[zp].dtype != graph.tensors[node.outputs[0]].dtype:
-            return "zero point and output differ in type"
-        layout = _axis_layout(node, graph)
-        return layout if isinstance(layout, str) else None
-
     def build(self, node: Node, ctx: Any) -> None:
-        x, s, z = node.inputs[0], node.inputs[1], input_at(node, 2)
-        inner, C = _axis_layout(node, ctx.graph)
         ty = ctx.dtype(node.outputs[0])
-        zbuf, has = optional_buffer(ctx, z)
-        n = numel(ctx.shape(x))
         k = ctx.kernel("quant.cl", "quantize", f"-DTY={CL_TYPE[ty]}")
-        args = [
-            typed_buffer(ctx, x),
-            typed_buffer(ctx, s),
-            zbuf,
-            i32(has),
-            ctx.t(node.outputs[0]),
-            i32(n),
-        ]
-        ctx.launch(node, k, *grid1(n), [*args, i32(inner), i32(C), *map(f32, RANGE[ty])])
+        self.launch_each(node, ctx, k, *map(f32, RANGE[ty]))
 
 
 @register
-class DequantizeLinear(Signature):
+class DequantizeLinear(_LinearQuant):
     op_types = ("DequantizeLinear",)
     inputs = ((Q8 + ("int32",), False), (FLOAT, False), (Q8 + ("int32",), True))
     outputs = (FLOAT,)
-
-    def check(self, node: Node, graph: OpGraph) -> str | None:
-        zp = input_at(node, 2)
-        if zp and graph.tensors[zp].dtype != graph.tensors[node.inputs[0]].dtype:
-            return "zero point and input differ in type"
-        layout = _axis_layout(node, graph)
-        return layout if isinstance(layout, str) else None
+    zero_point_like = "input"
 
     def build(self, node: Node, ctx: Any) -> None:
-        x, s, z = node.inputs[0], node.inputs[1], input_at(node, 2)
-        inner, C = _axis_layout(node, ctx.graph)
-        zbuf, has = optional_buffer(ctx, z)
-        n = numel(ctx.shape(x))
-        k = ctx.kernel("quant.cl", "dequantize", f"-DTX={CL_TYPE[ctx.dtype(x)]}")
-        args = [
-            typed_buffer(ctx, x),
-            typed_buffer(ctx, s),
-            zbuf,
-            i32(has),
-            ctx.t(node.outputs[0]),
-            i32(n),
-        ]
-        ctx.launch(node, k, *grid1(n), [*args, i32(inner), i32(C)])
+        tx = ctx.dtype(node.inputs[0])
+        self.launch_each(node, ctx, ctx.kernel("quant.cl", "dequantize", f"-DTX={CL_TYPE[tx]}"))
 
 
 @register

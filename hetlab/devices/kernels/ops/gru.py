@@ -19,8 +19,12 @@ import numpy as np
 from hetlab.devices.kernels.ops import Op, register
 from hetlab.devices.kernels.ops.common import attr, i32
 from hetlab.devices.kernels.ops.data_movement import copy_launch
-from hetlab.devices.kernels.ops.gemm import gemm_launch, no_act
-from hetlab.devices.kernels.ops.lstm import bias_and_lengths, weight_layout
+from hetlab.devices.kernels.ops.lstm import (
+    bias_and_lengths,
+    input_projection,
+    weight_layout,
+    weights_gemm,
+)
 from hetlab.graph.ir import Node, OpGraph
 
 
@@ -66,7 +70,7 @@ class GRU(Op):
         dims = (T, B, I, H, D)
         for d in range(D):
             proj, rec = _biases(ctx, bias_val, d, H, lbr)
-            _input_projection(ctx, node, d, ctx.tensor_or_const(x), wl, bufs[0], proj, dims)
+            input_projection(ctx, node, d, ctx.tensor_or_const(x), wl, bufs[0], proj, dims, gates=3)
             steps = (
                 range(T)
                 if direction == "forward" or (direction == "bidirectional" and d == 0)
@@ -93,33 +97,6 @@ def _biases(ctx: Any, bias_val: Any, d: int, H: int, lbr: bool) -> tuple[Any, An
     return ctx.upload(proj), ctx.upload(rb)
 
 
-def _input_projection(
-    ctx: Any, node: Node, d: int, X: Any, wl: tuple[Any, int, int], Xw: Any, bias: Any, dims: tuple
-) -> None:
-    """Xw = X @ W[d]^T + bias for every step of direction ``d`` at once."""
-    T, B, I, H, _ = dims
-    gemm_launch(
-        ctx,
-        node,
-        M=T * B,
-        N=3 * H,
-        K=I,
-        A=X,
-        sam=I,
-        sak=1,
-        B=wl[0],
-        sbk=wl[1],
-        sbn=wl[2],
-        C=Xw,
-        ldc=3 * H,
-        offs=[(0, d * 3 * H * I, 0, 0)],
-        bias=bias,
-        sbias_m=0,
-        sbias_n=1,
-        act=no_act(),
-    )
-
-
 def _recurrent(
     ctx: Any,
     node: Node,
@@ -133,26 +110,8 @@ def _recurrent(
     """Z[:, c0:c0+n] = A @ R[d]^T[:, c0:c0+n] (+ bias), cols = (d, c0, n)."""
     _, B, _, H, _ = dims
     d, c0, n = cols
-    gemm_launch(
-        ctx,
-        node,
-        M=B,
-        N=n,
-        K=H,
-        A=A[0],
-        sam=H,
-        sak=1,
-        B=rl[0],
-        sbk=rl[1],
-        sbn=rl[2],
-        C=Z,
-        ldc=3 * H,
-        offs=[(A[1], d * 3 * H * H + c0 * rl[2], c0, 0)],
-        bias=bias,
-        sbias_m=0,
-        sbias_n=1,
-        act=no_act(),
-    )
+    offs = (A[1], d * 3 * H * H + c0 * rl[2], c0, 0)
+    weights_gemm(ctx, node, (B, n, H), A[0], rl, (Z, 3 * H), offs, (bias, 0))
 
 
 def _step(

@@ -70,7 +70,7 @@ class LSTM(Op):
             if bias_val is not None:
                 bv = np.asarray(bias_val, dtype=np.float64)[d]
                 bias = ctx.upload(bv[:G4] + bv[G4:])
-            _input_projection(ctx, node, d, ctx.t(x), wl, Xw, bias, dims)
+            input_projection(ctx, node, d, ctx.t(x), wl, Xw, bias, dims)
             if c0:
                 copy_launch(ctx, node, ctx.t(c0), c, (B * H,), (1,), (1,), d * B * H, 0)
             else:
@@ -90,32 +90,58 @@ class LSTM(Op):
                 copy_launch(ctx, node, c, ctx.t(outs[2]), (B * H,), (1,), (1,), 0, d * B * H)
 
 
-def _input_projection(
-    ctx: Any, node: Node, d: int, X: Any, wl: tuple[Any, int, int], Xw: Any, bias: Any, dims: tuple
+def weights_gemm(
+    ctx: Any,
+    node: Node,
+    mnk: tuple[int, int, int],
+    A: Any,
+    w: tuple[Any, int, int],
+    C: tuple[Any, int],
+    offs: tuple[int, int, int, int],
+    bias: tuple[Any, int] = (None, 0),
 ) -> None:
-    """Xw = X @ W[d] + (Wb + Rb)[d] for every step of direction ``d`` at once."""
-    T, B, I, H, _ = dims
-    G4 = 4 * H
+    """C = A @ W (+ bias) of an RNN: A row-major [M, K], W an input or recurrent weight laid
+    out by ``weight_layout``, C with row stride ``C[1]``, the bias with row stride
+    ``bias[1]`` (0: one row for all); ``offs`` as ``gemm_launch`` takes them."""
+    M, N, K = mnk
     gemm_launch(
         ctx,
         node,
-        M=T * B,
-        N=G4,
-        K=I,
-        A=X,
-        sam=I,
+        M=M,
+        N=N,
+        K=K,
+        A=A,
+        sam=K,
         sak=1,
-        B=wl[0],
-        sbk=wl[1],
-        sbn=wl[2],
-        C=Xw,
-        ldc=G4,
-        offs=[(0, d * G4 * I, 0, 0)],
-        bias=bias,
-        sbias_m=0,
+        B=w[0],
+        sbk=w[1],
+        sbn=w[2],
+        C=C[0],
+        ldc=C[1],
+        offs=[offs],
+        bias=bias[0],
+        sbias_m=bias[1],
         sbias_n=1,
         act=no_act(),
     )
+
+
+def input_projection(
+    ctx: Any,
+    node: Node,
+    d: int,
+    X: Any,
+    wl: tuple[Any, int, int],
+    Xw: Any,
+    bias: Any,
+    dims: tuple,
+    gates: int = 4,
+) -> None:
+    """Xw = X @ W[d] + bias for every step of direction ``d`` at once; ``gates``: the
+    weight's rows per hidden unit (4 for an LSTM, 3 for a GRU)."""
+    T, B, I, H, _ = dims
+    G = gates * H
+    weights_gemm(ctx, node, (T * B, G, I), X, wl, (Xw, G), (0, d * G * I, 0, 0), (bias, 0))
 
 
 def _step(
@@ -133,26 +159,8 @@ def _step(
     Xw, Z, c, Y = bufs
     _, B, _, H, D = dims
     G4 = 4 * H
-    gemm_launch(
-        ctx,
-        node,
-        M=B,
-        N=G4,
-        K=H,
-        A=prev[0],
-        sam=H,
-        sak=1,
-        B=rl[0],
-        sbk=rl[1],
-        sbn=rl[2],
-        C=Z,
-        ldc=G4,
-        offs=[(prev[1], d * G4 * H, 0, t * B * G4)],
-        bias=Xw,
-        sbias_m=G4,
-        sbias_n=1,
-        act=no_act(),
-    )
+    offs = (prev[1], d * G4 * H, 0, t * B * G4)
+    weights_gemm(ctx, node, (B, G4, H), prev[0], rl, (Z, G4), offs, (Xw, G4))
     hoff = (t * D + d) * B * H
     ctx.launch(
         node,

@@ -12,6 +12,13 @@ by ``MIXED_MARGIN``.
 Predictions of mixed plans can still be off by more than that margin on some hosts. With
 ``measure``, the same rule is applied to the candidates' times measured on the devices
 (``measured.measured_ms``) instead; the default is the prediction, which runs nothing.
+
+On replay devices (a profile measured elsewhere, ``devices.replay``) ``measure`` times the
+candidates on the replay's virtual clock (``replayed.replay_times``), never on this host's
+threads. A replay reproduces the profile's compute and transfers, not the profiled host's
+dispatch: where a candidate's replay misses its prediction by more than
+``REPLAY_TOLERANCE``, the replays rank nothing and the choice is the prediction's, which
+``why`` says in one line.
 """
 
 from __future__ import annotations
@@ -21,9 +28,11 @@ from typing import Any
 
 from hetlab.calibrate.measured import measured_ms
 from hetlab.calibrate.prediction import predict
+from hetlab.calibrate.replayed import replay_times
 from hetlab.calibrate.report import host_and_remote, problem_devices, problem_graph
 from hetlab.cost.problem import Problem
 from hetlab.devices.base import Device
+from hetlab.devices.replay import REPLAY_TOLERANCE, ReplayDevice
 from hetlab.errors import HetlabError
 from hetlab.graph import load
 from hetlab.graph.ir import OpGraph
@@ -62,7 +71,10 @@ def recommend(
     choice (the same margin rule) is made on their times measured on ``devices``
     (``measured.measured_ms``: ``measure`` runs per round, on ``inputs`` or seeded random
     ones), kept in ``measured``; a candidate whose run fails has no time there and is not
-    chosen (its error is in ``measure_errors``).
+    chosen (its error is in ``measure_errors``). On devices that replay ``problem`` the
+    times are the replays' on the virtual clock instead (``replayed``), and the choice is
+    the prediction's where one misses its prediction by more than ``REPLAY_TOLERANCE``
+    (``why`` says so).
 
     ``graph``: the model (a loaded graph, a path or a zoo name), by default the file the
     problem was profiled from; ``devices``: by default the problem's, found on this machine
@@ -76,7 +88,9 @@ def recommend(
     predicted, basis = _predicted(problem, graph, devmap, candidates)
     times: Mapping[str, float | None] = predicted
     rec: dict[str, Any] = {}
-    if measure > 0:
+    if measure > 0 and replayed(devmap, problem):
+        times, basis, rec = _replayed(candidates, graph, problem, predicted)
+    elif measure > 0:
         got = measured_ms(candidates, graph, devmap, measure, inputs=inputs)
         times, basis = got.ms, "measured"
         rec["measured"] = got.ms
@@ -102,6 +116,36 @@ def recommend(
         **rec,
     }
     return plan
+
+
+def replayed(devices: Mapping[str, Device], problem: Problem) -> bool:
+    """Whether ``devices`` replay ``problem`` rather than run it."""
+    return bool(devices) and all(
+        isinstance(d, ReplayDevice) and d.problem is problem for d in devices.values()
+    )
+
+
+def _replayed(
+    candidates: Mapping[str, Plan],
+    graph: OpGraph,
+    problem: Problem,
+    predicted: Mapping[str, float],
+) -> tuple[Mapping[str, float | None], str, dict[str, Any]]:
+    """The times to rank by, their basis and the keys they add: the replays on the virtual
+    clock (``replayed``) where each is within ``REPLAY_TOLERANCE`` of its prediction, else
+    the predictions, with ``why``."""
+    got = replay_times(candidates, graph, problem)
+    miss = {n: (t - predicted[n]) / predicted[n] for n, t in got.items() if predicted.get(n)}
+    rec: dict[str, Any] = {"replayed": got, "replay_tolerance": REPLAY_TOLERANCE}
+    worst = max(miss, key=lambda n: abs(miss[n]), default=None)
+    if worst is None or abs(miss[worst]) <= REPLAY_TOLERANCE:
+        return got, "replayed", rec
+    rec["why"] = (
+        f"ranked by prediction: the replay of {worst} misses its prediction by "
+        f"{miss[worst]:+.0%} (a replay's tolerance is ±{REPLAY_TOLERANCE:.0%}; it "
+        "reproduces the profile's compute and transfers, not the profiled host's dispatch)"
+    )
+    return predicted, "prediction", rec
 
 
 def _candidates(

@@ -113,13 +113,16 @@ def _profiled(args: argparse.Namespace, graph: Any, options: dict, given: dict) 
 
 
 def format_candidates(rec: dict[str, Any]) -> str:
-    """The candidates as a table: predicted and measured ms, measured / predicted, and the
-    error against plain onnxruntime; the chosen one marked."""
-    predicted, measured = rec.get("predicted", {}), rec.get("measured") or {}
+    """The candidates as a table: predicted and measured (or replayed) ms, their ratio, and
+    the error against plain onnxruntime; the chosen one marked, and why the choice was the
+    prediction's where replays were set aside."""
+    predicted = rec.get("predicted", {})
+    what = "replayed" if rec.get("replayed") else "measured"
+    measured = rec.get(what) or {}
     errors, rel = rec.get("measure_errors", {}), rec.get("max_rel_err", {})
     names = sorted(predicted, key=lambda n: (measured.get(n) is None, measured.get(n) or 0, n))
     w = max(len(n) for n in names) + 2
-    lines = [f"{'candidate':<{w}}{'predicted':>11}{'measured':>11}{'ratio':>8}{'max_rel_err':>13}"]
+    lines = [f"{'candidate':<{w}}{'predicted':>11}{what:>11}{'ratio':>8}{'max_rel_err':>13}"]
     for n in names:
         p, m = predicted.get(n), measured.get(n)
         ratio = f"{m / p:.2f}" if m and p else "-"
@@ -129,6 +132,10 @@ def format_candidates(rec: dict[str, Any]) -> str:
         lines.append(f"{n:<{w}}{_ms(p):>11}{ms:>11}{ratio:>8}{err:>13}{mark}")
     basis = rec.get("basis")
     lines.append(f"(ms; chosen by {basis}, margin {rec.get('margin')}; * marks the plan written)")
+    if rec.get("replayed"):
+        lines.append("replayed: the profile's costs on a virtual clock, not a measurement")
+    if rec.get("why"):
+        lines.append(str(rec["why"]))
     for n, e in errors.items():
         lines.append(f"{n} failed: {e}")
     return "\n".join(lines)

@@ -6,6 +6,12 @@ group, else the sum of its nodes' costs; ms in the problem, scaled by ``time_sca
 returns zero arrays of the outputs' shapes, or opaque tokens when a shape is unknown.
 ``graph_from_problem`` makes an ``OpGraph`` whose tensors carry each edge's bytes, so a
 problem file alone is enough to drive the executor.
+
+A replay's host timing is this host's: its threads, sleeps and wake-ups add to every unit,
+which a fast device's sub-ms units cannot absorb. ``virtual_clock`` gives the units the
+profiled devices' own durations instead: each unit starts when its device is free and the
+units it reads from have finished (spec §3's rule, at the executor's unit granularity),
+and lasts its profiled cost plus its blocking receives.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -23,6 +30,12 @@ from hetlab.devices.capabilities import Capabilities
 from hetlab.devices.unit import RunResult, Unit, now
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Edge, Node, OpGraph, Tensor
+
+# How far a replay may miss its own prediction and still rank plans: the virtual clock
+# reproduces the profile's compute and transfers, not the profiled host's dispatch and
+# hand-offs, which the prediction adds; beyond this the replay says little the prediction
+# does not say better (``calibrate.recommend`` then ranks by the prediction).
+REPLAY_TOLERANCE = 0.25
 
 # what a replay device of these kinds declares: the executor treats it as an accelerator
 # (never the fallback device) and the run report counts it as the real device is counted;
@@ -82,12 +95,7 @@ class ReplayDevice(Device):
 
     def cost_ms(self, nodes: Sequence[str]) -> float:
         """Replayed duration of a unit (ms, before ``time_scale``)."""
-        g = self.problem.group_cost(list(nodes), self.pdev) if len(nodes) > 1 else None
-        if g is not None:
-            return float(g)
-        m = self.problem.cost_matrix
-        j = self.problem.dev_index[self.pdev]
-        return float(sum(m[self.problem.index[v], j] for v in nodes))
+        return unit_cost_ms(self.problem, self.pdev, nodes)
 
     def prepare(self, graph: OpGraph, nodes: Sequence[str]) -> Unit:
         inside = set(nodes)
@@ -131,6 +139,64 @@ class ReplayDevice(Device):
             else:
                 outs[t] = ("token", t)
         return RunResult(outputs=outs, start=t0, finish=now())
+
+
+def unit_cost_ms(problem: Problem, device: str, nodes: Sequence[str]) -> float:
+    """A unit's profiled cost on ``device`` (ms): the problem's fused-group cost when the
+    unit is exactly a group, else the sum of its nodes' costs."""
+    g = problem.group_cost(list(nodes), device) if len(nodes) > 1 else None
+    if g is not None:
+        return float(g)
+    j = problem.dev_index[device]
+    return float(sum(problem.cost_matrix[problem.index[v], j] for v in nodes))
+
+
+@dataclass
+class VirtualRun:
+    """A replay on the virtual clock: per unit (in the order given) its device, nodes,
+    start and finish (ms), and the makespan."""
+
+    units: list[tuple[str, list[str], float, float]]
+    makespan: float
+
+
+def virtual_clock(
+    problem: Problem, units: Sequence[tuple[str, Sequence[str]]], sequential: bool = False
+) -> VirtualRun:
+    """The units ``(device, nodes)``, given in the executor's global order, timed by the
+    profile alone (see the module doc): a unit starts once its device's previous unit (any
+    previous unit, for a ``sequential`` plan) and every unit it reads from have finished,
+    and lasts its ``unit_cost_ms`` plus the transfer of each edge entering it from another
+    device. Raises ``HetlabError`` for a node or device the problem lacks."""
+    idx, dix = problem.index, problem.dev_index
+    unit_of: dict[int, int] = {}
+    for i, (_d, nodes) in enumerate(units):
+        for v in nodes:
+            if v not in idx:
+                raise HetlabError(f"replay: the problem has no node {v!r}")
+            unit_of[idx[v]] = i
+    finish: list[float] = []
+    free: dict[str, float] = {}
+    clock = 0.0
+    out: list[tuple[str, list[str], float, float]] = []
+    for i, (d, nodes) in enumerate(units):
+        if d not in dix:
+            raise HetlabError(f"replay: the problem has no device {d!r}")
+        ready = recv = 0.0
+        for v in nodes:
+            for u, k in problem.preds[idx[v]]:
+                j = unit_of.get(u)
+                if j is None or j == i:
+                    continue
+                ready = max(ready, finish[j] if j < i else 0.0)
+                if units[j][0] != d:
+                    recv += float(problem.comm_tensor[k, dix[units[j][0]], dix[d]])
+        start = max(ready, clock if sequential else free.get(d, 0.0))
+        end = start + unit_cost_ms(problem, d, nodes) + recv
+        finish.append(end)
+        free[d] = clock = end
+        out.append((d, list(nodes), start, end))
+    return VirtualRun(out, max(finish, default=0.0))
 
 
 def sleep_until(deadline: float) -> None:

@@ -69,8 +69,9 @@ class RunReport:
         }
 
     def write_trace(self, path: str | Path) -> Path:
-        """Chrome trace-event JSON of the median repetition, one row per device."""
-        return write_trace(path, self.events, self.device_names)
+        """Chrome trace-event JSON of the median repetition, one row per device (and one
+        of node slices per device that timed its nodes)."""
+        return write_trace(path, self.events, self.device_names, timeline=self.timeline)
 
 
 def placement(

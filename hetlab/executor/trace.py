@@ -4,6 +4,12 @@ Chrome trace-event format: complete events (``"ph": "X"``) with ``ts``/``dur`` i
 microseconds, one thread row (``tid``) per device, named by ``thread_name`` metadata; the
 file opens in Perfetto (ui.perfetto.dev) and chrome://tracing. ``Event`` is defined with
 the group runners that make events too (``devices/group.py``).
+
+A run's trace has one slice per unit on its device's row and, where the device timed each
+node (the timeline's ``"timed"`` entries), one slice per node on a row of its own below it
+(``"cl0 ops"``): a device's kernel stamps need not nest exactly inside the host's unit
+interval. Units whose ends are approximate and that end together on one device (an OpenCL
+group enqueued ahead of time, a CUDA graph) were not timed one by one: they are one slice.
 """
 
 from __future__ import annotations
@@ -72,47 +78,97 @@ def node_timeline(
 
 
 def chrome_trace(
-    events: Sequence[Event], devices: Sequence[str], name: str = "hetlab run"
+    events: Sequence[Event],
+    devices: Sequence[str],
+    name: str = "hetlab run",
+    timeline: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
-    """A Chrome trace-event document with one row per device, in ``devices`` order."""
-    tid = {d: i + 1 for i, d in enumerate(devices)}
+    """A Chrome trace-event document with one row per device, in ``devices`` order, and
+    one row of node slices per device that timed its nodes (from ``timeline``; see the
+    module doc)."""
+    tid: dict[str, int] = {}
     trace: list[dict[str, Any]] = [
         {"ph": "M", "pid": 1, "tid": 0, "name": "process_name", "args": {"name": name}}
     ]
-    for d, i in tid.items():
-        trace.append({"ph": "M", "pid": 1, "tid": i, "name": "thread_name", "args": {"name": d}})
-        trace.append(
-            {"ph": "M", "pid": 1, "tid": i, "name": "thread_sort_index", "args": {"sort_index": i}}
-        )
-    for ev in events:
-        if ev.device not in tid:
-            tid[ev.device] = len(tid) + 1
+
+    def row(d: str) -> int:
+        if d not in tid:
+            tid[d] = i = len(tid) + 1
+            trace.append(
+                {"ph": "M", "pid": 1, "tid": i, "name": "thread_name", "args": {"name": d}}
+            )
             trace.append(
                 {
                     "ph": "M",
                     "pid": 1,
-                    "tid": tid[ev.device],
-                    "name": "thread_name",
-                    "args": {"name": ev.device},
+                    "tid": i,
+                    "name": "thread_sort_index",
+                    "args": {"sort_index": i},
                 }
             )
+        return tid[d]
+
+    timed = [e for e in timeline if e.get("timed")]
+    for d in devices:
+        row(d)
+        if any(e["device"] == d for e in timed):
+            row(f"{d} ops")
+    for ev in merge_untimed(events):
+        trace.append(_slice(row(ev.device), ev.name, ev.kind, ev.start, ev.finish, ev.args))
+    for e in timed:
+        args = {"node": e["node"], "unit": e.get("unit")}
         trace.append(
-            {
-                "ph": "X",
-                "pid": 1,
-                "tid": tid[ev.device],
-                "name": ev.name,
-                "cat": ev.kind,
-                "ts": round(ev.start * 1000.0, 3),
-                "dur": round(max(0.0, ev.finish - ev.start) * 1000.0, 3),
-                "args": ev.args,
-            }
+            _slice(row(f"{e['device']} ops"), e["node"], "node", e["start"], e["finish"], args)
         )
     return {"traceEvents": trace, "displayTimeUnit": "ms"}
 
 
+def _slice(
+    tid: int, name: str, cat: str, start: float, finish: float, args: Mapping[str, Any]
+) -> dict[str, Any]:
+    return {
+        "ph": "X",
+        "pid": 1,
+        "tid": tid,
+        "name": name,
+        "cat": cat,
+        "ts": round(start * 1000.0, 3),
+        "dur": round(max(0.0, finish - start) * 1000.0, 3),
+        "args": dict(args),
+    }
+
+
+def merge_untimed(events: Sequence[Event]) -> list[Event]:
+    """``events`` with the unit events whose ends are approximate (``"approx"``) merged per
+    device and end into one event from the first one's start, named ``"units K-L"``, with
+    every unit in ``args["units"]``."""
+    out: list[Event] = []
+    together: dict[tuple[str, float], list[Event]] = {}
+    for ev in events:
+        if ev.kind == "unit" and ev.args.get("approx"):
+            together.setdefault((ev.device, round(ev.finish, 6)), []).append(ev)
+        else:
+            out.append(ev)
+    for (dev, _end), evs in together.items():
+        units = sorted(int(e.args.get("unit", 0)) for e in evs)
+        label = f"unit {units[0]}" if len(units) == 1 else f"units {units[0]}-{units[-1]}"
+        args = {
+            "units": units,
+            "nodes": sum(int(e.args.get("nodes", 0)) for e in evs),
+            "approx": True,
+        }
+        start, finish = min(e.start for e in evs), max(e.finish for e in evs)
+        out.append(Event("unit", dev, label, start, finish, args))
+    out.sort(key=lambda e: (e.start, e.device))
+    return out
+
+
 def write_trace(
-    path: str | Path, events: Sequence[Event], devices: Sequence[str], name: str = "hetlab run"
+    path: str | Path,
+    events: Sequence[Event],
+    devices: Sequence[str],
+    name: str = "hetlab run",
+    timeline: Sequence[Mapping[str, Any]] = (),
 ) -> Path:
     """Write ``chrome_trace`` atomically to ``path``."""
-    return atomic_write_json(path, chrome_trace(events, devices, name), indent=None)
+    return atomic_write_json(path, chrome_trace(events, devices, name, timeline), indent=None)

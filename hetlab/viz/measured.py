@@ -8,8 +8,11 @@ shares are kept apart as estimates. A unit's entries are its shares when they ca
 ``unit`` field and tile its interval end to end; entries that leave gaps or overlap (a
 device's own timings of its kernels; no split does) and a unit's only entry are each a
 node's own interval. ``"approx": true`` marks a unit whose end the host saw only at the end of its
-device's work. A ``RunReport`` object (not its JSON) also carries its events: the host ->
-device and device -> host copies are then drawn as the run's transfers.
+device's work (an OpenCL group enqueued ahead of time, a CUDA graph): such units on one device
+that end together were not timed one by one, so they are one span, from the first one's start
+to their common end, named ``"units K-L"`` (``"unit K"`` for one unit). A ``RunReport`` object
+(not its JSON) also carries its events: the host -> device and device -> host copies are then
+drawn as the run's transfers.
 
 Every span here is an ``Interval`` in ms: a node's (kind ``"node"``), a unit's measured as
 a whole (``"unit"``, named ``"unit K"``) and a copy's (``"copy"``, on its link).
@@ -76,30 +79,45 @@ def measured(timeline: list[Any], events: list[Any] | None = None) -> Measured:
     units: dict[tuple[int, str], list[Any]] = {}
     for e in timeline:
         u = get(e, "unit")
-        if u is None or get(e, "timed"):
+        if u is None or (get(e, "timed") and not get(e, "approx")):
             out.rows.append(_entry(e))
-            if get(e, "approx"):
-                out.approx.add(str(get(e, "node")))
         else:
             units.setdefault((int(u), str(get(e, "device"))), []).append(e)
+    together: dict[tuple[str, float], list[tuple[int, list[Any]]]] = {}
     for (u, dev), es in sorted(units.items()):
         es.sort(key=lambda e: (float(get(e, "start")), float(get(e, "finish"))))
-        approx = any(get(e, "approx") for e in es)
-        if len(es) == 1 or not _tiles(es):
+        if any(get(e, "approx") for e in es):
+            end = round(max(float(get(e, "finish")) for e in es), 3)
+            together.setdefault((dev, end), []).append((u, es))
+        elif len(es) == 1 or not _tiles(es):
             out.rows += [_entry(e) for e in es]
-            if approx:
-                out.approx.update(str(get(e, "node")) for e in es)
-            continue
-        key = f"unit {u}"
-        start, finish = float(get(es[0], "start")), max(float(get(e, "finish")) for e in es)
-        out.rows.append(Interval("unit", dev, key, start, finish, {"unit": u}))
-        out.members[key] = [str(get(e, "node")) for e in es]
-        out.shares += [_entry(e) for e in es]
-        if approx:
-            out.approx.add(key)
+        else:
+            key = f"unit {u}"
+            start, finish = float(get(es[0], "start")), max(float(get(e, "finish")) for e in es)
+            out.rows.append(Interval("unit", dev, key, start, finish, {"unit": u}))
+            out.members[key] = [str(get(e, "node")) for e in es]
+            out.shares += [_entry(e) for e in es]
+    for (dev, _end), group in sorted(together.items()):
+        _untimed(out, dev, group)
     if events is not None:
         out.moves = copies(events)
     return out
+
+
+def _untimed(out: Measured, dev: str, group: list[tuple[int, list[Any]]]) -> None:
+    """Units of ``dev`` that ended together, their ends approximate: one span, from the
+    first one's start to that end, with every node of them as its members."""
+    first, last = group[0][0], group[-1][0]
+    key = f"unit {first}" if first == last else f"units {first}-{last}"
+    es = [e for _u, part in group for e in part]
+    start = min(float(get(e, "start")) for e in es)
+    finish = max(float(get(e, "finish")) for e in es)
+    units = [u for u, _part in group]
+    out.rows.append(Interval("unit", dev, key, start, finish, {"unit": first, "units": units}))
+    out.members[key] = [str(get(e, "node")) for e in es]
+    if len(group) == 1 and len(es) > 1 and _tiles(es):
+        out.shares += [_entry(e) for e in es]
+    out.approx.add(key)
 
 
 def copies(events: list[Any]) -> list[Interval]:

@@ -30,18 +30,26 @@ def recommend_plan(
 
 
 def rec_info_html(plan: Plan | None, replay: bool) -> str:
-    """One line: the chosen candidate and each candidate's measured time."""
+    """The chosen candidate and the times it was chosen by (measured, replayed on the
+    virtual clock, or predicted), and in a second line why replays were set aside."""
     if plan is None:
         return ""
     rec = plan.extra.get("recommended", {})
-    times = rec.get("measured") or rec.get("predicted") or {}
+    basis = rec.get("basis")
+    times = rec.get(basis) if basis in ("measured", "replayed") else None
+    times = times or rec.get("predicted") or {}
     shown = sorted((v, k) for k, v in times.items() if v is not None)
     parts = [f"{escape(k)} {v:.3f}" for v, k in shown[:6]]
-    what = "replayed" if replay else "measured"
-    return (
+    what = {"measured": "measured", "replayed": "replayed (virtual clock)"}.get(
+        str(basis), "predicted"
+    )
+    line = (
         f"<span style='font-size:12px'><b>{escape(str(rec.get('chosen')))}</b> is fastest "
         f"{what} ({' · '.join(parts)} ms)</span>"
     )
+    if rec.get("why"):
+        line += f"<br><span style='font-size:12px'>{escape(str(rec['why']))}</span>"
+    return line
 
 
 class Recommending:

@@ -93,10 +93,12 @@ class Running:
     def _profiled(self, problem: Any) -> None:
         self.progress.value = 100
         self.progress.bar_style = "success"
+        self.progress_text.value = ""  # the profiler's last step is over
         self.use_problem(problem, "profiled on this machine")
 
     def _profile_failed(self, e: BaseException, cached: bool) -> None:
         self.progress.bar_style = "warning"
+        self.progress_text.value = ""  # the status line says what happened
         if isinstance(e, Cancelled):
             kept = (
                 ": what was measured stays in the profile cache, so profiling again resumes there"
@@ -194,7 +196,7 @@ class Running:
         g.update_xaxes(range=[0, 1.02 * end])
         if replay:
             lat = (doc.get("latency_ms") or {}).get("median")
-            times = f"replayed {fmt_ms(lat)} · predicted {fmt_ms(plan.makespan)}"
+            times = f"replayed {fmt_ms(lat)} · predicted {fmt_ms(doc['predicted_ms'])}"
             g.update_layout(
                 title_text=f"{draw.whatif_prefix(self)}<b>{what}</b> · {times} · {REPLAY_NOTE}"
             )

@@ -1,12 +1,19 @@
 """Running a plan from the workbench: for real on this machine's devices, or as a replay of
 the profile's costs on fake devices (``hetlab.devices.replay``), which any profile allows,
-including one measured elsewhere or a what-if. A replay is labelled so: it measures nothing."""
+including one measured elsewhere or a what-if. A replay is labelled so: it measures nothing,
+and its times are the profiled devices' on a virtual clock (``calibrate.replayed``), with
+this host's timing of it beside them.
+
+A run's status line compares it with one prediction, the run report's ``predicted_ms`` (the
+calibrated prediction's total, as the measured panel does), and names the plan's §3
+makespan beside it where that differs."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from hetlab.calibrate import run
+from hetlab.calibrate.replayed import replay_line, replay_report
 from hetlab.cost.problem import Problem
 from hetlab.cost.whatif import is_what_if
 from hetlab.devices.replay import graph_from_problem, replay_devices
@@ -14,7 +21,7 @@ from hetlab.executor import RunReport
 from hetlab.schedulers.plan import Plan
 
 REAL, REPLAY = "this machine", "replay"
-REPLAY_NOTE = "replay of the profile's costs on fake devices, not a measurement"
+REPLAY_NOTE = "replay of the profile's costs on a virtual clock, not a measurement"
 
 
 def why_not_real(problem: Problem | None, graph: Any, here: list[str]) -> str | None:
@@ -42,9 +49,11 @@ def execute(
     replay: bool,
     repeat: int,
 ) -> RunReport:
-    """Run ``plan``: on ``devices`` (those named in the profile) for real, else replayed."""
+    """Run ``plan``: on ``devices`` (those named in the profile) for real, else replayed
+    (its report on the virtual clock, ``replay_report``)."""
     graph, devs = where(problem, graph, devices, replay)
-    return run(graph, plan, devs, repeat=repeat, check=bool(graph.model_path), problem=problem)
+    report = run(graph, plan, devs, repeat=repeat, check=bool(graph.model_path), problem=problem)
+    return replay_report(report, problem, graph, plan) if replay else report
 
 
 def where(problem: Problem, graph: Any, devices: list[Any], replay: bool) -> tuple[Any, list]:
@@ -57,16 +66,17 @@ def where(problem: Problem, graph: Any, devices: list[Any], replay: bool) -> tup
 
 
 def summary(doc: dict[str, Any], plan: Plan, replay: bool) -> tuple[str, float | None]:
-    """The status line of a run and its relative error against the plan's makespan."""
+    """The status line of a run and its relative error against the run's prediction
+    (``predicted_ms``, else the plan's makespan)."""
     lat = (doc.get("latency_ms") or {}).get("median")
     if not lat:
         return "ran", None
-    err = (lat - plan.makespan) / plan.makespan
+    pred = doc.get("predicted_ms") or plan.makespan
+    err = (lat - pred) / pred
     verb = "replayed" if replay else "measured"
-    msg = f"{verb} {lat:.3f} ms vs predicted {plan.makespan:.3f} ms ({err:+.1%})"
-    best = (doc.get("prediction") or {}).get("total_ms")
-    if best and abs(best - plan.makespan) > 1e-9:  # the calibrated prediction's total
-        msg += f"; {best:.3f} ms with every calibrated term ({(lat - best) / best:+.1%})"
+    msg = f"{verb} {lat:.3f} ms vs predicted {pred:.3f} ms ({err:+.1%})"
+    if abs(pred - plan.makespan) > 1e-9:
+        msg += f"; the plan's §3 makespan {plan.makespan:.3f} ms"
     cp = doc.get("critical_path") or {}
     if cp.get("predicted_run_ms") is not None:
         msg += (
@@ -76,5 +86,5 @@ def summary(doc: dict[str, Any], plan: Plan, replay: bool) -> tuple[str, float |
     if doc.get("max_rel_err") is not None:
         msg += f"; max rel err vs onnxruntime {doc['max_rel_err']:.2g}"
     if replay:
-        msg += f" ({REPLAY_NOTE})"
+        msg += f" ({replay_line(doc) or REPLAY_NOTE})"
     return msg, err

@@ -26,6 +26,12 @@ R = importlib.import_module(
 )  # the package's ``recommend`` is the function
 
 
+def stand_ins(p: Problem) -> list:
+    """Devices that stand in for real ones: they replay a copy of ``p``, so ``recommend``
+    measures them as it measures real devices (it replays only devices of ``p`` itself)."""
+    return replay_devices(Problem.from_json(p.to_json()))
+
+
 def test_without_a_calibration_the_smallest_makespan_wins():
     p = diamond(per_unit=0.0, boundary=0.0)
     p.calibration = Calibration()
@@ -115,7 +121,7 @@ def margin_choice(rec, candidates):
 def test_measured_times_choose_and_identical_plans_share_one_measurement(counted_runs):
     p = fork(0.3)
     g = graph_from_problem(p)
-    plan = recommend(p, g, replay_devices(p), measure=2)
+    plan = recommend(p, g, stand_ins(p), measure=2)
     rec = plan.extra["recommended"]
     assert rec["basis"] == "measured"
     assert set(rec["measured"]) == set(rec["predicted"]) == {
@@ -172,7 +178,7 @@ def test_the_margin_rule_applies_to_the_measured_times(monkeypatch, mixed, y, ma
 
     monkeypatch.setattr(R, "measured_ms", measured_ms)
     p = fork(0.3)  # predicted: the mixed plan 30% faster
-    plan = recommend(p, graph_from_problem(p), replay_devices(p), margin=margin, measure=1)
+    plan = recommend(p, graph_from_problem(p), stand_ins(p), margin=margin, measure=1)
     rec = plan.extra["recommended"]
     best_single = min(single.values())
     if 10.0 * mixed < (1.0 - margin) * best_single:
@@ -190,7 +196,7 @@ def test_a_candidate_whose_run_fails_is_dropped(monkeypatch, one_warmup):
     real = M.run
     monkeypatch.setattr(M, "run", run)
     p = fork(0.3)
-    plan = recommend(p, graph_from_problem(p), replay_devices(p), measure=1)
+    plan = recommend(p, graph_from_problem(p), stand_ins(p), measure=1)
     rec = plan.extra["recommended"]
     failed = {n for n, ms in rec["measured"].items() if ms is None}
     assert "single:y" in failed and set(rec["measure_errors"]) == failed
@@ -202,7 +208,7 @@ def test_a_candidate_whose_run_fails_is_dropped(monkeypatch, one_warmup):
 
     monkeypatch.setattr(M, "run", down)
     with pytest.raises(HetlabError, match="no candidate plan ran"):
-        recommend(p, graph_from_problem(p), replay_devices(p), measure=1)
+        recommend(p, graph_from_problem(p), stand_ins(p), measure=1)
 
 
 def test_outputs_are_checked_once_per_program_against_one_reference(monkeypatch, counted_runs):

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from hetlab.executor.trace import Event, node_timeline
+from hetlab.executor.trace import Event, chrome_trace, node_timeline
 from hetlab.timeline import Interval
 from hetlab.viz import critical_path, gantt_figure, op_scatter_figure
 from hetlab.viz.common import as_bars
@@ -159,3 +159,52 @@ def test_op_scatter_compares_only_what_was_measured(big_unit):
     assert sum(len(t.x) for t in pts) == 1 and "unit" in pts[0].name
     pred = sum(a.finish - a.start for a in plan.assignments)
     assert pts[0].x[0] == pytest.approx(pred) and pts[0].y[0] == pytest.approx(12.49)
+
+
+def _group_report():
+    """An OpenCL group enqueued ahead of time, unprofiled, beside a CPU unit: cl0's units
+    0, 2, 3 (one op each) and 4 (two ops) each run from their enqueue to the group's end
+    as far as the host can tell."""
+    approx = {"approx": True, "aot": True}
+    events = [
+        Event("unit", "cl0", "u0", 0.1, 93.5, {"unit": 0, **approx}),
+        Event("unit", "cpu", "u1", 0.0, 40.0, {"unit": 1}),
+        Event("unit", "cl0", "u2", 2.0, 93.5, {"unit": 2, **approx}),
+        Event("unit", "cl0", "u3", 3.1, 93.5, {"unit": 3, **approx}),
+        Event("unit", "cl0", "u4", 4.6, 93.5, {"unit": 4, **approx}),
+    ]
+    units = {0: ["a"], 1: ["b", "d"], 2: ["c"], 3: ["e"], 4: ["f", "g"]}
+    return events, units, node_timeline(events, units, {})
+
+
+def test_units_that_were_not_timed_one_by_one_are_one_bar():
+    p = tiny_problem()
+    _events, _units, tl = _group_report()
+    b = as_bars({"timeline": tl, "latency_ms": {"median": 94.0}})
+    cl = [r for r in b.rows if r.device == "cl0"]
+    assert [r.name for r in cl] == ["units 0-4"]  # not four bars stacked up to the end
+    assert (cl[0].start, cl[0].finish) == (pytest.approx(0.1), pytest.approx(93.5))
+    assert sorted(b.members["units 0-4"]) == ["a", "c", "e", "f", "g"]
+    assert b.approx == {"units 0-4"}
+    units = _trace(
+        gantt_figure({"timeline": tl, "latency_ms": {"median": 94.0}}, p), "measured units"
+    )
+    assert "end approximate" in " ".join(units.hovertext)
+
+
+def test_the_trace_slices_per_op_where_timed_and_per_unit_where_not():
+    events, _units, tl = _group_report()
+    doc = chrome_trace(events, ["cpu", "cl0"], timeline=tl)
+    slices = [e for e in doc["traceEvents"] if e["ph"] == "X"]
+    rows = {e["tid"]: e["args"]["name"] for e in doc["traceEvents"] if e["name"] == "thread_name"}
+    assert sorted(e["name"] for e in slices) == ["u1", "units 0-4"]
+    merged = next(e for e in slices if e["name"] == "units 0-4")
+    assert merged["args"]["units"] == [0, 2, 3, 4] and merged["args"]["approx"]
+    assert rows[merged["tid"]] == "cl0"
+    timed = {0: [Interval("node", "cl0", v, 0.5 + i, 1.0 + i) for i, v in enumerate("xyz")]}
+    tl = node_timeline([Event("unit", "cl0", "u0", 0.4, 3.2, {"unit": 0})], {0: list("xyz")}, timed)
+    doc = chrome_trace([Event("unit", "cl0", "u0", 0.4, 3.2, {"unit": 0})], ["cl0"], timeline=tl)
+    rows = {e["tid"]: e["args"]["name"] for e in doc["traceEvents"] if e["name"] == "thread_name"}
+    ops = [e for e in doc["traceEvents"] if e["ph"] == "X" and rows[e["tid"]] == "cl0 ops"]
+    assert [e["name"] for e in ops] == ["x", "y", "z"]  # one slice per op the device timed
+    assert [e["ts"] for e in ops] == [500.0, 1500.0, 2500.0]

@@ -54,6 +54,13 @@ def configure(p: argparse.ArgumentParser) -> None:
         "prediction alone, running nothing)",
     )
     p.add_argument(
+        "--replay",
+        action="store_true",
+        help="with --profile: replay the profile's costs on a virtual clock instead of running "
+        "on this machine's devices (a profile measured elsewhere); the replays rank the "
+        "candidates only where they are within their tolerance of the predictions",
+    )
+    p.add_argument(
         "--margin",
         type=float,
         default=MIXED_MARGIN,
@@ -70,7 +77,6 @@ def main(args: argparse.Namespace) -> int:
     from hetlab.calibrate.report import problem_devices
     from hetlab.cost.problem import Problem
     from hetlab.executor.check import load_inputs
-    from hetlab.fileio import atomic_write_json
     from hetlab.graph.onnx_io import load
     from hetlab.graph.shapes import parse_input_args, parse_shape_args
 
@@ -78,6 +84,8 @@ def main(args: argparse.Namespace) -> int:
         raise HetlabError("--measure must be 0 or more and --margin in [0, 1)")
     if not args.profile and not args.devices:
         raise HetlabError("name the devices to profile (--devices cpu0,cl0) or give --profile")
+    if args.replay:
+        return _replayed(args)
     given = parse_input_args(args.input)
     graph = load(args.model, parse_shape_args(args.shape), given, args.fold)
     options = platform_options(args)
@@ -87,6 +95,35 @@ def main(args: argparse.Namespace) -> int:
     plan = recommend(
         problem, graph, devs, algo=args.algo, margin=args.margin, measure=args.measure, inputs=feed
     )
+    _write(args, plan)
+    return 0
+
+
+def _replayed(args: argparse.Namespace) -> int:
+    """``--replay``: the candidates of ``--profile`` replayed on the virtual clock."""
+    from hetlab.calibrate import recommend
+    from hetlab.cost.problem import Problem
+    from hetlab.devices.replay import graph_from_problem, replay_devices
+
+    if not args.profile:
+        raise HetlabError("--replay replays a profile: give it with --profile PROBLEM.json")
+    problem = Problem.load(args.profile)
+    plan = recommend(
+        problem,
+        graph_from_problem(problem),
+        replay_devices(problem),
+        algo=args.algo,
+        margin=args.margin,
+        measure=args.measure,
+    )
+    _write(args, plan)
+    return 0
+
+
+def _write(args: argparse.Namespace, plan: Any) -> None:
+    """Write the chosen plan to ``--out`` and print the candidates."""
+    from hetlab.fileio import atomic_write_json
+
     atomic_write_json(args.out, plan.to_json())
     rec = plan.extra["recommended"]
     if args.json:
@@ -95,7 +132,6 @@ def main(args: argparse.Namespace) -> int:
     else:
         print(format_candidates(rec))
         print(f"recommended {rec['chosen']} -> {args.out}")
-    return 0
 
 
 def _profiled(args: argparse.Namespace, graph: Any, options: dict, given: dict) -> Any:

@@ -71,6 +71,7 @@ class Bars:
     approx: set[str] = field(default_factory=set)
     moves: list[Interval] | None = None
     breakdown: dict[str, Any] | None = None
+    replay: dict[str, Any] | None = None  # a replay's report key (spec §5): not a measurement
 
     def nodes_of(self, key: str) -> list[str]:
         """The nodes of row ``key``: a unit's members, else the node itself."""
@@ -108,6 +109,7 @@ def as_bars(item: Any, label: str | None = None) -> Bars:
                 "predicted_ms": get(item, "predicted_ms"),
                 "devices": get(item, "devices"),
                 "critical_path": (get(item, "extra") or {}).get("critical_path"),
+                "replay": (get(item, "extra") or {}).get("replay"),
             }
     if "assignments" in doc:
         rows = [_row(a["node"], a["device"], a["start"], a["finish"]) for a in doc["assignments"]]
@@ -140,4 +142,5 @@ def run_bars(doc: dict[str, Any], label: str | None, events: list[Any] | None = 
     b.members, b.shares, b.approx = m.members, shift(m.shares), m.approx
     b.moves = None if m.moves is None else shift(m.moves)
     b.breakdown = doc.get("critical_path") or None
+    b.replay = doc.get("replay") or None
     return b

@@ -46,12 +46,15 @@ def title_parts(b: Bars, problem: Any) -> list[str]:
     parts = [f"<b>{b.label}</b>", f"makespan {fmt_ms(b.makespan)}"]
     if b.measured:
         parts[1] = f"measured {fmt_ms(b.makespan)}"
+        if b.replay:
+            parts[1] = f"replayed {fmt_ms(b.makespan)} on a virtual clock (not measured)"
         if b.predicted:
             err = (b.makespan - b.predicted) / b.predicted
             parts.append(f"predicted {fmt_ms(b.predicted)} ({err:+.0%})")
         if b.members:
             n = sum(len(m) for m in b.members.values())
-            parts.append(f"{len(b.members)} unit(s) of {n} ops measured as a whole: one bar each")
+            how = "replayed" if b.replay else "measured"
+            parts.append(f"{len(b.members)} unit(s) of {n} ops {how} as a whole: one bar each")
         parts.append("copies as measured" if b.moves is not None else "copies not in this report")
         cp = breakdown(b.breakdown)
         if cp:

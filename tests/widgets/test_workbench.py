@@ -46,7 +46,8 @@ def test_profile_runs_off_the_kernel_thread_then_both_plans_are_solved():
     assert wb.problem is None and not wb.cancel_button.disabled
     assert wb.wait(120)
     assert wb.problem is not None and wb.problem.devices == ["cpu", "gpu"]
-    assert wb.progress.value == 100 and "/" in wb.progress_text.value
+    # the bar stays full; the profiler's last step ("calibrating...") does not stay beside it
+    assert wb.progress.value == 100 and wb.progress_text.value == ""
     assert wb.ilp_plan is not None and wb.greedy_plan is not None
     assert wb.cancel_button.disabled  # nothing left to cancel
 
@@ -150,6 +151,12 @@ def test_saved_profile_without_its_devices_is_replayed_and_labelled(tmp_path):
     assert wb.wait(60) and wb.run_report is not None
     assert "not a measurement" in wb.run_fig.layout.title.text
     assert "replayed" in wb.run_status.value and "measured" not in wb.run_status.value
+    assert "virtual clock" in wb.run_status.value and "threads took" in wb.run_status.value
+    assert wb.run_report["replay"]["clock"] == "virtual"  # the report says what it is
+    assert "replayed" in wb.run_fig.layout.title.text
+    # one prediction: the status line's is the report's, as the measured panel's is
+    pred = wb.run_report["predicted_ms"]
+    assert f"vs predicted {pred:.3f} ms" in wb.run_status.value
     assert len(wb.heat_fig.data) == 2  # explorable: heatmap with the unsupported cell marked
     out = wb.export_trace(tmp_path / "run.trace.json")
     events = json.loads(out.read_text())
@@ -346,7 +353,12 @@ def test_a_streams_profile_replays_a_row_per_stream_and_recommends_a_plan():
     wb.recommend()
     assert wb.wait()
     rec = wb.rec_plan.extra["recommended"]
-    assert rec["basis"] == "measured" and rec["chosen"] in rec["measured"]
+    assert "measured" not in rec  # a replay times nothing on this host's threads
+    assert rec["basis"] in ("replayed", "prediction") and rec["chosen"] in rec["replayed"]
+    if rec["basis"] == "prediction":  # a replay beyond its tolerance: said in one line
+        assert "ranked by prediction" in wb.recommend_info.value
+    else:
+        assert "replayed (virtual clock)" in wb.recommend_info.value
     assert wb.slots["rec_fig"].fig is not None
     assert rec["chosen"] in wb.recommend_info.value
     rows = {a.device for a in wb.rec_plan.assignments}

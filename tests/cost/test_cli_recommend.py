@@ -93,3 +93,22 @@ def test_the_table_marks_the_chosen_candidate_and_the_failed_ones():
     assert "1.10" in lines[1] and "1.0e-07" in lines[1]
     assert any(line.startswith("ilp") and "failed" in line for line in lines)
     assert lines[-1] == "ilp failed: boom"
+
+
+def test_recommend_replays_a_profile_measured_elsewhere_and_says_so(tmp_path, capsys):
+    from tests.tiny import tiny_problem
+
+    prof, out = tmp_path / "phone.json", tmp_path / "plan.json"
+    tiny_problem("phone").save(prof)  # devices cpu and gpu, which this machine lacks
+    argv = ["recommend", "phone", "--profile", str(prof), "--replay", "--out", str(out)]
+    rc, text, err = run_cli(argv, capsys)
+    assert rc == 0, err
+    rec = Plan.load(out).extra["recommended"]
+    assert "measured" not in rec and rec["basis"] in ("replayed", "prediction")
+    lines = text.splitlines()
+    assert "replayed" in lines[0] and "virtual clock, not a measurement" in text
+    assert ("ranked by prediction" in text) == (rec["basis"] == "prediction")
+    rc, _, err = run_cli(
+        ["recommend", "phone", "--replay", "--devices", "t0", "--out", str(out)], capsys
+    )
+    assert rc == 2 and "--replay replays a profile" in err and len(err.strip().splitlines()) == 1

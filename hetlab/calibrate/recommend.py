@@ -91,13 +91,7 @@ def recommend(
     if measure > 0 and replayed(devmap, problem):
         times, basis, rec = _replayed(candidates, graph, problem, predicted)
     elif measure > 0:
-        got = measured_ms(candidates, graph, devmap, measure, inputs=inputs)
-        times, basis = got.ms, "measured"
-        rec["measured"] = got.ms
-        if got.errors:
-            rec["measure_errors"] = got.errors
-        if got.max_rel_err:
-            rec["max_rel_err"] = got.max_rel_err
+        times, basis, rec = _measured(candidates, graph, devmap, measure, inputs)
     timed = {n: t for n, t in times.items() if t is not None}
     if not timed:
         raise HetlabError(
@@ -116,6 +110,24 @@ def recommend(
         **rec,
     }
     return plan
+
+
+def _measured(
+    candidates: Mapping[str, Plan],
+    graph: OpGraph,
+    devices: Mapping[str, Device],
+    measure: int,
+    inputs: Mapping[str, Any] | None,
+) -> tuple[Mapping[str, float | None], str, dict[str, Any]]:
+    """The candidates' times measured on ``devices`` (``measured_ms``), their basis and the
+    keys they add."""
+    got = measured_ms(candidates, graph, devices, measure, inputs=inputs)
+    rec: dict[str, Any] = {"measured": got.ms}
+    if got.errors:
+        rec["measure_errors"] = got.errors
+    if got.max_rel_err:
+        rec["max_rel_err"] = got.max_rel_err
+    return got.ms, "measured", rec
 
 
 def replayed(devices: Mapping[str, Device], problem: Problem) -> bool:

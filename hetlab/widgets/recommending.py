@@ -1,7 +1,9 @@
 """The workbench's recommendation: the candidate plans (the ILP slot's algorithm with its
-parameters, greedy, heft, each device alone) timed on this machine's devices or on the
-replay of the profile, the fastest kept (``hetlab.recommend`` with ``measure``). It has its
-own Gantt below the two compared plans and is a third choice of Run."""
+parameters, greedy, heft, each device alone) timed on this machine's devices or replayed on
+the profile's virtual clock, the fastest kept (``hetlab.recommend`` with ``measure``); where
+the replays miss their predictions beyond their tolerance, the prediction chooses and the
+line under the Gantt says so. It has its own Gantt below the two compared plans and is a
+third choice of Run."""
 
 from __future__ import annotations
 
@@ -76,7 +78,7 @@ class Recommending:
         problem, graph, devices = st.problem, st.graph, list(self.devices)
         algo, params = self.ilp_select.value, self._params("ilp_plan")
         with self._ui:
-            where = "on the replay" if replay else "on this machine"
+            where = "on the profile's virtual clock" if replay else "on this machine"
             self._note("rec", f"timing the candidate plans {where}...")
             self.tasks.submit(
                 "run",

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hetlab.calibrate.replayed import plan_clock, replay_line, replay_report, replay_times
+from hetlab.calibrate.replayed import plan_clock, replay_line, replay_times
 from hetlab.commands.recommend import format_candidates
 from hetlab.cost.calibration import Calibration
 from hetlab.cost.problem import Problem

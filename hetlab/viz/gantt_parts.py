@@ -55,7 +55,12 @@ def title_parts(b: Bars, problem: Any) -> list[str]:
             n = sum(len(m) for m in b.members.values())
             how = "replayed" if b.replay else "measured"
             parts.append(f"{len(b.members)} unit(s) of {n} ops {how} as a whole: one bar each")
-        parts.append("copies as measured" if b.moves is not None else "copies not in this report")
+        if b.replay:
+            parts.append("transfers inside the units' times")
+        else:
+            parts.append(
+                "copies as measured" if b.moves is not None else "copies not in this report"
+            )
         cp = breakdown(b.breakdown)
         if cp:
             parts.append(cp)

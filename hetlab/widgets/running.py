@@ -13,7 +13,15 @@ from hetlab.viz.common import fmt_ms
 from hetlab.widgets import draw
 from hetlab.widgets.controls import disable, say
 from hetlab.widgets.recommending import RECOMMENDED
-from hetlab.widgets.runs import REAL, REPLAY, REPLAY_NOTE, execute, summary, why_not_real
+from hetlab.widgets.runs import (
+    REAL,
+    REPLAY,
+    REPLAY_NOTE,
+    execute,
+    status_line,
+    summary,
+    why_not_real,
+)
 from hetlab.widgets.tasks import Cancelled
 
 
@@ -147,12 +155,7 @@ class Running:
         disable(self.trace_button, None if st.last_run is not None else "run a plan first")
         reason = self.run_disabled_reason()
         disable(self.run_button, reason)
-        if st.run_note[0]:
-            say(self.run_status, *st.run_note)
-        elif reason:
-            say(self.run_status, f"Run disabled: {reason}", "warn")
-        else:
-            say(self.run_status, "ready to run", "info")
+        say(self.run_status, *status_line(st.run_note, reason, st.ran, self.chosen_plan()))
 
     def run(self) -> None:
         """Run the plan on screen in the background: on this machine's devices (a
@@ -202,6 +205,6 @@ class Running:
             )
         self.slots["run_fig"].show(g)
         st.last_run = (report, "replay" if replay else "run")
-        st.run, st.run_note = doc, (msg, "ok")
+        st.run, st.run_note, st.ran = doc, (msg, "ok"), plan
         self._publish()
         self._update_run_state()

@@ -88,3 +88,21 @@ def summary(doc: dict[str, Any], plan: Plan, replay: bool) -> tuple[str, float |
     if replay:
         msg += f" ({replay_line(doc) or REPLAY_NOTE})"
     return msg, err
+
+
+def status_line(
+    note: tuple[str, str], reason: str | None, ran: Plan | None, shown: Plan | None
+) -> tuple[str, str]:
+    """Run's status line and its kind, never stale: a run in flight or its error as it is;
+    else why Run is disabled; else the last run's line, said to be of an earlier plan once
+    the plan on screen is another; else ready."""
+    text, kind = note
+    if text and kind != "ok":
+        return note
+    if reason:
+        return f"Run disabled: {reason}", "warn"
+    if text:
+        if ran is not None and ran is not shown:
+            return f"last run, of a plan no longer on screen: {text}", "info"
+        return note
+    return "ready to run", "info"

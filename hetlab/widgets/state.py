@@ -42,6 +42,7 @@ class State:
     run_error: float | None = None
     run_note: tuple[str, str] = ("", "info")  # what Run did or does
     last_run: Any = None  # (RunReport, "run" | "replay"), for the Perfetto trace
+    ran: Any = None  # the plan the last run ran
     lines: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def say(self, line: str, text: str, kind: str = "info") -> None:

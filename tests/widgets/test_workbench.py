@@ -396,3 +396,16 @@ def _moved_ops(wb):
     from hetlab.viz import moved_ops
 
     return moved_ops(wb.greedy_plan, wb.ilp_plan)
+
+
+def test_run_status_is_never_stale():
+    from hetlab.widgets.runs import status_line
+
+    a, b = object(), object()
+    done = ("measured 1.000 ms vs predicted 1.000 ms (+0.0%)", "ok")
+    assert status_line(done, None, a, a) == done
+    text, kind = status_line(done, None, a, b)  # the plan on screen moved on
+    assert text.startswith("last run, of a plan no longer on screen: measured") and kind == "info"
+    assert status_line(done, "no profile", a, a) == ("Run disabled: no profile", "warn")
+    assert status_line(("running...", "info"), "no profile", a, a) == ("running...", "info")
+    assert status_line(("", "info"), None, None, a) == ("ready to run", "info")

@@ -110,6 +110,20 @@ def h200() -> Problem:
     return Problem.load(H200)
 
 
+def test_a_replay_of_the_h200_streams_profile_is_labelled_and_on_the_profiles_clock(h200):
+    g = graph_from_problem(h200)
+    plan = schedule(h200, "heft")
+    doc = execute(plan, h200, None, [], True, 1).to_json()
+    assert doc["replay"]["clock"] == "virtual" and doc["replay"]["of"] == h200.name
+    assert doc["latency_ms"]["median"] == pytest.approx(
+        plan_clock(h200, g, plan).makespan, abs=1e-4
+    )
+    assert {e["device"] for e in doc["timeline"]} <= set(h200.devices)
+    line, _ = summary(doc, plan, replay=True)
+    assert line.startswith(f"replayed {doc['latency_ms']['median']:.3f} ms vs predicted")
+    assert "virtual clock, not a measurement" in line and "per unit" in line
+
+
 def test_recommend_on_a_replay_of_the_h200_streams_profile_ranks_by_prediction(h200):
     g = graph_from_problem(h200)
     plan = R.recommend(h200, g, replay_devices(h200), algo="heft", measure=1)

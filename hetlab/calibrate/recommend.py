@@ -131,9 +131,10 @@ def _measured(
 
 
 def replayed(devices: Mapping[str, Device], problem: Problem) -> bool:
-    """Whether ``devices`` replay ``problem`` rather than run it."""
+    """Whether ``devices`` replay ``problem`` (each its own device of it) rather than run it."""
     return bool(devices) and all(
-        isinstance(d, ReplayDevice) and d.problem is problem for d in devices.values()
+        isinstance(d, ReplayDevice) and d.problem is problem and d.pdev == name
+        for name, d in devices.items()
     )
 
 

@@ -21,14 +21,15 @@ from collections.abc import Iterator
 from contextlib import suppress
 from functools import cache, lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
 
 SATURATION_NOTE = "onnxruntime saturates u8×s8 products on this CPU; compared with the exact result"
 
-U8, I8 = TensorProto.UINT8, TensorProto.INT8
+# onnx's TensorProto element types (onnx is imported only where a model is read: it is slow)
+U8, I8, INT32 = 2, 3, 6
+GRAPH, GRAPHS = 5, 10  # onnx's AttributeProto types
 MS = "com.microsoft"
 # (domain, op) -> (slot of the operand that must be uint8 or None, slot of the int8 operand
 # onnxruntime multiplies it by, slot of that int8 operand's zero point): the combinations
@@ -48,8 +49,9 @@ SUFFIX = "__hetlab_u8"
 def onnxruntime_saturates() -> bool:
     """Whether this process's onnxruntime saturates a uint8 x int8 integer product: one
     MatMulInteger of 255 x 127 over 64 terms, compared with its exact value."""
-    # lazy: onnxruntime is slow to import
+    # lazy: onnx and onnxruntime are slow to import
     import onnxruntime as ort
+    from onnx import helper, numpy_helper
 
     k = 64
     node = helper.make_node("MatMulInteger", ["a", "b"], ["y"])
@@ -57,7 +59,7 @@ def onnxruntime_saturates() -> bool:
         [node],
         "probe",
         [helper.make_tensor_value_info("a", U8, [1, k])],
-        [helper.make_tensor_value_info("y", TensorProto.INT32, [1, 1])],
+        [helper.make_tensor_value_info("y", INT32, [1, 1])],
         [numpy_helper.from_array(np.full((k, 1), 127, np.int8), "b")],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
@@ -86,6 +88,8 @@ def exact_source(src: str | bytes) -> tuple[str | bytes, int]:
 
 @lru_cache(maxsize=4)
 def _rewritten_file(path: str, mtime_ns: int, size: int) -> tuple[str | bytes, int]:
+    import onnx  # lazy: slow to import
+
     del mtime_ns, size  # they key the cache: a file written again is read again
     if not _has_candidates(onnx.load(path, load_external_data=False)):
         return path, 0
@@ -96,6 +100,8 @@ def _rewritten_file(path: str, mtime_ns: int, size: int) -> tuple[str | bytes, i
 
 @lru_cache(maxsize=4)
 def _rewritten_bytes(data: bytes) -> tuple[str | bytes, int]:
+    import onnx  # lazy: slow to import
+
     model = onnx.load_from_string(data)
     if not _has_candidates(model):
         return data, 0
@@ -103,20 +109,23 @@ def _rewritten_bytes(data: bytes) -> tuple[str | bytes, int]:
     return (model.SerializeToString(), n) if n else (data, 0)
 
 
-def _graphs(g: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
+def _graphs(g: Any) -> Iterator[Any]:
+    """``g`` (an onnx GraphProto) and every graph inside its nodes' attributes."""
     yield g
     for n in g.node:
         for a in n.attribute:
-            for sub in [a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs:
+            for sub in [a.g] if a.type == GRAPH else a.graphs if a.type == GRAPHS else []:
                 yield from _graphs(sub)
 
 
-def _has_candidates(model: onnx.ModelProto) -> bool:
+def _has_candidates(model: Any) -> bool:
     return any((n.domain or "", n.op_type) in RULES for g in _graphs(model.graph) for n in g.node)
 
 
-def _elem_types(model: onnx.ModelProto) -> dict[str, int]:
+def _elem_types(model: Any) -> dict[str, int]:
     """Every tensor's element type the model states or onnx's shape inference finds."""
+    import onnx  # lazy: slow to import
+
     with suppress(Exception):  # inference is a help here; the stated types remain
         model = onnx.shape_inference.infer_shapes(model)
     out: dict[str, int] = {}
@@ -128,16 +137,16 @@ def _elem_types(model: onnx.ModelProto) -> dict[str, int]:
     return out
 
 
-def rewrite(model: onnx.ModelProto) -> int:
+def rewrite(model: Any) -> int:
     """Rewrite ``model`` in place (see the module's docstring); the number of nodes."""
     types = _elem_types(model)
     return sum(_rewrite_graph(g, types) for g in list(_graphs(model.graph)))
 
 
-def _rewrite_graph(g: onnx.GraphProto, types: dict[str, int]) -> int:
+def _rewrite_graph(g: Any, types: dict[str, int]) -> int:
     inits = {i.name: i for i in g.initializer}
     done: dict[str, str] = {}
-    nodes: list[onnx.NodeProto] = []
+    nodes: list[Any] = []
     count = 0
     for node in g.node:
         rule = RULES.get((node.domain or "", node.op_type))
@@ -158,7 +167,7 @@ def _rewrite_graph(g: onnx.GraphProto, types: dict[str, int]) -> int:
     return count
 
 
-def _saturating(node: onnx.NodeProto, rule: tuple[int | None, int, int], types) -> bool:
+def _saturating(node: Any, rule: tuple[int | None, int, int], types) -> bool:
     u, q, z = rule
 
     def typ(slot: int | None) -> int | None:
@@ -172,6 +181,8 @@ def _saturating(node: onnx.NodeProto, rule: tuple[int | None, int, int], types) 
 def _shifted(g, name: str, inits: dict, done: dict[str, str], nodes: list) -> str:
     """The uint8 ``name + 128`` of int8 ``name``: a new initializer where ``name`` is one,
     else three nodes (Cast to int32, Add 128, Cast to uint8) appended to ``nodes``."""
+    from onnx import helper, numpy_helper  # lazy: slow to import
+
     if name in done:
         return done[name]
     out = name + SUFFIX
@@ -181,7 +192,7 @@ def _shifted(g, name: str, inits: dict, done: dict[str, str], nodes: list) -> st
     else:
         c = _constant(g, inits, "128_i32", np.int32(128))
         nodes += [
-            helper.make_node("Cast", [name], [out + "_i32"], to=TensorProto.INT32),
+            helper.make_node("Cast", [name], [out + "_i32"], to=INT32),
             helper.make_node("Add", [out + "_i32", c], [out + "_sum"]),
             helper.make_node("Cast", [out + "_sum"], [out], to=U8),
         ]
@@ -190,6 +201,8 @@ def _shifted(g, name: str, inits: dict, done: dict[str, str], nodes: list) -> st
 
 
 def _constant(g, inits: dict, what: str, value: np.generic) -> str:
+    from onnx import numpy_helper  # lazy: slow to import
+
     name = f"hetlab_{what}"
     if name not in inits:
         inits[name] = numpy_helper.from_array(np.asarray(value), name)

@@ -27,6 +27,8 @@ MM_SHAPES = {
     "vec_a": ((9,), (9, 6)),
     "vec_b": ((4, 9), (9,)),
     "long_k": ((3, 700), (700, 4)),  # sums past 2**24: exact only in int32
+    # split over K (K >= 64) with several batches: groups along the launch's third dimension
+    "long_k_batch": ((2, 3, 130), (2, 130, 21)),
 }
 
 

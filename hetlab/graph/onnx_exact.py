@@ -31,16 +31,19 @@ SATURATION_NOTE = "onnxruntime saturates u8×s8 products on this CPU; compared w
 U8, I8, INT32 = 2, 3, 6
 GRAPH, GRAPHS = 5, 10  # onnx's AttributeProto types
 MS = "com.microsoft"
-# (domain, op) -> (slot of the operand that must be uint8 or None, slot of the int8 operand
-# onnxruntime multiplies it by, slot of that int8 operand's zero point): the combinations
-# that saturate (the probe's op and its siblings, tests/devices/test_opencl_integer.py)
-RULES: dict[tuple[str, str], tuple[int | None, int, int]] = {
-    ("", "MatMulInteger"): (0, 1, 3),
-    ("", "QLinearMatMul"): (0, 3, 5),
-    ("", "QLinearConv"): (0, 3, 5),
-    ("", "ConvInteger"): (1, 0, 2),
-    (MS, "MatMulIntegerToFloat"): (0, 1, 5),
-    (MS, "DynamicQuantizeMatMul"): (None, 1, 3),
+Rule = tuple[int | None, int, int]
+# (domain, op) -> its products as (slot of the operand that must be uint8, or None where the
+# op quantizes a float one to uint8 itself; slot of the int8 operand onnxruntime multiplies
+# it by; slot of that operand's zero point): the combinations that saturate (the probe's op
+# and its siblings, docs/decisions.md "u8 × s8 products")
+RULES: dict[tuple[str, str], tuple[Rule, ...]] = {
+    ("", "MatMulInteger"): ((0, 1, 3),),
+    ("", "QLinearMatMul"): ((0, 3, 5),),
+    ("", "QLinearConv"): ((0, 3, 5),),
+    ("", "ConvInteger"): ((1, 0, 2),),
+    (MS, "MatMulIntegerToFloat"): ((0, 1, 5),),
+    (MS, "DynamicQuantizeMatMul"): ((None, 1, 3),),
+    (MS, "DynamicQuantizeLSTM"): ((None, 1, 9), (None, 2, 11)),  # W and R
 }
 SUFFIX = "__hetlab_u8"
 
@@ -149,9 +152,12 @@ def _rewrite_graph(g: Any, types: dict[str, int]) -> int:
     nodes: list[Any] = []
     count = 0
     for node in g.node:
-        rule = RULES.get((node.domain or "", node.op_type))
-        if rule is not None and _saturating(node, rule, types):
-            _, q, z = rule
+        rules = [
+            r
+            for r in RULES.get((node.domain or "", node.op_type), ())
+            if _saturating(node, r, types)
+        ]
+        for _, q, z in rules:
             ins = list(node.input) + [""] * max(0, z + 1 - len(node.input))
             ins[q] = _shifted(g, ins[q], inits, done, nodes)
             if ins[z]:
@@ -159,7 +165,7 @@ def _rewrite_graph(g: Any, types: dict[str, int]) -> int:
             else:
                 ins[z] = _constant(g, inits, "zero_point_128", np.uint8(128))
             node.input[:] = ins
-            count += 1
+        count += bool(rules)
         nodes.append(node)
     if count:
         g.ClearField("node")
@@ -167,7 +173,7 @@ def _rewrite_graph(g: Any, types: dict[str, int]) -> int:
     return count
 
 
-def _saturating(node: Any, rule: tuple[int | None, int, int], types) -> bool:
+def _saturating(node: Any, rule: Rule, types: dict[str, int]) -> bool:
     u, q, z = rule
 
     def typ(slot: int | None) -> int | None:

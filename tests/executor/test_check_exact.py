@@ -165,3 +165,35 @@ def test_cli_run_on_inputs_that_make_the_reference_infinite_exits_non_zero(tmp_p
     out = capsys.readouterr()
     assert json.loads(out.out)["non_finite"]["reference"] == ["y"]
     assert "not finite" in out.err and "--input" in out.err
+
+
+def test_dynamic_quantization_stays_exact_through_onnxruntimes_fusions(tmp_path):
+    """DynamicQuantizeLinear -> MatMulInteger (int8 weights, per-column zero points) -> Cast
+    -> Mul, which onnxruntime fuses (graph optimisations on) into one integer op: the
+    reference equals the exact product of onnxruntime's own quantized input."""
+    rng = np.random.default_rng(1)
+    w = rng.integers(-128, 128, (K, 5)).astype(np.int8)
+    zb = rng.integers(-3, 4, 5).astype(np.int8)
+    n = helper.make_node
+    nodes = [
+        n("DynamicQuantizeLinear", ["x"], ["q", "qs", "qz"]),
+        n("MatMulInteger", ["q", "w", "qz", "zb"], ["acc"]),
+        n("Cast", ["acc"], ["accf"], to=TensorProto.FLOAT),
+        n("Mul", ["qs", "ws"], ["s"]),
+        n("Mul", ["accf", "s"], ["y"]),
+    ]
+    inits = [
+        numpy_helper.from_array(w, "w"),
+        numpy_helper.from_array(zb, "zb"),
+        numpy_helper.from_array(np.float32(0.01), "ws"),
+    ]
+    out = [_vi("y", TensorProto.FLOAT, [3, 5]), _vi("q", TensorProto.UINT8, [3, K])]
+    out += [_vi("qs", TensorProto.FLOAT, []), _vi("qz", TensorProto.UINT8, [])]
+    path = _model(tmp_path / "d.onnx", nodes, [_vi("x", TensorProto.FLOAT, [3, K])], out, inits)
+    x = rng.normal(0, 3, (3, K)).astype(np.float32)
+    x[0] = 40.0  # far from the zero point: 255-ish codes against extreme weights
+    for optimize in (False, True):
+        got = reference_outputs(path, {"x": x}, ["y", "q", "qs", "qz"], optimize=optimize)
+        acc = matmul_integer(got["q"], w, got["qz"], zb)
+        want = acc.astype(np.float32) * (got["qs"] * np.float32(0.01))
+        np.testing.assert_allclose(got["y"], want, rtol=1e-6, atol=0)

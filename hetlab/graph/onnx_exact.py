@@ -98,7 +98,9 @@ def _rewritten_file(path: str, mtime_ns: int, size: int) -> tuple[str | bytes, i
         return path, 0
     model = onnx.load(path)
     n = rewrite(model)
-    return (model.SerializeToString(), n) if n else (path, 0)
+    if not n or model.ByteSize() >= 2**31:  # protobuf serializes no more: left as it is
+        return path, 0
+    return model.SerializeToString(), n
 
 
 @lru_cache(maxsize=4)

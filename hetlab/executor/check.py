@@ -150,8 +150,8 @@ class Reference:
         doc: dict[str, Any] = {
             "max_rel_err": worst,
             "reference_spread": self.spread,
-            "within_reference_spread": bool(
-                not bad and np.isfinite(worst) and worst <= self.spread
+            "within_reference_spread": bool(  # nothing is within an infinite spread
+                not bad and np.isfinite(self.spread) and worst <= self.spread
             ),
             "tie_aware": tied,
             "selection_dependent": [t for t in self.dependent if t not in tied],

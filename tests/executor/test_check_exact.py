@@ -142,6 +142,13 @@ def test_a_non_finite_result_against_a_finite_reference_fails_and_says_so(capsys
     assert err.count("\n") == 1 and "check failed" in err and "--input" not in err
 
 
+def test_nothing_is_within_an_infinite_spread():
+    """onnxruntime with graph optimisations off infinite where it is finite with them on."""
+    ref = Reference({"y": np.array([1.0, 2.0], np.float32)}, float("inf"))
+    doc = ref.report({"y": np.array([1.0, 3.0], np.float32)})
+    assert doc["within_reference_spread"] is False and "within" not in check_line(doc)
+
+
 def test_a_finite_check_carries_no_verdict_and_exits_0():
     ref = Reference({"y": np.array([1.0, 2.0], np.float32)}, 0.0)
     doc = ref.report({"y": np.array([1.0, 2.0], np.float32)})

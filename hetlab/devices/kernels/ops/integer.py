@@ -4,9 +4,10 @@ requantizing QLinearMatMul and QLinearConv (uint8/int8 outputs).
 One work-item per output element sums in int32, so the sums are exact, as ONNX defines
 them (onnxruntime's saturate on some CPUs: ``hetlab.graph.onnx_exact``). Zero points:
 MatMul's A per tensor or per row, its B per tensor or per column; Conv's X per tensor, its
-W per tensor or per output channel; each the same for every batch. QLinear* requantize as onnxruntime does, with
-the combined scale ``x_scale * w_scale / y_scale`` computed in float32 on the host: their
-scales must be constants.
+W per tensor or per output channel; each the same for every batch. QLinear* requantize as
+onnxruntime does, with the combined scale ``x_scale * w_scale / y_scale`` computed in
+float32 on the host: their scales must be constants, per tensor (B's and W's also per
+column or output channel).
 """
 
 from __future__ import annotations

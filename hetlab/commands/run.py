@@ -13,7 +13,7 @@ from hetlab.commands.options import (
     add_shape_arg,
     platform_options,
 )
-from hetlab.commands.run_adaptive import main_adaptive
+from hetlab.commands.run_adaptive import check_status, main_adaptive
 from hetlab.commands.run_per_node import main_per_node
 from hetlab.devices.base import is_accelerator, unsupported_summary
 from hetlab.devices.memory import check_fits
@@ -142,7 +142,7 @@ def main(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         print(format_report(doc))
-    return 0
+    return check_status(doc)
 
 
 def _plan_and_devices(args: argparse.Namespace) -> tuple[Any, Any, list]:

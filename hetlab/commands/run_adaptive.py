@@ -10,6 +10,7 @@ from typing import Any
 
 from hetlab.executor.api import placement
 from hetlab.executor.check import check_line
+from hetlab.executor.check_verdict import failure
 
 
 def main_adaptive(
@@ -41,7 +42,7 @@ def main_adaptive(
     if args.json:
         json.dump(doc, sys.stdout)
         sys.stdout.write("\n")
-        return 0
+        return check_status(doc)
     lat = doc["latency_ms"]
     print(f"model      {doc['model']}  ({doc['model_path']})")
     print(
@@ -57,4 +58,13 @@ def main_adaptive(
         )
     if (line := check_line(doc)) is not None:
         print(f"check      {line}")
-    return 0
+    return check_status(doc)
+
+
+def check_status(doc: dict) -> int:
+    """The exit status of a run: 1, with one line on stderr, where its check failed
+    whatever its error (a non-finite reference or result), else 0."""
+    if (why := failure(doc)) is None:
+        return 0
+    print(f"hetlab: check failed: {why}", file=sys.stderr)
+    return 1

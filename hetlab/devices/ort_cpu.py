@@ -7,7 +7,8 @@ execution, and its pool threads pinned to the group's cores through the
 entry per pool thread; onnxruntime leaves the calling thread alone, so ``bind_thread``
 pins the dispatching thread with ``os.sched_setaffinity``). With ``pin_pool`` off the pool
 threads are not pinned one per core but start on the group's cores and stay among them.
-Sessions are cached by node set.
+Sessions are cached by node set. Where this CPU's onnxruntime saturates u8 x s8 integer
+products, a session computes them exactly (``graph.onnx_exact``), as every other device does.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from hetlab.devices.topology import physical_cores
 from hetlab.devices.unit import RunResult, Unit, node_time, now
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
+from hetlab.graph.onnx_exact import exact_source
 
 KIND = "onnxruntime-cpu"
 # Pool threads of a session spin between ops. "on" is onnxruntime's default; "stop" makes them
@@ -183,8 +185,10 @@ class OrtCpuDevice(Device):
         if calling is not None and calling != set(self.cores):
             with suppress(OSError):  # cores this process may not use: leave it as it is
                 os.sched_setaffinity(0, self.cores)
-        try:
-            return ort.InferenceSession(src, so, providers=["CPUExecutionProvider"])
+        try:  # integer products as ONNX defines them, where onnxruntime saturates them here
+            return ort.InferenceSession(
+                exact_source(src)[0], so, providers=["CPUExecutionProvider"]
+            )
         finally:
             if calling is not None:
                 os.sched_setaffinity(0, calling)

@@ -2,7 +2,10 @@
 onnxruntime session on ``model_path`` as the reference, ``max_rel_err``, and how far
 onnxruntime moves against itself on the same inputs (``reference_spread``): a device's error
 of that size is rounding the model amplifies, or ties that a selection op breaks either way
-(``selection.py``, whose outputs are compared by what they select)."""
+(``selection.py``, whose outputs are compared by what they select). Where this CPU's
+onnxruntime saturates u8 x s8 integer products, the reference computes them exactly
+(``graph.onnx_exact``); a non-finite reference or result fails the check
+(``check_verdict``)."""
 
 from __future__ import annotations
 
@@ -13,9 +16,11 @@ from typing import Any
 import numpy as np
 
 from hetlab.errors import HetlabError
+from hetlab.executor.check_verdict import non_finite, verdict_notes
 from hetlab.executor.selection import Selection, aligned, dependent, selections
 from hetlab.graph.inputs import random_inputs
 from hetlab.graph.ir import OpGraph
+from hetlab.graph.onnx_exact import exact_source
 
 __all__ = [
     "Reference",
@@ -58,8 +63,9 @@ def reference_outputs(
     optimize: bool = True,
 ) -> dict[str, Any]:
     """The model's outputs from one plain onnxruntime CPU session (default options; with
-    ``optimize=False``, graph optimisations off). ``model_path``: a file, or a serialized
-    model (``onnx_io.extract``) read from memory."""
+    ``optimize=False``, graph optimisations off), its integer products exact where this
+    CPU's onnxruntime saturates them (``exact_source``). ``model_path``: a file, or a
+    serialized model (``onnx_io.extract``) read from memory."""
     # lazy: onnxruntime is slow to import
     import onnxruntime as ort
 
@@ -71,7 +77,7 @@ def reference_outputs(
         so.log_severity_level = 3
         if not optimize:
             so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        sess = ort.InferenceSession(src, so, providers=["CPUExecutionProvider"])
+        sess = ort.InferenceSession(exact_source(src)[0], so, providers=["CPUExecutionProvider"])
         names = [i.name for i in sess.get_inputs()]
         ro = ort.RunOptions()
         ro.log_severity_level = 3
@@ -106,7 +112,8 @@ def rel_err(out: Any, ref: Any) -> float:
     if r.dtype.kind not in "fiucb":
         return 0.0 if np.array_equal(r, o) else 1.0
     r64 = r.astype(np.float64)
-    d = float(np.linalg.norm((o.astype(np.float64) - r64).ravel()))
+    with np.errstate(invalid="ignore"):  # inf - inf: NaN, an infinite error below
+        d = float(np.linalg.norm((o.astype(np.float64) - r64).ravel()))
     n = float(np.linalg.norm(r64.ravel()))
     err = d / n if n > 0 else d
     return err if np.isfinite(err) else float("inf")
@@ -117,13 +124,16 @@ class Reference:
     """Plain onnxruntime's outputs on some inputs (graph optimisations on, as in a default
     session), ``spread``: the largest error between it and onnxruntime with optimisations
     off, and what the tie-aware comparisons need (the selection outputs and the values
-    their indices select from, from the run with optimisations off)."""
+    their indices select from, from the run with optimisations off). ``saturating``: the
+    nodes whose u8 x s8 products onnxruntime saturates here and the reference computes
+    exactly."""
 
     outputs: dict[str, Any]
     spread: float
     selections: dict[str, Selection] = field(default_factory=dict)
     sources: dict[str, np.ndarray] = field(default_factory=dict)
     dependent: list[str] = field(default_factory=list)  # outputs computed from selections
+    saturating: int = 0
 
     def errors(self, outs: Mapping[str, Any]) -> tuple[dict[str, float], list[str]]:
         """Each output's error against the reference, and the outputs compared tie-aware."""
@@ -131,20 +141,28 @@ class Reference:
 
     def report(self, outs: Mapping[str, Any]) -> dict[str, Any]:
         """The check's report keys (spec §5): ``max_rel_err``, ``reference_spread``,
-        ``within_reference_spread``, ``tie_aware``, ``selection_dependent``, and the error of
-        each output."""
+        ``within_reference_spread``, ``tie_aware``, ``selection_dependent``, the error of
+        each output, and where they apply ``non_finite`` (never within the spread) and
+        ``saturating_products``."""
         errs, tied = self.errors(outs)
         worst = max(errs.values(), default=0.0)
+        bad = non_finite(outs, self.outputs)
         doc: dict[str, Any] = {
             "max_rel_err": worst,
             "reference_spread": self.spread,
-            "within_reference_spread": bool(worst <= self.spread),
+            "within_reference_spread": bool(  # nothing is within an infinite spread
+                not bad and np.isfinite(self.spread) and worst <= self.spread
+            ),
             "tie_aware": tied,
             "selection_dependent": [t for t in self.dependent if t not in tied],
             "rel_err": errs,
         }
         if tied:
             doc["elementwise_max_rel_err"] = max_rel_err(outs, self.outputs)
+        if bad:
+            doc["non_finite"] = bad
+        if self.saturating:
+            doc["saturating_products"] = self.saturating
         return doc
 
 
@@ -154,11 +172,12 @@ def reference(graph: OpGraph, inputs: Mapping[str, Any]) -> Reference:
     spread. Two onnxruntime runs, once per model and inputs, of the model as given (before
     folding, ``graph.source_path``)."""
     outputs = list(graph.outputs)
-    on = reference_outputs(graph.source_path or graph.model_path or "", inputs, outputs)
+    src = graph.source_path or graph.model_path or ""
+    on = reference_outputs(src, inputs, outputs)
     sel = selections(graph)
     off, sources = _plain_with_sources(graph, inputs, sel)
     spread = max(_errors(off, on, sel, sources)[0].values(), default=0.0)
-    return Reference(on, spread, sel, sources, dependent(graph))
+    return Reference(on, spread, sel, sources, dependent(graph), exact_source(src)[1])
 
 
 def _plain_with_sources(
@@ -213,7 +232,7 @@ def check_line(doc: Mapping[str, Any]) -> str | None:
     line = f"max_rel_err {err:.2e} against plain onnxruntime"
     spread = doc.get("reference_spread")
     if spread is not None:
-        where = "within " if err <= spread else ""
+        where = "within " if doc.get("within_reference_spread", err <= spread) else ""
         line += (
             f" ({where}onnxruntime's own spread {spread:.2e}: graph optimisations off vs on, "
             "same inputs)"
@@ -225,4 +244,4 @@ def check_line(doc: Mapping[str, Any]) -> str | None:
             f"; computed from a selection's indices, so moved by ties: "
             f"{', '.join(doc['selection_dependent'])}"
         )
-    return line
+    return "; ".join([line, *verdict_notes(doc)])

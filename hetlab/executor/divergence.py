@@ -104,10 +104,12 @@ class Scan:
 
 def reference_values(graph: OpGraph, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
     """Every tensor of the model (inputs and each node's outputs) from one onnxruntime
-    session over the model with all of them exposed, graph optimisations off."""
+    session over the model with all of them exposed, graph optimisations off; integer
+    products exact where this CPU's onnxruntime saturates them (``onnx_exact``)."""
     # lazy: onnxruntime is slow to import
     import onnxruntime as ort
 
+    from hetlab.graph.onnx_exact import exact_source
     from hetlab.graph.onnx_io import extract
 
     if not graph.model_path:
@@ -118,7 +120,7 @@ def reference_values(graph: OpGraph, inputs: Mapping[str, Any]) -> dict[str, np.
     so.log_severity_level = 3
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     try:
-        sess = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+        sess = ort.InferenceSession(exact_source(model)[0], so, providers=["CPUExecutionProvider"])
         names = [i.name for i in sess.get_inputs()]
         outs = [o.name for o in sess.get_outputs()]
         res = sess.run(outs, {k: inputs[k] for k in names})

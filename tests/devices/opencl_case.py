@@ -13,6 +13,7 @@ import pytest
 from onnx import helper, numpy_helper
 
 from hetlab.graph.ir import Edge, Node, OpGraph, Tensor
+from hetlab.graph.onnx_exact import exact_source
 
 NP2ONNX = {
     np.dtype("float32"): onnx.TensorProto.FLOAT,
@@ -72,6 +73,8 @@ def _elem_types(model: onnx.ModelProto) -> dict[str, int]:
 def reference(
     model: onnx.ModelProto, inputs: dict[str, np.ndarray], names: Sequence[str]
 ) -> list[np.ndarray]:
+    """onnxruntime's values of ``names`` (graph optimisations off), its integer products
+    exact where this CPU's onnxruntime saturates them (``onnx_exact``)."""
     m = onnx.ModelProto()
     m.CopyFrom(model)
     types = _elem_types(model)
@@ -83,16 +86,23 @@ def reference(
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     so.intra_op_num_threads = 1
-    sess = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    src = exact_source(m.SerializeToString())[0]  # no saturating u8 x s8 product
+    sess = ort.InferenceSession(src, so, providers=["CPUExecutionProvider"])
     return sess.run(list(names), inputs)
 
 
-def to_graph(model: onnx.ModelProto, inputs: dict[str, np.ndarray], opset: int | None) -> OpGraph:
-    """An OpGraph with every tensor's shape (taken from an onnxruntime run) and its weights."""
+def to_graph(
+    model: onnx.ModelProto,
+    inputs: dict[str, np.ndarray],
+    opset: int | None,
+    values: dict[str, np.ndarray] | None = None,
+) -> OpGraph:
+    """An OpGraph with every tensor's shape (taken from ``values``, the value of every node
+    output, or else from an onnxruntime run) and its weights."""
     g = model.graph
     weights = {i.name: numpy_helper.to_array(i) for i in g.initializer}
     every = [t for n in g.node for t in n.output if t]
-    vals = reference(model, inputs, every)
+    vals = [values[t] for t in every] if values is not None else reference(model, inputs, every)
     tensors = {k: Tensor(k, tuple(v.shape), str(v.dtype)) for k, v in {**inputs, **weights}.items()}
     tensors.update(
         {k: Tensor(k, tuple(v.shape), str(v.dtype)) for k, v in zip(every, vals, strict=False)}
@@ -218,3 +228,38 @@ def agree_exactly(dev, nodes, inputs, inits=None, opset=19, outputs=None) -> str
 def ints(dtype, *shape, seed=0):
     lo, hi = (0, 256) if dtype == np.uint8 else (-128, 128)
     return np.random.default_rng(seed).integers(lo, hi, shape).astype(dtype)
+
+
+def agree_with_exact(dev, node, inputs, inits=None, opset=10) -> str | None:
+    """Run one integer-product ``node`` on ``dev`` and compare its output, bit for bit, with
+    the exact integer reference (``int_reference``); and onnxruntime's with it too, where
+    onnxruntime runs the combination (its saturating products made exact, ``reference``).
+    The refusal reason where ``dev`` refuses the node."""
+    from tests.devices.int_reference import exact
+
+    inits = inits or {}
+    vals = {**inputs, **inits}
+    out = node.output[0]
+    want = exact(node.op_type, [vals[i] if i else None for i in node.input], node_attrs(node))
+    model = make_model([node], inputs, inits, [out], opset)
+    try:
+        ort_out = reference(model, inputs, [out])[0]
+    except Exception:  # noqa: BLE001 - onnxruntime's own error types: it does not run this
+        ort_out = None
+    if ort_out is not None:
+        _same(ort_out, want, "onnxruntime")
+    graph = to_graph(model, inputs, opset, {out: want})
+    why = dev.why_not(graph.nodes[0], graph)
+    if why is not None:
+        assert not dev.supports(graph.nodes[0], graph) and why.strip()
+        return why
+    unit = dev.prepare(graph, [n.id for n in graph.nodes])
+    res = dev.run(unit, {k: inputs[k] for k in unit.inputs})
+    _same(dev.copy_out(res.outputs[out]), want, dev.name)
+    return None
+
+
+def _same(got: np.ndarray, want: np.ndarray, who: str) -> None:
+    assert got.dtype == want.dtype and got.shape == want.shape, (who, got.dtype, got.shape)
+    bad = np.flatnonzero(got.reshape(-1) != want.reshape(-1))
+    assert bad.size == 0, (who, bad[:5], got.reshape(-1)[bad[:5]], want.reshape(-1)[bad[:5]])

@@ -1,7 +1,9 @@
-"""MatMulInteger, ConvInteger, QLinearMatMul and QLinearConv on OpenCL against onnxruntime
-over their attribute space: int32 sums and requantized outputs equal onnxruntime's bit for
-bit (``opencl_case.agree_exactly``). A combination onnxruntime runs is either computed so or
-refused by ``why_not`` with a reason."""
+"""MatMulInteger, ConvInteger, QLinearMatMul and QLinearConv on OpenCL over their attribute
+space and every zero-point layout ONNX allows: int32 sums and requantized outputs equal the
+exact integer reference bit for bit, and so does onnxruntime's where it runs the combination
+(``opencl_case.agree_with_exact``; onnxruntime's saturating u8 x s8 products made exact, as
+``--check`` makes them). A combination is either computed so or refused by ``why_not`` with
+a reason."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import numpy as np
 import pytest
 from onnx import helper
 
-from tests.devices.opencl_case import agree_exactly, ints
+from tests.devices.opencl_case import agree_with_exact, ints
 
 pytest.importorskip("pyopencl")
 
@@ -25,44 +27,66 @@ MM_SHAPES = {
     "vec_a": ((9,), (9, 6)),
     "vec_b": ((4, 9), (9,)),
     "long_k": ((3, 700), (700, 4)),  # sums past 2**24: exact only in int32
+    # split over K (K >= 64) with several batches: groups along the launch's third dimension
+    "long_k_batch": ((2, 3, 130), (2, 130, 21)),
 }
+
+
+def _row_zero_point(t, shape: tuple[int, ...], seed: int) -> np.ndarray:
+    """A's zero point per row: ``[M]`` for a 2-D A, ``[1.., M, 1]`` above."""
+    if len(shape) == 1:
+        return ints(t, 1, seed=seed)
+    z = ints(t, shape[-2], seed=seed)
+    return z if len(shape) == 2 else z.reshape([1] * (len(shape) - 2) + [shape[-2], 1])
+
+
+def _column_zero_point(t, shape: tuple[int, ...], seed: int) -> np.ndarray:
+    """B's zero point per column: ``[N]`` for a 2-D B, ``[1.., 1, N]`` above."""
+    if len(shape) == 1:
+        return ints(t, 1, seed=seed)
+    z = ints(t, shape[-1], seed=seed)
+    return z if len(shape) == 2 else z.reshape([1] * (len(shape) - 1) + [shape[-1]])
+
+
+ZPS = ["none", "a", "both", "b_column", "a_row", "a_row_b_column"]
 
 
 @pytest.mark.parametrize("ta", QTYPES, ids=["a_u8", "a_i8"])
 @pytest.mark.parametrize("tb", QTYPES, ids=["b_u8", "b_i8"])
-@pytest.mark.parametrize("zps", ["none", "a", "both", "b_column"])
+@pytest.mark.parametrize("zps", ZPS)
 @pytest.mark.parametrize("shapes", list(MM_SHAPES))
 def test_matmul_integer(dev, ta, tb, zps, shapes):
     sa, sb = MM_SHAPES[shapes]
     inits = {"b": ints(tb, *sb, seed=2)}
-    ins = ["a", "b"]
-    if zps != "none":
-        inits["za"] = ints(ta, seed=3)
-        ins.append("za")
-    if zps == "both":
-        inits["zb"] = ints(tb, 1, seed=4)
-        ins.append("zb")
-    if zps == "b_column":
-        inits["zb"] = ints(tb, sb[-1] if len(sb) > 1 else 1, seed=4)
-        ins += ["zb"] if len(ins) == 3 else ["", "zb"]
-    node = helper.make_node("MatMulInteger", ins, ["y"])
-    why = agree_exactly(dev, [node], {"a": ints(ta, *sa, seed=1)}, inits, opset=10)
+    za = {"a": ints(ta, seed=3), "both": ints(ta, seed=3), "a_row": _row_zero_point(ta, sa, 3)}
+    za["a_row_b_column"] = za["a_row"]
+    zb = {"both": ints(tb, 1, seed=4), "b_column": _column_zero_point(tb, sb, 4)}
+    zb["a_row_b_column"] = zb["b_column"]
+    ins = ["a", "b", "za" if zps in za else "", "zb" if zps in zb else ""]
+    inits.update({"za": za[zps]} if zps in za else {})
+    inits.update({"zb": zb[zps]} if zps in zb else {})
+    node = helper.make_node(
+        "MatMulInteger", ins[: 4 if zps in zb else 3 if zps in za else 2], ["y"]
+    )
+    why = agree_with_exact(dev, node, {"a": ints(ta, *sa, seed=1)}, inits)
     assert why is None, why
 
 
 def test_matmul_integer_extreme_values_exact(dev):
-    """Every product at its extreme (255 * 255 with zero points 0): int32 sums near 2**26."""
+    """Every product at its extreme (255 * 255, 255 * -128 with zero points 0): int32 sums
+    near 2**26, where onnxruntime without VNNI saturates the second."""
     a = np.full((2, 1000), 255, np.uint8)
-    b = np.full((1000, 3), 255, np.uint8)
-    node = helper.make_node("MatMulInteger", ["a", "b"], ["y"])
-    assert agree_exactly(dev, [node], {"a": a, "b": b}, opset=10) is None
+    for b in (np.full((1000, 3), 255, np.uint8), np.full((1000, 3), -128, np.int8)):
+        node = helper.make_node("MatMulInteger", ["a", "b"], ["y"])
+        assert agree_with_exact(dev, node, {"a": a}, {"b": b}) is None
 
 
-def test_matmul_integer_per_row_a_zero_point_refused_or_exact(dev):
+def test_matmul_integer_per_batch_zero_point_refused(dev):
+    """A zero point per batch and row ([D, M, 1] with D > 1): refused, with a reason."""
     node = helper.make_node("MatMulInteger", ["a", "b", "za"], ["y"])
-    inits = {"b": ints(np.uint8, 6, 3), "za": ints(np.uint8, 4, seed=5)}
-    why = agree_exactly(dev, [node], {"a": ints(np.uint8, 4, 6)}, inits, opset=10)
-    assert why is None or "zero point" in why
+    inits = {"b": ints(np.uint8, 3, 6, 5), "za": ints(np.uint8, 3, 4, 1, seed=5)}
+    why = agree_with_exact(dev, node, {"a": ints(np.uint8, 3, 4, 6)}, inits)
+    assert why is not None and "zero point" in why
 
 
 # --- ConvInteger ------------------------------------------------------------------------
@@ -97,7 +121,7 @@ def test_conv_integer(dev, kw, tx, tw, zps):
         inits["zw"] = ints(tw, 8, seed=4)
         ins.append("zw")
     node = helper.make_node("ConvInteger", ins, ["y"], **kw)
-    why = agree_exactly(dev, [node], {"x": ints(tx, 2, 8, 9, 7, seed=1)}, inits, opset=10)
+    why = agree_with_exact(dev, node, {"x": ints(tx, 2, 8, 9, 7, seed=1)}, inits)
     assert why is None, why
 
 
@@ -108,7 +132,7 @@ def test_conv_integer_1d(dev, kw):
     g = kw.get("group", 1)
     inits = {"w": ints(np.uint8, 6, 4 // g, 3, seed=2), "zx": np.uint8(100), "zw": np.uint8(7)}
     node = helper.make_node("ConvInteger", ["x", "w", "zx", "zw"], ["y"], **kw)
-    assert agree_exactly(dev, [node], {"x": ints(np.uint8, 1, 4, 19)}, inits, opset=10) is None
+    assert agree_with_exact(dev, node, {"x": ints(np.uint8, 1, 4, 19)}, inits) is None
 
 
 # --- QLinearMatMul, QLinearConv ---------------------------------------------------------
@@ -128,26 +152,31 @@ def _qparams(tx, tw, ty, k, per=1, seed=0):
 @pytest.mark.parametrize("ta", QTYPES, ids=["a_u8", "a_i8"])
 @pytest.mark.parametrize("tb", QTYPES, ids=["b_u8", "b_i8"])
 @pytest.mark.parametrize("ty", QTYPES, ids=["y_u8", "y_i8"])
-@pytest.mark.parametrize("shapes,per", [("2d", 1), ("2d", 6), ("batch", 1), ("long_k", 1)])
-def test_qlinear_matmul(dev, ta, tb, ty, shapes, per):
+@pytest.mark.parametrize(
+    "shapes,per,zrow",
+    [("2d", 1, False), ("2d", 6, False), ("2d", 6, True), ("batch", 1, True), ("long_k", 4, False)],
+)
+def test_qlinear_matmul(dev, ta, tb, ty, shapes, per, zrow):
     sa, sb = MM_SHAPES[shapes]
     (xs, zx, ws, zw), (ys, zy) = _qparams(ta, tb, ty, sa[-1], per)
     inits = {"as": xs, "az": zx, "b": ints(tb, *sb, seed=2), "bs": ws, "bz": zw, "ys": ys, "yz": zy}
+    if zrow:  # A's zero point per row (its scale stays per tensor)
+        inits["az"] = _row_zero_point(ta, sa, 7)
     node = helper.make_node("QLinearMatMul", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"], ["y"])
-    why = agree_exactly(dev, [node], {"a": ints(ta, *sa, seed=1)}, inits, opset=10)
+    why = agree_with_exact(dev, node, {"a": ints(ta, *sa, seed=1)}, inits)
     assert why is None, why
 
 
 @pytest.mark.parametrize("kw", CONV_CASES[:6] + CONV_CASES[6:7], ids=str)
-@pytest.mark.parametrize("tx,tw,ty", [("u8", "u8", "u8"), ("u8", "i8", "u8"), ("i8", "i8", "i8")])
+@pytest.mark.parametrize(
+    "tx,tw,ty", [("u8", "u8", "u8"), ("u8", "i8", "u8"), ("u8", "i8", "i8"), ("i8", "i8", "i8")]
+)
 @pytest.mark.parametrize("bias", [True, False], ids=["bias", "no_bias"])
 @pytest.mark.parametrize("per", [1, 8], ids=["tensor", "channel"])
 def test_qlinear_conv(dev, kw, tx, tw, ty, bias, per):
     t = {"u8": np.uint8, "i8": np.int8}
     g = kw.get("group", 1)
     (xs, zx, ws, zw), (ys, zy) = _qparams(t[tx], t[tw], t[ty], 9 * 8 // g, per, seed=4)
-    if t[tw] == np.int8:
-        zw = np.zeros_like(zw)  # onnxruntime takes int8 weights with zero points of 0 only
     inits = {"xs": xs, "xz": zx, "w": ints(t[tw], 8, 8 // g, 3, 3, seed=2), "ws": ws, "wz": zw}
     inits.update({"ys": ys, "yz": zy})
     ins = ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"]
@@ -155,5 +184,5 @@ def test_qlinear_conv(dev, kw, tx, tw, ty, bias, per):
         inits["b"] = np.random.default_rng(9).integers(-3000, 3000, 8).astype(np.int32)
         ins.append("b")
     node = helper.make_node("QLinearConv", ins, ["y"], **kw)
-    why = agree_exactly(dev, [node], {"x": ints(t[tx], 2, 8, 9, 7, seed=1)}, inits, opset=10)
+    why = agree_with_exact(dev, node, {"x": ints(t[tx], 2, 8, 9, 7, seed=1)}, inits)
     assert why is None, why

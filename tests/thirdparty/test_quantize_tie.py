@@ -18,11 +18,14 @@ AT = (0, 7, 321)
 
 
 def _with_value(model_path: str, feed: dict, tensor: str, value: np.ndarray, out: str):
-    """onnxruntime (graph optimisations off) on the model with ``tensor`` given as an input:
-    every reader of ``tensor`` sees ``value``."""
+    """onnxruntime (graph optimisations off, integer products exact as in the reference)
+    on the model with ``tensor`` given as an input: every reader of ``tensor`` sees
+    ``value``."""
     import onnx
     import onnxruntime as ort
     from onnx import helper
+
+    from hetlab.graph.onnx_exact import exact_source
 
     m = onnx.load(model_path)
     for n in m.graph.node:
@@ -33,7 +36,8 @@ def _with_value(model_path: str, feed: dict, tensor: str, value: np.ndarray, out
     so = ort.SessionOptions()
     so.log_severity_level = 3
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    sess = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    src = exact_source(m.SerializeToString())[0]  # as the reference: no saturating product
+    sess = ort.InferenceSession(src, so, providers=["CPUExecutionProvider"])
     names = [i.name for i in sess.get_inputs()]
     return sess.run([out], {k: value if k == tensor else feed[k] for k in names})[0]
 

@@ -113,10 +113,11 @@ void dynamic_qparams(__global const float* x, const int n, __global float* scale
 #endif
 
 // MatMulInteger: c[m, n] = the int32 sum over k of (a[m, k] - za) * (b[k, n] - zb). za is
-// per tensor; zb per tensor (zb_n = 1) or per column (zb_n = N); 0 where absent (has_za = 0,
-// zb_n = 0). offs: the (a, b, c) element offsets of each batch.
+// per tensor (za_n = 1) or per row (za_n = M); zb per tensor (zb_n = 1) or per column
+// (zb_n = N); 0 where absent (za_n = 0, zb_n = 0). offs: the (a, b, c) element offsets of
+// each batch.
 __kernel void matmul_integer(__global const TX* a, __global const TW* b,
-                             __global const TX* za, const int has_za, __global const TW* zb,
+                             __global const TX* za, const int za_n, __global const TW* zb,
                              const int zb_n, __global OUT_T* c, const int M, const int N,
                              const int K, __constant int* offs REQ_ARGS
                              HL_ARGS HL_N(a) HL_N(b) HL_N(za) HL_N(zb) HL_N(c))
@@ -124,7 +125,7 @@ __kernel void matmul_integer(__global const TX* a, __global const TW* b,
     const int n = get_global_id(0), m = get_global_id(1), t = get_global_id(2);
     if (n >= N || m >= M) return;
     const int ia = offs[3 * t] + m * K, ib = offs[3 * t + 1] + n;
-    const int z0 = has_za ? (int)LD(za, 0) : 0;
+    const int z0 = za_n == 0 ? 0 : (int)LD(za, za_n == 1 ? 0 : m);
     const int z1 = zb_n == 0 ? 0 : (int)LD(zb, zb_n == 1 ? 0 : n);
     int acc = 0;
     for (int k = 0; k < K; ++k)
@@ -139,7 +140,7 @@ __kernel void matmul_integer(__global const TX* a, __global const TW* b,
 #define KS 16
 __kernel __attribute__((reqd_work_group_size(TN, KS, 1)))
 void matmul_integer_split(__global const TX* a, __global const TW* b,
-                          __global const TX* za, const int has_za, __global const TW* zb,
+                          __global const TX* za, const int za_n, __global const TW* zb,
                           const int zb_n, __global OUT_T* c, const int M, const int N,
                           const int K, __constant int* offs REQ_ARGS
                           HL_ARGS HL_N(a) HL_N(b) HL_N(za) HL_N(zb) HL_N(c))
@@ -150,7 +151,7 @@ void matmul_integer_split(__global const TX* a, __global const TW* b,
     int acc = 0;
     if (n < N) {
         const int ia = offs[3 * t] + m * K, ib = offs[3 * t + 1] + n;
-        const int z0 = has_za ? (int)LD(za, 0) : 0;
+        const int z0 = za_n == 0 ? 0 : (int)LD(za, za_n == 1 ? 0 : m);
         const int z1 = zb_n == 0 ? 0 : (int)LD(zb, zb_n == 1 ? 0 : n);
         for (int k = lk; k < K; k += KS)
             acc += ((int)LD(a, ia + k) - z0) * ((int)LD(b, ib + k * N) - z1);

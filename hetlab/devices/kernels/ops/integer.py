@@ -1,11 +1,13 @@
 """The integer products on quant.cl: MatMulInteger and ConvInteger (int32 outputs), and the
 requantizing QLinearMatMul and QLinearConv (uint8/int8 outputs).
 
-One work-item per output element sums in int32, so the sums are exact (onnxruntime's are
-too). Zero points: the first operand's per tensor; the second's per tensor or per column
-(MatMul's B) / per output channel (Conv's W). QLinear* requantize as onnxruntime does, with
-the combined scale ``x_scale * w_scale / y_scale`` computed in float32 on the host: their
-scales must be constants.
+One work-item per output element sums in int32, so the sums are exact, as ONNX defines
+them (onnxruntime's saturate on some CPUs: ``hetlab.graph.onnx_exact``). Zero points:
+MatMul's A per tensor or per row, its B per tensor or per column; Conv's X per tensor, its
+W per tensor or per output channel; each the same for every batch. QLinear* requantize as
+onnxruntime does, with the combined scale ``x_scale * w_scale / y_scale`` computed in
+float32 on the host: their scales must be constants, per tensor (B's and W's also per
+column or output channel).
 """
 
 from __future__ import annotations
@@ -51,35 +53,65 @@ QLINEAR = (
 )
 
 
-def _along(graph: OpGraph, node: Node) -> int:
-    """The size of the axis the second operand's parameters may run along: B's columns,
-    W's output channels."""
-    ws = graph.tensors[node.inputs[SLOTS[node.op_type][2]]].shape
-    return int(ws[-1] if "MatMul" in node.op_type else ws[0])
+def _along(graph: OpGraph, node: Node, slot: int) -> tuple[int, int, str]:
+    """(the size of the axis that the zero point of the operand at ``slot`` may run along,
+    that axis counted from the end, its name): A's rows, B's columns, W's output channels;
+    X's none."""
+    shape = graph.tensors[node.inputs[slot]].shape
+    if "Conv" in node.op_type:
+        return (int(shape[0]), len(shape), "output channel") if slot != 0 else (1, 1, "")
+    if len(shape) < 2:
+        return 1, 1, ""
+    return (int(shape[-2]), 2, "row") if slot == 0 else (int(shape[-1]), 1, "column")
+
+
+def _zero_point(shape: tuple[int, ...], along: int, axis: int, word: str) -> str | None:
+    """Why a zero point of ``shape`` has a layout the kernels do not take, or None: one
+    value (per tensor), or one per index of the operand's axis ``axis`` from the end (A's
+    rows: ``[M]`` or ``[1.., M, 1]``; B's columns: ``[N]`` or ``[1.., 1, N]``; W's output
+    channels: ``[C]``), the same for every batch."""
+    if numel(shape) == 1 or shape == (along,):
+        return None
+    if along > 1 and len(shape) >= axis and shape[-axis] == along and numel(shape) == along:
+        return None
+    per = f"per tensor or per {word}" if word else "per tensor"
+    return f"a zero point of shape {list(shape)} (the kernels take one {per})"
 
 
 def _params(graph: OpGraph, node: Node) -> str | None:
     """Why the zero points (and, for QLinear*, scales) rule the node out, or None."""
     x, zx, w, zw = SLOTS[node.op_type]
-    along = _along(graph, node)
-    checks = [(zx, x, 1), (zw, w, along)]
-    if node.op_type.startswith("QLinear"):
-        checks += [(7, None, 1), (1, None, 1), (4, None, along), (6, None, 1)]
-    for i, of, most in checks:
-        name = input_at(node, i)
+    for z, of in ((zx, x), (zw, w)):
+        name = input_at(node, z)
         if not name:
             continue
-        t = graph.tensors[name]
-        if of is not None and t.dtype != graph.tensors[node.inputs[of]].dtype:
-            return f"input {i} (zero point) and input {of} differ in type"
-        shape = tuple(int(d) for d in t.shape)
+        if graph.tensors[name].dtype != graph.tensors[node.inputs[of]].dtype:
+            return f"input {z} (zero point) and input {of} differ in type"
+        along, axis, word = _along(graph, node, of)
+        why = _zero_point(tuple(int(d) for d in graph.tensors[name].shape), along, axis, word)
+        if why is not None:
+            return why
+    if node.op_type.startswith("QLinear"):
+        return _scales(graph, node)
+    return None
+
+
+def _scales(graph: OpGraph, node: Node) -> str | None:
+    """Why a QLinear op's scales rule it out: each a constant, per tensor (W's or B's also
+    per output channel or column)."""
+    along = _along(graph, node, SLOTS[node.op_type][2])[0]
+    for i, most in ((1, 1), (4, along), (6, 1)):
+        name = input_at(node, i)
+        shape = tuple(int(d) for d in graph.tensors[name].shape)
         if numel(shape) != 1 and shape != (most,):
-            return f"input {i} of shape {shape}"
-        if of is None and name not in graph.consts and t.dtype == "float32":
+            return f"input {i} (a scale) of shape {list(shape)}"
+        if name not in graph.consts:
             return f"input {i} (a scale) is not a constant"
     y, zy = node.outputs[0], input_at(node, 7)
     if zy and graph.tensors[zy].dtype != graph.tensors[y].dtype:
         return "y_zero_point and output differ in type"
+    if zy and numel(graph.tensors[zy].shape) != 1:
+        return "y_zero_point is not per tensor"
     return None
 
 
@@ -112,6 +144,7 @@ def _operands(ctx: Any, node: Node) -> tuple[str, list[Any], list[Any]]:
     x, zx, w, zw = (input_at(node, i) for i in SLOTS[node.op_type])
     zxb, has_x = optional_buffer(ctx, zx)
     zwb, has_w = optional_buffer(ctx, zw)
+    zx_n = numel(ctx.shape(zx)) if has_x else 0
     zw_n = numel(ctx.shape(zw)) if has_w else 0
     opts = f"-DTX={CL_TYPE[ctx.dtype(x)]} -DTW={CL_TYPE[ctx.dtype(w)]}"
     if node.op_type.startswith("QLinear"):
@@ -121,7 +154,7 @@ def _operands(ctx: Any, node: Node) -> tuple[str, list[Any], list[Any]]:
         extra = []
     return (
         opts,
-        [typed_buffer(ctx, x), typed_buffer(ctx, w), zxb, i32(has_x), zwb, i32(zw_n)],
+        [typed_buffer(ctx, x), typed_buffer(ctx, w), zxb, i32(zx_n), zwb, i32(zw_n)],
         extra,
     )
 

@@ -69,8 +69,8 @@ def main(args: argparse.Namespace) -> int:
     from hetlab.calibrate import recommend
     from hetlab.calibrate.report import problem_devices
     from hetlab.cost.problem import Problem
-    from hetlab.executor.check import load_inputs
     from hetlab.fileio import atomic_write_json
+    from hetlab.graph.inputs import model_inputs
     from hetlab.graph.onnx_io import load
     from hetlab.graph.shapes import parse_input_args, parse_shape_args
 
@@ -83,7 +83,7 @@ def main(args: argparse.Namespace) -> int:
     options = platform_options(args)
     problem = Problem.load(args.profile) if args.profile else _profiled(args, graph, options, given)
     devs = problem_devices(problem, **options)  # the profile's own devices when made here
-    feed = load_inputs(graph, given, 0) if args.measure else None
+    feed = model_inputs(graph, given, 0) if args.measure else None
     plan = recommend(
         problem, graph, devs, algo=args.algo, margin=args.margin, measure=args.measure, inputs=feed
     )

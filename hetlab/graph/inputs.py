@@ -99,9 +99,9 @@ def _cast(name: str, arr: np.ndarray, dtype: str) -> np.ndarray:
     """``arr`` as ``dtype``; an error where an integer or boolean input would change the
     values (1.5 as an index, 300 as uint8)."""
     if dtype in ("string", "bfloat16"):
-        return np.ascontiguousarray(arr)
+        return np.asarray(arr, order="C")
     dt = np.dtype(dtype)
-    out = np.ascontiguousarray(arr, dtype=dt)
+    out = np.asarray(arr, dtype=dt, order="C")
     changed = (
         dt.kind in "iub"
         and arr.dtype.kind in "iuf"

@@ -118,9 +118,9 @@ def run(
     """Run ``graph`` by ``plan`` (a Plan, a node -> device mapping or a device name, see
     ``placement``) on ``devices`` (default: this machine's, see ``hetlab.devices.platform``)
     ``repeat`` times; see the module doc for the report. ``inputs``: values of some inputs
-    (a number fills its input's shape), seeded random ones for the rest. ``problem``: when given and
-    ``plan`` is no Plan, ``predicted_ms`` is simulated on it, and the critical path's units
-    carry their profiled times."""
+    (a number fills its input's shape), seeded random ones for the rest. ``problem``: when
+    given and ``plan`` is no Plan, ``predicted_ms`` is simulated on it, and the critical
+    path's units carry their profiled times."""
     if isinstance(graph, (str, Path)):
         graph = load(str(graph))
     devmap = _device_map(platform_devices() if devices is None else devices)
@@ -133,14 +133,7 @@ def run(
     if predicted is None and problem is not None:  # the Executor has checked the plan
         predicted = float(simulate(problem, device_of, placed.order).makespan)
     feed = model_inputs(graph, inputs, seed)
-    with inputs_blamed(graph, feed):  # one story for inputs the model cannot run on
-        try:
-            ref = reference(graph, feed) if check else None  # before any device runs
-            ex.prepare()
-            warmed = warm_up(lambda: ex.run_once(feed), warmup)
-            reps = [ex.run_once(feed) for _ in range(repeat)]
-        finally:
-            ex.close()
+    ref, warmed, reps = _repetitions(graph, ex, feed, check, warmup, repeat)
     walls = np.array([r.wall_ms for r in reps])
     mid = reps[int(np.argsort(walls)[len(walls) // 2])]
     checked = ref.report(mid.outputs) if ref is not None else {}
@@ -164,6 +157,22 @@ def run(
     if trace is not None:
         report.write_trace(trace)
     return report
+
+
+def _repetitions(
+    graph: OpGraph, ex: Executor, feed: dict, check: bool, warmup: int | None, repeat: int
+) -> tuple[Any, int, list[Repetition]]:
+    """The check's reference (None without ``check``), taken before any device runs; the
+    warm-up runs and the measured repetitions. Inputs the model's own onnxruntime run
+    rejects are one error (``bad_inputs``), whichever device meets them first."""
+    with inputs_blamed(graph, feed):
+        try:
+            ref = reference(graph, feed) if check else None
+            ex.prepare()
+            warmed = warm_up(lambda: ex.run_once(feed), warmup)
+            return ref, warmed, [ex.run_once(feed) for _ in range(repeat)]
+        finally:
+            ex.close()
 
 
 def _timeline(graph: OpGraph, ex: Executor, mid: Repetition) -> list[dict[str, Any]]:

@@ -68,19 +68,11 @@ def load(
     the graph is that of the model with what is constant folded (``onnx_fold``): its
     ``model_path`` is the folded file, ``source_path`` the given one.
     """
-    values = {k: np.asarray(v) for k, v in (values or {}).items()}
     path = resolve_model_path(model)
     m = read_model(path)
     init = {t.name for t in m.graph.initializer}
     real_inputs = [vi for vi in m.graph.input if vi.name not in init]
-    fixed = _fixed_input_shapes(real_inputs, dict(shapes or {}), values)
-    values = fit_values(
-        [
-            Tensor(vi.name, fixed[vi.name], dtype_name(vi.type.tensor_type.elem_type))
-            for vi in real_inputs
-        ],
-        values,
-    )
+    fixed, values = _fixed_inputs(real_inputs, dict(shapes or {}), values or {})
     fm = fixed_model(m, fixed)
     named(fm)
     tensors, consts, recorded = _tensors(fm, real_inputs, fixed, values)
@@ -135,6 +127,20 @@ def _fold_doc(
     if folded is not None:
         doc.update(folder=folder_name(), dropped=list(dropped))
     return doc
+
+
+def _fixed_inputs(
+    real_inputs: list, given: dict[str, tuple[int, ...]], values: dict[str, np.ndarray]
+) -> tuple[dict[str, tuple[int, ...]], dict[str, np.ndarray]]:
+    """The inputs' fixed shapes (``_fixed_input_shapes``) and the ``values`` fitted to them
+    (``inputs.fit_values``: a number fills its input's shape)."""
+    values = {k: np.asarray(v) for k, v in values.items()}
+    fixed = _fixed_input_shapes(real_inputs, given, values)
+    specs = [
+        Tensor(vi.name, fixed[vi.name], dtype_name(vi.type.tensor_type.elem_type))
+        for vi in real_inputs
+    ]
+    return fixed, fit_values(specs, values)
 
 
 def _fixed_input_shapes(

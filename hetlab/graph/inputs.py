@@ -17,10 +17,13 @@ SMALL = 4  # integers that index no known table are drawn from [0, SMALL)
 
 def random_inputs(graph: OpGraph, seed: int = 0) -> dict[str, np.ndarray]:
     """Floats ~ N(0, 1); integers that reach a ``Gather``'s indices (``index_bounds``) in
-    [0, rows of its table), other integers in [0, 4) (a small range valid as lengths and
-    token ids); floats that reach such indices (through a ``Cast``) as integers likewise;
-    boolean tensors all True (a mask that keeps every position: an unpadded batch), boolean
-    scalars False (a flag off). Deterministic for a given seed."""
+    [0, rows of its table), integer masks (``mask`` in the name) all 1, other integers in
+    [0, 4) (a small range valid as lengths and token ids); floats that reach such indices
+    (through a ``Cast``) as integers likewise; boolean tensors all True (a mask that keeps
+    every position: an unpadded batch), boolean scalars False (a flag off). A mask of other
+    values can leave a row with nothing kept, or (an integer one of 2 or 3, as BERT-style
+    models scale ``1 - mask`` by the float minimum) overflow to inf in the model's own
+    onnxruntime run. Deterministic for a given seed."""
     specs = [graph.tensors[n] for n in graph.inputs]
     return random_arrays(specs, seed, graph_index_bounds(graph))
 
@@ -39,6 +42,8 @@ def random_arrays(
         rows = bounds.get(t.name)
         if dt.kind == "f" and rows is None:
             out[t.name] = rng.standard_normal(shape).astype(dt)
+        elif dt.kind in "iu" and rows is None and "mask" in t.name.lower():
+            out[t.name] = np.ones(shape, dtype=dt)
         elif dt.kind in "iuf":
             out[t.name] = rng.integers(0, _high(dt, rows), size=shape).astype(dt)
         elif dt.kind == "b":

@@ -89,6 +89,31 @@ def test_masks_are_all_true_and_keep_the_reference_finite(tagger):
         assert not np.isfinite(ort.InferenceSession(tagger).run(None, x)[0]).all()
 
 
+def test_an_integer_attention_mask_is_all_ones_and_keeps_the_reference_finite(tmp_path):
+    """BERT-style: the additive mask is ``(1 - mask) * float_min``; a mask value of 2 or 3
+    (the small integer range) overflows it to inf."""
+    fmin = np.array(np.finfo(np.float32).min, np.float32)
+    nodes = [
+        helper.make_node("Cast", ["attention_mask"], ["m"], to=F),
+        helper.make_node("Sub", ["one", "m"], ["inv"]),
+        helper.make_node("Mul", ["inv", "fmin"], ["bias"]),
+        helper.make_node("Add", ["x", "bias"], ["s"]),
+        helper.make_node("Softmax", ["s"], ["y"], axis=-1),
+    ]
+    ins = [
+        helper.make_tensor_value_info("x", F, [1, 8]),
+        helper.make_tensor_value_info("attention_mask", I64, [1, 8]),
+    ]
+    tables = {"one": np.array(1.0, np.float32), "fmin": fmin}
+    path = _model(tmp_path, nodes, ins, [helper.make_tensor_value_info("y", F, None)], tables)
+    x = random_inputs(load(path), 0)
+    assert x["attention_mask"].dtype == np.int64 and (x["attention_mask"] == 1).all()
+    assert np.isfinite(ort.InferenceSession(path).run(None, x)[0]).all()
+    x["attention_mask"][0, 0] = 3
+    with np.errstate(all="ignore"):
+        assert not np.isfinite(ort.InferenceSession(path).run(None, x)[0]).all()
+
+
 @pytest.mark.parametrize(
     ("op", "attrs", "data", "idx_shape", "want"),
     [

@@ -69,6 +69,7 @@ def main(args: argparse.Namespace) -> int:
     from hetlab.calibrate import recommend
     from hetlab.calibrate.report import problem_devices
     from hetlab.cost.problem import Problem
+    from hetlab.executor.bad_inputs import check_inputs
     from hetlab.fileio import atomic_write_json
     from hetlab.graph.inputs import model_inputs
     from hetlab.graph.onnx_io import load
@@ -80,6 +81,8 @@ def main(args: argparse.Namespace) -> int:
         raise HetlabError("name the devices to profile (--devices cpu0,cl0) or give --profile")
     given = parse_input_args(args.input)
     graph = load(args.model, parse_shape_args(args.shape), given, args.fold)
+    if given:  # the model's own run judges given inputs, as ``hetlab run`` does
+        check_inputs(graph, model_inputs(graph, given))
     options = platform_options(args)
     problem = Problem.load(args.profile) if args.profile else _profiled(args, graph, options, given)
     devs = problem_devices(problem, **options)  # the profile's own devices when made here

@@ -128,3 +128,12 @@ def test_a_unit_that_fails_for_another_reason_keeps_its_own_error(tagger, monkey
     with pytest.raises(HetlabError, match="something else") as e:
         run(load(tagger), "cpu0", warmup=0)
     assert not isinstance(e.value, InputsRejected)
+
+
+@pytest.mark.parametrize("command", ["profile", "recommend"])
+def test_profile_and_recommend_refuse_the_same_inputs_in_the_same_words(tagger, tmp_path, command):
+    out = str(tmp_path / "out.json")
+    r = hetlab(command, tagger, "--devices", "cpu0", "--input", "types=5", "--out", out, "--quiet")
+    err = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(err) == 1 and err[0].startswith(STORY), r.stderr
+    assert not Path(out).exists()

@@ -235,3 +235,25 @@ def test_uint8_values_out_of_range_are_refused(tmp_path):
         HetlabError, match="--input x: the input is uint8, which cannot hold the value 300"
     ):
         fit_given(g, {"x": 300})
+
+
+def test_index_bounds_follow_values_not_shapes():
+    """Values pass through a Reshape's data and every input of a Concat, never through a
+    shape input; onnxruntime's EmbedLayerNormalization bounds token, segment and position
+    ids by their three tables."""
+    from hetlab.graph.index_bounds import index_bounds
+
+    shapes = {"words": (100, 8), "pos": (64, 8), "segs": (2, 8), "tab": (10, 3)}
+    nodes = [
+        ("Reshape", ["a", "shape_in"], ["ar"], {}),
+        ("Concat", ["k", "ar"], ["c"], {"axis": 0}),
+        ("Gather", ["tab", "c"], ["g"], {}),
+        (
+            "EmbedLayerNormalization",
+            ["ids", "seg", "words", "pos", "segs", "gamma", "beta", "", "posids"],
+            ["e", "mi"],
+            {},
+        ),
+    ]
+    got = index_bounds(nodes, shapes.get, ["a", "k", "shape_in", "ids", "seg", "posids", "x"])
+    assert got == {"a": 10, "k": 10, "ids": 100, "seg": 2, "posids": 64}

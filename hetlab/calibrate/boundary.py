@@ -34,7 +34,7 @@ from hetlab.cost.calibration import Calibration
 from hetlab.cost.problem import Problem
 from hetlab.devices.base import Device
 from hetlab.executor import api
-from hetlab.executor.check import load_inputs
+from hetlab.graph.inputs import model_inputs
 from hetlab.graph.ir import OpGraph
 from hetlab.schedulers.plan import Plan
 from hetlab.schedulers.sim import simulate
@@ -117,7 +117,7 @@ def calibrate_boundaries(
     order = graph.topo_order()
     feed = None
     if inputs:
-        feed = load_inputs(graph, inputs)
+        feed = model_inputs(graph, inputs)
 
     def measure(plan: dict[str, str]) -> tuple[float, int, float]:
         """(median ms, units, ms of the median run outside the devices' runs)."""

@@ -28,7 +28,7 @@ from hetlab.cost.cache import digest
 from hetlab.cost.problem import Problem
 from hetlab.devices.base import Device
 from hetlab.executor import api
-from hetlab.executor.check import load_inputs
+from hetlab.graph.inputs import model_inputs
 from hetlab.graph.ir import OpGraph
 from hetlab.schedulers import schedule
 from hetlab.schedulers.plan import Plan
@@ -118,7 +118,7 @@ def _measured(
     key = placement_digest(plan)
     ref = reference_device(graph, list(devs.values()))
     name = ref.name if ref is not None else ""
-    feed = load_inputs(graph, dict(inputs)) if inputs else None
+    feed = model_inputs(graph, inputs) if inputs else None
 
     def run_ms(placed: Any) -> float:
         rep = api.run(graph, placed, devs, repeat=repeat, inputs=feed)

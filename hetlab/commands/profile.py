@@ -109,7 +109,9 @@ def main(args: argparse.Namespace) -> int:
     from hetlab.calibrate import profile
     from hetlab.calibrate.busy import busy_lines
     from hetlab.devices import select
+    from hetlab.executor.bad_inputs import check_inputs
     from hetlab.fileio import atomic_write_json
+    from hetlab.graph.inputs import model_inputs
     from hetlab.graph.onnx_io import load
     from hetlab.graph.shapes import parse_input_args, parse_shape_args
     from hetlab.profiling.groups import DEFAULT_PATTERNS, parse_patterns
@@ -122,6 +124,8 @@ def main(args: argparse.Namespace) -> int:
     shapes, values = parse_shape_args(args.shape), parse_input_args(args.input)
     devs = select(args.devices, **platform_options(args))
     graph = load(args.model, shapes, values, args.fold)
+    if values:  # the model's own run judges given inputs, as ``hetlab run`` does
+        check_inputs(graph, model_inputs(graph, values))
     with progress_bar(graph.name, args.quiet) as progress:
         p = profile(
             graph,

@@ -76,7 +76,8 @@ def main(args: argparse.Namespace) -> int:
     from hetlab.calibrate import recommend
     from hetlab.calibrate.report import problem_devices
     from hetlab.cost.problem import Problem
-    from hetlab.executor.check import load_inputs
+    from hetlab.executor.bad_inputs import check_inputs
+    from hetlab.graph.inputs import model_inputs
     from hetlab.graph.onnx_io import load
     from hetlab.graph.shapes import parse_input_args, parse_shape_args
 
@@ -88,10 +89,12 @@ def main(args: argparse.Namespace) -> int:
         return _replayed(args)
     given = parse_input_args(args.input)
     graph = load(args.model, parse_shape_args(args.shape), given, args.fold)
+    if given:  # the model's own run judges given inputs, as ``hetlab run`` does
+        check_inputs(graph, model_inputs(graph, given))
     options = platform_options(args)
     problem = Problem.load(args.profile) if args.profile else _profiled(args, graph, options, given)
     devs = problem_devices(problem, **options)  # the profile's own devices when made here
-    feed = load_inputs(graph, given, 0) if args.measure else None
+    feed = model_inputs(graph, given, 0) if args.measure else None
     plan = recommend(
         problem, graph, devs, algo=args.algo, margin=args.margin, measure=args.measure, inputs=feed
     )

@@ -19,8 +19,9 @@ from hetlab.devices.base import is_accelerator, unsupported_summary
 from hetlab.devices.memory import check_fits
 from hetlab.errors import HetlabError
 from hetlab.executor.api import placement
-from hetlab.executor.check import load_inputs
+from hetlab.executor.bad_inputs import check_inputs
 from hetlab.executor.report_text import format_report
+from hetlab.graph.inputs import model_inputs
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -116,7 +117,9 @@ def main(args: argparse.Namespace) -> int:
     devmap = {d.name: d for d in devs}
     device_of = placement(graph, plan, devmap)[0].device_of  # memory checked before any input
     check_fits(graph, [(v, devmap[d]) for v, d in device_of.items() if d in devmap])
-    feed = load_inputs(graph, given, args.seed)
+    feed = model_inputs(graph, given, args.seed)
+    if given:  # kernel devices do not check indices: the model's own run judges the inputs
+        check_inputs(graph, feed)
     if args.per_node is not None:  # compares the nodes the device runs, moves none
         return main_per_node(args, graph, devs, feed)
     if args.device:

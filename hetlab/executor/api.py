@@ -25,12 +25,14 @@ from hetlab.devices.base import Device, is_accelerator
 from hetlab.devices.memory import check_fits
 from hetlab.devices.platform import devices as platform_devices
 from hetlab.errors import HetlabError
-from hetlab.executor.check import random_inputs, reference
+from hetlab.executor.bad_inputs import inputs_blamed
+from hetlab.executor.check import reference
 from hetlab.executor.critical import predicted_unit_ms, summary
 from hetlab.executor.interpreter import Executor, Repetition
 from hetlab.executor.left_behind import left_behind
 from hetlab.executor.trace import Event, node_timeline, write_trace
 from hetlab.graph import load
+from hetlab.graph.inputs import model_inputs
 from hetlab.graph.ir import OpGraph
 from hetlab.schedulers.plan import Plan
 from hetlab.schedulers.sim import simulate
@@ -116,9 +118,10 @@ def run(
 ) -> RunReport:
     """Run ``graph`` by ``plan`` (a Plan, a node -> device mapping or a device name, see
     ``placement``) on ``devices`` (default: this machine's, see ``hetlab.devices.platform``)
-    ``repeat`` times; see the module doc for the report. ``problem``: when given and
-    ``plan`` is no Plan, ``predicted_ms`` is simulated on it, and the critical path's units
-    carry their profiled times."""
+    ``repeat`` times; see the module doc for the report. ``inputs``: values of some inputs
+    (a number fills its input's shape), seeded random ones for the rest. ``problem``: when
+    given and ``plan`` is no Plan, ``predicted_ms`` is simulated on it, and the critical
+    path's units carry their profiled times."""
     if isinstance(graph, (str, Path)):
         graph = load(str(graph))
     devmap = _device_map(platform_devices() if devices is None else devices)
@@ -130,16 +133,11 @@ def run(
     ex = Executor(graph, placed, devmap, node_times=trace is not None)
     if predicted is None and problem is not None:  # the Executor has checked the plan
         predicted = float(simulate(problem, device_of, placed.order).makespan)
-    feed = dict(inputs) if inputs is not None else random_inputs(graph, seed)
-    try:
-        ex.prepare()
-        warmed = warm_up(lambda: ex.run_once(feed), warmup)
-        reps = [ex.run_once(feed) for _ in range(repeat)]
-    finally:
-        ex.close()
+    feed = model_inputs(graph, inputs, seed)
+    ref, warmed, reps = _repetitions(graph, ex, feed, check, warmup, repeat)
     walls = np.array([r.wall_ms for r in reps])
     mid = reps[int(np.argsort(walls)[len(walls) // 2])]
-    checked = reference(graph, feed).report(mid.outputs) if check else {}
+    checked = ref.report(mid.outputs) if ref is not None else {}
     err = checked.pop("max_rel_err", None)
     report = RunReport(
         model_path=str(Path(graph.model_path).resolve()) if graph.model_path else None,
@@ -160,6 +158,22 @@ def run(
     if trace is not None:
         report.write_trace(trace)
     return report
+
+
+def _repetitions(
+    graph: OpGraph, ex: Executor, feed: dict, check: bool, warmup: int | None, repeat: int
+) -> tuple[Any, int, list[Repetition]]:
+    """The check's reference (None without ``check``), taken before any device runs; the
+    warm-up runs and the measured repetitions. Inputs the model's own onnxruntime run
+    rejects are one error (``bad_inputs``), whichever device meets them first."""
+    with inputs_blamed(graph, feed):
+        try:
+            ref = reference(graph, feed) if check else None
+            ex.prepare()
+            warmed = warm_up(lambda: ex.run_once(feed), warmup)
+            return ref, warmed, [ex.run_once(feed) for _ in range(repeat)]
+        finally:
+            ex.close()
 
 
 def _timeline(graph: OpGraph, ex: Executor, mid: Repetition) -> list[dict[str, Any]]:

@@ -9,6 +9,7 @@ import onnx
 from onnx import helper
 
 from hetlab.errors import HetlabError
+from hetlab.graph.index_bounds import index_bounds
 from hetlab.graph.inputs import random_arrays
 from hetlab.graph.ir import Tensor
 from hetlab.graph.onnx_proto import attr_graphs, declared_dims, dtype_name
@@ -59,12 +60,13 @@ def ort_shapes(
         )
         rm.graph.output.append(vi)
     try:
-        outs = _run(rm, names, _feeds(fm, fixed, values))
+        outs = _run(rm, names, _feeds(fm, fixed, values, known))
     except Exception as e:  # noqa: BLE001  onnxruntime's errors become one line
         first = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
+        which = "the given and seeded random inputs" if values else "seeded random inputs"
         raise HetlabError(
             f"cannot determine the shapes of {len(names)} tensor(s) (e.g. {names[0]!r}): shape inference "
-            f"left them open and onnxruntime could not run the model on seeded random inputs ({first}); "
+            f"left them open and onnxruntime could not run the model on {which} ({first}); "
             f"give valid input values with --input NAME=FILE.npy or NAME=NUMBER"
         ) from None
     res: dict[str, Tensor] = {}
@@ -76,16 +78,34 @@ def ort_shapes(
     return res
 
 
+AXES = ("axis", "batch_dims")  # the attributes ``index_bounds`` reads
+
+
 def _feeds(
-    fm: onnx.ModelProto, fixed: dict[str, tuple[int, ...]], values: dict[str, np.ndarray]
+    fm: onnx.ModelProto,
+    fixed: dict[str, tuple[int, ...]],
+    values: dict[str, np.ndarray],
+    known: dict[str, Tensor],
 ) -> dict[str, np.ndarray]:
-    """The recorded run's inputs: ``values``, seeded random arrays for the other inputs."""
+    """The recorded run's inputs: ``values``, seeded random arrays for the other inputs (by
+    ``random_inputs``' rule: indices inside the tables they index, whose shapes ``known``
+    gives)."""
     specs = [
         Tensor(vi.name, fixed[vi.name], dtype_name(vi.type.tensor_type.elem_type))
         for vi in fm.graph.input
         if vi.name in fixed
     ]
-    return {**random_arrays(specs, seed=0), **values}
+
+    def shape_of(t: str) -> tuple[int, ...] | None:
+        k = known.get(t)
+        return None if k is None or k.shape is None else tuple(k.shape)
+
+    nodes = [
+        (n.op_type, n.input, n.output, {a.name: a.i for a in n.attribute if a.name in AXES})
+        for n in fm.graph.node
+    ]
+    bounds = index_bounds(nodes, shape_of, [t.name for t in specs])
+    return {**random_arrays(specs, 0, bounds), **values}
 
 
 def _run(m: onnx.ModelProto, names: list[str], feeds: dict[str, np.ndarray]) -> list:
@@ -110,6 +130,7 @@ def steady_branches(
     fixed: dict[str, tuple[int, ...]],
     values: dict[str, np.ndarray],
     recorded: dict[str, Tensor],
+    known: dict[str, Tensor] | None = None,
 ) -> set[str]:
     """The outputs of main-graph ``If`` nodes, among the ``recorded`` ones, that each branch
     gives with the recorded shape: every branch runs once on the recorded run's inputs, the
@@ -123,7 +144,7 @@ def steady_branches(
     ifs = [(i, outs) for i, outs in ifs if outs and not _varying_body(fm.graph.node[i])]
     if not ifs or len(ifs) > MAX_IFS:
         return set()
-    feeds = _feeds(fm, fixed, values)
+    feeds = _feeds(fm, fixed, values, known or recorded)
     steady: set[str] = set()
     for i, outs in ifs:
         got = [_forced(fm, i, flag, outs, feeds) for flag in (True, False)]

@@ -20,6 +20,7 @@ import onnx
 from hetlab.errors import HetlabError
 from hetlab.graph.dynamic import data_dependent
 from hetlab.graph.flops import node_flops
+from hetlab.graph.inputs import fit_values
 from hetlab.graph.ir import Edge, Node, OpGraph, Tensor
 from hetlab.graph.onnx_extract import consumers, extract, unit_io, weights
 from hetlab.graph.onnx_fold import fold as fold_model
@@ -37,7 +38,7 @@ from hetlab.graph.onnx_proto import (
     resolve_model_path,
     vertex_ids,
 )
-from hetlab.graph.shapes import resolve_input_shapes
+from hetlab.graph.shapes import resolve_input_shapes, value_shapes
 
 # the reading, inference and extraction halves live beside this module; their public names
 # are re-exported here, where every caller imports them
@@ -62,21 +63,20 @@ def load(
     """Load a zoo name or an .onnx path into an ``OpGraph`` with every shape fixed (spec §1).
 
     ``values`` are input arrays for the one onnxruntime run that records data-dependent shapes
-    (seeded random inputs otherwise); their shapes count as given ``shapes``. With ``fold``
+    (seeded random inputs otherwise); their shapes count as given ``shapes``, except a single
+    number's on an input of rank 1 or more, which fills that input's shape. With ``fold``
     the graph is that of the model with what is constant folded (``onnx_fold``): its
     ``model_path`` is the folded file, ``source_path`` the given one.
     """
-    values = dict(values or {})
-    shapes = {**{k: tuple(v.shape) for k, v in values.items()}, **dict(shapes or {})}
     path = resolve_model_path(model)
     m = read_model(path)
     init = {t.name for t in m.graph.initializer}
     real_inputs = [vi for vi in m.graph.input if vi.name not in init]
-    fixed = _fixed_input_shapes(real_inputs, dict(shapes or {}))
+    fixed, values = _fixed_inputs(real_inputs, dict(shapes or {}), values or {})
     fm = fixed_model(m, fixed)
     named(fm)
     tensors, consts, recorded = _tensors(fm, real_inputs, fixed, values)
-    steady = steady_branches(fm, fixed, values, {t: tensors[t] for t in recorded})
+    steady = steady_branches(fm, fixed, values, {t: tensors[t] for t in recorded}, tensors)
     static = {k: t for k, t in tensors.items() if k not in recorded}
     fpath, why = fold_model(fm, Path(path).stem, static) if fold else (None, "")
     folded = read_model(fpath) if fpath is not None else None
@@ -129,14 +129,32 @@ def _fold_doc(
     return doc
 
 
-def _fixed_input_shapes(real_inputs: list, given: dict[str, tuple[int, ...]]) -> dict:
-    """Each model input's fixed shape: its declared dims resolved with the ``given`` ones."""
+def _fixed_inputs(
+    real_inputs: list, given: dict[str, tuple[int, ...]], values: dict[str, np.ndarray]
+) -> tuple[dict[str, tuple[int, ...]], dict[str, np.ndarray]]:
+    """The inputs' fixed shapes (``_fixed_input_shapes``) and the ``values`` fitted to them
+    (``inputs.fit_values``: a number fills its input's shape)."""
+    values = {k: np.asarray(v) for k, v in values.items()}
+    fixed = _fixed_input_shapes(real_inputs, given, values)
+    specs = [
+        Tensor(vi.name, fixed[vi.name], dtype_name(vi.type.tensor_type.elem_type))
+        for vi in real_inputs
+    ]
+    return fixed, fit_values(specs, values)
+
+
+def _fixed_input_shapes(
+    real_inputs: list, given: dict[str, tuple[int, ...]], values: dict[str, np.ndarray]
+) -> dict:
+    """Each model input's fixed shape: its declared dims resolved with the ``given`` ones
+    (``--shape``) and those of the ``values`` (``--input``; ``--shape`` wins)."""
+    declared = {vi.name: declared_dims(vi) for vi in real_inputs}
+    given = {**value_shapes(declared, values), **given}
     for vi in real_inputs:
         if not vi.type.tensor_type.HasField("shape") and vi.name not in given:
             raise HetlabError(
                 f"input {vi.name!r} declares no shape at all; give it with --shape {vi.name}=..."
             )
-    declared = {vi.name: declared_dims(vi) for vi in real_inputs}
     for name, dims in given.items():  # rank-less inputs take the given rank
         if name in declared and not declared[name]:
             declared[name] = [None] * len(dims)

@@ -88,6 +88,35 @@ def resolve_input_shapes(
     return out
 
 
+def value_shapes(
+    declared: dict[str, Sequence[Dim]], values: dict[str, np.ndarray]
+) -> dict[str, tuple[int, ...]]:
+    """The shapes that ``--input`` values give: each array's, checked against the input's
+    declared dimensions; a single number on an input of rank 1 or more gives none (it fills
+    the shape the other rules fix). One line naming ``--input NAME`` where they disagree."""
+    out: dict[str, tuple[int, ...]] = {}
+    for name, v in values.items():
+        if name not in declared:
+            raise HetlabError(
+                f"--input {name}: the model has no input {name!r} "
+                f"(inputs: {', '.join(declared) or 'none'})"
+            )
+        decl, shape = declared[name], tuple(v.shape)
+        if not shape and decl:
+            continue
+        fixed = [d if isinstance(d, int) and d > 0 else None for d in decl]
+        if decl and (
+            len(shape) != len(decl)
+            or any(f not in (None, s) for f, s in zip(fixed, shape, strict=True))
+        ):
+            raise HetlabError(
+                f"--input {name}: the value has shape {list(shape)} but the model declares "
+                f"{_fmt(decl)} (give a .npy file of that shape, or one number to fill it)"
+            )
+        out[name] = shape
+    return out
+
+
 def _dims(decl: Sequence[Dim]) -> str:
     """``['batch', 3, 'h', 'w']``: fixed sizes as numbers, symbols quoted, unnamed ones '?'."""
     return "[" + ", ".join(repr(d) if isinstance(d, str) else str(d or "'?'") for d in decl) + "]"

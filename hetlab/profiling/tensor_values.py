@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.graph.inputs import random_arrays, random_inputs
+from hetlab.graph.inputs import fit_given, random_arrays, random_inputs
 from hetlab.graph.ir import OpGraph
 
 DEFAULT_BUDGET = int(os.environ.get("HETLAB_PROFILE_VALUES_MB", "1024")) * 2**20
@@ -35,11 +35,7 @@ class Values:
     ) -> None:
         self.graph = graph
         # model inputs the user gave (``--input sr=16000``): data-dependent models need them
-        self.given = {
-            k: np.asarray(v, dtype=graph.tensors[k].dtype).reshape(graph.tensors[k].shape)
-            for k, v in (given or {}).items()
-            if k in graph.tensors
-        }
+        self.given = fit_given(graph, {k: v for k, v in (given or {}).items() if k in graph.inputs})
         self.needed = [t for t in dict.fromkeys(needed) if t and t not in graph.consts]
         self.seed = seed
         self.budget = budget_bytes

@@ -158,8 +158,8 @@ def test_cli_refuses_plans_that_do_not_match(model, tmp_path, capsys, edit, msg)
     [
         (["--device", "nope"], "unknown device 'nope'"),
         (["--device", "cpu0", "--input", "x"], "malformed --input"),
-        (["--device", "cpu0", "--input", "x=3"], "0 dimensions"),
-        (["--device", "cpu0", "--input", "q=2"], "names q"),
+        (["--device", "cpu0", "--input", "x=3", "--input", "x=abc"], "malformed --input"),
+        (["--device", "cpu0", "--input", "q=2"], "--input q: the model has no input 'q'"),
         (["--device", "cpu0", "--repeat", "0"], "--repeat"),
     ],
 )
@@ -168,6 +168,12 @@ def test_cli_bad_arguments_are_one_line(model, capsys, args, msg):
     assert cli_main(["run", path, *args]) == 2
     err = capsys.readouterr().err.strip()
     assert msg in err and err.count("\n") == 0
+
+
+def test_cli_a_number_fills_the_input(model, capsys):
+    path, _ = model
+    assert cli_main(["run", path, "--device", "cpu0", "--input", "x=3", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["latency_ms"]["median"] > 0
 
 
 def test_scalar_tensors_stay_scalar_across_devices(tmp_path, groups):

@@ -8,6 +8,7 @@ from typing import Any
 from hetlab.course.examples import two_branch_dag
 from hetlab.course.exercise import Exercise, Step, register
 from hetlab.course.wrong import how_far
+from hetlab.schedulers.highs import without_banner
 from hetlab.schedulers.partition import bisect, partition
 
 M = 100.0
@@ -75,6 +76,18 @@ def _order_exercise() -> Exercise:
 
 
 NT, EPS = 4, 0.2
+
+
+def quiet_solver() -> Any:
+    """The PuLP solver for the chapter's own ILP: HiGHS with no log and no banner (HiGHS
+    prints one when the process makes its first solver, whatever ``msg`` says), else CBC."""
+    # lazy: pulp is slow to import and only the chapter's own ILP needs it
+    import pulp
+
+    if "HiGHS" in pulp.listSolvers(onlyAvailable=True):
+        without_banner()
+        return pulp.HiGHS(msg=False)
+    return pulp.PULP_CBC_CMD(msg=False)
 
 
 def partition_expected() -> dict[str, Any]:

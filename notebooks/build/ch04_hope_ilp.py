@@ -28,8 +28,8 @@ import pulp
 from plotly.subplots import make_subplots
 
 from hetlab.course import (INFO_KEYS, check, defaults, hand_dag, hint, ilp_decided, levels,
-                           optimum, plan_info, show_answer, small_dag, two_branch_dag, unlocked,
-                           windows_solved)
+                           optimum, plan_info, quiet_solver, show_answer, small_dag,
+                           two_branch_dag, unlocked, windows_solved)
 from hetlab.cost import load_hope_profile
 from hetlab.schedulers import partition, schedule, simulate
 from hetlab.viz import gantt_figure, dag_figure
@@ -125,9 +125,7 @@ def hope_ilp(problem):
                 off = M * (2 - b[i, d] - b[k, d])                        # only if both on d
                 m += st[i] >= st[k] + t[k] - psi * M - off               # (4)-(5)
                 m += st[k] >= st[i] + t[i] - (1 - psi) * M - off
-    solver = (pulp.HiGHS(msg=False) if "HiGHS" in pulp.listSolvers(onlyAvailable=True)
-              else pulp.PULP_CBC_CMD(msg=False))
-    m.solve(solver)
+    m.solve(quiet_solver())                     # HiGHS (else CBC), no log, no banner
     device_of = {v: d for (v, d), var in b.items() if var.value() > 0.5}
     order = sorted(V, key=lambda v: (st[v].value(), problem.index[v]))
     return tau.value(), device_of, order

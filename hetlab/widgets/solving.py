@@ -37,6 +37,7 @@ class Solving:
             p = ParamPanel(algo)
             if "time_limit" in p.controls and self.ilp_time_limit is not None:
                 p.controls["time_limit"].value = self.ilp_time_limit
+                p.defaults["time_limit"] = self.ilp_time_limit
             p.resolve(self.state.problem)
             p.observe_values(lambda: self._request(slot))
             self._panels[slot, algo] = p
@@ -72,6 +73,7 @@ class Solving:
             problem, algo, params = st.problem, draw.slot_algo(self, slot), self._params(slot)
             key = solve_key(st.pkey or "", algo, params)
             st.slots[slot].key = key
+            self._params_line()
             cached = self.plans.get(key)
             if cached is not None:
                 self.tasks.cancel(slot)

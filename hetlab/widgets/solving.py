@@ -125,6 +125,22 @@ class Solving:
         self._note(slot, msg, "warn")
         self._update_run_state()
 
+    def _settle(self) -> None:
+        """Once nothing runs in the background, no slot is solving: one whose line still says
+        so lost its solve (dropped by Cancel before it started). Say that, rather than leave
+        a stale "solving" line."""
+        st = self.state
+        for slot in SLOTS:
+            if not st.slots[slot].note.startswith("solving"):
+                continue
+            self._inflight.pop(slot, None)
+            if st.slots[slot].plan is None:
+                fig, label = draw.slot_figure(self, slot)
+                fig.message(f"{label}: solve cancelled")
+                self._note(slot, "solve cancelled: move a parameter to solve again", "warn")
+            else:
+                self._note(slot, "solve cancelled: the plan shown is the one before", "warn")
+
     def _solve_progress(self, slot: str, done: int, total: int, msg: str) -> None:
         if self.state.slots[slot].note.startswith("solving"):
             self._note(slot, f"solving: {msg or f'step {done}/{total}'}")

@@ -1,4 +1,5 @@
-"""Parameters across a model switch, the move budget line, and sliders wide enough to set.
+"""Interaction: parameters across a model switch, the move budget line, sliders wide enough
+to set, and no status line left behind by work that is over.
 
 A value set for one model is reset, with one line naming it, where it does not fit the next
 (out of its bounds, more operators than the model has, a move the ILP's estimate says cannot
@@ -104,3 +105,16 @@ def test_sliders_have_a_usable_track_and_a_typed_readout():
                 width = int(inner.layout.width.removesuffix("px"))
                 assert width - 7 * len(label(p)) - 20 - READOUT_PX >= 250
                 assert TRACK_PX >= 250 and inner.readout and "type a value" in inner.tooltip
+
+
+def test_no_solving_line_is_left_once_nothing_runs():
+    """Cancel drops a solve that had not started: its slot does not keep saying "solving"."""
+    wb = _phone()
+    assert wb.wait(60)
+    wb.nt_slider.value = 20
+    wb.nt_slider.value = 22  # supersedes: the solve of 20 is told to stop, 22 waits its turn
+    wb.cancel()
+    assert wb.wait(120)
+    line = _text(wb.solve_status)
+    assert "solving" not in line
+    assert "ilp: solve cancelled" in line or "ilp: solved" in line

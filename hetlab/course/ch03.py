@@ -20,10 +20,7 @@ def heft_expected() -> dict[str, Any]:
     return {"order": order, "placed": placed}
 
 
-def _eft() -> Exercise:
-    want = heft_expected()
-    order = want["order"]
-
+def _order_test(order: list[str]):
     def the_order(answer: dict[str, Any]) -> str | None:
         got = list(answer["order"])
         if got == order:
@@ -33,6 +30,13 @@ def _eft() -> Exercise:
         i = next(i for i, (a, b) in enumerate(zip(got, order, strict=True)) if a != b)
         way = "early" if order.index(got[i]) > i else "late"
         return f"{got[i]} comes too {way} (decreasing rank_u, ties to the node that comes first)"
+
+    return the_order
+
+
+def _eft() -> Exercise:
+    want = heft_expected()
+    order = want["order"]
 
     def starts(answer: dict[str, Any]) -> str | None:
         for v in order:
@@ -70,7 +74,7 @@ def _eft() -> Exercise:
             ),
         ),
         steps=(
-            Step("the order", the_order),
+            Step("the order", _order_test(order)),
             Step("the devices and start times", starts),
             Step("the finish times", finishes),
         ),

@@ -22,6 +22,8 @@ def how_far(got: Any, want: Any) -> str:
         return f"too {way}"
     if (g < 0) != (w < 0) and g != 0:
         return "of the wrong sign"
+    if g.is_integer() and w.is_integer() and abs(w) < 20:
+        return f"too {way}"  # a small count or a level: a share of it says little
     ratio = g / w
     if ratio >= 2:
         return f"too {way}, more than twice what it should be"

@@ -68,3 +68,17 @@ def test_lookahead_dag_tells_peft_from_heft():
     assert heft.device_of["prep"] == "cpu" and peft.device_of["prep"] == "gpu"
     assert peft.makespan < heft.makespan - 1.0
     assert peft.makespan == pytest.approx(schedule(p, "single:gpu").makespan)
+
+
+def test_how_far_says_the_direction_and_a_coarse_size_never_the_value():
+    from hetlab.course.wrong import early_or_late, first_gap, how_far
+
+    assert how_far(10.5, 10.0) == "a little too high (off by less than 10%)"
+    assert how_far(7.0, 10.0) == "too low (off by 10% or more)"
+    assert how_far(25.0, 10.0) == "too high, more than twice what it should be"
+    assert how_far(4, 10.5) == "too low, less than half of what it should be"
+    assert how_far(-1.5, 2.5) == "of the wrong sign"
+    assert how_far(3, 2) == "too high" and how_far("x", 2) == "not right"
+    assert early_or_late(5.0, 3.5) == "too late (off by 10% or more)"
+    assert first_gap({"a": [1, ...]}, "answer") == "answer['a'][1]"
+    assert first_gap({"a": [1, 2]}, "answer") is None

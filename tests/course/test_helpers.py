@@ -74,8 +74,8 @@ def test_how_far_says_the_direction_and_a_coarse_size_never_the_value():
     from hetlab.course.wrong import early_or_late, first_gap, how_far
 
     assert how_far(10.5, 10.0) == "a little too high (off by less than 10%)"
-    assert how_far(7.0, 10.0) == "too low (off by 10% or more)"
-    assert how_far(25.0, 10.0) == "too high, more than twice what it should be"
+    assert how_far(7.5, 10.0) == "too low (off by 10% or more)"
+    assert how_far(25.5, 10.0) == "too high, more than twice what it should be"
     assert how_far(4, 10.5) == "too low, less than half of what it should be"
     assert how_far(-1.5, 2.5) == "of the wrong sign"
     assert how_far(3, 2) == "too high" and how_far("x", 2) == "not right"

@@ -203,7 +203,9 @@ def _not_tried(ex: Exercise, value: Any) -> Verdict:
     untouched = (
         value is None or value is ... or (type(value) is type(skeleton) and value == skeleton)
     )
-    if untouched:
+    if ex.call is not None:
+        what = f"{ex.name} returns None: write its body in place of `...`, with a return"
+    elif untouched:
         what = "write your answer in place of each `...` in this cell, then run it again"
     else:
         what = f"{first_gap(value, ex.name)} is still `...`: fill it in and run the cell again"

@@ -82,8 +82,10 @@ class States:
     def _refit(self, base: Any) -> None:
         """On a new model: reset the parameters that do not fit it, and say so in one line
         (with the values kept from the previous model)."""
+        if base is None:
+            return  # a model with no profile yet: fitted once its profile comes
         fitted, self._fitted = self._fitted, base
-        if base is None or (fitted is not None and same_model(fitted, base)):
+        if fitted is not None and same_model(fitted, base):
             return
         resets, kept = refit(list(self._panels.values()), base)
         self.state.params_note = refit_line(resets, kept if fitted is not None else [], base.name)

@@ -44,6 +44,21 @@ def test_values_that_fit_the_next_model_are_kept_and_said():
     assert wb.ilp_plan.params["nt"] == 6 and wb.ilp_plan.params["epsilon"] == 0.3
 
 
+def test_a_model_loaded_before_its_profile_is_fitted_once_the_profile_comes():
+    from hetlab.devices.replay import graph_from_problem
+
+    wb = _phone()
+    assert wb.wait(60)
+    wb.eps_slider.value = 0.3
+    assert wb.wait(120)
+    small = tiny_problem()
+    wb.use_graph(graph_from_problem(small))  # the model first: no profile, nothing to fit
+    assert wb.wait(60) and _text(wb.params_status) == ""
+    wb.use_problem(small, "profiled")
+    assert wb.wait(60)
+    assert "kept from the previous model: ε=0.3" in _text(wb.params_status)
+
+
 def test_nt_beyond_the_op_count_is_reset_where_the_default_fits():
     wb = _phone()
     assert wb.wait(60)

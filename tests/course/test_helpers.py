@@ -82,3 +82,25 @@ def test_how_far_says_the_direction_and_a_coarse_size_never_the_value():
     assert early_or_late(5.0, 3.5) == "too late (off by 10% or more)"
     assert first_gap({"a": [1, ...]}, "answer") == "answer['a'][1]"
     assert first_gap({"a": [1, 2]}, "answer") is None
+
+
+def test_the_chapter_s_own_ilp_prints_no_banner():
+    """HiGHS prints a banner when a process makes its first solver, whatever ``msg`` says:
+    chapter 04's own PuLP model (``quiet_solver``) prints nothing, in a fresh process."""
+    import subprocess
+    import sys
+
+    code = (
+        "import pulp\n"
+        "from hetlab.course import quiet_solver\n"
+        "m = pulp.LpProblem('x', pulp.LpMinimize)\n"
+        "x = pulp.LpVariable('x', cat='Binary')\n"
+        "m += x\n"
+        "m += x >= 0\n"
+        "m.solve(quiet_solver())\n"
+        "print('solved', pulp.LpStatus[m.status])\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert out.stdout.strip() == "solved Optimal" and "HiGHS" not in out.stderr

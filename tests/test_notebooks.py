@@ -47,4 +47,12 @@ def test_notebook_runs(name: str, monkeypatch) -> None:
         if o.get("output_type") in ("display_data", "execute_result")
     )
     assert shown > 0, f"{name} displayed nothing"
+    printed = "".join(  # what the cells printed, and the text of what they showed
+        o.get("text", "") + str(o.get("data", {}).get("text/plain", ""))
+        for c in nb.cells
+        for o in c.get("outputs", [])
+    )
+    assert "Running HiGHS" not in printed, f"{name} prints HiGHS's banner"
+    # Run All checks each skeleton as given: that is no try, so no hint may be shown
+    assert "hint 1/" not in printed, f"{name}: an untouched skeleton used up a hint"
     assert dt < LIMIT_S, f"{name} took {dt:.0f} s (limit {LIMIT_S} s on a 2-core machine)"

@@ -7,6 +7,7 @@ from typing import Any
 from hetlab.course.examples import small_dag
 from hetlab.course.exercise import Exercise, Step, Table, register
 from hetlab.course.figures import levels
+from hetlab.course.wrong import how_far
 from hetlab.schedulers.ranks import mean_costs, upward_rank
 
 
@@ -24,7 +25,7 @@ def _table_test(want: dict[str, Any], order: list[str], key: str | None, explain
     def test(answer: Any) -> str | None:
         got = answer[key] if key else answer
         wrong = Table(want, order=order).first_wrong(got)
-        return None if wrong is None else explain(wrong, got.get(wrong))
+        return None if wrong is None else explain(wrong, got.get(wrong), want[wrong])
 
     return test
 
@@ -53,7 +54,8 @@ def _levels_exercise() -> Exercise:
 
 
 def _wrong(what: str):
-    return lambda v, got: f"{what} of {v} is not {got}"
+    """``level of D: 3 is too high``: which value, which way it is off, not the right one."""
+    return lambda v, got, want: f"{what} of {v}: {got} is {how_far(got, want)}"
 
 
 def _rank_u_exercise() -> Exercise:

@@ -7,6 +7,7 @@ from typing import Any
 from hetlab.cost.datasets import load_measured_profile
 from hetlab.course.examples import partitiontuner_example
 from hetlab.course.exercise import Exercise, Step, Table, register
+from hetlab.course.wrong import how_far
 from hetlab.schedulers.sim import simulate
 
 PLATFORM, MODEL, LINK = "xeon-2core-pocl", "squeezenet", "cpu0->cl0"
@@ -22,7 +23,7 @@ def transfer_expected() -> dict[str, float]:
 def _near(name: str, want: float, rel: float):
     def test(answer: dict[str, Any]) -> str | None:
         got = float(answer[name])
-        return None if abs(got - want) <= rel * abs(want) else f"{got:g} is not right"
+        return None if abs(got - want) <= rel * abs(want) else f"{got:g} is {how_far(got, want)}"
 
     return test
 
@@ -71,8 +72,8 @@ def _opseq() -> Exercise:
         hints=(
             "OpSeq puts each operator on its fastest device and runs one operator at a time.",
             (
-                "v2, v5, v7 and v8 can run on the CPU only; the makespan is the sum of the chosen "
-                "costs (edges cost nothing here)."
+                "An operator with no cost on a device cannot run there. One at a time, the "
+                "makespan adds up the costs on the chosen devices (edges cost nothing here)."
             ),
         ),
         steps=(

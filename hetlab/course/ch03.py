@@ -6,6 +6,7 @@ from typing import Any
 
 from hetlab.course.examples import small_dag
 from hetlab.course.exercise import Exercise, Step, close_enough, register
+from hetlab.course.wrong import early_or_late
 from hetlab.schedulers.base import schedule
 from hetlab.schedulers.ranks import priority_order, upward_rank
 
@@ -19,27 +20,38 @@ def heft_expected() -> dict[str, Any]:
     return {"order": order, "placed": placed}
 
 
+def _order_test(order: list[str]):
+    def the_order(answer: dict[str, Any]) -> str | None:
+        got = list(answer["order"])
+        if got == order:
+            return None
+        if sorted(got) != sorted(order):
+            return f"the order should hold each of the {len(order)} nodes once"
+        i = next(i for i, (a, b) in enumerate(zip(got, order, strict=True)) if a != b)
+        way = "early" if order.index(got[i]) > i else "late"
+        return f"{got[i]} comes too {way} (decreasing rank_u, ties to the node that comes first)"
+
+    return the_order
+
+
 def _eft() -> Exercise:
     want = heft_expected()
     order = want["order"]
-
-    def the_order(answer: dict[str, Any]) -> str | None:
-        got = list(answer["order"])
-        return None if got == order else f"{got} is not HEFT's order"
 
     def starts(answer: dict[str, Any]) -> str | None:
         for v in order:
             dev, est, _ = answer["placed"][v]
             if dev != want["placed"][v][0]:
-                return f"{v} finishes earlier on the other device"
+                return f"{v}: compare its EFT on each device (HEFT keeps the least; ties: cpu)"
             if not close_enough(est, want["placed"][v][1], 1e-6):
-                return f"EST of {v} is not {est}"
+                return f"EST of {v}: {est} is {early_or_late(est, want['placed'][v][1])}"
         return None
 
     def finishes(answer: dict[str, Any]) -> str | None:
         for v in order:
-            if not close_enough(answer["placed"][v][2], want["placed"][v][2], 1e-6):
-                return f"EFT of {v} is not {answer['placed'][v][2]}"
+            got = answer["placed"][v][2]
+            if not close_enough(got, want["placed"][v][2], 1e-6):
+                return f"EFT of {v}: {got} is {early_or_late(got, want['placed'][v][2])}"
         return None
 
     nodes = "".join(f'        "{v}": (..., ..., ...),\n' for v in sorted(want["placed"]))
@@ -57,11 +69,12 @@ def _eft() -> Exercise:
             (
                 "EFT(v, d) = EST(v, d) + the transfers of v's inputs that come from the other "
                 "device (1 ms each) + cost(v, d); v goes to the device of least EFT (ties: cpu). "
-                "Once B is on the gpu, E pays 1 ms to receive it on the cpu."
+                "Work out the EFT on both devices before you pick: where a node's predecessors "
+                "are decides what it pays to receive its inputs."
             ),
         ),
         steps=(
-            Step("the order", the_order),
+            Step("the order", _order_test(order)),
             Step("the devices and start times", starts),
             Step("the finish times", finishes),
         ),

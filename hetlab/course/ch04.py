@@ -7,6 +7,8 @@ from typing import Any
 
 from hetlab.course.examples import two_branch_dag
 from hetlab.course.exercise import Exercise, Step, register
+from hetlab.course.wrong import how_far
+from hetlab.schedulers.highs import without_banner
 from hetlab.schedulers.partition import bisect, partition
 
 M = 100.0
@@ -52,8 +54,9 @@ def _order_exercise() -> Exercise:
         hints=(
             "Return True when both inequalities of eq. 5 hold (use >= for the paper's >).",
             (
-                "st_i >= st_k + t_k - ψ·M and st_k >= st_i + t_i - (1 - ψ)·M: with ψ = 0 the "
-                "first one is active (v_i after v_k), with ψ = 1 the second one."
+                "Each inequality says 'one starts after the other ends', minus a multiple of M. "
+                "M is so large that subtracting it makes an inequality hold whatever the starts: "
+                "ψ decides which of the two is switched off, so exactly one order is enforced."
             ),
         ),
         steps=(
@@ -75,6 +78,18 @@ def _order_exercise() -> Exercise:
 NT, EPS = 4, 0.2
 
 
+def quiet_solver() -> Any:
+    """The PuLP solver for the chapter's own ILP: HiGHS with no log and no banner (HiGHS
+    prints one when the process makes its first solver, whatever ``msg`` says), else CBC."""
+    # lazy: pulp is slow to import and only the chapter's own ILP needs it
+    import pulp
+
+    if "HiGHS" in pulp.listSolvers(onlyAvailable=True):
+        without_banner()
+        return pulp.HiGHS(msg=False)
+    return pulp.PULP_CBC_CMD(msg=False)
+
+
 def partition_expected() -> dict[str, Any]:
     p = two_branch_dag()
     v0, _, _ = bisect(list(p.topo), p.preds, EPS)
@@ -89,7 +104,8 @@ def _partition_exercise() -> Exercise:
     want = partition_expected()
 
     def cut(answer: dict[str, Any]) -> str | None:
-        return None if answer["cut"] == want["cut"] else f"the first cut is not at {answer['cut']}"
+        got = answer["cut"]
+        return None if got == want["cut"] else f"level {got} is {how_far(got, want['cut'])}"
 
     def parts(answer: dict[str, Any]) -> str | None:
         got = [list(x) for x in answer["parts"]]

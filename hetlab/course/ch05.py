@@ -6,6 +6,7 @@ from typing import Any
 
 from hetlab.course.examples import partitiontuner_example, two_branch_dag
 from hetlab.course.exercise import Exercise, Step, register
+from hetlab.course.wrong import how_far
 from hetlab.schedulers.base import schedule
 from hetlab.schedulers.greedy import merge_superops
 
@@ -69,12 +70,20 @@ def _k() -> Exercise:
 
     def maps(answer: dict[str, Any]) -> str | None:
         for k in KS:
-            if answer["maps"][k] != want["maps"][k]:
-                return f"for K = {k}, not {answer['maps'][k]}"
+            got = answer["maps"][k]
+            if got != want["maps"][k]:
+                return f"for K = {k}, {got} is {how_far(got, want['maps'][k])}"
         return None
 
     def best_k(answer: dict[str, Any]) -> str | None:
-        return None if answer["best_k"] == want["best_k"] else f"K = {answer['best_k']} is not it"
+        got = answer["best_k"]
+        if got == want["best_k"]:
+            return None
+        if got not in want["makespan"]:
+            return f"K = {got} is not one of the widths tried, {', '.join(map(str, KS))}"
+        if want["makespan"][got] > min(want["makespan"].values()) + 1e-9:
+            return f"K = {got} does not reach the lowest makespan"
+        return f"K = {got} reaches the lowest makespan, but a smaller K does too"
 
     return Exercise(
         key="ch05.k",
@@ -82,7 +91,8 @@ def _k() -> Exercise:
         hints=(
             "Each step tries every map of its K operators to the devices.",
             (
-                "With |D| devices that is |D|^K maps per step. For the best K, run "
+                "Each of the K operators picks one of the devices, independently of the others: "
+                "count the combinations. For the best K, run "
                 'schedule(problem, "greedy", k=k) for each K and take the smallest K that reaches '
                 "the lowest makespan."
             ),

@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 from hetlab.cost.problem import Problem
 from hetlab.course.examples import small_dag
 from hetlab.course.exercise import Exercise, Step, Table, register
+from hetlab.course.wrong import early_or_late
 from hetlab.schedulers.plan import Plan
 from hetlab.schedulers.sim import simulate
 from hetlab.timeline import Interval
@@ -132,7 +133,7 @@ def _start_test(answer: Any) -> str | None:
     wrong = Table(want, order=ORDER).first_wrong(got)
     if wrong is None:
         return None
-    return f"{wrong} does not start at {got.get(wrong)}"
+    return f"{wrong}: a start at {got.get(wrong)} is {early_or_late(got.get(wrong), want[wrong])}"
 
 
 def _path_test(answer: Any) -> str | None:
@@ -164,8 +165,9 @@ def _critical_exercise() -> Exercise:
                 "there). Step to that node and repeat until a node starts at 0."
             ),
             (
-                "F waits for E, which comes from the gpu. E starts when its last input is "
-                "ready; which of B and C finishes last?"
+                "At each step of the walk back, compare the node's start with the finish of each "
+                "of its inputs and of the node before it on its device: the one that ends exactly "
+                "at its start is the next (a transfer is part of the receiving node's time)."
             ),
         ),
         steps=(Step("the start times", _start_test), Step("the critical path", _path_test)),

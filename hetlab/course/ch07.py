@@ -7,6 +7,7 @@ from typing import Any
 from hetlab.course.ch06 import ORDER, PLAN
 from hetlab.course.examples import small_dag
 from hetlab.course.exercise import Exercise, Step, Table, register
+from hetlab.course.wrong import how_far
 from hetlab.schedulers.sim import simulate
 
 TOL = 1e-3  # ratios may be typed rounded to three decimals
@@ -29,7 +30,10 @@ def _table(part: str, what: str):
     def test(answer: Any) -> str | None:
         want = expected()[part]
         wrong = Table(want, tol=TOL).first_wrong(answer[part])
-        return None if wrong is None else f"{what} of {wrong} is not {answer[part].get(wrong)}"
+        if wrong is None:
+            return None
+        got = answer[part].get(wrong)
+        return f"{what} of {wrong}: {got} is {how_far(got, want[wrong])}"
 
     return test
 
@@ -41,7 +45,7 @@ def _gain(answer: Any) -> str | None:
         return None
     if abs(got - (want + 1)) <= TOL:
         return "that is the speed-up; the gain is the speed-up minus 1"
-    return f"{got} is not the gain"
+    return f"{got} is {how_far(got, want)}"
 
 
 def _normalized_exercise() -> Exercise:

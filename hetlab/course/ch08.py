@@ -13,6 +13,7 @@ from typing import Any
 
 from hetlab.cost.problem import PEdge, PNode, Problem
 from hetlab.course.exercise import Exercise, Step, Table, register
+from hetlab.course.wrong import how_far
 
 # the exercise's segment: 160 MFLOP in 4 blocks; 0.2 ms to send its input, 0.3 ms to get
 # the CPU branch's output back; alpha of eq. 4
@@ -85,7 +86,10 @@ def _table(part: str, what: str):
     def test(answer: Any) -> str | None:
         want = _expected()[part]
         wrong = Table(want, tol=1e-3).first_wrong(answer[part])
-        return None if wrong is None else f"{what} on {wrong} is not {answer[part].get(wrong)}"
+        if wrong is None:
+            return None
+        got = answer[part].get(wrong)
+        return f"{what} on {wrong}: {got} is {how_far(got, want[wrong])}"
 
     return test
 
@@ -101,7 +105,7 @@ def _latency(answer: Any) -> str | None:
         return None
     if abs(got - (want - sum(EXERCISE_COMM.values()))) <= 1e-3:
         return "the branches meet: add the transfers at the meeting points"
-    return f"{got} ms is not the stretched segment's latency"
+    return f"{got} ms is {how_far(got, want)}"
 
 
 def _eq4(answer: Any) -> str | None:
@@ -119,7 +123,7 @@ def _balance_exercise() -> Exercise:
         hints=(
             (
                 "Eq. 6: each branch gets a share of the segment's FLOPs proportional to its "
-                "device's throughput, e.g. cpu: 160 × 30 / (30 + 50)."
+                "device's throughput: its throughput over the sum of both."
             ),
             (
                 "A branch's latency is its FLOPs / its device's throughput. The stretched "

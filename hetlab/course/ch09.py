@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from hetlab.course.exercise import Exercise, Step, Table, register
+from hetlab.course.wrong import how_far
 from hetlab.devices.cgroup import Limits
 from hetlab.sweep import cells, worker_sizing
 
@@ -40,12 +41,16 @@ def expected_workers() -> dict[str, Any]:
 def _cells_exercise() -> Exercise:
     def per_problem(answer: Any) -> str | None:
         got = answer["per_problem"]
-        wrong = Table(expected_cells()["per_problem"], order=list(ALGOS)).first_wrong(got)
-        return None if wrong is None else f"{wrong} does not have {got.get(wrong)} cells"
+        want = expected_cells()["per_problem"]
+        wrong = Table(want, order=list(ALGOS)).first_wrong(got)
+        if wrong is None:
+            return None
+        return f"{wrong}: {got.get(wrong)} cells is {how_far(got.get(wrong), want[wrong])}"
 
     def total(answer: Any) -> str | None:
         want = expected_cells()["total"]
-        return None if int(answer["total"]) == want else f"{answer['total']} is not the total"
+        got = int(answer["total"])
+        return None if got == want else f"{got} is {how_far(got, want)}"
 
     return Exercise(
         key="ch09.cells",
@@ -56,8 +61,8 @@ def _cells_exercise() -> Exercise:
                 "that the algorithm takes; parameters it does not take do not multiply its cells."
             ),
             (
-                "greedy takes k; ilp takes nt, epsilon and time_limit; heft takes none. "
-                "`[p.name for p in algorithm('ilp').params]` lists what an algorithm takes."
+                "`[p.name for p in algorithm('ilp').params]` lists what an algorithm takes. "
+                "Its cells per problem multiply the numbers of grid values of those parameters."
             ),
         ),
         steps=(
@@ -78,7 +83,7 @@ def _workers_exercise() -> Exercise:
     def cpus(answer: Any) -> str | None:
         want = expected_workers()["cpus"]
         got = float(answer["cpus"])
-        return None if abs(got - want) < 1e-9 else f"the quota does not grant {got} CPUs"
+        return None if abs(got - want) < 1e-9 else f"{got} CPUs is {how_far(got, want)}"
 
     def workers(answer: Any) -> str | None:
         want = expected_workers()["workers"]
@@ -87,7 +92,7 @@ def _workers_exercise() -> Exercise:
             return None
         if got == VISIBLE:
             return "that is one per visible core; the quota grants fewer"
-        return f"{got} workers is not what the quota and memory allow"
+        return f"{got} workers is {how_far(got, want)} for what the quota and memory allow"
 
     return Exercise(
         key="ch09.workers",

@@ -20,6 +20,7 @@ from hetlab.cost.problem import Problem
 from hetlab.cost.queues import only_devices, queue_names, queues_pay, with_queues
 from hetlab.cost.whatif import what_if
 from hetlab.course.exercise import Exercise, Step, Table, register
+from hetlab.course.wrong import how_far
 from hetlab.errors import HetlabError
 from hetlab.schedulers.base import schedule
 
@@ -136,13 +137,19 @@ def _pays_exercise() -> Exercise:
     def copies(answer: Any) -> str | None:
         want = pays_expected()["copies"]
         wrong = Table(want, tol=0.01, order=list(PAY_MODELS)).first_wrong(answer["copies"])
-        return None if wrong is None else f"{wrong} does not run {answer['copies'][wrong]} copies"
+        if wrong is None:
+            return None
+        got = answer["copies"][wrong]
+        return f"{wrong}: {got} copies is {how_far(got, want[wrong])}"
 
     def pays(answer: Any) -> str | None:
         want = pays_expected()["pays"]
         for m in PAY_MODELS:
             if bool(answer["pays"][m]) != want[m]:
-                return f"for {m}, the rule says {'yes' if want[m] else 'no'}"
+                return (
+                    f"for {m}, {answer['pays'][m]} does not follow from its copies per unit of "
+                    "time: compare them with the rule's threshold"
+                )
         return None
 
     return Exercise(

@@ -3,7 +3,10 @@ intermediate quantity before the final answer.
 
 A student writes the answer into a skeleton (``...`` where the work goes) and calls
 ``check("ch03.eft", answer)``: the first check that fails is reported with the next hint, so
-each wrong try reveals a little more. ``hint("ch03.eft")`` reveals the hints one by one without
+each wrong try reveals a little more. An answer that still holds a ``...`` (the skeleton as
+given, e.g. during Run All) is no try: it says what to fill in and shows no hint. A wrong
+answer is told what is wrong (which quantity, which way it is off), never the right value,
+and the last hint points at the idea, never at the answer itself. ``hint("ch03.eft")`` reveals the hints one by one without
 checking. A cell that shows the library's answer opens only once the check passed
 (``unlocked``), or on request (``show_answer``). Model answers are not part of this package:
 they live in the notebooks' build sources, and only the instructor edition shows them.
@@ -19,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from hetlab.course.shape import shape_error, template
+from hetlab.course.wrong import first_gap
 from hetlab.errors import HetlabError
 
 # a check returns None when the answer passes it, else one line saying what is wrong
@@ -192,6 +196,24 @@ def _fail(ex: Exercise, what: str, why: str) -> Verdict:
     return Verdict(False, f"✘ {ex.title}: {why}\n  {_next_hint(ex)}", what)
 
 
+def _not_tried(ex: Exercise, value: Any) -> Verdict:
+    """An answer with a ``...`` left is no try: no hint is used up, the student is told what
+    to do (an untouched skeleton) or where the gap is."""
+    skeleton = template(ex.skeleton, ex.name)
+    untouched = (
+        value is None or value is ... or (type(value) is type(skeleton) and value == skeleton)
+    )
+    if ex.call is not None:
+        what = f"{ex.name} returns None: write its body in place of `...`, with a return"
+    elif untouched:
+        what = "write your answer in place of each `...` in this cell, then run it again"
+    else:
+        what = f"{first_gap(value, ex.name)} is still `...`: fill it in and run the cell again"
+    return Verdict(
+        False, f'✎ {ex.title}: not answered yet: {what} (a hint: hint("{ex.key}"))', "unfinished"
+    )
+
+
 def check(key: str, answer: Any) -> Verdict:
     """Check ``answer`` to exercise ``key``: ✔, or ✘ with what is wrong and the next hint."""
     ex = exercise(key)
@@ -203,12 +225,12 @@ def check(key: str, answer: Any) -> Verdict:
             value = ex.call(answer)
         except STUDENT_ERRORS as e:
             return _fail(ex, "call", f"your function raised {type(e).__name__}: {e}")
+    if unfinished(value):
+        return _not_tried(ex, value)
     if ex.call is None:
         why = shape_error(template(ex.skeleton, ex.name), value, ex.name)
         if why:
             return _fail(ex, "shape", f"{why} (the cell's skeleton shows the shape)")
-    if unfinished(value):
-        return _fail(ex, "unfinished", "the answer still has a `...` (or None) to fill in")
     for step in ex.steps:
         try:
             why = step.test(value)

@@ -112,6 +112,7 @@ class Controls:
         self.ilp_info = W.HTML()
         self.compared_info = W.HTML()
         self.solve_status = _status()
+        self.params_status = _status()  # parameters reset on a model switch, the move budget
         self.recommend_button = W.Button(
             description="Recommend",
             icon="trophy",

@@ -56,6 +56,7 @@ def layout(wb: Any) -> list[W.Widget]:
         W.HBox([c.ilp_select, c.ilp_params]),
         W.HBox([c.algo_select, c.compared_params]),
         c.solve_status,
+        c.params_status,
         c.diff_toggle,
         W.HBox(
             [

@@ -9,6 +9,8 @@ algorithm's own choice is used, and shown once a problem is loaded.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import ipywidgets as W
@@ -28,6 +30,8 @@ UNITS = {
 }
 STYLE = {"description_width": "initial"}
 SLIDER_SPAN = 100  # a wider range gets a number box: a slider step would skip most values
+TRACK_PX = 300  # a slider's track: at 100 steps, 3 px a step
+READOUT_PX = 70  # the slider's readout, which takes a typed value too
 
 
 def label(p: Param) -> str:
@@ -43,14 +47,16 @@ def _choices(p: Param) -> list[Any] | None:
 
 
 def _numeric(p: Param, value: Any) -> W.ValueWidget:
+    lo = p.low if p.low is not None else (0 if p.kind == "int" else 0.0)
+    bounded = p.low is not None and p.high is not None and p.high - p.low <= SLIDER_SPAN
+    text = 7 * len(label(p)) + 20  # the label, at about 7 px a character
+    width = text + TRACK_PX + READOUT_PX if bounded else max(250, text + 90)  # label and box
     common = {
         "description": label(p),
         "style": STYLE,
         "continuous_update": False,
-        "layout": W.Layout(width=f"{max(250, 7 * len(label(p)) + 110)}px"),  # label and box
+        "layout": W.Layout(width=f"{width}px"),
     }
-    lo = p.low if p.low is not None else (0 if p.kind == "int" else 0.0)
-    bounded = p.low is not None and p.high is not None and p.high - p.low <= SLIDER_SPAN
     if p.kind == "int":
         hi = int(p.high) if p.high is not None else 2**31 - 1
         if bounded:
@@ -126,6 +132,8 @@ def control(p: Param, default: Any) -> W.DOMWidget:
         w = Auto(_numeric(p, p.low if p.low is not None else 0))
     else:
         w = _numeric(p, default)
+    if isinstance(w, W.IntSlider | W.FloatSlider):
+        tip += " (drag, or click the number and type a value)"
     # a Box's tooltip breaks its view in ipywidgets 8.1 (updateTooltip): the inner control's
     (w.inner if isinstance(w, Auto) else w).tooltip = tip
     return w
@@ -142,7 +150,10 @@ class ParamPanel(W.HBox):
         self.algo = algo
         self.params = [p for p in algorithm(algo).params if p.name not in skip]
         given = defaults(algo)
+        # what a value is reset to when it does not fit a model (the workbench may change it)
+        self.defaults = {p.name: given[p.name] for p in self.params}
         self.controls = {p.name: control(p, given[p.name]) for p in self.params}
+        self._quiet = 0
         super().__init__(
             list(self.controls.values()) or [W.HTML(f"<i>{algo} has no parameters</i>")],
             layout=W.Layout(flex_flow="row wrap"),
@@ -161,5 +172,16 @@ class ParamPanel(W.HBox):
                 w.show_default(resolved.get(name))
 
     def observe_values(self, callback: Any) -> None:
+        """Call ``callback`` when a value changes (not while ``quiet``)."""
         for w in self.controls.values():
-            w.observe(lambda _: callback(), "value")
+            w.observe(lambda _: None if self._quiet else callback(), "value")
+
+    @contextmanager
+    def quiet(self) -> Iterator[None]:
+        """Set values without calling the ``observe_values`` callbacks (a reset whose solve
+        the caller asks for itself)."""
+        self._quiet += 1
+        try:
+            yield
+        finally:
+            self._quiet -= 1

@@ -37,6 +37,7 @@ class Solving:
             p = ParamPanel(algo)
             if "time_limit" in p.controls and self.ilp_time_limit is not None:
                 p.controls["time_limit"].value = self.ilp_time_limit
+                p.defaults["time_limit"] = self.ilp_time_limit
             p.resolve(self.state.problem)
             p.observe_values(lambda: self._request(slot))
             self._panels[slot, algo] = p
@@ -72,6 +73,7 @@ class Solving:
             problem, algo, params = st.problem, draw.slot_algo(self, slot), self._params(slot)
             key = solve_key(st.pkey or "", algo, params)
             st.slots[slot].key = key
+            self._params_line()
             cached = self.plans.get(key)
             if cached is not None:
                 self.tasks.cancel(slot)
@@ -122,6 +124,22 @@ class Solving:
         draw.gantts(self, only=slot)
         self._note(slot, msg, "warn")
         self._update_run_state()
+
+    def _settle(self) -> None:
+        """Once nothing runs in the background, no slot is solving: one whose line still says
+        so lost its solve (dropped by Cancel before it started). Say that, rather than leave
+        a stale "solving" line."""
+        st = self.state
+        for slot in SLOTS:
+            if not st.slots[slot].note.startswith("solving"):
+                continue
+            self._inflight.pop(slot, None)
+            if st.slots[slot].plan is None:
+                fig, label = draw.slot_figure(self, slot)
+                fig.message(f"{label}: solve cancelled")
+                self._note(slot, "solve cancelled: move a parameter to solve again", "warn")
+            else:
+                self._note(slot, "solve cancelled: the plan shown is the one before", "warn")
 
     def _solve_progress(self, slot: str, done: int, total: int, msg: str) -> None:
         if self.state.slots[slot].note.startswith("solving"):

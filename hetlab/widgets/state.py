@@ -35,6 +35,7 @@ class State:
     problem: Any = None
     pkey: str | None = None
     slots: dict[str, Slot] = field(default_factory=lambda: {s: Slot() for s in SLOT_NAMES})
+    params_note: tuple[str, str] = ("", "info")  # the parameters reset for this model
     rec: Any = None  # the recommended plan
     rec_replay: bool = False
     rec_note: tuple[str, str] = ("", "info")

@@ -15,6 +15,7 @@ from typing import Any
 from hetlab.calibrate.busy import busy_lines
 from hetlab.widgets import draw
 from hetlab.widgets.controls import COLORS, say
+from hetlab.widgets.fit import budget_line, refit, refit_line
 from hetlab.widgets.plans import problem_key
 from hetlab.widgets.state import LINES, SLOT_NAMES, State, same_model
 
@@ -25,6 +26,7 @@ class States:
     """Mixed into ``Workbench``: the current ``state`` and its transitions."""
 
     state: State
+    _fitted: Any = None  # the profile the parameters were last fitted to
 
     def current(self, st: State) -> bool:
         """Whether ``st`` is still the state shown (else a result for it is dropped)."""
@@ -73,8 +75,33 @@ class States:
         for line in LINES:
             say(getattr(self, f"{line}_status"), *self.state.lines.get(line, ("", "info")))
         self._solve_line()
+        self._params_line()
         self._update_profile_state()
         self._update_run_state()
+
+    def _refit(self, base: Any) -> None:
+        """On a new model: reset the parameters that do not fit it, and say so in one line
+        (with the values kept from the previous model)."""
+        if base is None:
+            return  # a model with no profile yet: fitted once its profile comes
+        fitted, self._fitted = self._fitted, base
+        if fitted is not None and same_model(fitted, base):
+            return
+        resets, kept = refit(list(self._panels.values()), base)
+        self.state.params_note = refit_line(resets, kept if fitted is not None else [], base.name)
+
+    def _params_line(self) -> None:
+        """The parameters line: what was reset for this model, and a warning for each plan
+        whose parameters make a move slower than the budget."""
+        st = self.state
+        text, kind = st.params_note
+        slow = []
+        for slot in SLOT_NAMES:
+            line = budget_line(st.problem, draw.slot_algo(self, slot), self._params(slot))
+            if line and line not in slow:
+                slow.append(line)
+        kind = "warn" if slow else kind
+        say(self.params_status, " · ".join(x for x in (text, *slow) if x), kind)
 
     # --- transitions --------------------------------------------------------------------
     def _new_state(
@@ -94,6 +121,7 @@ class States:
                 graph = None  # a profile of another model: explore the profile alone
             st = State(self.state.gen + 1, graph=graph, base=base, lines=dict(lines or {}))
             self.state = st
+            self._refit(base)
             if graph is None:
                 self.model_picker.value = ""  # the model typed there is no longer shown
                 if base is not None:

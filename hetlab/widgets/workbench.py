@@ -123,7 +123,11 @@ class Workbench(States, Solving, Recommending, Files, Running, W.VBox):
 
     def cancel(self) -> int:
         """Stop what runs in the background (a profile keeps what it measured in its cache)."""
-        return self.tasks.cancel()
+        n = self.tasks.cancel()
+        with self._ui:
+            if not self.tasks.busy():  # only dropped work, which calls nothing back: tidy now
+                self._on_idle()
+        return n
 
     # --- setup -------------------------------------------------------------------------
     def _init_algos(self, plan: str, compare: str) -> None:
@@ -210,6 +214,7 @@ class Workbench(States, Solving, Recommending, Files, Running, W.VBox):
 
     def _on_idle(self) -> None:
         disable(self.cancel_button, "nothing runs in the background")
+        self._settle()
 
     def _busy(self) -> None:
         disable(self.cancel_button, None)

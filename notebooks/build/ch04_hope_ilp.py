@@ -28,8 +28,8 @@ import pulp
 from plotly.subplots import make_subplots
 
 from hetlab.course import (INFO_KEYS, check, defaults, hand_dag, hint, ilp_decided, levels,
-                           optimum, plan_info, show_answer, small_dag, two_branch_dag, unlocked,
-                           windows_solved)
+                           optimum, plan_info, quiet_solver, show_answer, small_dag,
+                           two_branch_dag, unlocked, windows_solved)
 from hetlab.cost import load_hope_profile
 from hetlab.schedulers import partition, schedule, simulate
 from hetlab.viz import gantt_figure, dag_figure
@@ -125,9 +125,7 @@ def hope_ilp(problem):
                 off = M * (2 - b[i, d] - b[k, d])                        # only if both on d
                 m += st[i] >= st[k] + t[k] - psi * M - off               # (4)-(5)
                 m += st[k] >= st[i] + t[i] - (1 - psi) * M - off
-    solver = (pulp.HiGHS(msg=False) if "HiGHS" in pulp.listSolvers(onlyAvailable=True)
-              else pulp.PULP_CBC_CMD(msg=False))
-    m.solve(solver)
+    m.solve(quiet_solver())                     # HiGHS (else CBC), no log, no banner
     device_of = {v: d for (v, d), var in b.items() if var.value() > 0.5}
     order = sorted(V, key=lambda v: (st[v].value(), problem.index[v]))
     return tau.value(), device_of, order
@@ -268,7 +266,8 @@ for algo, scale in (("ilp", "Blues"), ("ilp+", "Oranges")):
                              colorscale=scale, name=algo), 1, 3)
 fig.update_scenes(xaxis_title="ε", yaxis_title="NT", zaxis_title="makespan (ms)")
 fig.update_scenes(zaxis_title="solve time (s)", row=1, col=3)
-fig.update_layout(height=430, margin={"l": 0, "r": 0, "t": 40, "b": 0},
+fig.update_scenes(camera_eye={"x": 2.0, "y": 2.0, "z": 1.0})  # far enough that the z ticks fit
+fig.update_layout(height=430, margin={"l": 10, "r": 10, "t": 60, "b": 0},
                   title="grey plane: greedy's makespan; solve time: ilp blue, ilp+ orange")
 fig
 """),

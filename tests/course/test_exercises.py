@@ -4,6 +4,7 @@ the wrong shape gets one plain line saying what shape is expected."""
 
 from __future__ import annotations
 
+import re
 import runpy
 from pathlib import Path
 
@@ -36,11 +37,50 @@ def test_every_exercise_has_a_solution():
 
 
 @pytest.mark.parametrize("key", KEYS)
-def test_skeleton_fails(key, tmp_path):
+def test_untouched_skeleton_is_no_try(key, tmp_path):
+    """Run All checks every skeleton as given: that fails, says what to do, and uses up no
+    hint, however often it runs."""
     ex = course.exercise(key)
     course.reset(key)
-    v = course.check(key, _skeleton_answer(ex, tmp_path))
-    assert not v and "✘" in v.text and "hint 1/" in v.text
+    for _ in range(3):
+        v = course.check(key, _skeleton_answer(ex, tmp_path))
+        assert not v and v.failed == "unfinished" and "not answered yet" in v.text
+        assert "in place of " in v.text and "hint " not in v.text.split("(a hint")[0]
+    assert progress(key).hints_shown == 0 and not course.unlocked(key)
+    course.reset(key)
+
+
+def test_a_partly_filled_answer_names_its_gap():
+    course.reset("ch01.rank_u")
+    v = course.check(
+        "ch01.rank_u",
+        {
+            "mean_cost": dict.fromkeys("ABCDEF", 1.0),
+            "rank_u": {"A": 1.0, "B": 1.0, "C": ..., "D": 1.0, "E": 1.0, "F": 1.0},
+        },
+    )
+    assert not v and "answer['rank_u']['C'] is still `...`" in v.text
+    assert progress("ch01.rank_u").hints_shown == 0
+    course.reset("ch01.rank_u")
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_the_last_hint_does_not_print_the_answer(key):
+    """No hint holds the model answer's code, nor any value of the expected answer."""
+    ex = course.exercise(key)
+    solution = " ".join(SOLUTIONS[key].split())
+    for h in ex.hints:
+        flat = " ".join(h.split())
+        assert flat not in solution
+        for line in SOLUTIONS[key].splitlines():
+            code = line.split("#")[0].strip()
+            if len(code) > 25 and not code.startswith(("def ", '"""', "answer", ex.name)):
+                assert code not in flat, f"{key}: a hint prints the answer's {code!r}"
+
+
+def test_eq5_hints_never_print_the_constraint():
+    for h in course.exercise("ch04.order").hints:
+        assert ">=" not in h.replace("use >= for", "") and "ψ·M" not in h
 
 
 @pytest.mark.parametrize("key", KEYS)
@@ -131,3 +171,50 @@ def test_a_wrong_shape_is_one_plain_line(key, bad, says):
     v = course.check(key, bad)
     assert not v and says in v.text
     assert "Error" not in v.text and "attribute" not in v.text
+
+
+def _first_number(x, path=()):
+    """The path to the first number (not a bool) inside ``x``, or None."""
+    if isinstance(x, int | float) and not isinstance(x, bool):
+        return path
+    items = x.items() if isinstance(x, dict) else enumerate(x) if isinstance(x, list) else ()
+    for k, v in items:
+        found = _first_number(v, (*path, k))
+        if found is not None:
+            return found
+    return None
+
+
+@pytest.mark.parametrize("key", [k for k in KEYS if course.exercise(k).call is None])
+def test_a_wrong_number_is_told_its_direction_not_the_right_value(key, tmp_path):
+    ex = course.exercise(key)
+    right = _run(SOLUTIONS[key], ex.name, tmp_path)
+    path = _first_number(right)
+    if path is None:
+        pytest.skip("no number in this answer")
+    wrong = _run(SOLUTIONS[key], ex.name, tmp_path)
+    *head, last = path
+    box = wrong
+    for k in head:
+        box = box[k]
+    want = box[last]
+    box[last] = want * 3 + 7  # clearly too high
+    course.reset(key)
+    v = course.check(key, wrong)
+    assert not v and ("too high" in v.text or "too late" in v.text), v.text
+    said = v.text.split("hint 1/")[0]
+    for shown in {repr(want), f"{want:g}", f"{float(want):g}"}:
+        if len(shown) >= 3:
+            assert not re.search(rf"(?<![\d.]){re.escape(shown)}(?![\d])", said), v.text
+    course.reset(key)
+
+
+def test_ch10_pays_does_not_say_the_rule_s_answer(tmp_path):
+    right = _run(SOLUTIONS["ch10.pays"], "answer", tmp_path)
+    m = next(iter(right["pays"]))
+    course.reset("ch10.pays")
+    v = course.check(
+        "ch10.pays", dict(right, pays=dict(right["pays"], **{m: not right["pays"][m]}))
+    )
+    assert not v and "threshold" in v.text and "the rule says" not in v.text
+    course.reset("ch10.pays")

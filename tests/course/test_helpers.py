@@ -68,3 +68,39 @@ def test_lookahead_dag_tells_peft_from_heft():
     assert heft.device_of["prep"] == "cpu" and peft.device_of["prep"] == "gpu"
     assert peft.makespan < heft.makespan - 1.0
     assert peft.makespan == pytest.approx(schedule(p, "single:gpu").makespan)
+
+
+def test_how_far_says_the_direction_and_a_coarse_size_never_the_value():
+    from hetlab.course.wrong import early_or_late, first_gap, how_far
+
+    assert how_far(10.5, 10.0) == "a little too high (off by less than 10%)"
+    assert how_far(7.5, 10.0) == "too low (off by 10% or more)"
+    assert how_far(25.5, 10.0) == "too high, more than twice what it should be"
+    assert how_far(4, 10.5) == "too low, less than half of what it should be"
+    assert how_far(-1.5, 2.5) == "of the wrong sign"
+    assert how_far(3, 2) == "too high" and how_far("x", 2) == "not right"
+    assert early_or_late(5.0, 3.5) == "too late (off by 10% or more)"
+    assert first_gap({"a": [1, ...]}, "answer") == "answer['a'][1]"
+    assert first_gap({"a": [1, 2]}, "answer") is None
+
+
+def test_the_chapter_s_own_ilp_prints_no_banner():
+    """HiGHS prints a banner when a process makes its first solver, whatever ``msg`` says:
+    chapter 04's own PuLP model (``quiet_solver``) prints nothing, in a fresh process."""
+    import subprocess
+    import sys
+
+    code = (
+        "import pulp\n"
+        "from hetlab.course import quiet_solver\n"
+        "m = pulp.LpProblem('x', pulp.LpMinimize)\n"
+        "x = pulp.LpVariable('x', cat='Binary')\n"
+        "m += x\n"
+        "m += x >= 0\n"
+        "m.solve(quiet_solver())\n"
+        "print('solved', pulp.LpStatus[m.status])\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert out.stdout.strip() == "solved Optimal" and "HiGHS" not in out.stderr

@@ -51,6 +51,32 @@ def label_annotations(
     return out
 
 
+def label_box(lay: DagLayout, i: int, px: tuple[float, float], costs: bool) -> tuple:
+    """The px box (x0, y0, x1, y1) of node ``i``'s label (``label_annotations``) at ``px``
+    px per layer and per slot: centred under the node, 6 px a character, 12 px a line."""
+    w = 6.0 * len(short_name(lay.ids[i])) + 4.0
+    h = 24.0 if costs else 12.0
+    x, y = float(lay.x[i]) * px[0], -float(lay.y[i]) * px[1] + 16.0
+    return x - w / 2, y - h / 2, x + w / 2, y + h / 2
+
+
+def fitting(
+    lay: DagLayout, order: Sequence[int], px: tuple[float, float], costs: bool, most: int
+) -> list[int]:
+    """The nodes of ``order`` (most wanted first) whose labels overlap no label taken
+    before them, at ``px`` px per layer and slot; at most ``most``."""
+    taken: list[tuple] = []
+    out: list[int] = []
+    for i in order:
+        b = label_box(lay, i, px, costs)
+        if all(b[2] <= t[0] or t[2] <= b[0] or b[3] <= t[1] or t[3] <= b[1] for t in taken):
+            taken.append(b)
+            out.append(i)
+            if len(out) >= most:
+                break
+    return out
+
+
 def costliest(lay: DagLayout, costs: tuple[list[str], np.ndarray] | None, k: int) -> list[int]:
     """The ``k`` nodes of largest cost on their fastest device (without costs: of most
     flops; none when neither is known)."""
@@ -119,6 +145,7 @@ def _ring(lay: DagLayout, idx: list[int], name: str, color: str, scatter: type, 
             "line": {"width": 2.5, "color": color},
         },
         text=[lay.ids[i] for i in idx],
+        customdata=[lay.ids[i] for i in idx],
         hovertemplate="%{text}<extra>" + name + "</extra>",
         name=name,
         showlegend=False,

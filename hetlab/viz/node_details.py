@@ -155,7 +155,8 @@ def _tensor_rows(d: dict[str, Any]) -> str:
             what = "weight" if t["weight"] else kind[:-1]
             rows.append(
                 f"<tr><td>{what}</td><td>{escape(t['name'])}</td><td>{shape}</td>"
-                f"<td>{escape(str(t['dtype'] or '?'))}</td><td>{_kb(t['bytes'])}</td></tr>"
+                f"<td>{escape(str(t['dtype'] or '?'))}</td>"
+                f"<td>{'?' if t['shape'] is None else _kb(t['bytes'])}</td></tr>"
             )
     if not rows:
         return ""
@@ -218,12 +219,24 @@ def node_details_html(d: dict[str, Any]) -> str:
         )
     elif "edge_bytes" in d:
         work.append(f"edges: {_kb(d['edge_bytes']['in'])} in, {_kb(d['edge_bytes']['out'])} out")
-    work.append(f"{len(d.get('preds', []))} in, {len(d.get('succs', []))} out")
     parts.append(f"<div>{' · '.join(work)}</div>")
+    near = [
+        f"{label}: {_names(d.get(key, []))}"
+        for key, label in (("preds", "reads from"), ("succs", "read by"))
+        if d.get(key)
+    ]
+    if near:
+        parts.append(f"<div>{' · '.join(near)}</div>")
     parts += [_tensor_rows(d), _cost_rows(d), _placement_rows(d)]
     style = (
         "<style>.hetlab-node{border-collapse:collapse;font-size:12px;margin:3px 0}"
         ".hetlab-node td,.hetlab-node th{padding:1px 8px;text-align:left}"
         ".hetlab-node th{border-bottom:1px solid #ccc}</style>"
     )
-    return style + "".join(p for p in parts if p)
+    return f"{style}<div style='font-size:12px'>{''.join(p for p in parts if p)}</div>"
+
+
+def _names(ids: list[str], most: int = 4) -> str:
+    """Up to ``most`` op names, and how many more."""
+    shown = ", ".join(escape(v) for v in ids[:most])
+    return shown + (f" and {len(ids) - most} more" if len(ids) > most else "")

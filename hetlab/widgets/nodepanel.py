@@ -6,6 +6,7 @@ figures carry the node id in ``customdata``), a row of the table, or by typing i
 from __future__ import annotations
 
 from collections.abc import Mapping
+from html import escape
 from typing import Any
 
 import ipywidgets as W
@@ -93,7 +94,14 @@ class NodePanel(W.HBox):
         try:
             d = node_details(self.graph, self.problem, self.plans, self.selected)
         except HetlabError as e:
-            self.details.value = f"<i style='color:#9a6700'>{e}</i>"
+            inside = [v for v in self.picker.options if v.startswith(self.selected + "/")]
+            why = escape(str(e))
+            if inside:  # a node of the DAG collapsed by name scope
+                why = (
+                    f"{escape(self.selected)} is a name scope of {len(inside)} ops: type one "
+                    "(its name starts with the scope), or show every op in the DAG"
+                )
+            self.details.value = f"<i style='color:#9a6700'>{why}</i>"
             return
         self.details.value = node_details_html(d)
 

@@ -8,8 +8,9 @@ from plotly.callbacks import Points
 
 from hetlab.cost.problem import Problem
 from hetlab.widgets import Workbench
-from hetlab.widgets.nodepanel import point_node
+from hetlab.widgets.nodepanel import NodePanel, point_node
 from tests.tiny import tiny_problem
+from tests.viz._random import random_problem
 
 
 def _click(fw, trace_name: str, node: str) -> None:
@@ -82,3 +83,13 @@ def test_the_critical_path_underline_can_be_switched_off(wb):
     assert "critical path" not in {t.name for t in wb.ilp_fig.data}
     wb.critical_toggle.value = True
     assert wb.ilp_fig.data[0].customdata is not None
+
+
+def test_a_scope_of_a_collapsed_dag_says_what_it_is():
+    p = random_problem(60)
+    panel = NodePanel()
+    panel.update(None, p, {})
+    panel.select("/block_1")
+    assert "a name scope of 20 ops" in panel.details.value
+    panel.select(p.nodes[0].id)
+    assert "reads from" not in panel.details.value and "read by" in panel.details.value

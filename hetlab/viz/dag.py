@@ -31,7 +31,7 @@ from hetlab.viz.scopes import collapse_scopes, scope_of
 WEBGL_ABOVE = 1000  # nodes; above this the figure draws with WebGL (Scattergl)
 COLLAPSE_ABOVE = 400  # nodes; above this the default draws the graph collapsed by scope
 COLLAPSE_TARGET = 120  # the deepest scope depth with at most this many scopes is chosen
-FIT_MAX = 30  # labels at most where they are placed where they fit (labels=None)
+FIT_MAX = 20  # labels at most per first view's width of layers where they fit (labels=None)
 MATCH_LABELS = 12  # labelled matches and neighbours at most (all are ringed)
 ROW_PX = 24  # px of height per slot of the widest layer
 VISIBLE_LAYERS = 80  # layers shown at first; the rest is a pan away
@@ -132,7 +132,8 @@ def dag_figure(
     their scopes.
     ``labels``: True (every node), False, an int k (the k costliest), None: every node up to
     40 nodes, else up to ``MATCH_LABELS`` matched or selected nodes and then the costliest
-    nodes, as many (up to ``FIT_MAX``) as fit in the first view without overlapping.
+    nodes, as many (up to ``FIT_MAX`` per ``VISIBLE_LAYERS`` layers) as fit at the first
+    view's scale without overlapping.
     ``height``: by default ``ROW_PX`` per slot of the widest layer; a graph of more than
     ``VISIBLE_LAYERS`` layers opens on its first ones (drag to pan).
     ``webgl``: draw with ``Scattergl``; by default above 1000 nodes.
@@ -201,7 +202,9 @@ def px_per_unit(lay: DagLayout, width: int | None) -> tuple[float, float]:
     layers across ``width``, 900 px when unknown)."""
     cols, rows = lay.size
     across = min(max(cols, 1), VISIBLE_LAYERS) + 0.4
-    return ((width or 900) - 100) / across, min(ROW_PX, (HEIGHT[1] - 120) / max(rows, 1))
+    # the axis pads its range, and a range slider takes a share of the plot's height
+    squeeze = 0.7 if cols > VISIBLE_LAYERS else 0.85
+    return ((width or 900) - 100) / across, squeeze * min(ROW_PX, (HEIGHT[1] - 120) / max(rows, 1))
 
 
 def _labels(lay, costs, labels, shown: list[int], parts: list[str], width) -> list[dict]:
@@ -215,7 +218,8 @@ def _labels(lay, costs, labels, shown: list[int], parts: list[str], width) -> li
     if isinstance(labels, int):
         return label_annotations(lay, costs, costliest(lay, costs, labels))
     want = list(dict.fromkeys(shown[:MATCH_LABELS] + costliest(lay, costs, n)))
-    idx = fitting(lay, want, px_per_unit(lay, width), costs is not None, FIT_MAX)
+    views = -(-lay.size[0] // VISIBLE_LAYERS)  # a pan shows each view's own labels
+    idx = fitting(lay, want, px_per_unit(lay, width), costs, FIT_MAX * views)
     if idx:
         parts.append(f"labels: {len(idx)} that fit, costliest first (hover for the rest)")
     return label_annotations(lay, costs, idx)

@@ -36,8 +36,7 @@ def label_annotations(
     for i in range(len(lay.ids)) if only is None else only:
         text = f"<b>{short_name(lay.ids[i])}</b>"
         if costs is not None:
-            vals = [fmt_ms(c).replace(" ms", "") if math.isfinite(c) else "–" for c in costs[1][i]]
-            text += f"<br><span style='font-size:9px'>{' | '.join(vals)}</span>"
+            text += f"<br><span style='font-size:9px'>{_cost_line(costs, i)}</span>"
         out.append(
             {
                 "x": float(lay.x[i]),
@@ -51,17 +50,28 @@ def label_annotations(
     return out
 
 
-def label_box(lay: DagLayout, i: int, px: tuple[float, float], costs: bool) -> tuple:
+def _cost_line(costs: tuple[list[str], np.ndarray], i: int) -> str:
+    """Node ``i``'s costs under its label: one per device, "–" where it cannot run."""
+    return " | ".join(
+        fmt_ms(c).replace(" ms", "") if math.isfinite(c) else "–" for c in costs[1][i]
+    )
+
+
+def label_box(lay: DagLayout, i: int, px: tuple[float, float], costs) -> tuple:
     """The px box (x0, y0, x1, y1) of node ``i``'s label (``label_annotations``) at ``px``
-    px per layer and per slot: centred under the node, 6 px a character, 12 px a line."""
-    w = 6.0 * len(short_name(lay.ids[i])) + 4.0
-    h = 24.0 if costs else 12.0
+    px per layer and per slot: centred under the node, about 6.5 px a bold 10 px character
+    and 5.5 px a 9 px one, 12 px a line."""
+    w = 6.5 * len(short_name(lay.ids[i]))
+    if costs is not None:
+        w = max(w, 5.5 * len(_cost_line(costs, i)))
+    w += 6.0
+    h = 24.0 if costs is not None else 12.0
     x, y = float(lay.x[i]) * px[0], -float(lay.y[i]) * px[1] + 16.0
     return x - w / 2, y - h / 2, x + w / 2, y + h / 2
 
 
 def fitting(
-    lay: DagLayout, order: Sequence[int], px: tuple[float, float], costs: bool, most: int
+    lay: DagLayout, order: Sequence[int], px: tuple[float, float], costs, most: int
 ) -> list[int]:
     """The nodes of ``order`` (most wanted first) whose labels overlap no label taken
     before them, at ``px`` px per layer and slot; at most ``most``."""

@@ -95,11 +95,11 @@ class FigureSlot:
             t.on_click(self._clicked)
 
     def _clicked(self, trace: Any, points: Any, _state: Any) -> None:
-        cd = trace.customdata
         for i in points.point_inds:
-            point = {"trace": trace.name, "index": i, "customdata": None}
-            if cd is not None and i < len(cd):
-                point["customdata"] = cd[i]
+            value = trace.customdata  # a heatmap's point is (row, column)
+            for k in i if isinstance(i, (list, tuple)) else [i]:
+                value = value[k] if value is not None and k < len(value) else None
+            point = {"trace": trace.name, "index": i, "customdata": value}
             for cb in self._clicks:
                 cb(point)
 

@@ -1,6 +1,6 @@
 """The workbench's node panel: one op's details (``viz.node_details``) beside the table of the
-costliest ops (``optable``). An op is selected by clicking a DAG node or a Gantt bar (the
-figures carry the node id in ``customdata``), a row of the table, or by typing its name.
+costliest ops (``optable``). An op is selected by clicking a DAG node, a heatmap cell or a Gantt
+bar (the figures carry the node id in ``customdata``), a row of the table, or by typing its name.
 ``wire(wb)`` keeps the panel on the workbench's model, profile and plans."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from hetlab.errors import HetlabError
 from hetlab.viz.node_details import node_details, node_details_html
 from hetlab.widgets.optable import OpTable
 
-CLICKABLE = ("dag_fig", "ilp_fig", "greedy_fig", "rec_fig", "run_fig")
+CLICKABLE = ("dag_fig", "heat_fig", "ilp_fig", "greedy_fig", "rec_fig", "run_fig")
 WATCHED = ["graph", "problem", "ilp_plan", "greedy_plan", "rec_plan"]
 
 

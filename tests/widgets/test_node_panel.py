@@ -57,6 +57,10 @@ def test_clicking_a_bar_or_a_dag_node_shows_that_op_in_every_plan(wb):
         assert f"<td>{a.device}</td><td>{a.start:.3f}</td><td>{a.finish:.3f}</td>" in html
     _click(wb.dag_fig, "ops", "b")
     assert wb.nodes.selected == "b" and "<b>b</b> · Relu" in wb.nodes.details.value
+    heat = wb.heat_fig.data[0]  # a heatmap's point is (row, column)
+    k = list(heat.customdata[1]).index("d")
+    heat._dispatch_on_click(Points(point_inds=[[1, k]], trace_name=heat.name), None)
+    assert wb.nodes.selected == "d"
     assert point_node({"customdata": None}) is None and point_node({"customdata": "x"}) == "x"
 
 

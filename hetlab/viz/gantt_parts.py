@@ -85,8 +85,9 @@ def _colors(
     return [color_of(op_of.get(r.name, "?")) for r in rows]
 
 
-def op_bar(b: Bars, problem: Any, color: str, devices: list[str]) -> go.Bar:
-    """One bar per op that has its own interval (every op of a plan)."""
+def op_bar(b: Bars, problem: Any, color: str, devices: list[str], outlined: bool = True) -> go.Bar:
+    """One bar per op that has its own interval (every op of a plan), with white edges
+    where ``outlined``."""
     op_of = _op_of(problem)
     rows = [r for r in b.rows if r.name not in b.members]
     what = "measured" if b.measured else "predicted"
@@ -107,7 +108,7 @@ def op_bar(b: Bars, problem: Any, color: str, devices: list[str]) -> go.Bar:
         name=b.label,
         marker={
             "color": _colors(rows, b, problem, color, devices),
-            "line": {"width": 0.5, "color": "white"},
+            "line": {"width": 0.5 if outlined else 0, "color": "white"},
         },
         showlegend=False,
     )

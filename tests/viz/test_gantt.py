@@ -181,6 +181,9 @@ def test_bars_name_their_op_where_it_fits_and_zoom_moves_along_time_only():
     assert fig.layout.uniformtext.mode == "hide" and fig.layout.uniformtext.minsize >= 8
     assert fig.layout.yaxis.fixedrange and "lasso2d" in fig.layout.modebar.remove
     assert bar_label("/features/features.3/conv/Conv") == "conv/Conv"
+    assert ops.marker.line.width > 0  # 8 bars: each keeps a white edge
+    big = random_problem(400, seed=2)  # about 200 bars a row in 470 px: edges would whiten it
+    assert gantt_figure(random_plan(big), big, width=470).data[0].marker.line.width == 0
     assert len(bar_label("x" * 80)) == LABEL_CHARS
 
 

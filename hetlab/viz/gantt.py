@@ -24,6 +24,7 @@ from hetlab.viz.gantt_parts import (
     devices_of,
     moved_trace,
     op_bar,
+    outlined,
     segments,
     share_bar,
     title_parts,
@@ -37,7 +38,6 @@ MIN_ROWS = 2
 TITLE_LINE_PX = 17
 LEGEND_PX = 24
 BOTTOM_PX = 46
-OUTLINE_PX = 6  # px per bar on average below which bars lose their white edges
 MODEBAR_PX = 160  # px of the title's first line left to plotly's toolbar
 # the critical path: a thin strip along the bottom edge of each bar on it (bars span
 # -0.4..0.4 of a row), so the ops' colours stay visible
@@ -73,15 +73,6 @@ def _critical(b: Bars, problem: Any, critical: bool | None, legend: bool):
     return [strip], f"red underline: the critical path, {len(chain)} bars, {total:.3g} ms busy"
 
 
-def _outlined(b: Bars, width: int | None) -> bool:
-    """Whether op bars get a white edge: only where a row's bars are OUTLINE_PX wide on
-    average, or the edges would whiten a dense row."""
-    per_row: dict[str, int] = {}
-    for r in b.rows:
-        per_row[r.device] = per_row.get(r.device, 0) + 1
-    return max(per_row.values(), default=0) * OUTLINE_PX <= (width or 900)
-
-
 def _traces(b: Bars, problem: Any, devs: list[str], opts: dict[str, Any], legend: bool = True):
     """The traces of ``b``, the rows they use, and notes for the title."""
     moves = transfers(b, problem)
@@ -91,7 +82,7 @@ def _traces(b: Bars, problem: Any, devs: list[str], opts: dict[str, Any], legend
         for t in moves
     ]
     gaps = [(d, s, f, f"{d} idle {f - s:.3f} ms") for d, s, f in idle_gaps(b, devs)]
-    traces = [op_bar(b, problem, opts["color"], devs, _outlined(b, opts.get("width")))]
+    traces = [op_bar(b, problem, opts["color"], devs, outlined(b, opts.get("width")))]
     approx = approx_bar(b, legend)
     traces += [approx] if approx is not None else []
     if b.members:

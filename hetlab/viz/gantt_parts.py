@@ -12,6 +12,7 @@ from hetlab.viz.common import PALETTE, Bars, color_of, device_colors, fmt_ms
 
 CRITICAL = "#d62728"
 MOVED = "#111111"
+OUTLINE_PX = 6  # px per bar on average below which bars lose their white edges
 LABEL_CHARS = 24  # characters of an op's name inside its bar
 
 
@@ -83,6 +84,15 @@ def _colors(
         return [PALETTE[of[r.name] % len(PALETTE)] if r.name in of else "#bbb" for r in rows]
     op_of = _op_of(problem)
     return [color_of(op_of.get(r.name, "?")) for r in rows]
+
+
+def outlined(b: Bars, width: int | None) -> bool:
+    """Whether op bars get a white edge: only where a row's bars are OUTLINE_PX wide on
+    average, or the edges would whiten a dense row."""
+    per_row: dict[str, int] = {}
+    for r in b.rows:
+        per_row[r.device] = per_row.get(r.device, 0) + 1
+    return max(per_row.values(), default=0) * OUTLINE_PX <= (width or 900)
 
 
 def op_bar(b: Bars, problem: Any, color: str, devices: list[str], outlined: bool = True) -> go.Bar:

@@ -95,9 +95,9 @@ def outlined(b: Bars, width: int | None) -> bool:
     return max(per_row.values(), default=0) * OUTLINE_PX <= (width or 900)
 
 
-def op_bar(b: Bars, problem: Any, color: str, devices: list[str], outlined: bool = True) -> go.Bar:
+def op_bar(b: Bars, problem: Any, color: str, devices: list[str], edges: bool = True) -> go.Bar:
     """One bar per op that has its own interval (every op of a plan), with white edges
-    where ``outlined``."""
+    where ``edges`` (``outlined``)."""
     op_of = _op_of(problem)
     rows = [r for r in b.rows if r.name not in b.members]
     what = "measured" if b.measured else "predicted"
@@ -118,7 +118,7 @@ def op_bar(b: Bars, problem: Any, color: str, devices: list[str], outlined: bool
         name=b.label,
         marker={
             "color": _colors(rows, b, problem, color, devices),
-            "line": {"width": 0.5 if outlined else 0, "color": "white"},
+            "line": {"width": 0.5 if edges else 0, "color": "white"},
         },
         showlegend=False,
     )

@@ -171,6 +171,7 @@ def gantt_height(fig: Any) -> int:
 
 
 def critical_checkbox() -> W.Checkbox:
+    """Whether the Gantts mark the critical path (``viz.gantt``'s ``critical``)."""
     return W.Checkbox(
         value=True,
         description="underline the critical path",

@@ -29,7 +29,6 @@ from hetlab.widgets import draw, nodepanel
 from hetlab.widgets.controls import Controls, disable
 from hetlab.widgets.figwidget import FigureSlot
 from hetlab.widgets.files import Files
-from hetlab.widgets.nodepanel import NodePanel
 from hetlab.widgets.params import ParamPanel
 from hetlab.widgets.plans import PlanCache
 from hetlab.widgets.recommending import Recommending
@@ -92,7 +91,7 @@ class Workbench(States, Solving, Recommending, Files, Running, W.VBox):
         half, full = draw.GANTT_WIDTH, 2 * draw.GANTT_WIDTH + 10
         widths = {"ilp_fig": half, "greedy_fig": half, "rec_fig": full, "run_fig": full}
         self.slots = {n: FigureSlot(widths.get(n)) for n in FIGURES}
-        self.nodes = NodePanel()
+        self.nodes = nodepanel.NodePanel()
         self.critical_toggle = draw.critical_checkbox()
         super().__init__(children=draw.layout(self), **kw)
         self.add_class("hetlab-workbench")

@@ -16,6 +16,7 @@ from hetlab.viz.dag_color import Colouring, colouring
 from hetlab.viz.dag_overlay import (
     LABEL_MAX,
     costliest,
+    fitting,
     highlight_traces,
     label_annotations,
     neighbour_traces,
@@ -30,11 +31,13 @@ from hetlab.viz.scopes import collapse_scopes, scope_of
 WEBGL_ABOVE = 1000  # nodes; above this the figure draws with WebGL (Scattergl)
 COLLAPSE_ABOVE = 400  # nodes; above this the default draws the graph collapsed by scope
 COLLAPSE_TARGET = 120  # the deepest scope depth with at most this many scopes is chosen
-TOP_K = 10  # labelled costliest nodes of a graph too large to label every node
+FIT_MAX = 20  # labels at most per first view's width of layers where they fit (labels=None)
 MATCH_LABELS = 12  # labelled matches and neighbours at most (all are ringed)
 ROW_PX = 24  # px of height per slot of the widest layer
 VISIBLE_LAYERS = 80  # layers shown at first; the rest is a pan away
 HEIGHT = (320, 1000)  # px: the automatic height's bounds
+MODEBAR_PX = 240  # px of the title's first line left to plotly's toolbar
+MODEBAR = {"remove": ["select2d", "lasso2d", "autoScale2d"]}  # nothing here to select
 
 
 def _costs(obj: Any, problem: Any, lay: DagLayout) -> tuple[list[str], np.ndarray] | None:
@@ -128,7 +131,9 @@ def dag_figure(
     draws every node. Op names in ``highlight``, ``neighbors``, subgraphs and plans find
     their scopes.
     ``labels``: True (every node), False, an int k (the k costliest), None: every node up to
-    40 nodes, else the ``TOP_K`` costliest and up to ``MATCH_LABELS`` matched or selected nodes.
+    40 nodes, else up to ``MATCH_LABELS`` matched or selected nodes and then the costliest
+    nodes, as many (up to ``FIT_MAX`` per ``VISIBLE_LAYERS`` layers) as fit at the first
+    view's scale without overlapping.
     ``height``: by default ``ROW_PX`` per slot of the widest layer; a graph of more than
     ``VISIBLE_LAYERS`` layers opens on its first ones (drag to pan).
     ``webgl``: draw with ``Scattergl``; by default above 1000 nodes.
@@ -150,7 +155,8 @@ def dag_figure(
     parts += [cnote] if cnote else []
     parts.append(col.note.removeprefix(" — "))
     shown = _overlay(fig, lay, scatter, highlight, neighbors, groups, members, parts)
-    fig.update_layout(annotations=_labels(lay, costs, labels, shown, parts) + col.annotations)
+    ann = _labels(lay, costs, labels, shown, parts, width)
+    fig.update_layout(annotations=ann + col.annotations)
     _frame(fig, lay, parts, col, height, width)
     return fig
 
@@ -179,6 +185,7 @@ def _base_traces(lay: DagLayout, costs, col: Colouring, scatter: type) -> list:
         mode="markers",
         marker=col.marker,
         text=text,
+        customdata=list(lay.ids),
         hovertemplate="%{text}<extra></extra>",
         name="ops",
         showlegend=False,
@@ -190,17 +197,31 @@ def _is_scopes(obj: Any) -> bool:
     return bool(getattr(obj, "is_scope_graph", False))
 
 
-def _labels(lay, costs, labels, shown: list[int], parts: list[str]) -> list[dict]:
+def px_per_unit(lay: DagLayout, width: int | None) -> tuple[float, float]:
+    """px per layer and per slot in the first view (``_frame``'s size, ``VISIBLE_LAYERS``
+    layers across ``width``, 900 px when unknown)."""
+    cols, rows = lay.size
+    across = min(max(cols, 1), VISIBLE_LAYERS) + 0.4
+    # the axis pads its range, and a range slider takes a share of the plot's height
+    squeeze = 0.7 if cols > VISIBLE_LAYERS else 0.85
+    return ((width or 900) - 100) / across, squeeze * min(ROW_PX, (HEIGHT[1] - 120) / max(rows, 1))
+
+
+def _labels(lay, costs, labels, shown: list[int], parts: list[str], width) -> list[dict]:
+    """Every node's label up to ``LABEL_MAX`` nodes; above, the matched and selected nodes'
+    and then the costliest nodes' labels that fit in the first view without overlapping."""
     n = len(lay.ids)
     if labels is True or (labels is None and n <= LABEL_MAX):
         return label_annotations(lay, costs)
     if labels is False:
         return []
-    k = labels if isinstance(labels, int) else TOP_K
-    top = costliest(lay, costs, k)
-    if top:
-        parts.append(f"labels: the {len(top)} costliest (hover for the rest)")
-    idx = list(dict.fromkeys(top + shown[:MATCH_LABELS]))
+    if isinstance(labels, int):
+        return label_annotations(lay, costs, costliest(lay, costs, labels))
+    want = list(dict.fromkeys(shown[:MATCH_LABELS] + costliest(lay, costs, n)))
+    views = -(-lay.size[0] // VISIBLE_LAYERS)  # a pan shows each view's own labels
+    idx = fitting(lay, want, px_per_unit(lay, width), costs, FIT_MAX * views)
+    if idx:
+        parts.append(f"labels: {len(idx)} that fit, costliest first (hover for the rest)")
     return label_annotations(lay, costs, idx)
 
 
@@ -209,9 +230,13 @@ def _frame(fig, lay: DagLayout, parts: list[str], col: Colouring, height, width)
     cols, rows = lay.size
     xaxis: dict[str, Any] = {"title": "layer", "showgrid": False, "zeroline": False}
     if cols > VISIBLE_LAYERS:
+        # the whole graph in a slider under the plot: drag its window to move along it
         xaxis["range"] = [-0.7, VISIBLE_LAYERS - 0.3]
-        parts.append(f"layers 0–{VISIBLE_LAYERS - 1} of {cols} shown: drag to pan")
-    title, lines = wrap_title(parts, width)
+        xaxis["rangeslider"] = {"visible": True, "thickness": 0.08, "range": [-0.7, cols - 0.3]}
+        parts.append(
+            f"layers 0–{VISIBLE_LAYERS - 1} of {cols} shown: drag to pan, or the slider below"
+        )
+    title, lines = wrap_title(parts, width, reserve_px=MODEBAR_PX)
     top = 18 + LINE_PX * lines + (18 if col.annotations and not col.strip else 0)
     auto = min(HEIGHT[1], max(HEIGHT[0], top + 50 + ROW_PX * rows))
     fig.update_layout(
@@ -225,6 +250,7 @@ def _frame(fig, lay: DagLayout, parts: list[str], col: Colouring, height, width)
         dragmode="pan",
         xaxis=xaxis,
         yaxis={"visible": False},
+        modebar=MODEBAR,
         shapes=list(fig.layout.shapes) + col.shapes,
         uirevision="dag",
     )

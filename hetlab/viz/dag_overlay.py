@@ -36,8 +36,7 @@ def label_annotations(
     for i in range(len(lay.ids)) if only is None else only:
         text = f"<b>{short_name(lay.ids[i])}</b>"
         if costs is not None:
-            vals = [fmt_ms(c).replace(" ms", "") if math.isfinite(c) else "–" for c in costs[1][i]]
-            text += f"<br><span style='font-size:9px'>{' | '.join(vals)}</span>"
+            text += f"<br><span style='font-size:9px'>{_cost_line(costs, i)}</span>"
         out.append(
             {
                 "x": float(lay.x[i]),
@@ -48,6 +47,43 @@ def label_annotations(
                 "font": {"size": 10},
             }
         )
+    return out
+
+
+def _cost_line(costs: tuple[list[str], np.ndarray], i: int) -> str:
+    """Node ``i``'s costs under its label: one per device, "–" where it cannot run."""
+    return " | ".join(
+        fmt_ms(c).replace(" ms", "") if math.isfinite(c) else "–" for c in costs[1][i]
+    )
+
+
+def label_box(lay: DagLayout, i: int, px: tuple[float, float], costs) -> tuple:
+    """The px box (x0, y0, x1, y1) of node ``i``'s label (``label_annotations``) at ``px``
+    px per layer and per slot: centred under the node, about 6.5 px a bold 10 px character
+    and 5.5 px a 9 px one, 12 px a line."""
+    w = 6.5 * len(short_name(lay.ids[i]))
+    if costs is not None:
+        w = max(w, 5.5 * len(_cost_line(costs, i)))
+    w += 6.0
+    h = 24.0 if costs is not None else 12.0
+    x, y = float(lay.x[i]) * px[0], -float(lay.y[i]) * px[1] + 16.0
+    return x - w / 2, y - h / 2, x + w / 2, y + h / 2
+
+
+def fitting(
+    lay: DagLayout, order: Sequence[int], px: tuple[float, float], costs, most: int
+) -> list[int]:
+    """The nodes of ``order`` (most wanted first) whose labels overlap no label taken
+    before them, at ``px`` px per layer and slot; at most ``most``."""
+    taken: list[tuple] = []
+    out: list[int] = []
+    for i in order:
+        b = label_box(lay, i, px, costs)
+        if all(b[2] <= t[0] or t[2] <= b[0] or b[3] <= t[1] or t[3] <= b[1] for t in taken):
+            taken.append(b)
+            out.append(i)
+            if len(out) >= most:
+                break
     return out
 
 
@@ -119,6 +155,7 @@ def _ring(lay: DagLayout, idx: list[int], name: str, color: str, scatter: type, 
             "line": {"width": 2.5, "color": color},
         },
         text=[lay.ids[i] for i in idx],
+        customdata=[lay.ids[i] for i in idx],
         hovertemplate="%{text}<extra>" + name + "</extra>",
         name=name,
         showlegend=False,

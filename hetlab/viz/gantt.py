@@ -19,10 +19,12 @@ from plotly.subplots import make_subplots
 from hetlab.viz.common import FONT, Bars, as_bars
 from hetlab.viz.gantt_parts import (
     CRITICAL,
+    approx_bar,
     boundaries,
     devices_of,
     moved_trace,
     op_bar,
+    outlined,
     segments,
     share_bar,
     title_parts,
@@ -36,6 +38,14 @@ MIN_ROWS = 2
 TITLE_LINE_PX = 17
 LEGEND_PX = 24
 BOTTOM_PX = 46
+MODEBAR_PX = 160  # px of the title's first line left to plotly's toolbar
+# the critical path: a thin strip along the bottom edge of each bar on it (bars span
+# -0.4..0.4 of a row), so the ops' colours stay visible
+STRIP = {"width": 0.1, "offset": -0.43}
+# what the Gantts keep of the toolbar: save, zoom, pan, reset (zooming acts on time only)
+MODEBAR = {"remove": ["select2d", "lasso2d", "zoomIn2d", "zoomOut2d", "autoScale2d"]}
+# a bar's name is drawn inside it only where it fits at 9 px or more, at any zoom
+UNIFORMTEXT = {"mode": "hide", "minsize": 9}
 
 
 def _critical(b: Bars, problem: Any, critical: bool | None, legend: bool):
@@ -57,10 +67,10 @@ def _critical(b: Bars, problem: Any, critical: bool | None, legend: bool):
         )
         for v in chain
     ]
-    line = {"width": 2, "color": CRITICAL}
-    return [segments("critical path", cp, legend, color="rgba(0,0,0,0)", line=line)], (
-        f"red outline: the critical path, {len(chain)} bars, {total:.3g} ms busy"
+    strip = segments(
+        "critical path", cp, legend, chain, trace=STRIP, color=CRITICAL, line={"width": 0}
     )
+    return [strip], f"red underline: the critical path, {len(chain)} bars, {total:.3g} ms busy"
 
 
 def _traces(b: Bars, problem: Any, devs: list[str], opts: dict[str, Any], legend: bool = True):
@@ -72,7 +82,9 @@ def _traces(b: Bars, problem: Any, devs: list[str], opts: dict[str, Any], legend
         for t in moves
     ]
     gaps = [(d, s, f, f"{d} idle {f - s:.3f} ms") for d, s, f in idle_gaps(b, devs)]
-    traces = [op_bar(b, problem, opts["color"], devs)]
+    traces = [op_bar(b, problem, opts["color"], devs, outlined(b, opts.get("width")))]
+    approx = approx_bar(b, legend)
+    traces += [approx] if approx is not None else []
     if b.members:
         traces.append(unit_bar(b, devs, legend))
     if b.shares and opts["estimates"]:
@@ -91,7 +103,13 @@ def _traces(b: Bars, problem: Any, devs: list[str], opts: dict[str, Any], legend
 
 
 def _axis(rows: list[str]) -> dict[str, Any]:
-    return {"categoryorder": "array", "categoryarray": rows[::-1], "type": "category"}
+    """The rows' axis: fixed, so that a zoom or a pan moves along time only."""
+    return {
+        "categoryorder": "array",
+        "categoryarray": rows[::-1],
+        "type": "category",
+        "fixedrange": True,
+    }
 
 
 def _legend(height: int, top_px: float) -> dict[str, Any]:
@@ -136,6 +154,7 @@ def gantt_figure(
     ``height``: by default ``ROW_PX`` per row; ``width``: the title wraps to it.
     """
     opts = {"color": color, "estimates": estimates, "critical": critical, "moved": moved}
+    opts["width"] = width
     if measured is not None:
         return compare_figure(
             [plan_or_run, measured],
@@ -152,7 +171,7 @@ def gantt_figure(
     fig = go.Figure(traces)
     for x in boundaries(b):
         fig.add_vline(x=x, line={"dash": "dot", "width": 1, "color": "#555"})
-    text, lines = wrap_title(title_parts(b, problem) + notes, width)
+    text, lines = wrap_title(title_parts(b, problem) + notes, width, reserve_px=MODEBAR_PX)
     top = 8 + TITLE_LINE_PX * lines + LEGEND_PX
     h = height or top + BOTTOM_PX + ROW_PX * max(MIN_ROWS, len(rows))
     fig.update_layout(
@@ -167,7 +186,7 @@ def gantt_figure(
         plot_bgcolor="#fafafa",
         legend=_legend(h, 8 + TITLE_LINE_PX * lines),
     )
-    return fig
+    return fig.update_layout(uniformtext=UNIFORMTEXT, modebar=MODEBAR)
 
 
 def compare_figure(
@@ -194,13 +213,14 @@ def compare_figure(
             "estimates": estimates,
             "critical": critical,
             "moved": moved[i] if moved else None,
+            "width": width,
         }
         built.append(_traces(b, problem, devices_of(b, problem), opts, i == 0))
     heads = [
         wrap_title(title_parts(b, problem) + notes, width)
         for b, (_, _, notes) in zip(bars, built, strict=True)
     ]
-    main = wrap_title([title], width) if title else ("", 0)
+    main = wrap_title([title], width, reserve_px=MODEBAR_PX) if title else ("", 0)
     fig = make_subplots(rows=len(bars), cols=1, shared_xaxes=True, vertical_spacing=0.01)
     for i, (traces, rows, _) in enumerate(built):
         for t in traces:
@@ -212,6 +232,7 @@ def compare_figure(
     h = _stack(fig, [rows for _, rows, _ in built], heads, main, height)
     fig.update_xaxes(title_text="time (ms)", row=len(bars), col=1)
     fig.update_layout(font=FONT, barmode="overlay", plot_bgcolor="#fafafa", width=width)
+    fig.update_layout(uniformtext=UNIFORMTEXT, modebar=MODEBAR)
     if title:
         fig.update_layout(title=title_layout(main[0], main[1], h))
     return fig

@@ -12,6 +12,8 @@ from hetlab.viz.common import PALETTE, Bars, color_of, device_colors, fmt_ms
 
 CRITICAL = "#d62728"
 MOVED = "#111111"
+OUTLINE_PX = 6  # px per bar on average below which bars lose their white edges
+LABEL_CHARS = 24  # characters of an op's name inside its bar
 
 
 def lower_bound_of(problem: Any) -> float | None:
@@ -92,12 +94,22 @@ def _colors(
     return [color_of(op_of.get(r.name, "?")) for r in rows]
 
 
-def op_bar(b: Bars, problem: Any, color: str, devices: list[str]) -> go.Bar:
-    """One bar per op that has its own interval (every op of a plan)."""
+def outlined(b: Bars, width: int | None) -> bool:
+    """Whether op bars get a white edge: only where a row's bars are OUTLINE_PX wide on
+    average, or the edges would whiten a dense row."""
+    per_row: dict[str, int] = {}
+    for r in b.rows:
+        per_row[r.device] = per_row.get(r.device, 0) + 1
+    return max(per_row.values(), default=0) * OUTLINE_PX <= (width or 900)
+
+
+def op_bar(b: Bars, problem: Any, color: str, devices: list[str], edges: bool = True) -> go.Bar:
+    """One bar per op that has its own interval (every op of a plan), with white edges
+    where ``edges`` (``outlined``)."""
     op_of = _op_of(problem)
     rows = [r for r in b.rows if r.name not in b.members]
     what = "measured" if b.measured else "predicted"
-    text = [
+    hover = [
         f"<b>{r.name}</b> ({op_of.get(r.name, '?')})<br>{r.device}: {r.start:.3f} →"
         f" {r.finish:.3f} ms ({r.length:.3f} ms, {what}"
         f"{', end approximate' if r.name in b.approx else ''})"
@@ -105,16 +117,36 @@ def op_bar(b: Bars, problem: Any, color: str, devices: list[str]) -> go.Bar:
     ]
     return row_bar(
         rows,
-        text=text,
-        textposition="none",
-        hovertemplate="%{text}<extra></extra>",
+        text=[bar_label(r.name) for r in rows],
+        textposition="inside",
+        insidetextanchor="start",
+        textfont={"size": 10},
+        hovertext=hover,
+        hovertemplate="%{hovertext}<extra></extra>",
         name=b.label,
         marker={
             "color": _colors(rows, b, problem, color, devices),
-            "line": {"width": 0.5, "color": "white"},
-            "pattern": {"shape": ["." if r.name in b.approx else "" for r in rows]},
+            "line": {"width": 0.5 if edges else 0, "color": "white"},
         },
         showlegend=False,
+    )
+
+
+def approx_bar(b: Bars, legend: bool) -> go.Bar | None:
+    """A dotted fill over each op bar whose end is approximate (None: there is none). It is
+    its own trace: plotly.js warns once per bar for a pattern on bars of several colours."""
+    rows = [r for r in b.rows if r.name in b.approx and r.name not in b.members]
+    if not rows:
+        return None
+    segs = [(r.device, r.start, r.finish, f"<b>{r.name}</b>: end approximate") for r in rows]
+    return segments(
+        "end approximate",
+        segs,
+        legend,
+        [r.name for r in rows],
+        color="rgba(0,0,0,0)",
+        line={"width": 0},
+        pattern={"shape": ".", "fgcolor": "#333", "solidity": 0.25},
     )
 
 
@@ -195,10 +227,23 @@ def row_bar(rows: list[Interval], **trace: Any) -> go.Bar:
     )
 
 
+def bar_label(name: str, width: int = LABEL_CHARS) -> str:
+    """The text inside an op's bar: the last two parts of its name, cut to ``width``."""
+    tail = [p for p in name.split("/") if p][-2:]
+    s = "/".join(tail) or name
+    return s if len(s) <= width else "…" + s[-(width - 1) :]
+
+
 def segments(
-    name: str, segs: list[tuple[str, float, float, str]], legend: bool, **marker
+    name: str,
+    segs: list[tuple[str, float, float, str]],
+    legend: bool,
+    keys: list[str] | None = None,
+    trace: dict[str, Any] | None = None,
+    **marker: Any,
 ) -> go.Bar:
-    """A bar trace of (row, start, finish, hover) segments."""
+    """A bar trace of (row, start, finish, hover) segments; ``keys``: the node of each
+    segment (``customdata``, what a click selects); ``trace``: more of the trace's keys."""
     return go.Bar(
         orientation="h",
         base=[s[1] for s in segs],
@@ -211,6 +256,8 @@ def segments(
         legendgroup=name,
         showlegend=legend,
         marker=marker,
+        **({"customdata": keys} if keys is not None else {}),
+        **(trace or {}),
     )
 
 
@@ -227,9 +274,10 @@ def moved_trace(b: Bars, moved: dict[str, tuple[str, str]], legend: bool) -> go.
         for r in b.rows
         if r.name in moved
     ]
+    keys = [r.name for r in b.rows if r.name in moved]
     pattern = {"shape": "x", "fgcolor": MOVED, "solidity": 0.15}
     line = {"width": 2, "color": MOVED}
-    return segments("moved", segs, legend, color="rgba(0,0,0,0)", line=line, pattern=pattern)
+    return segments("moved", segs, legend, keys, color="rgba(0,0,0,0)", line=line, pattern=pattern)
 
 
 def boundaries(b: Bars) -> list[float]:

@@ -157,6 +157,8 @@ def _draw(lay, cols, order, rows, keep, tot, bad, zlog, ok, view, ref, group, he
         x=xs,
         y=rows,
         text=text,
+        # a cell's op (of a column per op), what a click selects
+        customdata=[[label[k] if group is None else None for k in range(len(order))]] * len(rows),
         hovertemplate="%{text}<extra></extra>",
         hoverongaps=True,
         colorscale=scale,
@@ -236,7 +238,7 @@ def _ticks(xs, label, what, group) -> dict:
 
 def _marks(lay, cols, order, rows, keep, okm: np.ndarray) -> list[go.Scatter]:
     """An x on every cell where some op cannot run, its hover naming those ops."""
-    xs, ys, text = [], [], []
+    xs, ys, text, ops = [], [], [], []
     for r, d in enumerate(rows):
         for k, c in enumerate(order):
             label, members = cols[c]
@@ -245,6 +247,7 @@ def _marks(lay, cols, order, rows, keep, okm: np.ndarray) -> list[go.Scatter]:
                 continue
             xs.append(k)
             ys.append(d)
+            ops.append(label if len(members) == 1 else None)
             if len(members) == 1:
                 text.append(f"<b>{label}</b> ({lay.op_types[members[0]]})<br>{d}: n/a: cannot run")
                 continue
@@ -261,6 +264,7 @@ def _marks(lay, cols, order, rows, keep, okm: np.ndarray) -> list[go.Scatter]:
             mode="markers",
             marker={"symbol": "x-thin", "size": 8, "line": {"width": 1.5, "color": "#444"}},
             text=text,
+            customdata=ops,
             hovertemplate="%{text}<extra></extra>",
             name="n/a",
             showlegend=False,

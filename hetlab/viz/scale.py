@@ -111,17 +111,22 @@ def _paper_text(x, y, text, xanchor, yanchor, size, yshift: int = 0, xshift: int
     }
 
 
-def wrap_title(parts: Sequence[str], width: int | None, sep: str = " · ") -> tuple[str, int]:
+def wrap_title(
+    parts: Sequence[str], width: int | None, sep: str = " · ", reserve_px: int = 0
+) -> tuple[str, int]:
     """``parts`` joined by ``sep`` into lines that fit ``width`` px (about ``CHAR_PX`` a
-    character; 900 when unknown); a part longer than a line is cut with an ellipsis.
+    character; 900 when unknown); a part longer than a line is cut with an ellipsis. The
+    first line leaves ``reserve_px`` free at its right (where plotly's toolbar appears).
     Returns the text (lines joined by ``<br>``) and the number of lines."""
-    room = max(24, int((width or 900) / CHAR_PX) - 4)
+    full = max(24, int((width or 900) / CHAR_PX) - 4)
+    first = max(16, full - int(reserve_px / CHAR_PX))
     lines: list[str] = []
     cur = ""
     for p in parts:
+        room = first if not lines else full
         vis = _visible(p)
-        if len(vis) > room:
-            p = _cut(p, room)
+        if len(vis) > (room if not cur else full):
+            p = _cut(p, room if not cur else full)
         if cur and len(_visible(cur)) + len(sep) + len(_visible(p)) > room:
             lines.append(cur)
             cur = p

@@ -49,6 +49,8 @@ def layout(wb: Any) -> list[W.Widget]:
         ),
         bx["dag_fig"],
         bx["heat_fig"],
+        section("ops: details of one, and the costliest"),
+        wb.nodes,
         section("4 · what-if platform (scales the profile: no measurement)"),
         wb.whatif,
         c.whatif_banner,
@@ -57,7 +59,7 @@ def layout(wb: Any) -> list[W.Widget]:
         W.HBox([c.algo_select, c.compared_params]),
         c.solve_status,
         c.params_status,
-        c.diff_toggle,
+        W.HBox([c.diff_toggle, wb.critical_toggle]),
         W.HBox(
             [
                 W.VBox([bx["ilp_fig"], c.ilp_info], layout=half),
@@ -164,9 +166,19 @@ def _title(wb: Any, plan: Any, name: str) -> str:
 
 
 def gantt_height(fig: Any) -> int:
-    """Room for every row of a Gantt (devices and links: a GPU as four streams has twelve)."""
-    rows = len(fig.layout.yaxis.categoryarray or [])
-    return max(220, 100 + 20 * rows)
+    """A Gantt's own height: ``viz.gantt`` sizes it to its rows and title, and places the
+    title and legend for that height."""
+    return int(fig.layout.height or 220)
+
+
+def critical_checkbox() -> W.Checkbox:
+    """Whether the Gantts mark the critical path (``viz.gantt``'s ``critical``)."""
+    return W.Checkbox(
+        value=True,
+        description="underline the critical path",
+        indent=False,
+        layout=W.Layout(width="auto"),
+    )
 
 
 def gantts(wb: Any, only: str | None = None) -> None:
@@ -201,9 +213,14 @@ def gantts(wb: Any, only: str | None = None) -> None:
             continue
         info.value = info_html(plan, units)
         g = gantt_figure(
-            plan, wb.state.problem, title=_title(wb, plan, name), moved=_moved(wb, slot)
+            plan,
+            wb.state.problem,
+            title=_title(wb, plan, name),
+            moved=_moved(wb, slot),
+            width=GANTT_WIDTH,
+            critical=None if wb.critical_toggle.value else False,
         )
-        g.update_layout(title_font_size=12, xaxis_range=span, height=gantt_height(g))
+        g.update_layout(title_font_size=12, xaxis_range=span)
         fig.show(g)
 
 

@@ -14,8 +14,9 @@ replaces the old one instead of updating it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 import plotly.graph_objects as go
@@ -80,6 +81,27 @@ class FigureSlot:
         self.note = W.HTML(layout=W.Layout(min_height="1.6em"))
         self.box = W.Box([self.note], layout=W.Layout(width=f"{width + 10}px" if width else ""))
         self.fig: FigureWidget | None = None
+        self._clicks: list[Callable[[dict[str, Any]], None]] = []
+
+    def on_click(self, callback: Callable[[dict[str, Any]], None]) -> None:
+        """Call ``callback(point)`` when a point of the figure is clicked; ``point`` holds
+        the trace's ``name``, the point's ``index`` and its ``customdata``."""
+        self._clicks.append(callback)
+        if self.fig is not None:
+            self._listen(self.fig)
+
+    def _listen(self, fw: FigureWidget) -> None:
+        for t in fw.data:
+            t.on_click(self._clicked)
+
+    def _clicked(self, trace: Any, points: Any, _state: Any) -> None:
+        for i in points.point_inds:
+            value = trace.customdata  # a heatmap's point is (row, column)
+            for k in i if isinstance(i, (list, tuple)) else [i]:
+                value = value[k] if value is not None and k < len(value) else None
+            point = {"trace": trace.name, "index": i, "customdata": value}
+            for cb in self._clicks:
+                cb(point)
 
     def message(self, text: str) -> None:
         """Show ``text`` (why there is nothing to draw) instead of the figure, which is closed:
@@ -105,6 +127,8 @@ class FigureSlot:
             # thread: it pulls in nbformat and jsonschema, seconds the widget need not wait for
             self.fig = go.FigureWidget(no_colorbar(go.Figure(fig)))
             sync_full_state(self.fig)
+            if self._clicks:
+                self._listen(self.fig)
             self.box.children = (self.fig,)
             if old is not None:
                 old.close()

@@ -25,7 +25,7 @@ from hetlab.errors import HetlabError
 from hetlab.graph.ir import OpGraph
 from hetlab.graph.onnx_io import load
 from hetlab.schedulers.base import MODULES
-from hetlab.widgets import draw
+from hetlab.widgets import draw, nodepanel
 from hetlab.widgets.controls import Controls, disable
 from hetlab.widgets.figwidget import FigureSlot
 from hetlab.widgets.files import Files
@@ -91,11 +91,14 @@ class Workbench(States, Solving, Recommending, Files, Running, W.VBox):
         half, full = draw.GANTT_WIDTH, 2 * draw.GANTT_WIDTH + 10
         widths = {"ilp_fig": half, "greedy_fig": half, "rec_fig": full, "run_fig": full}
         self.slots = {n: FigureSlot(widths.get(n)) for n in FIGURES}
+        self.nodes = nodepanel.NodePanel()
+        self.critical_toggle = draw.critical_checkbox()
         super().__init__(children=draw.layout(self), **kw)
         self.add_class("hetlab-workbench")
         with self._ui:
             self._init_algos(plan, compare)
             self._wire()
+            nodepanel.wire(self)
             self._init_devices(devices)
             c.shape_text.value = shapes
             self._new_state(lines=self.state.lines)
@@ -120,6 +123,10 @@ class Workbench(States, Solving, Recommending, Files, Running, W.VBox):
     def wait(self, timeout: float | None = 120.0) -> bool:
         """Block until loading, profiling, solving and running are done; False on timeout."""
         return self.tasks.wait(timeout)
+
+    def select_node(self, node_id: str) -> None:
+        """Show op ``node_id`` in the node panel (what a click on a DAG node or a bar does)."""
+        self.nodes.select(node_id)
 
     def cancel(self) -> int:
         """Stop what runs in the background (a profile keeps what it measured in its cache)."""
@@ -160,6 +167,7 @@ class Workbench(States, Solving, Recommending, Files, Running, W.VBox):
             (c.dag_collapse, draw.dag),
             (c.heat_group, draw.problem),
             (c.diff_toggle, draw.gantts),
+            (self.critical_toggle, draw.gantts),
         ):
             control.observe(lambda _, f=redraw: self._redraw(f), "value")
         for slot, (select, _) in SLOTS.items():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import numpy as np
@@ -11,8 +12,9 @@ from hetlab.cost.problem import Link, PEdge, PNode, Problem
 from hetlab.errors import HetlabError
 from hetlab.schedulers.plan import Plan
 from hetlab.viz import collapse_scopes, dag_figure, dag_layout, match_nodes
-from hetlab.viz.dag import TOP_K, VISIBLE_LAYERS, auto_depth
+from hetlab.viz.dag import FIT_MAX, VISIBLE_LAYERS, auto_depth, px_per_unit
 from hetlab.viz.dag_color import MIXED
+from hetlab.viz.dag_overlay import label_box
 from hetlab.viz.scale import STRIP_STEPS
 from tests.tiny import tiny_problem
 from tests.viz._random import random_plan, random_problem
@@ -67,17 +69,30 @@ def test_cost_colour_has_a_log_ms_strip_and_categories_have_swatches():
     assert col["a"] == col["c"] != col["h"]  # a, c fastest on gpu; h runs on cpu only
 
 
-def test_large_graph_labels_only_the_costliest_and_the_matches():
+def test_large_graph_labels_the_match_and_the_costliest_that_fit_without_overlap():
     p = random_problem(200)
     lay = dag_layout(p)
     fig = dag_figure(p, highlight=p.nodes[3].id)
-    shown = {(a.x, a.y) for a in _labels(fig)}
+    at = {(lay.x[i], lay.y[i]): i for i in range(len(lay.ids))}
+    shown = [at[a.x, a.y] for a in _labels(fig)]
+    views = -(-lay.size[0] // VISIBLE_LAYERS)
+    assert lay.index[p.nodes[3].id] in shown and 1 < len(shown) <= FIT_MAX * views
     best = {n.id: min(c for c in n.cost.values() if c is not None) for n in p.nodes}
-    top = sorted(best, key=lambda v: -best[v])[:TOP_K] + [p.nodes[3].id]
-    assert shown == {(lay.x[lay.index[v]], lay.y[lay.index[v]]) for v in top}
-    assert len(shown) == TOP_K + 1
+    assert lay.index[max(best, key=best.get)] in shown  # the costliest node, unless matched
+    px = px_per_unit(lay, None)
+    costs = (p.devices, np.array([[n.cost[d] or np.inf for d in p.devices] for n in p.nodes]))
+    boxes = [label_box(lay, i, px, costs) for i in shown]
+    for a, b in itertools.combinations(boxes, 2):  # no two labels overlap in the first view
+        assert a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1]
     assert len(_labels(dag_figure(p, labels=3))) == 3 and not _labels(dag_figure(p, labels=False))
     assert len(_labels(dag_figure(p, labels=True))) == len(lay.ids)
+
+
+def test_every_node_carries_its_id_for_a_click():
+    p = tiny_problem()
+    fig = dag_figure(p, highlight="c")
+    assert list(_trace(fig, "ops").customdata) == dag_layout(p).ids
+    assert list(_trace(fig, "matches").customdata) == ["c"]
 
 
 def test_height_grows_with_the_widest_layer_and_long_graphs_open_on_their_first_layers():
@@ -96,6 +111,8 @@ def test_height_grows_with_the_widest_layer_and_long_graphs_open_on_their_first_
     assert (
         list(fig.layout.xaxis.range)[1] < VISIBLE_LAYERS and "drag to pan" in fig.layout.title.text
     )
+    slider = fig.layout.xaxis.rangeslider  # the whole graph stays one drag away
+    assert slider.visible and list(slider.range)[1] >= dag_layout(long).size[0] - 1
 
 
 def test_large_graphs_collapse_by_scope_by_default():

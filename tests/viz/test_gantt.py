@@ -22,7 +22,8 @@ from hetlab.viz import (
     plan_trace,
 )
 from hetlab.viz.common import as_bars
-from hetlab.viz.gantt import LEGEND_PX, MIN_ROWS, ROW_PX
+from hetlab.viz.gantt import LEGEND_PX, MIN_ROWS, MODEBAR_PX, ROW_PX
+from hetlab.viz.gantt_parts import LABEL_CHARS, bar_label
 from hetlab.viz.scale import CHAR_PX
 from hetlab.viz.timeline import idle_gaps
 from tests.tiny import tiny_problem
@@ -157,10 +158,40 @@ def test_the_critical_path_is_drawn_only_where_it_is_not_every_op():
     split = Plan.build(
         p, "two", {v: "gpu" if v in "ce" else "cpu" for v in "abcdefgh"}, list("abcdefgh")
     )
-    cp = _trace(gantt_figure(split, p), "critical path")
+    fig = gantt_figure(split, p)
+    cp = _trace(fig, "critical path")
     assert 0 < len(cp.base) < len(p.nodes)
-    assert cp.marker.color == "rgba(0,0,0,0)"  # an outline, the ops' colours show through
+    # a thin strip along each bar's bottom edge: the op colours above it stay visible
+    ops = fig.data[0]
+    assert cp.width <= 0.15 and cp.offset + cp.width < 0 and cp.offset >= -0.5
+    assert set(cp.customdata) <= set(ops.customdata)
     assert len(_trace(gantt_figure(one, p, critical=True), "critical path").base) == 8
+    assert not [t for t in gantt_figure(split, p, critical=False).data if t.name == "critical path"]
+
+
+def test_bars_name_their_op_where_it_fits_and_zoom_moves_along_time_only():
+    p = tiny_problem()
+    plan = random_plan(p)
+    fig = gantt_figure(plan, p, width=470)
+    ops = fig.data[0]
+    assert list(ops.text) == list(ops.customdata) and ops.textposition == "inside"
+    assert all(
+        h.startswith(f"<b>{v}</b>") for h, v in zip(ops.hovertext, ops.customdata, strict=True)
+    )
+    assert fig.layout.uniformtext.mode == "hide" and fig.layout.uniformtext.minsize >= 8
+    assert fig.layout.yaxis.fixedrange and "lasso2d" in fig.layout.modebar.remove
+    assert bar_label("/features/features.3/conv/Conv") == "conv/Conv"
+    assert ops.marker.line.width > 0  # 8 bars: each keeps a white edge
+    big = random_problem(400, seed=2)  # about 200 bars a row in 470 px: edges would whiten it
+    assert gantt_figure(random_plan(big), big, width=470).data[0].marker.line.width == 0
+    assert len(bar_label("x" * 80)) == LABEL_CHARS
+
+
+def test_the_first_title_line_leaves_room_for_the_toolbar(case):
+    p, plan = case
+    fig = gantt_figure(plan, p, title="a plan with a long name (ε=0.2, NT=12)", width=470)
+    first, *rest = fig.layout.title.text.split("<br>")
+    assert rest and len(re.sub("<[^>]+>", "", first)) <= (470 - MODEBAR_PX) / CHAR_PX
 
 
 def _problem(devices: int) -> Problem:
@@ -176,7 +207,8 @@ def test_height_grows_by_a_row_per_device_and_a_panel_per_timeline():
         plan = Plan.build(
             p, "par", {f"n{i}": f"d{i}" for i in range(k)}, [f"n{i}" for i in range(k)]
         )
-        heights.append(gantt_figure(plan, p).layout.height)
+        fig = gantt_figure(plan, p)
+        heights.append(fig.layout.height - fig.layout.margin.t)  # titles may wrap apart
     assert heights[1] - heights[0] == ROW_PX * (3 - MIN_ROWS)
     assert heights[2] - heights[1] == 3 * ROW_PX
     p = tiny_problem()

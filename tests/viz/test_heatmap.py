@@ -89,3 +89,15 @@ def test_sorting(sort):
         assert ok.tolist() == sorted(ok.tolist(), reverse=True)  # ops gpu cannot run: last
     with pytest.raises(HetlabError):
         heatmap_figure(p, sort="size")
+
+
+def test_a_cell_of_one_op_carries_that_op_for_a_click():
+    p = tiny_problem()
+    fig = heatmap_figure(p, group=None)
+    heat = fig.data[0]
+    names = [t.split("</b>")[0][3:] for t in heat.text[0]]
+    assert all(list(row) == names for row in heat.customdata)
+    (marks,) = [t for t in fig.data if t.name == "n/a"]
+    assert list(marks.customdata) == ["h"]  # gpu cannot run the head
+    grouped = heatmap_figure(p, group="op").data[0]
+    assert all(v is None for row in grouped.customdata for v in row)

@@ -2,6 +2,11 @@
 // The meta block rm is pool.cl's: [nd, oshape[6], ostr[6], ndr, rshape[6], rstr[6]], the
 // kept and the reduced dims with their input strides (trailing nd, ndr entries used).
 
+#ifdef __OPENCL_VERSION__
+#define I8 char
+#else
+#define I8 signed char  // int8 as in eltwise.cl
+#endif
 #ifndef RL
 #define RL 64
 #endif
@@ -28,18 +33,6 @@ inline float rm_fold(int mode, float acc, float v) {
     return acc + v;
 }
 
-inline float rm_group(__local float* buf, int l, float acc, int mode) {
-    buf[l] = acc;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int s = RL / 2; s > 0; s >>= 1) {
-        if (l < s) buf[l] = rm_fold(mode, buf[l], buf[l + s]);
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    const float r = buf[0];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return r;
-}
-
 __kernel __attribute__((reqd_work_group_size(RL, 1, 1)))
 void reduce_more(__global const float* x, __global float* y, __constant int* rm, const int R,
                  const int mode HL_ARGS HL_N(x) HL_N(y))
@@ -48,10 +41,17 @@ void reduce_more(__global const float* x, __global float* y, __constant int* rm,
     const int o = get_group_id(0), l = get_local_id(0);
     const int base = rm_offset(rm + 1, rm + 7, rm[0], o);
     float m = 0.0f;
-    if (mode == 3) {
+    if (mode == 3) {  // the row's maximum first
         float mx = -INFINITY;
         for (int j = l; j < R; j += RL) mx = fmax(mx, LD(x, base + rm_offset(rm + 14, rm + 20, rm[13], j)));
-        m = -rm_group(buf, l, -mx, 5);  // the maximum as the minimum of the negations
+        buf[l] = mx;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int s = RL / 2; s > 0; s >>= 1) {
+            if (l < s) buf[l] = fmax(buf[l], buf[l + s]);
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        m = buf[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
     }
     float acc = mode == 5 ? INFINITY : (mode == 6 ? 1.0f : 0.0f);
     for (int j = l; j < R; j += RL) {
@@ -61,7 +61,13 @@ void reduce_more(__global const float* x, __global float* y, __constant int* rm,
         else if (mode == 3) v = exp(v - m);
         acc = rm_fold(mode, acc, v);
     }
-    float r = rm_group(buf, l, acc, mode);
+    buf[l] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = RL / 2; s > 0; s >>= 1) {
+        if (l < s) buf[l] = rm_fold(mode, buf[l], buf[l + s]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    float r = buf[0];
     if (mode == 1) r = sqrt(r);
     else if (mode == 3) r = log(r) + m;
     else if (mode == 4) r = log(r);

@@ -9,8 +9,6 @@ from typing import Any
 from hetlab.devices.kernels.ops.common import BYTES, grid1, i32, numel, type_options
 
 HALF = "float16"
-# what a float16 Cast converts from or to: float32, int32, int64, bool, int8, uint8
-PEERS = ("float32", "int32", "int64", "bool", *BYTES)
 
 
 def half_cast(node: Any, ctx: Any, src: str, dst: str) -> None:

@@ -1,4 +1,4 @@
-"""Trigonometric and hyperbolic unary ops, the remaining reductions (ReduceL1, ReduceL2,
+"""Trigonometric and hyperbolic unary ops and Sign, the remaining reductions (ReduceL1, ReduceL2,
 ReduceSumSquare, ReduceLogSumExp, ReduceLogSum, ReduceMin, ReduceProd) and ArgMax/ArgMin
 against onnxruntime: float results within 1e-4 relative, indices equal."""
 
@@ -30,6 +30,7 @@ TRIG = {
     "Asinh": (-5.0, 5.0),
     "Acosh": (1.01, 6.0),
     "Atanh": (-0.99, 0.99),
+    "Sign": (-3.0, 3.0),
 }
 
 
@@ -37,6 +38,11 @@ TRIG = {
 def test_trig(dev, op):
     lo, hi = TRIG[op]
     run_case(dev, [N(op, ["x"])], {"x": rnd(3, 5, 67, lo=lo, hi=hi)})
+
+
+def test_sign_of_zeros(dev):
+    x = np.array([0.0, -0.0, 2.5, -1e-30, 1e-30, -7.0], np.float32)
+    run_case(dev, [N("Sign", ["x"])], {"x": x})
 
 
 def test_sin_cos_chain_fuses_nothing_wrong(dev):

@@ -58,6 +58,7 @@ CODES = {
     "Asinh": 27,
     "Acosh": 28,
     "Atanh": 29,
+    "Sign": 30,
 }
 TYPED = {"Neg": 0, "Abs": 1, "Not": 2}  # eltwise.cl unary_t
 

@@ -1,7 +1,9 @@
 """ScatterElements and ScatterND whose indices are read at run time (scatter_rt.cl), with
 reduction none. Repeated indices keep the last update, as onnxruntime's in-order loop does;
 reductions over repeated indices read at run time would combine in an order the kernels
-cannot fix, so they are refused."""
+cannot fix, so they are refused. ONNX leaves repeated ScatterND indices undefined, and
+onnxruntime's ScatterND spreads its updates over threads: with repeats its own result varies
+from run to run, and the last update is what it gives on one thread."""
 
 from __future__ import annotations
 

@@ -19,6 +19,8 @@ BOUNDS_CHECKED = (
     "test_opencl_integer",
     "test_opencl_bytes",
     "test_opencl_scatter",
+    "test_opencl_more_ops",
+    "test_opencl_half",
 )  # modules run under both builds
 
 

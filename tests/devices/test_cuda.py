@@ -39,6 +39,10 @@ float fmax(float, float); float exp(float); float tanh(float); float erf(float);
 float log1p(float); float log(float); float sqrt(float); float pow(float, float);
 float fabs(float); float ceil(float); float floor(float); int abs(int);
 float fmod(float, float); float rint(float);
+float sin(float); float cos(float); float tan(float); float asin(float); float acos(float);
+float atan(float); float sinh(float); float cosh(float); float asinh(float);
+float acosh(float); float atanh(float); int atomicMax(int*, int);
+unsigned int __float_as_uint(float); float __uint_as_float(unsigned int);
 int min(int, int); int max(int, int); float min(float, float); float max(float, float);
 """
 

@@ -34,6 +34,7 @@ ELEM_BYTES = {
     "int4": 16,
     "long": 8,
     "uchar": 1,
+    "ushort": 2,
     "char": 1,
 }  # pointee types of the kernels' buffers
 

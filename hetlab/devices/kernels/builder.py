@@ -23,9 +23,9 @@ from hetlab.devices.unit import Unit
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
 
-# tensor dtypes held in buffers of their own type (integer, bool and quantized tensors);
-# every other tensor a kernel reads or writes is float32
-TYPED = ("uint8", "int8", "int32", "int64", "bool")
+# tensor dtypes held in buffers of their own type (integer, bool, quantized and float16
+# tensors); every other tensor a kernel reads or writes is float32
+TYPED = ("uint8", "int8", "int32", "int64", "bool", "float16")
 
 NO_ACT = (
     np.float32(1.0),

@@ -68,7 +68,8 @@ inline void nd_offsets(__constant int* m, int i, int* ia, int* ib) {
 // op: 0 relu-family (epilogue only), 1 sigmoid, 2 hardsigmoid(p0=alpha, p1=beta), 3 hardswish,
 //     4 tanh, 5 exp, 6 sqrt, 7 erf, 8 neg, 9 abs, 10 log, 11 reciprocal, 12 softplus,
 //     13 elu(p0=alpha), 14 gelu (erf), 15 gelu (tanh approximation), 16 floor, 17 ceil,
-//     18 round (half to even)
+//     18 round (half to even), 19 sin, 20 cos, 21 tan, 22 asin, 23 acos, 24 atan, 25 sinh,
+//     26 cosh, 27 asinh, 28 acosh, 29 atanh, 30 sign (0 for zeros and NaN)
 __kernel void unary(__global const float* x, __global float* y, const int n, const int op,
                     const float p0, const float p1,
                     const float slope, const float lo, const float hi HL_ARGS HL_N(x) HL_N(y))
@@ -95,6 +96,18 @@ __kernel void unary(__global const float* x, __global float* y, const int n, con
         case 16: v = floor(v); break;
         case 17: v = ceil(v); break;
         case 18: v = rint(v); break;
+        case 19: v = sin(v); break;
+        case 20: v = cos(v); break;
+        case 21: v = tan(v); break;
+        case 22: v = asin(v); break;
+        case 23: v = acos(v); break;
+        case 24: v = atan(v); break;
+        case 25: v = sinh(v); break;
+        case 26: v = cosh(v); break;
+        case 27: v = asinh(v); break;
+        case 28: v = acosh(v); break;
+        case 29: v = atanh(v); break;
+        case 30: v = v > 0.0f ? 1.0f : (v < 0.0f ? -1.0f : 0.0f); break;
         default: break;
     }
     ST(y, i, act(v, slope, lo, hi));

@@ -127,6 +127,7 @@ from hetlab.devices.kernels.ops import (  # noqa: F401  (registration side effec
     pad,
     pool,
     quant,
+    reduce,
     resize,
     scatter,
     space_depth,

@@ -47,6 +47,18 @@ CODES = {
     "Floor": 16,
     "Ceil": 17,
     "Round": 18,
+    "Sin": 19,
+    "Cos": 20,
+    "Tan": 21,
+    "Asin": 22,
+    "Acos": 23,
+    "Atan": 24,
+    "Sinh": 25,
+    "Cosh": 26,
+    "Asinh": 27,
+    "Acosh": 28,
+    "Atanh": 29,
+    "Sign": 30,
 }
 TYPED = {"Neg": 0, "Abs": 1, "Not": 2}  # eltwise.cl unary_t
 

@@ -55,6 +55,9 @@ class Move(Op):
 class View(Move):
     op_types = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout")
 
+    def dtypes(self, node: Node) -> tuple[str, ...]:
+        return (*MOVED, "float16")  # a view: no kernel reads the values
+
     def check(self, node: Node, graph: OpGraph) -> str | None:
         if node.op_type == "Dropout" and len(node.outputs) > 1 and node.outputs[1]:
             return "Dropout's mask output is not produced"

@@ -1,9 +1,9 @@
 """Ops that make values rather than move them: Cast between float32, int32, int64, bool, int8
 and uint8 (eltwise.cl ``cast``: C's conversions, as onnxruntime's, so float -> integer
 truncates toward zero; to int8/uint8, through int32, keeping the low 8 bits; to bool,
-nonzero -> 1; a cast to the same type is a view), ConstantOfShape
-(``fill``), integer Range (``range``), and Shape and Size, whose values the fixed shapes
-give at build time (one small copy into the output)."""
+nonzero -> 1; a cast to the same type is a view) and to and from float16 (half.py),
+ConstantOfShape (``fill``), integer Range (``range``), and Shape and Size, whose values the
+fixed shapes give at build time (one small copy into the output)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from hetlab.devices.kernels.ops.common import (
     type_options,
 )
 from hetlab.devices.kernels.ops.data_movement import copy_launch
+from hetlab.devices.kernels.ops.half import HALF, half_cast
 from hetlab.graph.ir import Node, OpGraph
 
 
@@ -37,12 +38,15 @@ class Cast(Op):
         return [0]
 
     def dtypes(self, node: Node) -> tuple[str, ...]:
-        return MOVED
+        return (*MOVED, HALF)
 
     def build(self, node: Node, ctx: Any) -> None:
         src, dst = ctx.dtype(node.inputs[0]), ctx.dtype(node.outputs[0])
         if src == dst:
             ctx.make_alias(node.outputs[0], node.inputs[0])
+            return
+        if HALF in (src, dst):
+            half_cast(node, ctx, src, dst)
             return
         opts = f"{type_options(src, 'IT')} {type_options(dst, 'OT')}"
         opts += " -DOT_BOOL" if dst == "bool" else " -DOT_NARROW" if dst in BYTES else ""

@@ -90,24 +90,28 @@ def _merge(shape: Sequence[int], st: Sequence[int]) -> tuple[list[int], list[int
     return [o[0] for o in out], [o[1] for o in out]
 
 
-def reduce_launch(
-    ctx: Any, node: Node, x: str, y: str, axes: Sequence[int], mode: int, mean: bool
-) -> None:
-    """y = reduction of x over ``axes`` (sum: mode 0, max: mode 1; mean scales by 1/R)."""
-    xs = ctx.shape(x)
+def reduce_meta(xs: Sequence[int], axes: Sequence[int]) -> tuple[list[int], int, int]:
+    """pool.cl's reduce meta block of a reduction of shape ``xs`` over ``axes``, the count R
+    of values reduced into each output and the number of outputs."""
     st = strides(xs)
     keep = [i for i in range(len(xs)) if i not in axes]
     os_, ost = _merge([xs[i] for i in keep], [st[i] for i in keep])
     rs, rst = _merge([xs[i] for i in axes], [st[i] for i in axes])
     if len(os_) > 6 or len(rs) > 6:
         raise ValueError("too many dims")
-    R = numel([xs[i] for i in axes])
 
     def pad6(v: list[int], fill: int) -> list[int]:
         return [fill] * (6 - len(v)) + v
 
     rm = [len(os_)] + pad6(os_, 1) + pad6(ost, 0) + [len(rs)] + pad6(rs, 1) + pad6(rst, 0)
-    nout = numel([xs[i] for i in keep])
+    return rm, numel([xs[i] for i in axes]), numel([xs[i] for i in keep])
+
+
+def reduce_launch(
+    ctx: Any, node: Node, x: str, y: str, axes: Sequence[int], mode: int, mean: bool
+) -> None:
+    """y = reduction of x over ``axes`` (sum: mode 0, max: mode 1; mean scales by 1/R)."""
+    rm, R, nout = reduce_meta(ctx.shape(x), axes)
     ctx.launch(
         node,
         ctx.kernel("pool.cl", "reduce"),

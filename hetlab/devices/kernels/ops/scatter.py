@@ -1,8 +1,9 @@
 """ScatterND and ScatterElements on data of any kernel dtype: the output is a copy of the data,
 then each update is written (or combined by the reduction) at a flat offset the host computes
-from the constant indices (scatter.cl ``scatter_at``). With repeated indices onnxruntime
-applies the updates in order, which a parallel kernel cannot promise: such nodes, and those
-whose indices are read at run time, are refused."""
+from the constant indices (scatter.cl ``scatter_at``). Indices read at run time, and
+repeated constant ones, go to scatter_rt.py (reduction none: the last update wins, as in
+onnxruntime); a reduction over repeated constant indices is refused (onnxruntime reduces in
+order, which a parallel kernel cannot promise)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from hetlab.devices.kernels.ops.common import (
 )
 from hetlab.devices.kernels.ops.data_movement import copy_launch
 from hetlab.devices.kernels.ops.gather_nd import index_reason, out_of_range
+from hetlab.devices.kernels.ops.scatter_rt import runtime_reason, runtime_scatter
 from hetlab.graph.ir import Node, OpGraph
 
 REDUCTIONS = {"none": 0, "add": 1, "mul": 2, "max": 3, "min": 4}
@@ -67,20 +69,25 @@ class ScatterOp(Op):
             return f"{op} reduction {red!r} of bool data"
         idx = const_value(graph, node.inputs[1])
         if idx is None:
-            return f"{op} indices must be constant (repeated ones would be applied in order)"
+            return runtime_reason(node, graph)
         at = self.offsets(node, np.asarray(idx), graph.tensors[node.inputs[0]].shape)
         if at is None:
             return f"{op} index out of range"
+        if np.unique(at).size != at.size and red != "none":
+            return f"{op} indices repeat (onnxruntime reduces in order; kernels do not)"
         if np.unique(at).size != at.size:
-            return f"{op} indices repeat (onnxruntime applies them in order; kernels do not)"
+            return runtime_reason(node, graph)  # the last update wins, as in onnxruntime
         return None
 
     def build(self, node: Node, ctx: Any) -> None:
-        xs = ctx.shape(node.inputs[0])
+        xs, idx = ctx.shape(node.inputs[0]), ctx.const(node.inputs[1])
+        at = None if idx is None else self.offsets(node, np.asarray(idx), xs)
+        if at is None or np.unique(at).size != at.size:
+            runtime_scatter(node, ctx)
+            return
         dtype = ctx.dtype(node.outputs[0])
         y, n = ctx.t(node.outputs[0]), numel(xs)
         copy_launch(ctx, node, ctx.tensor_or_const(node.inputs[0], dtype), y, [n], [1], [1])
-        at = self.offsets(node, np.asarray(ctx.const(node.inputs[1])), xs)
         offs = ctx.upload(at, key=("scatter", node.id), dtype="int32")
         upd = ctx.tensor_or_const(node.inputs[2], dtype)
         kern = ctx.kernel("scatter.cl", "scatter_at", type_options(dtype))

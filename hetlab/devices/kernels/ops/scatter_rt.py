@@ -1,0 +1,67 @@
+"""ScatterElements and ScatterND whose indices are read at run time (scatter_rt.cl), with
+reduction none. Repeated indices keep the last update, as onnxruntime's in-order loop does;
+reductions over repeated indices read at run time would combine in an order the kernels
+cannot fix, so they are refused. ONNX leaves repeated ScatterND indices undefined, and
+onnxruntime's ScatterND spreads its updates over threads: with repeats its own result varies
+from run to run, and the last update is what it gives on one thread."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hetlab.devices.kernels.ops.common import attr, grid1, i32, numel, strides, type_options
+from hetlab.devices.kernels.ops.data_movement import copy_launch
+from hetlab.graph.ir import Node, OpGraph
+
+
+def runtime_reason(node: Node, graph: OpGraph) -> str | None:
+    """Why the node cannot scatter at indices read at run time (None when it can)."""
+    red = attr(node, "reduction", "none")
+    if red != "none":
+        return (
+            f"{node.op_type} reduction {red!r} with indices read at run time (repeated "
+            "indices would combine in an order that differs from onnxruntime's)"
+        )
+    xs = graph.tensors[node.inputs[0]].shape
+    ids = graph.tensors[node.inputs[1]].shape
+    us = graph.tensors[node.inputs[2]].shape
+    if node.op_type == "ScatterND":
+        k = int(ids[-1]) if len(ids) else 0
+        if not ids or k > len(xs) or tuple(us) != tuple(ids[:-1]) + tuple(xs[k:]):
+            return "ScatterND indices and updates of shapes that do not match the data"
+    elif len(ids) != len(xs) or tuple(ids) != tuple(us):
+        return f"{node.op_type} indices and updates of shapes that do not match the data"
+    if numel(xs) >= 2**31 or numel(us) >= 2**31:
+        return f"{node.op_type} of 2**31 elements or more"
+    return None
+
+
+def meta_of(node: Node, xs, ids) -> tuple[list[int], int, int]:
+    """scatter_claim's meta block, its nd_mode and the elements of one update slice."""
+    st = strides(xs)
+    if node.op_type == "ScatterND":
+        k = int(ids[-1])
+        return [k, *xs[:k], *st[:k]], 1, numel(xs[k:])
+    ax = int(attr(node, "axis", 0)) % len(xs)
+    return [len(xs), ax, xs[ax], *ids, *st], 0, 1
+
+
+def runtime_scatter(node: Node, ctx: Any) -> None:
+    """y = data; each update written where its indices point, the last one where they
+    repeat."""
+    xs, ids = ctx.shape(node.inputs[0]), ctx.shape(node.inputs[1])
+    dtype, itype = ctx.dtype(node.outputs[0]), ctx.dtype(node.inputs[1])
+    y, ny, n = ctx.t(node.outputs[0]), numel(xs), numel(ctx.shape(node.inputs[2]))
+    copy_launch(ctx, node, ctx.tensor_or_const(node.inputs[0], dtype), y, [ny], [1], [1])
+    owner, at = ctx.scratch(ny, "int32"), ctx.scratch(n, "int32")
+    fill = ctx.kernel("eltwise.cl", "fill", type_options("int32"))
+    ctx.launch(node, fill, *grid1(ny), [owner, i32(ny), i32(-1)])
+    meta, mode, inner = meta_of(node, xs, ids)
+    opts = type_options(itype, "IT")
+    claim = ctx.kernel("scatter_rt.cl", "scatter_claim", opts)
+    idx = ctx.tensor_or_const(node.inputs[1], itype)
+    args = [idx, at, owner, ctx.ints(meta), i32(mode), i32(inner), i32(n), i32(ny)]
+    ctx.launch(node, claim, *grid1(n), args)
+    owned = ctx.kernel("scatter_rt.cl", "scatter_owned", type_options(dtype))
+    upd = ctx.tensor_or_const(node.inputs[2], dtype)
+    ctx.launch(node, owned, *grid1(n), [y, at, owner, upd, i32(n)])

@@ -40,6 +40,7 @@ from hetlab.schedulers.ilp_bounds import WindowBounds
 from hetlab.schedulers.ilp_cuts import canonical_devices, load_cuts, symmetry_cuts
 from hetlab.schedulers.ilp_extras import group_constraints, rest_balance
 from hetlab.schedulers.ilp_solver import WindowResult
+from hetlab.schedulers.ilp_work import window_node_limit
 from hetlab.schedulers.timeline import Timeline
 
 __all__ = ["WindowResult", "WindowSpec", "solve_window"]
@@ -76,7 +77,8 @@ def solve_window(problem: Problem, tl: Timeline, spec: WindowSpec) -> WindowResu
         if spec.skip_by_bound and not spec.groups and m.start_meets_bound():
             return m.start_result("bound", 0.0, t0)
         m.build()
-        budget = ilp_solver.Budget(spec.node_limit, spec.time_limit, spec.gap_abs)
+        limit = window_node_limit(spec.node_limit, len(spec.nodes))  # scaled to its size
+        budget = ilp_solver.Budget(limit, spec.time_limit, spec.gap_abs)
         status, gap, nodes = ilp_solver.run(m.lp, budget)
         if m.C.varValue is None and not status.startswith("warm"):
             status, gap = f"warm:{status}", None

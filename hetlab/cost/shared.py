@@ -118,5 +118,4 @@ def occupy(free, d: int, f: float, occ: list[list[int]] | None) -> None:
         return
     free[d] = f
     for c in occ[d][1:]:
-        if free[c] < f:
-            free[c] = f
+        free[c] = max(free[c], f)

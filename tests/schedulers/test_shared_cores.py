@@ -136,3 +136,17 @@ def test_saved_plan_reads_back_to_the_same_times(tmp_path):
         back = Plan.load(path)
         t = simulate(p, back.device_of, back.order, back.fused, back.sequential)
         assert t.makespan == pytest.approx(plan.makespan, abs=1e-9), algo
+
+
+@settings(max_examples=25, **QUICK)
+@given(seed=st.integers(0, 10**6), n=st.integers(2, 12), algo=st.sampled_from(["heft", "ilp"]))
+def test_the_prediction_with_only_scheduled_terms_is_the_makespan(seed, n, algo):
+    """The run's prediction (``calibrate``'s event engine) orders the units of devices that
+    share cores as §3 does."""
+    from hetlab.calibrate.prediction import SCHEDULED, predict
+    from hetlab.devices.replay import graph_from_problem
+
+    p = shared_problem(seed, n)
+    plan = schedule(p, algo)
+    got = predict(p, graph_from_problem(p), plan, terms=SCHEDULED)
+    assert got.total_ms == pytest.approx(plan.makespan, abs=1e-9)

@@ -13,7 +13,8 @@ node budget does not bound, grows faster still. So:
   time for the whole solve on a two-core machine (``SECONDS_PER_ROW2`` per squared row of each
   window), against ``BUDGET_S``; ``WorkEstimate.line`` is one line saying why a setting does
   not fit and which ``nt`` would. The constant comes from one loaded two-core VM and is an
-  order of magnitude, not a promise (docs/decisions.md#ilp-work-budget).
+  order of magnitude, not a promise (docs/decisions.md#ilp-work-budget);
+- ``solve_line``: after a solve, one line when it took longer than the budget here.
 """
 
 from __future__ import annotations
@@ -110,3 +111,13 @@ def estimate(problem: Problem, nt: int, epsilon: float | None = None) -> WorkEst
 def _seconds(problem: Problem, nt: int, epsilon: float | None) -> float:
     rows = [window_rows(problem, w) for w in partition(problem, nt, epsilon)]
     return SECONDS_PER_ROW2 * sum(r * r for r in rows)
+
+
+def solve_line(plan) -> str:
+    """After a solve: one line when an ``ilp``/``ilp+`` plan (``schedulers.plan.Plan``) took
+    longer than ``BUDGET_S`` (its ``solve_s``, on this machine), else empty."""
+    took = plan.extra.get("solve_s")
+    if took is None or took <= BUDGET_S:
+        return ""
+    nt = plan.params.get("nt", "?")
+    return f"ILP at nt={nt} took {took:.1f} s, over the {BUDGET_S:g} s budget per move"

@@ -59,3 +59,13 @@ def test_large_windows_solve_with_the_scaled_budget():
     sizes = [len(w) for w in plan.extra["subgraphs"]]
     for size, row in zip(sizes, plan.extra["window_log"], strict=True):
         assert row[1] <= max(window_node_limit(40, size), 1) + 1
+
+
+def test_solve_line_only_over_the_budget():
+    from hetlab.schedulers.ilp_work import solve_line
+    from hetlab.schedulers.plan import Plan
+
+    plan = Plan.of({"a": "d0"}, ["a"], algo="ilp", extra={"solve_s": 0.5})
+    assert solve_line(plan) == ""
+    plan.extra["solve_s"], plan.params["nt"] = 12.0, 20
+    assert solve_line(plan) == "ILP at nt=20 took 12.0 s, over the 3 s budget per move"

@@ -1,6 +1,6 @@
 """Digests of every algorithm's plan JSON on problems where no two devices share cores.
 
-``python tests/schedulers/plan_digests.py OUT.json [--full]`` writes them for whichever
+``python tests/schedulers/plan_digests.py OUT.json [--full | --full=PREFIX]`` writes them for whichever
 ``hetlab`` is on the path: run with the code before devices could share cores to record
 ``data/plan_digests.json``; ``test_shared_unchanged.py`` compares the current code against
 it. Timings (solve seconds, per-window seconds) and the session's cache flag are left out:
@@ -44,11 +44,14 @@ def digest(plan_doc: dict) -> str:
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def problems(full: bool = False):
-    """(name, problem document) of the small test problems, and of HOPE's profiles."""
+def problems(full: bool | str = False):
+    """(name, problem document) of the small test problems, and of HOPE's profiles (``full``:
+    all of them, or those whose name starts with it)."""
     for p in sorted(SAGA.glob("*.problem.json")):
         yield p.name.removesuffix(".problem.json"), json.loads(p.read_text())
-    names = sorted(x.stem for x in HOPE.glob("*.json")) if full else HOPE_QUICK
+    prefix = full if isinstance(full, str) else ""
+    every = sorted(x.stem for x in HOPE.glob("*.json") if x.stem.startswith(prefix))
+    names = every if full else HOPE_QUICK
     for n in names:
         yield n, json.loads((HOPE / f"{n}.json").read_text())
 
@@ -60,7 +63,7 @@ def algos(problem) -> list[str]:
     return names + [f"single:{d}" for d in problem.devices]
 
 
-def digests(full: bool = False) -> dict[str, str]:
+def digests(full: bool | str = False, out_path: Path | None = None) -> dict[str, str]:
     from hetlab.cost.problem import Problem
     from hetlab.errors import HetlabError
     from hetlab.schedulers import schedule
@@ -77,9 +80,11 @@ def digests(full: bool = False) -> dict[str, str]:
                 out[f"{name}/{algo}"] = digest(schedule(problem, algo, **kw).to_json())
             except HetlabError as e:
                 out[f"{name}/{algo}"] = f"error: {e}"
+        if out_path is not None:  # what is done so far, for a long run
+            out_path.write_text(json.dumps(out, indent=0, sort_keys=True) + "\n")
     return out
 
 
 if __name__ == "__main__":
-    result = digests("--full" in sys.argv)
-    Path(sys.argv[1]).write_text(json.dumps(result, indent=0, sort_keys=True) + "\n")
+    chosen = next((a.removeprefix("--full=") for a in sys.argv if a.startswith("--full=")), "")
+    digests(chosen or "--full" in sys.argv, Path(sys.argv[1]))

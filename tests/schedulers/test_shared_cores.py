@@ -150,3 +150,16 @@ def test_the_prediction_with_only_scheduled_terms_is_the_makespan(seed, n, algo)
     plan = schedule(p, algo)
     got = predict(p, graph_from_problem(p), plan, terms=SCHEDULED)
     assert got.total_ms == pytest.approx(plan.makespan, abs=1e-9)
+
+
+def test_shipped_profiles_read_what_their_platform_says():
+    from hetlab.cost.datasets import load_measured_profile
+
+    pocl = load_measured_profile("xeon-2core-pocl", "squeezenet")  # written before the key
+    assert pocl.occupancy == [[0, 2], [1, 2], [2, 0, 1]]
+    # disjoint core groups and an OpenCL GPU share nothing
+    assert load_measured_profile("h100-16core", "squeezenet").occupancy is None
+    # an explicit empty key overrides the section
+    doc = pocl.to_json()
+    doc["shared_cores"] = []
+    assert Problem.from_json(doc).occupancy is None

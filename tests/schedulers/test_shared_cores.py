@@ -163,3 +163,15 @@ def test_shipped_profiles_read_what_their_platform_says():
     doc = pocl.to_json()
     doc["shared_cores"] = []
     assert Problem.from_json(doc).occupancy is None
+
+
+def test_queue_views_share_their_device_cores_but_not_with_each_other():
+    doc = {
+        "name": "views",
+        "devices": ["cpu0", "cl0", "cl0.q1"],
+        "nodes": [{"id": "a", "cost": {"cpu0": 1, "cl0": 1, "cl0.q1": 1}}],
+        "edges": [],
+        "queues": {"cl0": {"views": ["cl0.q1"], "latency": 0.0, "slowdown": 1.5}},
+        "shared_cores": [["cpu0", "cl0"]],
+    }
+    assert Problem.from_json(doc).occupancy == [[0, 1, 2], [1, 0], [2, 0]]

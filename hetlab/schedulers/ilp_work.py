@@ -90,8 +90,12 @@ def window_rows(problem: Problem, W: list[int]) -> int:
     return rows
 
 
-def estimate(problem: Problem, nt: int, epsilon: float | None = None) -> WorkEstimate:
-    """The work of ``ilp`` on ``problem`` at ``nt`` (and ``epsilon``), without solving it."""
+def estimate(
+    problem: Problem, nt: int, epsilon: float | None = None, passes: int = 0
+) -> WorkEstimate:
+    """The work of ``ilp`` on ``problem`` at ``nt`` (and ``epsilon``), without solving it;
+    ``passes``: ``ilp+``'s guided passes, each about one more HOPE pass (its local search,
+    bounded by the clock, is not counted)."""
     parts = partition(problem, nt, epsilon)
     rows = [window_rows(problem, w) for w in parts]
     est = WorkEstimate(
@@ -99,18 +103,19 @@ def estimate(problem: Problem, nt: int, epsilon: float | None = None) -> WorkEst
         windows=len(parts),
         largest=max((len(w) for w in parts), default=0),
         rows_max=max(rows, default=0),
-        seconds=round(SECONDS_PER_ROW2 * sum(r * r for r in rows), 2),
+        seconds=round((1 + passes) * SECONDS_PER_ROW2 * sum(r * r for r in rows), 2),
     )
     if not est.within:
         est.fits_nt = next(
-            (k for k in range(nt - 1, 0, -1) if _seconds(problem, k, epsilon) <= BUDGET_S), None
+            (k for k in range(nt - 1, 0, -1) if _seconds(problem, k, epsilon, passes) <= BUDGET_S),
+            None,
         )
     return est
 
 
-def _seconds(problem: Problem, nt: int, epsilon: float | None) -> float:
+def _seconds(problem: Problem, nt: int, epsilon: float | None, passes: int) -> float:
     rows = [window_rows(problem, w) for w in partition(problem, nt, epsilon)]
-    return SECONDS_PER_ROW2 * sum(r * r for r in rows)
+    return (1 + passes) * SECONDS_PER_ROW2 * sum(r * r for r in rows)
 
 
 def solve_line(plan) -> str:

@@ -69,3 +69,9 @@ def test_solve_line_only_over_the_budget():
     assert solve_line(plan) == ""
     plan.extra["solve_s"], plan.params["nt"] = 12.0, 20
     assert solve_line(plan) == "ILP at nt=20 took 12.0 s, over the 3 s budget per move"
+
+
+def test_ilp_plus_passes_count_as_more_solves():
+    p = layered_problem(4, 200, 6, 3)
+    one, three = estimate(p, 12), estimate(p, 12, passes=2)
+    assert three.seconds == pytest.approx(3 * one.seconds, abs=0.02)

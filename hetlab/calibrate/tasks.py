@@ -3,7 +3,8 @@
 ``setting`` reads what does not depend on the terms once: the plan with the host's source
 and sink added, its tasks (a node, or a fused group at its last member's place), the
 executor's units, the device families and their calibrations. ``build_tasks`` prices the
-tasks for one set of terms.
+tasks for one set of terms; a task on a device that shares cores with others (spec §3) also
+waits for the tasks before it in the plan's order on those devices.
 """
 
 from __future__ import annotations
@@ -195,11 +196,16 @@ def build_tasks(st: Setting, on: frozenset[str]) -> tuple[list[Task], dict[str, 
     tasks: list[Task] = []
     lanes: dict[str, list[int]] = {}
     bound = st.p.boundary_matrix
+    occ, last_on = p.occupancy, {}  # devices sharing cores: the last task of each so far
     for t, ms in enumerate(st.members):
         d = st.dev_of[p.nodes[ms[0]].id]
         root = st.fam.get(d)
         shared = root if root in share else None
         waits = {st.task_of[p.nodes[u].id] for m in ms for u, _ in p.preds[m]} - {t}
+        if occ is not None:  # spec §3: after the earlier tasks of devices sharing its cores
+            di = p.dev_index[d]
+            waits |= {last_on[o] for o in occ[di][1:] if o in last_on}
+            last_on[di] = t
         task = Task(
             lane=st.lane_of[t],
             work=_work(st, t, shared or d) if "compute" in on else 0.0,

@@ -20,6 +20,8 @@ import numpy as np
 from hetlab.cost.calibration import Calibration, families, latency_matrix, unfold
 from hetlab.cost.problem_check import check
 from hetlab.cost.problem_parts import Group, Link, PEdge, PNode
+from hetlab.cost.shared import KEY as SHARED_KEY
+from hetlab.cost.shared import check_sets, occupancy, shared_sets
 from hetlab.errors import HetlabError
 from hetlab.fileio import atomic_write_json, read_json
 
@@ -96,6 +98,8 @@ class Problem:
             extra={k: v for k, v in doc.items() if k not in known},
             calibration=Calibration.of(doc.get("boundary")),
         )
+        if SHARED_KEY in p.extra:
+            check_sets(p.extra[SHARED_KEY], source)
         p.validate(source)
         return p
 
@@ -160,6 +164,14 @@ class Problem:
                 if c is not None:
                     m[i, j] = float(c)
         return m
+
+    @cached_property
+    def occupancy(self) -> list[list[int]] | None:
+        """Per device index: the devices (itself first) a node computing there keeps from
+        computing, by ``shared_cores`` (spec §2, ``cost/shared.py``); None when no two of the
+        devices share cores, which leaves §3 as it was."""
+        fam = families(self.extra)
+        return occupancy(self.devices, shared_sets(self.extra, fam), fam)
 
     @cached_property
     def preds(self) -> list[list[tuple[int, int]]]:

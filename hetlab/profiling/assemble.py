@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hetlab.cost.problem import Group, Link, PEdge, PNode, Problem
+from hetlab.cost.shared import KEY as SHARED_KEY
+from hetlab.cost.shared import derive
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import OpGraph
 from hetlab.profiling import calibrator as cal
@@ -166,7 +168,8 @@ def _extra(job: Job, meas: Measured, costs: NodeCosts, wall_s: float) -> dict[st
             "input_shapes": {k: list(v) for k, v in graph.input_shapes.items()},
         },
         "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "platform": describe(job.devs),
+        "platform": (platform := describe(job.devs)),
+        SHARED_KEY: derive(platform, {}),
         "profile": _profile_section(job, meas, costs, wall_s),
         "calibration": {
             k: {x: f[x] for x in ("latency", "bandwidth", "r2", "max_rel_err", "points")}

@@ -77,7 +77,7 @@ def validate_plan(problem: Problem, plan: Plan, tol: float = TOL) -> None:
             continue
         if v.start < u.finish - tol:
             raise HetlabError(f"{e.dst!r} starts before its predecessor {e.src!r} finishes")
-    _no_overlap(plan, group_of, tol)
+    _no_overlap(plan, group_of, tol, _sharing(problem, plan))
     t = simulate(problem, plan.device_of, plan.order, plan.fused, plan.sequential)
     for a in plan.assignments:
         if abs(t.start[a.node] - a.start) > tol or abs(t.finish[a.node] - a.finish) > tol:
@@ -123,9 +123,19 @@ def _fused_on_one_device(
     return group_of
 
 
-def _no_overlap(plan: Plan, group_of: dict[str, int], tol: float) -> None:
+def _sharing(problem: Problem, plan: Plan) -> dict[str, list[str]]:
+    """Each device -> the devices that share its cores (spec §3), itself included."""
+    occ, devs = problem.occupancy, problem.devices
+    if occ is None or plan.sequential:
+        return {}
+    return {devs[d]: [devs[c] for c in o] for d, o in enumerate(occ) if len(o) > 1}
+
+
+def _no_overlap(
+    plan: Plan, group_of: dict[str, int], tol: float, sharing: dict[str, list[str]]
+) -> None:
     """One interval per unit (fused group or node), per device or global if sequential: no
-    two overlap by more than ``tol``."""
+    two overlap by more than ``tol``; nor two on devices that share cores (``sharing``)."""
     units: dict[object, tuple[str, float, float]] = {}
     for a in plan.assignments:
         key = ("g", group_of[a.node]) if a.node in group_of else a.node
@@ -133,6 +143,10 @@ def _no_overlap(plan: Plan, group_of: dict[str, int], tol: float) -> None:
     by_dev: dict[str, list[tuple[float, float]]] = {}
     for d, s, f in units.values():
         by_dev.setdefault(d, []).append((s, f))
+    for d, others in sharing.items():
+        for c in others[1:]:
+            if c > d and d in by_dev and c in by_dev:
+                _disjoint(by_dev[d], by_dev[c], f"{d!r} and {c!r}, which share cores", tol)
     for d, iv in by_dev.items():
         busy_until = -float("inf")
         for s1, f1 in sorted(iv):
@@ -140,3 +154,11 @@ def _no_overlap(plan: Plan, group_of: dict[str, int], tol: float) -> None:
                 raise HetlabError(f"plan overlaps two units on {d!r} at t={s1:g}")
             if f1 > s1:
                 busy_until = max(busy_until, f1)
+
+
+def _disjoint(a: list[tuple[float, float]], b: list[tuple[float, float]], where: str, tol: float):
+    """Raise unless no interval of ``a`` overlaps one of ``b`` by more than ``tol``."""
+    for s1, f1 in a:
+        for s2, f2 in b:
+            if min(f1, f2) - max(s1, s2) > tol:
+                raise HetlabError(f"plan overlaps two units on {where} at t={max(s1, s2):g}")

@@ -13,6 +13,8 @@ Both are replayed as a discrete-event run of the StarPU runtime on the problem's
   ``dmdar`` ("... ready") the ones whose inputs already all live on that device come first
   (fewest inputs to fetch, then push order).
 
+Devices that share cores (spec §3) are one resource here too: a device takes a node only
+while none that shares its cores runs, and a push advances their expected ends with its own.
 Transfers are blocking receives as in spec §3, so the start order replayed here, given to the
 simulator as the plan's order, gives the same times. Times are in the problem's units.
 """
@@ -25,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from hetlab.cost.problem import Problem
+from hetlab.cost.shared import occupy
 from hetlab.schedulers.base import register
 from hetlab.schedulers.plan import Plan
 from hetlab.schedulers.timeline import Timeline
@@ -41,6 +44,7 @@ def starpu_replay(problem: Problem, reorder: bool) -> Plan:
     running: list[tuple[float, int, int]] = []  # (finish, seq, node)
     waiting = [len(p) for p in problem.preds]
     seq = 0
+    occ = problem.occupancy  # devices sharing cores run one at a time (spec §3)
 
     def push(batch: list[int], now: float) -> None:
         nonlocal seq
@@ -48,7 +52,7 @@ def starpu_replay(problem: Problem, reorder: bool) -> Plan:
             recv = tl.recv(v)
             term = np.maximum(exp_end, now) + recv + tl.cost[v]
             d = int(np.argmin(term))
-            exp_end[d] = term[d]
+            occupy(exp_end, d, term[d], occ)
             remote = sum(1 for u, _ in problem.preds[v] if tl.dev[u] != d) if reorder else 0
             tl.dev[v] = d  # decided at push time; timing comes at pop
             heapq.heappush(queues[d], (remote, seq, v))
@@ -58,7 +62,7 @@ def starpu_replay(problem: Problem, reorder: bool) -> Plan:
     now = 0.0
     while True:
         for d in range(nd):
-            if idle[d] and queues[d]:
+            if queues[d] and (idle[d] if occ is None else all(idle[c] for c in occ[d])):
                 _, _, v = heapq.heappop(queues[d])
                 f = now + float(tl.recv(v)[d] + tl.cost[v, d])
                 tl.finish[v] = f

@@ -94,6 +94,7 @@ def search_min_end_time(tl: Timeline, batch, mp, est, scost, ext_preds) -> tuple
     rows = np.arange(len(mp))
     worst = np.zeros(len(mp))
     total = np.zeros(len(mp))
+    shares = _share_matrix(tl.occ, nd)
     for j, s in enumerate(batch):
         recv = np.zeros(nd)
         for u, e in ext_preds[s]:
@@ -101,11 +102,24 @@ def search_min_end_time(tl: Timeline, batch, mp, est, scost, ext_preds) -> tuple
         d = mp[:, j]
         start = np.maximum(est[s], free[rows, d])
         fin = start + scost[s, d] + recv[d]
-        free[rows, d] = fin
+        if shares is None:
+            free[rows, d] = fin
+        else:  # the devices sharing its cores wait for it too
+            free = np.where(shares[d], np.maximum(free, fin[:, None]), free)
         worst = np.maximum(worst, fin)
         total += fin
     best = int(np.lexsort((total, worst))[0])
     return best, float(worst[best])
+
+
+def _share_matrix(occ: list[list[int]] | None, nd: int) -> np.ndarray | None:
+    """``[D, D]`` whether a node on the row's device keeps the column's from computing."""
+    if occ is None:
+        return None
+    m = np.zeros((nd, nd), dtype=bool)
+    for d, o in enumerate(occ):
+        m[d, o] = True
+    return m
 
 
 def greedy_timeline(

@@ -221,5 +221,10 @@ class WindowBounds:
             return False
         swap = list(range(len(self.p.devices)))
         swap[a], swap[b] = b, a
+        occ = self.p.occupancy  # devices sharing cores: the same sharing once swapped
+        if occ is not None and any(
+            sorted(swap[x] for x in occ[d]) != sorted(occ[swap[d]]) for d in range(len(swap))
+        ):
+            return False
         c = self.comm[edges]
         return bool(np.array_equal(c, c[:, swap][:, :, swap]))

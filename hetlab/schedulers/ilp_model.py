@@ -8,6 +8,8 @@ devices: ``z[e,a,b] = y[u,a] * y[v,b]`` linearizes the product (predecessors alr
 earlier windows give constant coefficients). Precedence (eq. 3), and one op at a time per
 device (eqs. 4-5): one order binary per pair not already ordered by a path (transitive
 closure) that can share a device, active only when both land on the same device (``sd``).
+Devices that share cores (spec §3's extension) count as one device here: ``sd`` is also
+active when the two land on devices sharing cores.
 The objective (eq. 2) is the makespan ``C >= f[v]``, strengthened to ``C >= f[v] + after[v]``
 (what must still run after ``v`` in the window). Big-Ms are per pair: (deadline of one) -
 (release of the other), both from the window itself (``ilp_bounds``). Device-load cuts and
@@ -38,6 +40,7 @@ from hetlab.schedulers.ilp_bounds import WindowBounds
 from hetlab.schedulers.ilp_cuts import canonical_devices, load_cuts, symmetry_cuts
 from hetlab.schedulers.ilp_extras import group_constraints, rest_balance
 from hetlab.schedulers.ilp_solver import WindowResult
+from hetlab.schedulers.ilp_work import window_node_limit
 from hetlab.schedulers.timeline import Timeline
 
 __all__ = ["WindowResult", "WindowSpec", "solve_window"]
@@ -74,7 +77,8 @@ def solve_window(problem: Problem, tl: Timeline, spec: WindowSpec) -> WindowResu
         if spec.skip_by_bound and not spec.groups and m.start_meets_bound():
             return m.start_result("bound", 0.0, t0)
         m.build()
-        budget = ilp_solver.Budget(spec.node_limit, spec.time_limit, spec.gap_abs)
+        limit = window_node_limit(spec.node_limit, len(spec.nodes))  # scaled to its size
+        budget = ilp_solver.Budget(limit, spec.time_limit, spec.gap_abs)
         status, gap, nodes = ilp_solver.run(m.lp, budget)
         if m.C.varValue is None and not status.startswith("warm"):
             status, gap = f"warm:{status}", None
@@ -209,17 +213,27 @@ class _Model(WindowBounds):
         self.o, self.sd = {}, {}
         for i, a in enumerate(W):
             for b in W[i + 1 :]:
-                common = sorted(set(self.allowed[a]) & set(self.allowed[b]))
+                common = self.clashes(a, b)
                 if (reach[a] >> pos[b]) & 1 or not common:
                     continue
                 self.o[a, b] = oo = pulp.LpVariable(f"o_{a}_{b}", cat="Binary")
                 self.sd[a, b] = ss = pulp.LpVariable(f"sd_{a}_{b}", lowBound=0, upBound=1)
-                for d in common:
-                    self.lp += ss >= y[a, d] + y[b, d] - 1
+                for d, on_b in common:
+                    yb = y[b, on_b[0]] if len(on_b) == 1 else pulp.lpSum(y[b, e] for e in on_b)
+                    self.lp += ss >= y[a, d] + yb - 1
                 self.lp += oo <= ss
                 mb, ma = self.big_m(a, b), self.big_m(b, a)
                 self.lp += s[b] >= f[a] - mb * (1 - oo) - mb * (1 - ss)
                 self.lp += s[a] >= f[b] - ma * oo - ma * (1 - ss)
+
+    def clashes(self, a: int, b: int) -> list[tuple[int, list[int]]]:
+        """The devices ``d`` of ``a`` on which ``a`` excludes ``b``, each with the devices of
+        ``b`` it excludes it on: ``d`` itself, and those sharing its cores (spec §3)."""
+        occ, on_b = self.p.occupancy, set(self.allowed[b])
+        if occ is None:
+            return [(d, [d]) for d in sorted(set(self.allowed[a]) & on_b)]
+        out = [(d, [e for e in sorted(occ[d]) if e in on_b]) for d in sorted(self.allowed[a])]
+        return [(d, es) for d, es in out if es]
 
     def mip_start(self) -> None:
         """The start schedule as initial values (no fused groups)."""
@@ -237,11 +251,16 @@ class _Model(WindowBounds):
             src, dst = self.p.index[e.src], self.p.index[e.dst]
             var.setInitialValue(1.0 if (wd[src] == a and wd[dst] == b) else 0.0)
         for (a, b), var in self.o.items():
-            same = wd[a] == wd[b]
+            same = self.excludes(wd[a], wd[b])
             first = (ws[a], pos[a]) <= (ws[b], pos[b])
             var.setInitialValue(1.0 if same and first else 0.0)
             self.sd[a, b].setInitialValue(1.0 if same else 0.0)
         self.C.setInitialValue(self.warm_obj)
+
+    def excludes(self, d: int, e: int) -> bool:
+        """Whether a node on ``d`` and one on ``e`` cannot compute at the same time."""
+        occ = self.p.occupancy
+        return d == e if occ is None else e in occ[d]
 
     # -- results --
     def start_result(

@@ -23,6 +23,7 @@ import time
 import numpy as np
 
 from hetlab.cost.problem import Problem
+from hetlab.cost.shared import occupy
 from hetlab.schedulers.timeline import Timeline
 
 CHAIN = 8  # longest chain segment moved as one
@@ -83,6 +84,7 @@ class _Plan:
         self.tail = [max(float(tail[m]) for m in u) for u in units]
         self.dev = [int(tl.dev[u[0]]) for u in units]
         self.nd = nd
+        self.occ = tl.occ
         self.seq = list(range(len(units)))  # current order (unit indices)
         self.retime()
 
@@ -105,6 +107,7 @@ class _Plan:
         seq, ucost, inputs, tail = self.seq, self.ucost, self.inputs, self.tail
         best = self.prefix_max[p] if p and not save else 0.0
         rest = None if save else self.rest_work
+        occ = self.occ
         for i in range(p, len(seq)):
             x = seq[i]
             if save:
@@ -121,7 +124,10 @@ class _Plan:
             s = ready if ready > free[d] else free[d]  # noqa: FURB136
             f = s + ucost[x][d] + recv
             fin[x] = f
-            free[d] = f
+            if occ is None:
+                free[d] = f
+            else:
+                occupy(free, d, f, occ)
             if f > best:  # noqa: PLR1730
                 best = f
             if f + tail[x] >= bound or (i > last and f + rest[i + 1][d] >= bound):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from hetlab.cost.problem import Problem
+from hetlab.cost.shared import occupy
 from hetlab.schedulers.timeline import Timeline
 
 
@@ -60,7 +61,8 @@ class _Window:
                     recv += comm[k, du, d]
             s = max(ready, free[d])
             f = s + cost[v, d] + recv
-            st[v], fin[v], free[d] = s, f, f
+            st[v], fin[v] = s, f
+            occupy(free, d, f, tl.occ)
             obj = max(obj, f + self.tail[v])
             for w, k, dw in self.outs[v]:
                 obj = max(
@@ -130,7 +132,7 @@ def window_start(
             if best is None or f < best[0]:
                 best = (f, d)
         fin[v], eft[v] = best
-        free[best[1]] = best[0]
+        occupy(free, best[1], best[0], tl.occ)
     cands.append((list(W), eft))
     out = None
     for seq, dev in cands:
@@ -154,5 +156,6 @@ def completion_makespan(problem: Problem, tl: Timeline, rest: list[int], dev) ->
             if where[u] != d:
                 recv += comm[k, where[u], d]
         f = max(ready, free[d]) + cost[v, d] + recv
-        fin[v], where[v], free[d] = f, d, f
+        fin[v], where[v] = f, d
+        occupy(free, d, f, tl.occ)
     return max(fin, default=0.0)

@@ -4,6 +4,8 @@ A schedule is a device per node, a global order (each device's order is its subs
 any deadlock-free set of per-device orders has such a topological merge), optional fused
 groups and a ``sequential`` flag. Receives are blocking: a unit occupies its device for its
 compute time plus the transfer time of every input edge that comes from another device.
+Devices that share cores (``problem.occupancy``) are one resource: a unit starts after every
+unit placed earlier in the order on its device or on one sharing its cores has finished.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hetlab.cost.problem import Problem
+from hetlab.cost.shared import occupy
 from hetlab.errors import HetlabError
 
 
@@ -44,7 +47,8 @@ def simulate(
     last_pos = [max(pos[m] for m in g) for g in groups]
     start = [0.0] * n
     finish = [-1.0] * n
-    dev_free = [0.0] * len(problem.devices)
+    dev_free = [0.0] * len(problem.devices)  # when each device may next start
+    occ = problem.occupancy
     clock = 0.0
     for i, v in enumerate(order):
         vi = idx[v]
@@ -59,7 +63,7 @@ def simulate(
         f = float(s + c + recv)
         for m in members:
             start[m], finish[m] = s, f
-        dev_free[d] = f
+        occupy(dev_free, d, f, occ)
         clock = f
     names = [x.id for x in problem.nodes]
     return Timing(

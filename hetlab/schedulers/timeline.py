@@ -14,6 +14,9 @@ and the devices that earlier decisions left.
   decision lists the nodes by start time, the per-device order that the simulator needs to
   compute the same times.
 
+Devices that share cores (``problem.occupancy``) are one resource in both: a node waits for,
+or fits between, the nodes of every device that shares its device's cores.
+
 ``sim.simulate`` stays the source of every reported makespan. Times are in the problem's units.
 """
 
@@ -24,6 +27,7 @@ import bisect
 import numpy as np
 
 from hetlab.cost.problem import Problem
+from hetlab.cost.shared import occupy
 from hetlab.schedulers.plan import Plan
 
 
@@ -39,7 +43,8 @@ class Timeline:
         self.dev = np.full(n, -1, dtype=int)
         self.start = np.zeros(n)
         self.finish = np.full(n, -1.0)
-        self.dev_free = np.zeros(nd)
+        self.dev_free = np.zeros(nd)  # when each device may next start (shared cores too)
+        self.occ = problem.occupancy
         self.order: list[int] = []
         self.fused: list[list[int]] = []
 
@@ -100,7 +105,7 @@ class Timeline:
             self.order.append(m)
         if len(members) > 1 and unit_cost is not None:
             self.fused.append(list(members))
-        self.dev_free[d] = f
+        occupy(self.dev_free, d, f, self.occ)
         return s, f
 
     @property
@@ -150,6 +155,8 @@ class GapTimeline(Timeline):
         """(start, finish) of ``v`` on ``d`` in the first gap, from when its predecessors have
         finished, that holds ``recv`` (its blocking receives) and its cost; after the last
         node of ``d`` if no gap does. The finish is summed as the simulator sums it."""
+        if self.occ is not None and len(self.occ[d]) > 1:
+            return self._fit_shared(v, d, recv)
         ready, c, slots = self.ready(v), self.cost[v, d], self.slots[d]
         # finishes rise with starts, so every slot that ends by ``ready`` leaves no gap after it
         i = bisect.bisect_right(slots, ready, key=lambda x: x[1])
@@ -158,6 +165,18 @@ class GapTimeline(Timeline):
             if s + c + recv <= s0:
                 return float(s), float(s + c + recv)
             s = max(ready, f0)
+        return float(s), float(s + c + recv)
+
+    def _fit_shared(self, v: int, d: int, recv: float) -> tuple[float, float]:
+        """``fit`` on a device that shares cores: the gaps are those left by the nodes of
+        every device it shares them with, itself included (their slots may overlap)."""
+        ready, c = self.ready(v), self.cost[v, d]
+        busy = sorted(x[:2] for o in self.occ[d] for x in self.slots[o] if x[1] > ready)
+        s = ready
+        for s0, f0 in busy:
+            if s + c + recv <= s0:
+                return float(s), float(s + c + recv)
+            s = max(s, f0)
         return float(s), float(s + c + recv)
 
     def eft(self, v: int) -> np.ndarray:
@@ -176,7 +195,8 @@ class GapTimeline(Timeline):
         bisect.insort(self.slots[d], (s, f, len(self.order), v))
         self.dev[v], self.start[v], self.finish[v] = d, s, f
         self.order.append(v)
-        self.dev_free[d] = max(self.dev_free[d], f)
+        for o in self.occ[d] if self.occ is not None else (d,):
+            self.dev_free[o] = max(self.dev_free[o], f)
         return s, f
 
     def decision_parts(self) -> tuple[dict[str, str], list[str], list[list[str]]]:

@@ -25,10 +25,11 @@ class Estimate:
 
     window_s: float
     windows: int
+    total: float | None = None  # the whole solve, where the scheduler estimates it apart
 
     @property
     def total_s(self) -> float:
-        return self.window_s * self.windows
+        return self.window_s * self.windows if self.total is None else self.total
 
 
 def estimate(problem: Any, algo: str, params: dict[str, Any]) -> Estimate | None:
@@ -37,7 +38,15 @@ def estimate(problem: Any, algo: str, params: dict[str, Any]) -> Estimate | None
     algorithm that solves no ILP, or no estimate known). The workbench's budget line and
     the reset of an NT that cannot meet ``MOVE_BUDGET_S`` read it; this body is the one place
     that asks the schedulers."""
-    return None
+    from hetlab.schedulers.ilp_work import SECONDS_PER_ROW2
+    from hetlab.schedulers.ilp_work import estimate as ilp_estimate
+
+    if algo not in ("ilp", "ilp+") or "nt" not in params:
+        return None
+    passes = int(params.get("passes") or 0) if algo == "ilp+" else 0
+    e = ilp_estimate(problem, int(params["nt"]), params.get("epsilon"), passes)
+    window = (1 + passes) * SECONDS_PER_ROW2 * e.rows_max**2
+    return Estimate(window_s=window, windows=e.windows, total=e.seconds)
 
 
 def _name(p_name: str) -> str:

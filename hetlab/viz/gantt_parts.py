@@ -104,7 +104,12 @@ def op_bar(b: Bars, problem: Any, color: str, devices: list[str]) -> go.Bar:
         marker={
             "color": _colors(rows, b, problem, color, devices),
             "line": {"width": 0.5, "color": "white"},
-            "pattern": {"shape": ["." if r.name in b.approx else "" for r in rows]},
+            # an explicit dot colour: plotly.js derives the default from ``color``, which is
+            # an array here, and warns "Invalid color specifier" for every bar it draws
+            "pattern": {
+                "shape": ["." if r.name in b.approx else "" for r in rows],
+                "fgcolor": "#333",
+            },
         },
         showlegend=False,
     )

@@ -248,7 +248,7 @@ def _switch_models(page) -> None:
     picker.fill("googlenet")
     bp.click(page, MODELS, "Load model")
     page.wait_for_function(
-        "(i) => (" + bp.LINES_JS + ")(i).some(t => t.startswith('googlenet: 196 ops'))",
+        "(i) => (" + bp.LINES_JS + ")(i).some(t => t.startsWith('googlenet: 196 ops'))",
         arg=MODELS,
         timeout=120_000,
     )

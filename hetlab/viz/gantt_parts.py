@@ -95,6 +95,7 @@ def op_bar(b: Bars, problem: Any, color: str, devices: list[str]) -> go.Bar:
         f"{', end approximate' if r.name in b.approx else ''})"
         for r in rows
     ]
+    colors = _colors(rows, b, problem, color, devices)
     return row_bar(
         rows,
         text=text,
@@ -102,12 +103,15 @@ def op_bar(b: Bars, problem: Any, color: str, devices: list[str]) -> go.Bar:
         hovertemplate="%{text}<extra></extra>",
         name=b.label,
         marker={
-            "color": _colors(rows, b, problem, color, devices),
+            "color": colors,
             "line": {"width": 0.5, "color": "white"},
-            # an explicit dot colour: plotly.js derives the default from ``color``, which is
-            # an array here, and warns "Invalid color specifier" for every bar it draws
+            # dots over the bar's own colour, every colour given: in plotly's default
+            # "overlay" mode plotly.js derives them from ``color``, an array here, and
+            # warns "Invalid color specifier" for every bar it draws
             "pattern": {
                 "shape": ["." if r.name in b.approx else "" for r in rows],
+                "fillmode": "replace",
+                "bgcolor": colors,
                 "fgcolor": "#333",
             },
         },
@@ -148,8 +152,10 @@ def unit_bar(b: Bars, devices: list[str], legend: bool) -> go.Bar:
         marker={
             "color": [pal.get(r.device, "#777") for r in rows],
             "line": {"width": 1, "color": "white"},
-            "pattern": {
+            "pattern": {  # every colour given, as in ``op_bar``
                 "shape": ["." if r.name in b.approx else "" for r in rows],
+                "fillmode": "replace",
+                "bgcolor": [pal.get(r.device, "#777") for r in rows],
                 "fgcolor": "white",
             },
         },

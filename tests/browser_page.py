@@ -83,7 +83,7 @@ def wait_done(page, i: int, timeout: float = 120_000) -> None:
 
 
 def index_of(page, cell_id_text: str) -> int:
-    texts = cells(page).all_inner_texts()
+    texts = cells(page).all_text_contents()  # off-screen cells too (windowed notebook)
     return next(i for i, t in enumerate(texts) if cell_id_text in t)
 
 

@@ -31,7 +31,9 @@ PLOT_JS = """(p) => {
   const data = Array.isArray(p.data) ? p.data : [];
   const len = v => (v && v.length) || 0;
   return {title: (p.querySelector('.gtitle') || {}).textContent || '', traces: data.length,
-          points: data.reduce((n, t) => n + Math.max(len(t.x), len(t.y), len(t.z)), 0),
+          // plotly's own figures send base64 arrays, decoded in _fullData only
+          points: (p._fullData || data).reduce(
+            (n, t) => n + Math.max(len(t.x), len(t.y), len(t.z)), 0),
           marks: p.querySelectorAll('.trace, .hm, .gl-container canvas').length};
 }"""
 # the plots of workbench ``i``, each as PLOT_JS reads it

@@ -388,10 +388,11 @@ def _wait_plot(page, k: int, name: str) -> None:
 
 @pytest.mark.slow
 def test_chapters_in_chromium(page):
-    """Chapters 04 and 10 after Run All: every plotly output has its traces drawn."""
-    for name in CHAPTERS:
-        nb = _notebook_copy(name, {})
-        try:
+    """Chapters 04 and 10 after Run All: every plotly output has its traces drawn. The
+    copies stay until the end: an open tab whose file is gone logs a 404."""
+    copies = [_notebook_copy(name, {}) for name in CHAPTERS]
+    try:
+        for name, nb in zip(CHAPTERS, copies, strict=True):
             _open(page, nb)
             _run_all(page)
             plots = page.locator(".jp-RenderedPlotly")
@@ -405,9 +406,10 @@ def test_chapters_in_chromium(page):
             page.screenshot(path=str(ART / f"chapter_{name[:2]}.png"))
             _check_text(page)
             _check_console(page)
-        except BaseException:
-            _failed(page, f"chapter_{name[:2]}")
-            raise
-        finally:
+    except BaseException:
+        _failed(page, "chapters")
+        raise
+    finally:
+        for nb in copies:
             nb.unlink(missing_ok=True)
-            shutil.rmtree(ROOT / "notebooks" / ".ipynb_checkpoints", ignore_errors=True)
+        shutil.rmtree(ROOT / "notebooks" / ".ipynb_checkpoints", ignore_errors=True)

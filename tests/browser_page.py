@@ -25,8 +25,24 @@ GANTT_JS = """([i, prefix]) => {
 # the text lines (HTML widgets) of workbench ``i``
 LINES_JS = """(i) => [...(document.querySelectorAll('.hetlab-workbench')[i] || document.createElement('p'))
     .querySelectorAll('.widget-html')].map(e => e.innerText.trim()).filter(t => t)"""
-DRAWN = """(i) => [...(document.querySelectorAll('.hetlab-workbench')[i] || document.createElement('p'))
-    .querySelectorAll('.js-plotly-plot')].filter(p => Array.isArray(p.data) && p.data.length).length"""
+# what one plot shows: its title, its traces and their points (plotly's ``p.data``), and the
+# marks drawn for them (SVG trace groups and heatmap images, or a WebGL canvas)
+PLOT_JS = """(p) => {
+  const data = Array.isArray(p.data) ? p.data : [];
+  const len = v => (v && v.length) || 0;
+  return {title: (p.querySelector('.gtitle') || {}).textContent || '', traces: data.length,
+          // plotly's own figures send base64 arrays, decoded in _fullData only
+          points: (p._fullData || data).reduce(
+            (n, t) => n + Math.max(len(t.x), len(t.y), len(t.z)), 0),
+          marks: p.querySelectorAll('.trace, .hm, .gl-container canvas').length};
+}"""
+# the plots of workbench ``i``, each as PLOT_JS reads it
+FIGS_JS = (
+    "(i) => [...(document.querySelectorAll('.hetlab-workbench')[i] || document.createElement('p'))"
+    ".querySelectorAll('.js-plotly-plot')].map(" + PLOT_JS + ")"
+)
+# how many plots of workbench ``i`` have traces with points, drawn
+DRAWN = "(i) => (" + FIGS_JS + ")(i).filter(f => f.traces && f.points && f.marks).length"
 
 
 # cell ``i`` runs or ran: its prompt shows [*] or [N]
@@ -69,7 +85,7 @@ def wait_done(page, i: int, timeout: float = 120_000) -> None:
 
 
 def index_of(page, cell_id_text: str) -> int:
-    texts = cells(page).all_inner_texts()
+    texts = cells(page).all_text_contents()  # off-screen cells too (windowed notebook)
     return next(i for i, t in enumerate(texts) if cell_id_text in t)
 
 

@@ -183,8 +183,10 @@ def unit_bar(b: Bars, devices: list[str], legend: bool) -> go.Bar:
         marker={
             "color": [pal.get(r.device, "#777") for r in rows],
             "line": {"width": 1, "color": "white"},
-            "pattern": {
+            "pattern": {  # every colour given, as in ``op_bar``
                 "shape": ["." if r.name in b.approx else "" for r in rows],
+                "fillmode": "replace",
+                "bgcolor": [pal.get(r.device, "#777") for r in rows],
                 "fgcolor": "white",
             },
         },

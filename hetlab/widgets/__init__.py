@@ -1,4 +1,4 @@
-"""JupyterLab widgets (ipywidgets 8 + plotly FigureWidget), thin over the core."""
+"""JupyterLab widgets (ipywidgets 8; figures as plotly mime bundles in Output widgets), thin over the core."""
 
 from hetlab.widgets.tasks import Cancelled
 from hetlab.widgets.workbench import Workbench

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 from hetlab.cost.problem import PEdge, PNode, Problem
@@ -181,23 +182,34 @@ def test_shipped_profiles_open_from_the_dropdown():
     assert set(wb.ilp_fig.data[0].y) <= {"cpu", "gpu"}
 
 
-def test_a_figure_never_comes_back_after_its_view_left_the_page():
-    """A slot that shows a message closes its figure (a removed plotly view would break every
-    later update of it in the browser); another trace structure makes a new figure too."""
+def test_a_slot_shows_a_message_or_its_figure_and_relays_clicks():
+    """A message replaces the figure (the Output emptied); the next figure is drawn whole,
+    and unchanged figures are not sent again. Clicks reach every callback, whatever figure
+    the slot shows."""
     import plotly.graph_objects as go
 
-    from hetlab.widgets.figwidget import FigureSlot
+    from hetlab.widgets.figwidget import MIME, FigureSlot
 
-    slot = FigureSlot()
-    first = slot.show(go.Figure(go.Bar(x=[1, 2])))
-    assert slot.show(go.Figure(go.Bar(x=[3, 4]))) is first  # same structure: in place
-    assert list(first.data[0].x) == [3, 4]
+    slot = FigureSlot(width=300)
+    first = slot.show(go.Figure(go.Bar(x=np.array([1.0, 2.0]), customdata=["a", "b"])))
+    assert slot.fig is first and slot.box.children == (slot.out,)
+    spec = slot.out.outputs[0]["data"][MIME]
+    assert spec["data"][0]["x"] == [1.0, 2.0] and spec["layout"]["width"] == 300
+    sent = slot.out.outputs
+    slot.show(go.Figure(go.Bar(x=np.array([1.0, 2.0]), customdata=["a", "b"])))
+    assert slot.out.outputs is sent  # the same figure: nothing sent
     slot.message("no profile yet")
-    assert first.comm is None and slot.box.children == (slot.note,)
-    second = slot.show(go.Figure(go.Bar(x=[5])))
-    assert second is not first and slot.box.children == (second,)
-    third = slot.show(go.Figure([go.Bar(x=[1]), go.Scatter(x=[1])]))
-    assert third is not second and second.comm is None and slot.box.children == (third,)
+    assert slot.fig is None and slot.out.outputs == () and slot.box.children == (slot.note,)
+    clicked: list[dict] = []
+    slot.on_click(clicked.append)
+    assert slot.box.children == (slot.note,)
+    slot.show(go.Figure([go.Bar(x=[1]), go.Scatter(x=[1])]))
+    assert slot.box.children == (slot.out, slot.relay)
+    slot.set_range([0, 5])
+    assert slot.out.outputs[0]["data"][MIME]["layout"]["xaxis"]["range"] == [0, 5]
+    slot.relay._received(slot.relay, {"event": "click", "point": {"customdata": "b"}}, [])
+    slot.relay._received(slot.relay, {"event": "hover"}, [])
+    assert clicked == [{"customdata": "b"}]
 
 
 def test_units_and_a_missing_incumbent_are_said_in_words():

@@ -68,7 +68,7 @@ def test_cancel_stops_a_profile():
     assert wb.progress.value < 100 and wb.progress.bar_style == "warning"
 
 
-def test_k_slider_resolves_greedy_and_updates_figure_in_place():
+def test_k_slider_resolves_greedy_and_redraws_its_figure():
     wb = _phone(ilp_time_limit=0.05)
     assert wb.wait(60)
     trace = wb.greedy_fig.data[0]
@@ -78,7 +78,6 @@ def test_k_slider_resolves_greedy_and_updates_figure_in_place():
     assert wb.greedy_plan is not before_plan
     assert wb.greedy_plan.device_of != before_plan.device_of
     assert (list(wb.greedy_fig.data[0].y), _bases(wb.greedy_fig)) != before
-    assert wb.greedy_fig.data[0] is trace  # updated in place, not rebuilt
     ilp = wb.ilp_plan
     wb.nt_slider.value = 3
     assert wb.wait(60)
@@ -206,13 +205,12 @@ def test_dag_colour_selector_and_devices():
     wb = Workbench(problem=tiny_problem(), devices=[])
     assert wb.wait(60)
     assert "cost:gpu" in wb.color_select.options
-    nodes = wb.dag_fig.data[1]
     wb.color_select.value = "cost:gpu"
-    assert wb.dag_fig.data[1] is nodes and "x" in list(nodes.marker.symbol)
+    assert "x" in list(wb.dag_fig.data[1].marker.symbol)
     wb.color_select.value = "plan: ILP"
-    assert isinstance(nodes.marker.color[0], str)  # device colours
+    assert isinstance(wb.dag_fig.data[1].marker.color[0], str)  # device colours
     wb.color_select.value = "uprank"
-    assert nodes.marker.symbol is None  # the cost view's x markers are cleared
+    assert wb.dag_fig.data[1].marker.symbol is None  # the cost view's x markers are gone
 
 
 def test_save_and_load_plans_and_profiles(tmp_path):
@@ -291,21 +289,26 @@ def test_real_loader_on_a_small_onnx_file(tmp_path):
 
 
 def test_a_view_created_late_draws_the_figures_current_state():
-    """A browser view is drawn from the figure's full state: it follows in-place updates, so
-    a view created after them (a module still loading, a notebook reopened) is not stale."""
+    """A figure is its slot's Output state, the plotly bundle of the figure shown now: a
+    browser view created after any update (a cell scrolled back into view, a page reloaded)
+    draws the current figure, as plain JSON lists."""
+    from hetlab.widgets.figwidget import MIME
+
     wb = _phone(ilp_time_limit=0.05)
-    assert wb.slots["greedy_fig"].box.children == (wb.slots["greedy_fig"].note,)  # a message
+    slot = wb.slots["greedy_fig"]
+    assert slot.box.children == (slot.note,)  # a message
     assert wb.wait(60)
-    fw = wb.greedy_fig
-    assert wb.slots["greedy_fig"].box.children == (fw,)
-    before = list(fw.data[0].base)
+    assert slot.box.children == (slot.out,)
+    before = list(wb.greedy_fig.data[0].base)
     bundle = wb._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     wb.k_slider.value = 1
     assert wb.wait(60)
-    assert wb.greedy_fig is fw and list(fw.data[0].base) != before  # updated in place
-    assert fw._widget_data[0]["base"] == list(fw.data[0].base)
-    assert fw._widget_layout["title"]["text"] == fw.layout.title.text
+    shown = slot.out.outputs[0]["data"][MIME]
+    assert len(slot.out.outputs) == 1 and list(wb.greedy_fig.data[0].base) != before
+    assert shown["data"][0]["base"] == list(wb.greedy_fig.data[0].base)
+    assert shown["layout"]["title"]["text"] == wb.greedy_fig.layout.title.text
+    assert slot.out.layout.min_height == f"{wb.greedy_fig.layout.height}px"
     assert wb.dag_fig.layout.yaxis.visible is False  # the DAG hides its meaningless y axis
 
 

@@ -1,11 +1,9 @@
 """The node panel and the table of the costliest ops in the workbench, driven without a
-browser: a click is what plotly's FigureWidget dispatches for a clicked point."""
+browser: a click is the message the slot's click relay sends for a clicked point."""
 
 from __future__ import annotations
 
 import pytest
-from plotly.callbacks import Points
-
 from hetlab.cost.problem import Problem
 from hetlab.widgets import Workbench
 from hetlab.widgets.nodepanel import NodePanel, point_node
@@ -13,13 +11,14 @@ from tests.tiny import tiny_problem
 from tests.viz._random import random_problem
 
 
-def _click(fw, trace_name: str, node: str) -> None:
+def _click(wb, slot: str, trace_name: str, node: str) -> None:
     """What the browser's click on ``node``'s point of trace ``trace_name`` sends."""
-    (k,) = [i for i, t in enumerate(fw.data) if t.name == trace_name]
-    t = fw.data[k]
+    fig = wb.slots[slot].fig
+    (k,) = [i for i, t in enumerate(fig.data) if t.name == trace_name]
+    t = fig.data[k]
     i = list(t.customdata).index(node)
-    pts = Points(point_inds=[i], xs=[t.x[i]], ys=[t.y[i]], trace_name=t.name, trace_index=k)
-    t._dispatch_on_click(pts, None)
+    point = {"curveNumber": k, "pointNumber": i, "x": t.x[i], "y": t.y[i], "customdata": node}
+    wb.slots[slot].relay._received(None, {"event": "click", "point": point}, None)
 
 
 @pytest.fixture(scope="module")
@@ -49,17 +48,16 @@ def test_the_table_ranks_the_ops_and_a_row_opens_its_op(wb):
 
 
 def test_clicking_a_bar_or_a_dag_node_shows_that_op_in_every_plan(wb):
-    _click(wb.ilp_fig, wb.ilp_fig.data[0].name, "e")
+    _click(wb, "ilp_fig", wb.ilp_fig.data[0].name, "e")
     assert wb.nodes.selected == "e"
     html = wb.nodes.details.value
     for plan in (wb.ilp_plan, wb.greedy_plan):
         (a,) = [a for a in plan.assignments if a.node == "e"]
         assert f"<td>{a.device}</td><td>{a.start:.3f}</td><td>{a.finish:.3f}</td>" in html
-    _click(wb.dag_fig, "ops", "b")
+    _click(wb, "dag_fig", "ops", "b")
     assert wb.nodes.selected == "b" and "<b>b</b> · Relu" in wb.nodes.details.value
-    heat = wb.heat_fig.data[0]  # a heatmap's point is (row, column)
-    k = list(heat.customdata[1]).index("d")
-    heat._dispatch_on_click(Points(point_inds=[[1, k]], trace_name=heat.name), None)
+    point = {"curveNumber": 0, "pointNumber": [1, 3], "customdata": "d"}  # a heatmap cell
+    wb.slots["heat_fig"].relay._received(None, {"event": "click", "point": point}, None)
     assert wb.nodes.selected == "d"
     assert point_node({"customdata": None}) is None and point_node({"customdata": "x"}) == "x"
 

@@ -298,7 +298,7 @@ def test_a_view_created_late_draws_the_figures_current_state():
     slot = wb.slots["greedy_fig"]
     assert slot.box.children == (slot.note,)  # a message
     assert wb.wait(60)
-    assert slot.box.children == (slot.out,)
+    assert slot.box.children == (slot.out, slot.relay)  # the figure and its click relay
     before = list(wb.greedy_fig.data[0].base)
     bundle = wb._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle

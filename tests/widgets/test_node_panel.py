@@ -4,6 +4,7 @@ browser: a click is the message the slot's click relay sends for a clicked point
 from __future__ import annotations
 
 import pytest
+
 from hetlab.cost.problem import Problem
 from hetlab.widgets import Workbench
 from hetlab.widgets.nodepanel import NodePanel, point_node

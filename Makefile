@@ -11,6 +11,9 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev]'
+	@# an editable install leaves out data files: JupyterLab finds our extension by a link
+	mkdir -p $(VENV)/share/jupyter/labextensions
+	ln -sfn $(CURDIR)/hetlab/widgets/labextension $(VENV)/share/jupyter/labextensions/hetlab-widgets
 	touch $(STAMP)
 
 lab: $(STAMP)

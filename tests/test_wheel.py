@@ -56,3 +56,11 @@ def test_the_installed_wheel_lists_the_zoo_and_runs_a_model(installed, tmp_path)
     run = ["run", "squeezenet", "--device", "cpu0", "--check", "--repeat", "2", "--json"]
     out = sh(str(python), "-m", "hetlab", *run, cwd=tmp_path, env=env)
     assert '"max_rel_err"' in out
+
+
+def test_the_installed_wheel_brings_its_jupyterlab_extension(installed):
+    """The wheel installs the JupyterLab extension where JupyterLab looks for it."""
+    python, _env = installed
+    ext = python.parent.parent / "share" / "jupyter" / "labextensions" / "hetlab-widgets"
+    assert (ext / "package.json").is_file()
+    assert (ext / "static" / "remoteEntry.js").is_file()

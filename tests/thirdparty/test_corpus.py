@@ -16,7 +16,38 @@ XFAIL: dict[str, str] = {}
 # tests, and the models on every device by benchmarks.corpus_devices on a bigger host
 CPU_ONLY: dict[str, str] = {
     "table_edge_int8": "65 ConvIntegers at 800x800 take minutes on a 2-core PoCL",
+    "dnsmos": "9 s of audio: 2.8 s a run in onnxruntime, 3.5 minutes on a 2-core PoCL",
 }
+
+
+# models checked by one run on each device alone (what `hetlab run --device D --check` does),
+# not profiled and scheduled: the corpus test's time on the 2-core VM (their profiles and plans
+# are benchmarks.corpus_devices' on a bigger host; docs/corpus.md)
+RUN_ONLY = (
+    "magika",
+    "chars2vec",
+    "tashkeel_bilstm_int8",
+    "frspell_lemma_int8",
+    "slovorez_fp16",
+    "attacut_sc",
+    "deepcut",
+    "caustic_gnn",
+    "atspm_trees",
+    "fsmn_vad",
+    "madmom_beats_tcn",
+    "madmom_beats_blstm",
+    "madmom_downbeats_bgru",
+    "madmom_onsets_rnn",
+    "madmom_key_cnn",
+    "eeg_spindle_unet",
+    "eeg_seizure_lstm",
+    "atspm_signal_encoder",
+    "atspm_signal_head",
+    "dnsmos",
+    "plcmos",
+    "open_nsfw",
+    "captcha_digits",
+)
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +62,7 @@ def devices():
     return [get("cpu0"), cl[0]]
 
 
-@pytest.mark.parametrize("name", corpus_params(XFAIL))
+@pytest.mark.parametrize("name", corpus_params(XFAIL, skip=frozenset(RUN_ONLY)))
 def test_profile_schedule_and_run_every_plan_checked(name, devices):
     from hetlab.calibrate import profile
     from hetlab.executor.api import run
@@ -57,6 +88,24 @@ def test_profile_schedule_and_run_every_plan_checked(name, devices):
         rep = run(g, plan, devices, warmup=0, check=True, inputs=feed)
         assert sum(rep.devices.values()) == len(ids)
         errs[algo] = rep.max_rel_err
+    assert all(e is not None and e <= TOL for e in errs.values()), errs
+
+
+@pytest.mark.parametrize("name", corpus_params(XFAIL, names=RUN_ONLY))
+def test_runs_checked_on_each_device_alone(name, devices):
+    """Every node a device supports on it, the rest on cpu0, checked against onnxruntime."""
+    from hetlab.executor.api import run
+    from hetlab.executor.check import load_inputs
+
+    m = MODELS[name]
+    g = graph_of(m)
+    feed = load_inputs(g, m.inputs())
+    devices = devices[:1] if name in CPU_ONLY else devices
+    errs = {}
+    for d in devices:
+        rep = run(g, d.name, devices, warmup=0, check=True, inputs=feed)
+        assert sum(rep.devices.values()) == len(g.nodes)
+        errs[d.name] = rep.max_rel_err
     assert all(e is not None and e <= TOL for e in errs.values()), errs
 
 

@@ -43,7 +43,7 @@ def reference_dag(path: str) -> nx.DiGraph:
 
 @pytest.mark.parametrize("fold", [True, False], ids=["folded", "as-given"])
 @pytest.mark.parametrize("name", corpus_params())
-def test_vertices_edges_upranks_match_spec(name, fold):
+def test_vertices_edges_levels_match_spec(name, fold):
     """Spec §1 holds on the file that runs: the model as given, or folded (whose nodes carry
     the ids of the model as given as their names)."""
     path = model_path(name)
@@ -55,7 +55,7 @@ def test_vertices_edges_upranks_match_spec(name, fold):
     up = {}
     for v in nx.topological_sort(ref):
         up[v] = 1 + max((up[u] for u in ref.predecessors(v)), default=0)
-    assert {n.id: n.uprank for n in g.nodes} == up
+    assert {n.id: n.level for n in g.nodes} == up
     assert all(e.bytes > 0 for e in g.edges), "every edge has a real byte size"
     assert all(g.tensors[t].shape is not None for n in g.nodes for t in n.outputs if t)
 

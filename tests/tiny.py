@@ -38,5 +38,5 @@ def tiny_graph(name: str = "tiny") -> OpGraph:
     ]
     tensors = {f"t_{n.id}": Tensor(f"t_{n.id}", (1, 8, 4, 4)) for n in p.nodes}
     g = OpGraph(name, nodes, [Edge(e.src, e.dst, 512, [f"t_{e.src}"]) for e in p.edges], tensors)
-    g.compute_upranks()
+    g.compute_levels()
     return g

@@ -28,8 +28,8 @@ def format_summary(s: dict) -> str:
         + ", ".join(f"{k}={'x'.join(map(str, v)) or 'scalar'}" for k, v in s["inputs"].items()),
         f"vertices   {s['vertices']} ({_folding(s)})",
         f"edges      {s['edges']}",
-        f"depth      {s['depth']} (max upward rank)",
-        f"widest     {w['width']} vertices at upward rank {w['uprank']}",
+        f"depth      {s['depth']} (the deepest level)",
+        f"widest     {w['width']} vertices at level {w['uprank']}",
         f"GFLOPs     {s['flops'] / 1e9:.3f}",
         "ops        " + ", ".join(f"{k} {v}" for k, v in s["ops"].items()),
     ]

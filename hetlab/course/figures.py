@@ -8,15 +8,15 @@ from collections.abc import Mapping
 import plotly.graph_objects as go
 
 from hetlab.cost.problem import Problem
+from hetlab.graph.levels import hope_levels
 
 ROW = 1.5  # vertical distance between nodes of one level: room for a three-line label
 
 
 def levels(problem: Problem) -> dict[str, int]:
-    """HOPE's upward rank (eq. 8): 1 for a source, else 1 + the largest level of a predecessor."""
-    lvl: dict[int, int] = {}
-    for v in problem.topo:
-        lvl[v] = 1 + max((lvl[u] for u, _ in problem.preds[v]), default=0)
+    """HOPE's level (eq. 8, the paper's upward rank): 1 for a source, else 1 + the largest
+    level of a predecessor (``graph/levels.py``)."""
+    lvl = hope_levels(problem.topo, lambda v: (u for u, _ in problem.preds[v]))
     return {problem.nodes[v].id: lvl[v] for v in problem.topo}
 
 

@@ -248,7 +248,7 @@ def graph_from_problem(problem: Problem) -> OpGraph:
         outputs=[f"{n.id}:out" for n in problem.nodes if n.id not in has_succ],
         input_shapes={"input": (1,)},
     )
-    g.compute_upranks()
+    g.compute_levels()
     return g
 
 

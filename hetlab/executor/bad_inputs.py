@@ -15,6 +15,7 @@ from typing import Any
 
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import OpGraph
+from hetlab.graph.ort_session import reference_session, run_quietly
 
 
 class InputsRejected(HetlabError):
@@ -25,23 +26,16 @@ def reference_failure(graph: OpGraph, feed: Mapping[str, Any]) -> str | None:
     """onnxruntime's message, on one line, where one plain CPU session of the model as given
     (``source_path``) fails to run on ``feed``; None where it runs, or where no session can
     be made at all (then the inputs are not what fails)."""
-    # lazy: onnxruntime is slow to import
-    import onnxruntime as ort
-
     path = graph.source_path or graph.model_path
     if not path:
         return None
-    so = ort.SessionOptions()
-    so.log_severity_level = 4
     try:
-        sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+        sess = reference_session(str(path), optimize=True)
     except Exception:  # noqa: BLE001  a model onnxruntime cannot load: not the inputs' fault
         return None
     names = [i.name for i in sess.get_inputs()]
-    ro = ort.RunOptions()
-    ro.log_severity_level = 4
     try:
-        sess.run(None, {k: feed[k] for k in names if k in feed}, ro)
+        run_quietly(sess, None, {k: feed[k] for k in names if k in feed})
     except Exception as e:  # noqa: BLE001  onnxruntime's errors become one line
         return _one_line(str(e)) or type(e).__name__
     return None

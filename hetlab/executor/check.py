@@ -21,6 +21,7 @@ from hetlab.executor.selection import Selection, aligned, dependent, selections
 from hetlab.graph.inputs import random_inputs
 from hetlab.graph.ir import OpGraph
 from hetlab.graph.onnx_exact import exact_source
+from hetlab.graph.ort_session import ERRORS, reference_session, run_quietly
 
 __all__ = [
     "Reference",
@@ -66,22 +67,13 @@ def reference_outputs(
     ``optimize=False``, graph optimisations off), its integer products exact where this
     CPU's onnxruntime saturates them (``exact_source``). ``model_path``: a file, or a
     serialized model (``onnx_io.extract``) read from memory."""
-    # lazy: onnxruntime is slow to import
-    import onnxruntime as ort
-
     if not model_path:
         raise HetlabError("--check needs the model's ONNX file (graph.model_path is empty)")
     src = model_path if isinstance(model_path, bytes) else str(model_path)
     try:
-        so = ort.SessionOptions()
-        so.log_severity_level = 3
-        if not optimize:
-            so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        sess = ort.InferenceSession(exact_source(src)[0], so, providers=["CPUExecutionProvider"])
+        sess = reference_session(exact_source(src)[0], optimize, ERRORS)
         names = [i.name for i in sess.get_inputs()]
-        ro = ort.RunOptions()
-        ro.log_severity_level = 3
-        res = sess.run(outputs, {k: inputs[k] for k in names}, ro)
+        res = run_quietly(sess, outputs, {k: inputs[k] for k in names}, ERRORS)
     except Exception as e:  # noqa: BLE001 - the reference run itself failed
         where = "the model" if isinstance(model_path, bytes) else model_path
         raise HetlabError(f"the reference onnxruntime run of {where} failed: {e}") from None

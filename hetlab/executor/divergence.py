@@ -22,6 +22,8 @@ import numpy as np
 from hetlab.devices.base import Device
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
+from hetlab.graph.onnx_exact import exact_source
+from hetlab.graph.ort_session import ERRORS, reference_session
 
 RTOL = 1e-4  # a node's relative error above this is a finding
 
@@ -106,21 +108,15 @@ def reference_values(graph: OpGraph, inputs: Mapping[str, Any]) -> dict[str, np.
     """Every tensor of the model (inputs and each node's outputs) from one onnxruntime
     session over the model with all of them exposed, graph optimisations off; integer
     products exact where this CPU's onnxruntime saturates them (``onnx_exact``)."""
-    # lazy: onnxruntime is slow to import
-    import onnxruntime as ort
-
-    from hetlab.graph.onnx_exact import exact_source
+    # lazy: onnx is slow to import
     from hetlab.graph.onnx_io import extract
 
     if not graph.model_path:
         raise HetlabError("a per-node check needs the model's ONNX file (graph.model_path)")
     produced = [t for n in graph.nodes for t in n.outputs if t and t in graph.tensors]
     model = extract(graph, [n.id for n in graph.nodes], list(dict.fromkeys(produced)))
-    so = ort.SessionOptions()
-    so.log_severity_level = 3
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     try:
-        sess = ort.InferenceSession(exact_source(model)[0], so, providers=["CPUExecutionProvider"])
+        sess = reference_session(exact_source(model)[0], log_level=ERRORS)
         names = [i.name for i in sess.get_inputs()]
         outs = [o.name for o in sess.get_outputs()]
         res = sess.run(outs, {k: inputs[k] for k in names})

@@ -1,4 +1,4 @@
-"""The operator DAG (spec §1): IR, ONNX loading, shapes, flops, upward rank."""
+"""The operator DAG (spec §1): IR, ONNX loading, shapes, flops, HOPE's levels."""
 
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hetlab.errors import HetlabError
+from hetlab.graph.levels import hope_levels
 
 DTYPE_BYTES = {
     "float32": 4,
@@ -61,7 +62,8 @@ class Node:
     ``outer_inputs`` are outer-graph tensors read by control-flow bodies; ``attrs`` holds
     plain Python values (numpy arrays for tensor attributes; subgraph bodies are not kept);
     ``origin`` are the ids of the vertices of the model before folding that this one stands
-    for (itself, and what folding replaced by constants it reads; empty: itself only).
+    for (itself, and what folding replaced by constants it reads; empty: itself only);
+    ``level`` is HOPE's level (eq. 8, the key ``uprank`` of the graph's JSON).
     """
 
     id: str
@@ -72,7 +74,7 @@ class Node:
     domain: str = ""
     index: int = 0
     outer_inputs: list[str] = field(default_factory=list)
-    uprank: int = 1
+    level: int = 1
     flops: int = 0
     out_bytes: int = 0
     origin: list[str] = field(default_factory=list)
@@ -174,17 +176,16 @@ class OpGraph:
             raise HetlabError(f"graph {self.name!r} has a cycle through {', '.join(stuck)}")
         return out
 
-    def compute_upranks(self) -> None:
-        """Upward rank, HOPE eq. 8: 1 for a source, else 1 + max over predecessors."""
-        for v in self.topo_order():
-            ps = self.preds(v)
-            self.node(v).uprank = 1 + max((self.node(u).uprank for u in ps), default=0)
+    def compute_levels(self) -> None:
+        """Each node's ``level``: HOPE's eq. 8 (``graph/levels.py``)."""
+        for v, lv in hope_levels(self.topo_order(), self.preds).items():
+            self.node(v).level = lv
 
     def levels(self) -> dict[int, list[str]]:
-        """Node ids grouped by upward rank."""
+        """Node ids grouped by level."""
         out: dict[int, list[str]] = defaultdict(list)
         for n in self.nodes:
-            out[n.uprank].append(n.id)
+            out[n.level].append(n.id)
         return dict(sorted(out.items()))
 
     def lint(self) -> None:
@@ -245,7 +246,7 @@ class OpGraph:
                 {
                     "id": n.id,
                     "op_type": n.op_type,
-                    "uprank": n.uprank,
+                    "uprank": n.level,  # the spec's key for the level
                     "flops": n.flops,
                     "out_bytes": n.out_bytes,
                     "inputs": n.inputs,

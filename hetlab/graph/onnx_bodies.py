@@ -39,6 +39,7 @@ from hetlab.graph.onnx_proto import (
     read_model,
     vertex_ids,
 )
+from hetlab.graph.ort_session import reference_session
 
 BRANCHES = ("then_branch", "else_branch")
 
@@ -190,9 +191,6 @@ def _edges(nodes: list[Node], tensors: dict[str, Tensor]) -> list[Edge]:
 def record(body: OpGraph, values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Every value produced by ``body``'s own nodes (not inside nested bodies), from one
     onnxruntime run of the body as a standalone model fed ``values`` (its outer inputs)."""
-    # lazy: onnxruntime is slow to import
-    import onnxruntime as ort
-
     g, m = _proto(body)
     missing = [t for t in body.inputs if t not in values]
     if missing:
@@ -220,11 +218,8 @@ def record(body: OpGraph, values: dict[str, np.ndarray]) -> dict[str, np.ndarray
     sg = helper.make_graph(list(g.node), f"{body.name}_record", ins, outs, list(g.initializer))
     sm = helper.make_model(sg, opset_imports=list(m.opset_import), ir_version=m.ir_version)
     sm.functions.extend(m.functions)
-    so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    so.log_severity_level = 4
     try:
-        sess = ort.InferenceSession(sm.SerializeToString(), so, providers=["CPUExecutionProvider"])
+        sess = reference_session(sm)
         res = sess.run(names, {t: np.asarray(values[t]) for t in body.inputs})
     except Exception as e:  # noqa: BLE001 - onnxruntime raises its own types
         first = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__

@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from hetlab.graph.ort_session import ERRORS, reference_session
+
 SATURATION_NOTE = "onnxruntime saturates u8×s8 products on this CPU; compared with the exact result"
 
 # onnx's TensorProto element types (onnx is imported only where a model is read: it is slow)
@@ -52,8 +54,7 @@ SUFFIX = "__hetlab_u8"
 def onnxruntime_saturates() -> bool:
     """Whether this process's onnxruntime saturates a uint8 x int8 integer product: one
     MatMulInteger of 255 x 127 over 64 terms, compared with its exact value."""
-    # lazy: onnx and onnxruntime are slow to import
-    import onnxruntime as ort
+    # lazy: onnx is slow to import
     from onnx import helper, numpy_helper
 
     k = 64
@@ -67,9 +68,7 @@ def onnxruntime_saturates() -> bool:
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
-    so = ort.SessionOptions()
-    so.log_severity_level = 3
-    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    sess = reference_session(model, optimize=True, log_level=ERRORS)
     got = sess.run(None, {"a": np.full((1, k), 255, np.uint8)})[0]
     return int(got.reshape(-1)[0]) != 255 * 127 * k
 

@@ -35,6 +35,7 @@ from hetlab.fileio import atomic_write_bytes
 from hetlab.graph import zoo
 from hetlab.graph.ir import Tensor
 from hetlab.graph.onnx_proto import attr_graphs, outer_reads, vertex_ids
+from hetlab.graph.ort_session import reference_session
 
 FOLD_VERSION = 1  # bump when folding would give another model for the same input (keys the cache)
 OPAQUE = "hetlab.opaque"  # the domain a control-flow node has while the folder runs
@@ -105,12 +106,7 @@ def fold(fm: onnx.ModelProto, stem: str, static: dict[str, Tensor]) -> tuple[Pat
 
 def _loads(m: onnx.ModelProto) -> None:
     """Raise unless onnxruntime accepts ``m`` (its checks of every node and body)."""
-    import onnxruntime as ort  # lazy: slow to import
-
-    so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    so.log_severity_level = 4
-    ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    reference_session(m)
 
 
 @lru_cache(maxsize=1)

@@ -13,6 +13,7 @@ from hetlab.graph.index_bounds import index_bounds
 from hetlab.graph.inputs import random_arrays
 from hetlab.graph.ir import Tensor
 from hetlab.graph.onnx_proto import attr_graphs, declared_dims, dtype_name
+from hetlab.graph.ort_session import reference_session, run_quietly
 
 
 def infer(m: onnx.ModelProto) -> dict[str, Tensor]:
@@ -110,16 +111,7 @@ def _feeds(
 
 def _run(m: onnx.ModelProto, names: list[str], feeds: dict[str, np.ndarray]) -> list:
     """``names`` from one onnxruntime run of ``m``, without graph optimizations."""
-    # lazy: onnxruntime is slow to import
-    import onnxruntime as ort
-
-    so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    so.log_severity_level = 4
-    sess = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
-    ro = ort.RunOptions()
-    ro.log_severity_level = 4
-    return sess.run(names, feeds, ro)
+    return run_quietly(reference_session(m), names, feeds)
 
 
 MAX_IFS = 16  # more ``If`` nodes than this with open shapes: none is checked (all data-dependent)

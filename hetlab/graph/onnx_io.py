@@ -109,7 +109,7 @@ def load(
         fold=_fold_doc(fold, fm, folded, dropped, why),
     )
     graph.lint()
-    graph.compute_upranks()
+    graph.compute_levels()
     for t in data_dependent(graph, recorded, steady):
         graph.tensors[t].dynamic = True
     return graph

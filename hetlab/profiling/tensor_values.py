@@ -18,6 +18,7 @@ import numpy as np
 
 from hetlab.graph.inputs import fit_given, random_arrays, random_inputs
 from hetlab.graph.ir import OpGraph
+from hetlab.graph.ort_session import reference_session
 
 DEFAULT_BUDGET = int(os.environ.get("HETLAB_PROFILE_VALUES_MB", "1024")) * 2**20
 
@@ -74,17 +75,12 @@ class Values:
             self.note = "model inputs only" if not want else "random (no model file)"
             return dict(feeds)
         try:
-            import onnxruntime as ort
-
             from hetlab.graph.onnx_io import extract
 
             produced = {t for n in g.nodes for t in n.outputs if t}
             want = [t for t in want if t in produced]
             model = extract(g, [n.id for n in g.nodes], want)
-            so = ort.SessionOptions()
-            so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-            so.log_severity_level = 4
-            sess = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+            sess = reference_session(model)
             ins = {i.name for i in sess.get_inputs()}
             outs = sess.run(want, {k: v for k, v in feeds.items() if k in ins})
         except Exception as e:  # noqa: BLE001 - fall back to random data of the right shapes

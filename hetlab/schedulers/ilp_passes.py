@@ -31,8 +31,9 @@ KICK = 3  # random moves per iterated-local-search kick
 DESCENT_MAX_S = 120.0  # s at most for one descent (a safety cap: it ends long before)
 
 
-class _Plan:
-    """A plan as units (one node, or a fused group) in a global order, fast to re-time."""
+class _Draft:
+    """A draft of the plan the passes move: units (one node, or a fused group) in a global
+    order, fast to re-time."""
 
     def __init__(self, problem: Problem, tl: Timeline, tail: np.ndarray) -> None:
         self.problem = problem
@@ -202,7 +203,7 @@ class _Plan:
         return tl
 
 
-def _descend(plan: _Plan, moves, ok, sweeps: int, t_end: float) -> None:
+def _descend(plan: _Draft, moves, ok, sweeps: int, t_end: float) -> None:
     """First-improvement descent over ``moves``, then a re-listing of the order, until no gain."""
     for _ in range(sweeps):
         improved = False
@@ -248,7 +249,7 @@ def improve(
     seconds for the first descent, checked between moves.
     """
     t_end = time.perf_counter() + budget_s
-    plan = _Plan(problem, tl, tail)
+    plan = _Draft(problem, tl, tail)
     start_ms = plan.makespan
     moves = plan.moves()
     ok = [

@@ -1,19 +1,20 @@
-"""HOPE Algorithm 1: recursive up-rank bisection of a DAG into subgraphs of <= NT vertices.
+"""HOPE Algorithm 1: recursive bisection of a DAG by level into subgraphs of <= NT vertices.
 
 Xia et al., "HOPE: a heterogeneity-oriented parallel execution engine for inference on
 mobiles", HPC Chinese Journal 2022, §2.2, eqs. 7-8 and Algorithm 1.
 
-Each bisection computes the up-rank (eq. 8) *within the current subgraph* and cuts at a rank
-``r``: V0 = {uprank <= r}, V1 = {uprank > r}. Edges only go up in rank, so the cut is acyclic
-and V0's pieces precede V1's. Among the ranks whose cut is *balanced* we keep the one with the
-smallest vertex cut (the number of vertices at rank ``r``, the paper's ``uprankCount[r]``),
+Each bisection counts the levels (eq. 8, the paper's "upward rank" ``uprank``;
+``graph/levels.py``) *within the current subgraph* and cuts at a level ``r``:
+V0 = {level <= r}, V1 = {level > r}. Edges only go up in level, so the cut is acyclic and V0's
+pieces precede V1's. Among the levels whose cut is *balanced* we keep the one with the
+smallest vertex cut (the number of vertices at level ``r``, the paper's ``uprankCount[r]``),
 ties to the better balance.
 
 Balance: eq. 7 as printed divides the weight of V_i itself by k, which no non-empty part can
 meet; we read it as the standard k-way balance constraint with unit weights,
-``max(|V0|, |V1|) <= (1 + eps) * |V| / 2``. When no rank satisfies it, eps grows by 0.1 until
-one does (the paper's rule); a subgraph whose vertices all share one rank (an antichain) has no
-rank cut and is split into consecutive chunks, which is acyclic too.
+``max(|V0|, |V1|) <= (1 + eps) * |V| / 2``. When no level satisfies it, eps grows by 0.1 until
+one does (the paper's rule); a subgraph whose vertices all share one level (an antichain) has no
+level cut and is split into consecutive chunks, which is acyclic too.
 """
 
 from __future__ import annotations
@@ -21,28 +22,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hetlab.cost.problem import Problem
+from hetlab.graph.levels import hope_levels
 from hetlab.schedulers.base import param
 
 
-def upranks(nodes: Sequence[int], preds: Sequence[Sequence[tuple[int, int]]]) -> dict[int, int]:
+def levels(nodes: Sequence[int], preds: Sequence[Sequence[tuple[int, int]]]) -> dict[int, int]:
     """Eq. 8 restricted to ``nodes`` (given in topological order)."""
-    inside = set(nodes)
-    rank: dict[int, int] = {}
-    for v in nodes:
-        rank[v] = 1 + max((rank[u] for u, _ in preds[v] if u in inside), default=0)
-    return rank
+    return hope_levels(nodes, lambda v: (u for u, _ in preds[v]))
 
 
 def bisect(nodes: list[int], preds, eps: float) -> tuple[list[int], list[int], float]:
     """One Algorithm-1 cut of ``nodes`` (topological order); returns (V0, V1, eps used)."""
-    rank = upranks(nodes, preds)
-    lo, hi = min(rank.values()), max(rank.values())
+    level = levels(nodes, preds)
+    lo, hi = min(level.values()), max(level.values())
     n = len(nodes)
     if lo == hi:  # antichain: any split is acyclic
         half = (n + 1) // 2
         return nodes[:half], nodes[half:], eps
     count = [0] * (hi + 2)
-    for r in rank.values():
+    for r in level.values():
         count[r] += 1
     acc = [0] * (hi + 2)
     for r in range(lo, hi + 1):
@@ -59,7 +57,7 @@ def bisect(nodes: list[int], preds, eps: float) -> tuple[list[int], list[int], f
                     best = (key, r)
         if best is not None:
             r = best[1]
-            return [v for v in nodes if rank[v] <= r], [v for v in nodes if rank[v] > r], e
+            return [v for v in nodes if level[v] <= r], [v for v in nodes if level[v] > r], e
         e += 0.1
 
 

@@ -58,7 +58,7 @@ def _costs(obj: Any, problem: Any, lay: DagLayout) -> tuple[list[str], np.ndarra
 def _hover(lay: DagLayout, costs: tuple[list[str], np.ndarray] | None) -> list[str]:
     text = []
     for i in range(len(lay.ids)):
-        t = f"<b>{lay.ids[i]}</b><br>{lay.op_types[i]} · uprank {int(lay.uprank[i])}"
+        t = f"<b>{lay.ids[i]}</b><br>{lay.op_types[i]} · level {int(lay.level[i])}"
         if lay.shapes[i]:
             t += f"<br>out {lay.shapes[i]}"
         if lay.flops[i]:
@@ -118,7 +118,8 @@ def dag_figure(
     """The DAG of an ``OpGraph``, ``Problem`` or ``ScopeGraph``: x = layer, y = slot.
 
     ``color``: ``"op"`` (op type), ``"best"`` (the device that runs a node fastest),
-    ``"cost:DEVICE"`` (log scale; an x marks a node the device cannot run), ``"uprank"``,
+    ``"cost:DEVICE"`` (log scale; an x marks a node the device cannot run), ``"level"``
+    (HOPE's level; ``"uprank"``, the paper's name for it, is the same colour),
     ``"subgraph"``, or a ``Plan`` / plan JSON / node -> device map (colour by device). A
     continuous colour gets a drawn colour strip, categories a line of swatches with counts.
     ``problem`` supplies costs for the hover when ``obj`` is a graph.

@@ -18,7 +18,7 @@ from hetlab.viz.common import PALETTE, color_of, device_colors, fmt_ms
 from hetlab.viz.layout import DagLayout
 from hetlab.viz.scale import colour_strip, nice_ticks, swatch_annotation
 
-COLOURS = "op, best, cost:DEVICE, uprank, subgraph or a plan"
+COLOURS = "op, best, cost:DEVICE, level, subgraph or a plan"
 MIXED = "#555555"  # a scope whose members lie on several devices or subgraphs
 NONE = "#bbbbbb"
 
@@ -89,12 +89,13 @@ def by_subgraph(lay: DagLayout, groups: list[list[str]], members) -> Colouring:
     return c
 
 
-def by_uprank(lay: DagLayout) -> Colouring:
-    r = lay.uprank.astype(float)
+def by_level(lay: DagLayout) -> Colouring:
+    """HOPE's level (``graph/levels.py``), Viridis."""
+    r = lay.level.astype(float)
     lo, hi = float(r.min(initial=1)), float(r.max(initial=1))
-    shapes, ann = colour_strip(lo, hi, "Viridis", "uprank", nice_ticks(lo, hi), _int)
+    shapes, ann = colour_strip(lo, hi, "Viridis", "level", nice_ticks(lo, hi), _int)
     marker = {"color": r.tolist(), "colorscale": "Viridis", "cmin": lo, "cmax": hi}
-    note = " — colour: upward rank"
+    note = " — colour: level"
     return Colouring({**marker, "showscale": False}, note, [""] * len(lay.ids), shapes, ann)
 
 
@@ -129,8 +130,8 @@ def colouring(lay, color: Any, costs, groups, members) -> Colouring:
             return by_op(lay)
         if color == "best":
             return by_best(lay, costs)
-        if color == "uprank":
-            return by_uprank(lay)
+        if color in ("level", "uprank"):  # "uprank": HOPE's name, kept as an alias
+            return by_level(lay)
         if color.startswith("cost:"):
             return by_cost(lay, costs, color[5:])
         if color == "subgraph":

@@ -19,7 +19,7 @@ SORTS = ("rank", "name", "op", "cost", "ratio")
 
 def _columns(lay, group: str | None) -> list[tuple[str, list[int]]]:
     """(label, member op indices) of each column, members in upward-rank order."""
-    order = sorted(range(len(lay.ids)), key=lambda i: (lay.uprank[i], i))
+    order = sorted(range(len(lay.ids)), key=lambda i: (lay.level[i], i))
     if group is None:
         return [(lay.ids[i], [i]) for i in order]
     if group not in ("op", "scope"):

@@ -16,19 +16,20 @@ from typing import Any
 import numpy as np
 
 from hetlab.errors import HetlabError
+from hetlab.graph.levels import index_levels
 from hetlab.schedulers.highs import THREADS, without_banner
 
 
 @dataclass
 class DagLayout:
-    """Plain arrays for drawing: node ``ids``/``op_types``, ``uprank`` per node (HOPE eq. 8),
+    """Plain arrays for drawing: node ``ids``/``op_types``, ``level`` per node (HOPE eq. 8),
     ``x`` (the layer, left to right) and ``y`` (the slot inside the layer), edges as index
     pairs ``src``/``dst``, and ``ex``/``ey``: every edge as a polyline through its dummy
     nodes, each followed by ``None`` (one trace draws them all)."""
 
     ids: list[str]
     op_types: list[str]
-    uprank: np.ndarray
+    level: np.ndarray
     x: np.ndarray
     y: np.ndarray
     src: np.ndarray
@@ -91,33 +92,15 @@ def _extract(obj: Any) -> tuple[list[str], list[str], list[tuple[int, int]], lis
     raise HetlabError(f"cannot draw a {type(obj).__name__}: pass an OpGraph or a Problem")
 
 
-def upranks(n: int, edges: list[tuple[int, int]]) -> np.ndarray:
-    """Upward rank of every node (1 for a source); raises ``HetlabError`` on a cycle."""
-    succs: list[list[int]] = [[] for _ in range(n)]
-    indeg = [0] * n
-    for s, d in edges:
-        succs[s].append(d)
-        indeg[d] += 1
-    rank = np.ones(n, dtype=int)
-    ready = [i for i in range(n) if indeg[i] == 0]
-    seen = 0
-    while ready:
-        v = ready.pop()
-        seen += 1
-        for w in succs[v]:
-            rank[w] = max(rank[w], rank[v] + 1)
-            indeg[w] -= 1
-            if indeg[w] == 0:
-                ready.append(w)
-    if seen != n:
-        raise HetlabError("the graph has a cycle; it cannot be drawn in layers")
-    return rank
+def levels(n: int, edges: list[tuple[int, int]]) -> np.ndarray:
+    """HOPE's level of every node (``graph/levels.py``); raises ``HetlabError`` on a cycle."""
+    return np.array(index_levels(n, edges), dtype=int)
 
 
-def min_span_layers(n: int, edges: list[tuple[int, int]], rank: np.ndarray) -> np.ndarray:
+def min_span_layers(n: int, edges: list[tuple[int, int]], level: np.ndarray) -> np.ndarray:
     """Layers 0.. of least total edge span, no more of them than the longest path has nodes.
-    Falls back to ``rank - 1`` (sources first) when the solver is missing or fails."""
-    fallback = (rank - 1).astype(int)
+    Falls back to ``level - 1`` (sources first) when the solver is missing or fails."""
+    fallback = (level - 1).astype(int)
     if not edges:
         return fallback
     try:
@@ -133,7 +116,7 @@ def min_span_layers(n: int, edges: list[tuple[int, int]], rank: np.ndarray) -> n
     for s, d in edges:
         cost[d] += 1.0
         cost[s] -= 1.0
-    top = float(rank.max() - 1)
+    top = float(level.max() - 1)
     h.addCols(n, cost, np.zeros(n), np.full(n, top), 0, [], [], [])
     m = len(edges)
     cols = np.array([v for e in edges for v in (e[1], e[0])], dtype=np.int32)
@@ -205,12 +188,12 @@ def dag_layout(obj: Any) -> DagLayout:
         return cached[1]
     ids, ops, edges, shapes, flops = _extract(obj)
     n = len(ids)
-    rank = upranks(n, edges)
-    layer = min_span_layers(n, edges, rank)
+    level = levels(n, edges)
+    layer = min_span_layers(n, edges, level)
     y, ex, ey = _place(n, edges, layer) if n else (np.zeros(0), [], [])
     src = np.array([s for s, _ in edges], dtype=int)
     dst = np.array([d for _, d in edges], dtype=int)
-    lay = DagLayout(ids, ops, rank, layer.astype(float), y, src, dst, shapes, flops, ex, ey)
+    lay = DagLayout(ids, ops, level, layer.astype(float), y, src, dst, shapes, flops, ex, ey)
     with contextlib.suppress(AttributeError, TypeError):
         object.__setattr__(obj, "_hetlab_layout", (key, lay))
     return lay

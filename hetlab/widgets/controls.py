@@ -60,7 +60,7 @@ class Controls:
         self.profile_status = _status()
 
         self.color_select = W.Dropdown(
-            options=["op", "uprank", "best"],
+            options=["op", "level", "best"],
             value="op",
             description="colour",
             layout=W.Layout(width="260px"),

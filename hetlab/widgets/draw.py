@@ -115,7 +115,7 @@ def dag(wb: Any) -> None:
     color: Any = wb.color_select.value
     if color.startswith("plan:"):
         plan = wb.state.plan("ilp_plan") if color == "plan: ILP" else wb.state.plan("greedy_plan")
-        color = plan if plan is not None else "uprank"
+        color = plan if plan is not None else "level"
     try:
         found = wb.dag_search.value.strip() or None
         fig = dag_figure(
@@ -134,7 +134,7 @@ def dag(wb: Any) -> None:
 def problem(wb: Any) -> None:
     """The colour choices, the heatmap, the what-if banner and the DAG of a new problem."""
     p = wb.state.problem
-    opts = ["op", "uprank"] + (["best"] + [f"cost:{d}" for d in p.devices] if p else [])
+    opts = ["op", "level"] + (["best"] + [f"cost:{d}" for d in p.devices] if p else [])
     opts += ["plan: ILP", "plan: compared"] if p is not None else []
     cur = wb.color_select.value
     wb.color_select.options = opts

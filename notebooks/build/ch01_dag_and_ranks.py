@@ -120,7 +120,7 @@ each column of the figure is one level. Hover a node for its name and costs.
     code("""
 sq = load_measured_profile("xeon-2core-pocl", "squeezenet")
 print(sq.name, "-", len(sq.nodes), "operators on", ", ".join(sq.devices))
-dag_figure(sq, color="uprank")
+dag_figure(sq, color="level")
 """),
     md("""
 Each point below is an operator: its level against its rank_u. Operators of one level spread

@@ -55,7 +55,7 @@ def test_a_real_run_reports_its_critical_path():
     from hetlab.devices.replay import graph_from_problem, replay_devices
     from hetlab.executor import run
     from hetlab.schedulers.plan import Plan
-    from tests.executor.test_predict import chain
+    from tests.calibrate.test_prediction_host import chain
 
     p = chain()
     g = graph_from_problem(p)

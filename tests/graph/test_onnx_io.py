@@ -1,4 +1,4 @@
-"""Spec §1 on small hand-built models: ids, Constant folding, edges and bytes, upranks,
+"""Spec §1 on small hand-built models: ids, Constant folding, edges and bytes, levels,
 control-flow edges, symbolic dimensions, data-dependent shapes."""
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from hetlab.graph.onnx_io import extract, load, unit_io
 from tests.graph.models import F, save
 
 
-def test_ids_constants_edges_upranks(diamond):
+def test_ids_constants_edges_levels(diamond):
     g = load(diamond)
     ids = [n.id for n in g.nodes]
     # Constant is folded; unnamed and duplicate-named nodes get {op_type}_{index}
     assert ids == ["conv", "relu", "Sigmoid_2", "Tanh_3", "Add_5", "mul"]
     assert "k" in g.consts and "w" in g.consts
-    assert {n.id: n.uprank for n in g.nodes} == {
+    assert {n.id: n.level for n in g.nodes} == {
         "conv": 1,
         "relu": 2,
         "Sigmoid_2": 3,
@@ -109,7 +109,7 @@ def test_control_flow_is_one_vertex_with_outer_edges(tmp_path):
     assert set(g.preds("if")) == {"gt", "relu", "sig"}
     e = {(x.src, x.dst): x.bytes for x in g.edges}
     assert e[("relu", "if")] == 2 * 3 * 4 and e[("gt", "if")] == 1
-    assert g.node("if").uprank == 3  # sum(1) -> gt(2) -> if(3); relu, sig are rank 1
+    assert g.node("if").level == 3  # sum(1) -> gt(2) -> if(3); relu, sig are level 1
     # the If's output shape is recorded although it comes from a body
     assert g.tensors["y"].shape == (2, 3)
 

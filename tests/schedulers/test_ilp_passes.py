@@ -15,7 +15,7 @@ from hetlab.schedulers.greedy import greedy_timeline
 from hetlab.schedulers.ilp_bounds import path_bound
 from hetlab.schedulers.ilp_guided import PassContext, fusable_tail, guided_pass
 from hetlab.schedulers.ilp_guided import plain_tail as _plain_tail
-from hetlab.schedulers.ilp_passes import _Plan, improve
+from hetlab.schedulers.ilp_passes import _Draft, improve
 from hetlab.schedulers.ilp_plus_options import PlusOptions
 from hetlab.schedulers.ilp_warm import completion_makespan, window_start
 from hetlab.schedulers.partition import partition
@@ -51,7 +51,7 @@ def test_improve_never_worse_and_its_makespan_is_the_simulators(seed, n, nd, kic
 def test_pruned_move_timing_is_exact(seed, n, nd):
     # try_move returns the exact makespan, or inf only when the move cannot beat the incumbent
     p = random_problem(seed, n, nd, p_edge=0.25)
-    plan = _Plan(p, greedy_timeline(p), tail_of(p))
+    plan = _Draft(p, greedy_timeline(p), tail_of(p))
     rng = random.Random(seed)
     moves = plan.moves()
     for _ in range(30):

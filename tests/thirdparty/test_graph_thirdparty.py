@@ -44,7 +44,7 @@ def reference_dag(path: str) -> nx.DiGraph:
 
 @pytest.mark.parametrize("fold", [True, False], ids=["folded", "as-given"])
 @pytest.mark.parametrize("name", corpus_params())
-def test_vertices_edges_upranks_match_spec(name, fold):
+def test_vertices_edges_levels_match_spec(name, fold):
     """Spec §1 holds on the file that runs: the model as given, or folded (whose nodes carry
     the ids of the model as given as their names)."""
     path = model_path(name)
@@ -56,7 +56,7 @@ def test_vertices_edges_upranks_match_spec(name, fold):
     up = {}
     for v in nx.topological_sort(ref):
         up[v] = 1 + max((up[u] for u in ref.predecessors(v)), default=0)
-    assert {n.id: n.uprank for n in g.nodes} == up
+    assert {n.id: n.level for n in g.nodes} == up
     empty = {t for t, v in g.tensors.items() if v.shape is not None and 0 in v.shape}
     assert all(e.bytes > 0 or set(e.tensors) <= empty for e in g.edges), (
         "every edge has a real byte size (0 only for empty tensors)"

@@ -33,24 +33,26 @@ def _strip(fig):
     return [s for s in fig.layout.shapes if s.name == "scale"]
 
 
-def test_small_graph_has_labels_with_costs_and_an_uprank_scale_drawn_in_shapes():
+def test_small_graph_has_labels_with_costs_and_a_level_scale_drawn_in_shapes():
     p = tiny_problem()
-    fig = dag_figure(p, color="uprank")
+    fig = dag_figure(p, color="level")
     ann = _labels(fig)
     assert len(ann) == 8
     a = next(x for x in ann if x.text.startswith("<b>a</b>"))
     assert "4.00 | 1.00" in a.text  # cpu | gpu costs under the name
     nodes = fig.data[1]
     assert not nodes.marker.showscale and nodes.marker.colorbar.title.text is None
-    assert list(nodes.marker.color) == dag_layout(p).uprank.tolist()
+    assert list(nodes.marker.color) == dag_layout(p).level.tolist()
     strip = _strip(fig)
     assert len(strip) == STRIP_STEPS and all(
         s.xsizemode == "pixel" and s.xanchor == 1 for s in strip
     )
     assert [s.y0 for s in strip] == sorted(s.y0 for s in strip)  # bottom = low
     ticks = [a.text for a in fig.layout.annotations if a.xref == "paper"]
-    assert "uprank" in ticks and {"1", "6"} <= set(ticks)
+    assert "level" in ticks and {"1", "6"} <= set(ticks)
     assert fig.layout.margin.r >= 60  # room for the strip
+    old = dag_figure(p, color="uprank")  # HOPE's name for the level, kept as an alias
+    assert list(old.data[1].marker.color) == list(nodes.marker.color)
 
 
 def test_cost_colour_has_a_log_ms_strip_and_categories_have_swatches():

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from hetlab.viz import dag_layout
-from hetlab.viz.layout import upranks
+from hetlab.viz.layout import levels
 from tests.tiny import tiny_problem
 from tests.viz._random import random_problem
 
@@ -42,7 +42,7 @@ def test_random_layout_properties_and_fewer_long_edges():
     lay = dag_layout(p)
     _check(lay)
     n = len(lay.ids)
-    rank = upranks(n, list(zip(lay.src.tolist(), lay.dst.tolist(), strict=True)))
+    rank = levels(n, list(zip(lay.src.tolist(), lay.dst.tolist(), strict=True)))
     assert lay.size[0] == int(rank.max())
     # the layering of least total span is never longer in total than sources-first ranks
     span = (lay.x[lay.dst] - lay.x[lay.src]).sum()
@@ -71,7 +71,7 @@ def test_nasnet_large_zoo_model_layout():
     lay = dag_layout(g)
     _check(lay)
     edges = list(zip(lay.src.tolist(), lay.dst.tolist(), strict=True))
-    rank = upranks(len(lay.ids), edges)
+    rank = levels(len(lay.ids), edges)
     before = int(((rank[lay.dst] - rank[lay.src]) > 3).sum())
     assert lay.long_edges(3) < before
     assert max(Counter(lay.x.tolist()).values()) <= 12

@@ -24,10 +24,10 @@ def _plan(p: Problem, gpu_nodes: str = "acdf") -> Plan:
     return Plan.build(p, "hand", dev, [p.nodes[i].id for i in p.topo], solve_seconds=0.25)
 
 
-def test_layout_columns_are_upranks_and_barycentre_rows():
+def test_layout_columns_are_levels_and_barycentre_rows():
     p = tiny_problem()
     lay = dag_layout(p)
-    assert dict(zip(lay.ids, lay.uprank.tolist(), strict=False)) == {
+    assert dict(zip(lay.ids, lay.level.tolist(), strict=False)) == {
         "a": 1,
         "b": 2,
         "c": 3,

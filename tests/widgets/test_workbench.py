@@ -209,7 +209,7 @@ def test_dag_colour_selector_and_devices():
     assert "x" in list(wb.dag_fig.data[1].marker.symbol)
     wb.color_select.value = "plan: ILP"
     assert isinstance(wb.dag_fig.data[1].marker.color[0], str)  # device colours
-    wb.color_select.value = "uprank"
+    wb.color_select.value = "level"
     assert wb.dag_fig.data[1].marker.symbol is None  # the cost view's x markers are gone
 
 

@@ -15,7 +15,7 @@ import numpy as np
 from hetlab.devices.kernels.bounds import Checks
 from hetlab.devices.kernels.device import KernelDevice
 from hetlab.devices.kernels.fusion import plan_concat, plan_fusion, plan_prologue
-from hetlab.devices.kernels.launches import Launch, Plan, Ref
+from hetlab.devices.kernels.launches import Launch, LaunchPlan, Ref
 from hetlab.devices.kernels.ops import op_for, why_not
 from hetlab.devices.kernels.ops.activation import act_params
 from hetlab.devices.kernels.ops.common import const_weights
@@ -196,7 +196,7 @@ class UnitBuilder:
                 inputs.append(root)
             if root in own and root not in buffers:
                 buffers[root] = self._alloc(root)
-        plan = Plan(
+        plan = LaunchPlan(
             self.device,
             self.launches,
             self.node_ids,

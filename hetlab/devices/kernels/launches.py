@@ -29,8 +29,8 @@ class Launch:
 
 
 @dataclass
-class Plan:
-    """The handle of a prepared OpenCL unit."""
+class LaunchPlan:
+    """A prepared kernel unit's launches and buffers: the handle its device runs."""
 
     device: Any
     launches: list[Launch]

@@ -19,7 +19,7 @@ from hetlab.devices.replay import graph_from_problem, replay_devices
 from hetlab.errors import HetlabError
 from hetlab.schedulers import schedule
 from hetlab.schedulers.plan import Plan
-from tests.executor.test_predict import diamond
+from tests.calibrate.test_prediction_host import diamond
 
 R = importlib.import_module(
     "hetlab.calibrate.recommend"

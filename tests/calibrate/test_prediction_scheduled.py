@@ -13,7 +13,7 @@ from hetlab.devices.replay import graph_from_problem
 from hetlab.schedulers import schedule
 from hetlab.schedulers.plan import Plan
 from hetlab.schedulers.sim import simulate
-from tests.executor.test_queue_sharing import on_queues
+from tests.calibrate.test_prediction_queues import on_queues
 
 
 @st.composite

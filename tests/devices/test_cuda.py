@@ -81,6 +81,8 @@ def test_build_options_keep_only_defines():
         "-DDT=uchar -DIT=uchar -DOT=float",
         "-DDT=I8 -DIT=float -DOT=I8 -DOT_NARROW",
         "-DTX=I8 -DTW=I8 -DTY=I8",
+        "-DTX=U8 -DTW=I8 -DTY=U8 -DREQUANT",
+        "-DTX=U8 -DTW=I8 -DTOFLOAT",
     ],
 )
 def test_every_kernel_file_translates_to_valid_cuda_c(path: Path, defines: str, tmp_path):

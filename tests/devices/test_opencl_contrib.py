@@ -1,5 +1,5 @@
 """onnxruntime's contrib ops that dynamic quantization leaves in a model (domain
-com.microsoft): MatMulIntegerToFloat and DynamicQuantizeMatMul on the
+com.microsoft): MatMulIntegerToFloat, DynamicQuantizeMatMul and DynamicQuantizeLSTM on the
 kernel devices, over their type and zero-point layouts, against the exact reference (the
 int64 sums, then onnxruntime's float32 epilogue: ``int_reference``) and onnxruntime (its
 saturating u8 x s8 products made exact); and models as ``quantize_dynamic`` writes them,
@@ -21,6 +21,7 @@ from tests.devices.opencl_case import (
     make_model,
     rel_err,
     rnd,
+    run_case,
     to_graph,
 )
 
@@ -151,6 +152,59 @@ def test_layouts_the_kernels_do_not_take_are_refused(dev):
         assert why is not None and why.strip(), extra
 
 
+# --- DynamicQuantizeLSTM ----------------------------------------------------------------
+# The LSTM's h is quantized again at every step, so an ulp off can move a quantization step
+# and the recurrence carries it on: its gates are onnxruntime's to the bit (``MLAS_GATES``),
+# and the tolerance is float rounding's, as for the quantized ops.
+TOL = 1e-6
+
+
+def _lstm_params(tw, D, I, H, per: str, seed: int) -> dict:
+    """Quantized W [D, I, 4H] and R [D, H, 4H] with scales and zero points per direction or
+    per direction and column; as onnxruntime takes them, an int8 weight's zero points are 0
+    and a uint8 one's one value (per direction where they are per tensor)."""
+    rng = np.random.default_rng(seed)
+    shape = (D, 4 * H) if per == "column" else (D,)
+    out = {}
+    for name, k in (("W", I), ("R", H)):
+        out[name] = ints(tw, D, k, 4 * H, seed=seed + k)
+        out[name + "s"] = rng.uniform(0.002, 0.01, shape).astype(np.float32)
+        z = np.zeros(shape, tw) if tw == np.int8 else np.ones(shape, tw)
+        out[name + "z"] = z * (120 + 9 * np.arange(D, dtype=tw) * (per == "tensor")).reshape(
+            [D] + [1] * (len(shape) - 1)
+        )
+    return out
+
+
+@pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
+@pytest.mark.parametrize("tw", QTYPES, ids=["w_u8", "w_i8"])
+@pytest.mark.parametrize("per", ["tensor", "column"])
+@pytest.mark.parametrize("state", [True, False], ids=["bias_states", "bare"])
+def test_dynamic_quantize_lstm(dev, direction, tw, per, state):
+    T, B, I, H = 5, 2, 7, 6
+    D = 2 if direction == "bidirectional" else 1
+    inits = _lstm_params(tw, D, I, H, per, seed=1)
+    inputs = {"X": rnd(T, B, I, lo=-2, hi=2)}
+    ins = ["X", "W", "R", "", "", "", ""]
+    if state:
+        inits["B"] = rnd(D, 8 * H, seed=3)
+        inputs.update({"h0": rnd(D, B, H, seed=4), "c0": rnd(D, B, H, seed=5)})
+        ins = ["X", "W", "R", "B", "", "h0", "c0"]
+    ins += ["", "Ws", "Wz", "Rs", "Rz"]
+    node = helper.make_node(
+        "DynamicQuantizeLSTM", ins, ["Y", "Yh", "Yc"], hidden_size=H, direction=direction, domain=MS
+    )
+    run_case(dev, [node], inputs, inits, outputs=["Y", "Yh", "Yc"], tol=TOL)
+
+
+def test_dynamic_quantize_lstm_long_hidden(dev):
+    """H >= 64: the recurrent products take quant.cl's split-K kernel; batch 1, Y_h only."""
+    inits = _lstm_params(np.int8, 1, 20, 70, "column", seed=2)
+    ins = ["X", "W", "R", "", "", "", "", "", "Ws", "Wz", "Rs", "Rz"]
+    node = helper.make_node("DynamicQuantizeLSTM", ins, ["", "Yh"], hidden_size=70, domain=MS)
+    run_case(dev, [node], {"X": rnd(4, 1, 20)}, inits, outputs=["Yh"], tol=TOL)
+
+
 # --- models as quantize_dynamic writes them ---------------------------------------------
 def _float_model(kind: str):
     """A small float model: two MatMuls (and an Add) sharing their input, or an LSTM."""
@@ -207,13 +261,13 @@ def _quantized(tmp_path, kind: str, weight: str, per_channel: bool, fused: bool)
     return so.optimized_model_filepath
 
 
-@pytest.mark.parametrize("kind", ["matmul"])
+@pytest.mark.parametrize("kind", ["matmul", "lstm", "bilstm"])
 @pytest.mark.parametrize("weight", ["int8", "uint8"])
 @pytest.mark.parametrize("per_channel", [False, True], ids=["per_tensor", "per_channel"])
 def test_quantize_dynamic_models_run_whole(dev, tmp_path, kind, weight, per_channel):
     """The model quantize_dynamic writes and (for the matmuls) the one onnxruntime's
     optimiser saves from it (MatMulIntegerToFloat, DynamicQuantizeMatMul): every node on the
-    device, within 1e-4 of onnxruntime (one thread, as its LSTM's groups are ours)."""
+    device, within TOL of onnxruntime (one thread, as its LSTM's groups are ours)."""
     for fused in (False, True) if kind == "matmul" else (False,):
         path = _quantized(tmp_path, kind, weight, per_channel, fused)
         g = onnx_io.load(path)
@@ -231,4 +285,4 @@ def test_quantize_dynamic_models_run_whole(dev, tmp_path, kind, weight, per_chan
         unit = dev.prepare(g, [n.id for n in g.nodes])
         res = dev.run(unit, feed)
         for name, ref in zip(g.outputs, refs, strict=True):
-            assert rel_err(dev.copy_out(res.outputs[name]), ref) <= 1e-4, (name, fused)
+            assert rel_err(dev.copy_out(res.outputs[name]), ref) <= TOL, (name, fused)

@@ -108,7 +108,7 @@ void dynamic_qparams(__global const float* x, const int xoff, const int n,
 //   DynamicQuantizeLSTM): as onnxruntime's MLAS_QGEMM_SCALE_BIAS_OUTPUT_PROCESSOR does,
 //   (float)sum * (as[0] * bs[j]), bs per tensor (bs_n = 1) or per column, then plus
 //   add[add_off + i * add_rs + j] where has_add (a step's input projection), then plus
-//   bias[j] where has_bias; each product and sum rounded on its own (no contraction).
+//   bias[j] where has_bias; each product and sum rounded on its own (mlas.h's MUL_RN, ADD_RN).
 #if defined(REQUANT)
 #define OUT_T TY
 #define EPI_ARGS , __global const float* rs, const int rs_n, __global const int* bias, \
@@ -119,9 +119,6 @@ void dynamic_qparams(__global const float* x, const int xoff, const int n,
                         LD(rs, rs_n == 1 ? 0 : (j))) + (has_yz ? (float)LD(yz, 0) : 0.0f), \
                    qmin, qmax)
 #elif defined(TOFLOAT)
-#ifdef __OPENCL_VERSION__
-#pragma OPENCL FP_CONTRACT OFF
-#endif
 #define OUT_T float
 #define EPI_ARGS , __global const float* as, __global const float* bs, const int bs_n, \
     __global const float* add, const int add_off, const int add_rs, const int has_add, \
@@ -133,9 +130,9 @@ void dynamic_qparams(__global const float* x, const int xoff, const int n,
 inline float scaled_sum(const int acc, const float scale, const int has_add, const float add,
                         const int has_bias, const float bias)
 {
-    float y = (float)acc * scale;
-    if (has_add) y = y + add;
-    if (has_bias) y = y + bias;
+    float y = MUL_RN((float)acc, scale);
+    if (has_add) y = ADD_RN(y, add);
+    if (has_bias) y = ADD_RN(y, bias);
     return y;
 }
 #else

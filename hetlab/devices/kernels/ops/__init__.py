@@ -124,6 +124,7 @@ from hetlab.devices.kernels.ops import (  # noqa: F401  (registration side effec
     activation,
     binary,
     contrib,
+    contrib_lstm,
     conv,
     data_movement,
     einsum,

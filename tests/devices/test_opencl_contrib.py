@@ -205,6 +205,25 @@ def test_dynamic_quantize_lstm_long_hidden(dev):
     run_case(dev, [node], {"X": rnd(4, 1, 20)}, inits, outputs=["Yh"], tol=TOL)
 
 
+def test_lstm_variants_and_other_contrib_ops_are_refused(dev):
+    """What the kernels do not compute is refused with a reason and runs on a CPU device:
+    a DynamicQuantizeLSTM with clip or peepholes, and any other com.microsoft op."""
+    T, B, I, H = 3, 1, 4, 2
+    inits = _lstm_params(np.int8, 1, I, H, "tensor", seed=3)
+    inits["P"] = rnd(1, 3 * H)
+    x = {"X": rnd(T, B, I)}
+    zeros = {"Y": np.zeros((T, 1, B, H), np.float32)}
+    for kw, p in (({"clip": 1.0}, ""), ({}, "P")):
+        ins = ["X", "W", "R", "", "", "", "", p, "Ws", "Wz", "Rs", "Rz"]
+        node = helper.make_node("DynamicQuantizeLSTM", ins, ["Y"], hidden_size=H, domain=MS, **kw)
+        graph = to_graph(make_model([node], x, inits, ["Y"]), x, 17, zeros)
+        why = dev.why_not(graph.nodes[0], graph)
+        assert why and not dev.supports(graph.nodes[0], graph), kw
+    node = helper.make_node("FusedGemm", ["X", "X"], ["Y"], domain=MS)
+    graph = to_graph(make_model([node], x, {}, ["Y"]), x, 17, zeros)
+    assert "has no kernel" in dev.why_not(graph.nodes[0], graph)
+
+
 # --- models as quantize_dynamic writes them ---------------------------------------------
 def _float_model(kind: str):
     """A small float model: two MatMuls (and an Add) sharing their input, or an LSTM."""

@@ -6,12 +6,12 @@
 // A product and a sum each rounded on its own, where onnxruntime rounds them so: NVRTC
 // contracts a * b + c into an FMA even across statements (--fmad), OpenCL C only within one
 // expression, so callers write them as statements apart.
-#ifdef __CUDACC__
-#define MUL_RN(a, b) __fmul_rn((a), (b))
-#define ADD_RN(a, b) __fadd_rn((a), (b))
-#else
+#ifdef __OPENCL_VERSION__
 #define MUL_RN(a, b) ((a) * (b))
 #define ADD_RN(a, b) ((a) + (b))
+#else
+#define MUL_RN(a, b) __fmul_rn((a), (b))
+#define ADD_RN(a, b) __fadd_rn((a), (b))
 #endif
 
 // The logistic function as onnxruntime's CPU kernels compute it (MLAS, coefficients from

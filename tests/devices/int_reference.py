@@ -1,6 +1,10 @@
 """The exact integer reference of the ops with integer products (ONNX's definitions, numpy,
 int64 sums): MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv, over every zero-point
-layout ONNX allows (per tensor; A's per row; B's per column, W's per output channel).
+layout ONNX allows (per tensor; A's per row; B's per column, W's per output channel); and
+onnxruntime's contrib MatMulIntegerToFloat and DynamicQuantizeMatMul, whose exact sums end in
+float32 as onnxruntime computes them: ``float32(sum) * float32(a_scale * b_scale)``, then
+``+ bias``, each step rounded to float32 (A quantized first, for the second, as
+DynamicQuantizeLinear does).
 
 The QLinear ops requantize as onnxruntime does (and the kernels): ``rint(float32(sum + bias)
 * rs) + y_zero_point``, saturated to y's type, where ``rs = float32(a_scale * b_scale) /
@@ -133,6 +137,32 @@ def qlinear_conv(x, xs, zx, w, ws, zw, ys, zy, bias=None, **attrs) -> np.ndarray
     return requantize(acc, xs, ws, ys, zy, 1, bias)
 
 
+def to_float(acc: np.ndarray, a_scale, b_scale, bias=None) -> np.ndarray:
+    """onnxruntime's float32 epilogue of int32 sums, ``b_scale`` per tensor or per column."""
+    scale = np.float32(np.asarray(a_scale).reshape(-1)[0]) * np.asarray(b_scale, np.float32)
+    y = acc.astype(np.float32) * scale.reshape(-1)
+    return y if bias is None else y + np.asarray(bias, np.float32)
+
+
+def matmul_integer_to_float(a, b, a_scale, b_scale, za=None, zb=None, bias=None) -> np.ndarray:
+    return to_float(matmul_integer(a, b, za, zb), a_scale, b_scale, bias)
+
+
+def dynamic_quantize(x: np.ndarray) -> tuple[np.ndarray, np.float32, np.uint8]:
+    """DynamicQuantizeLinear: uint8 over the range of ``x`` widened to include 0."""
+    x = np.asarray(x, np.float32)
+    lo, hi = min(np.float32(x.min()), np.float32(0)), max(np.float32(x.max()), np.float32(0))
+    scale = np.float32(1) if hi == lo else np.float32(hi - lo) / np.float32(255)
+    zp = np.rint(np.clip(np.float32(0) - lo / scale, 0, 255)).astype(np.uint8)
+    q = np.clip(np.rint(x / scale) + np.float32(zp), 0, 255).astype(np.uint8)
+    return q, np.float32(scale), zp
+
+
+def dynamic_quantize_matmul(a, b, b_scale, zb=None, bias=None) -> np.ndarray:
+    q, scale, zp = dynamic_quantize(a)
+    return matmul_integer_to_float(q, b, scale, b_scale, zp, zb, bias)
+
+
 def exact(op_type: str, ins: list[np.ndarray | None], attrs: dict[str, Any]) -> np.ndarray:
     """The exact value of one node, its inputs in ONNX order (None where absent)."""
     ins = ins + [None] * (9 - len(ins))
@@ -144,4 +174,9 @@ def exact(op_type: str, ins: list[np.ndarray | None], attrs: dict[str, Any]) -> 
         return qlinear_matmul(*ins[:8])
     if op_type == "QLinearConv":
         return qlinear_conv(*ins[:9], **attrs)
+    if op_type == "MatMulIntegerToFloat":
+        a, b, a_s, b_s, za, zb, bias = ins[:7]
+        return matmul_integer_to_float(a, b, a_s, b_s, za, zb, bias)
+    if op_type == "DynamicQuantizeMatMul":
+        return dynamic_quantize_matmul(*ins[:5])
     raise ValueError(op_type)

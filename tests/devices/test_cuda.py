@@ -44,6 +44,7 @@ float atan(float); float sinh(float); float cosh(float); float asinh(float);
 float acosh(float); float atanh(float); int atomicMax(int*, int);
 unsigned int __float_as_uint(float); float __uint_as_float(unsigned int);
 int min(int, int); int max(int, int); float min(float, float); float max(float, float);
+float __fmul_rn(float, float); float __fadd_rn(float, float);
 """
 
 
@@ -81,6 +82,8 @@ def test_build_options_keep_only_defines():
         "-DDT=uchar -DIT=uchar -DOT=float",
         "-DDT=I8 -DIT=float -DOT=I8 -DOT_NARROW",
         "-DTX=I8 -DTW=I8 -DTY=I8",
+        "-DTX=U8 -DTW=I8 -DTY=U8 -DREQUANT",
+        "-DTX=U8 -DTW=I8 -DTOFLOAT -DMLAS_GATES",
     ],
 )
 def test_every_kernel_file_translates_to_valid_cuda_c(path: Path, defines: str, tmp_path):

@@ -17,9 +17,10 @@ KERNEL_DIR = Path(__file__).parent / "cl"
 
 
 def source(filename: str) -> str:
-    """The OpenCL C of ``cl/<filename>``: the access macros of ``bounds.h``, then the
-    file, numbered from its own first line (``#line 1``)."""
-    header = (KERNEL_DIR / "bounds.h").read_text()
+    """The OpenCL C of ``cl/<filename>``: the access macros of ``bounds.h`` and
+    onnxruntime's activations of ``mlas.h``, then the file, numbered from its own first line
+    (``#line 1``)."""
+    header = (KERNEL_DIR / "bounds.h").read_text() + (KERNEL_DIR / "mlas.h").read_text()
     return f"{header}#line 1\n{(KERNEL_DIR / filename).read_text()}"
 
 

@@ -175,7 +175,7 @@ class UnitBuilder:
         for n in self.nodes:
             if n.id not in self.fused:
                 try:
-                    op_for(n.op_type).build(n, self)
+                    op_for(n.op_type, n.domain).build(n, self)
                 except (KeyError, IndexError, TypeError, ValueError) as e:
                     raise HetlabError(
                         f"{self.device.name} cannot build node {n.id} ({n.op_type}): "

@@ -109,18 +109,37 @@ __kernel void resize2d(__global const float* x, __global float* y, __constant in
 }
 
 // One LSTM step: z = [B, 4H] gate pre-activations in ONNX order (i, o, f, c);
-// c (in place) and h out: h[hoff + b*Hd + j]. Global (Hd, B).
+// c (in place) and h out: h[hoff + b*Hd + j]. Global (Hd, B). With -DMLAS_GATES the gates
+// are onnxruntime's, bit for bit: MLAS's logistic and tanh (mlas.h), c * f + i * g and
+// tanh(c) * o each product and sum rounded on its own, as its LSTM computes them; the
+// quantized LSTM takes this build, whose next step quantizes h (an ulp can move a step).
+#ifdef MLAS_GATES
+#define SIGMOID(v) logistic(v)
+#define TANH(v) mlas_tanh(v)
+#else
+#define SIGMOID(v) (1.0f / (1.0f + exp(-(v))))
+#define TANH(v) tanh(v)
+#endif
 __kernel void lstm_cell(__global const float* z, __global float* c, __global float* h,
                         const int Hd, const int hoff HL_ARGS HL_N(z) HL_N(c) HL_N(h))
 {
     const int j = get_global_id(0), b = get_global_id(1);
     if (j >= Hd) return;
     VIEW(__global const float*, zb, z, b * 4 * Hd);
-    const float ig = 1.0f / (1.0f + exp(-LD(zb, j)));
-    const float og = 1.0f / (1.0f + exp(-LD(zb, Hd + j)));
-    const float fg = 1.0f / (1.0f + exp(-LD(zb, 2 * Hd + j)));
-    const float gg = tanh(LD(zb, 3 * Hd + j));
+    const float ig = SIGMOID(LD(zb, j));
+    const float og = SIGMOID(LD(zb, Hd + j));
+    const float fg = SIGMOID(LD(zb, 2 * Hd + j));
+    const float gg = TANH(LD(zb, 3 * Hd + j));
+#ifdef MLAS_GATES
+    const float kept = MUL_RN(LD(c, b * Hd + j), fg);
+    const float added = MUL_RN(ig, gg);
+    const float cn = ADD_RN(kept, added);
+    const float th = TANH(cn);
+    ST(c, b * Hd + j, cn);
+    ST(h, hoff + b * Hd + j, MUL_RN(th, og));
+#else
     const float cn = fg * LD(c, b * Hd + j) + ig * gg;
     ST(c, b * Hd + j, cn);
-    ST(h, hoff + b * Hd + j, og * tanh(cn));
+    ST(h, hoff + b * Hd + j, og * TANH(cn));
+#endif
 }

@@ -30,27 +30,6 @@ inline float act(float v, float slope, float lo, float hi) {
     return fmin(fmax(v, lo), hi);
 }
 
-// The logistic function as onnxruntime's CPU kernels compute it (MLAS, coefficients from
-// Eigen): a rational approximation on x clamped to [-18, 18], the result clamped to [0, 1].
-// It is exactly 0 below -18 and up to a few times the true value just above; the exact
-// 1 / (1 + exp(-x)) differs there by up to 6e-8 absolute, which dominates the relative error
-// of probability maps whose values are mostly near 0. Matching the reference keeps them equal.
-inline float logistic(float x) {
-    x = clamp(x, -18.0f, 18.0f);
-    const float x2 = x * x;
-    float p = fma(x2, 4.37031012579801e-11f, 1.15627324459942e-07f);
-    p = fma(p, x2, 6.08574864600143e-05f);
-    p = fma(p, x2, 8.51377133304701e-03f);
-    p = fma(p, x2, 2.48287947061529e-01f);
-    p = p * x;
-    float q = fma(x2, 6.10247389755681e-13f, 5.76102136993427e-09f);
-    q = fma(q, x2, 6.29106785017040e-06f);
-    q = fma(q, x2, 1.70198817374094e-03f);
-    q = fma(q, x2, 1.16817656904453e-01f);
-    q = fma(q, x2, 9.93151921023180e-01f);
-    return clamp(p / q + 0.5f, 0.0f, 1.0f);
-}
-
 inline void nd_offsets(__constant int* m, int i, int* ia, int* ib) {
     const int nd = m[0];
     int a = m[19], b = m[20];

@@ -1,5 +1,6 @@
 // Quantized ops: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, MatMulInteger,
-// ConvInteger, and the requantizing QLinearMatMul and QLinearConv. OpenCL 1.2 C.
+// ConvInteger, the requantizing QLinearMatMul and QLinearConv, and the integer products of
+// onnxruntime's contrib ops that end in float32. OpenCL 1.2 C.
 //
 // Element types come as build options naming U8 (uint8), I8 (int8) or int: TX the quantized
 // input, TW the second operand (weights, B), TY the quantized output. Integer products
@@ -31,46 +32,49 @@
 
 // y = saturate(rint(x / scale) + zp): QuantizeLinear, and DynamicQuantizeLinear's second
 // launch (scale and zero point then come from its first). The division is a true division,
-// as in onnxruntime (a reciprocal multiply moves ties).
-__kernel void quantize(__global const float* x, __global const float* scale,
+// as in onnxruntime (a reciprocal multiply moves ties). x starts at element xoff of its buffer.
+__kernel void quantize(__global const float* x, const int xoff, __global const float* scale,
                        __global const TY* zp, const int has_zp, __global TY* y, const int n,
                        const int inner, const int C, const float qmin,
                        const float qmax HL_ARGS HL_N(x) HL_N(scale) HL_N(zp) HL_N(y))
 {
     const int i = get_global_id(0);
     if (i >= n) return;
+    VIEW(__global const float*, xv, x, xoff);
     const int c = (i / inner) % C;
     const float z = has_zp ? (float)LD(zp, c) : 0.0f;
-    const float v = clamp(rint(LD(x, i) / LD(scale, c)) + z, qmin, qmax);
+    const float v = clamp(rint(LD(xv, i) / LD(scale, c)) + z, qmin, qmax);
     ST(y, i, (TY)(int)v);
 }
 
-// y = (float)((int)x - (int)zp) * scale
-__kernel void dequantize(__global const TX* x, __global const float* scale,
+// y = (float)((int)x - (int)zp) * scale; x from element xoff of its buffer, as in quantize
+__kernel void dequantize(__global const TX* x, const int xoff, __global const float* scale,
                          __global const TX* zp, const int has_zp, __global float* y, const int n,
                          const int inner,
                          const int C HL_ARGS HL_N(x) HL_N(scale) HL_N(zp) HL_N(y))
 {
     const int i = get_global_id(0);
     if (i >= n) return;
+    VIEW(__global const TX*, xv, x, xoff);
     const int c = (i / inner) % C;
     const int z = has_zp ? (int)LD(zp, c) : 0;
-    ST(y, i, (float)((int)LD(x, i) - z) * LD(scale, c));
+    ST(y, i, (float)((int)LD(xv, i) - z) * LD(scale, c));
 }
 
 // DynamicQuantizeLinear's parameters, one work-group of WG: the range of x widened to
 // include 0, scale = (max - min) / 255 (1 when the range is empty), zero point =
-// rint(clamp(0 - min / scale, 0, 255)).
+// rint(clamp(0 - min / scale, 0, 255)). x: the n elements from element xoff of its buffer.
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void dynamic_qparams(__global const float* x, const int n, __global float* scale,
-                     __global U8* zp HL_ARGS HL_N(x) HL_N(scale) HL_N(zp))
+void dynamic_qparams(__global const float* x, const int xoff, const int n,
+                     __global float* scale, __global U8* zp HL_ARGS HL_N(x) HL_N(scale) HL_N(zp))
 {
     __local float lo[WG];
     __local float hi[WG];
     const int l = get_local_id(0);
+    VIEW(__global const float*, xv, x, xoff);
     float a = 0.0f, b = 0.0f;
     for (int i = l; i < n; i += WG) {
-        const float v = LD(x, i);
+        const float v = LD(xv, i);
         a = fmin(a, v);
         b = fmax(b, v);
     }
@@ -93,23 +97,48 @@ void dynamic_qparams(__global const float* x, const int n, __global float* scale
     }
 }
 
-// With -DREQUANT (QLinearMatMul, QLinearConv) the int32 sum, plus an int32 bias where
-// given, is requantized as onnxruntime's MlasRequantizeOutput does:
-// saturate(rint((float)sum * rs[j]) + yz), rs the combined scale (x_scale * w_scale[j] /
-// y_scale, computed in float32 by the host) per tensor (rs_n = 1) or per column/channel j.
-#ifdef REQUANT
+// The integer products end in one of three epilogues, OUTPUT(acc, i, j) of the sum acc at row
+// (or batch) i, column (or output channel) j:
+// - none: the int32 sum (MatMulInteger, ConvInteger);
+// - -DREQUANT (QLinearMatMul, QLinearConv): the sum, plus an int32 bias where given,
+//   requantized as onnxruntime's MlasRequantizeOutput does: saturate(rint((float)sum * rs[j])
+//   + yz), rs the combined scale (x_scale * w_scale[j] / y_scale, computed in float32 by the
+//   host) per tensor (rs_n = 1) or per column/channel j;
+// - -DTOFLOAT (onnxruntime's MatMulIntegerToFloat, DynamicQuantizeMatMul and the products of
+//   DynamicQuantizeLSTM): as onnxruntime's MLAS_QGEMM_SCALE_BIAS_OUTPUT_PROCESSOR does,
+//   (float)sum * (as[0] * bs[j]), bs per tensor (bs_n = 1) or per column, then plus
+//   add[add_off + i * add_rs + j] where has_add (a step's input projection), then plus
+//   bias[j] where has_bias; each product and sum rounded on its own (mlas.h's MUL_RN, ADD_RN).
+#if defined(REQUANT)
 #define OUT_T TY
-#define REQ_ARGS , __global const float* rs, const int rs_n, __global const int* bias, \
+#define EPI_ARGS , __global const float* rs, const int rs_n, __global const int* bias, \
     const int has_bias, __global const TY* yz, const int has_yz, const float qmin, \
     const float qmax HL_N(rs) HL_N(bias) HL_N(yz)
-#define REQUANTIZE(acc, j) \
+#define OUTPUT(acc, i, j) \
     (TY)(int)clamp(rint((float)((acc) + (has_bias ? LD(bias, j) : 0)) * \
                         LD(rs, rs_n == 1 ? 0 : (j))) + (has_yz ? (float)LD(yz, 0) : 0.0f), \
                    qmin, qmax)
+#elif defined(TOFLOAT)
+#define OUT_T float
+#define EPI_ARGS , __global const float* as, __global const float* bs, const int bs_n, \
+    __global const float* add, const int add_off, const int add_rs, const int has_add, \
+    __global const float* bias, const int has_bias HL_N(as) HL_N(bs) HL_N(add) HL_N(bias)
+#define OUTPUT(acc, i, j) \
+    scaled_sum((acc), LD(as, 0) * LD(bs, bs_n == 1 ? 0 : (j)), has_add, \
+               has_add ? LD(add, add_off + (i) * add_rs + (j)) : 0.0f, has_bias, \
+               has_bias ? LD(bias, j) : 0.0f)
+inline float scaled_sum(const int acc, const float scale, const int has_add, const float add,
+                        const int has_bias, const float bias)
+{
+    float y = MUL_RN((float)acc, scale);
+    if (has_add) y = ADD_RN(y, add);
+    if (has_bias) y = ADD_RN(y, bias);
+    return y;
+}
 #else
 #define OUT_T int
-#define REQ_ARGS
-#define REQUANTIZE(acc, j) (acc)
+#define EPI_ARGS
+#define OUTPUT(acc, i, j) (acc)
 #endif
 
 // MatMulInteger: c[m, n] = the int32 sum over k of (a[m, k] - za) * (b[k, n] - zb). za is
@@ -119,7 +148,7 @@ void dynamic_qparams(__global const float* x, const int n, __global float* scale
 __kernel void matmul_integer(__global const TX* a, __global const TW* b,
                              __global const TX* za, const int za_n, __global const TW* zb,
                              const int zb_n, __global OUT_T* c, const int M, const int N,
-                             const int K, __constant int* offs REQ_ARGS
+                             const int K, __constant int* offs EPI_ARGS
                              HL_ARGS HL_N(a) HL_N(b) HL_N(za) HL_N(zb) HL_N(c))
 {
     const int n = get_global_id(0), m = get_global_id(1), t = get_global_id(2);
@@ -130,7 +159,7 @@ __kernel void matmul_integer(__global const TX* a, __global const TW* b,
     int acc = 0;
     for (int k = 0; k < K; ++k)
         acc += ((int)LD(a, ia + k) - z0) * ((int)LD(b, ib + k * N) - z1);
-    ST(c, offs[3 * t + 2] + m * N + n, REQUANTIZE(acc, n));
+    ST(c, offs[3 * t + 2] + m * N + n, OUTPUT(acc, m, n));
 }
 
 // MatMulInteger for a long K: a work-group of TN outputs of one row m, each summed by KS
@@ -142,7 +171,7 @@ __kernel __attribute__((reqd_work_group_size(TN, KS, 1)))
 void matmul_integer_split(__global const TX* a, __global const TW* b,
                           __global const TX* za, const int za_n, __global const TW* zb,
                           const int zb_n, __global OUT_T* c, const int M, const int N,
-                          const int K, __constant int* offs REQ_ARGS
+                          const int K, __constant int* offs EPI_ARGS
                           HL_ARGS HL_N(a) HL_N(b) HL_N(za) HL_N(zb) HL_N(c))
 {
     __local int part[KS * TN];
@@ -162,7 +191,7 @@ void matmul_integer_split(__global const TX* a, __global const TW* b,
         int sum = 0;
         for (int j = 0; j < KS; ++j)
             sum += part[j * TN + ln];
-        ST(c, offs[3 * t + 2] + m * N + n, REQUANTIZE(sum, n));
+        ST(c, offs[3 * t + 2] + m * N + n, OUTPUT(sum, m, n));
     }
 }
 
@@ -171,7 +200,7 @@ void matmul_integer_split(__global const TX* a, __global const TW* b,
 // p: [H, W, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW, Cin, Cout, G].
 __kernel void conv_integer(__global const TX* x, __global const TW* w, __global const TX* zx,
                            const int has_zx, __global const TW* zw, const int zw_n,
-                           __global OUT_T* y, __constant int* p REQ_ARGS
+                           __global OUT_T* y, __constant int* p EPI_ARGS
                            HL_ARGS HL_N(x) HL_N(w) HL_N(zx) HL_N(zw) HL_N(y))
 {
     const int ow = get_global_id(0), oh = get_global_id(1), z = get_global_id(2);
@@ -195,5 +224,5 @@ __kernel void conv_integer(__global const TX* x, __global const TW* w, __global 
             }
         }
     }
-    ST(y, (z * OH + oh) * OW + ow, REQUANTIZE(acc, co));
+    ST(y, (z * OH + oh) * OW + ow, OUTPUT(acc, nb, co));
 }

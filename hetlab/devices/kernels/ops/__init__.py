@@ -3,7 +3,9 @@
 Each op class answers ``why_not(node, graph)`` (None when supported: checks attributes,
 dtypes -- float32 unless the op's ``dtypes`` names more -- and which inputs must be
 constant) and ``build(node, ctx)``, which
-adds kernel launches through the ``UnitBuilder`` context.
+adds kernel launches through the ``UnitBuilder`` context. Ops of the ONNX domain are keyed
+by op type in ``REGISTRY``; the few of onnxruntime's contrib domain (``com.microsoft``) that
+have kernels, by op type in ``CONTRIB``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ from hetlab.errors import HetlabError, UnsupportedOp
 from hetlab.graph.ir import Node, OpGraph
 
 REGISTRY: dict[str, Op] = {}
+CONTRIB: dict[str, Op] = {}
+MS = "com.microsoft"
+ONNX = ("", "ai.onnx")
 # ops whose output shape depends on input values: no fixed-shape kernel can run them
 DATA_DEPENDENT = ("NonZero", "Unique", "NonMaxSuppression", "Compress", "Loop", "Scan")
 
@@ -26,6 +31,7 @@ class Op:
     checked (``float_inputs``, with the first output), and the dtypes they may have."""
 
     op_types: tuple[str, ...] = ()
+    domain = ""  # "" (ONNX) or MS
     max_rank = 6
 
     def float_inputs(self, node: Node) -> list[int]:
@@ -77,24 +83,29 @@ def check_tensor(
 
 def register(cls: type[Op]) -> type[Op]:
     inst = cls()
+    table = CONTRIB if cls.domain == MS else REGISTRY
     for t in cls.op_types:
-        REGISTRY[t] = inst
+        table[t] = inst
     return cls
 
 
-def op_for(op_type: str) -> Op:
+def op_for(op_type: str, domain: str = "") -> Op:
+    table = REGISTRY if domain in ONNX else CONTRIB if domain == MS else {}
     try:
-        return REGISTRY[op_type]
+        return table[op_type]
     except KeyError:
         raise UnsupportedOp(
-            f"no OpenCL kernel for op type {op_type!r}; registered: {', '.join(sorted(REGISTRY))}"
+            f"no OpenCL kernel for op type {op_type!r} of domain {domain or 'ai.onnx'!r}; "
+            f"registered: {', '.join(sorted(REGISTRY))}; {MS}: {', '.join(sorted(CONTRIB))}"
         ) from None
 
 
 def why_not(node: Node, graph: OpGraph) -> str | None:
-    if node.domain not in ("", "ai.onnx"):
+    if node.domain == MS and node.op_type not in CONTRIB:
+        return f"{MS}.{node.op_type} has no kernel (of {MS}: {', '.join(sorted(CONTRIB))})"
+    if node.domain not in ONNX and node.domain != MS:
         return f"{node.domain}.{node.op_type} is outside the ONNX domain"
-    op = REGISTRY.get(node.op_type)
+    op = (CONTRIB if node.domain == MS else REGISTRY).get(node.op_type)
     if op is None and node.op_type in DATA_DEPENDENT:
         return "data-dependent output shape (no OpenCL kernel)"
     if op is None:
@@ -112,6 +123,8 @@ def why_not(node: Node, graph: OpGraph) -> str | None:
 from hetlab.devices.kernels.ops import (  # noqa: F401  (registration side effects)
     activation,
     binary,
+    contrib,
+    contrib_lstm,
     conv,
     data_movement,
     einsum,

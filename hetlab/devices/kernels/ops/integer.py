@@ -65,7 +65,7 @@ def _along(graph: OpGraph, node: Node, slot: int) -> tuple[int, int, str]:
     return (int(shape[-2]), 2, "row") if slot == 0 else (int(shape[-1]), 1, "column")
 
 
-def _zero_point(shape: tuple[int, ...], along: int, axis: int, word: str) -> str | None:
+def zero_point_reason(shape: tuple[int, ...], along: int, axis: int, word: str) -> str | None:
     """Why a zero point of ``shape`` has a layout the kernels do not take, or None: one
     value (per tensor), or one per index of the operand's axis ``axis`` from the end (A's
     rows: ``[M]`` or ``[1.., M, 1]``; B's columns: ``[N]`` or ``[1.., 1, N]``; W's output
@@ -88,7 +88,7 @@ def _params(graph: OpGraph, node: Node) -> str | None:
         if graph.tensors[name].dtype != graph.tensors[node.inputs[of]].dtype:
             return f"input {z} (zero point) and input {of} differ in type"
         along, axis, word = _along(graph, node, of)
-        why = _zero_point(tuple(int(d) for d in graph.tensors[name].shape), along, axis, word)
+        why = zero_point_reason(tuple(int(d) for d in graph.tensors[name].shape), along, axis, word)
         if why is not None:
             return why
     if node.op_type.startswith("QLinear"):
@@ -159,32 +159,59 @@ def _operands(ctx: Any, node: Node) -> tuple[str, list[Any], list[Any]]:
     )
 
 
+def batch_offsets(ash: list[int], bsh: list[int]) -> tuple[tuple[int, int, int], list[int]]:
+    """((M, N, K), the (a, b, c) element offsets of each batch) of a numpy-style matmul of
+    operands of shapes ``ash`` and ``bsh`` (batch dimensions broadcast; a 1-D A is one row,
+    a 1-D B one column)."""
+    ash = [1] + ash if len(ash) == 1 else ash
+    bsh = bsh + [1] if len(bsh) == 1 else bsh
+    M, K, N = ash[-2], ash[-1], bsh[-1]
+    obat = list(np.broadcast_shapes(tuple(ash[:-2]), tuple(bsh[:-2])))
+    sa, sb = bcast_strides(ash[:-2], obat), bcast_strides(bsh[:-2], obat)
+    offs = []
+    for t, idx in enumerate(np.ndindex(*obat)):
+        ia = sum(i * s for i, s in zip(idx, sa, strict=False)) * M * K
+        ib = sum(i * s for i, s in zip(idx, sb, strict=False)) * K * N
+        offs += [ia, ib, t * M * N]
+    return (M, N, K), offs
+
+
+def integer_gemm(
+    ctx: Any,
+    node: Node,
+    mnk: tuple[int, int, int],
+    operands: list[Any],
+    out: Any,
+    offs: list[int],
+    opts: str,
+    extra: list[Any],
+) -> None:
+    """quant.cl's integer product ``out = OUTPUT((a - za) @ (b - zb))`` per batch:
+    ``operands`` are a, b, za, za's count, zb, zb's count (``_operands``), ``offs`` the
+    (a, b, out) element offsets of each batch, ``opts`` and ``extra`` the element types and
+    the epilogue's build options and arguments."""
+    M, N, K = mnk
+    key = ("int_gemm_offs", tuple(offs))
+    args = [*operands, out, i32(M), i32(N), i32(K), ctx.upload(offs, key=key, dtype="int32")]
+    args += extra
+    if K >= SPLIT_K:  # quant.cl's matmul_integer_split: KS items share each output's sum
+        k = ctx.kernel("quant.cl", "matmul_integer_split", opts)
+        grid = (-(-N // TILE_N) * TILE_N, M * K_SLICES, len(offs) // 3)
+        ctx.launch(node, k, grid, (TILE_N, K_SLICES, 1), args)
+    else:
+        k = ctx.kernel("quant.cl", "matmul_integer", opts)
+        ctx.launch(node, k, (N, M, len(offs) // 3), None, args)
+
+
 class IntegerMatMul(Signature):
     def check(self, node: Node, graph: OpGraph) -> str | None:
         return _params(graph, node)
 
     def build(self, node: Node, ctx: Any) -> None:
         x, _, w, _ = SLOTS[node.op_type]
-        ash, bsh = list(ctx.shape(node.inputs[x])), list(ctx.shape(node.inputs[w]))
-        ash = [1] + ash if len(ash) == 1 else ash
-        bsh = bsh + [1] if len(bsh) == 1 else bsh
-        M, K, N = ash[-2], ash[-1], bsh[-1]
-        obat = list(np.broadcast_shapes(tuple(ash[:-2]), tuple(bsh[:-2])))
-        sa, sb = bcast_strides(ash[:-2], obat), bcast_strides(bsh[:-2], obat)
-        offs = []
-        for t, idx in enumerate(np.ndindex(*obat)):
-            ia = sum(i * s for i, s in zip(idx, sa, strict=False)) * M * K
-            ib = sum(i * s for i, s in zip(idx, sb, strict=False)) * K * N
-            offs += [ia, ib, t * M * N]
+        mnk, offs = batch_offsets(list(ctx.shape(node.inputs[x])), list(ctx.shape(node.inputs[w])))
         opts, args, extra = _operands(ctx, node)
-        args += [ctx.t(node.outputs[0]), i32(M), i32(N), i32(K), ctx.ints(offs), *extra]
-        if K >= SPLIT_K:  # quant.cl's matmul_integer_split: KS items share each output's sum
-            k = ctx.kernel("quant.cl", "matmul_integer_split", opts)
-            grid = (-(-N // TILE_N) * TILE_N, M * K_SLICES, len(offs) // 3)
-            ctx.launch(node, k, grid, (TILE_N, K_SLICES, 1), args)
-        else:
-            k = ctx.kernel("quant.cl", "matmul_integer", opts)
-            ctx.launch(node, k, (N, M, len(offs) // 3), None, args)
+        integer_gemm(ctx, node, mnk, args, ctx.t(node.outputs[0]), offs, opts, extra)
 
 
 class IntegerConv(Signature):

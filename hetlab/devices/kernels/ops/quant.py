@@ -119,13 +119,14 @@ class _LinearQuant(Signature):
         return layout if isinstance(layout, str) else None
 
     def launch_each(self, node: Node, ctx: Any, kernel: Any, *extra: Any) -> None:
-        """``kernel`` over every element: x, scale, zero point (and whether there is one),
-        the output, the count, the axis layout, then ``extra``."""
+        """``kernel`` over every element: x (from its first element), scale, zero point
+        (and whether there is one), the output, the count, the axis layout, then ``extra``."""
         x, s, z = node.inputs[0], node.inputs[1], input_at(node, 2)
         inner, C = _axis_layout(node, ctx.graph)
         zbuf, has = optional_buffer(ctx, z)
         n = numel(ctx.shape(x))
-        args = [typed_buffer(ctx, x), typed_buffer(ctx, s), zbuf, i32(has), ctx.t(node.outputs[0])]
+        args = [typed_buffer(ctx, x), i32(0), typed_buffer(ctx, s), zbuf, i32(has)]
+        args.append(ctx.t(node.outputs[0]))
         ctx.launch(node, kernel, *grid1(n), [*args, i32(n), i32(inner), i32(C), *extra])
 
 
@@ -163,11 +164,24 @@ class DynamicQuantizeLinear(Signature):
     outputs = (("uint8",), FLOAT, ("uint8",))
 
     def build(self, node: Node, ctx: Any) -> None:
-        x = typed_buffer(ctx, node.inputs[0])
-        y, ys, yz = (ctx.t(o) if o else ctx.scratch(1) for o in (list(node.outputs) + [""] * 3)[:3])
-        n = numel(ctx.shape(node.inputs[0]))
-        k = ctx.kernel("quant.cl", "dynamic_qparams")
-        ctx.launch(node, k, (256,), (256,), [x, i32(n), ys, yz])
-        k = ctx.kernel("quant.cl", "quantize", "-DTY=U8")
-        args = [x, ys, yz, i32(1), y, i32(n), i32(1), i32(1), f32(0.0), f32(255.0)]
-        ctx.launch(node, k, *grid1(n), args)
+        y, ys, yz = (ctx.t(o) if o else None for o in (list(node.outputs) + [""] * 3)[:3])
+        x, n = typed_buffer(ctx, node.inputs[0]), numel(ctx.shape(node.inputs[0]))
+        dynamic_quantize(ctx, node, (x, 0), n, (y, ys, yz))
+
+
+def dynamic_quantize(
+    ctx: Any, node: Node, x: tuple[Any, int], n: int, out: tuple[Any, Any, Any] = (None,) * 3
+) -> tuple[Any, Any, Any]:
+    """DynamicQuantizeLinear of the ``n`` floats at ``x`` (buffer, element offset), as
+    onnxruntime quantizes activations (here and inside its contrib ops): (the uint8 values,
+    the scale, the zero point), each written to ``out``'s buffer or a scratch one."""
+    y, ys, yz = out
+    y = ctx.scratch(n, "uint8") if y is None else y
+    ys = ctx.scratch(1) if ys is None else ys
+    yz = ctx.scratch(1, "uint8") if yz is None else yz
+    k = ctx.kernel("quant.cl", "dynamic_qparams")
+    ctx.launch(node, k, (256,), (256,), [x[0], i32(x[1]), i32(n), ys, yz])
+    k = ctx.kernel("quant.cl", "quantize", "-DTY=U8")
+    args = [x[0], i32(x[1]), ys, yz, i32(1), y, i32(n), i32(1), i32(1), f32(0.0), f32(255.0)]
+    ctx.launch(node, k, *grid1(n), args)
+    return y, ys, yz

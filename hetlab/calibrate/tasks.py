@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from hetlab.calibrate.events import Task
 from hetlab.cost.calibration import families
 from hetlab.cost.problem import PEdge, PNode, Problem
+from hetlab.devices.bound import build_units
 from hetlab.errors import HetlabError
-from hetlab.executor.units import build_units
 from hetlab.graph.ir import OpGraph
 from hetlab.schedulers.plan import Plan
 

@@ -7,8 +7,8 @@ kind (tinygrad's runtime: a backend hands its graph runner to the engine). A run
 executor only through ``GroupContext``, the declared state it offers, and overrides the
 declared hooks of ``GroupRunner`` (torch.fx's Interpreter: named override points).
 
-The plan's units (``UnitSpec``) and the run's events (``Event``) are defined here, below
-the executor, since both sides use them. This module sits below ``base.py``: ``Device``
+The plan's units (``UnitSpec``, ``bound.py``) and the run's events (``Event``, here) sit
+below the executor, since both sides use them. This module sits below ``base.py``: ``Device``
 declares its runner with these types, and a device here is what a group reads of one
 (``GroupDevice``).
 """
@@ -17,29 +17,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Protocol, Self
 
+from hetlab.devices.bound import UnitSpec
 from hetlab.devices.unit import Unit
 from hetlab.graph.ir import OpGraph
 from hetlab.timeline import Interval
-
-
-@dataclass
-class UnitSpec:
-    """``index`` is the unit's position in the global order; ``seq`` its position on its device."""
-
-    index: int
-    device: str
-    nodes: list[str]
-    seq: int = 0
-    deps: list[int] = field(default_factory=list)  # units on other devices it waits for
-
-    @property
-    def label(self) -> str:
-        first, last = self.nodes[0], self.nodes[-1]
-        span = first if first == last else f"{first}..{last} ({len(self.nodes)} nodes)"
-        return f"unit {self.index} on {self.device} [{span}]"
 
 
 def one_queue(plan_specs: Sequence[UnitSpec], specs: Sequence[UnitSpec]) -> bool:

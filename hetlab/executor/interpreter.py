@@ -29,16 +29,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Self
 
-from hetlab.devices.base import Device, is_accelerator, unsupported_summary
+from hetlab.devices.base import is_accelerator
+from hetlab.devices.bound import BoundPlan
 from hetlab.devices.group import GroupRunner
 from hetlab.devices.unit import Unit, now
 from hetlab.errors import HetlabError
 from hetlab.executor.run_state import RunState
 from hetlab.executor.trace import Event
-from hetlab.executor.units import RunError, UnitSpec, build_units, check_fixed, check_plan, route
+from hetlab.executor.units import RunError, check_fixed, route
 from hetlab.executor.worker import GroupWorker, Worker
-from hetlab.graph.ir import OpGraph
-from hetlab.schedulers.plan import Plan
 from hetlab.timeline import Interval
 
 
@@ -87,39 +86,27 @@ def switch_interval_s() -> float:
 
 
 class Executor:
-    """Runs ``graph`` by ``plan`` on ``devices``: each node on its device, in the plan's
-    global order; a sequential plan one unit at a time in that order (spec §3). Call
+    """Runs a bound plan (``devices.binding.bind``) on its devices: each node on its device,
+    in the plan's global order; a sequential plan one unit at a time in that order (spec §3),
+    one dispatch per unit of ``plan.units``. Call
     ``prepare`` once (``run_once`` does it if needed), ``run_once`` many times, ``close``
     at the end."""
 
     def __init__(
         self,
-        graph: OpGraph,
-        plan: Plan,
-        devices: Sequence[Device] | Mapping[str, Device],
+        plan: BoundPlan,
         main_thread: bool = True,
         node_times: bool = False,
         ahead_of_time: bool = True,
     ) -> None:
-        self.graph = graph
+        self.plan = plan
+        self.graph = plan.graph
         self.main_thread = main_thread
         self.node_times = node_times
         self.ahead_of_time = ahead_of_time
         self.switch_interval_s: float | None = switch_interval_s()  # None: leave Python's
-        self.devices = (
-            dict(devices) if isinstance(devices, Mapping) else {d.name: d for d in devices}
-        )
-        check_plan(graph, plan, list(self.devices))
-        self.plan = plan
-        self.device_of = plan.device_of
-        for dev in self.devices.values():  # one line per device, its refusals grouped by op
-            placed = [n for n in graph.nodes if self.device_of[n.id] == dev.name]
-            why = unsupported_summary(dev, graph, placed)
-            if why:
-                raise HetlabError(f"{why}; the plan places them there")
-        self.order = plan.order
-        self.specs: list[UnitSpec] = build_units(graph, plan)
-        self.sequential = plan.sequential
+        self.devices = plan.devices
+        self.specs = plan.units
         self.units: list[Unit] = []
         self.failed: dict[str, str] = {}  # device -> first error
         self.fallbacks: dict[int, dict[str, Any]] = {}
@@ -145,7 +132,7 @@ class Executor:
         r = route(self.graph, self.specs, self.units, self.devices)
         self.producer, self.recv, self.publish = r.producer, r.recv, r.publish
         self.free_after, self.fixed_in = r.free_after, r.fixed_in
-        used = [d for d in self.devices if any(s.device == d for s in self.specs)]
+        used = self.plan.used()
         for d in used:  # node timelines need profiling queues; timed runs go without
             dev = self.devices[d]
             if dev.capabilities().node_times:
@@ -159,7 +146,7 @@ class Executor:
             self.specs,
             self.units,
             r,
-            self.sequential,
+            self.plan.sequential,
             self.fallback_device,
             self.failed,
             self.fallbacks,
@@ -238,6 +225,18 @@ class Executor:
         return Repetition(wall, outs, events, st.raw_node_times, t0)
 
     # --- what the group runners read of the run (``GroupContext``; the workers read ``RunState``)
+    @property
+    def order(self) -> tuple[str, ...]:
+        return self.plan.order
+
+    @property
+    def device_of(self) -> Mapping[str, str]:
+        return self.plan.device_of
+
+    @property
+    def sequential(self) -> bool:
+        return self.plan.sequential
+
     @property
     def host(self) -> dict[str, Any]:
         """This run's host arrays: model inputs, then what units publish."""

@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hetlab.devices.base import Device
+from hetlab.devices.bound import UnitSpec
 from hetlab.devices.group import GroupRunner, Waiter
 from hetlab.devices.unit import Unit
 from hetlab.executor.trace import Event
-from hetlab.executor.units import Routes, UnitSpec, check_fixed
+from hetlab.executor.units import Routes, check_fixed
 from hetlab.graph.ir import OpGraph
 from hetlab.timeline import Interval
 

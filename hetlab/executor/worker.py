@@ -16,11 +16,12 @@ from typing import Any
 import numpy as np
 
 from hetlab.devices.base import is_accelerator
+from hetlab.devices.bound import UnitSpec
 from hetlab.devices.group import GroupRunner
 from hetlab.devices.unit import now
 from hetlab.executor.run_state import RunState
 from hetlab.executor.trace import Event
-from hetlab.executor.units import RunError, UnitSpec
+from hetlab.executor.units import RunError
 
 # thread id -> [its cores before the first executor pinned it, executors holding it]
 _HELD: dict[int, list] = {}

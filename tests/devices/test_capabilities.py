@@ -8,6 +8,7 @@ import pytest
 
 from hetlab.cost.problem import Problem
 from hetlab.devices import Capabilities, OrtCpuDevice
+from hetlab.devices.binding import bind
 from hetlab.devices.capabilities import AHEAD_OF_TIME
 from hetlab.devices.kernels.device import KernelDevice
 from hetlab.devices.platform import whole_cpu
@@ -86,7 +87,9 @@ def test_an_unknown_kind_is_run_as_what_it_declares():
     b = Declared("b", p, caps)
     rep = run(g, SPLIT, [ReplayDevice("a", p), b], repeat=1, warmup=0)
     assert rep.to_json()["opencl_share"]["vertices"] == pytest.approx(1 / 3, abs=1e-4)
-    ex = Executor(g, Plan.of(SPLIT, g.topo_order()), [ReplayDevice("a", p), b], node_times=True)
+    ex = Executor(
+        bind(Plan.of(SPLIT, g.topo_order()), g, [ReplayDevice("a", p), b]), node_times=True
+    )
     try:
         ex.run_once({"input": np.zeros(1, np.float32)})
     finally:

@@ -13,8 +13,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 pytest.importorskip("pyopencl")
 
+from hetlab.devices.binding import bind, placement
 from hetlab.devices.ort_cpu import OrtCpuDevice
-from hetlab.executor.api import placement, run
+from hetlab.executor.api import run
 from hetlab.executor.check import max_rel_err, reference_outputs
 from hetlab.executor.interpreter import Executor
 from hetlab.graph.onnx_io import load
@@ -126,7 +127,7 @@ def _feed(flag: bool, flag2: bool | None = None) -> dict[str, np.ndarray]:
 def _executor(path: str, dev, feed):
     g = load(path, values={k: v for k, v in feed.items() if k != "x"})
     devs = {"cpu0": OrtCpuDevice("cpu0", [0]), dev.name: dev}
-    return g, Executor(g, placement(g, dev.name, devs)[0], devs)
+    return g, Executor(bind(dev.name, g, devs))
 
 
 def test_if_both_branches_match_onnxruntime_and_are_cached(dev, tmp_path):
@@ -192,7 +193,7 @@ def test_supports_refuses_if_with_unsupported_body_op(dev, tmp_path):
     why = dev.why_not(if_node, g)
     assert "else_branch" in why and "Hardmax" in why and "no OpenCL kernel" in why
     devs = {"cpu0": OrtCpuDevice("cpu0", [0]), dev.name: dev}
-    device_of = placement(g, dev.name, devs)[0].device_of
+    device_of = placement(g, dev.name, devs).device_of
     assert device_of[if_node.id] == "cpu0"  # the If stays on the CPU; nothing found mid-run
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from hetlab.devices.binding import bind
 from hetlab.devices.opencl.group import UnitDone
 from hetlab.devices.platform import devices as platform_devices
 from hetlab.errors import HetlabError
@@ -70,7 +71,7 @@ def test_multi_queue_plans_match_onnxruntime(devs, graph, tmp_path, trace):
 
 def test_group_is_enqueued_ahead_of_time(devs, graph):
     device_of = {v.id: ("cl0.q1" if v.id.startswith("b_") else "cl0") for v in graph.nodes}
-    with Executor(graph, Plan.of(device_of, graph.topo_order()), devs) as ex:
+    with Executor(bind(Plan.of(device_of, graph.topo_order()), graph, devs)) as ex:
         ex.prepare()
         assert len(ex._groups) == 1 and set(ex._groups[0].names) == {"cl0", "cl0.q1"}
         rep = ex.run_once({"x": __import__("numpy").ones((1, 8, 16, 16), "float32")})
@@ -90,14 +91,14 @@ def test_node_times_are_node_intervals_of_their_units_device_inside_their_unit(
         v: "cpu0" if v.startswith("a_") else ("cl0.q1", "cl0")[i % 2] for i, v in enumerate(ids)
     }
     plan = Plan.of(device_of, graph.topo_order(), sequential=sequential)
-    with Executor(graph, plan, devs, node_times=True) as ex:
+    with Executor(bind(plan, graph, devs), node_times=True) as ex:
         rep = ex.run_once({"x": np.ones((1, 8, 16, 16), "float32")})
         unit_of = {int(e.args["unit"]): e for e in rep.events if e.kind == "unit"}
         timed = rep.node_times
         assert any(ex.specs[i].device.startswith("cl0") for i in timed)
         for i, times in timed.items():
             ev, spec = unit_of[i], ex.specs[i]
-            assert [t.name for t in times] == spec.nodes
+            assert [t.name for t in times] == list(spec.nodes)
             assert {(t.kind, t.device) for t in times} == {("node", spec.device)}
             tol = 1e-3  # ms: the stamps' mapping onto the host clock
             assert all(ev.start - tol <= t.start <= t.finish <= ev.finish + tol for t in times)
@@ -110,7 +111,7 @@ def test_a_sequential_plan_is_enqueued_ahead_of_time_only_on_one_queue(devs, gra
     two = {v.id: ("cl0.q1" if v.id.startswith("b_") else "cl0") for v in graph.nodes}
     for device_of, grouped in ((one, True), (two, False)):
         plan = Plan.of(device_of, graph.topo_order(), sequential=True)
-        with Executor(graph, plan, devs) as ex:
+        with Executor(bind(plan, graph, devs)) as ex:
             ex.prepare()
             assert bool(ex._groups) is grouped
             ex.run_once(x)
@@ -195,7 +196,7 @@ def test_a_bounds_checked_group_fails_the_run_that_indexes_past_a_buffer(devs, g
     for d in cl:
         d.bounds_check = True
     try:
-        with Executor(graph, Plan.of(device_of, graph.topo_order()), devs) as ex:
+        with Executor(bind(Plan.of(device_of, graph.topo_order()), graph, devs)) as ex:
             ex.prepare()
             assert len(ex._groups) == 1
             ex.run_once(x)  # as built: every index in range

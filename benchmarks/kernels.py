@@ -251,12 +251,10 @@ def bench_model(dev: Any, model: str, repeat: int, threads: int) -> dict[str, An
         dev.run(unit, bufs)
     walls, by_op = [], collections.Counter()
     for i in range(repeat):
-        dev.record_node_times = i == 0
-        r = dev.run(unit, bufs)
+        r = dev.run(unit, bufs, node_times=i == 0)
         walls.append(r.finish - r.start)
         for t in r.node_times:
             by_op[g.node(t.name).op_type] += t.finish - t.start
-    dev.record_node_times = True
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
     sess = ort.InferenceSession(g.model_path, so, providers=["CPUExecutionProvider"])

@@ -22,8 +22,8 @@ class Capabilities:
     - ``group``: how the executor runs all the units of one device and its queue views
       together, one thread per device: ``AHEAD_OF_TIME`` (enqueued ahead and chained by
       events), ``GRAPH`` (captured into one graph), or None (one unit at a time).
-    - ``node_times``: the device times each node when its ``record_node_times`` switch is
-      on, which the executor turns on only when a run asks for node timelines.
+    - ``node_times``: the device times each node when ``run`` is given ``node_times=True``,
+      which the executor passes only when a run asks for node timelines.
     - ``writes_inputs``: ``write(buffer, array)`` overwrites a device buffer in place: the
       executor keeps one buffer per received tensor across runs, and the profiler times a
       unit after writing its inputs, as the executor runs it.

@@ -4,8 +4,9 @@ The executor runs a plan unit by unit, one worker thread per device. A device th
 better (enqueue a whole group ahead of time, capture it as one graph) declares a runner
 through ``Device.group_runner``; the executor asks the device for one and never knows its
 kind (tinygrad's runtime: a backend hands its graph runner to the engine). A runner sees the
-executor only through ``GroupContext``, the declared state it offers, and overrides the
-declared hooks of ``GroupRunner`` (torch.fx's Interpreter: named override points).
+run only through ``RunContext``, one frozen value the executor makes once per prepared plan,
+and overrides the declared hooks of ``GroupRunner`` (torch.fx's Interpreter: named override
+points).
 
 The plan's units (``UnitSpec``, ``bound.py``) and the run's events (``Event``, here) sit
 below the executor, since both sides use them. This module sits below ``base.py``: ``Device``
@@ -17,11 +18,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, Self
 
-from hetlab.devices.bound import UnitSpec
+from hetlab.devices.bound import BoundPlan, UnitSpec
 from hetlab.devices.unit import Unit
-from hetlab.graph.ir import OpGraph
 from hetlab.timeline import Interval
 
 
@@ -58,23 +59,27 @@ class Waiter(Protocol):
     def is_set(self) -> bool: ...
 
 
-class GroupContext(Protocol):
-    """What the executor offers a group runner: the plan and its prepared units, where each
-    tensor comes from and goes to (read only), and one run's tensor store and clock."""
+@dataclass(frozen=True)
+class Routes:
+    """Where each unit's inputs come from and where its outputs go, per unit index:
+    ``recv`` the tensors it receives from another device (or the host), ``publish`` those it
+    sends to the host, ``free_after`` those whose last use on its device it is; ``producer``
+    maps a tensor to the unit that makes it, ``fixed_in`` a tensor a kernel device reads from
+    the host to its first reader there (the executor's ``route`` makes them)."""
 
-    graph: OpGraph
-    devices: Mapping[str, GroupDevice]
-    specs: Sequence[UnitSpec]  # every unit of the plan, in global order
-    units: Sequence[Unit]  # prepared, by unit index
-    order: Sequence[str]  # the plan's global order of nodes
-    device_of: Mapping[str, str]
-    sequential: bool  # one unit at a time in global order
-    node_times: bool  # the run asks for node timelines
-    producer: Mapping[str, int]  # tensor -> the unit that makes it (model inputs: none)
-    recv: Sequence[Sequence[str]]  # per unit, the tensors it receives from another device
-    publish: Sequence[Sequence[str]]  # per unit, the tensors it sends to the host
-    host: dict[str, Any]  # this run's host arrays: model inputs, then what units publish
-    # tensor -> what to call once a worker has put it in ``host`` (a runner's own hook)
+    producer: Mapping[str, int]
+    recv: Sequence[Sequence[str]]
+    publish: Sequence[Sequence[str]]
+    free_after: Sequence[Sequence[str]]
+    fixed_in: Mapping[str, int]
+
+
+class RunStore(Protocol):
+    """One run's live side, which the executor owns and the runners write into: the host's
+    arrays (model inputs, then what units publish), the hooks called once a tensor is there
+    (a runner's own), and the run's clock."""
+
+    host: dict[str, Any]
     on_publish: dict[str, Callable[[], None]]
 
     def published(self, tensor: str) -> None:
@@ -82,6 +87,25 @@ class GroupContext(Protocol):
 
     def ms(self, t: float) -> float:
         """A ``now()`` time as ms from this run's start (an ``Event``'s clock)."""
+
+
+@dataclass(frozen=True, eq=False)
+class RunContext:
+    """What the executor hands its workers and the group runners, once per prepared plan:
+    the bound plan, its prepared units (by unit index) and their routes, whether the run
+    times each node (``node_times``: an argument of the run, passed on to ``Device.run``),
+    and the run's live side (``live``)."""
+
+    plan: BoundPlan
+    units: tuple[Unit, ...]
+    routes: Routes
+    node_times: bool
+    live: RunStore
+
+    @property
+    def specs(self) -> tuple[UnitSpec, ...]:
+        """Every unit of the plan, in global order."""
+        return self.plan.units
 
 
 class GroupRunner(ABC):
@@ -92,29 +116,29 @@ class GroupRunner(ABC):
     names: list[str]  # the devices whose units it runs
     specs: list[UnitSpec]  # its units, in global order
 
-    def __init__(self, ex: GroupContext, names: Sequence[str]) -> None:
-        self.ex = ex
+    def __init__(self, ctx: RunContext, names: Sequence[str]) -> None:
+        self.ctx = ctx
         self.names = list(names)
-        self.devs = {d: ex.devices[d] for d in names}
+        self.devs = {d: ctx.plan.devices[d] for d in names}
         self.root = self.devs[names[0]].root
-        self.specs = [s for s in ex.specs if s.device in self.devs]
+        self.specs = [s for s in ctx.specs if s.device in self.devs]
         self.index = {s.index for s in self.specs}
 
     @classmethod
     @abstractmethod
-    def fits(cls, ex: GroupContext, names: Sequence[str]) -> bool:
-        """Whether this runner can run the units on ``names`` of the plan in ``ex``."""
+    def fits(cls, ctx: RunContext, names: Sequence[str]) -> bool:
+        """Whether this runner can run the units on ``names`` of the plan in ``ctx``."""
 
     @classmethod
-    def for_units(cls, ex: GroupContext, names: Sequence[str]) -> Self | None:
+    def for_units(cls, ctx: RunContext, names: Sequence[str]) -> Self | None:
         """A runner of the units on ``names``, or None where they do not fit it."""
-        return cls(ex, names) if cls.fits(ex, names) else None
+        return cls(ctx, names) if cls.fits(ctx, names) else None
 
     def needed_outside(self) -> set[str]:
         """The tensors that leave the group: model outputs and what other devices receive."""
-        ex = self.ex
-        outside = [s for s in ex.specs if s.index not in self.index]
-        return set(ex.graph.outputs) | {t for s in outside for t in ex.recv[s.index]}
+        ctx = self.ctx
+        outside = [s for s in ctx.specs if s.index not in self.index]
+        return set(ctx.plan.graph.outputs) | {t for s in outside for t in ctx.routes.recv[s.index]}
 
     @abstractmethod
     def start_run(self) -> Mapping[int, Waiter]:

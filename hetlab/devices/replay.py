@@ -123,7 +123,7 @@ class ReplayDevice(Device):
             device=self.name, nodes=list(nodes), inputs=inputs, outputs=outputs, handle=handle
         )
 
-    def run(self, unit: Unit, inputs: dict[str, Any]) -> RunResult:
+    def run(self, unit: Unit, inputs: dict[str, Any], node_times: bool | None = None) -> RunResult:
         missing = [t for t in unit.inputs if t not in inputs]
         if missing:
             raise HetlabError(f"{self.name}: unit {unit.nodes[0]} is missing input {missing[0]!r}")

@@ -15,8 +15,11 @@
   sets another; docs/decisions.md#gil-switch-interval says why 0.1 ms.
 - If a unit fails on an OpenCL device, it and the rest of that device's units run on the
   first other device (the first CPU group) from host copies; the report lists them.
-- What a run shares with the workers is a ``RunState`` (``run_state.py``) the executor
-  builds at ``prepare`` and hands them; the workers never see the executor.
+- What a run shares with the workers and the device runners is one frozen ``RunContext``
+  (``devices/group.py``: the bound plan, its prepared units and their routes, whether the
+  run times its nodes) the executor builds at ``prepare`` and hands them, whose live side
+  is a ``RunState`` (``run_state.py``); neither ever sees the executor. Node timing is an
+  argument of the run (``node_times``), passed to each device's ``run``.
 Times: ``now()`` seconds on devices, ms from the repetition's start in events.
 """
 
@@ -31,7 +34,7 @@ from typing import Any, Self
 
 from hetlab.devices.base import is_accelerator
 from hetlab.devices.bound import BoundPlan
-from hetlab.devices.group import GroupRunner
+from hetlab.devices.group import GroupRunner, RunContext
 from hetlab.devices.unit import Unit, now
 from hetlab.errors import HetlabError
 from hetlab.executor.run_state import RunState
@@ -114,7 +117,6 @@ class Executor:
         self._workers: dict[str, Worker] = {}
         self._groups: list[GroupRunner] = []
         self.on_publish: dict[str, Callable[[], None]] = {}
-        self._profiling: dict[str, bool] = {}
         others = [d.name for d in self.devices.values() if not is_accelerator(d)]
         self.fallback_device = others[0] if others else None
 
@@ -130,35 +132,20 @@ class Executor:
             except Exception as e:
                 raise RunError(f"preparing {s.label} failed: {type(e).__name__}: {e}") from e
         r = route(self.graph, self.specs, self.units, self.devices)
-        self.producer, self.recv, self.publish = r.producer, r.recv, r.publish
-        self.free_after, self.fixed_in = r.free_after, r.fixed_in
         used = self.plan.used()
-        for d in used:  # node timelines need profiling queues; timed runs go without
-            dev = self.devices[d]
-            if dev.capabilities().node_times:
-                self._profiling[d] = dev.record_node_times
-                dev.record_node_times = self.node_times
         cpus = [d for d in used if not is_accelerator(self.devices[d])]
         self._inline = cpus[0] if self.main_thread and cpus else None
         self.state = RunState(
-            self.graph,
-            self.devices,
-            self.specs,
-            self.units,
-            r,
-            self.plan.sequential,
-            self.fallback_device,
-            self.failed,
-            self.fallbacks,
-            self.on_publish,
-            self._groups,
+            self.fallback_device, self.failed, self.fallbacks, self.on_publish, self._groups
         )
+        self.ctx = RunContext(self.plan, tuple(self.units), r, self.node_times, self.state)
+        self.state.ctx = self.ctx
         grouped = self._group_queues(used)
         for d in used:
             if d in grouped:
                 continue
             self._workers[d] = Worker(
-                self.state, d, [s for s in self.specs if s.device == d], threaded=d != self._inline
+                self.ctx, d, [s for s in self.specs if s.device == d], threaded=d != self._inline
             )
 
     def _group_queues(self, used: list[str]) -> set[str]:
@@ -174,11 +161,11 @@ class Executor:
                 by_root.setdefault(id(dev.root), []).append(d)
         grouped: set[str] = set()
         for names in by_root.values():
-            group = self.devices[names[0]].root.group_runner(self, names)
+            group = self.devices[names[0]].root.group_runner(self.ctx, names)
             if group is None:
                 continue
             self._groups.append(group)
-            self._workers[names[0]] = GroupWorker(self.state, group)
+            self._workers[names[0]] = GroupWorker(self.ctx, group)
             grouped.update(names)
         return grouped
 
@@ -191,7 +178,7 @@ class Executor:
             raise HetlabError(f"missing model input {absent[0]!r}")
         host = dict(inputs)
         for t in self.graph.inputs:
-            check_fixed(self.graph, self.specs, self.fixed_in, t, host[t])
+            check_fixed(self.graph, self.specs, self.ctx.routes.fixed_in, t, host[t])
         st = self.state
         st.start(host)
         finished: queue.Queue = queue.Queue()
@@ -224,31 +211,6 @@ class Executor:
         events = sorted(st.events, key=lambda ev: (ev.start, ev.device))
         return Repetition(wall, outs, events, st.raw_node_times, t0)
 
-    # --- what the group runners read of the run (``GroupContext``; the workers read ``RunState``)
-    @property
-    def order(self) -> tuple[str, ...]:
-        return self.plan.order
-
-    @property
-    def device_of(self) -> Mapping[str, str]:
-        return self.plan.device_of
-
-    @property
-    def sequential(self) -> bool:
-        return self.plan.sequential
-
-    @property
-    def host(self) -> dict[str, Any]:
-        """This run's host arrays: model inputs, then what units publish."""
-        return self.state.host
-
-    def ms(self, t: float) -> float:
-        return self.state.ms(t)
-
-    def published(self, tensor: str) -> None:
-        """``tensor`` is in ``host``: wake whatever waits for it (``RunState.published``)."""
-        self.state.published(tensor)
-
     def close(self) -> None:
         for w in self._workers.values():
             if w.thread is not None:
@@ -262,9 +224,6 @@ class Executor:
             g.release()
         self._groups.clear()
         self.on_publish.clear()
-        for d, was in self._profiling.items():
-            self.devices[d].record_node_times = was
-        self._profiling.clear()
         spare = list(self.state.fallback_units.values()) if self.state else []
         for name, dev in self.devices.items():  # sessions live on in the devices' caches else
             dev.forget([u for u in [*self.units, *spare] if u.device == name])

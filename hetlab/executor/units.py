@@ -7,11 +7,11 @@ The units themselves (``UnitSpec``, ``build_units``) are the bound plan's
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from hetlab.devices.base import is_accelerator
 from hetlab.devices.bound import UnitSpec
+from hetlab.devices.group import Routes
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import OpGraph
 
@@ -24,25 +24,10 @@ class RunError(HetlabError):
     exit_code = 1
 
 
-@dataclass
-class Routes:
-    """Where each unit's inputs come from and where its outputs go, per unit index:
-    ``recv`` the tensors it receives from another device (or the host), ``publish`` those it
-    sends to the host, ``free_after`` those whose last use on its device it is; ``producer``
-    maps a tensor to the unit that makes it, ``fixed_in`` a tensor a kernel device reads from
-    the host to its first reader there (``fixed_inputs``)."""
-
-    producer: dict[str, int]
-    recv: list[list[str]]
-    publish: list[list[str]]
-    free_after: list[list[str]]
-    fixed_in: dict[str, int]
-
-
 def route(
     graph: OpGraph, specs: Sequence[UnitSpec], units: Sequence[Any], devices: Mapping[str, Any]
 ) -> Routes:
-    """The prepared ``units``' routes (``Routes``): a tensor that changes device goes to the
+    """The prepared ``units``' routes (``devices.group.Routes``): a tensor that changes device goes to the
     host once, from its producer, and into each receiving device once, by its first reader
     there. One line where a unit reads what no unit makes nor the model feeds."""
     producer: dict[str, int] = {}

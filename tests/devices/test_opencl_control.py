@@ -135,7 +135,7 @@ def test_if_both_branches_match_onnxruntime_and_are_cached(dev, tmp_path):
     g, ex = _executor(path, dev, _feed(True))
     if_node = next(n for n in g.nodes if n.op_type == "If")
     assert dev.supports(if_node, g), dev.why_not(if_node, g)
-    assert {ex.device_of[n.id] for n in g.nodes} == {dev.name}  # If and Relu, both on OpenCL
+    assert {ex.plan.device_of[n.id] for n in g.nodes} == {dev.name}  # If and Relu, both on OpenCL
     with ex:
         for flag in (True, False, True):
             feed = _feed(flag)
@@ -261,7 +261,9 @@ def test_branch_failing_a_shape_limit_falls_back_to_cpu_and_is_reported(dev, tmp
     onnx.save(m, path)
     feed = _feed(True)
     graph, ex = _executor(path, dev, feed)
-    assert ex.device_of[graph.nodes[0].id] == dev.name  # the op type is supported: placed on OpenCL
+    assert (
+        ex.plan.device_of[graph.nodes[0].id] == dev.name
+    )  # the op type is supported: placed on OpenCL
     with ex:
         out = ex.run_once(feed).outputs
         assert max_rel_err(out, reference_outputs(path, feed, ["y"])) <= 1e-6

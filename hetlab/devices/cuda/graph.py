@@ -28,30 +28,31 @@ from typing import Any
 import numpy as np
 
 from hetlab.devices.cuda.launch_deps import issue_order, launch_waits
-from hetlab.devices.group import Event, GroupContext, GroupRunner, one_queue
+from hetlab.devices.group import Event, GroupRunner, RunContext, one_queue
 from hetlab.devices.unit import now
 
 
 class GraphGroup(GroupRunner):
     """The units of one CUDA device and its streams, run as one captured graph."""
 
-    def __init__(self, ex: GroupContext, names: Sequence[str]) -> None:
-        super().__init__(ex, names)
+    def __init__(self, ctx: RunContext, names: Sequence[str]) -> None:
+        super().__init__(ctx, names)
         self.cp = self.root.cp
+        plan, routes = ctx.plan, ctx.routes
         needed = self.needed_outside()
-        self.reads = [t for s in self.specs for t in ex.publish[s.index] if t in needed]
+        self.reads = [t for s in self.specs for t in routes.publish[s.index] if t in needed]
         self.inputs = sorted(
-            {t for s in self.specs for t in ex.units[s.index].inputs if t not in ex.producer}
+            {t for s in self.specs for t in ctx.units[s.index].inputs if t not in routes.producer}
         )
         nodes = [v for s in self.specs for v in s.nodes]
         with self.cp.cuda.Device(self.root.index):
-            self.program = self.root.prepare(ex.graph, nodes).handle
-        stream_of = {v: ex.device_of[v] for v in nodes}
+            self.program = self.root.prepare(plan.graph, nodes).handle
+        stream_of = {v: plan.device_of[v] for v in nodes}
         launches, fused = self.program.launches, self.program.fused
-        self.issue = issue_order(launches, fused, ex.order)
+        self.issue = issue_order(launches, fused, plan.order)
         rank = {i: k for k, i in enumerate(self.issue)}
         self.waits = launch_waits(
-            ex.graph, launches, fused, stream_of, [rank[i] for i in range(len(launches))]
+            plan.graph, launches, fused, stream_of, [rank[i] for i in range(len(launches))]
         )
         self.stream_of = [stream_of[L.node] for L in launches]
         self.pool: dict[str, Any] = {}
@@ -62,18 +63,18 @@ class GraphGroup(GroupRunner):
         self.done = threading.Event()
 
     @classmethod
-    def fits(cls, ex: GroupContext, names: Sequence[str]) -> bool:
+    def fits(cls, ctx: RunContext, names: Sequence[str]) -> bool:
         """Whether the units on ``names`` (one CUDA device) can run as one captured graph: a
         sequential plan only where it is all on one stream."""
-        if ex.node_times:
+        if ctx.node_times:
             return False
-        specs = [s for s in ex.specs if s.device in names]
-        if ex.sequential and not one_queue(ex.specs, specs):
+        specs = [s for s in ctx.specs if s.device in names]
+        if ctx.plan.sequential and not one_queue(ctx.specs, specs):
             return False
         group = {s.index for s in specs}
         for s in specs:
-            for t in ex.units[s.index].inputs:
-                p = ex.producer.get(t)
+            for t in ctx.units[s.index].inputs:
+                p = ctx.routes.producer.get(t)
                 if p is not None and p not in group:
                     return False
         return True
@@ -90,7 +91,7 @@ class GraphGroup(GroupRunner):
 
     def run(self) -> None:
         """Write the inputs, launch the graph (captured on the first run), read back."""
-        ex, cp = self.ex, self.cp
+        live, cp = self.ctx.live, self.cp
         t0 = now()
         with cp.cuda.Device(self.root.index):
             self._write_inputs()
@@ -107,8 +108,8 @@ class GraphGroup(GroupRunner):
             self.stream.synchronize()
         end = now()
         for t, out in outs.items():
-            ex.host[t] = out
-            ex.published(t)
+            live.host[t] = out
+            live.published(t)
         self.span = (t0, end)
         self.done.set()
 
@@ -117,23 +118,23 @@ class GraphGroup(GroupRunner):
         units would otherwise time the host making them."""
         if self.span is None:
             return []
-        ex, (t0, end) = self.ex, self.span
+        ms, (t0, end) = self.ctx.live.ms, self.span
         return [
             Event(
                 "unit",
                 s.device,
                 s.label,
-                ex.ms(t0),
-                ex.ms(end),
+                ms(t0),
+                ms(end),
                 {"unit": s.index, "nodes": len(s.nodes), "graph": True, "approx": True},
             )
             for s in self.specs
         ]
 
     def _write_inputs(self) -> None:
-        ex = self.ex
+        host_arrays = self.ctx.live.host
         for t in self.inputs:
-            host = np.ascontiguousarray(ex.host[t])
+            host = np.ascontiguousarray(host_arrays[t])
             buf = self.pool.get(t)
             if buf is None or buf.shape != tuple(host.shape) or buf.dtype != str(host.dtype):
                 buf = self.pool[t] = self.root.alloc(host.shape, str(host.dtype))

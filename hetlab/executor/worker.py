@@ -8,7 +8,6 @@ Times: ``now()`` seconds."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import queue
 import threading
@@ -18,6 +17,7 @@ import numpy as np
 
 from hetlab.devices.base import is_accelerator
 from hetlab.devices.bound import UnitSpec
+from hetlab.devices.buffer_pool import BufferPool
 from hetlab.devices.group import GroupRunner, RunContext
 from hetlab.devices.unit import now
 from hetlab.executor.run_state import RunState
@@ -65,7 +65,7 @@ class Worker:
         self.jobs: queue.Queue = queue.Queue()
         self.bind_error: BaseException | None = None
         self.received: set[str] = set()
-        self.pool: dict[str, Any] = {}  # tensor -> buffer reused across runs (OpenCL)
+        self.pool = BufferPool(self.dev)  # received tensors' buffers, reused across runs
         self.writes = self.dev.capabilities().writes_inputs  # into ``pool``'s buffers
         self.thread: threading.Thread | None = None
         # (thread, its cores) once run_here has pinned the calling thread
@@ -188,16 +188,7 @@ class Worker:
         if not self.writes:
             return self.dev.copy_in(array)
         array = np.asarray(array)
-        shape = tuple(array.shape)
-        buf = self.pool.get(t)
-        if (
-            buf is None
-            or tuple(getattr(buf, "shape", ())) != shape
-            or getattr(buf, "dtype", None) != str(array.dtype)
-        ):
-            if buf is not None:
-                self.dev.free(buf)
-            buf = self.pool[t] = self.dev.alloc(shape, str(array.dtype))
+        buf, _ = self.pool.get(t, array.shape, str(array.dtype))
         self.dev.write(buf, array)
         return buf
 
@@ -206,11 +197,7 @@ class Worker:
         if self.pinned is not None and self.pinned[0] == threading.get_ident():
             let_go_thread()
         self.pinned = None
-        for buf in self.pool.values():
-            # a lost device cannot free its buffers; there is nothing more to do
-            with contextlib.suppress(Exception):
-                self.dev.free(buf)
-        self.pool.clear()
+        self.pool.release()
 
     def _run_fallback(self, s: UnitSpec) -> None:
         """Run ``s`` on the fallback device from host copies (its own device has failed)."""

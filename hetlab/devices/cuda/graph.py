@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from hetlab.devices.buffer_pool import BufferPool
 from hetlab.devices.cuda.launch_deps import issue_order, launch_waits
 from hetlab.devices.group import Event, GroupRunner, RunContext, one_queue
 from hetlab.devices.unit import now
@@ -55,7 +56,7 @@ class GraphGroup(GroupRunner):
             plan.graph, launches, fused, stream_of, [rank[i] for i in range(len(launches))]
         )
         self.stream_of = [stream_of[L.node] for L in launches]
-        self.pool: dict[str, Any] = {}
+        self.pool = BufferPool(self.root)  # the model inputs' buffers the graph reads
         self.graph: Any = None
         self.span: tuple[float, float] | None = None  # the last run's interval
         with self.cp.cuda.Device(self.root.index):
@@ -135,9 +136,8 @@ class GraphGroup(GroupRunner):
         host_arrays = self.ctx.live.host
         for t in self.inputs:
             host = np.ascontiguousarray(host_arrays[t])
-            buf = self.pool.get(t)
-            if buf is None or buf.shape != tuple(host.shape) or buf.dtype != str(host.dtype):
-                buf = self.pool[t] = self.root.alloc(host.shape, str(host.dtype))
+            buf, new = self.pool.get(t, host.shape, str(host.dtype))
+            if new:
                 self.graph = None  # the captured graph reads the old buffer
                 self.program.bind(t, buf)
             if host.size:
@@ -171,5 +171,5 @@ class GraphGroup(GroupRunner):
 
     def release(self) -> None:
         self.graph = None
-        self.pool.clear()
+        self.pool.release()
         self.program = None

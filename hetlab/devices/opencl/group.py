@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from hetlab.devices.buffer_pool import BufferPool
 from hetlab.devices.group import Event, GroupRunner, RunContext, UnitSpec, one_queue
 from hetlab.devices.kernels.launches import node_times
 from hetlab.devices.opencl.launcher import enqueue, enqueue_each
@@ -71,7 +72,7 @@ class AotGroup(GroupRunner):
         # the queues the run's launches go to: profiling ones where the run times its nodes
         self.queues = {d: dev.queue_for(ctx.node_times) for d, dev in self.devs.items()}
         self._classify()
-        self.pool: dict[str, Any] = {}  # tensor -> device buffer written from the host
+        self.pool = BufferPool(self.root)  # tensor -> device buffer written from the host
         self.done: dict[int, UnitDone] = {}
         self.user: dict[str, Any] = {}
         self.aborted = False
@@ -225,9 +226,7 @@ class AotGroup(GroupRunner):
             host, wait_for = self.staging[t], [self.user[t]]
         else:
             host, wait_for = np.ascontiguousarray(ctx.live.host[t]), None
-        buf = self.pool.get(t)
-        if buf is None or buf.shape != tuple(host.shape) or buf.dtype != str(host.dtype):
-            buf = self.pool[t] = self.root.alloc(host.shape, str(host.dtype))
+        buf, _ = self.pool.get(t, host.shape, str(host.dtype))
         for r in self.host_readers[t]:
             ctx.units[r].handle.bind(t, buf)
         if host.size == 0:
@@ -293,6 +292,4 @@ class AotGroup(GroupRunner):
         return out, times
 
     def release(self) -> None:
-        for buf in self.pool.values():
-            self.root.free(buf)
-        self.pool.clear()
+        self.pool.release()

@@ -139,7 +139,7 @@ def run_prediction(
         out["predicted_io_ms"] = round(got.upto("host_io"), 4)
         if problem.calibration.per_unit:
             out["predicted_host_ms"] = round(got.upto("concurrency"), 4)
-    one_device = len(plan.devices) == 1  # runs as that device's group
+    one_device = len(plan.devices) == 1  # runs through that device's queue runner
     if problem.extra.get("queues") and (one_device or not plan.sequential):
         out["predicted_shared_ms"] = round(got.total_ms, 4)
     return out

@@ -65,9 +65,9 @@ def setting(
     device_of, order = plan.device_of, plan.order
     _check(problem, graph, device_of, order)
     p, dev_of, order, io = _with_host_io(problem, graph, device_of, order, host, remote)
-    members, task_of, lane_of, groups = _tasks(p, dev_of, order, plan.fused, plan.sequential)
+    members, task_of, lane_of, fused = _tasks(p, dev_of, order, plan.fused, plan.sequential)
     cal = problem.calibration
-    st = Setting(p, dev_of, lane_of, members, task_of, ids, io, fused=groups)
+    st = Setting(p, dev_of, lane_of, members, task_of, ids, io, fused=fused)
     st.surcharge = cal.concurrent_ms if surcharge is None else surcharge
     st.fam = families(problem.extra)
     queues = problem.extra.get("queues") or {}
@@ -154,7 +154,7 @@ def _tasks(p: Problem, dev_of, order, fused, sequential):
     members: list[list[int]] = []
     task_of: dict[str, int] = {}
     lane_of: dict[int, str] = {}
-    groups: set[int] = set()
+    fused_tasks: set[int] = set()
     for i, v in enumerate(order):
         g = group_of.get(v)
         if g is not None and last[g] != i:
@@ -167,8 +167,8 @@ def _tasks(p: Problem, dev_of, order, fused, sequential):
         task_of.update(dict.fromkeys(names, t))
         lane_of[t] = "all" if sequential else dev_of[v]
         if g is not None:
-            groups.add(t)
-    return members, task_of, lane_of, groups
+            fused_tasks.add(t)
+    return members, task_of, lane_of, fused_tasks
 
 
 def _units(st: Setting, graph: OpGraph, plan: Plan) -> None:

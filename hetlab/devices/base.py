@@ -1,7 +1,7 @@
 """The device interface: a few hooks behind which every backend sits (tinygrad-style).
 
 A backend is a bundle of parts handed to this one base class: what it runs a unit with
-(``prepare``, ``run``: ``unit.py``), its group runner (``group.py``) and its queue measures
+(``prepare``, ``run``: ``unit.py``), its queue runner (``runner.py``) and its queue measures
 (``queue_measures.py``). Those modules sit below this one and never import it. Buffers are
 opaque handles; the host layout (a C-contiguous numpy array) is the exchange format. Times
 are seconds on ``unit.now()``'s clock unless a name says ms.
@@ -17,8 +17,8 @@ import numpy as np
 
 from hetlab.devices.capabilities import Capabilities
 from hetlab.devices.cgroup import memory_bytes as host_memory_bytes
-from hetlab.devices.group import GroupRunner, RunContext
 from hetlab.devices.queue_measures import QueueMeasures
+from hetlab.devices.runner import QueueRunner, RunContext
 from hetlab.devices.unit import RunResult, Unit
 from hetlab.graph.ir import Node, OpGraph
 
@@ -121,9 +121,9 @@ class Device(ABC):
         the profile's key); None: the profiler times ``run``."""
         return None
 
-    def group_runner(self, ctx: RunContext, names: Sequence[str]) -> GroupRunner | None:
+    def queue_runner(self, ctx: RunContext, names: Sequence[str]) -> QueueRunner | None:
         """The runner of the plan's units on ``names`` (this device and its queue views)
-        together (``Capabilities.group`` names it), or None: they run one at a time, or
+        together (``Capabilities.runner`` names it), or None: they run one at a time, or
         the plan does not fit the runner."""
         return None
 

@@ -16,7 +16,7 @@
 - If a unit fails on an OpenCL device, it and the rest of that device's units run on the
   first other device (the first CPU group) from host copies; the report lists them.
 - What a run shares with the workers and the device runners is one frozen ``RunContext``
-  (``devices/group.py``: the bound plan, its prepared units and their routes, whether the
+  (``devices/runner.py``: the bound plan, its prepared units and their routes, whether the
   run times its nodes) the executor builds at ``prepare`` and hands them, whose live side
   is a ``RunState`` (``run_state.py``); neither ever sees the executor. Node timing is an
   argument of the run (``node_times``), passed to each device's ``run``.
@@ -34,13 +34,13 @@ from typing import Any, Self
 
 from hetlab.devices.base import is_accelerator
 from hetlab.devices.bound import BoundPlan
-from hetlab.devices.group import GroupRunner, RunContext
+from hetlab.devices.runner import QueueRunner, RunContext
 from hetlab.devices.unit import Unit, now
 from hetlab.errors import HetlabError
 from hetlab.executor.run_state import RunState
 from hetlab.executor.trace import Event
 from hetlab.executor.units import RunError, check_fixed, route
-from hetlab.executor.worker import GroupWorker, Worker
+from hetlab.executor.worker import QueueWorker, Worker
 from hetlab.timeline import Interval
 
 
@@ -115,7 +115,7 @@ class Executor:
         self.fallbacks: dict[int, dict[str, Any]] = {}
         self.state: RunState | None = None  # built by ``prepare``
         self._workers: dict[str, Worker] = {}
-        self._groups: list[GroupRunner] = []
+        self._runners: list[QueueRunner] = []
         self.on_publish: dict[str, Callable[[], None]] = {}
         others = [d.name for d in self.devices.values() if not is_accelerator(d)]
         self.fallback_device = others[0] if others else None
@@ -136,38 +136,38 @@ class Executor:
         cpus = [d for d in used if not is_accelerator(self.devices[d])]
         self._inline = cpus[0] if self.main_thread and cpus else None
         self.state = RunState(
-            self.fallback_device, self.failed, self.fallbacks, self.on_publish, self._groups
+            self.fallback_device, self.failed, self.fallbacks, self.on_publish, self._runners
         )
         self.ctx = RunContext(self.plan, tuple(self.units), r, self.node_times, self.state)
         self.state.ctx = self.ctx
-        grouped = self._group_queues(used)
+        together = self._queue_runners(used)
         for d in used:
-            if d in grouped:
+            if d in together:
                 continue
             self._workers[d] = Worker(
                 self.ctx, d, [s for s in self.specs if s.device == d], threaded=d != self._inline
             )
 
-    def _group_queues(self, used: list[str]) -> set[str]:
-        """The devices whose root offers a runner for their units (``Device.group_runner``:
+    def _queue_runners(self, used: list[str]) -> set[str]:
+        """The devices whose root offers a runner for their units (``Device.queue_runner``:
         enqueued ahead of time on OpenCL, one captured graph on CUDA), with their queue
-        views: one group and one thread per root device; returns the device names grouped."""
+        views: one runner and one thread per root device; returns the device names it runs."""
         if not self.ahead_of_time:
             return set()
         by_root: dict[int, list[str]] = {}
         for d in used:
             dev = self.devices[d]
-            if dev.capabilities().group is not None:
+            if dev.capabilities().runner is not None:
                 by_root.setdefault(id(dev.root), []).append(d)
-        grouped: set[str] = set()
+        together: set[str] = set()
         for names in by_root.values():
-            group = self.devices[names[0]].root.group_runner(self.ctx, names)
-            if group is None:
+            runner = self.devices[names[0]].root.queue_runner(self.ctx, names)
+            if runner is None:
                 continue
-            self._groups.append(group)
-            self._workers[names[0]] = GroupWorker(self.ctx, group)
-            grouped.update(names)
-        return grouped
+            self._runners.append(runner)
+            self._workers[names[0]] = QueueWorker(self.ctx, runner)
+            together.update(names)
+        return together
 
     # --- running ------------------------------------------------------------------
     def run_once(self, inputs: Mapping[str, Any]) -> Repetition:
@@ -204,7 +204,7 @@ class Executor:
             if isinstance(e, HetlabError) and not isinstance(e, RunError):
                 raise e
             raise RunError(f"{s.label} failed: {type(e).__name__}: {e}") from e
-        for g in self._groups:  # read once the run is timed
+        for g in self._runners:  # read once the run is timed
             st.events += g.events()
             st.raw_node_times.update(g.node_times())
         outs = {t: st.host[t] for t in self.graph.outputs}
@@ -220,9 +220,9 @@ class Executor:
                 w.thread.join(timeout=5)
             w.release()
         self._workers.clear()
-        for g in self._groups:
+        for g in self._runners:
             g.release()
-        self._groups.clear()
+        self._runners.clear()
         self.on_publish.clear()
         spare = list(self.state.fallback_units.values()) if self.state else []
         for name, dev in self.devices.items():  # sessions live on in the devices' caches else

@@ -5,7 +5,7 @@ the run's first failure, the devices that failed and the device their units run 
 and a sequential plan's turn.
 
 The executor builds one ``RunState`` per prepared plan, with the frozen ``RunContext``
-(``devices/group.py``: the bound plan, its prepared units and routes) whose ``live`` side it
+(``devices/runner.py``: the bound plan, its prepared units and routes) whose ``live`` side it
 is, and ``start``s it afresh for each run; the workers read and write only what it declares.
 Times: ``now()`` seconds on devices, ms from the run's start (``t0``) in events."""
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hetlab.devices.bound import UnitSpec
-from hetlab.devices.group import GroupRunner, RunContext, Waiter
+from hetlab.devices.runner import QueueRunner, RunContext, Waiter
 from hetlab.devices.unit import Unit
 from hetlab.executor.trace import Event
 from hetlab.executor.units import check_fixed
@@ -32,9 +32,9 @@ class RunState:
     fallback_device: str | None  # where a failed accelerator's units run instead
     failed: dict[str, str]  # device -> its first error; kept across runs
     fallbacks: dict[int, dict[str, Any]]  # unit -> where it ran instead, and why
-    # tensor -> what to call once a worker has put it in ``host`` (a group runner's hook)
+    # tensor -> what to call once a worker has put it in ``host`` (a queue runner's hook)
     on_publish: dict[str, Callable[[], None]]
-    groups: list[GroupRunner]  # the plan's group runners, which a failure lets go
+    runners: list[QueueRunner]  # the plan's queue runners, which a failure lets go
     ctx: RunContext = field(init=False)
     fallback_units: dict[int, Unit] = field(default_factory=dict)  # prepared on demand
     fallback_lock: threading.Lock = field(default_factory=threading.Lock)
@@ -52,7 +52,7 @@ class RunState:
 
     def start(self, host: dict[str, Any]) -> None:
         """A fresh run from the model inputs in ``host``: a new done-event per unit, where a
-        group gives its own units theirs (``GroupRunner.start_run``)."""
+        queue runner gives its own units theirs (``QueueRunner.start_run``)."""
         self.host = host
         self.abort = None
         self.turn = 0
@@ -60,7 +60,7 @@ class RunState:
         self.events = []
         self.raw_node_times = {}
         theirs: dict[int, Waiter] = {}
-        for g in self.groups:
+        for g in self.runners:
             theirs.update(g.start_run())
         self.done = [
             theirs[i] if i in theirs else threading.Event() for i in range(len(self.ctx.specs))
@@ -71,11 +71,11 @@ class RunState:
         return (t - self.t0) * 1000.0
 
     def fail(self, spec: UnitSpec, e: BaseException) -> None:
-        """Keep the run's first failure; let go every group and every waiting worker (on a
+        """Keep the run's first failure; let go every queue runner and every waiting worker (on a
         unit's done-waiter, or on its turn)."""
         if self.abort is None:
             self.abort = (spec, e)
-        for g in self.groups:
+        for g in self.runners:
             g.abort()
         for ev in self.done:
             ev.set()

@@ -11,7 +11,7 @@ from typing import Any
 
 from hetlab.devices.base import is_accelerator
 from hetlab.devices.bound import UnitSpec
-from hetlab.devices.group import Routes
+from hetlab.devices.runner import Routes
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import OpGraph
 
@@ -27,7 +27,7 @@ class RunError(HetlabError):
 def route(
     graph: OpGraph, specs: Sequence[UnitSpec], units: Sequence[Any], devices: Mapping[str, Any]
 ) -> Routes:
-    """The prepared ``units``' routes (``devices.group.Routes``): a tensor that changes device goes to the
+    """The prepared ``units``' routes (``devices.runner.Routes``): a tensor that changes device goes to the
     host once, from its producer, and into each receiving device once, by its first reader
     there. One line where a unit reads what no unit makes nor the model feeds."""
     producer: dict[str, int] = {}

@@ -18,7 +18,7 @@ import numpy as np
 from hetlab.devices.base import is_accelerator
 from hetlab.devices.bound import UnitSpec
 from hetlab.devices.buffer_pool import BufferPool
-from hetlab.devices.group import GroupRunner, RunContext
+from hetlab.devices.runner import QueueRunner, RunContext
 from hetlab.devices.unit import now
 from hetlab.executor.run_state import RunState
 from hetlab.executor.trace import Event
@@ -242,17 +242,18 @@ class Worker:
         )
 
 
-class GroupWorker(Worker):
-    """The thread that runs one group through the runner its device offers
-    (``devices/group.py``: an OpenCL context's units enqueued ahead of time, a CUDA device's
+class QueueWorker(Worker):
+    """The thread that runs one device's units and its queue views' through the queue runner
+    its device offers
+    (``devices/runner.py``: an OpenCL context's units enqueued ahead of time, a CUDA device's
     units as one graph)."""
 
-    def __init__(self, ctx: RunContext, group: GroupRunner) -> None:
-        self.group = group
-        super().__init__(ctx, group.names[0], group.specs, threaded=True)
+    def __init__(self, ctx: RunContext, runner: QueueRunner) -> None:
+        self.runner = runner
+        super().__init__(ctx, runner.names[0], runner.specs, threaded=True)
 
     def _run_all(self) -> None:
         try:
-            self.group.run()
+            self.runner.run()
         except BaseException as e:  # noqa: BLE001 - recorded, re-raised by run_once
             self.state.fail(self.specs[0], e)

@@ -49,14 +49,14 @@ class Declared(ReplayDevice):
 
 
 def test_a_group_the_executor_has_no_runner_for_is_refused():
-    with pytest.raises(ValueError, match="unknown device group"):
-        Capabilities(group="all at once")
+    with pytest.raises(ValueError, match="unknown queue runner"):
+        Capabilities(runner="all at once")
 
 
 def test_cpu_groups_are_host_devices_and_the_whole_cpu_declares_its_groups():
     cpu = OrtCpuDevice("cpu0", [0])
     caps = cpu.capabilities()
-    assert not caps.accelerator and caps.group is None and not caps.writes_inputs
+    assert not caps.accelerator and caps.runner is None and not caps.writes_inputs
     assert cpu.root is cpu and cpu.queue_measures() is None
     assert list(cpu.cores) == [0]
     whole = whole_cpu("cpu", [{"name": "cpu0", "cores": [0]}, {"name": "cpu1", "cores": [0]}])
@@ -67,7 +67,7 @@ def test_the_opencl_device_declares_its_group_memory_and_queues(dev):
     from hetlab.devices.opencl import queues
 
     caps = dev.capabilities()
-    assert caps.accelerator and caps.group == AHEAD_OF_TIME
+    assert caps.accelerator and caps.runner == AHEAD_OF_TIME
     # what the kernel library reads of it is declared, with the defaults of KernelDevice
     assert isinstance(dev, KernelDevice) and not dev.launches_from_graph and dev.cores == ()
     assert caps.node_times and caps.writes_inputs and caps.share_key == "opencl_share"

@@ -23,17 +23,17 @@ from typing import Any
 import numpy as np
 
 from hetlab.devices.capabilities import GRAPH, Capabilities
-from hetlab.devices.cuda.graph import GraphGroup
+from hetlab.devices.cuda.graph import GraphRunner
 from hetlab.devices.cuda.kernel import CudaBuffer, CudaKernel
 from hetlab.devices.cuda.runtime import cupy_module
 from hetlab.devices.cuda.source import options_to_nvrtc, to_cuda
 from hetlab.devices.cuda.streams import MEASURES, CudaStreams
 from hetlab.devices.cuda.timing import GraphTimer, launch_node_times
-from hetlab.devices.group import RunContext
 from hetlab.devices.kernels import CLBuffer, source
 from hetlab.devices.kernels.builder import UnitBuilder
 from hetlab.devices.kernels.device import KernelDevice
 from hetlab.devices.kernels.ops import why_not
+from hetlab.devices.runner import RunContext
 from hetlab.devices.unit import LazyNodeTimes, RunResult, Unit, now
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
@@ -77,15 +77,15 @@ class CudaDevice(KernelDevice):
     def capabilities(self) -> Capabilities:
         return Capabilities(
             accelerator=True,
-            group=GRAPH,
+            runner=GRAPH,
             node_times=True,
             writes_inputs=True,
             unified_memory=self.unified,
         )
 
-    def group_runner(self, ctx: RunContext, names: Sequence[str]) -> GraphGroup | None:
+    def queue_runner(self, ctx: RunContext, names: Sequence[str]) -> GraphRunner | None:
         """The units on this device's streams as one captured graph (``graph.py``)."""
-        return GraphGroup.for_units(ctx, names)
+        return GraphRunner.for_units(ctx, names)
 
     def queue_measures(self) -> CudaStreams:
         return MEASURES

@@ -1,7 +1,7 @@
 """One CUDA graph per run: a plan's units on one CUDA device and its streams, captured once.
 
 The units a plan places on a CUDA device and on its stream views (``cuda0``, ``cuda0.q1``...)
-form a group. The group's nodes are built as one program on the device: the same kernels,
+run together: their nodes are built as one program on the device: the same kernels,
 fusions and elided Concats as the one-device build. The first run captures it into a CUDA
 graph, each launch on the stream of its node's device, in the plan's order, after the
 events of the launches on other streams that make what it reads (``launch_deps.py``). Every
@@ -10,12 +10,12 @@ what the host needs, all on one stream, and waits once. So the host pays one gra
 per run, not one launch per kernel, and the streams' units overlap on the GPU as far as the
 plan's dependencies let them.
 
-A group qualifies when the plan is not sequential, no node timeline is asked for (a graph
-is not timed per kernel), and every input of its units that comes from outside the group
+The runner takes them when the plan is not sequential, no node timeline is asked for (a
+graph is not timed per kernel), and every input of its units that comes from outside them
 is a model input (a CPU unit's output would need the host inside the graph). Otherwise the
 devices run unit by unit (``CudaDevice.run``).
 
-Unit intervals: a unit runs from the graph's launch to the group's end as far as the host
+Unit intervals: a unit runs from the graph's launch to the run's end as far as the host
 can tell, and its event says so (``"approx": True``).
 """
 
@@ -29,11 +29,11 @@ import numpy as np
 
 from hetlab.devices.buffer_pool import BufferPool
 from hetlab.devices.cuda.launch_deps import issue_order, launch_waits
-from hetlab.devices.group import Event, GroupRunner, RunContext, one_queue
+from hetlab.devices.runner import Event, QueueRunner, RunContext, one_queue
 from hetlab.devices.unit import now
 
 
-class GraphGroup(GroupRunner):
+class GraphRunner(QueueRunner):
     """The units of one CUDA device and its streams, run as one captured graph."""
 
     def __init__(self, ctx: RunContext, names: Sequence[str]) -> None:
@@ -72,16 +72,16 @@ class GraphGroup(GroupRunner):
         specs = [s for s in ctx.specs if s.device in names]
         if ctx.plan.sequential and not one_queue(ctx.specs, specs):
             return False
-        group = {s.index for s in specs}
+        mine = {s.index for s in specs}
         for s in specs:
             for t in ctx.units[s.index].inputs:
                 p = ctx.routes.producer.get(t)
-                if p is not None and p not in group:
+                if p is not None and p not in mine:
                     return False
         return True
 
     def start_run(self) -> dict[int, threading.Event]:
-        """One fresh done-event for every unit of the group (the executor's protocol for
+        """One fresh done-event for every unit of the runner (the executor's protocol for
         its workers): the graph makes them all at once."""
         self.done = threading.Event()
         self.span = None

@@ -21,20 +21,20 @@ from typing import Any
 import numpy as np
 
 from hetlab.devices.capabilities import AHEAD_OF_TIME, Capabilities
-from hetlab.devices.group import RunContext
 from hetlab.devices.kernels import CLBuffer, bounds, source
 from hetlab.devices.kernels.builder import UnitBuilder
 from hetlab.devices.kernels.device import KernelDevice
 from hetlab.devices.kernels.ops import why_not
 from hetlab.devices.opencl import pocl
+from hetlab.devices.opencl.aot import AotRunner
 from hetlab.devices.opencl.buffers import OpenCLBuffers
-from hetlab.devices.opencl.group import AotGroup
 from hetlab.devices.opencl.if_runner import prepare_composite
 from hetlab.devices.opencl.launcher import enqueue, enqueue_each
 from hetlab.devices.opencl.queues import MEASURES, OpenCLQueues
 from hetlab.devices.opencl.runtime import device_type, exact_divide_option, pyopencl
 from hetlab.devices.opencl.stamps import run_node_times
 from hetlab.devices.opencl.threads import Started, enabled, pin
+from hetlab.devices.runner import RunContext
 from hetlab.devices.unit import LazyNodeTimes, RunResult, Unit, now
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
@@ -132,16 +132,16 @@ class OpenCLDevice(OpenCLBuffers, KernelDevice):
     def capabilities(self) -> Capabilities:
         return Capabilities(
             accelerator=True,
-            group=AHEAD_OF_TIME,
+            runner=AHEAD_OF_TIME,
             node_times=True,
             writes_inputs=True,
             unified_memory=self.unified,
             share_key="opencl_share",
         )
 
-    def group_runner(self, ctx: RunContext, names: Sequence[str]) -> AotGroup | None:
-        """The units on this context's queues enqueued ahead of time (``group.py``)."""
-        return AotGroup.for_units(ctx, names)
+    def queue_runner(self, ctx: RunContext, names: Sequence[str]) -> AotRunner | None:
+        """The units on this context's queues enqueued ahead of time (``aot.py``)."""
+        return AotRunner.for_units(ctx, names)
 
     def queue_measures(self) -> OpenCLQueues:
         return MEASURES

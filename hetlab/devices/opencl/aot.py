@@ -1,12 +1,12 @@
 """Ahead-of-time enqueue: one host thread issues all of a run's work on one OpenCL device.
 
 The units a plan places on an OpenCL device and on its queue views (``cl0``, ``cl0.q1``...:
-one context, several in-order queues) form a group. Each run enqueues the whole group in one
+one context, several in-order queues) run together. Each run enqueues them all in one
 pass, in the plan's global order, and the host waits only where it needs a result:
 
 - a unit's launches go to its own queue; the first waits on the last event of every unit on
-  another queue of the group that it reads from (its own queue is in order). Tensors pass
-  between the group's queues as buffers, with no copy, bound as the run reaches them;
+  another of the context's queues that it reads from (its own queue is in order). Tensors
+  pass between the queues as buffers, with no copy, bound as the run reaches them;
 - a model input is written by a non-blocking copy on the queue of its first reader;
 - a tensor a CPU worker produces is written from a host array the worker fills, by a copy
   that waits on a user event the worker sets (``published``): the GPU side never waits on
@@ -15,10 +15,10 @@ pass, in the plan's global order, and the host waits only where it needs a resul
   copy; the CPU worker waits on that copy's event (``UnitDone.wait``, which releases the
   GIL), and the enqueuing thread waits for the model outputs' copies at the end.
 
-Unit intervals: where the run times its nodes (``RunContext.node_times``) the queues profile, and each unit's interval is
-its first launch's start and its last launch's end on the device clock, mapped to the host
-clock as a run's node times are (``stamps.py``); without profiling, a unit runs from its
-enqueue to the group's end as far as the host can tell, and its event says so
+Unit intervals: where the run times its nodes (``RunContext.node_times``) the queues profile,
+and each unit's interval is its first launch's start and its last launch's end on the device
+clock, mapped to the host clock as a run's node times are (``stamps.py``); without
+profiling, a unit runs from its enqueue to the run's end as far as the host can tell, and its event says so
 (``"approx": True``).
 """
 
@@ -32,16 +32,16 @@ from typing import Any
 import numpy as np
 
 from hetlab.devices.buffer_pool import BufferPool
-from hetlab.devices.group import Event, GroupRunner, RunContext, UnitSpec, one_queue
 from hetlab.devices.kernels.launches import node_times
 from hetlab.devices.opencl.launcher import enqueue, enqueue_each
 from hetlab.devices.opencl.stamps import launch_spans
+from hetlab.devices.runner import Event, QueueRunner, RunContext, UnitSpec, one_queue
 from hetlab.devices.unit import now
 from hetlab.timeline import Interval
 
 
 class UnitDone:
-    """A group unit's waiter (``GroupRunner.start_run``): ``wait`` returns once the unit is
+    """A runner's unit's waiter (``QueueRunner.start_run``): ``wait`` returns once the unit is
     enqueued and the copies of what it publishes have finished."""
 
     def __init__(self, cl: Any) -> None:
@@ -63,7 +63,7 @@ class UnitDone:
         return self.enqueued.is_set()
 
 
-class AotGroup(GroupRunner):
+class AotRunner(QueueRunner):
     """The units of one OpenCL context, enqueued ahead of time by ``run`` on one thread."""
 
     def __init__(self, ctx: RunContext, names: Sequence[str]) -> None:
@@ -83,7 +83,7 @@ class AotGroup(GroupRunner):
     def fits(cls, ctx: RunContext, names: Sequence[str]) -> bool:
         """Whether the units on ``names`` (one OpenCL context) can be enqueued ahead of time:
         not a sequential plan unless it is all on one queue, no unit with control flow (those
-        run on the host), and every tensor a CPU device sends into the group has a static shape
+        run on the host), and every tensor a CPU device sends into them has a static shape
         (its host array exists before the CPU produces it)."""
         specs = [s for s in ctx.specs if s.device in names]
         if ctx.plan.sequential and not one_queue(ctx.specs, specs):
@@ -91,23 +91,23 @@ class AotGroup(GroupRunner):
         for s in specs:
             if hasattr(ctx.units[s.index].handle, "executed_nodes"):
                 return False
-        group = {s.index for s in specs}
+        mine = {s.index for s in specs}
         for s in specs:
             for t in ctx.units[s.index].inputs:
                 p = ctx.routes.producer.get(t)
-                if p is not None and p not in group:
+                if p is not None and p not in mine:
                     tensor = ctx.plan.graph.tensors.get(t)
                     if tensor is None or tensor.shape is None:
                         return False
         return True
 
     def _classify(self) -> None:
-        """Per unit: inputs from the group and inputs from the host; per host input, the units
+        """Per unit: inputs from the runner's own units and inputs from the host; per host input, the units
         that read it; per tensor published, whether the host needs it. A tensor a CPU worker
         sends gets its host array here (shapes are static) and a hook the worker calls once
         it has filled ``host``."""
         ctx, graph = self.ctx, self.ctx.plan.graph
-        self.from_group: dict[int, list[tuple[str, int]]] = {}
+        self.from_inside: dict[int, list[tuple[str, int]]] = {}
         self.from_host: dict[int, list[str]] = {}
         self.cpu_made: set[str] = set()
         for s in self.specs:
@@ -120,7 +120,7 @@ class AotGroup(GroupRunner):
                     outer.append(t)
                     if p is not None:
                         self.cpu_made.add(t)
-            self.from_group[s.index], self.from_host[s.index] = inner, outer
+            self.from_inside[s.index], self.from_host[s.index] = inner, outer
         self.host_readers: dict[str, list[int]] = {}
         for s in self.specs:
             for t in self.from_host[s.index]:
@@ -138,7 +138,7 @@ class AotGroup(GroupRunner):
     # --- one run ------------------------------------------------------------------------
     def start_run(self) -> dict[int, UnitDone]:
         """Before the workers start: a fresh ``UnitDone`` per unit and a user event per
-        tensor a CPU worker sends into the group."""
+        tensor a CPU worker sends into the runner."""
         cl = self.cl
         self.done = {s.index: UnitDone(cl) for s in self.specs}
         self.user = {t: cl.UserEvent(self.root.ctx) for t in self.cpu_made}
@@ -162,7 +162,7 @@ class AotGroup(GroupRunner):
                 event.set_status(self.cl.command_execution_status.COMPLETE)
 
     def run(self) -> None:
-        """Enqueue every unit of the group, then wait for what the host needs."""
+        """Enqueue every unit of the runner, then wait for what the host needs."""
         ctx = self.ctx
         self.t0 = now()
         self.last: dict[int, Any] = {}
@@ -196,16 +196,17 @@ class AotGroup(GroupRunner):
                 checks.verify()
 
     def _waits(self, s: UnitSpec) -> list[Any]:
-        """Events the unit's first launch waits on: its group inputs from other queues, and
-        the host copies of its other inputs (enqueued here on first use). A group input is
+        """Events the unit's first launch waits on: its inputs from the runner's units on
+        other queues, and the host copies of its other inputs (enqueued here on first use).
+        An input from the runner's units is
         bound here, once its producer is: a producer's output may be a view of its own input,
         whose buffer is only known then (binding the same buffer again costs nothing)."""
         units = self.ctx.units
         h = units[s.index].handle
-        for t, p in self.from_group[s.index]:
+        for t, p in self.from_inside[s.index]:
             h.bind(t, units[p].handle.result(t))
         waits = [
-            self.last[p] for _t, p in self.from_group[s.index] if self._queue_of(p) != s.device
+            self.last[p] for _t, p in self.from_inside[s.index] if self._queue_of(p) != s.device
         ]
         for t in self.from_host[s.index]:
             if t not in self.written:
@@ -220,7 +221,7 @@ class AotGroup(GroupRunner):
 
     def _write(self, s: UnitSpec, t: str) -> Any:
         """Enqueue the host -> device copy of ``t`` on ``s``'s queue and bind the buffer to
-        every unit of the group that reads it."""
+        every unit of the runner that reads it."""
         ctx, q, cl = self.ctx, self.queues[s.device], self.cl
         if t in self.user:
             host, wait_for = self.staging[t], [self.user[t]]

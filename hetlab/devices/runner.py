@@ -1,17 +1,17 @@
 """How a device runs all of a plan's units on it and on its queue views at once.
 
 The executor runs a plan unit by unit, one worker thread per device. A device that can do
-better (enqueue a whole group ahead of time, capture it as one graph) declares a runner
-through ``Device.group_runner``; the executor asks the device for one and never knows its
+better (enqueue them all ahead of time, capture them as one graph) declares a queue runner
+through ``Device.queue_runner``; the executor asks the device for one and never knows its
 kind (tinygrad's runtime: a backend hands its graph runner to the engine). A runner sees the
 run only through ``RunContext``, one frozen value the executor makes once per prepared plan,
-and overrides the declared hooks of ``GroupRunner`` (torch.fx's Interpreter: named override
+and overrides the declared hooks of ``QueueRunner`` (torch.fx's Interpreter: named override
 points).
 
 The plan's units (``UnitSpec``, ``bound.py``) and the run's events (``Event``, here) sit
 below the executor, since both sides use them. This module sits below ``base.py``: ``Device``
-declares its runner with these types, and a device here is what a group reads of one
-(``GroupDevice``).
+declares its runner with these types, and a device here is what a runner reads of one
+(``RunnerDevice``).
 """
 
 from __future__ import annotations
@@ -38,12 +38,12 @@ def one_queue(plan_specs: Sequence[UnitSpec], specs: Sequence[UnitSpec]) -> bool
 Event = Interval
 
 
-class GroupDevice(Protocol):
-    """What ``GroupRunner`` reads of a device: a protocol, so ``base.py`` can declare group
+class RunnerDevice(Protocol):
+    """What ``QueueRunner`` reads of a device: a protocol, so ``base.py`` can declare queue
     runners without the two importing each other (a ``Device`` is one)."""
 
     @property
-    def root(self) -> GroupDevice:
+    def root(self) -> RunnerDevice:
         """The device whose context and memory this one shares (``Device.root``)."""
         ...
 
@@ -91,7 +91,7 @@ class RunStore(Protocol):
 
 @dataclass(frozen=True, eq=False)
 class RunContext:
-    """What the executor hands its workers and the group runners, once per prepared plan:
+    """What the executor hands its workers and the queue runners, once per prepared plan:
     the bound plan, its prepared units (by unit index) and their routes, whether the run
     times each node (``node_times``: an argument of the run, passed on to ``Device.run``),
     and the run's live side (``live``)."""
@@ -108,7 +108,7 @@ class RunContext:
         return self.plan.units
 
 
-class GroupRunner(ABC):
+class QueueRunner(ABC):
     """Runs the units of one device and its queue views (``names``, the root first) on one
     thread: built once per plan, then ``start_run``, ``run`` per run, ``release`` at the end.
     A subclass declares which plans it takes (``fits``) and overrides the hooks below."""
@@ -135,22 +135,22 @@ class GroupRunner(ABC):
         return cls(ctx, names) if cls.fits(ctx, names) else None
 
     def needed_outside(self) -> set[str]:
-        """The tensors that leave the group: model outputs and what other devices receive."""
+        """The tensors that leave the runner: model outputs and what other devices receive."""
         ctx = self.ctx
         outside = [s for s in ctx.specs if s.index not in self.index]
         return set(ctx.plan.graph.outputs) | {t for s in outside for t in ctx.routes.recv[s.index]}
 
     @abstractmethod
     def start_run(self) -> Mapping[int, Waiter]:
-        """Before the workers start: a fresh waiter per unit of the group, which the
+        """Before the workers start: a fresh waiter per unit of the runner, which the
         executor's workers wait on."""
 
     @abstractmethod
     def run(self) -> None:
-        """Run every unit of the group once; blocks until what the host needs is there."""
+        """Run every unit of the runner once; blocks until what the host needs is there."""
 
     def abort(self) -> None:
-        """Another device failed: let go whatever in the group waits on the host."""
+        """Another device failed: let go whatever in the runner waits on the host."""
 
     def events(self) -> list[Event]:
         """The last run's unit events, read once the run is timed."""

@@ -112,7 +112,7 @@ def with_predictions(
     if devices is None:
         devices = plan.devices if isinstance(plan, BoundPlan) else plan_devices(plan, problem)
     devmap = dict(devices) if isinstance(devices, Mapping) else {d.name: d for d in devices}
-    got = run_prediction(problem, graph, bind(plan, graph, devmap).plan, devmap)
+    got = run_prediction(problem, graph, bind(plan, graph, devmap), devmap)
     if got:
         report.predicted_ms = got.pop("predicted_ms")
         report.extra.update(got)
@@ -122,7 +122,7 @@ def with_predictions(
 def run_prediction(
     problem: Any,
     graph: OpGraph,
-    plan: Plan,
+    plan: Plan | BoundPlan,
     devices: Mapping[str, Device],
 ) -> dict[str, Any]:
     """``predicted_ms`` and ``prediction`` of ``plan`` (``prediction.predict``, with the first CPU device
@@ -139,7 +139,7 @@ def run_prediction(
         out["predicted_io_ms"] = round(got.upto("host_io"), 4)
         if problem.calibration.per_unit:
             out["predicted_host_ms"] = round(got.upto("concurrency"), 4)
-    one_device = len(plan.devices) == 1  # runs through that device's queue runner
+    one_device = len(set(plan.device_of.values())) == 1  # runs through that device's queue runner
     if problem.extra.get("queues") and (one_device or not plan.sequential):
         out["predicted_shared_ms"] = round(got.total_ms, 4)
     return out

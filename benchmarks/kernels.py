@@ -148,7 +148,7 @@ def launch_overhead(dev: Any, n: int) -> dict[str, float]:
     k = cl.Kernel(prg, "empty")
     buf = dev.raw_buffer(4)
     k.set_arg(0, buf)
-    q = dev.queue
+    q = dev.queue_for(True)  # profiling: each launch has its stamps
     ts, dev_ts = [], []
     for i in range(n + 20):
         t0 = time.perf_counter()

@@ -93,8 +93,8 @@ def run(
     ``devices`` (default: this machine's, see ``hetlab.devices.platform``)
     ``repeat`` times; see the module doc for the report. ``inputs``: values of some inputs
     (a number fills its input's shape), seeded random ones for the rest. ``problem``: when
-    given and ``plan`` is untimed (no makespan), ``predicted_ms`` is simulated on it, and the critical
-    path's units carry their profiled times."""
+    given and ``plan`` is untimed (no makespan), ``predicted_ms`` is simulated on it, and
+    the critical path's units carry their profiled times."""
     if isinstance(plan, BoundPlan):
         graph, devices = plan.graph, plan.devices
     if isinstance(graph, (str, Path)):

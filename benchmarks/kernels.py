@@ -148,7 +148,7 @@ def launch_overhead(dev: Any, n: int) -> dict[str, float]:
     k = cl.Kernel(prg, "empty")
     buf = dev.raw_buffer(4)
     k.set_arg(0, buf)
-    q = dev.queue
+    q = dev.queue_for(True)  # profiling: each launch has its stamps
     ts, dev_ts = [], []
     for i in range(n + 20):
         t0 = time.perf_counter()
@@ -251,12 +251,10 @@ def bench_model(dev: Any, model: str, repeat: int, threads: int) -> dict[str, An
         dev.run(unit, bufs)
     walls, by_op = [], collections.Counter()
     for i in range(repeat):
-        dev.record_node_times = i == 0
-        r = dev.run(unit, bufs)
+        r = dev.run(unit, bufs, node_times=i == 0)
         walls.append(r.finish - r.start)
         for t in r.node_times:
             by_op[g.node(t.name).op_type] += t.finish - t.start
-    dev.record_node_times = True
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
     sess = ort.InferenceSession(g.model_path, so, providers=["CPUExecutionProvider"])

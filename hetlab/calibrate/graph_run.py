@@ -1,7 +1,7 @@
 """What a run through one captured graph costs the executor beyond its prediction.
 
 A device whose units run as one captured graph (a CUDA device and its streams) pays per run
-what no node's cost holds: handing the run to the group's thread, writing the inputs,
+what no node's cost holds: handing the run to the queue runner's thread, writing the inputs,
 launching the graph, waiting for the outputs. ``run_cost_ms`` measures it as the
 ``run_ms`` of the device's ``extra.queues`` entry, the prediction's ``graph_run`` term
 (``prediction.py``).

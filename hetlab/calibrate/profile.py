@@ -69,7 +69,7 @@ def add_queues(p: Problem, graph: OpGraph, measured: list[Device], views: list[D
         p.extra["queues"][root.name].update(
             {**costs, **slow, "pay": queues_pay(slow["slowdown"], len(mine) + 1)}
         )
-        if root.capabilities().group == GRAPH:  # its runs go through one graph (graph_run.py)
+        if root.capabilities().runner == GRAPH:  # its runs go through one graph (graph_run.py)
             host = next((d.name for d in measured if not is_accelerator(d)), None)
             p.extra["queues"][root.name]["run_ms"] = run_cost_ms(root, p, graph, host)
     return p

@@ -16,9 +16,11 @@ from typing import Any
 
 from hetlab.calibrate.prediction import predict
 from hetlab.devices.base import Device, is_accelerator
+from hetlab.devices.binding import bind
+from hetlab.devices.bound import BoundPlan
 from hetlab.devices.choice import implied_queues, platform_devices
 from hetlab.errors import HetlabError
-from hetlab.executor.api import RunReport, placement
+from hetlab.executor.api import RunReport
 from hetlab.executor.api import run as execute
 from hetlab.graph import load
 from hetlab.graph.ir import OpGraph
@@ -27,15 +29,18 @@ from hetlab.schedulers.plan import Plan
 
 def run(graph: OpGraph | str, plan: Any, devices: Any = None, **kw: Any) -> RunReport:
     """``hetlab.executor.run`` with ``with_predictions`` applied when ``problem`` is given
-    (the model is loaded and the devices found once, for both). ``devices`` defaults to
-    this machine's, with the queues that the plan's device names need and the whole CPU
-    where the problem has one (``plan_devices``)."""
+    (the model is loaded, the devices found and the plan bound once, for both). ``devices``
+    defaults to this machine's, with the queues that the plan's device names need and the
+    whole CPU where the problem has one (``plan_devices``)."""
+    if isinstance(plan, BoundPlan):
+        graph, devices = plan.graph, plan.devices
     graph = load(str(graph)) if isinstance(graph, (str, Path)) else graph
     devices = plan_devices(plan, kw.get("problem")) if devices is None else devices
-    report = execute(graph, plan, devices, **kw)
+    bound = bind(plan, graph, devices)
+    report = execute(graph, bound, devices, **kw)
     problem = kw.get("problem")
     if problem is not None:
-        with_predictions(report, graph, plan, devices, problem)
+        with_predictions(report, graph, bound, devices, problem)
     return report
 
 
@@ -105,9 +110,9 @@ def with_predictions(
     if isinstance(graph, str):
         graph = load(graph)
     if devices is None:
-        devices = plan_devices(plan, problem)
+        devices = plan.devices if isinstance(plan, BoundPlan) else plan_devices(plan, problem)
     devmap = dict(devices) if isinstance(devices, Mapping) else {d.name: d for d in devices}
-    got = run_prediction(problem, graph, placement(graph, plan, devmap)[0], devmap)
+    got = run_prediction(problem, graph, bind(plan, graph, devmap), devmap)
     if got:
         report.predicted_ms = got.pop("predicted_ms")
         report.extra.update(got)
@@ -117,7 +122,7 @@ def with_predictions(
 def run_prediction(
     problem: Any,
     graph: OpGraph,
-    plan: Plan,
+    plan: Plan | BoundPlan,
     devices: Mapping[str, Device],
 ) -> dict[str, Any]:
     """``predicted_ms`` and ``prediction`` of ``plan`` (``prediction.predict``, with the first CPU device
@@ -134,7 +139,7 @@ def run_prediction(
         out["predicted_io_ms"] = round(got.upto("host_io"), 4)
         if problem.calibration.per_unit:
             out["predicted_host_ms"] = round(got.upto("concurrency"), 4)
-    one_device = len(plan.devices) == 1  # runs as that device's group
+    one_device = len(set(plan.device_of.values())) == 1  # runs through that device's queue runner
     if problem.extra.get("queues") and (one_device or not plan.sequential):
         out["predicted_shared_ms"] = round(got.total_ms, 4)
     return out

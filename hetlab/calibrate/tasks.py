@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from hetlab.calibrate.events import Task
 from hetlab.cost.calibration import families
 from hetlab.cost.problem import PEdge, PNode, Problem
+from hetlab.devices.bound import BoundPlan, build_units
 from hetlab.errors import HetlabError
-from hetlab.executor.units import build_units
 from hetlab.graph.ir import OpGraph
 from hetlab.schedulers.plan import Plan
 
@@ -55,19 +55,20 @@ class Setting:
 def setting(
     problem: Problem,
     graph: OpGraph,
-    plan: Plan,
+    plan: Plan | BoundPlan,
     host: str | None,
     remote: Collection[str],
     surcharge: float | None,
 ) -> Setting:
-    """``plan``'s tasks and what its terms need (see the module doc)."""
+    """``plan``'s tasks and what its terms need (see the module doc). A bound plan brings
+    its units, and its order is already checked against the model."""
     ids = [n.id for n in problem.nodes]
     device_of, order = plan.device_of, plan.order
-    _check(problem, graph, device_of, order)
+    _check(problem, graph, device_of, None if isinstance(plan, BoundPlan) else order)
     p, dev_of, order, io = _with_host_io(problem, graph, device_of, order, host, remote)
-    members, task_of, lane_of, groups = _tasks(p, dev_of, order, plan.fused, plan.sequential)
+    members, task_of, lane_of, fused = _tasks(p, dev_of, order, plan.fused, plan.sequential)
     cal = problem.calibration
-    st = Setting(p, dev_of, lane_of, members, task_of, ids, io, fused=groups)
+    st = Setting(p, dev_of, lane_of, members, task_of, ids, io, fused=fused)
     st.surcharge = cal.concurrent_ms if surcharge is None else surcharge
     st.fam = families(problem.extra)
     queues = problem.extra.get("queues") or {}
@@ -83,13 +84,16 @@ def setting(
 
 
 def _check(problem: Problem, graph: OpGraph, device_of: Mapping[str, str], order) -> None:
-    """One line for a plan that does not fit the problem and the model."""
+    """One line for a plan that does not fit the problem and the model; ``order`` None: a
+    bound plan's, checked when it was bound."""
     ids = {n.id for n in problem.nodes}
     if set(device_of) != ids or {n.id for n in graph.nodes} != ids:
         raise HetlabError("the plan, the model and the problem do not have the same nodes")
     bad = sorted({d for d in device_of.values() if d not in problem.dev_index})
     if bad:
         raise HetlabError(f"plan uses unknown device {bad[0]!r}")
+    if order is None:
+        return
     if len(order) != len(ids) or set(order) != ids:
         raise HetlabError(f"plan order must list each of the {len(ids)} nodes exactly once")
     pos = {v: i for i, v in enumerate(order)}
@@ -154,7 +158,7 @@ def _tasks(p: Problem, dev_of, order, fused, sequential):
     members: list[list[int]] = []
     task_of: dict[str, int] = {}
     lane_of: dict[int, str] = {}
-    groups: set[int] = set()
+    fused_tasks: set[int] = set()
     for i, v in enumerate(order):
         g = group_of.get(v)
         if g is not None and last[g] != i:
@@ -167,17 +171,17 @@ def _tasks(p: Problem, dev_of, order, fused, sequential):
         task_of.update(dict.fromkeys(names, t))
         lane_of[t] = "all" if sequential else dev_of[v]
         if g is not None:
-            groups.add(t)
-    return members, task_of, lane_of, groups
+            fused_tasks.add(t)
+    return members, task_of, lane_of, fused_tasks
 
 
-def _units(st: Setting, graph: OpGraph, plan: Plan) -> None:
+def _units(st: Setting, graph: OpGraph, plan: Plan | BoundPlan) -> None:
     """The executor's units: each unit's first task waits for the last task of every unit
     it depends on and takes the host for its device's per-unit cost (``host_dispatch``)."""
     cal = st.p.calibration
     h = cal.per_unit
     default = sorted(h.values())[len(h) // 2]
-    units = build_units(graph, plan)
+    units = plan.units if isinstance(plan, BoundPlan) else build_units(graph, plan)
     last = {u.index: st.task_of[u.nodes[-1]] for u in units}
     for u in units:
         ms = h.get(u.device, default)

@@ -16,9 +16,8 @@ from hetlab.commands.options import (
 from hetlab.commands.run_adaptive import check_status, main_adaptive
 from hetlab.commands.run_per_node import main_per_node
 from hetlab.devices.base import is_accelerator, unsupported_summary
-from hetlab.devices.memory import check_fits
+from hetlab.devices.binding import bind
 from hetlab.errors import HetlabError
-from hetlab.executor.api import placement
 from hetlab.executor.bad_inputs import check_inputs
 from hetlab.executor.report_text import format_report
 from hetlab.graph.inputs import model_inputs
@@ -114,23 +113,21 @@ def main(args: argparse.Namespace) -> int:
     given = parse_input_args(args.input)
     plan, problem, devs = _plan_and_devices(args)
     graph = load(args.model, shapes, given, args.fold)
-    devmap = {d.name: d for d in devs}
-    device_of = placement(graph, plan, devmap)[0].device_of  # memory checked before any input
-    check_fits(graph, [(v, devmap[d]) for v, d in device_of.items() if d in devmap])
+    if args.device and args.per_node is None:
+        _device_refusals(graph, devs, args.device)
+    bound = bind(plan, graph, devs)  # checked, memory too, before any input is made
     feed = model_inputs(graph, given, args.seed)
     if given:  # kernel devices do not check indices: the model's own run judges the inputs
         check_inputs(graph, feed)
     if args.per_node is not None:  # compares the nodes the device runs, moves none
         return main_per_node(args, graph, devs, feed)
-    if args.device:
-        _device_refusals(graph, devs, args.device)
     if args.adaptive:
-        return main_adaptive(args, graph, plan, devs, feed, problem)
+        return main_adaptive(args, bound, feed, problem)
     if args.interfere or args.compare or args.adaptive_trace:
         raise HetlabError("--interfere, --compare and --adaptive-trace need --adaptive")
     report = run(
         graph,
-        plan,
+        bound,
         devs,
         repeat=args.repeat,
         check=args.check,

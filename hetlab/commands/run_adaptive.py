@@ -8,27 +8,23 @@ import json
 import sys
 from typing import Any
 
-from hetlab.executor.api import placement
+from hetlab.devices.bound import BoundPlan
 from hetlab.executor.check import check_line
 from hetlab.executor.check_verdict import failure
 
 
-def main_adaptive(
-    args: argparse.Namespace, graph: Any, plan: Any, devs: list, feed: dict, problem: Any
-) -> int:
+def main_adaptive(args: argparse.Namespace, bound: BoundPlan, feed: dict, problem: Any) -> int:
     # lazy: building the command-line parser imports this module; the run needs these
     from hetlab.stretch.adaptive import AdaptiveConfig
     from hetlab.stretch.adaptive_report import adaptive_run
 
-    devmap = {d.name: d for d in devs}
-    placed, predicted = placement(graph, plan, devmap)
     cfg = AdaptiveConfig(
         threshold=args.threshold, patience=args.patience, probe_every=args.probe_every
     )
     doc = adaptive_run(
-        graph,
-        placed,
-        devmap,
+        bound.graph,
+        bound.plan,
+        dict(bound.devices),
         feed,
         args.repeat,
         cfg,
@@ -36,7 +32,7 @@ def main_adaptive(
         args.interfere,
         args.compare,
         args.check,
-        predicted,
+        bound.makespan,
         args.adaptive_trace,
     )
     if args.json:

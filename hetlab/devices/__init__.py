@@ -1,4 +1,5 @@
-"""Devices: the interface (``base``; what a backend declares: ``Capabilities``), onnxruntime
+"""Devices: the interface (``base``; what a backend declares: ``Capabilities``), a plan bound
+to a model and its devices (``bind`` -> ``BoundPlan``), onnxruntime
 CPU groups, OpenCL, CUDA, the platform and the choice of devices by name with its options
 (``select``); ``replay_devices`` replays a problem's costs (a profile measured elsewhere, and
 the tests); ``cgroup`` reads what the container grants (``cgroup.limits()``,
@@ -9,9 +10,11 @@ from __future__ import annotations
 from hetlab.lazy import lazy_names
 
 __all__ = [
+    "BoundPlan",
     "Capabilities",
     "Device",
     "OrtCpuDevice",
+    "bind",
     "cgroup",
     "default_groups",
     "devices",
@@ -28,6 +31,8 @@ __all__ = [
 ]
 
 _LAZY = {
+    "BoundPlan": "hetlab.devices.bound",
+    "bind": "hetlab.devices.binding",
     "Capabilities": "hetlab.devices.capabilities",
     "Device": "hetlab.devices.base",
     "is_accelerator": "hetlab.devices.base",

@@ -1,7 +1,7 @@
 """The device interface: a few hooks behind which every backend sits (tinygrad-style).
 
 A backend is a bundle of parts handed to this one base class: what it runs a unit with
-(``prepare``, ``run``: ``unit.py``), its group runner (``group.py``) and its queue measures
+(``prepare``, ``run``: ``unit.py``), its queue runner (``runner.py``) and its queue measures
 (``queue_measures.py``). Those modules sit below this one and never import it. Buffers are
 opaque handles; the host layout (a C-contiguous numpy array) is the exchange format. Times
 are seconds on ``unit.now()``'s clock unless a name says ms.
@@ -17,8 +17,8 @@ import numpy as np
 
 from hetlab.devices.capabilities import Capabilities
 from hetlab.devices.cgroup import memory_bytes as host_memory_bytes
-from hetlab.devices.group import GroupContext, GroupRunner
 from hetlab.devices.queue_measures import QueueMeasures
+from hetlab.devices.runner import QueueRunner, RunContext
 from hetlab.devices.unit import RunResult, Unit
 from hetlab.graph.ir import Node, OpGraph
 
@@ -30,7 +30,8 @@ class Device(ABC):
 
     name: str
     kind: str
-    record_node_times = False  # the switch of ``Capabilities.node_times``
+    # whether ``run`` times each node where its caller does not say (``Capabilities.node_times``)
+    times_nodes = False
     cores: Sequence[int] = ()  # the host cores a CPU device computes on; none elsewhere
 
     # --- identity -----------------------------------------------------------
@@ -107,8 +108,10 @@ class Device(ABC):
         """Compile/build everything ``nodes`` need (sessions, programs, weights) once."""
 
     @abstractmethod
-    def run(self, unit: Unit, inputs: dict[str, Any]) -> RunResult:
-        """Run a prepared unit on device buffers; blocks until its outputs are ready."""
+    def run(self, unit: Unit, inputs: dict[str, Any], node_times: bool | None = None) -> RunResult:
+        """Run a prepared unit on device buffers; blocks until its outputs are ready. A device
+        that declares ``Capabilities.node_times`` times each node where ``node_times`` is
+        True (None: its ``times_nodes``); the executor passes it only to such devices."""
 
     def profile_timer(
         self, unit: Unit, inputs: dict[str, Any]
@@ -118,9 +121,9 @@ class Device(ABC):
         the profile's key); None: the profiler times ``run``."""
         return None
 
-    def group_runner(self, ex: GroupContext, names: Sequence[str]) -> GroupRunner | None:
+    def queue_runner(self, ctx: RunContext, names: Sequence[str]) -> QueueRunner | None:
         """The runner of the plan's units on ``names`` (this device and its queue views)
-        together (``Capabilities.group`` names it), or None: they run one at a time, or
+        together (``Capabilities.runner`` names it), or None: they run one at a time, or
         the plan does not fit the runner."""
         return None
 

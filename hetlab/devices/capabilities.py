@@ -19,11 +19,11 @@ class Capabilities:
 
     - ``accelerator``: runs hetlab's kernels in its own memory rather than onnxruntime on the
       host's cores: never the inline device of a run nor the fallback of a failed unit.
-    - ``group``: how the executor runs all the units of one device and its queue views
-      together, one thread per device: ``AHEAD_OF_TIME`` (enqueued ahead and chained by
+    - ``runner``: the queue runner (``runner.py``) that runs all the units of one device and
+      its queue views together, one thread per device: ``AHEAD_OF_TIME`` (enqueued ahead and chained by
       events), ``GRAPH`` (captured into one graph), or None (one unit at a time).
-    - ``node_times``: the device times each node when its ``record_node_times`` switch is
-      on, which the executor turns on only when a run asks for node timelines.
+    - ``node_times``: the device times each node when ``run`` is given ``node_times=True``,
+      which the executor passes only when a run asks for node timelines.
     - ``writes_inputs``: ``write(buffer, array)`` overwrites a device buffer in place: the
       executor keeps one buffer per received tensor across runs, and the profiler times a
       unit after writing its inputs, as the executor runs it.
@@ -36,7 +36,7 @@ class Capabilities:
     """
 
     accelerator: bool = False
-    group: str | None = None
+    runner: str | None = None
     node_times: bool = False
     writes_inputs: bool = False
     unified_memory: bool | None = None
@@ -44,5 +44,5 @@ class Capabilities:
     share_key: str | None = None
 
     def __post_init__(self) -> None:
-        if self.group not in (None, AHEAD_OF_TIME, GRAPH):
-            raise ValueError(f"unknown device group {self.group!r}")
+        if self.runner not in (None, AHEAD_OF_TIME, GRAPH):
+            raise ValueError(f"unknown queue runner {self.runner!r}")

@@ -193,7 +193,7 @@ class OrtCpuDevice(Device):
             if calling is not None:
                 os.sched_setaffinity(0, calling)
 
-    def run(self, unit: Unit, inputs: dict[str, Any]) -> RunResult:
+    def run(self, unit: Unit, inputs: dict[str, Any], node_times: bool | None = None) -> RunResult:
         sess = unit.handle
         feed = {t: inputs[t] for t in unit.inputs}
         if self._run_options is None:

@@ -123,7 +123,7 @@ class ReplayDevice(Device):
             device=self.name, nodes=list(nodes), inputs=inputs, outputs=outputs, handle=handle
         )
 
-    def run(self, unit: Unit, inputs: dict[str, Any]) -> RunResult:
+    def run(self, unit: Unit, inputs: dict[str, Any], node_times: bool | None = None) -> RunResult:
         missing = [t for t in unit.inputs if t not in inputs]
         if missing:
             raise HetlabError(f"{self.name}: unit {unit.nodes[0]} is missing input {missing[0]!r}")
@@ -143,7 +143,7 @@ class ReplayDevice(Device):
 
 def unit_cost_ms(problem: Problem, device: str, nodes: Sequence[str]) -> float:
     """A unit's profiled cost on ``device`` (ms): the problem's fused-group cost when the
-    unit is exactly a group, else the sum of its nodes' costs."""
+    unit is exactly a fused group, else the sum of its nodes' costs."""
     g = problem.group_cost(list(nodes), device) if len(nodes) > 1 else None
     if g is not None:
         return float(g)

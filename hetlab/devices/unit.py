@@ -2,7 +2,7 @@
 
 A *unit* is one node or a chain of nodes that run on one device as one dispatch (an
 onnxruntime session over the extracted subgraph, or one OpenCL command sequence). These types
-need no device: the device interface (``base.py``), the group runners (``group.py``), the
+need no device: the device interface (``base.py``), the queue runners (``runner.py``), the
 queue measures (``queue_measures.py``) and the backends all build on them, so they sit below
 all of those. Times are seconds on ``now()``'s clock unless a name says ms.
 """

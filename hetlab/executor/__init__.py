@@ -3,12 +3,13 @@ inputs a run is fed and the check of its outputs against plain onnxruntime."""
 
 from __future__ import annotations
 
+from hetlab.devices.bound import BoundPlan, UnitSpec, build_units, check_plan
 from hetlab.executor.api import RunReport, run
 from hetlab.executor.check import load_inputs, max_rel_err, random_inputs, reference_outputs
 from hetlab.executor.interpreter import Executor, RunError
-from hetlab.executor.units import UnitSpec, build_units, check_plan
 
 __all__ = [
+    "BoundPlan",
     "Executor",
     "RunError",
     "RunReport",

@@ -21,8 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.base import Device, is_accelerator
-from hetlab.devices.memory import check_fits
+from hetlab.devices.base import Device
+from hetlab.devices.binding import bind
+from hetlab.devices.bound import BoundPlan
 from hetlab.devices.platform import devices as platform_devices
 from hetlab.errors import HetlabError
 from hetlab.executor.bad_inputs import inputs_blamed
@@ -34,7 +35,6 @@ from hetlab.executor.trace import Event, node_timeline, write_trace
 from hetlab.graph import load
 from hetlab.graph.inputs import model_inputs
 from hetlab.graph.ir import OpGraph
-from hetlab.schedulers.plan import Plan
 from hetlab.schedulers.sim import simulate
 
 
@@ -76,34 +76,6 @@ class RunReport:
         return write_trace(path, self.events, self.device_names, timeline=self.timeline)
 
 
-def placement(
-    graph: OpGraph, plan: Any, devices: Mapping[str, Device]
-) -> tuple[Plan, float | None]:
-    """``(plan, predicted_ms)`` from a Plan (its makespan), a node -> device mapping (in the
-    graph's topological order; None), or a device name (every node it supports there, the
-    rest on the first CPU device; None)."""
-    if isinstance(plan, Plan):
-        return plan, float(plan.makespan)
-    if isinstance(plan, str):
-        if plan not in devices:
-            raise HetlabError(
-                f"unknown device {plan!r} (devices here: {', '.join(devices)}); "
-                "see 'hetlab devices'"
-            )
-        dev = devices[plan]
-        cpus = [d for d in devices.values() if not is_accelerator(d)]
-        fb = cpus[0].name if cpus else plan
-        device_of = {n.id: plan if dev.supports(n, graph) else fb for n in graph.nodes}
-    elif isinstance(plan, Mapping):
-        device_of = {str(k): str(v) for k, v in plan.items()}
-    else:
-        raise HetlabError(
-            "a plan must be a Plan, a node -> device mapping or a device name, "
-            f"not {type(plan).__name__}"
-        )
-    return Plan.of(device_of, graph.topo_order()), None
-
-
 def run(
     graph: OpGraph | str,
     plan: Any,
@@ -117,22 +89,25 @@ def run(
     trace: str | Path | None = None,
 ) -> RunReport:
     """Run ``graph`` by ``plan`` (a Plan, a node -> device mapping or a device name, see
-    ``placement``) on ``devices`` (default: this machine's, see ``hetlab.devices.platform``)
+    ``binding.placement``; or a ``BoundPlan``, which brings its own graph and devices) on
+    ``devices`` (default: this machine's, see ``hetlab.devices.platform``)
     ``repeat`` times; see the module doc for the report. ``inputs``: values of some inputs
     (a number fills its input's shape), seeded random ones for the rest. ``problem``: when
-    given and ``plan`` is no Plan, ``predicted_ms`` is simulated on it, and the critical
-    path's units carry their profiled times."""
+    given and ``plan`` is untimed (no makespan), ``predicted_ms`` is simulated on it, and
+    the critical path's units carry their profiled times."""
+    if isinstance(plan, BoundPlan):
+        graph, devices = plan.graph, plan.devices
     if isinstance(graph, (str, Path)):
         graph = load(str(graph))
     devmap = _device_map(platform_devices() if devices is None else devices)
     if repeat < 1:
         raise HetlabError(f"--repeat must be at least 1, got {repeat}")
-    placed, predicted = placement(graph, plan, devmap)
-    device_of = placed.device_of
-    check_fits(graph, [(v, devmap[d]) for v, d in device_of.items() if d in devmap])
-    ex = Executor(graph, placed, devmap, node_times=trace is not None)
-    if predicted is None and problem is not None:  # the Executor has checked the plan
-        predicted = float(simulate(problem, device_of, placed.order).makespan)
+    bound = bind(plan, graph, devmap)
+    graph, devmap, device_of = bound.graph, dict(bound.devices), bound.device_of
+    ex = Executor(bound, node_times=trace is not None)
+    predicted = bound.makespan
+    if predicted is None and problem is not None:  # the binding has checked the plan
+        predicted = float(simulate(problem, dict(device_of), list(bound.order)).makespan)
     feed = model_inputs(graph, inputs, seed)
     ref, warmed, reps = _repetitions(graph, ex, feed, check, warmup, repeat)
     walls = np.array([r.wall_ms for r in reps])
@@ -153,7 +128,7 @@ def run(
         events=mid.events,
         device_names=[d for d in devmap if d in set(device_of.values())],
         outputs=mid.outputs,
-        extra={**_extra(graph, plan, placed, warmed, ex, mid, problem, devmap), **checked},
+        extra={**_extra(graph, bound, warmed, ex, mid, problem, devmap), **checked},
     )
     if trace is not None:
         report.write_trace(trace)
@@ -197,8 +172,7 @@ def _latency_ms(walls: np.ndarray) -> dict[str, float]:
 
 def _extra(
     graph: OpGraph,
-    plan: Any,
-    placed: Plan,
+    bound: BoundPlan,
     warmed: int,
     ex: Executor,
     mid: Repetition,
@@ -206,15 +180,16 @@ def _extra(
     devmap: Mapping[str, Device],
 ) -> dict[str, Any]:
     """The report's ``extra``: the model (and the file it was folded from), the algorithm,
-    the warm-up runs, the critical path and each device's share of the nodes; ``plan`` as
-    the caller gave it (a device name gets ``left_behind``), ``placed`` the Plan it made."""
+    the warm-up runs, the critical path and each device's share of the nodes; a plan made
+    from a device name gets ``left_behind``."""
     folded = graph.source_path and graph.source_path != graph.model_path
-    behind = left_behind(graph, placed, plan) if isinstance(plan, str) else None
+    by = bound.by_device
+    behind = left_behind(graph, bound.plan, by) if by is not None else None
     return {
         **({"left_behind": behind} if behind else {}),
         "model": graph.name,
         **({"source_path": str(Path(graph.source_path).resolve())} if folded else {}),
-        "algo": getattr(plan, "algo", None),
+        "algo": bound.algo,
         "warmup_runs": warmed,
         "critical_path": summary(
             ex.specs,
@@ -222,7 +197,7 @@ def _extra(
             mid.wall_ms,
             predicted_unit_ms(problem, ex.specs) if problem is not None else None,
         ),
-        **node_shares(graph, placed.device_of, devmap, ex),
+        **node_shares(graph, bound.device_of, devmap, ex),
     }
 
 

@@ -20,8 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hetlab.devices.bound import UnitSpec
 from hetlab.executor.trace import Event
-from hetlab.executor.units import UnitSpec
 from hetlab.timeline import Interval
 from hetlab.timeline import critical_path as timeline_path
 

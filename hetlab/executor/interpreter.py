@@ -15,8 +15,11 @@
   sets another; docs/decisions.md#gil-switch-interval says why 0.1 ms.
 - If a unit fails on an OpenCL device, it and the rest of that device's units run on the
   first other device (the first CPU group) from host copies; the report lists them.
-- What a run shares with the workers is a ``RunState`` (``run_state.py``) the executor
-  builds at ``prepare`` and hands them; the workers never see the executor.
+- What a run shares with the workers and the device runners is one frozen ``RunContext``
+  (``devices/runner.py``: the bound plan, its prepared units and their routes, whether the
+  run times its nodes) the executor builds at ``prepare`` and hands them, whose live side
+  is a ``RunState`` (``run_state.py``); neither ever sees the executor. Node timing is an
+  argument of the run (``node_times``), passed to each device's ``run``.
 Times: ``now()`` seconds on devices, ms from the repetition's start in events.
 """
 
@@ -29,16 +32,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Self
 
-from hetlab.devices.base import Device, is_accelerator, unsupported_summary
-from hetlab.devices.group import GroupRunner
+from hetlab.devices.base import is_accelerator
+from hetlab.devices.bound import BoundPlan
+from hetlab.devices.runner import QueueRunner, RunContext
 from hetlab.devices.unit import Unit, now
 from hetlab.errors import HetlabError
 from hetlab.executor.run_state import RunState
 from hetlab.executor.trace import Event
-from hetlab.executor.units import RunError, UnitSpec, build_units, check_fixed, check_plan, route
-from hetlab.executor.worker import GroupWorker, Worker
-from hetlab.graph.ir import OpGraph
-from hetlab.schedulers.plan import Plan
+from hetlab.executor.units import RunError, check_fixed, route
+from hetlab.executor.worker import QueueWorker, Worker
 from hetlab.timeline import Interval
 
 
@@ -87,47 +89,34 @@ def switch_interval_s() -> float:
 
 
 class Executor:
-    """Runs ``graph`` by ``plan`` on ``devices``: each node on its device, in the plan's
-    global order; a sequential plan one unit at a time in that order (spec §3). Call
+    """Runs a bound plan (``devices.binding.bind``) on its devices: each node on its device,
+    in the plan's global order; a sequential plan one unit at a time in that order (spec §3),
+    one dispatch per unit of ``plan.units``. Call
     ``prepare`` once (``run_once`` does it if needed), ``run_once`` many times, ``close``
     at the end."""
 
     def __init__(
         self,
-        graph: OpGraph,
-        plan: Plan,
-        devices: Sequence[Device] | Mapping[str, Device],
+        plan: BoundPlan,
         main_thread: bool = True,
         node_times: bool = False,
         ahead_of_time: bool = True,
     ) -> None:
-        self.graph = graph
+        self.plan = plan
+        self.graph = plan.graph
         self.main_thread = main_thread
         self.node_times = node_times
         self.ahead_of_time = ahead_of_time
         self.switch_interval_s: float | None = switch_interval_s()  # None: leave Python's
-        self.devices = (
-            dict(devices) if isinstance(devices, Mapping) else {d.name: d for d in devices}
-        )
-        check_plan(graph, plan, list(self.devices))
-        self.plan = plan
-        self.device_of = plan.device_of
-        for dev in self.devices.values():  # one line per device, its refusals grouped by op
-            placed = [n for n in graph.nodes if self.device_of[n.id] == dev.name]
-            why = unsupported_summary(dev, graph, placed)
-            if why:
-                raise HetlabError(f"{why}; the plan places them there")
-        self.order = plan.order
-        self.specs: list[UnitSpec] = build_units(graph, plan)
-        self.sequential = plan.sequential
+        self.devices = plan.devices
+        self.specs = plan.units
         self.units: list[Unit] = []
         self.failed: dict[str, str] = {}  # device -> first error
         self.fallbacks: dict[int, dict[str, Any]] = {}
         self.state: RunState | None = None  # built by ``prepare``
         self._workers: dict[str, Worker] = {}
-        self._groups: list[GroupRunner] = []
+        self._runners: list[QueueRunner] = []
         self.on_publish: dict[str, Callable[[], None]] = {}
-        self._profiling: dict[str, bool] = {}
         others = [d.name for d in self.devices.values() if not is_accelerator(d)]
         self.fallback_device = others[0] if others else None
 
@@ -143,57 +132,42 @@ class Executor:
             except Exception as e:
                 raise RunError(f"preparing {s.label} failed: {type(e).__name__}: {e}") from e
         r = route(self.graph, self.specs, self.units, self.devices)
-        self.producer, self.recv, self.publish = r.producer, r.recv, r.publish
-        self.free_after, self.fixed_in = r.free_after, r.fixed_in
-        used = [d for d in self.devices if any(s.device == d for s in self.specs)]
-        for d in used:  # node timelines need profiling queues; timed runs go without
-            dev = self.devices[d]
-            if dev.capabilities().node_times:
-                self._profiling[d] = dev.record_node_times
-                dev.record_node_times = self.node_times
+        used = self.plan.used()
         cpus = [d for d in used if not is_accelerator(self.devices[d])]
         self._inline = cpus[0] if self.main_thread and cpus else None
         self.state = RunState(
-            self.graph,
-            self.devices,
-            self.specs,
-            self.units,
-            r,
-            self.sequential,
-            self.fallback_device,
-            self.failed,
-            self.fallbacks,
-            self.on_publish,
-            self._groups,
+            self.fallback_device, self.failed, self.fallbacks, self.on_publish, self._runners
         )
-        grouped = self._group_queues(used)
+        self.ctx = RunContext(self.plan, tuple(self.units), r, self.node_times, self.state)
+        self.state.ctx = self.ctx
+        together = self._queue_runners(used)
         for d in used:
-            if d in grouped:
+            if d in together:
                 continue
             self._workers[d] = Worker(
-                self.state, d, [s for s in self.specs if s.device == d], threaded=d != self._inline
+                self.ctx, d, [s for s in self.specs if s.device == d], threaded=d != self._inline
             )
 
-    def _group_queues(self, used: list[str]) -> set[str]:
-        """The devices whose root offers a runner for their units (``Device.group_runner``:
+    def _queue_runners(self, used: list[str]) -> set[str]:
+        """The devices whose root offers a runner for their units (``Device.queue_runner``:
         enqueued ahead of time on OpenCL, one captured graph on CUDA), with their queue
-        views: one group and one thread per root device; returns the device names grouped."""
+        views: one runner and one thread per root device; returns the device names it runs."""
         if not self.ahead_of_time:
             return set()
         by_root: dict[int, list[str]] = {}
         for d in used:
             dev = self.devices[d]
-            if dev.capabilities().group is not None:
+            if dev.capabilities().runner is not None:
                 by_root.setdefault(id(dev.root), []).append(d)
-        grouped: set[str] = set()
+        together: set[str] = set()
         for names in by_root.values():
-            group = self.devices[names[0]].root.group_runner(self, names)
-            if group is None:
+            runner = self.devices[names[0]].root.queue_runner(self.ctx, names)
+            if runner is None:
                 continue
-            self._groups.append(group)
-            self._workers[names[0]] = GroupWorker(self.state, group)
-            grouped.update(names)
-        return grouped
+            self._runners.append(runner)
+            self._workers[names[0]] = QueueWorker(self.ctx, runner)
+            together.update(names)
+        return together
 
     # --- running ------------------------------------------------------------------
     def run_once(self, inputs: Mapping[str, Any]) -> Repetition:
@@ -204,7 +178,7 @@ class Executor:
             raise HetlabError(f"missing model input {absent[0]!r}")
         host = dict(inputs)
         for t in self.graph.inputs:
-            check_fixed(self.graph, self.specs, self.fixed_in, t, host[t])
+            check_fixed(self.graph, self.specs, self.ctx.routes.fixed_in, t, host[t])
         st = self.state
         st.start(host)
         finished: queue.Queue = queue.Queue()
@@ -230,25 +204,12 @@ class Executor:
             if isinstance(e, HetlabError) and not isinstance(e, RunError):
                 raise e
             raise RunError(f"{s.label} failed: {type(e).__name__}: {e}") from e
-        for g in self._groups:  # read once the run is timed
+        for g in self._runners:  # read once the run is timed
             st.events += g.events()
             st.raw_node_times.update(g.node_times())
         outs = {t: st.host[t] for t in self.graph.outputs}
         events = sorted(st.events, key=lambda ev: (ev.start, ev.device))
         return Repetition(wall, outs, events, st.raw_node_times, t0)
-
-    # --- what the group runners read of the run (``GroupContext``; the workers read ``RunState``)
-    @property
-    def host(self) -> dict[str, Any]:
-        """This run's host arrays: model inputs, then what units publish."""
-        return self.state.host
-
-    def ms(self, t: float) -> float:
-        return self.state.ms(t)
-
-    def published(self, tensor: str) -> None:
-        """``tensor`` is in ``host``: wake whatever waits for it (``RunState.published``)."""
-        self.state.published(tensor)
 
     def close(self) -> None:
         for w in self._workers.values():
@@ -259,13 +220,10 @@ class Executor:
                 w.thread.join(timeout=5)
             w.release()
         self._workers.clear()
-        for g in self._groups:
+        for g in self._runners:
             g.release()
-        self._groups.clear()
+        self._runners.clear()
         self.on_publish.clear()
-        for d, was in self._profiling.items():
-            self.devices[d].record_node_times = was
-        self._profiling.clear()
         spare = list(self.state.fallback_units.values()) if self.state else []
         for name, dev in self.devices.items():  # sessions live on in the devices' caches else
             dev.forget([u for u in [*self.units, *spare] if u.device == name])

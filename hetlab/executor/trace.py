@@ -3,13 +3,13 @@
 Chrome trace-event format: complete events (``"ph": "X"``) with ``ts``/``dur`` in
 microseconds, one thread row (``tid``) per device, named by ``thread_name`` metadata; the
 file opens in Perfetto (ui.perfetto.dev) and chrome://tracing. ``Event`` is defined with
-the group runners that make events too (``devices/group.py``).
+the queue runners that make events too (``devices/runner.py``).
 
 A run's trace has one slice per unit on its device's row and, where the device timed each
 node (the timeline's ``"timed"`` entries), one slice per node on a row of its own below it
 (``"cl0 ops"``): a device's kernel stamps need not nest exactly inside the host's unit
 interval. Units whose ends are approximate and that end together on one device (an OpenCL
-group enqueued ahead of time, a CUDA graph) were not timed one by one: they are one slice.
+device's units enqueued ahead of time, a CUDA graph) were not timed one by one: they are one slice.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from hetlab.devices.group import Event
+from hetlab.devices.runner import Event
 from hetlab.fileio import atomic_write_json
 from hetlab.timeline import Interval
 

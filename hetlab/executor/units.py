@@ -1,96 +1,19 @@
-"""Plan -> units: the dispatches the executor makes.
+"""The prepared units' routes: where each unit's inputs come from and its outputs go.
 
-A unit is a run of consecutive nodes in one device's order that waits for other devices
-only before it starts (every input from another device comes from a unit it waits for) and
-holds back no tensor another device could use sooner. Each device's order is the plan's global order restricted to
-that device; because the global order is topological, the unit graph is acyclic.
-``UnitSpec`` is defined with the group runners that run units too (``devices/group.py``).
+The units themselves (``UnitSpec``, ``build_units``) are the bound plan's
+(``devices/bound.py``); their routes follow the tensors the prepared units read and write.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from hetlab.devices.base import is_accelerator
-from hetlab.devices.group import UnitSpec
+from hetlab.devices.bound import UnitSpec
+from hetlab.devices.runner import Routes
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import OpGraph
-from hetlab.schedulers.plan import Plan
-
-
-def check_plan(graph: OpGraph, plan: Plan, devices: Sequence[str]) -> None:
-    """Refuse a plan that does not match the model: unknown or missing nodes, unknown devices,
-    an order that is not topological. One line, before anything runs."""
-    device_of = plan.device_of
-    # a plan names the nodes of the graph folded (or not) as its profile's was (spec §1)
-    other = "with --no-fold" if graph.fold_summary()["enabled"] else "without --no-fold"
-    unknown = [v for v in device_of if v not in graph]
-    if unknown:
-        raise HetlabError(
-            f"plan names {len(unknown)} node(s) not in model {graph.name!r} "
-            f"(first: {unknown[0]!r}); was the plan made for another model, or for this "
-            f"one loaded {other}?"
-        )
-    missing = [n.id for n in graph.nodes if n.id not in device_of]
-    if missing:
-        raise HetlabError(
-            f"plan leaves {len(missing)} node(s) of model {graph.name!r} without a "
-            f"device (first: {missing[0]!r}); re-run the scheduler on this model (a profile "
-            f"of it loaded {other} has other nodes)"
-        )
-    bad = sorted({d for d in device_of.values() if d not in devices})
-    if bad:
-        raise HetlabError(
-            f"plan uses unknown device {bad[0]!r} (devices here: {', '.join(devices)}); "
-            "use --platform to name the devices as the plan does"
-        )
-    pos = {v: i for i, v in enumerate(plan.order)}
-    for e in graph.edges:
-        if pos[e.src] > pos[e.dst]:
-            raise HetlabError(f"plan order runs {e.dst!r} before its predecessor {e.src!r}")
-
-
-def build_units(graph: OpGraph, plan: Plan) -> list[UnitSpec]:
-    """Split ``plan``'s placement into units (see module doc), in the plan's order (which
-    ``check_plan`` holds to be topological). Units are numbered in global order of their
-    first node.
-
-    A node with an input from another device joins the open unit only if that input's unit
-    is one the open unit already waits for; otherwise it starts a unit. A unit closes after
-    a node whose output another device reads, unless each such reader also waits for a later
-    node of this device (then closing early would not let the reader start any sooner)."""
-    device_of, order = plan.device_of, plan.order
-    pos = {v: i for i, v in enumerate(order)}
-    close_after: set[str] = set()
-    for v in order:
-        d = device_of[v]
-        for w in graph.succs(v):
-            if device_of[w] != d and not any(
-                device_of[p] == d and pos[p] > pos[v] for p in graph.preds(w)
-            ):
-                close_after.add(v)
-                break
-    open_unit: dict[str, UnitSpec] = {}  # device -> unit still accepting nodes
-    units: list[UnitSpec] = []
-    unit_of: dict[str, int] = {}
-    seq: dict[str, int] = {}
-    for v in order:
-        d = device_of[v]
-        deps = {unit_of[p] for p in graph.preds(v) if device_of[p] != d}
-        u = open_unit.get(d)
-        if u is None or not deps <= set(u.deps):
-            u = UnitSpec(index=len(units), device=d, nodes=[], seq=seq.get(d, 0), deps=sorted(deps))
-            seq[d] = u.seq + 1
-            units.append(u)
-            open_unit[d] = u
-        u.nodes.append(v)
-        unit_of[v] = u.index
-        if v in close_after:
-            open_unit.pop(d, None)
-    return units
-
 
 HOST = "host"
 
@@ -101,25 +24,10 @@ class RunError(HetlabError):
     exit_code = 1
 
 
-@dataclass
-class Routes:
-    """Where each unit's inputs come from and where its outputs go, per unit index:
-    ``recv`` the tensors it receives from another device (or the host), ``publish`` those it
-    sends to the host, ``free_after`` those whose last use on its device it is; ``producer``
-    maps a tensor to the unit that makes it, ``fixed_in`` a tensor a kernel device reads from
-    the host to its first reader there (``fixed_inputs``)."""
-
-    producer: dict[str, int]
-    recv: list[list[str]]
-    publish: list[list[str]]
-    free_after: list[list[str]]
-    fixed_in: dict[str, int]
-
-
 def route(
     graph: OpGraph, specs: Sequence[UnitSpec], units: Sequence[Any], devices: Mapping[str, Any]
 ) -> Routes:
-    """The prepared ``units``' routes (``Routes``): a tensor that changes device goes to the
+    """The prepared ``units``' routes (``devices.runner.Routes``): a tensor that changes device goes to the
     host once, from its producer, and into each receiving device once, by its first reader
     there. One line where a unit reads what no unit makes nor the model feeds."""
     producer: dict[str, int] = {}

@@ -2,12 +2,12 @@
 waits for the units each unit depends on, receives tensors from the host (once per device),
 runs the unit, sends what other devices need to the host, frees buffers after last use, and
 re-runs a failed OpenCL unit on the fallback CPU device. A worker sees the run only through
-the ``RunState`` the executor hands it (``run_state.py``), and never the executor itself.
+the ``RunContext`` the executor hands it (the bound plan, its prepared units and routes, and
+the ``RunState`` that is its live side: ``run_state.py``), and never the executor itself.
 Times: ``now()`` seconds."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import queue
 import threading
@@ -16,11 +16,13 @@ from typing import Any
 import numpy as np
 
 from hetlab.devices.base import is_accelerator
-from hetlab.devices.group import GroupRunner
+from hetlab.devices.bound import UnitSpec
+from hetlab.devices.buffer_pool import BufferPool
+from hetlab.devices.runner import QueueRunner, RunContext
 from hetlab.devices.unit import now
 from hetlab.executor.run_state import RunState
 from hetlab.executor.trace import Event
-from hetlab.executor.units import RunError, UnitSpec
+from hetlab.executor.units import RunError
 
 # thread id -> [its cores before the first executor pinned it, executors holding it]
 _HELD: dict[int, list] = {}
@@ -51,15 +53,19 @@ class Worker:
     when not ``threaded``, the caller's thread, pinned for the run and restored after."""
 
     def __init__(
-        self, state: RunState, device: str, specs: list[UnitSpec], threaded: bool = True
+        self, ctx: RunContext, device: str, specs: list[UnitSpec], threaded: bool = True
     ) -> None:
-        self.state = state
-        self.dev = state.devices[device]
+        self.ctx = ctx
+        self.state: RunState = ctx.live  # the executor's live side of the run
+        self.dev = ctx.plan.devices[device]
         self.specs = specs
+        # the run's node timing, passed to devices that declare it (``Device.run``)
+        caps = self.dev.capabilities()
+        self.timing = {"node_times": ctx.node_times} if caps.node_times else {}
         self.jobs: queue.Queue = queue.Queue()
         self.bind_error: BaseException | None = None
         self.received: set[str] = set()
-        self.pool: dict[str, Any] = {}  # tensor -> buffer reused across runs (OpenCL)
+        self.pool = BufferPool(self.dev)  # received tensors' buffers, reused across runs
         self.writes = self.dev.capabilities().writes_inputs  # into ``pool``'s buffers
         self.thread: threading.Thread | None = None
         # (thread, its cores) once run_here has pinned the calling thread
@@ -108,11 +114,12 @@ class Worker:
 
     def _run_all(self) -> None:
         st = self.state
+        sequential = self.ctx.plan.sequential
         self.local: dict[str, Any] = {}
         for s in self.specs:
             for p in s.deps:
                 st.done[p].wait()
-            if st.sequential:
+            if sequential:
                 st.wait_turn(s)
             if st.abort is not None:
                 return
@@ -137,18 +144,18 @@ class Worker:
                     st.fail(s, e)
                     return
             st.done[s.index].set()
-            if st.sequential:
+            if sequential:
                 st.end_turn()
 
     def _run_unit(self, s: UnitSpec) -> None:
-        st, dev = self.state, self.dev
+        st, dev, routes = self.state, self.dev, self.ctx.routes
         local = self.local
-        unit = st.units[s.index]
-        for t in st.routes.recv[s.index]:
+        unit = self.ctx.units[s.index]
+        for t in routes.recv[s.index]:
             a = now()
             local[t] = self._receive(t, st.host[t])
             st.events.append(Event("recv", dev.name, t, st.ms(a), st.ms(now()), {"unit": s.index}))
-        res = dev.run(unit, {t: local[t] for t in unit.inputs})
+        res = dev.run(unit, {t: local[t] for t in unit.inputs}, **self.timing)
         local.update(res.outputs)
         st.events.append(
             Event(
@@ -162,12 +169,12 @@ class Worker:
         )
         if res.node_times is not None:  # read after the run's clock stops (may be lazy)
             st.raw_node_times[s.index] = res.node_times
-        for t in st.routes.publish[s.index]:
+        for t in routes.publish[s.index]:
             a = now()
             st.host[t] = dev.copy_out(local[t])
             st.events.append(Event("send", dev.name, t, st.ms(a), st.ms(now()), {"unit": s.index}))
             st.published(t)
-        for t in st.routes.free_after[s.index]:
+        for t in routes.free_after[s.index]:
             buf = local.pop(t, None)
             if buf is not None and t in self.received and t not in self.pool:
                 dev.free(buf)
@@ -181,16 +188,7 @@ class Worker:
         if not self.writes:
             return self.dev.copy_in(array)
         array = np.asarray(array)
-        shape = tuple(array.shape)
-        buf = self.pool.get(t)
-        if (
-            buf is None
-            or tuple(getattr(buf, "shape", ())) != shape
-            or getattr(buf, "dtype", None) != str(array.dtype)
-        ):
-            if buf is not None:
-                self.dev.free(buf)
-            buf = self.pool[t] = self.dev.alloc(shape, str(array.dtype))
+        buf, _ = self.pool.get(t, array.shape, str(array.dtype))
         self.dev.write(buf, array)
         return buf
 
@@ -199,17 +197,13 @@ class Worker:
         if self.pinned is not None and self.pinned[0] == threading.get_ident():
             let_go_thread()
         self.pinned = None
-        for buf in self.pool.values():
-            # a lost device cannot free its buffers; there is nothing more to do
-            with contextlib.suppress(Exception):
-                self.dev.free(buf)
-        self.pool.clear()
+        self.pool.release()
 
     def _run_fallback(self, s: UnitSpec) -> None:
         """Run ``s`` on the fallback device from host copies (its own device has failed)."""
         st = self.state
         local = self.local
-        cpu = st.devices[st.fallback_device]
+        cpu = self.ctx.plan.devices[st.fallback_device]
         unit = st.fallback_unit(s)
         inputs = {}
         for t in unit.inputs:
@@ -233,7 +227,7 @@ class Worker:
                 {"unit": s.index, "fallback": cpu.name},
             )
         )
-        for t in st.routes.free_after[s.index]:
+        for t in self.ctx.routes.free_after[s.index]:
             local.pop(t, None)
         st.fallbacks.setdefault(
             s.index,
@@ -248,17 +242,18 @@ class Worker:
         )
 
 
-class GroupWorker(Worker):
-    """The thread that runs one group through the runner its device offers
-    (``devices/group.py``: an OpenCL context's units enqueued ahead of time, a CUDA device's
+class QueueWorker(Worker):
+    """The thread that runs one device's units and its queue views' through the queue runner
+    its device offers
+    (``devices/runner.py``: an OpenCL context's units enqueued ahead of time, a CUDA device's
     units as one graph)."""
 
-    def __init__(self, state: RunState, group: GroupRunner) -> None:
-        self.group = group
-        super().__init__(state, group.names[0], group.specs, threaded=True)
+    def __init__(self, ctx: RunContext, runner: QueueRunner) -> None:
+        self.runner = runner
+        super().__init__(ctx, runner.names[0], runner.specs, threaded=True)
 
     def _run_all(self) -> None:
         try:
-            self.group.run()
+            self.runner.run()
         except BaseException as e:  # noqa: BLE001 - recorded, re-raised by run_once
             self.state.fail(self.specs[0], e)

@@ -23,12 +23,13 @@ class Assignment:
 
 @dataclass
 class Plan:
-    """``assignments`` in global order (sorted by start); times in the problem's units."""
+    """``assignments`` in global order (sorted by start); times in the problem's units.
+    ``makespan`` is spec §3's for a timed plan, None for an untimed one (``Plan.of``)."""
 
     problem: str
     algo: str
     assignments: list[Assignment]
-    makespan: float
+    makespan: float | None
     params: dict[str, Any] = field(default_factory=dict)
     solve_seconds: float = 0.0
     sequential: bool = False
@@ -74,18 +75,19 @@ class Plan:
         algo: str = "",
         extra: dict[str, Any] | None = None,
     ) -> Plan:
-        """An untimed plan (every start, finish and the makespan 0): what an algorithm
+        """An untimed plan (every start and finish 0, no makespan): what an algorithm
         returns before ``schedule`` times it, a mapping from the user, one device's placement.
         Its nodes are in ``order`` (those it leaves out after, in ``device_of``'s order).
-        Nothing is checked here: the simulator, the executor and the predictions check a plan
-        against the problem or model they time or run it on."""
+        Nothing is checked here, since a plan is made before the model or problem it is for
+        is known: ``devices.binding.bind`` checks it against a model and its devices once,
+        the simulator and the predictions against the problem they time it on."""
         pos = {v: i for i, v in enumerate(order)}
         ids = sorted(device_of, key=lambda v: pos.get(v, len(pos)))
         return cls(
             problem="",
             algo=algo,
             assignments=[Assignment(str(v), str(device_of[v]), 0.0, 0.0) for v in ids],
-            makespan=0.0,
+            makespan=None,
             sequential=sequential,
             fused=[list(g) for g in fused],
             extra=dict(extra or {}),
@@ -181,7 +183,7 @@ class Plan:
                 problem=str(doc.get("problem", "")),
                 algo=str(doc.get("algo", "")),
                 assignments=asg,
-                makespan=float(doc.get("makespan", max((a.finish for a in asg), default=0.0))),
+                makespan=_makespan(doc, asg),
                 params=dict(doc.get("params") or {}),
                 solve_seconds=float(doc.get("solve_seconds", 0.0) or 0.0),
                 sequential=bool(doc.get("sequential", False)),
@@ -203,3 +205,10 @@ class Plan:
 
     def save(self, path: str | Path) -> Path:
         return atomic_write_json(path, self.to_json())
+
+
+def _makespan(doc: dict[str, Any], asg: list[Assignment]) -> float | None:
+    """A plan file's makespan: its own (null for an untimed plan), else its last finish."""
+    if "makespan" not in doc:
+        return max((a.finish for a in asg), default=0.0)
+    return None if doc["makespan"] is None else float(doc["makespan"])

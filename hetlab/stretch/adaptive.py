@@ -28,6 +28,7 @@ from typing import Any
 
 from hetlab.cost.problem import Problem
 from hetlab.devices.base import Device
+from hetlab.devices.binding import bind
 from hetlab.errors import HetlabError
 from hetlab.executor.interpreter import Executor, Repetition
 from hetlab.graph.ir import OpGraph
@@ -113,7 +114,7 @@ class _Loop:
         if label not in self.execs:
             dof = self.placements[label]
             plan = self.plan if label == "base" else Plan.of(dof, self.graph.topo_order())
-            ex = Executor(self.graph, plan, self.devmap)
+            ex = Executor(bind(plan, self.graph, self.devmap))
             ex.prepare()
             ex.run_once(self.inputs)  # warm-up, unmeasured
             self.execs[label] = ex

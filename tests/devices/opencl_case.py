@@ -159,9 +159,10 @@ def run_case(
     tol: float = 1e-4,
     repeat: int = 1,
     exact: bool = False,
+    node_times: bool | None = None,
 ) -> tuple[list[float], Any, OpGraph]:
-    """Run the nodes as one unit on ``dev``; assert every output is within ``tol`` of
-    onnxruntime (with ``exact``: equal to it, dtype and every bit)."""
+    """Run the nodes as one unit on ``dev`` (``node_times``: ``Device.run``'s); assert every
+    output is within ``tol`` of onnxruntime (with ``exact``: equal to it, dtype and every bit)."""
     inits = inits or {}
     outputs = list(outputs or [nodes[-1].output[0]])
     model = make_model(nodes, inputs, inits, outputs, opset)
@@ -173,7 +174,7 @@ def run_case(
     unit = dev.prepare(graph, [n.id for n in graph.nodes])
     errs: list[float] = []
     for _ in range(repeat):
-        res = dev.run(unit, {k: inputs[k] for k in unit.inputs})
+        res = dev.run(unit, {k: inputs[k] for k in unit.inputs}, node_times)
         outs = [dev.copy_out(res.outputs[o]) for o in outputs]
         if exact:
             for o, r in zip(outs, refs, strict=True):

@@ -8,6 +8,7 @@ import pytest
 
 from hetlab.cost.problem import Problem
 from hetlab.devices import Capabilities, OrtCpuDevice
+from hetlab.devices.binding import bind
 from hetlab.devices.capabilities import AHEAD_OF_TIME
 from hetlab.devices.kernels.device import KernelDevice
 from hetlab.devices.platform import whole_cpu
@@ -42,20 +43,20 @@ class Declared(ReplayDevice):
     def capabilities(self) -> Capabilities:
         return self.caps
 
-    def run(self, unit, inputs):
-        self.seen.append(self.record_node_times)
+    def run(self, unit, inputs, node_times=None):
+        self.seen.append(node_times)
         return super().run(unit, inputs)
 
 
 def test_a_group_the_executor_has_no_runner_for_is_refused():
-    with pytest.raises(ValueError, match="unknown device group"):
-        Capabilities(group="all at once")
+    with pytest.raises(ValueError, match="unknown queue runner"):
+        Capabilities(runner="all at once")
 
 
 def test_cpu_groups_are_host_devices_and_the_whole_cpu_declares_its_groups():
     cpu = OrtCpuDevice("cpu0", [0])
     caps = cpu.capabilities()
-    assert not caps.accelerator and caps.group is None and not caps.writes_inputs
+    assert not caps.accelerator and caps.runner is None and not caps.writes_inputs
     assert cpu.root is cpu and cpu.queue_measures() is None
     assert list(cpu.cores) == [0]
     whole = whole_cpu("cpu", [{"name": "cpu0", "cores": [0]}, {"name": "cpu1", "cores": [0]}])
@@ -66,7 +67,7 @@ def test_the_opencl_device_declares_its_group_memory_and_queues(dev):
     from hetlab.devices.opencl import queues
 
     caps = dev.capabilities()
-    assert caps.accelerator and caps.group == AHEAD_OF_TIME
+    assert caps.accelerator and caps.runner == AHEAD_OF_TIME
     # what the kernel library reads of it is declared, with the defaults of KernelDevice
     assert isinstance(dev, KernelDevice) and not dev.launches_from_graph and dev.cores == ()
     assert caps.node_times and caps.writes_inputs and caps.share_key == "opencl_share"
@@ -78,23 +79,25 @@ def test_the_opencl_device_declares_its_group_memory_and_queues(dev):
 
 def test_an_unknown_kind_is_run_as_what_it_declares():
     """Declared an accelerator with a share key: counted in that share, and its failure
-    falls back to the host device; its node-times switch is on only while a run asks for
-    node timelines, and is restored after."""
+    falls back to the host device; it is told to time its nodes only while a run asks for
+    node timelines."""
     p = Problem.from_json(PROBLEM)
     g = graph_from_problem(p)
     caps = Capabilities(accelerator=True, node_times=True, share_key="opencl_share")
     b = Declared("b", p, caps)
     rep = run(g, SPLIT, [ReplayDevice("a", p), b], repeat=1, warmup=0)
     assert rep.to_json()["opencl_share"]["vertices"] == pytest.approx(1 / 3, abs=1e-4)
-    ex = Executor(g, Plan.of(SPLIT, g.topo_order()), [ReplayDevice("a", p), b], node_times=True)
+    ex = Executor(
+        bind(Plan.of(SPLIT, g.topo_order()), g, [ReplayDevice("a", p), b]), node_times=True
+    )
     try:
         ex.run_once({"input": np.zeros(1, np.float32)})
     finally:
         ex.close()
-    assert b.seen == [False, True] and b.record_node_times is False
+    assert b.seen == [False, True]
     plain = Declared("b", p, Capabilities())
     doc = run(g, SPLIT, [ReplayDevice("a", p), plain], repeat=1, warmup=0).to_json()
-    assert "opencl_share" not in doc and plain.seen == [False]
+    assert "opencl_share" not in doc and plain.seen == [None]
     failing = Declared("b", p, caps, fail_on=("v",))
     rep = run(g, SPLIT, [ReplayDevice("a", p), failing], repeat=1, warmup=0)
     assert [(f["device"], f["to"]) for f in rep.fallbacks] == [("b", "a")]

@@ -172,7 +172,7 @@ def _happens_before(log: list) -> dict[int, set[int]]:
 def test_the_capture_puts_each_launch_after_the_launches_it_waits_for(seed):
     from types import SimpleNamespace
 
-    from hetlab.devices.cuda.graph import GraphGroup
+    from hetlab.devices.cuda.graph import GraphRunner
 
     rng = np.random.default_rng(seed)
     log: list = []
@@ -207,7 +207,7 @@ def test_the_capture_puts_each_launch_after_the_launches_it_waits_for(seed):
         stream_of=stream_of,
         program=SimpleNamespace(launches=launches),
     )
-    GraphGroup._capture(group)
+    GraphRunner._capture(group)
     assert group.graph == "graph"
     before = _happens_before(log)
     assert sorted(before) == list(range(n))

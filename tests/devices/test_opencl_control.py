@@ -13,8 +13,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 pytest.importorskip("pyopencl")
 
+from hetlab.devices.binding import bind, placement
 from hetlab.devices.ort_cpu import OrtCpuDevice
-from hetlab.executor.api import placement, run
+from hetlab.executor.api import run
 from hetlab.executor.check import max_rel_err, reference_outputs
 from hetlab.executor.interpreter import Executor
 from hetlab.graph.onnx_io import load
@@ -126,7 +127,7 @@ def _feed(flag: bool, flag2: bool | None = None) -> dict[str, np.ndarray]:
 def _executor(path: str, dev, feed):
     g = load(path, values={k: v for k, v in feed.items() if k != "x"})
     devs = {"cpu0": OrtCpuDevice("cpu0", [0]), dev.name: dev}
-    return g, Executor(g, placement(g, dev.name, devs)[0], devs)
+    return g, Executor(bind(dev.name, g, devs))
 
 
 def test_if_both_branches_match_onnxruntime_and_are_cached(dev, tmp_path):
@@ -134,7 +135,7 @@ def test_if_both_branches_match_onnxruntime_and_are_cached(dev, tmp_path):
     g, ex = _executor(path, dev, _feed(True))
     if_node = next(n for n in g.nodes if n.op_type == "If")
     assert dev.supports(if_node, g), dev.why_not(if_node, g)
-    assert {ex.device_of[n.id] for n in g.nodes} == {dev.name}  # If and Relu, both on OpenCL
+    assert {ex.plan.device_of[n.id] for n in g.nodes} == {dev.name}  # If and Relu, both on OpenCL
     with ex:
         for flag in (True, False, True):
             feed = _feed(flag)
@@ -192,7 +193,7 @@ def test_supports_refuses_if_with_unsupported_body_op(dev, tmp_path):
     why = dev.why_not(if_node, g)
     assert "else_branch" in why and "Hardmax" in why and "no OpenCL kernel" in why
     devs = {"cpu0": OrtCpuDevice("cpu0", [0]), dev.name: dev}
-    device_of = placement(g, dev.name, devs)[0].device_of
+    device_of = placement(g, dev.name, devs).device_of
     assert device_of[if_node.id] == "cpu0"  # the If stays on the CPU; nothing found mid-run
 
 
@@ -260,7 +261,9 @@ def test_branch_failing_a_shape_limit_falls_back_to_cpu_and_is_reported(dev, tmp
     onnx.save(m, path)
     feed = _feed(True)
     graph, ex = _executor(path, dev, feed)
-    assert ex.device_of[graph.nodes[0].id] == dev.name  # the op type is supported: placed on OpenCL
+    assert (
+        ex.plan.device_of[graph.nodes[0].id] == dev.name
+    )  # the op type is supported: placed on OpenCL
     with ex:
         out = ex.run_once(feed).outputs
         assert max_rel_err(out, reference_outputs(path, feed, ["y"])) <= 1e-6

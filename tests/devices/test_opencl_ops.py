@@ -93,16 +93,13 @@ def test_conv_bn_relu_fused(dev):
         N("BatchNormalization", ["c", "s", "o", "m", "v"], ["n"], epsilon=1e-3),
         N("Relu", ["n"], ["y"]),
     ]
-    switch, dev.record_node_times = dev.record_node_times, dev.capabilities().node_times
-    try:
-        _, (unit, res), _ = run_case(
-            dev,
-            nodes,
-            {"x": rnd(1, 3, 8, 8)},
-            {"w": rnd(c, 3, 3, 3, seed=1), "b": rnd(c, seed=2), **bn},
-        )
-    finally:
-        dev.record_node_times = switch
+    _, (unit, res), _ = run_case(
+        dev,
+        nodes,
+        {"x": rnd(1, 3, 8, 8)},
+        {"w": rnd(c, 3, 3, 3, seed=1), "b": rnd(c, seed=2), **bn},
+        node_times=dev.capabilities().node_times,
+    )
     plan = unit.handle
     assert len(plan.launches) == 1 and set(plan.fused) == {"n1", "n2"}
     if not dev.capabilities().node_times:  # a device that times only whole units

@@ -7,6 +7,7 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
+from hetlab.devices.binding import bind
 from hetlab.devices.ort_cpu import OrtCpuDevice, affinity_string
 from hetlab.graph.ir import Node
 from hetlab.graph.onnx_io import load
@@ -152,7 +153,7 @@ def test_profiling_and_closing_an_executor_leave_no_sessions_behind(model, tmp_p
     assert not a._sessions and not b._sessions
     ids = [n.id for n in g.nodes]
     plan = Plan.of({v: ("a" if i % 2 else "b") for i, v in enumerate(ids)}, g.topo_order())
-    ex = Executor(g, plan, [a, b])
+    ex = Executor(bind(plan, g, [a, b]))
     ex.run_once({"x": np.ones((1, 8, 16, 16), np.float32)})
     assert a._sessions and b._sessions
     ex.close()

@@ -14,6 +14,7 @@ from onnx import TensorProto, helper
 from hetlab.cli import main as cli_main
 from hetlab.devices import ort_refusals
 from hetlab.devices.base import Device, unsupported_summary
+from hetlab.devices.binding import bind
 from hetlab.devices.capabilities import Capabilities
 from hetlab.devices.ort_cpu import OrtCpuDevice
 from hetlab.devices.ort_refusals import ort_cpu_ops
@@ -126,7 +127,7 @@ def test_executor_refusal_is_one_grouped_line(tmp_path):
     g = load(one_node(tmp_path / "s.onnx", "Sigmoid", dtype=TensorProto.BFLOAT16, opset=13))
     dev = OrtCpuDevice("cpu0", CORE)
     with pytest.raises(HetlabError, match=r"cpu0 cannot run 1 node: Sigmoid ×1 \(") as e:
-        Executor(g, Plan.of({"Sigmoid.0": "cpu0"}, g.topo_order()), [dev])
+        Executor(bind(Plan.of({"Sigmoid.0": "cpu0"}, g.topo_order()), g, [dev]))
     assert "\n" not in str(e.value)
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from hetlab.devices.bound import UnitSpec
 from hetlab.executor.critical import critical_path, summary
 from hetlab.executor.trace import Event
-from hetlab.executor.units import UnitSpec
 
 
 def ev(kind: str, dev: str, unit: int, start: float, finish: float) -> Event:

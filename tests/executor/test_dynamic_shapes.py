@@ -10,6 +10,7 @@ import onnxruntime as ort
 import pytest
 
 import hetlab
+from hetlab.devices.binding import bind
 from hetlab.devices.platform import devices as platform_devices
 from hetlab.errors import HetlabError
 from hetlab.executor import Executor, run
@@ -96,7 +97,7 @@ def test_a_kernel_unit_fed_another_shape_stops_in_one_line(tmp_path, devs, cl0, 
         t.dynamic = False
     plan = {n.id: "cl0" if n.id == "relu" else "cpu0" for n in g.nodes}
     plan = Plan.of(plan, g.topo_order())
-    with Executor(g, plan, [devs["cpu0"], cl0], ahead_of_time=ahead_of_time) as ex:
+    with Executor(bind(plan, g, [devs["cpu0"], cl0]), ahead_of_time=ahead_of_time) as ex:
         ex.run_once(feed(ref))  # the reference trip count runs
         with pytest.raises(HetlabError) as err:
             ex.run_once(feed(5))

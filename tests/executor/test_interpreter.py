@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from hetlab.cost.problem import Problem
+from hetlab.devices.binding import bind
 from hetlab.devices.capabilities import Capabilities
 from hetlab.devices.replay import ReplayDevice, graph_from_problem
 from hetlab.executor import Executor, RunError, run
@@ -66,7 +67,7 @@ def test_each_unit_starts_after_its_producers_finished(seed):
     g = graph_from_problem(p)
     device_of = {n.id: rng.choice("abc") for n in g.nodes}
     devs = [ReplayDevice(d, p, time_scale=0.2) for d in "abc"]
-    ex = Executor(g, Plan.of(device_of, g.topo_order()), devs)
+    ex = Executor(bind(Plan.of(device_of, g.topo_order()), g, devs))
     try:
         rep = ex.run_once({"input": np.zeros(1, np.float32)})
     finally:
@@ -99,7 +100,9 @@ def test_a_tensor_is_sent_to_a_device_once_and_buffers_are_freed():
     a, b = ReplayDevice("a", p), ReplayDevice("b", p)
     freed: list[int] = []
     b.free = lambda buf: freed.append(id(buf))  # type: ignore[method-assign]
-    ex = Executor(g, Plan.of({"s": "a", "x1": "b", "y": "a", "x2": "b"}, g.topo_order()), [a, b])
+    ex = Executor(
+        bind(Plan.of({"s": "a", "x1": "b", "y": "a", "x2": "b"}, g.topo_order()), g, [a, b])
+    )
     try:
         rep = ex.run_once({"input": np.zeros(1, np.float32)})
         assert len([s for s in ex.specs if s.device == "b"]) == 2  # x1 and x2 in two units
@@ -205,7 +208,7 @@ def test_devices_that_write_inputs_reuse_receive_buffers_across_runs():
     p = fork(0.5)
     g = graph_from_problem(p)
     b = PooledFake("b", p)
-    ex = Executor(g, Plan.of(SPLIT, g.topo_order()), [ReplayDevice("a", p), b])
+    ex = Executor(bind(Plan.of(SPLIT, g.topo_order()), g, [ReplayDevice("a", p), b]))
     try:
         for _ in range(3):
             ex.run_once({"input": np.zeros(1, np.float32)})

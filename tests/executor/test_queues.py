@@ -1,5 +1,5 @@
 """Plans over the queues of one OpenCL device, enqueued ahead of time
-(``devices/opencl/group.py``): outputs match onnxruntime whatever the split between queues
+(``devices/opencl/aot.py``): outputs match onnxruntime whatever the split between queues
 and CPU groups."""
 
 from __future__ import annotations
@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hetlab.devices.opencl.group import UnitDone
+from hetlab.devices.binding import bind
+from hetlab.devices.opencl.aot import UnitDone
 from hetlab.devices.platform import devices as platform_devices
 from hetlab.errors import HetlabError
 from hetlab.executor import Executor, run
@@ -68,11 +69,11 @@ def test_multi_queue_plans_match_onnxruntime(devs, graph, tmp_path, trace):
         assert all(e.start <= e.finish for e in units)
 
 
-def test_group_is_enqueued_ahead_of_time(devs, graph):
+def test_a_context_s_queues_are_enqueued_ahead_of_time_by_one_runner(devs, graph):
     device_of = {v.id: ("cl0.q1" if v.id.startswith("b_") else "cl0") for v in graph.nodes}
-    with Executor(graph, Plan.of(device_of, graph.topo_order()), devs) as ex:
+    with Executor(bind(Plan.of(device_of, graph.topo_order()), graph, devs)) as ex:
         ex.prepare()
-        assert len(ex._groups) == 1 and set(ex._groups[0].names) == {"cl0", "cl0.q1"}
+        assert len(ex._runners) == 1 and set(ex._runners[0].names) == {"cl0", "cl0.q1"}
         rep = ex.run_once({"x": __import__("numpy").ones((1, 8, 16, 16), "float32")})
         assert all(isinstance(ex.state.done[s.index], UnitDone) for s in ex.specs)
         assert all(e.args.get("aot") for e in rep.events if e.kind == "unit")
@@ -82,7 +83,7 @@ def test_group_is_enqueued_ahead_of_time(devs, graph):
 def test_node_times_are_node_intervals_of_their_units_device_inside_their_unit(
     devs, graph, sequential
 ):
-    """Timed by the group's stamps (ahead of time) or by each run (one at a time): every
+    """Timed by the queue runner's stamps (ahead of time) or by each run (one at a time): every
     node a device timed is a node interval on the device of its unit, within its unit's
     interval, in the unit's node order."""
     ids = [v.id for v in graph.nodes]
@@ -90,14 +91,14 @@ def test_node_times_are_node_intervals_of_their_units_device_inside_their_unit(
         v: "cpu0" if v.startswith("a_") else ("cl0.q1", "cl0")[i % 2] for i, v in enumerate(ids)
     }
     plan = Plan.of(device_of, graph.topo_order(), sequential=sequential)
-    with Executor(graph, plan, devs, node_times=True) as ex:
+    with Executor(bind(plan, graph, devs), node_times=True) as ex:
         rep = ex.run_once({"x": np.ones((1, 8, 16, 16), "float32")})
         unit_of = {int(e.args["unit"]): e for e in rep.events if e.kind == "unit"}
         timed = rep.node_times
         assert any(ex.specs[i].device.startswith("cl0") for i in timed)
         for i, times in timed.items():
             ev, spec = unit_of[i], ex.specs[i]
-            assert [t.name for t in times] == spec.nodes
+            assert [t.name for t in times] == list(spec.nodes)
             assert {(t.kind, t.device) for t in times} == {("node", spec.device)}
             tol = 1e-3  # ms: the stamps' mapping onto the host clock
             assert all(ev.start - tol <= t.start <= t.finish <= ev.finish + tol for t in times)
@@ -108,11 +109,11 @@ def test_a_sequential_plan_is_enqueued_ahead_of_time_only_on_one_queue(devs, gra
     x = {"x": __import__("numpy").ones((1, 8, 16, 16), "float32")}
     one = {v.id: "cl0" for v in graph.nodes}
     two = {v.id: ("cl0.q1" if v.id.startswith("b_") else "cl0") for v in graph.nodes}
-    for device_of, grouped in ((one, True), (two, False)):
+    for device_of, together in ((one, True), (two, False)):
         plan = Plan.of(device_of, graph.topo_order(), sequential=True)
-        with Executor(graph, plan, devs) as ex:
+        with Executor(bind(plan, graph, devs)) as ex:
             ex.prepare()
-            assert bool(ex._groups) is grouped
+            assert bool(ex._runners) is together
             ex.run_once(x)
 
 
@@ -186,8 +187,8 @@ def test_an_untimed_unit_enqueued_ahead_says_its_interval_is_approximate(devs, g
     assert timed.timeline and not any(e.get("approx") for e in timed.timeline)
 
 
-def test_a_bounds_checked_group_fails_the_run_that_indexes_past_a_buffer(devs, graph):
-    """Under the bounds-checked build (opencl/bounds.py) the group checks every unit's error
+def test_a_bounds_checked_queue_runner_fails_the_run_that_indexes_past_a_buffer(devs, graph):
+    """Under the bounds-checked build (opencl/bounds.py) the queue runner checks every unit's error
     record after its run: a launch one element too long fails the run with its node."""
     device_of = {v.id: ("cl0.q1" if v.id.startswith("b_") else "cl0") for v in graph.nodes}
     x = {"x": np.ones((1, 8, 16, 16), "float32")}
@@ -195,9 +196,9 @@ def test_a_bounds_checked_group_fails_the_run_that_indexes_past_a_buffer(devs, g
     for d in cl:
         d.bounds_check = True
     try:
-        with Executor(graph, Plan.of(device_of, graph.topo_order()), devs) as ex:
+        with Executor(bind(Plan.of(device_of, graph.topo_order()), graph, devs)) as ex:
             ex.prepare()
-            assert len(ex._groups) == 1
+            assert len(ex._runners) == 1
             ex.run_once(x)  # as built: every index in range
             launches = [L for u in ex.units for L in u.handle.launches if L.node == "b_sig"]
             (sig,) = launches

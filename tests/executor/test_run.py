@@ -10,6 +10,7 @@ import pytest
 
 from hetlab.cli import main as cli_main
 from hetlab.cost.problem import Problem
+from hetlab.devices.binding import bind
 from hetlab.devices.ort_cpu import OrtCpuDevice
 from hetlab.executor import run
 from hetlab.graph.onnx_io import load
@@ -197,7 +198,7 @@ def test_the_calling_thread_stays_pinned_between_runs_and_gets_its_cores_back(mo
     _, g = model
     before = os.sched_getaffinity(0)
     plan = split_plan(g)
-    with Executor(g, plan, groups) as ex:
+    with Executor(bind(plan, g, groups)) as ex:
         feed = {t: np.ones(g.tensors[t].shape, np.float32) for t in g.inputs}
         for _ in range(2):
             ex.run_once(feed)
@@ -211,8 +212,8 @@ def test_executors_on_one_thread_each_keep_their_cores_and_the_last_gives_them_b
     _, g = model
     before = os.sched_getaffinity(0)
     feed = {t: np.ones(g.tensors[t].shape, np.float32) for t in g.inputs}
-    a = Executor(g, Plan.of({n.id: "cpu0" for n in g.nodes}, g.topo_order()), groups)
-    b = Executor(g, Plan.of({n.id: "cpu1" for n in g.nodes}, g.topo_order()), groups)
+    a = Executor(bind(Plan.of({n.id: "cpu0" for n in g.nodes}, g.topo_order()), g, groups))
+    b = Executor(bind(Plan.of({n.id: "cpu1" for n in g.nodes}, g.topo_order()), g, groups))
     a.run_once(feed)
     b.run_once(feed)
     assert os.sched_getaffinity(0) == {CORES[-1]}
@@ -230,8 +231,8 @@ def test_a_bad_switch_interval_is_one_clear_error(model, groups, monkeypatch):
     _, g = model
     monkeypatch.setenv("HETLAB_SWITCH_INTERVAL_US", "fast")
     with pytest.raises(HetlabError, match="HETLAB_SWITCH_INTERVAL_US"):
-        Executor(g, Plan.of({n.id: "cpu0" for n in g.nodes}, g.topo_order()), groups)
+        Executor(bind(Plan.of({n.id: "cpu0" for n in g.nodes}, g.topo_order()), g, groups))
     monkeypatch.setenv("HETLAB_SWITCH_INTERVAL_US", "20")
     assert Executor(
-        g, Plan.of({n.id: "cpu0" for n in g.nodes}, g.topo_order()), groups
+        bind(Plan.of({n.id: "cpu0" for n in g.nodes}, g.topo_order()), g, groups)
     ).switch_interval_s == pytest.approx(2e-5)

@@ -4,9 +4,9 @@ import random
 
 import pytest
 
+from hetlab.devices.bound import build_units, check_plan
 from hetlab.devices.replay import graph_from_problem
 from hetlab.errors import HetlabError
-from hetlab.executor.units import build_units, check_plan
 from hetlab.schedulers.plan import Plan
 from tests.executor.dags import inception_problem, random_problem, random_topo_order
 
@@ -63,7 +63,7 @@ def test_a_400_node_two_device_plan_gives_a_few_dozen_units():
 def test_single_device_run_is_one_unit():
     g = graph_from_problem(random_problem(50, 3))
     units = build_units(g, Plan.of({n.id: "a" for n in g.nodes}, g.topo_order()))
-    assert len(units) == 1 and len(units[0].nodes) == 50 and units[0].deps == []
+    assert len(units) == 1 and len(units[0].nodes) == 50 and units[0].deps == ()
 
 
 def test_bad_plans_are_refused_with_one_line():

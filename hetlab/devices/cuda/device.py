@@ -8,7 +8,7 @@ graph per run, so the host pays one launch per run instead of one per kernel, an
 different streams (``queue_view``: ``cuda0.q1``...) run concurrently inside it.
 
 ``run`` launches a unit's kernels on the device's stream and waits: the path for plans the
-graph cannot take. With ``record_node_times``, CUDA events around each launch time it on the
+graph cannot take. With ``node_times``, CUDA events around each launch time it on the
 device clock, mapped to hetlab's clock from the run's first event (as the OpenCL device maps
 its stamps). The profiler times a unit as a captured graph instead (``graph_timer``).
 """
@@ -23,17 +23,17 @@ from typing import Any
 import numpy as np
 
 from hetlab.devices.capabilities import GRAPH, Capabilities
-from hetlab.devices.cuda.graph import GraphGroup
+from hetlab.devices.cuda.graph import GraphRunner
 from hetlab.devices.cuda.kernel import CudaBuffer, CudaKernel
 from hetlab.devices.cuda.runtime import cupy_module
 from hetlab.devices.cuda.source import options_to_nvrtc, to_cuda
 from hetlab.devices.cuda.streams import MEASURES, CudaStreams
 from hetlab.devices.cuda.timing import GraphTimer, launch_node_times
-from hetlab.devices.group import GroupContext
 from hetlab.devices.kernels import CLBuffer, source
 from hetlab.devices.kernels.builder import UnitBuilder
 from hetlab.devices.kernels.device import KernelDevice
 from hetlab.devices.kernels.ops import why_not
+from hetlab.devices.runner import RunContext
 from hetlab.devices.unit import LazyNodeTimes, RunResult, Unit, now
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
@@ -55,7 +55,6 @@ class CudaDevice(KernelDevice):
         # what the op builders read of an OpenCL device (``dev.max_compute_units``)
         self.dev = SimpleNamespace(max_compute_units=int(props["multiProcessorCount"]))
         self._modules: dict[tuple[str, str], Any] = {}
-        self.record_node_times = False
         self.parent: CudaDevice | None = None
         self.queue_index = 0
         self.host_cores: list[int] | None = None
@@ -78,15 +77,15 @@ class CudaDevice(KernelDevice):
     def capabilities(self) -> Capabilities:
         return Capabilities(
             accelerator=True,
-            group=GRAPH,
+            runner=GRAPH,
             node_times=True,
             writes_inputs=True,
             unified_memory=self.unified,
         )
 
-    def group_runner(self, ex: GroupContext, names: Sequence[str]) -> GraphGroup | None:
+    def queue_runner(self, ctx: RunContext, names: Sequence[str]) -> GraphRunner | None:
         """The units on this device's streams as one captured graph (``graph.py``)."""
-        return GraphGroup.for_units(ex, names)
+        return GraphRunner.for_units(ctx, names)
 
     def queue_measures(self) -> CudaStreams:
         return MEASURES
@@ -191,11 +190,12 @@ class CudaDevice(KernelDevice):
         with self.cp.cuda.Device(self.index):
             return UnitBuilder(self, graph, list(nodes)).build()
 
-    def run(self, unit: Unit, inputs: dict[str, Any]) -> RunResult:
-        """Launch the unit's kernels on this device's stream and wait."""
+    def run(self, unit: Unit, inputs: dict[str, Any], node_times: bool | None = None) -> RunResult:
+        """Launch the unit's kernels on this device's stream and wait; with ``node_times``,
+        between CUDA events that time each launch."""
         h = self._bound(unit, inputs)
         cp = self.cp
-        timed = self.record_node_times
+        timed = self.times_nodes if node_times is None else node_times
         marks: list[Any] = []
         with cp.cuda.Device(self.index), self.stream:
             t0 = now()

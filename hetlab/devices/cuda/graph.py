@@ -1,7 +1,7 @@
 """One CUDA graph per run: a plan's units on one CUDA device and its streams, captured once.
 
 The units a plan places on a CUDA device and on its stream views (``cuda0``, ``cuda0.q1``...)
-form a group. The group's nodes are built as one program on the device: the same kernels,
+run together: their nodes are built as one program on the device: the same kernels,
 fusions and elided Concats as the one-device build. The first run captures it into a CUDA
 graph, each launch on the stream of its node's device, in the plan's order, after the
 events of the launches on other streams that make what it reads (``launch_deps.py``). Every
@@ -10,12 +10,12 @@ what the host needs, all on one stream, and waits once. So the host pays one gra
 per run, not one launch per kernel, and the streams' units overlap on the GPU as far as the
 plan's dependencies let them.
 
-A group qualifies when the plan is not sequential, no node timeline is asked for (a graph
-is not timed per kernel), and every input of its units that comes from outside the group
+The runner takes them when the plan is not sequential, no node timeline is asked for (a
+graph is not timed per kernel), and every input of its units that comes from outside them
 is a model input (a CPU unit's output would need the host inside the graph). Otherwise the
 devices run unit by unit (``CudaDevice.run``).
 
-Unit intervals: a unit runs from the graph's launch to the group's end as far as the host
+Unit intervals: a unit runs from the graph's launch to the run's end as far as the host
 can tell, and its event says so (``"approx": True``).
 """
 
@@ -27,34 +27,36 @@ from typing import Any
 
 import numpy as np
 
+from hetlab.devices.buffer_pool import BufferPool
 from hetlab.devices.cuda.launch_deps import issue_order, launch_waits
-from hetlab.devices.group import Event, GroupContext, GroupRunner, one_queue
+from hetlab.devices.runner import Event, QueueRunner, RunContext, one_queue
 from hetlab.devices.unit import now
 
 
-class GraphGroup(GroupRunner):
+class GraphRunner(QueueRunner):
     """The units of one CUDA device and its streams, run as one captured graph."""
 
-    def __init__(self, ex: GroupContext, names: Sequence[str]) -> None:
-        super().__init__(ex, names)
+    def __init__(self, ctx: RunContext, names: Sequence[str]) -> None:
+        super().__init__(ctx, names)
         self.cp = self.root.cp
+        plan, routes = ctx.plan, ctx.routes
         needed = self.needed_outside()
-        self.reads = [t for s in self.specs for t in ex.publish[s.index] if t in needed]
+        self.reads = [t for s in self.specs for t in routes.publish[s.index] if t in needed]
         self.inputs = sorted(
-            {t for s in self.specs for t in ex.units[s.index].inputs if t not in ex.producer}
+            {t for s in self.specs for t in ctx.units[s.index].inputs if t not in routes.producer}
         )
         nodes = [v for s in self.specs for v in s.nodes]
         with self.cp.cuda.Device(self.root.index):
-            self.program = self.root.prepare(ex.graph, nodes).handle
-        stream_of = {v: ex.device_of[v] for v in nodes}
+            self.program = self.root.prepare(plan.graph, nodes).handle
+        stream_of = {v: plan.device_of[v] for v in nodes}
         launches, fused = self.program.launches, self.program.fused
-        self.issue = issue_order(launches, fused, ex.order)
+        self.issue = issue_order(launches, fused, plan.order)
         rank = {i: k for k, i in enumerate(self.issue)}
         self.waits = launch_waits(
-            ex.graph, launches, fused, stream_of, [rank[i] for i in range(len(launches))]
+            plan.graph, launches, fused, stream_of, [rank[i] for i in range(len(launches))]
         )
         self.stream_of = [stream_of[L.node] for L in launches]
-        self.pool: dict[str, Any] = {}
+        self.pool = BufferPool(self.root)  # the model inputs' buffers the graph reads
         self.graph: Any = None
         self.span: tuple[float, float] | None = None  # the last run's interval
         with self.cp.cuda.Device(self.root.index):
@@ -62,24 +64,24 @@ class GraphGroup(GroupRunner):
         self.done = threading.Event()
 
     @classmethod
-    def fits(cls, ex: GroupContext, names: Sequence[str]) -> bool:
+    def fits(cls, ctx: RunContext, names: Sequence[str]) -> bool:
         """Whether the units on ``names`` (one CUDA device) can run as one captured graph: a
         sequential plan only where it is all on one stream."""
-        if ex.node_times:
+        if ctx.node_times:
             return False
-        specs = [s for s in ex.specs if s.device in names]
-        if ex.sequential and not one_queue(ex.specs, specs):
+        specs = [s for s in ctx.specs if s.device in names]
+        if ctx.plan.sequential and not one_queue(ctx.specs, specs):
             return False
-        group = {s.index for s in specs}
+        mine = {s.index for s in specs}
         for s in specs:
-            for t in ex.units[s.index].inputs:
-                p = ex.producer.get(t)
-                if p is not None and p not in group:
+            for t in ctx.units[s.index].inputs:
+                p = ctx.routes.producer.get(t)
+                if p is not None and p not in mine:
                     return False
         return True
 
     def start_run(self) -> dict[int, threading.Event]:
-        """One fresh done-event for every unit of the group (the executor's protocol for
+        """One fresh done-event for every unit of the runner (the executor's protocol for
         its workers): the graph makes them all at once."""
         self.done = threading.Event()
         self.span = None
@@ -90,7 +92,7 @@ class GraphGroup(GroupRunner):
 
     def run(self) -> None:
         """Write the inputs, launch the graph (captured on the first run), read back."""
-        ex, cp = self.ex, self.cp
+        live, cp = self.ctx.live, self.cp
         t0 = now()
         with cp.cuda.Device(self.root.index):
             self._write_inputs()
@@ -107,8 +109,8 @@ class GraphGroup(GroupRunner):
             self.stream.synchronize()
         end = now()
         for t, out in outs.items():
-            ex.host[t] = out
-            ex.published(t)
+            live.host[t] = out
+            live.published(t)
         self.span = (t0, end)
         self.done.set()
 
@@ -117,26 +119,25 @@ class GraphGroup(GroupRunner):
         units would otherwise time the host making them."""
         if self.span is None:
             return []
-        ex, (t0, end) = self.ex, self.span
+        ms, (t0, end) = self.ctx.live.ms, self.span
         return [
             Event(
                 "unit",
                 s.device,
                 s.label,
-                ex.ms(t0),
-                ex.ms(end),
+                ms(t0),
+                ms(end),
                 {"unit": s.index, "nodes": len(s.nodes), "graph": True, "approx": True},
             )
             for s in self.specs
         ]
 
     def _write_inputs(self) -> None:
-        ex = self.ex
+        host_arrays = self.ctx.live.host
         for t in self.inputs:
-            host = np.ascontiguousarray(ex.host[t])
-            buf = self.pool.get(t)
-            if buf is None or buf.shape != tuple(host.shape) or buf.dtype != str(host.dtype):
-                buf = self.pool[t] = self.root.alloc(host.shape, str(host.dtype))
+            host = np.ascontiguousarray(host_arrays[t])
+            buf, new = self.pool.get(t, host.shape, str(host.dtype))
+            if new:
                 self.graph = None  # the captured graph reads the old buffer
                 self.program.bind(t, buf)
             if host.size:
@@ -170,5 +171,5 @@ class GraphGroup(GroupRunner):
 
     def release(self) -> None:
         self.graph = None
-        self.pool.clear()
+        self.pool.release()
         self.program = None

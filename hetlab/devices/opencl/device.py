@@ -2,12 +2,12 @@
 
 One ``OpenCLDevice`` per device pyopencl finds (``cl0``, ``cl1``... in platform order). Each
 has in-order command queues, one without profiling for timed runs and one with profiling,
-made on first use, for node timelines (``record_node_times``), and a program cache (a program
+made on first use, for runs that time their nodes (``queue_for``), and a program cache (a program
 is compiled once per device, keyed by its source and build options). ``queue_view(k)`` is
 another queue of the same context, a device of its own (``cl0.q1``...).
 
-Buffers are mapped where the device shares memory with the host (``buffers.py``); with
-``record_node_times`` every launch returns an event, whose stamps give the node times
+Buffers are mapped where the device shares memory with the host (``buffers.py``); in a
+run that times its nodes every launch returns an event, whose stamps give the node times
 (``stamps.py``).
 """
 
@@ -21,20 +21,20 @@ from typing import Any
 import numpy as np
 
 from hetlab.devices.capabilities import AHEAD_OF_TIME, Capabilities
-from hetlab.devices.group import GroupContext
 from hetlab.devices.kernels import CLBuffer, bounds, source
 from hetlab.devices.kernels.builder import UnitBuilder
 from hetlab.devices.kernels.device import KernelDevice
 from hetlab.devices.kernels.ops import why_not
 from hetlab.devices.opencl import pocl
+from hetlab.devices.opencl.aot import AotRunner
 from hetlab.devices.opencl.buffers import OpenCLBuffers
-from hetlab.devices.opencl.group import AotGroup
 from hetlab.devices.opencl.if_runner import prepare_composite
 from hetlab.devices.opencl.launcher import enqueue, enqueue_each
 from hetlab.devices.opencl.queues import MEASURES, OpenCLQueues
 from hetlab.devices.opencl.runtime import device_type, exact_divide_option, pyopencl
 from hetlab.devices.opencl.stamps import run_node_times
 from hetlab.devices.opencl.threads import Started, enabled, pin
+from hetlab.devices.runner import RunContext
 from hetlab.devices.unit import LazyNodeTimes, RunResult, Unit, now
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
@@ -72,6 +72,7 @@ class OpenCLDevice(OpenCLBuffers, KernelDevice):
     """An OpenCL device; see the module docstring for buffers and timing."""
 
     kind = "opencl"
+    times_nodes = True  # a run not told otherwise times its nodes (the profiler's runs)
 
     def __init__(self, cl_device: Any, name: str) -> None:
         cl = pyopencl()
@@ -88,7 +89,6 @@ class OpenCLDevice(OpenCLBuffers, KernelDevice):
         self.build_options = exact_divide_option(cl, cl_device) + pocl.build_options(cl_device)
         # programs built from now on check every global index (bounds.py, HETLAB_CL_BOUNDS)
         self.bounds_check = bounds.from_env()
-        self.record_node_times = True
         self.parent: OpenCLDevice | None = None  # the device whose context a queue view shares
         self.queue_index = 0
         self.host_cores: list[int] | None = None  # where the driving thread runs (platform)
@@ -99,8 +99,12 @@ class OpenCLDevice(OpenCLBuffers, KernelDevice):
 
     @property
     def queue(self) -> Any:
-        """The command queue in use: with profiling while ``record_node_times`` is set."""
-        if not self.record_node_times:
+        """The queue of the host's copies (``buffers.py``), each of which waits for its end."""
+        return self.plain_queue
+
+    def queue_for(self, node_times: bool) -> Any:
+        """The queue a run's launches go to: the profiling one where it times its nodes."""
+        if not node_times:
             return self.plain_queue
         if self._profiling_queue is None:
             props = self.cl.command_queue_properties.PROFILING_ENABLE
@@ -128,16 +132,16 @@ class OpenCLDevice(OpenCLBuffers, KernelDevice):
     def capabilities(self) -> Capabilities:
         return Capabilities(
             accelerator=True,
-            group=AHEAD_OF_TIME,
+            runner=AHEAD_OF_TIME,
             node_times=True,
             writes_inputs=True,
             unified_memory=self.unified,
             share_key="opencl_share",
         )
 
-    def group_runner(self, ex: GroupContext, names: Sequence[str]) -> AotGroup | None:
-        """The units on this context's queues enqueued ahead of time (``group.py``)."""
-        return AotGroup.for_units(ex, names)
+    def queue_runner(self, ctx: RunContext, names: Sequence[str]) -> AotRunner | None:
+        """The units on this context's queues enqueued ahead of time (``aot.py``)."""
+        return AotRunner.for_units(ctx, names)
 
     def queue_measures(self) -> OpenCLQueues:
         return MEASURES
@@ -233,19 +237,20 @@ class OpenCLDevice(OpenCLBuffers, KernelDevice):
             self.pin_driver()
         return unit
 
-    def run(self, unit: Unit, inputs: dict[str, Any]) -> RunResult:
+    def run(self, unit: Unit, inputs: dict[str, Any], node_times: bool | None = None) -> RunResult:
         """Enqueue the unit's prebuilt launches and wait. Outputs are the unit's own buffers,
         overwritten by its next run (copy them out or consume them before that)."""
         h = unit.handle
+        timed = self.times_nodes if node_times is None else node_times
         if hasattr(h, "executed_nodes"):  # a unit with control flow (if_runner.Composite)
-            return h.run(self, unit, inputs)
+            return h.run(self, unit, inputs, timed)
         for name in unit.inputs:
             if name not in inputs:
                 raise HetlabError(f"unit on {self.name} needs input {name!r}; pass it to run()")
             h.bind(name, self._as_buffer(h, name, inputs[name]))
-        cl, q = self.cl, self.queue
+        cl, q = self.cl, self.queue_for(timed)
         t0 = now()
-        if self.record_node_times:  # an event per launch, to time each
+        if timed:  # an event per launch, to time each
             events = enqueue_each(cl, q, h.launches)
         else:
             events = []
@@ -255,11 +260,7 @@ class OpenCLDevice(OpenCLBuffers, KernelDevice):
         if h.checks is not None:
             h.checks.verify()
         outs = {name: h.result(name) for name in unit.outputs}
-        times = (
-            LazyNodeTimes(lambda: run_node_times(h, events, t0, t1, self.name))
-            if self.record_node_times
-            else []
-        )
+        times = LazyNodeTimes(lambda: run_node_times(h, events, t0, t1, self.name)) if timed else []
         return RunResult(outputs=outs, start=t0, finish=t1, node_times=times)
 
     def _as_buffer(self, h: Any, name: str, value: Any) -> CLBuffer:

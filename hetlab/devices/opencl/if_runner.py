@@ -102,19 +102,20 @@ class Branch:
             counts["device"] += 1
         return cls(device, spec, steps, spec._hetlab_weights, counts)  # type: ignore[attr-defined]
 
-    def run(self, env: dict[str, Any]) -> dict[str, Any]:
+    def run(self, env: dict[str, Any], node_times: bool | None = None) -> dict[str, Any]:
         """Run the body on ``env`` (outer tensors: device buffers or host arrays); returns
-        the body outputs by the body's output names."""
+        the body outputs by the body's output names. ``node_times``: ``Device.run``'s."""
         env = dict(env)
         dev = self.device
         for kind, step in self.steps:
             if kind == "kernels":
-                res = dev.run(step, {t: env[t] for t in step.inputs})
+                res = dev.run(step, {t: env[t] for t in step.inputs}, node_times)
                 env.update(res.outputs)
             else:
                 n, child = step
                 outs = child.run(
-                    {t: env[t] if t in env else self.known[t] for t in child.body.inputs}
+                    {t: env[t] if t in env else self.known[t] for t in child.body.inputs},
+                    node_times,
                 )
                 env.update(zip(n.outputs, (outs[o] for o in child.body.outputs), strict=False))
         return {o: env[o] if o in env else self.known[o] for o in self.body.outputs}
@@ -166,7 +167,7 @@ class IfStep:
             )
         return w[name]
 
-    def run(self, env: dict[str, Any]) -> dict[str, Any]:
+    def run(self, env: dict[str, Any], node_times: bool | None = None) -> dict[str, Any]:
         # lazy: onnx is slow to import; only If bodies need it
         from hetlab.graph.onnx_bodies import if_bodies
 
@@ -192,7 +193,7 @@ class IfStep:
             except HetlabError as e:
                 raise BranchError(f"If {self.node_id}, {branch}: {e}") from None
             self.branches[tuple(key)] = b
-        outs = b.run(vals)
+        outs = b.run(vals, node_times)
         self.executed = dict(b.counts)
         return dict(zip(n.outputs, (outs[o] for o in body.outputs), strict=False))
 
@@ -215,18 +216,20 @@ class Composite:
                     out[k] = out.get(k, 0) + v
         return out
 
-    def run(self, device: Any, unit: Unit, inputs: dict[str, Any]) -> RunResult:
+    def run(
+        self, device: Any, unit: Unit, inputs: dict[str, Any], node_times: bool | None = None
+    ) -> RunResult:
         env = dict(inputs)
         t0 = now()
         times: list[Interval] = []
         for kind, s in self.steps:
             if kind == "kernels":
-                res = device.run(s, {t: env[t] for t in s.inputs})
+                res = device.run(s, {t: env[t] for t in s.inputs}, node_times)
                 times.extend(res.node_times)
                 env.update(res.outputs)
             else:
                 a = now()
-                env.update(s.run(env))  # each kernel segment inside waits for its queue
+                env.update(s.run(env, node_times))  # each kernel segment waits for its queue
                 times.append(node_time(device.name, s.node_id, a, now()))
         t1 = now()
         missing = [t for t in unit.outputs if t not in env]

@@ -1,6 +1,6 @@
 """Launch stamps on the device clock as node times on hetlab's clock.
 
-With ``record_node_times`` every launch returns an event. A run notes ``perf_counter()`` just
+In a run that times its nodes every launch returns an event. A run notes ``perf_counter()`` just
 before its first enqueue (``t0``); the first event's ``CL_PROFILING_COMMAND_QUEUED`` stamp
 (``ref``) is the device-clock time of that same moment, so a device stamp ``s`` (ns) maps to
 ``t0 + (s - ref) * 1e-9`` seconds on hetlab's clock. The error is the duration of one enqueue

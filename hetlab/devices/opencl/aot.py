@@ -1,12 +1,12 @@
 """Ahead-of-time enqueue: one host thread issues all of a run's work on one OpenCL device.
 
 The units a plan places on an OpenCL device and on its queue views (``cl0``, ``cl0.q1``...:
-one context, several in-order queues) form a group. Each run enqueues the whole group in one
+one context, several in-order queues) run together. Each run enqueues them all in one
 pass, in the plan's global order, and the host waits only where it needs a result:
 
 - a unit's launches go to its own queue; the first waits on the last event of every unit on
-  another queue of the group that it reads from (its own queue is in order). Tensors pass
-  between the group's queues as buffers, with no copy, bound as the run reaches them;
+  another of the context's queues that it reads from (its own queue is in order). Tensors
+  pass between the queues as buffers, with no copy, bound as the run reaches them;
 - a model input is written by a non-blocking copy on the queue of its first reader;
 - a tensor a CPU worker produces is written from a host array the worker fills, by a copy
   that waits on a user event the worker sets (``published``): the GPU side never waits on
@@ -15,10 +15,10 @@ pass, in the plan's global order, and the host waits only where it needs a resul
   copy; the CPU worker waits on that copy's event (``UnitDone.wait``, which releases the
   GIL), and the enqueuing thread waits for the model outputs' copies at the end.
 
-Unit intervals: with ``record_node_times`` the queues profile, and each unit's interval is
-its first launch's start and its last launch's end on the device clock, mapped to the host
-clock as a run's node times are (``stamps.py``); without profiling, a unit runs from its
-enqueue to the group's end as far as the host can tell, and its event says so
+Unit intervals: where the run times its nodes (``RunContext.node_times``) the queues profile,
+and each unit's interval is its first launch's start and its last launch's end on the device
+clock, mapped to the host clock as a run's node times are (``stamps.py``); without
+profiling, a unit runs from its enqueue to the run's end as far as the host can tell, and its event says so
 (``"approx": True``).
 """
 
@@ -31,16 +31,17 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.group import Event, GroupContext, GroupRunner, UnitSpec, one_queue
+from hetlab.devices.buffer_pool import BufferPool
 from hetlab.devices.kernels.launches import node_times
 from hetlab.devices.opencl.launcher import enqueue, enqueue_each
 from hetlab.devices.opencl.stamps import launch_spans
+from hetlab.devices.runner import Event, QueueRunner, RunContext, UnitSpec, one_queue
 from hetlab.devices.unit import now
 from hetlab.timeline import Interval
 
 
 class UnitDone:
-    """A group unit's waiter (``GroupRunner.start_run``): ``wait`` returns once the unit is
+    """A runner's unit's waiter (``QueueRunner.start_run``): ``wait`` returns once the unit is
     enqueued and the copies of what it publishes have finished."""
 
     def __init__(self, cl: Any) -> None:
@@ -62,14 +63,16 @@ class UnitDone:
         return self.enqueued.is_set()
 
 
-class AotGroup(GroupRunner):
+class AotRunner(QueueRunner):
     """The units of one OpenCL context, enqueued ahead of time by ``run`` on one thread."""
 
-    def __init__(self, ex: GroupContext, names: Sequence[str]) -> None:
-        super().__init__(ex, names)
+    def __init__(self, ctx: RunContext, names: Sequence[str]) -> None:
+        super().__init__(ctx, names)
         self.cl = self.root.cl
+        # the queues the run's launches go to: profiling ones where the run times its nodes
+        self.queues = {d: dev.queue_for(ctx.node_times) for d, dev in self.devs.items()}
         self._classify()
-        self.pool: dict[str, Any] = {}  # tensor -> device buffer written from the host
+        self.pool = BufferPool(self.root)  # tensor -> device buffer written from the host
         self.done: dict[int, UnitDone] = {}
         self.user: dict[str, Any] = {}
         self.aborted = False
@@ -77,64 +80,65 @@ class AotGroup(GroupRunner):
         self.report: tuple[list[Event], dict[int, list[Interval]]] | None = None
 
     @classmethod
-    def fits(cls, ex: GroupContext, names: Sequence[str]) -> bool:
+    def fits(cls, ctx: RunContext, names: Sequence[str]) -> bool:
         """Whether the units on ``names`` (one OpenCL context) can be enqueued ahead of time:
         not a sequential plan unless it is all on one queue, no unit with control flow (those
-        run on the host), and every tensor a CPU device sends into the group has a static shape
+        run on the host), and every tensor a CPU device sends into them has a static shape
         (its host array exists before the CPU produces it)."""
-        specs = [s for s in ex.specs if s.device in names]
-        if ex.sequential and not one_queue(ex.specs, specs):
+        specs = [s for s in ctx.specs if s.device in names]
+        if ctx.plan.sequential and not one_queue(ctx.specs, specs):
             return False
         for s in specs:
-            if hasattr(ex.units[s.index].handle, "executed_nodes"):
+            if hasattr(ctx.units[s.index].handle, "executed_nodes"):
                 return False
-        group = {s.index for s in specs}
+        mine = {s.index for s in specs}
         for s in specs:
-            for t in ex.units[s.index].inputs:
-                p = ex.producer.get(t)
-                if p is not None and p not in group:
-                    tensor = ex.graph.tensors.get(t)
+            for t in ctx.units[s.index].inputs:
+                p = ctx.routes.producer.get(t)
+                if p is not None and p not in mine:
+                    tensor = ctx.plan.graph.tensors.get(t)
                     if tensor is None or tensor.shape is None:
                         return False
         return True
 
     def _classify(self) -> None:
-        """Per unit: inputs from the group and inputs from the host; per host input, the units
+        """Per unit: inputs from the runner's own units and inputs from the host; per host input, the units
         that read it; per tensor published, whether the host needs it. A tensor a CPU worker
         sends gets its host array here (shapes are static) and a hook the worker calls once
         it has filled ``host``."""
-        ex = self.ex
-        self.from_group: dict[int, list[tuple[str, int]]] = {}
+        ctx, graph = self.ctx, self.ctx.plan.graph
+        self.from_inside: dict[int, list[tuple[str, int]]] = {}
         self.from_host: dict[int, list[str]] = {}
         self.cpu_made: set[str] = set()
         for s in self.specs:
             inner, outer = [], []
-            for t in ex.units[s.index].inputs:
-                p = ex.producer.get(t)
+            for t in ctx.units[s.index].inputs:
+                p = ctx.routes.producer.get(t)
                 if p in self.index:
                     inner.append((t, p))
                 else:
                     outer.append(t)
                     if p is not None:
                         self.cpu_made.add(t)
-            self.from_group[s.index], self.from_host[s.index] = inner, outer
+            self.from_inside[s.index], self.from_host[s.index] = inner, outer
         self.host_readers: dict[str, list[int]] = {}
         for s in self.specs:
             for t in self.from_host[s.index]:
                 self.host_readers.setdefault(t, []).append(s.index)
         self.staging = {
-            t: np.empty(tuple(ex.graph.tensors[t].shape), dtype=ex.graph.tensors[t].dtype)
+            t: np.empty(tuple(graph.tensors[t].shape), dtype=graph.tensors[t].dtype)
             for t in self.cpu_made
         }
         for t in self.cpu_made:
-            ex.on_publish[t] = self._publisher(t)
+            ctx.live.on_publish[t] = self._publisher(t)
         needed = self.needed_outside()
-        self.reads = {s.index: [t for t in ex.publish[s.index] if t in needed] for s in self.specs}
+        publish = ctx.routes.publish
+        self.reads = {s.index: [t for t in publish[s.index] if t in needed] for s in self.specs}
 
     # --- one run ------------------------------------------------------------------------
     def start_run(self) -> dict[int, UnitDone]:
         """Before the workers start: a fresh ``UnitDone`` per unit and a user event per
-        tensor a CPU worker sends into the group."""
+        tensor a CPU worker sends into the runner."""
         cl = self.cl
         self.done = {s.index: UnitDone(cl) for s in self.specs}
         self.user = {t: cl.UserEvent(self.root.ctx) for t in self.cpu_made}
@@ -144,7 +148,7 @@ class AotGroup(GroupRunner):
     def _publisher(self, t: str):
         def publish() -> None:
             host = self.staging[t]
-            np.copyto(host, np.asarray(self.ex.host[t]).reshape(host.shape), casting="unsafe")
+            np.copyto(host, np.asarray(self.ctx.live.host[t]).reshape(host.shape), casting="unsafe")
             self.user[t].set_status(self.cl.command_execution_status.COMPLETE)
 
         return publish
@@ -158,8 +162,8 @@ class AotGroup(GroupRunner):
                 event.set_status(self.cl.command_execution_status.COMPLETE)
 
     def run(self) -> None:
-        """Enqueue every unit of the group, then wait for what the host needs."""
-        ex = self.ex
+        """Enqueue every unit of the runner, then wait for what the host needs."""
+        ctx = self.ctx
         self.t0 = now()
         self.last: dict[int, Any] = {}
         self.written: dict[str, tuple[Any, str]] = {}
@@ -175,7 +179,7 @@ class AotGroup(GroupRunner):
             done = self.done[s.index]
             for t in self.reads[s.index]:
                 out, ev = self._read(s, t)
-                ex.host[t] = out  # filled once ``ev`` completes; readers wait on it
+                ctx.live.host[t] = out  # filled once ``ev`` completes; readers wait on it
                 host_reads.append(ev)
                 done.events.append(ev)
             if not done.events:
@@ -183,24 +187,26 @@ class AotGroup(GroupRunner):
             done.enqueued.set()
         if host_reads:
             self.cl.wait_for_events(host_reads)
-        for q in {id(d.queue): d.queue for d in self.devs.values()}.values():
+        for q in {id(q): q for q in self.queues.values()}.values():
             q.finish()
         self.end = now()
         for s in self.specs:  # the bounds-checked build's error records (kernels/bounds.py)
-            checks = ex.units[s.index].handle.checks
+            checks = ctx.units[s.index].handle.checks
             if checks is not None:
                 checks.verify()
 
     def _waits(self, s: UnitSpec) -> list[Any]:
-        """Events the unit's first launch waits on: its group inputs from other queues, and
-        the host copies of its other inputs (enqueued here on first use). A group input is
+        """Events the unit's first launch waits on: its inputs from the runner's units on
+        other queues, and the host copies of its other inputs (enqueued here on first use).
+        An input from the runner's units is
         bound here, once its producer is: a producer's output may be a view of its own input,
         whose buffer is only known then (binding the same buffer again costs nothing)."""
-        h = self.ex.units[s.index].handle
-        for t, p in self.from_group[s.index]:
-            h.bind(t, self.ex.units[p].handle.result(t))
+        units = self.ctx.units
+        h = units[s.index].handle
+        for t, p in self.from_inside[s.index]:
+            h.bind(t, units[p].handle.result(t))
         waits = [
-            self.last[p] for _t, p in self.from_group[s.index] if self._queue_of(p) != s.device
+            self.last[p] for _t, p in self.from_inside[s.index] if self._queue_of(p) != s.device
         ]
         for t in self.from_host[s.index]:
             if t not in self.written:
@@ -211,39 +217,37 @@ class AotGroup(GroupRunner):
         return waits
 
     def _queue_of(self, unit: int) -> str:
-        return self.ex.specs[unit].device
+        return self.ctx.specs[unit].device
 
     def _write(self, s: UnitSpec, t: str) -> Any:
         """Enqueue the host -> device copy of ``t`` on ``s``'s queue and bind the buffer to
-        every unit of the group that reads it."""
-        ex, dev, cl = self.ex, self.devs[s.device], self.cl
+        every unit of the runner that reads it."""
+        ctx, q, cl = self.ctx, self.queues[s.device], self.cl
         if t in self.user:
             host, wait_for = self.staging[t], [self.user[t]]
         else:
-            host, wait_for = np.ascontiguousarray(ex.host[t]), None
-        buf = self.pool.get(t)
-        if buf is None or buf.shape != tuple(host.shape) or buf.dtype != str(host.dtype):
-            buf = self.pool[t] = self.root.alloc(host.shape, str(host.dtype))
+            host, wait_for = np.ascontiguousarray(ctx.live.host[t]), None
+        buf, _ = self.pool.get(t, host.shape, str(host.dtype))
         for r in self.host_readers[t]:
-            ex.units[r].handle.bind(t, buf)
+            ctx.units[r].handle.bind(t, buf)
         if host.size == 0:
-            return cl.enqueue_marker(dev.queue, wait_for=wait_for)
-        return cl.enqueue_copy(dev.queue, buf.buf, host, is_blocking=False, wait_for=wait_for)
+            return cl.enqueue_marker(q, wait_for=wait_for)
+        return cl.enqueue_copy(q, buf.buf, host, is_blocking=False, wait_for=wait_for)
 
     def _enqueue_launches(self, s: UnitSpec, waits: list[Any]) -> Any:
         """Enqueue the unit's launches; its last event. Profiling queues give every launch
         its event, to time it; otherwise only the last launch has one (``launcher``)."""
-        q, h = self.devs[s.device].queue, self.ex.units[s.index].handle
-        if not self.devs[s.device].record_node_times or not h.launches:
+        q, h = self.queues[s.device], self.ctx.units[s.index].handle
+        if not self.ctx.node_times or not h.launches:
             self.launch_events[s.index] = []
             return enqueue(self.cl, q, h.launches, waits)
         events = self.launch_events[s.index] = enqueue_each(self.cl, q, h.launches, waits)
         return events[-1]
 
     def _read(self, s: UnitSpec, t: str) -> tuple[np.ndarray, Any]:
-        buf = self.ex.units[s.index].handle.result(t)
+        buf = self.ctx.units[s.index].handle.result(t)
         out = np.empty(buf.shape, dtype=buf.dtype)
-        q = self.devs[s.device].queue
+        q = self.queues[s.device]
         if out.size == 0:
             return out, self.cl.enqueue_marker(q)
         return out, self.cl.enqueue_copy(q, out, buf.buf, is_blocking=False)
@@ -264,8 +268,8 @@ class AotGroup(GroupRunner):
         return self.report or ([], {})
 
     def _read_stamps(self, end: float) -> tuple[list[Event], dict[int, list[Interval]]]:
-        ex = self.ex
-        profiled = all(d.record_node_times for d in self.devs.values())
+        ctx = self.ctx
+        profiled = ctx.node_times
         firsts = [evs[0] for evs in self.launch_events.values() if evs]
         ref = firsts[0].profile.queued if profiled and firsts else None
         out, times = [], {}
@@ -277,16 +281,16 @@ class AotGroup(GroupRunner):
                 finish = self.t0 + (evs[-1].profile.end - ref) * 1e-9
                 start, finish = min(max(start, self.t0), end), min(max(finish, self.t0), end)
                 finish = max(finish, start)
-                span = launch_spans(ex.units[s.index].handle.launches, evs, ref, self.t0, end)
+                h = ctx.units[s.index].handle
+                span = launch_spans(h.launches, evs, ref, self.t0, end)
                 first = min((v[0] for v in span.values()), default=self.t0)
-                times[s.index] = node_times(ex.units[s.index].handle, span, first, s.device)
+                times[s.index] = node_times(h, span, first, s.device)
             else:
                 start, finish = self.enqueued_at[s.index], end
                 args["approx"] = True
-            out.append(Event("unit", s.device, s.label, ex.ms(start), ex.ms(finish), args))
+            ms = ctx.live.ms
+            out.append(Event("unit", s.device, s.label, ms(start), ms(finish), args))
         return out, times
 
     def release(self) -> None:
-        for buf in self.pool.values():
-            self.root.free(buf)
-        self.pool.clear()
+        self.pool.release()

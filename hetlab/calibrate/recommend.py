@@ -28,11 +28,11 @@ from typing import Any
 
 from hetlab.calibrate.measured import measured_ms
 from hetlab.calibrate.prediction import predict
-from hetlab.calibrate.replayed import replay_times
+from hetlab.calibrate.replayed import replay_times, replays
 from hetlab.calibrate.report import host_and_remote, problem_devices, problem_graph
 from hetlab.cost.problem import Problem
 from hetlab.devices.base import Device
-from hetlab.devices.replay import REPLAY_TOLERANCE, ReplayDevice
+from hetlab.devices.replay import REPLAY_TOLERANCE
 from hetlab.errors import HetlabError
 from hetlab.graph import load
 from hetlab.graph.ir import OpGraph
@@ -88,7 +88,7 @@ def recommend(
     predicted, basis = _predicted(problem, graph, devmap, candidates)
     times: Mapping[str, float | None] = predicted
     rec: dict[str, Any] = {}
-    if measure > 0 and replayed(devmap, problem):
+    if measure > 0 and replays(devmap, problem):
         times, basis, rec = _replayed(candidates, graph, problem, predicted)
     elif measure > 0:
         times, basis, rec = _measured(candidates, graph, devmap, measure, inputs)
@@ -128,14 +128,6 @@ def _measured(
     if got.max_rel_err:
         rec["max_rel_err"] = got.max_rel_err
     return got.ms, "measured", rec
-
-
-def replayed(devices: Mapping[str, Device], problem: Problem) -> bool:
-    """Whether ``devices`` replay ``problem`` (each its own device of it) rather than run it."""
-    return bool(devices) and all(
-        isinstance(d, ReplayDevice) and d.problem is problem and d.pdev == name
-        for name, d in devices.items()
-    )
 
 
 def _replayed(

@@ -17,7 +17,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from hetlab.cost.problem import Problem
-from hetlab.devices.replay import VirtualRun, unit_cost_ms, virtual_clock
+from hetlab.devices.base import Device
+from hetlab.devices.replay import ReplayDevice, VirtualRun, unit_cost_ms, virtual_clock
 from hetlab.executor import RunReport, build_units
 from hetlab.executor.trace import Event
 from hetlab.graph.ir import OpGraph
@@ -30,6 +31,14 @@ def plan_clock(problem: Problem, graph: OpGraph, plan: Plan) -> VirtualRun:
     """``plan`` as the executor's units (``build_units``) on the virtual clock."""
     specs = build_units(graph, plan)
     return virtual_clock(problem, [(s.device, s.nodes) for s in specs], plan.sequential)
+
+
+def replays(devices: Mapping[str, Device], problem: Problem) -> bool:
+    """Whether ``devices`` replay ``problem`` (each its own device of it) rather than run it."""
+    return bool(devices) and all(
+        isinstance(d, ReplayDevice) and d.problem is problem and d.pdev == name
+        for name, d in devices.items()
+    )
 
 
 def replay_times(

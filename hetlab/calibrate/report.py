@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hetlab.calibrate.prediction import predict
+from hetlab.calibrate.replayed import replay_report, replays
 from hetlab.devices.base import Device, is_accelerator
 from hetlab.devices.binding import bind
 from hetlab.devices.bound import BoundPlan
@@ -29,7 +30,9 @@ from hetlab.schedulers.plan import Plan
 
 def run(graph: OpGraph | str, plan: Any, devices: Any = None, **kw: Any) -> RunReport:
     """``hetlab.executor.run`` with ``with_predictions`` applied when ``problem`` is given
-    (the model is loaded, the devices found and the plan bound once, for both). ``devices``
+    (the model is loaded, the devices found and the plan bound once, for both); on the
+    problem's replay devices, the report is the replay's on the virtual clock
+    (``replayed.replay_report``). ``devices``
     defaults to this machine's, with the queues that the plan's device names need and the
     whole CPU where the problem has one (``plan_devices``)."""
     if isinstance(plan, BoundPlan):
@@ -41,6 +44,8 @@ def run(graph: OpGraph | str, plan: Any, devices: Any = None, **kw: Any) -> RunR
     problem = kw.get("problem")
     if problem is not None:
         with_predictions(report, graph, bound, devices, problem)
+        if replays(bound.devices, problem):  # a replay: its report on the profiled clock
+            report = replay_report(report, problem, graph, bound.plan)
     return report
 
 

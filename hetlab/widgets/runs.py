@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from hetlab.calibrate import run
-from hetlab.calibrate.replayed import replay_line, replay_report
+from hetlab.calibrate.replayed import replay_line
 from hetlab.cost.problem import Problem
 from hetlab.cost.whatif import is_what_if
 from hetlab.devices.replay import graph_from_problem, replay_devices
@@ -52,8 +52,7 @@ def execute(
     """Run ``plan``: on ``devices`` (those named in the profile) for real, else replayed
     (its report on the virtual clock, ``replay_report``)."""
     graph, devs = where(problem, graph, devices, replay)
-    report = run(graph, plan, devs, repeat=repeat, check=bool(graph.model_path), problem=problem)
-    return replay_report(report, problem, graph, plan) if replay else report
+    return run(graph, plan, devs, repeat=repeat, check=bool(graph.model_path), problem=problem)
 
 
 def where(problem: Problem, graph: Any, devices: list[Any], replay: bool) -> tuple[Any, list]:

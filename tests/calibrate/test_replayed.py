@@ -91,6 +91,21 @@ def test_a_replay_reports_the_virtual_clock_and_labels_the_hosts_timing():
     assert replay_line({"latency_ms": {}}) is None  # a measured run has no replay line
 
 
+def test_the_public_run_on_a_profiles_replay_devices_is_the_replay_on_the_virtual_clock():
+    """``hetlab.run`` (the CLI's, the course's and the workbench's path) gives a replay's
+    report on the virtual clock wherever the devices replay the problem given."""
+    import hetlab
+
+    p = random_problem(9, 4)
+    plan = schedule(p, "heft")
+    report = hetlab.run(graph_from_problem(p), plan, replay_devices(p), problem=p, repeat=2)
+    doc = report.to_json()
+    assert doc["replay"]["clock"] == "virtual"
+    assert doc["latency_ms"]["median"] == pytest.approx(
+        plan_clock(p, graph_from_problem(p), plan).makespan, abs=1e-4
+    )
+
+
 def test_the_status_line_compares_with_the_reports_prediction_and_names_the_makespan():
     p = random_problem(10, 1)
     plan = schedule(p, "heft")

@@ -1,4 +1,8 @@
-"""The standard timing model of spec §3: the one simulator every reported makespan comes from.
+"""Spec §3's timing engine: the one rule of a unit's start and finish (``unit_times``), and the
+simulator every reported makespan comes from (``simulate``), which checks a whole plan and
+walks it through that rule. The schedulers' incremental timelines (``incremental.py``) apply
+the same rule unit by unit; the prediction's calibrated terms extend it with the host and
+shared rates (``calibrate/events.py``).
 
 A schedule is a device per node, a global order (each device's order is its subsequence;
 any deadlock-free set of per-device orders has such a topological merge), optional fused
@@ -57,10 +61,10 @@ def simulate(
             continue
         members = groups[gi] if gi is not None else [vi]
         d = dev[vi]
-        ready, recv = _inputs(problem, members, dev, finish, d)
+        _check_inputs(problem, members, dev, finish, d)
         c = _unit_cost(problem, members, d, gi is not None)
-        s = max(ready, clock if sequential else dev_free[d])
-        f = float(s + c + recv)
+        free = clock if sequential else dev_free[d]
+        s, f = unit_times(problem.preds, problem.comm_tensor, dev, finish, members, d, free, c)
         for m in members:
             start[m], finish[m] = s, f
         occupy(dev_free, d, f, occ)
@@ -71,6 +75,25 @@ def simulate(
         finish=dict(zip(names, finish, strict=False)),
         makespan=max(finish, default=0.0),
     )
+
+
+def unit_times(preds, comm, dev, finish, members: list[int], d: int, free: float, cost):
+    """(start, finish) of the unit ``members`` appended on device ``d`` (spec §3): ``preds``,
+    ``comm`` as a problem's, ``dev`` and ``finish`` of the nodes placed so far (indexable
+    by node), ``free``: when ``d`` may next start (the clock, for a sequential plan);
+    ``cost``: the unit's compute on ``d``."""
+    inside = set(members)
+    ready = 0.0
+    recv = 0.0
+    for m in members:
+        for u, k in preds[m]:
+            if u in inside:
+                continue
+            ready = max(ready, finish[u])
+            if dev[u] != d:
+                recv += comm[k, dev[u], d]
+    s = max(ready, free)
+    return float(s), float(s + cost + recv)
 
 
 def _groups(problem: Problem, fused: Sequence[Sequence[str]]):
@@ -104,26 +127,18 @@ def _devices(problem: Problem, device_of: dict[str, str]) -> list[int]:
     return dev
 
 
-def _inputs(problem: Problem, members: list[int], dev, finish, d: int) -> tuple[float, float]:
-    """(when every input of the unit is ready, its blocking receive time on device ``d``)."""
+def _check_inputs(problem: Problem, members: list[int], dev, finish, d: int) -> None:
+    """That the unit's members are all on ``d`` and its inputs from outside it are placed."""
     inside = set(members)
-    ready = 0.0
-    recv = 0.0
     for m in members:
         if dev[m] != d:
             raise HetlabError(f"fused group {[problem.nodes[x].id for x in members]} spans devices")
-        for u, k in problem.preds[m]:
-            if u in inside:
-                continue
-            if finish[u] < 0:
+        for u, _ in problem.preds[m]:
+            if u not in inside and finish[u] < 0:
                 raise HetlabError(
                     f"plan order runs {problem.nodes[m].id!r} before its predecessor "
                     f"{problem.nodes[u].id!r}"
                 )
-            ready = max(ready, finish[u])
-            if dev[u] != d:
-                recv += problem.comm_tensor[k, dev[u], d]
-    return ready, recv
 
 
 def _unit_cost(problem: Problem, members: list[int], d: int, fused: bool) -> float:

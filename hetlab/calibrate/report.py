@@ -1,11 +1,12 @@
 """The executor's run with the calibrated prediction added to its report.
 
-``predicted_ms`` becomes ``prediction.predict``'s total for the plan that ran, from the
-problem, and ``prediction`` holds its breakdown by term (spec §5). The keys of the earlier
-separate predictions stay as the breakdown's partial sums: ``predicted_io_ms`` (up to the
-host's inputs and outputs), ``predicted_host_ms`` (up to the concurrency surcharge, on a
-problem with a per-unit calibration) and ``predicted_shared_ms`` (the total, on a problem
-with a device's queues).
+The report's one prediction is ``prediction``: ``prediction.predict``'s total and breakdown
+by term for the plan that ran, from the problem (spec §5); the executor predicts nothing.
+The older keys stay as deprecated aliases of it (spec §5): ``predicted_ms`` (the total;
+the executor's report has the plan's own makespan there), and the breakdown's partial
+sums ``predicted_io_ms`` (up to the host's inputs and outputs), ``predicted_host_ms`` (up
+to the concurrency surcharge, on a problem with a per-unit calibration) and
+``predicted_shared_ms`` (the total, on a problem with a device's queues).
 """
 
 from __future__ import annotations

@@ -2,12 +2,13 @@
 
 The report is spec §5's document: ``model_path``, ``latency_ms`` {median, p10, p90} over
 the repetitions (after unmeasured warm-up runs: ``warmup``, or by default until
-``WARMUP_S`` have passed, see ``warm_up``), ``predicted_ms`` (the plan's makespan),
+``WARMUP_S`` have passed, see ``warm_up``), ``predicted_ms`` (the plan's own makespan),
 ``max_rel_err`` against a plain onnxruntime session (with ``check``; beside it onnxruntime's
 own ``reference_spread`` and the outputs compared ``tie_aware``, see ``check.Reference``),
 ``devices`` (node counts) and the ``timeline`` of the median repetition; plus ``fallbacks``
-and a few extra keys. The run measures: the only prediction it carries is the plan's own
-makespan (``predicted_ms``); the calibrated predictions are added by ``hetlab.calibrate.run``.
+and a few extra keys. The run measures and computes no prediction: ``predicted_ms`` is the
+makespan a timed Plan carries (None for a mapping or a device name); the prediction, and
+``predicted_ms`` as its total, is ``hetlab.calibrate.run``'s.
 """
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ from hetlab.graph import load
 from hetlab.graph.inputs import model_inputs
 from hetlab.graph.ir import OpGraph
 from hetlab.schedulers.plan import Plan
-from hetlab.schedulers.sim import simulate
 
 
 @dataclass
@@ -120,8 +120,7 @@ def run(
     ``placement``) on ``devices`` (default: this machine's, see ``hetlab.devices.platform``)
     ``repeat`` times; see the module doc for the report. ``inputs``: values of some inputs
     (a number fills its input's shape), seeded random ones for the rest. ``problem``: when
-    given and ``plan`` is no Plan, ``predicted_ms`` is simulated on it, and the critical
-    path's units carry their profiled times."""
+    given, the critical path's units carry their profiled times."""
     if isinstance(graph, (str, Path)):
         graph = load(str(graph))
     devmap = _device_map(platform_devices() if devices is None else devices)
@@ -131,8 +130,6 @@ def run(
     device_of = placed.device_of
     check_fits(graph, [(v, devmap[d]) for v, d in device_of.items() if d in devmap])
     ex = Executor(graph, placed, devmap, node_times=trace is not None)
-    if predicted is None and problem is not None:  # the Executor has checked the plan
-        predicted = float(simulate(problem, device_of, placed.order).makespan)
     feed = model_inputs(graph, inputs, seed)
     ref, warmed, reps = _repetitions(graph, ex, feed, check, warmup, repeat)
     walls = np.array([r.wall_ms for r in reps])

@@ -21,6 +21,8 @@ from hetlab.devices.choice import implied_queues, platform_devices
 from hetlab.errors import HetlabError
 from hetlab.executor.api import RunReport, placement
 from hetlab.executor.api import run as execute
+from hetlab.executor.critical import predicted_unit_ms, summary
+from hetlab.executor.units import build_units
 from hetlab.graph import load
 from hetlab.graph.ir import OpGraph
 from hetlab.schedulers.plan import Plan
@@ -32,9 +34,9 @@ def run(graph: OpGraph | str, plan: Any, devices: Any = None, **kw: Any) -> RunR
     this machine's, with the queues that the plan's device names need and the whole CPU
     where the problem has one (``plan_devices``)."""
     graph = load(str(graph)) if isinstance(graph, (str, Path)) else graph
-    devices = plan_devices(plan, kw.get("problem")) if devices is None else devices
+    problem = kw.pop("problem", None)
+    devices = plan_devices(plan, problem) if devices is None else devices
     report = execute(graph, plan, devices, **kw)
-    problem = kw.get("problem")
     if problem is not None:
         with_predictions(report, graph, plan, devices, problem)
     return report
@@ -108,11 +110,25 @@ def with_predictions(
     if devices is None:
         devices = plan_devices(plan, problem)
     devmap = dict(devices) if isinstance(devices, Mapping) else {d.name: d for d in devices}
-    got = run_prediction(problem, graph, placement(graph, plan, devmap)[0], devmap)
+    placed = placement(graph, plan, devmap)[0]
+    _profiled_path(report, graph, placed, problem)
+    got = run_prediction(problem, graph, placed, devmap)
     if got:
         report.predicted_ms = got.pop("predicted_ms")
         report.extra.update(got)
     return report
+
+
+def _profiled_path(report: RunReport, graph: OpGraph, placed: Plan, problem: Any) -> None:
+    """``critical_path.predicted_run_ms``: the profile's cost of the measured critical path's
+    units, where it prices every one of them."""
+    cp = report.extra.get("critical_path")
+    if not cp:
+        return
+    specs = build_units(graph, placed)
+    priced = summary(specs, report.events, 0.0, predicted_unit_ms(problem, specs))
+    if "predicted_run_ms" in priced:
+        cp["predicted_run_ms"] = priced["predicted_run_ms"]
 
 
 def run_prediction(

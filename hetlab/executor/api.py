@@ -28,7 +28,7 @@ from hetlab.devices.platform import devices as platform_devices
 from hetlab.errors import HetlabError
 from hetlab.executor.bad_inputs import inputs_blamed
 from hetlab.executor.check import reference
-from hetlab.executor.critical import predicted_unit_ms, summary
+from hetlab.executor.critical import summary
 from hetlab.executor.interpreter import Executor, Repetition
 from hetlab.executor.left_behind import left_behind
 from hetlab.executor.trace import Event, node_timeline, write_trace
@@ -113,14 +113,12 @@ def run(
     inputs: Mapping[str, Any] | None = None,
     warmup: int | None = None,
     seed: int = 0,
-    problem: Any = None,
     trace: str | Path | None = None,
 ) -> RunReport:
     """Run ``graph`` by ``plan`` (a Plan, a node -> device mapping or a device name, see
     ``placement``) on ``devices`` (default: this machine's, see ``hetlab.devices.platform``)
     ``repeat`` times; see the module doc for the report. ``inputs``: values of some inputs
-    (a number fills its input's shape), seeded random ones for the rest. ``problem``: when
-    given, the critical path's units carry their profiled times."""
+    (a number fills its input's shape), seeded random ones for the rest."""
     if isinstance(graph, (str, Path)):
         graph = load(str(graph))
     devmap = _device_map(platform_devices() if devices is None else devices)
@@ -150,7 +148,7 @@ def run(
         events=mid.events,
         device_names=[d for d in devmap if d in set(device_of.values())],
         outputs=mid.outputs,
-        extra={**_extra(graph, plan, placed, warmed, ex, mid, problem, devmap), **checked},
+        extra={**_extra(graph, plan, placed, warmed, ex, mid, devmap), **checked},
     )
     if trace is not None:
         report.write_trace(trace)
@@ -199,7 +197,6 @@ def _extra(
     warmed: int,
     ex: Executor,
     mid: Repetition,
-    problem: Any,
     devmap: Mapping[str, Device],
 ) -> dict[str, Any]:
     """The report's ``extra``: the model (and the file it was folded from), the algorithm,
@@ -213,12 +210,7 @@ def _extra(
         **({"source_path": str(Path(graph.source_path).resolve())} if folded else {}),
         "algo": getattr(plan, "algo", None),
         "warmup_runs": warmed,
-        "critical_path": summary(
-            ex.specs,
-            mid.events,
-            mid.wall_ms,
-            predicted_unit_ms(problem, ex.specs) if problem is not None else None,
-        ),
+        "critical_path": summary(ex.specs, mid.events, mid.wall_ms),
         **node_shares(graph, placed.device_of, devmap, ex),
     }
 

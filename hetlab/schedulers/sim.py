@@ -21,6 +21,8 @@ from hetlab.cost.problem import Problem
 from hetlab.cost.shared import occupy
 from hetlab.errors import HetlabError
 
+INF = float("inf")
+
 
 @dataclass
 class Timing:
@@ -50,9 +52,9 @@ def simulate(
     pos = {idx[v]: i for i, v in enumerate(order)}
     last_pos = [max(pos[m] for m in g) for g in groups]
     start = [0.0] * n
-    finish = [-1.0] * n
+    finish = [INF] * n  # INF until placed: a unit reading such a node finishes at INF
     dev_free = [0.0] * len(problem.devices)  # when each device may next start
-    occ = problem.occupancy
+    occ, preds, comm = problem.occupancy, problem.preds, problem.comm_tensor
     clock = 0.0
     for i, v in enumerate(order):
         vi = idx[v]
@@ -61,10 +63,13 @@ def simulate(
             continue
         members = groups[gi] if gi is not None else [vi]
         d = dev[vi]
-        _check_inputs(problem, members, dev, finish, d)
+        if gi is not None:
+            _same_device(problem, members, dev, d)
         c = _unit_cost(problem, members, d, gi is not None)
         free = clock if sequential else dev_free[d]
-        s, f = unit_times(problem.preds, problem.comm_tensor, dev, finish, members, d, free, c)
+        s, f = unit_times(preds, comm, dev, finish, members, d, free, c)
+        if f == INF:  # an input not placed yet (its finish is still INF), or an infinite cost
+            _placed_inputs(problem, members, finish)
         for m in members:
             start[m], finish[m] = s, f
         occupy(dev_free, d, f, occ)
@@ -80,8 +85,8 @@ def simulate(
 def unit_times(preds, comm, dev, finish, members: list[int], d: int, free: float, cost):
     """(start, finish) of the unit ``members`` appended on device ``d`` (spec §3): ``preds``,
     ``comm`` as a problem's, ``dev`` and ``finish`` of the nodes placed so far (indexable
-    by node), ``free``: when ``d`` may next start (the clock, for a sequential plan);
-    ``cost``: the unit's compute on ``d``."""
+    by node; all of the unit's inputs from outside it placed), ``free``: when ``d`` may next
+    start (the clock, for a sequential plan); ``cost``: the unit's compute on ``d``."""
     inside = set(members)
     ready = 0.0
     recv = 0.0
@@ -127,18 +132,21 @@ def _devices(problem: Problem, device_of: dict[str, str]) -> list[int]:
     return dev
 
 
-def _check_inputs(problem: Problem, members: list[int], dev, finish, d: int) -> None:
-    """That the unit's members are all on ``d`` and its inputs from outside it are placed."""
+def _placed_inputs(problem: Problem, members: list[int], finish) -> None:
+    """That every input of the unit from outside it is placed."""
     inside = set(members)
     for m in members:
-        if dev[m] != d:
-            raise HetlabError(f"fused group {[problem.nodes[x].id for x in members]} spans devices")
         for u, _ in problem.preds[m]:
-            if u not in inside and finish[u] < 0:
+            if u not in inside and finish[u] == INF:
                 raise HetlabError(
                     f"plan order runs {problem.nodes[m].id!r} before its predecessor "
                     f"{problem.nodes[u].id!r}"
                 )
+
+
+def _same_device(problem: Problem, members: list[int], dev, d: int) -> None:
+    if any(dev[m] != d for m in members):
+        raise HetlabError(f"fused group {[problem.nodes[x].id for x in members]} spans devices")
 
 
 def _unit_cost(problem: Problem, members: list[int], d: int, fused: bool) -> float:

@@ -31,12 +31,11 @@ PREDICTED = [
     ("xeon-2core-pocl/squeezenet", "squeezenet", "cpu0", ()),
 ]
 PREDICT_ALGOS = ["heft", "greedy", "dmda", "peft"]
-# the test's share: one phone per model, and the shipped profiles of two models
+# the test's share: two HOPE profiles besides ``plan_digests.HOPE_QUICK`` (whose plans
+# ``test_shared_unchanged.py`` holds), and the shipped profiles of two models
 QUICK = [
-    "hope/inception-v3-redmi",
     "hope/inception-v4-mi9",
     "hope/nasnet-mobile-vivo_z3",
-    "hope/pnasnet-mobile-mi9",
     "profiles/h200-16core/googlenet",
     "profiles/h200-16core/googlenet-streams",
     "profiles/xeon-2core-pocl/googlenet",
@@ -75,8 +74,9 @@ def plans(name: str) -> dict[str, list]:
     return out
 
 
-def predictions() -> dict[str, dict]:
-    """``profile/algo`` -> the prediction's terms, total and finish digest, as ``repr``."""
+def predictions(only: str | None = None) -> dict[str, dict]:
+    """``profile/algo`` -> the prediction's terms, total and finish digest, as ``repr``;
+    ``only``: that profile's alone."""
     from hetlab.calibrate.prediction import predict
     from hetlab.cost.problem import Problem
     from hetlab.graph import load
@@ -84,6 +84,8 @@ def predictions() -> dict[str, dict]:
 
     out: dict[str, dict] = {}
     for prof, model, host, remote in PREDICTED:
+        if only is not None and prof != only:
+            continue
         problem = Problem.load(PROFILES / f"{prof}.json")
         graph = load(model)
         for algo in PREDICT_ALGOS:

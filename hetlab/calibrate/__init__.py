@@ -4,7 +4,8 @@ A layer above the executor: it runs plans (``executor.run``) to calibrate a prob
 unit boundaries (``boundary``, ``handoff``), concurrent units (``concurrency``) and a captured
 graph's run (``graph_run``), and predicts a plan's run from a calibrated problem: ``predict``
 (``prediction``), one event simulation with a named term per effect. ``profile`` is the
-profiler's measurements with those calibrations, ``run`` the executor's run with the
+profiler's measurements (``profiling.profile``), then ``calibrate`` (those calibrations, as
+a new Problem), ``run`` the executor's run with the
 predictions added to its report: the two that ``hetlab.profile`` and ``hetlab.run`` are.
 ``program_key`` says whether two plans run the same program (``measured``, which times
 ``recommend``'s candidates).
@@ -12,12 +13,13 @@ predictions added to its report: the two that ``hetlab.profile`` and ``hetlab.ru
 
 from hetlab.calibrate.measured import program_key
 from hetlab.calibrate.prediction import Prediction, predict
-from hetlab.calibrate.profile import profile
+from hetlab.calibrate.profile import calibrate, profile
 from hetlab.calibrate.recommend import recommend
 from hetlab.calibrate.report import run, with_predictions
 
 __all__ = [
     "Prediction",
+    "calibrate",
     "predict",
     "profile",
     "program_key",

@@ -30,7 +30,6 @@ from typing import Any
 
 from hetlab.calibrate import handoff
 from hetlab.calibrate.busy import cached_or_guarded, evidence, expected_ms, reference_device
-from hetlab.cost.calibration import Calibration
 from hetlab.cost.problem import Problem
 from hetlab.devices.base import Device
 from hetlab.executor import api
@@ -109,7 +108,8 @@ def calibrate_boundaries(
     inputs: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Calibrate each device pair's boundary cost (see the module doc); returns what was
-    done per ordered pair, also stored as ``problem.calibration``.
+    done per ordered pair (``Calibration.of`` it is the calibration; ``problem`` is left
+    as it was).
     ``memo``: ``(get(a, b) -> the measurement or None, put(a, b, measurement))``, e.g. the
     profile cache, so that a cached profile does not run the model again (the fit itself is
     recomputed); a measurement on a busy machine is not put (``busy.py``)."""
@@ -147,7 +147,6 @@ def calibrate_boundaries(
         single = single_unit(graph, devs, measure, memo, problem)
         if single:
             done["single_unit"] = single
-    problem.calibration = Calibration.of(done)
     return done
 
 

@@ -67,8 +67,8 @@ def calibrate_concurrency(
     memo: CacheHooks | None = None,
     inputs: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Fit the surcharge on ``ALGO``'s plan of ``problem`` (see the module doc) and store it
-    as ``problem.calibration``'s ``concurrent`` part; returns what was stored, with
+    """Fit the surcharge on ``ALGO``'s plan of ``problem`` (see the module doc); returns
+    the calibration's ``concurrent`` part (``problem`` is left as it was), with
     ``per_unit_ms`` None and a ``why`` when the plan says too little. ``memo``: ``(get(key)
     -> the measurement or None, put(key, measurement))``, keyed by the plan, e.g. the
     profile cache."""
@@ -100,7 +100,6 @@ def calibrate_concurrency(
             predicted_before_ms=round(first[0], 4),
             **evidence(hit),
         )
-    problem.calibration = problem.calibration.with_part("concurrent", out)
     return out
 
 

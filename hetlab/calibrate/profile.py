@@ -1,15 +1,19 @@
-"""The profile a user asks for: the profiler's measurements (``profiling.profiler``), then the
-executor's calibrations of the problem's links (``boundary``, ``handoff``) and of units that
-run beside each other (``concurrency``), which only real runs of plans can measure."""
+"""The profile a user asks for, in two steps: the profiler's measurements
+(``profiling.profile``, a Problem), then ``calibrate``: the executor's calibrations of the
+problem's links (``boundary``, ``handoff``) and of units that run beside each other
+(``concurrency``), which only real runs of plans can measure, as a new Problem."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from hetlab.calibrate.boundary import calibrate_boundaries
 from hetlab.calibrate.concurrency import calibrate_concurrency
 from hetlab.calibrate.graph_run import run_cost_ms
+from hetlab.cost.cache import ProfileCache
+from hetlab.cost.calibration import Calibration
 from hetlab.cost.problem import Problem
 from hetlab.cost.queues import queues_pay, with_queues
 from hetlab.devices.base import Device, is_accelerator
@@ -19,8 +23,9 @@ from hetlab.errors import HetlabError
 from hetlab.graph import load
 from hetlab.graph.ir import OpGraph
 from hetlab.profiling import profiler
-from hetlab.profiling.job import Job
-from hetlab.profiling.options import ProfileOptions
+from hetlab.profiling.in_context import windows
+from hetlab.profiling.job import profile_cache
+from hetlab.profiling.options import ProfileOptions, options_of
 
 
 def profile(
@@ -33,7 +38,7 @@ def profile(
     platform: Any = None,
     **overrides: Any,
 ) -> Problem:
-    """``profiling.profiler.profile`` (same arguments) with ``executor_calibrations`` applied.
+    """``profiling.profile`` (same arguments), then ``calibrate`` on what it returns.
     ``devices`` may be named, as ``hetlab devices`` lists them (``"cpu0,cuda0"`` or a list);
     ``queues`` (``{"cuda0": 4}``: the device as four queues, each of its views profiled
     too), ``whole_cpu`` and ``platform`` are the platform options (``devices.choice``)."""
@@ -41,7 +46,9 @@ def profile(
     graph = load(graph) if isinstance(graph, str) else graph
     views = [d for d in devs if d.root is not d]
     measured = [d for d in devs if d not in views]
-    p = profiler.profile(graph, measured, options, calibrate=executor_calibrations, **overrides)
+    opts = options_of(options, overrides)
+    p = profiler.profile(graph, measured, opts)
+    p = calibrate(p, graph, measured, profile_cache(graph, opts), opts)
     if views:
         p = add_queues(p, graph, measured, views)
     sets = exclusive_sets(devs)
@@ -86,47 +93,59 @@ def exclusive_sets(devs: Sequence[Device]) -> list[list[str]]:
     return out
 
 
-def executor_calibrations(job: Job, p: Problem, per_unit: dict[str, float]) -> None:
-    """With links and several devices: what a unit boundary costs in the executor goes on
-    each link (``handoff``), and what a unit costs more beside another device's run
-    (``concurrent``); the measured results are cached with the profile's."""
-    opts, devs = job.opts, job.devs
+def calibrate(
+    problem: Problem,
+    graph: OpGraph,
+    devices: Sequence[Device],
+    cache: ProfileCache,
+    options: ProfileOptions | None = None,
+) -> Problem:
+    """``problem`` with the executor's calibrations, as a new Problem: with links and several
+    devices, what a unit boundary costs in the executor goes on each link (``handoff``), and
+    what a unit costs more beside another device's run (``concurrent``); the measurements
+    are kept in ``cache`` (the profile's, ``profiling.profile_cache``)."""
+    opts = options or ProfileOptions()
+    devs = list(devices)
     if not (opts.comm and len(devs) > 1 and opts.handoff):
-        return
+        return problem
+    section = problem.extra.get("profile") or {}
+    total = int(section.get("total_tasks") or 0)
     if opts.progress is not None:
-        opts.progress(job.done[0], job.total, "calibrating unit boundaries on the executor")
+        opts.progress(total, total, "calibrating unit boundaries on the executor")
     fps = {d.name: d.fingerprint() for d in devs}
-    pc, context = job.cache, opts.context
+    context = opts.context
 
     def memo_put(a: str, b: str, v: Any) -> None:
-        store = pc.device(fps[a])
+        store = cache.device(fps[a])
         store.put("boundary", f"{fps[b]}|{context}", v)
         store.flush()
 
-    calibrate_boundaries(
-        p,
-        job.graph,
+    done = calibrate_boundaries(
+        problem,
+        graph,
         devs,
-        job.wins,
-        per_unit,
+        windows(graph, context),
+        dict(section.get("unit_overhead_ms") or {}),
         inputs=opts.inputs,
-        memo=(lambda a, b: pc.device(fps[a]).get("boundary", f"{fps[b]}|{context}"), memo_put),
+        memo=(lambda a, b: cache.device(fps[a]).get("boundary", f"{fps[b]}|{context}"), memo_put),
     )
+    problem = replace(problem, calibration=Calibration.of(done))
     if not opts.concurrent:
-        return
+        return problem
     if opts.progress is not None:
-        opts.progress(job.done[0], job.total, "calibrating concurrent units on the executor")
+        opts.progress(total, total, "calibrating concurrent units on the executor")
     together = "|".join(fps[d.name] for d in devs)
-    store = pc.device(fps[devs[0].name])
+    store = cache.device(fps[devs[0].name])
 
     def conc_put(key: str, ms: Any) -> None:
         store.put("concurrent", f"{together}|{key}", ms)
         store.flush()
 
-    calibrate_concurrency(
-        p,
-        job.graph,
+    out = calibrate_concurrency(
+        problem,
+        graph,
         devs,
         inputs=opts.inputs,
         memo=(lambda key: store.get("concurrent", f"{together}|{key}"), conc_put),
     )
+    return replace(problem, calibration=problem.calibration.with_part("concurrent", out))

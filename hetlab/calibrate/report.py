@@ -1,11 +1,12 @@
 """The executor's run with the calibrated prediction added to its report.
 
-``predicted_ms`` becomes ``prediction.predict``'s total for the plan that ran, from the
-problem, and ``prediction`` holds its breakdown by term (spec §5). The keys of the earlier
-separate predictions stay as the breakdown's partial sums: ``predicted_io_ms`` (up to the
-host's inputs and outputs), ``predicted_host_ms`` (up to the concurrency surcharge, on a
-problem with a per-unit calibration) and ``predicted_shared_ms`` (the total, on a problem
-with a device's queues).
+The report's one prediction is ``prediction``: ``prediction.predict``'s total and breakdown
+by term for the plan that ran, from the problem (spec §5); the executor predicts nothing.
+The older keys stay as deprecated aliases of it (spec §5): ``predicted_ms`` (the total;
+the executor's report has the plan's own makespan there), and the breakdown's partial
+sums ``predicted_io_ms`` (up to the host's inputs and outputs), ``predicted_host_ms`` (up
+to the concurrency surcharge, on a problem with a per-unit calibration) and
+``predicted_shared_ms`` (the total, on a problem with a device's queues).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from hetlab.devices.choice import implied_queues, platform_devices
 from hetlab.errors import HetlabError
 from hetlab.executor.api import RunReport
 from hetlab.executor.api import run as execute
+from hetlab.executor.critical import predicted_unit_ms, summary
 from hetlab.graph import load
 from hetlab.graph.ir import OpGraph
 from hetlab.schedulers.plan import Plan
@@ -38,10 +40,10 @@ def run(graph: OpGraph | str, plan: Any, devices: Any = None, **kw: Any) -> RunR
     if isinstance(plan, BoundPlan):
         graph, devices = plan.graph, plan.devices
     graph = load(str(graph)) if isinstance(graph, (str, Path)) else graph
-    devices = plan_devices(plan, kw.get("problem")) if devices is None else devices
+    problem = kw.pop("problem", None)
+    devices = plan_devices(plan, problem) if devices is None else devices
     bound = bind(plan, graph, devices)
     report = execute(graph, bound, devices, **kw)
-    problem = kw.get("problem")
     if problem is not None:
         with_predictions(report, graph, bound, devices, problem)
         if replays(bound.devices, problem):  # a replay: its report on the profiled clock
@@ -117,11 +119,25 @@ def with_predictions(
     if devices is None:
         devices = plan.devices if isinstance(plan, BoundPlan) else plan_devices(plan, problem)
     devmap = dict(devices) if isinstance(devices, Mapping) else {d.name: d for d in devices}
-    got = run_prediction(problem, graph, bind(plan, graph, devmap), devmap)
+    bound = bind(plan, graph, devmap)
+    _profiled_path(report, bound, problem)
+    got = run_prediction(problem, graph, bound, devmap)
     if got:
         report.predicted_ms = got.pop("predicted_ms")
         report.extra.update(got)
     return report
+
+
+def _profiled_path(report: RunReport, bound: BoundPlan, problem: Any) -> None:
+    """``critical_path.predicted_run_ms``: the profile's cost of the measured critical path's
+    units, where it prices every one of them."""
+    cp = report.extra.get("critical_path")
+    if not cp:
+        return
+    specs = list(bound.units)
+    priced = summary(specs, report.events, 0.0, predicted_unit_ms(problem, specs))
+    if "predicted_run_ms" in priced:
+        cp["predicted_run_ms"] = priced["predicted_run_ms"]
 
 
 def run_prediction(

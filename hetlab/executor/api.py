@@ -2,12 +2,13 @@
 
 The report is spec §5's document: ``model_path``, ``latency_ms`` {median, p10, p90} over
 the repetitions (after unmeasured warm-up runs: ``warmup``, or by default until
-``WARMUP_S`` have passed, see ``warm_up``), ``predicted_ms`` (the plan's makespan),
+``WARMUP_S`` have passed, see ``warm_up``), ``predicted_ms`` (the plan's own makespan),
 ``max_rel_err`` against a plain onnxruntime session (with ``check``; beside it onnxruntime's
 own ``reference_spread`` and the outputs compared ``tie_aware``, see ``check.Reference``),
 ``devices`` (node counts) and the ``timeline`` of the median repetition; plus ``fallbacks``
-and a few extra keys. The run measures: the only prediction it carries is the plan's own
-makespan (``predicted_ms``); the calibrated predictions are added by ``hetlab.calibrate.run``.
+and a few extra keys. The run measures and computes no prediction: ``predicted_ms`` is the
+makespan a timed Plan carries (None for a mapping or a device name); the prediction, and
+``predicted_ms`` as its total, is ``hetlab.calibrate.run``'s.
 """
 
 from __future__ import annotations
@@ -28,14 +29,13 @@ from hetlab.devices.platform import devices as platform_devices
 from hetlab.errors import HetlabError
 from hetlab.executor.bad_inputs import inputs_blamed
 from hetlab.executor.check import reference
-from hetlab.executor.critical import predicted_unit_ms, summary
+from hetlab.executor.critical import summary
 from hetlab.executor.interpreter import Executor, Repetition
 from hetlab.executor.left_behind import left_behind
 from hetlab.executor.trace import Event, node_timeline, write_trace
 from hetlab.graph import load
 from hetlab.graph.inputs import model_inputs
 from hetlab.graph.ir import OpGraph
-from hetlab.schedulers.sim import simulate
 
 
 @dataclass
@@ -85,16 +85,13 @@ def run(
     inputs: Mapping[str, Any] | None = None,
     warmup: int | None = None,
     seed: int = 0,
-    problem: Any = None,
     trace: str | Path | None = None,
 ) -> RunReport:
     """Run ``graph`` by ``plan`` (a Plan, a node -> device mapping or a device name, see
     ``binding.placement``; or a ``BoundPlan``, which brings its own graph and devices) on
     ``devices`` (default: this machine's, see ``hetlab.devices.platform``)
     ``repeat`` times; see the module doc for the report. ``inputs``: values of some inputs
-    (a number fills its input's shape), seeded random ones for the rest. ``problem``: when
-    given and ``plan`` is untimed (no makespan), ``predicted_ms`` is simulated on it, and
-    the critical path's units carry their profiled times."""
+    (a number fills its input's shape), seeded random ones for the rest."""
     if isinstance(plan, BoundPlan):
         graph, devices = plan.graph, plan.devices
     if isinstance(graph, (str, Path)):
@@ -106,8 +103,6 @@ def run(
     graph, devmap, device_of = bound.graph, dict(bound.devices), bound.device_of
     ex = Executor(bound, node_times=trace is not None)
     predicted = bound.makespan
-    if predicted is None and problem is not None:  # the binding has checked the plan
-        predicted = float(simulate(problem, dict(device_of), list(bound.order)).makespan)
     feed = model_inputs(graph, inputs, seed)
     ref, warmed, reps = _repetitions(graph, ex, feed, check, warmup, repeat)
     walls = np.array([r.wall_ms for r in reps])
@@ -128,7 +123,7 @@ def run(
         events=mid.events,
         device_names=[d for d in devmap if d in set(device_of.values())],
         outputs=mid.outputs,
-        extra={**_extra(graph, bound, warmed, ex, mid, problem, devmap), **checked},
+        extra={**_extra(graph, bound, warmed, ex, mid, devmap), **checked},
     )
     if trace is not None:
         report.write_trace(trace)
@@ -176,7 +171,6 @@ def _extra(
     warmed: int,
     ex: Executor,
     mid: Repetition,
-    problem: Any,
     devmap: Mapping[str, Device],
 ) -> dict[str, Any]:
     """The report's ``extra``: the model (and the file it was folded from), the algorithm,
@@ -191,12 +185,7 @@ def _extra(
         **({"source_path": str(Path(graph.source_path).resolve())} if folded else {}),
         "algo": bound.algo,
         "warmup_runs": warmed,
-        "critical_path": summary(
-            ex.specs,
-            mid.events,
-            mid.wall_ms,
-            predicted_unit_ms(problem, ex.specs) if problem is not None else None,
-        ),
+        "critical_path": summary(ex.specs, mid.events, mid.wall_ms),
         **node_shares(graph, bound.device_of, devmap, ex),
     }
 

@@ -79,9 +79,7 @@ def plan_job(graph: OpGraph, devs: list[Device], opts: ProfileOptions) -> Job:
     for s, c in zip(gsig, chains, strict=True):
         greps.setdefault(s, c)
     wins = windows(graph, opts.context)
-    budget = Budget(
-        repeat=opts.repeat, warmup=opts.warmup, min_repeat=min(5, opts.repeat), seconds=opts.seconds
-    )
+    budget = _budget(opts)
     job = Job(
         graph=graph,
         devs=devs,
@@ -103,8 +101,8 @@ def plan_job(graph: OpGraph, devs: list[Device], opts: ProfileOptions) -> Job:
     job.values = Values(graph, _needed(job), given=opts.inputs)
     job.pairs = [(a, b) for a in devs for b in devs if a is not b] if opts.comm else []
     job.shapes = _edge_shapes(graph) if opts.comm else {}
-    job.model_sha = file_sha256(graph.model_path) if graph.model_path else graph.name
-    job.cache = _profile_cache(job)
+    job.model_sha = _model_sha(graph)
+    job.cache = profile_cache(graph, opts, job.model_sha)
     job.total = _total_tasks(job)
     return job
 
@@ -123,16 +121,28 @@ def _needed(job: Job) -> list[str]:
     return needed
 
 
-def _profile_cache(job: Job) -> ProfileCache:
-    """The profile cache, keyed by the model, its shapes, the budget and the given inputs."""
-    opts, graph = job.opts, job.graph
+def _budget(opts: ProfileOptions) -> Budget:
+    return Budget(
+        repeat=opts.repeat, warmup=opts.warmup, min_repeat=min(5, opts.repeat), seconds=opts.seconds
+    )
+
+
+def _model_sha(graph: OpGraph) -> str:
+    return file_sha256(graph.model_path) if graph.model_path else graph.name
+
+
+def profile_cache(
+    graph: OpGraph, opts: ProfileOptions, model_sha: str | None = None
+) -> ProfileCache:
+    """The profile cache of ``graph`` under ``opts``, keyed by the model, its shapes, the
+    budget and the given inputs: the profiler's, and the calibrations' after it."""
     given = {k: digest(np.asarray(v).tolist()) for k, v in sorted((opts.inputs or {}).items())}
     folded = {"folded": True} if graph.fold.get("folded") else {}  # other node ids, other costs
     return ProfileCache(
-        job.model_sha,
+        model_sha or _model_sha(graph),
         graph.input_shapes,
         {
-            **job.budget.key(),
+            **_budget(opts).key(),
             "rounds": opts.rounds,
             **({"inputs": given} if given else {}),
             **folded,

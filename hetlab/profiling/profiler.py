@@ -13,15 +13,16 @@ measure alone -> an estimate (``unmeasured.py``). Everything measured goes to th
 The stages, in order: ``job.plan_job`` (what to measure: signatures, groups, context windows,
 spans, edge shapes), ``stages.measure_devices`` (isolated ops, groups and windows, per
 device), ``stages.measure_links``, ``assemble.node_costs`` (isolated costs, estimates and
-the in-context correction), and ``assemble.build_problem``; the
-executor's calibrations come after, from the layer above (``hetlab.calibrate.profile``).
+the in-context correction), and ``assemble.build_problem``. The executor's calibrations
+are a second step, in the layer above (``hetlab.calibrate.calibrate``), on the Problem this
+returns, in the same cache (``job.profile_cache``).
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from hetlab.cost.problem import Problem
@@ -30,7 +31,7 @@ from hetlab.errors import HetlabError
 from hetlab.graph.ir import OpGraph
 from hetlab.profiling import assemble, stages
 from hetlab.profiling.assemble import FLOOR_MS
-from hetlab.profiling.job import Job, plan_job
+from hetlab.profiling.job import plan_job
 from hetlab.profiling.options import ProfileOptions, Progress, options_of
 
 __all__ = ["FLOOR_MS", "ProfileOptions", "Progress", "profile"]
@@ -40,15 +41,12 @@ def profile(
     graph: OpGraph | str,
     devices: Sequence[Device | str],
     options: ProfileOptions | None = None,
-    *,
-    calibrate: Callable[[Job, Problem, dict[str, float]], None] | None = None,
     **overrides: Any,
 ) -> Problem:
     """Measure ``graph`` on ``devices`` (Device objects; ``hetlab.profile`` takes names) and return the Problem.
     ``options`` (see ``ProfileOptions``), with any of its fields given as keywords instead:
-    ``profile(g, [cpu0], repeat=5, comm=False)``. ``calibrate`` runs last on the problem:
-    the executor's calibrations (``hetlab.calibrate.profile`` passes them; without it the
-    links keep the calibrator's transfer fits alone)."""
+    ``profile(g, [cpu0], repeat=5, comm=False)``. The links keep the calibrator's transfer
+    fits alone: the executor's calibrations are ``hetlab.calibrate.calibrate``'s."""
     t_start = time.perf_counter()
     opts = options_of(options, overrides)
     if isinstance(graph, str):
@@ -69,8 +67,6 @@ def profile(
             d.forget()
     costs = assemble.node_costs(job, meas)
     p = assemble.build_problem(job, meas, costs, round(time.perf_counter() - t_start, 3))
-    if calibrate is not None:
-        calibrate(job, p, costs.per_unit)
     p.validate(f"profile of {graph.name}")
     return p
 

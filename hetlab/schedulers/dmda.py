@@ -29,8 +29,8 @@ import numpy as np
 from hetlab.cost.problem import Problem
 from hetlab.cost.shared import occupy
 from hetlab.schedulers.base import register
+from hetlab.schedulers.incremental import Timeline
 from hetlab.schedulers.plan import Plan
-from hetlab.schedulers.timeline import Timeline
 
 
 def starpu_replay(problem: Problem, reorder: bool) -> Plan:

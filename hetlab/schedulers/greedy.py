@@ -29,8 +29,8 @@ import numpy as np
 from hetlab.cost.problem import Problem
 from hetlab.errors import HetlabError
 from hetlab.schedulers.base import Param, register
+from hetlab.schedulers.incremental import Timeline
 from hetlab.schedulers.plan import Plan
-from hetlab.schedulers.timeline import Timeline
 
 MAX_MAPPINGS = 1 << 16
 

@@ -29,9 +29,9 @@ import numpy as np
 
 from hetlab.cost.problem import Problem
 from hetlab.schedulers.base import register
+from hetlab.schedulers.incremental import GapTimeline, Timeline
 from hetlab.schedulers.plan import Plan
 from hetlab.schedulers.ranks import priority_order, upward_rank
-from hetlab.schedulers.timeline import GapTimeline, Timeline
 
 
 def heft_timeline(problem: Problem, insert: bool = True) -> Timeline:

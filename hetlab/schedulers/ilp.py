@@ -46,9 +46,9 @@ from hetlab.schedulers.base import Param, defaults, register
 from hetlab.schedulers.ilp_model import WindowResult, WindowSpec, solve_window
 from hetlab.schedulers.ilp_warm import window_start
 from hetlab.schedulers.ilp_windows import NO_INCUMBENT, Windows, hope_decided_by, plan_extra
+from hetlab.schedulers.incremental import Timeline
 from hetlab.schedulers.partition import partition
 from hetlab.schedulers.plan import Plan
-from hetlab.schedulers.timeline import Timeline
 
 Progress = Callable[[int, int, str], None]
 REMEMBERED = 32  # HOPE solves kept per session, by (problem, options)

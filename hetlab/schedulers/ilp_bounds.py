@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from hetlab.cost.problem import Problem
-from hetlab.schedulers.timeline import Timeline
+from hetlab.schedulers.incremental import Timeline
 
 
 def path_bound(problem: Problem, tl: Timeline, W, inw, rel, allowed, tail, succ_dev) -> float:

@@ -17,7 +17,7 @@ from hetlab.schedulers.ilp_model import WindowSpec, solve_window
 from hetlab.schedulers.ilp_plus_options import PlusOptions
 from hetlab.schedulers.ilp_warm import completion_makespan, window_start
 from hetlab.schedulers.ilp_windows import Windows
-from hetlab.schedulers.timeline import Timeline
+from hetlab.schedulers.incremental import Timeline
 
 
 @dataclass

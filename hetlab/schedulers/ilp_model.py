@@ -41,7 +41,7 @@ from hetlab.schedulers.ilp_cuts import canonical_devices, load_cuts, symmetry_cu
 from hetlab.schedulers.ilp_extras import group_constraints, rest_balance
 from hetlab.schedulers.ilp_solver import WindowResult
 from hetlab.schedulers.ilp_work import window_node_limit
-from hetlab.schedulers.timeline import Timeline
+from hetlab.schedulers.incremental import Timeline
 
 __all__ = ["WindowResult", "WindowSpec", "solve_window"]
 

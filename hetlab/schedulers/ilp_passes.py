@@ -24,7 +24,7 @@ import numpy as np
 
 from hetlab.cost.problem import Problem
 from hetlab.cost.shared import occupy
-from hetlab.schedulers.timeline import Timeline
+from hetlab.schedulers.incremental import Timeline
 
 CHAIN = 8  # longest chain segment moved as one
 KICK = 3  # random moves per iterated-local-search kick

@@ -46,8 +46,8 @@ from hetlab.schedulers.ilp_guided import (
 from hetlab.schedulers.ilp_passes import DESCENT_MAX_S, improve
 from hetlab.schedulers.ilp_plus_options import PLUS_PARAMS, PlusOptions
 from hetlab.schedulers.ilp_windows import hope_decided_by, plan_extra
+from hetlab.schedulers.incremental import Timeline
 from hetlab.schedulers.plan import Plan
-from hetlab.schedulers.timeline import Timeline
 
 FLOOR = ("heft", "peft", "dmda")  # fast list schedulers in the floor, beside greedy and single
 KICK_MIN_S = 1.0  # s of iterated local search per round at least

@@ -20,7 +20,7 @@ import numpy as np
 
 from hetlab.cost.problem import Problem
 from hetlab.cost.shared import occupy
-from hetlab.schedulers.timeline import Timeline
+from hetlab.schedulers.incremental import Timeline
 
 
 class _Window:

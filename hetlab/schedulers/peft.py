@@ -25,9 +25,9 @@ import numpy as np
 
 from hetlab.cost.problem import Problem
 from hetlab.schedulers.base import register
+from hetlab.schedulers.incremental import GapTimeline
 from hetlab.schedulers.plan import Plan
 from hetlab.schedulers.ranks import optimistic_cost_table, priority_order, rank_oct
-from hetlab.schedulers.timeline import GapTimeline
 
 
 def peft_timeline(problem: Problem, order: list[int] | None = None) -> GapTimeline:

@@ -1,4 +1,8 @@
-"""The standard timing model of spec §3: the one simulator every reported makespan comes from.
+"""Spec §3's timing engine: the one rule of a unit's start and finish (``unit_times``), and the
+simulator every reported makespan comes from (``simulate``), which checks a whole plan and
+walks it through that rule. The schedulers' incremental timelines (``incremental.py``) apply
+the same rule unit by unit; the prediction's calibrated terms extend it with the host and
+shared rates (``calibrate/events.py``).
 
 A schedule is a device per node, a global order (each device's order is its subsequence;
 any deadlock-free set of per-device orders has such a topological merge), optional fused
@@ -16,6 +20,8 @@ from dataclasses import dataclass
 from hetlab.cost.problem import Problem
 from hetlab.cost.shared import occupy
 from hetlab.errors import HetlabError
+
+INF = float("inf")
 
 
 @dataclass
@@ -46,9 +52,9 @@ def simulate(
     pos = {idx[v]: i for i, v in enumerate(order)}
     last_pos = [max(pos[m] for m in g) for g in groups]
     start = [0.0] * n
-    finish = [-1.0] * n
+    finish = [INF] * n  # INF until placed: a unit reading such a node finishes at INF
     dev_free = [0.0] * len(problem.devices)  # when each device may next start
-    occ = problem.occupancy
+    occ, preds, comm = problem.occupancy, problem.preds, problem.comm_tensor
     clock = 0.0
     for i, v in enumerate(order):
         vi = idx[v]
@@ -57,10 +63,13 @@ def simulate(
             continue
         members = groups[gi] if gi is not None else [vi]
         d = dev[vi]
-        ready, recv = _inputs(problem, members, dev, finish, d)
+        if gi is not None:
+            _same_device(problem, members, dev, d)
         c = _unit_cost(problem, members, d, gi is not None)
-        s = max(ready, clock if sequential else dev_free[d])
-        f = float(s + c + recv)
+        free = clock if sequential else dev_free[d]
+        s, f = unit_times(preds, comm, dev, finish, members, d, free, c)
+        if f == INF:  # an input not placed yet (its finish is still INF), or an infinite cost
+            _placed_inputs(problem, members, finish)
         for m in members:
             start[m], finish[m] = s, f
         occupy(dev_free, d, f, occ)
@@ -71,6 +80,25 @@ def simulate(
         finish=dict(zip(names, finish, strict=False)),
         makespan=max(finish, default=0.0),
     )
+
+
+def unit_times(preds, comm, dev, finish, members: list[int], d: int, free: float, cost):
+    """(start, finish) of the unit ``members`` appended on device ``d`` (spec §3): ``preds``,
+    ``comm`` as a problem's, ``dev`` and ``finish`` of the nodes placed so far (indexable
+    by node; all of the unit's inputs from outside it placed), ``free``: when ``d`` may next
+    start (the clock, for a sequential plan); ``cost``: the unit's compute on ``d``."""
+    inside = set(members)
+    ready = 0.0
+    recv = 0.0
+    for m in members:
+        for u, k in preds[m]:
+            if u in inside:
+                continue
+            ready = max(ready, finish[u])
+            if dev[u] != d:
+                recv += comm[k, dev[u], d]
+    s = max(ready, free)
+    return float(s), float(s + cost + recv)
 
 
 def _groups(problem: Problem, fused: Sequence[Sequence[str]]):
@@ -104,26 +132,21 @@ def _devices(problem: Problem, device_of: dict[str, str]) -> list[int]:
     return dev
 
 
-def _inputs(problem: Problem, members: list[int], dev, finish, d: int) -> tuple[float, float]:
-    """(when every input of the unit is ready, its blocking receive time on device ``d``)."""
+def _placed_inputs(problem: Problem, members: list[int], finish) -> None:
+    """That every input of the unit from outside it is placed."""
     inside = set(members)
-    ready = 0.0
-    recv = 0.0
     for m in members:
-        if dev[m] != d:
-            raise HetlabError(f"fused group {[problem.nodes[x].id for x in members]} spans devices")
-        for u, k in problem.preds[m]:
-            if u in inside:
-                continue
-            if finish[u] < 0:
+        for u, _ in problem.preds[m]:
+            if u not in inside and finish[u] == INF:
                 raise HetlabError(
                     f"plan order runs {problem.nodes[m].id!r} before its predecessor "
                     f"{problem.nodes[u].id!r}"
                 )
-            ready = max(ready, finish[u])
-            if dev[u] != d:
-                recv += problem.comm_tensor[k, dev[u], d]
-    return ready, recv
+
+
+def _same_device(problem: Problem, members: list[int], dev, d: int) -> None:
+    if any(dev[m] != d for m in members):
+        raise HetlabError(f"fused group {[problem.nodes[x].id for x in members]} spans devices")
 
 
 def _unit_cost(problem: Problem, members: list[int], d: int, fused: bool) -> float:

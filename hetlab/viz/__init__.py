@@ -8,10 +8,10 @@ from hetlab.viz.dag import dag_figure
 from hetlab.viz.dag_overlay import match_nodes
 from hetlab.viz.diff import moved_ops, plan_diff_figure
 from hetlab.viz.gantt import compare_figure, gantt_figure
+from hetlab.viz.gantt_overlays import critical_path, plan_trace
 from hetlab.viz.heatmap import heatmap_figure
 from hetlab.viz.layout import dag_layout
 from hetlab.viz.scopes import collapse_scopes
-from hetlab.viz.timeline import critical_path, plan_trace
 
 __all__ = [
     "collapse_scopes",

@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from hetlab.viz.common import FONT, Bars, as_bars
+from hetlab.viz.gantt_overlays import critical_path, idle_gaps, transfers
 from hetlab.viz.gantt_parts import (
     CRITICAL,
     approx_bar,
@@ -31,7 +32,6 @@ from hetlab.viz.gantt_parts import (
     unit_bar,
 )
 from hetlab.viz.scale import title_layout, wrap_title
-from hetlab.viz.timeline import critical_path, idle_gaps, transfers
 
 ROW_PX = 34  # px per device or link row
 MIN_ROWS = 2

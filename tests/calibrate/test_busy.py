@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import itertools
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
@@ -83,8 +84,8 @@ def test_a_busy_reference_measures_the_pair_again_and_the_idle_one_is_cached(mon
 def test_a_pair_busy_twice_is_kept_marked_and_not_cached(monkeypatch):
     calls = fake_run(monkeypatch, [10.0, 9.0])
     cache: dict = {}
-    p = chain12()
-    done = boundaries(p, cache)
+    done = boundaries(chain12(), cache)
+    p = replace(chain12(), calibration=Calibration.of(done))
     cal = done["x->y"]
     assert cal["busy"] is True and cal["reference_ms"] == 9.0  # the less busy try is kept
     assert cal["measured_ms"] == PLAN_MS and cache == {}
@@ -139,7 +140,7 @@ def test_the_concurrency_calibration_is_checked_too_and_measures_an_old_number_a
     got = calibrate_concurrency(p, g, replay_devices(p), repeat=3, memo=memo)
     assert len(calls["plan"]) == 2 and got["busy"] is True and cache == {}
     assert got["reference_ms"] == 19.0 and got["expected_ms"] == pytest.approx(16 * 0.2)
-    (line,) = busy.busy_lines(p)
+    (line,) = busy.busy_lines(replace(p, calibration=p.calibration.with_part("concurrent", got)))
     assert "concurrent units (heft's plan)" in line and "19.0 ms, expected 3.2" in line
     fake_run(monkeypatch, [3.3])
     got = calibrate_concurrency(ladder(), g, replay_devices(p), repeat=3, memo=memo)
@@ -216,8 +217,8 @@ def test_other_processes_load_alone_marks_the_run_busy(monkeypatch):
     monkeypatch.setattr(load, "measure_load", lambda fn: (fn(), next(loads)))
     calls = fake_run(monkeypatch, [2.5, 2.4])
     cache: dict = {}
-    p = chain12()
-    cal = boundaries(p, cache)["x->y"]
+    done = boundaries(chain12(), cache)
+    p, cal = replace(chain12(), calibration=Calibration.of(done)), done["x->y"]
     assert len(calls["plan"]) == 2 and cache == {}  # measured again, then kept unmarked
     assert cal["busy"] is True and (cal["reference_ms"], cal["other_cores"]) == (2.4, 0.9)
     (line,) = busy.busy_lines(p)

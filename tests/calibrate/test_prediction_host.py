@@ -259,7 +259,8 @@ def test_concurrency_is_calibrated_on_a_plan_run_for_real_and_cached(monkeypatch
     cache: dict[str, dict] = {}
     got = calibrate_concurrency(p, g, devs, repeat=3, memo=(cache.get, cache.__setitem__))
     assert got["plan"] == "heft" and got["overlapped"] >= 4 and got["measured_ms"] > 0
-    assert got["per_unit_ms"] >= 0.0 and p.calibration.concurrent_ms == got["per_unit_ms"]
+    cal = p.calibration.with_part("concurrent", got)
+    assert got["per_unit_ms"] >= 0.0 and cal.concurrent_ms == got["per_unit_ms"]
     assert [c["ms"] for c in cache.values()] == [pytest.approx(got["measured_ms"], abs=1e-4)]
     assert got["expected_ms"] == pytest.approx(16 * 0.2) and got["reference_ms"] > 0
 
@@ -281,6 +282,6 @@ def test_a_plan_without_overlap_leaves_the_surcharge_out():
     g = graph_from_problem(p)
     got = calibrate_concurrency(p, g, replay_devices(p, time_scale=0.01), repeat=1)
     assert got["per_unit_ms"] is None and "unit(s) beside another device" in got["why"]
-    assert p.calibration.concurrent_ms == 0.0
+    assert p.calibration.with_part("concurrent", got).concurrent_ms == 0.0
     p.calibration = Calibration()
     assert "no host-serial prediction" in calibrate_concurrency(p, g, replay_devices(p))["why"]

@@ -52,8 +52,8 @@ def test_the_parts_add_up_to_the_latency_and_are_compared_with_the_profile():
 
 
 def test_a_real_run_reports_its_critical_path():
+    from hetlab.calibrate import run  # the profile's cost of the path is calibrate's
     from hetlab.devices.replay import graph_from_problem, replay_devices
-    from hetlab.executor import run
     from hetlab.schedulers.plan import Plan
     from tests.calibrate.test_prediction_host import chain
 

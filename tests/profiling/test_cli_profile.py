@@ -127,16 +127,17 @@ def test_a_busy_calibration_prints_what_to_do(
     fake_platform, chain_model, tmp_path, capsys, monkeypatch
 ):
     import importlib
+    from dataclasses import replace
 
     from hetlab.cost.calibration import Calibration
 
-    def busy_calibration(job, p, per_unit):
+    def busy_calibration(p, graph, devices, cache, options):
         cal = {"ms": 0.1, "method": "alternating windows", "busy": True}
         cal.update(reference_device="t0", reference_ms=31.66, expected_ms=17.0)
-        p.calibration = Calibration.of({"t0->t1": cal, "t1->t0": dict(cal)})
+        return replace(p, calibration=Calibration.of({"t0->t1": cal, "t1->t0": dict(cal)}))
 
     flow = importlib.import_module("hetlab.calibrate.profile")
-    monkeypatch.setattr(flow, "executor_calibrations", busy_calibration)
+    monkeypatch.setattr(flow, "calibrate", busy_calibration)
     out = tmp_path / "p.json"
     argv = ["profile", chain_model, "--devices", "t0,t1", "--repeat", "3", "--seconds", "0.01"]
     rc, _, err = run_cli([*argv, "--quiet", "--out", str(out)], capsys)

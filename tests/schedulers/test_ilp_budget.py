@@ -14,8 +14,8 @@ from hetlab.schedulers import ilp, ilp_model, schedule
 from hetlab.schedulers.bounds import validate_plan
 from hetlab.schedulers.ilp_solver import WindowResult
 from hetlab.schedulers.ilp_warm import window_start
+from hetlab.schedulers.incremental import Timeline
 from hetlab.schedulers.partition import partition
-from hetlab.schedulers.timeline import Timeline
 from tests.schedulers.helpers import random_problem
 from tests.schedulers.test_properties import brute_force
 

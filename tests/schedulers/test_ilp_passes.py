@@ -18,8 +18,8 @@ from hetlab.schedulers.ilp_guided import plain_tail as _plain_tail
 from hetlab.schedulers.ilp_passes import _Draft, improve
 from hetlab.schedulers.ilp_plus_options import PlusOptions
 from hetlab.schedulers.ilp_warm import completion_makespan, window_start
+from hetlab.schedulers.incremental import Timeline
 from hetlab.schedulers.partition import partition
-from hetlab.schedulers.timeline import Timeline
 from tests.schedulers.helpers import golden, layered_problem, random_problem
 
 SETTINGS = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow], "derandomize": True}

@@ -11,8 +11,8 @@ from hetlab.schedulers import schedule
 from hetlab.schedulers.ilp_model import WindowSpec, _Model
 from hetlab.schedulers.ilp_warm import window_start
 from hetlab.schedulers.ilp_work import BUDGET_S, REF_NT, estimate, window_node_limit, window_rows
+from hetlab.schedulers.incremental import Timeline
 from hetlab.schedulers.partition import partition
-from hetlab.schedulers.timeline import Timeline
 from tests.schedulers.helpers import layered_problem
 
 

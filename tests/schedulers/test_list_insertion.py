@@ -11,8 +11,8 @@ from hetlab.cost.problem import Problem
 from hetlab.schedulers import schedule
 from hetlab.schedulers.bounds import lower_bound, validate_plan
 from hetlab.schedulers.heft import heft_timeline
+from hetlab.schedulers.incremental import GapTimeline
 from hetlab.schedulers.peft import peft_timeline
-from hetlab.schedulers.timeline import GapTimeline
 from tests.schedulers.helpers import random_problem
 from tests.schedulers.test_baselines_props import problems
 

@@ -11,9 +11,9 @@ import pytest
 
 from hetlab.cost.problem import Problem
 from hetlab.schedulers import schedule
+from hetlab.schedulers.incremental import GapTimeline
 from hetlab.schedulers.peft import peft_timeline
 from hetlab.schedulers.ranks import optimistic_cost_table, priority_order, rank_oct
-from hetlab.schedulers.timeline import GapTimeline
 
 DATA = Path(__file__).parent / "data" / "saga"
 NAMES = sorted(p.name.removesuffix(".problem.json") for p in DATA.glob("*.problem.json"))

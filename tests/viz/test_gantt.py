@@ -23,9 +23,9 @@ from hetlab.viz import (
 )
 from hetlab.viz.common import as_bars
 from hetlab.viz.gantt import LEGEND_PX, MIN_ROWS, MODEBAR_PX, ROW_PX
+from hetlab.viz.gantt_overlays import idle_gaps
 from hetlab.viz.gantt_parts import LABEL_CHARS, bar_label
 from hetlab.viz.scale import CHAR_PX
-from hetlab.viz.timeline import idle_gaps
 from tests.tiny import tiny_problem
 from tests.viz._random import random_plan, random_problem
 

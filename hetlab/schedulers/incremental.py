@@ -1,4 +1,5 @@
-"""Incremental ASAP timing of a growing prefix of a plan, identical to spec §3 (``sim.py``).
+"""Incremental spec §3 timing of a growing prefix of a plan, on the timing engine's rule
+(``sim.unit_times``).
 
 Every scheduler that builds a plan unit by unit (the list schedulers, HOPE's greedy search
 and the per-subgraph ILP) keeps one of these to know the device-free times, the finish times
@@ -29,6 +30,7 @@ import numpy as np
 from hetlab.cost.problem import Problem
 from hetlab.cost.shared import occupy
 from hetlab.schedulers.plan import Plan
+from hetlab.schedulers.sim import unit_times
 
 
 class Timeline:
@@ -78,19 +80,10 @@ class Timeline:
         self, members: list[int], d: int, unit_cost: float | None = None
     ) -> tuple[float, float]:
         """(start, finish) that the unit ``members`` would get on device ``d`` if appended now."""
-        inside = set(members)
-        ready = 0.0
-        recv = 0.0
-        for m in members:
-            for u, k in self.preds[m]:
-                if u in inside:
-                    continue
-                ready = max(ready, self.finish[u])
-                if self.dev[u] != d:
-                    recv += self.comm[k, self.dev[u], d]
         c = self.cost[members[0], d] if unit_cost is None else unit_cost
-        s = max(ready, self.dev_free[d])
-        return float(s), float(s + c + recv)
+        return unit_times(
+            self.preds, self.comm, self.dev, self.finish, members, d, self.dev_free[d], c
+        )
 
     def place(
         self, members: int | list[int], d: int, unit_cost: float | None = None

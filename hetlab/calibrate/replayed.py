@@ -33,10 +33,15 @@ def plan_clock(problem: Problem, graph: OpGraph, plan: Plan) -> VirtualRun:
     return virtual_clock(problem, [(s.device, s.nodes) for s in specs], plan.sequential)
 
 
-def replays(devices: Mapping[str, Device], problem: Problem) -> bool:
-    """Whether ``devices`` replay ``problem`` (each its own device of it) rather than run it."""
+def replays(devices: Mapping[str, Device], problem: Problem, unscaled: bool = False) -> bool:
+    """Whether ``devices`` replay ``problem`` (each its own device of it) rather than run it;
+    with ``unscaled``, at the profiled durations (a replay sped up by ``time_scale`` times
+    the executor, not the profile)."""
     return bool(devices) and all(
-        isinstance(d, ReplayDevice) and d.problem is problem and d.pdev == name
+        isinstance(d, ReplayDevice)
+        and d.problem is problem
+        and d.pdev == name
+        and (not unscaled or d.time_scale == 1.0)
         for name, d in devices.items()
     )
 

@@ -46,7 +46,7 @@ def run(graph: OpGraph | str, plan: Any, devices: Any = None, **kw: Any) -> RunR
     report = execute(graph, bound, devices, **kw)
     if problem is not None:
         with_predictions(report, graph, bound, devices, problem)
-        if replays(bound.devices, problem):  # a replay: its report on the profiled clock
+        if replays(bound.devices, problem, unscaled=True):  # its report on the profiled clock
             report = replay_report(report, problem, graph, bound.plan)
     return report
 

@@ -56,9 +56,8 @@ def test_an_untimed_plan_has_no_makespan_and_its_run_predicts_nothing(setup):
     assert run(g, untimed, devs, repeat=1, warmup=0).predicted_ms is None
     timed = schedule(p, "heft")
     assert bind(timed, g, devs).makespan == timed.makespan
-    doc = run(g, SPLIT, devs, repeat=1, warmup=0, problem=p).to_json()
-    assert doc["predicted_ms"] == pytest.approx(Plan.of(SPLIT, g.topo_order()).timed(p).makespan)
-    assert doc["algo"] is None
+    doc = run(g, SPLIT, devs, repeat=1, warmup=0).to_json()  # the executor predicts nothing
+    assert doc["predicted_ms"] is None and doc["algo"] is None
 
 
 def test_a_plan_that_does_not_fit_is_refused_when_bound(setup):

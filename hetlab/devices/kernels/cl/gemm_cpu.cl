@@ -7,9 +7,10 @@
 // register block that lives across work-group barriers is spilled to memory per work-item,
 // and work-items are vectorised implicitly if at all. Here a work-item owns an MB x 16 block
 // of C in explicit float8 registers, walks all of K itself, and uses no local memory and no
-// barrier. Per k it loads 16 consecutive values of B's row k (one vector pair where B is
-// n-contiguous or the convolution's row is inside the input; a gather otherwise) and MB
-// scalars of A, then does 2 * MB vector multiply-adds. Global (ceil(N/16), ceil(M/MB), batch).
+// barrier. Per k it loads 16 consecutive values of B's row k (a vector pair where B is
+// n-contiguous or the convolution's row lies inside the input, strided loads without bounds
+// checks where the convolution is strided, a gather otherwise) and MB scalars of A, then
+// does 2 * MB vector multiply-adds. Global (ceil(N/16), ceil(M/MB), batch).
 
 #ifndef MB
 #define MB 6
@@ -35,6 +36,10 @@
 // eight consecutive floats as one vector (one unaligned load; vload8 is a call in PoCL)
 #define LD8(b, i) ((float8)(LD(b, (i)), LD(b, (i) + 1), LD(b, (i) + 2), LD(b, (i) + 3), \
                             LD(b, (i) + 4), LD(b, (i) + 5), LD(b, (i) + 6), LD(b, (i) + 7)))
+// eight floats s apart as one vector
+#define LDS8(b, i, s) ((float8)(LD(b, (i)), LD(b, (i) + (s)), LD(b, (i) + 2 * (s)), \
+                                LD(b, (i) + 3 * (s)), LD(b, (i) + 4 * (s)), LD(b, (i) + 5 * (s)), \
+                                LD(b, (i) + 6 * (s)), LD(b, (i) + 7 * (s))))
 // C's MB x 16 block += A(m0.., k) * (b0, b1)
 #define ROWS_MAD(k) \
     _Pragma("unroll") for (int i = 0; i < MB; ++i) { \
@@ -95,10 +100,15 @@ __kernel void gemm_cpu(const int M, const int N, const int K,
         float8 b0, b1;
         const int4 t = LD(ktab, k);
         const int ih = ih0[0] + t.y, iw = iw0[0] + t.z;
-        if (row && SW == 1 && ih >= 0 && ih < H && iw >= 0 && iw + span < W) {
+        if (row && ih >= 0 && ih < H && iw >= 0 && iw + span < W) {
             const int p = t.x + ih0[0] * W + iw0[0];
-            b0 = IN_B8(LD8(Bb, p));
-            b1 = IN_B8(LD8(Bb, p + 8));
+            if (SW == 1) {
+                b0 = IN_B8(LD8(Bb, p));
+                b1 = IN_B8(LD8(Bb, p + 8));
+            } else {  // strided: no bounds to check inside the row
+                b0 = IN_B8(LDS8(Bb, p, SW));
+                b1 = IN_B8(LDS8(Bb, p + 8 * SW, SW));
+            }
         } else {
             #pragma unroll
             for (int j = 0; j < NBLK; ++j) {

@@ -61,8 +61,8 @@ def geometry(node: Node, xs: tuple[int, ...], ys: tuple[int, ...], ksp: list[int
 
 def row_group(ctx: Any, width: int) -> tuple[int, int, int] | None:
     """A direct convolution's work-group on a CPU device: 16 outputs of one row (a PoCL
-    work-group runs on one thread; a 1-D signal has one row, where an 8 x 8 group would be
-    7/8 idle). None elsewhere: the driver's choice."""
+    work-group runs on one thread, and a 1-D signal has one row). None elsewhere: the
+    driver's choice."""
     return (16, 1, 1) if ctx.device.cpu_kernels and width >= 16 else None
 
 
@@ -164,13 +164,19 @@ def _depthwise(
     """A depthwise Conv (one input channel per group) on its own kernel."""
     Nb, Cin, Cout = chans
     cp = [g[k] for k in ("H", "W", "OH", "OW", "KH", "KW", "SH", "SW", "PH", "PW", "DH", "DW")]
-    k = ctx.kernel("conv_misc.cl", "depthwise", "-DPRE_RELU" if node.id in ctx.pre_relu else "")
+    opt = "-DPRE_RELU" if node.id in ctx.pre_relu else ""
+    if ctx.device.cpu_kernels:  # eight outputs of a row per work-item, as a float8
+        k, width = ctx.kernel("conv_cpu.cl", "depthwise8", opt), -(-g["OW"] // 8)
+        lsize = (min(4, width), 1, 1)
+    else:
+        k, width = ctx.kernel("conv_misc.cl", "depthwise", opt), g["OW"]
+        lsize = None if g["OW"] < 8 else (8, 8, 1)
     has = Bb is not None
     ctx.launch(
         node,
         k,
-        (g["OW"], g["OH"], Nb * Cout),
-        row_group(ctx, g["OW"]) or (None if g["OW"] < 8 else (8, 8, 1)),
+        (width, g["OH"], Nb * Cout),
+        lsize,
         [
             ctx.t(x),
             Wb,

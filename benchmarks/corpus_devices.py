@@ -3,7 +3,9 @@ and the ``ilp`` and ``greedy`` plans over device pairs, profiled short and run c
 
 One JSON line per model and run: the nodes per device (what ``D`` refuses stays on ``cpu0``),
 the median, ``max_rel_err``, onnxruntime's own ``reference_spread`` and whether the error is
-within max(1e-4, 3 x spread). The corpus acceptance on a host with several OpenCL devices and
+within max(1e-4, 3 x spread). Each device's row after ``cpu0``'s also has ``vs_cpu0``, its
+median over ``cpu0``'s (a kernel device on the CPU, PoCL, should stay within 5), and one line
+per model prints those ratios. The corpus acceptance on a host with several OpenCL devices and
 a GPU:
 
     python -m benchmarks.corpus_devices --devices cpu0,cl0,cl1,cuda0 --pairs cpu0+cuda0 \\
@@ -46,14 +48,19 @@ def model_rows(name: str, singles: list[str], pairs: list[list[str]], repeat: in
         return
     g = hetlab.load(str(m.path), m.shapes or None, m.inputs() or None)
     feed = load_inputs(g, m.inputs())
-    spread = None
+    spread, base = None, None
     for d in singles:
         try:
             devs = select(["cpu0", d] if d != "cpu0" else ["cpu0"])
             rep = hetlab.run(g, d, devs, check=True, inputs=feed, repeat=repeat)
             spread = rep.extra.get("reference_spread")
             row = {"model": name, "run": d, "nodes": len(g.nodes), "reference_spread": spread}
-            yield {**row, **checked(rep, spread)}
+            row.update(checked(rep, spread))
+            if d == "cpu0":
+                base = row["median_ms"]
+            elif base:
+                row["vs_cpu0"] = round(row["median_ms"] / base, 2)
+            yield row
         except HetlabError as e:
             yield {"model": name, "run": d, "error": str(e)[:300]}
     for pair in pairs:
@@ -79,10 +86,13 @@ def main(argv: list[str] | None = None) -> int:
     with open(args.out, "w") as out:
         for name in args.models.split(","):
             t0 = time.time()
+            ratios = []
             for row in model_rows(name, args.devices.split(","), pairs, args.repeat):
                 out.write(json.dumps(row) + "\n")
                 out.flush()
-            print(f"{name}: {time.time() - t0:.0f} s", flush=True)
+                if "vs_cpu0" in row:
+                    ratios.append(f"{row['run']}/cpu0 {row['vs_cpu0']:.2f}")
+            print(f"{name}: {time.time() - t0:.0f} s {' '.join(ratios)}", flush=True)
     return 0
 
 

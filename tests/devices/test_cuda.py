@@ -20,7 +20,8 @@ from hetlab.devices.kernels.ops.common import CTYPE
 from hetlab.devices.platform_file import validate_platform
 from hetlab.errors import HetlabError
 
-KERNELS = sorted(KERNEL_DIR.glob("*.cl"))
+# *_cpu.cl: kernels of CPU devices only, in OpenCL vector types; CUDA never builds them
+KERNELS = sorted(p for p in KERNEL_DIR.glob("*.cl") if not p.stem.endswith("_cpu"))
 
 # enough of CUDA's device-side declarations for a C++ compiler to check the translation
 CUDA_STUB = """

@@ -19,12 +19,15 @@ class KernelDevice(Device):
       (tests exercising the split-K path); None: chosen by shape (``ops/gemm.py``).
     - ``launches_from_graph``: the device's plans replay their launches from a captured
       graph, so a launch costs no host time of its own and GEMMs split more readily.
+    - ``cpu_kernels``: the device is a CPU (PoCL): GEMMs and convolutions run on kernels
+      shaped for a CPU compiler (``cl/gemm_cpu.cl``), without local memory or barriers.
     - ``dev.max_compute_units``: the device's compute units, which size the GEMM splits.
     """
 
     bounds_check: bool = False
     gemm_splits: int | None = None
     launches_from_graph: bool = False
+    cpu_kernels: bool = False
     dev: Any
 
     @abstractmethod

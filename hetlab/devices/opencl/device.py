@@ -96,6 +96,7 @@ class OpenCLDevice(OpenCLBuffers, KernelDevice):
         # thread (threads.py); not on a CPU device, whose driver threads do the compute
         self.driver_threads: set[int] = set()
         self.pin_driver_threads = enabled() and device_type(cl_device) != "CPU"
+        self.cpu_kernels = device_type(cl_device) == "CPU"
 
     @property
     def queue(self) -> Any:

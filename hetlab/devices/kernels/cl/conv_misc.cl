@@ -59,12 +59,14 @@ __kernel void conv_transpose(__global const float* x, __global const float* w,
     const int cog = Cout / G, cig = Cin / G;
     const int g = co / cog, cl = co - g * cog;
     float acc = has_bias ? LD(bias, co) : 0.0f;
-    for (int kh = 0; kh < KH; ++kh) {
+    // undilated, only every S-th tap from the first whose (o + P - k) divides by S reaches o
+    const int kh0 = DH == 1 ? (oh + PH) % SH : 0, kw0 = DW == 1 ? (ow + PW) % SW : 0;
+    for (int kh = kh0; kh < KH; kh += DH == 1 ? SH : 1) {
         const int th = oh + PH - kh * DH;
         if (th < 0 || th % SH) continue;
         const int ih = th / SH;
         if (ih >= H) continue;
-        for (int kw = 0; kw < KW; ++kw) {
+        for (int kw = kw0; kw < KW; kw += DW == 1 ? SW : 1) {
             const int tw = ow + PW - kw * DW;
             if (tw < 0 || tw % SW) continue;
             const int iw = tw / SW;
@@ -74,6 +76,38 @@ __kernel void conv_transpose(__global const float* x, __global const float* w,
                 acc = mad(LD(x, (((size_t)nb * Cin + ci) * H + ih) * W + iw),
                           LD(w, ((ci * cog + cl) * KH + kh) * KW + kw), acc);
             }
+        }
+    }
+    ST(y, ((size_t)z * OH + oh) * OW + ow, act(acc, slope, lo, hi));
+}
+
+// ConvTranspose's second half on a CPU device (ops/conv.py): the GEMM of W^T and x made
+// cols[n][(co*KH + kh)*KW + kw][ih*W + iw], each input's contribution to each tap, and
+// y[n,co,oh,ow] = act(b[co] + sum cols[...] over the taps with oh = ih*SH - PH + kh*DH).
+// cp as conv_transpose's. Global (OW, OH, N*Cout).
+__kernel void col2im(__global const float* cols, __global const float* bias,
+                     const int has_bias, __global float* y, __constant int* cp,
+                     const float slope, const float lo, const float hi
+                     HL_ARGS HL_N(cols) HL_N(bias) HL_N(y))
+{
+    const int ow = get_global_id(0), oh = get_global_id(1), z = get_global_id(2);
+    const int H = cp[0], W = cp[1], OH = cp[2], OW = cp[3];
+    if (ow >= OW || oh >= OH) return;
+    const int KH = cp[4], KW = cp[5], SH = cp[6], SW = cp[7], PH = cp[8], PW = cp[9];
+    const int DH = cp[10], DW = cp[11], Cout = cp[13];
+    VIEW(__global const float*, cz, cols, (size_t)z * KH * KW * H * W);
+    float acc = has_bias ? LD(bias, z % Cout) : 0.0f;
+    const int kh0 = DH == 1 ? (oh + PH) % SH : 0, kw0 = DW == 1 ? (ow + PW) % SW : 0;
+    for (int kh = kh0; kh < KH; kh += DH == 1 ? SH : 1) {
+        const int th = oh + PH - kh * DH;
+        if (th < 0 || th % SH) continue;
+        const int ih = th / SH;
+        if (ih >= H) continue;
+        for (int kw = kw0; kw < KW; kw += DW == 1 ? SW : 1) {
+            const int tw = ow + PW - kw * DW;
+            if (tw < 0 || tw % SW) continue;
+            const int iw = tw / SW;
+            if (iw < W) acc += LD(cz, ((kh * KW + kw) * H + ih) * W + iw);
         }
     }
     ST(y, ((size_t)z * OH + oh) * OW + ow, act(acc, slope, lo, hi));

@@ -15,7 +15,7 @@ import numpy as np
 
 from hetlab.devices.kernels.ops import Op, register
 from hetlab.devices.kernels.ops.common import attr, conv_pads, i32
-from hetlab.devices.kernels.ops.gemm import gemm_launch
+from hetlab.devices.kernels.ops.gemm import gemm_launch, no_act
 from hetlab.graph.ir import Node, OpGraph
 
 
@@ -57,6 +57,13 @@ def geometry(node: Node, xs: tuple[int, ...], ys: tuple[int, ...], ksp: list[int
         "PHE": pe[0],
         "PWE": pe[1],
     }
+
+
+def row_group(ctx: Any, width: int) -> tuple[int, int, int] | None:
+    """A direct convolution's work-group on a CPU device: 16 outputs of one row (a PoCL
+    work-group runs on one thread, and a 1-D signal has one row). None elsewhere: the
+    driver's choice."""
+    return (16, 1, 1) if ctx.device.cpu_kernels and width >= 16 else None
 
 
 def _rank_check(node: Node, graph: OpGraph) -> str | None:
@@ -157,13 +164,19 @@ def _depthwise(
     """A depthwise Conv (one input channel per group) on its own kernel."""
     Nb, Cin, Cout = chans
     cp = [g[k] for k in ("H", "W", "OH", "OW", "KH", "KW", "SH", "SW", "PH", "PW", "DH", "DW")]
-    k = ctx.kernel("conv_misc.cl", "depthwise", "-DPRE_RELU" if node.id in ctx.pre_relu else "")
+    opt = "-DPRE_RELU" if node.id in ctx.pre_relu else ""
+    if ctx.device.cpu_kernels:  # eight outputs of a row per work-item, as a float8
+        k, width = ctx.kernel("conv_cpu.cl", "depthwise8", opt), -(-g["OW"] // 8)
+        lsize = (min(4, width), 1, 1)
+    else:
+        k, width = ctx.kernel("conv_misc.cl", "depthwise", opt), g["OW"]
+        lsize = None if g["OW"] < 8 else (8, 8, 1)
     has = Bb is not None
     ctx.launch(
         node,
         k,
-        (g["OW"], g["OH"], Nb * Cout),
-        None if g["OW"] < 8 else (8, 8, 1),
+        (width, g["OH"], Nb * Cout),
+        lsize,
         [
             ctx.t(x),
             Wb,
@@ -208,12 +221,15 @@ class ConvTranspose(Op):
             cp = [xs[2], xs[3], ys[2], ys[3], ws[2], ws[3], s[0], s[1], pb[0], pb[1], d[0], d[1]]
         Cin, Cout = xs[1], ys[1]
         has = bool(b)
+        if ctx.device.cpu_kernels:
+            _transpose_by_gemm(ctx, node, (x, w, b), cp, (xs[0], Cin, Cout, G))
+            return
         k = ctx.kernel("conv_misc.cl", "conv_transpose")
         ctx.launch(
             node,
             k,
             (cp[3], cp[2], xs[0] * Cout),
-            None,
+            row_group(ctx, cp[3]),
             [
                 ctx.t(x),
                 ctx.tensor_or_const(w),
@@ -224,3 +240,41 @@ class ConvTranspose(Op):
                 *ctx.act(node),
             ],
         )
+
+
+def _transpose_by_gemm(
+    ctx: Any, node: Node, xwb: tuple[str, str, str], cp: list[int], dims: tuple[int, ...]
+) -> None:
+    """ConvTranspose on a CPU device: per batch and group, the GEMM cols = W^T @ x (every
+    input's contribution to every tap, on gemm_cpu.cl), then ``col2im`` sums each output's
+    taps and adds the bias. The direct kernel walks the input channels once per output
+    with a scalar loop, 10-40x slower there on long 1-D signals."""
+    x, w, b = xwb
+    Nb, Cin, Cout, G = dims
+    taps = cp[4] * cp[5]
+    cig, cog, HW = Cin // G, Cout // G, cp[0] * cp[1]
+    M = cog * taps
+    cols = ctx.scratch(Nb * Cout * taps * HW)
+    offs = [
+        (g * cig * M, (n * Cin + g * cig) * HW, (n * G + g) * M * HW, 0)
+        for n in range(Nb)
+        for g in range(G)
+    ]
+    A, B = ctx.tensor_or_const(w), ctx.t(x)
+    gemm_launch(ctx, node, M=M, N=HW, K=cig, A=A, sam=1, sak=M, B=B, sbk=HW, sbn=1, C=cols,
+                ldc=HW, offs=offs, act=no_act())  # fmt: skip
+    has = bool(b)
+    ctx.launch(
+        node,
+        ctx.kernel("conv_misc.cl", "col2im"),
+        (cp[3], cp[2], Nb * Cout),
+        row_group(ctx, cp[3]),
+        [
+            cols,
+            ctx.tensor_or_const(b) if has else ctx.scratch(1),
+            i32(has),
+            ctx.t(ctx.out(node)),
+            ctx.ints(cp + [Cin, Cout, G]),
+            *ctx.act(node),
+        ],
+    )

@@ -1,6 +1,7 @@
 """Gemm and MatMul on the tiled GEMM kernel (gemm.cl), plus ``gemm_launch``, shared with Conv.
 
 Skinny products (M <= 4: FC layers, LSTM steps at batch 1) use the ``gemv`` kernel instead.
+On a CPU device (PoCL) every product runs on ``gemm_cpu.cl`` (``ops/gemm_cpu.py``).
 Tile choice: 64x64 tiles (4x4 outputs per work-item) when they give at least two work-groups
 per compute unit, else 32x32 (2x2); when the tiles still leave compute units short of work
 (``SplitRule``, which depends on what a launch costs the device), K is split across
@@ -18,6 +19,7 @@ import numpy as np
 
 from hetlab.devices.kernels.ops import Op, register
 from hetlab.devices.kernels.ops.common import attr, bcast_strides, f32, i32, is_const
+from hetlab.devices.kernels.ops.gemm_shape import CPU_ROWS, conv_table, cpu_grid
 from hetlab.graph.ir import Node, OpGraph
 
 TK = 16
@@ -101,29 +103,39 @@ def gemm_launch(
     offs_buf = ctx.upload(np.asarray(offs, dtype=np.int32).reshape(nb, 4), dtype="int32")
     res_opt, res_args = ("", []) if resid is None else (" -DRESID", [resid[0], i32(resid[1])])
     in_opt = " -DPRE_RELU" if pre_relu else ""
-    if M <= 4 and sak == 1 and sbn == 1 and not conv and not dev.gemm_splits:
+    cpu = dev.cpu_kernels and not dev.gemm_splits
+    if M <= 4 and sak == 1 and sbn == 1 and not conv and not dev.gemm_splits and not cpu:
         k = ctx.kernel("gemm.cl", "gemv", "-DTS=32 -DA_KC=1 -DB_NC=1" + res_opt + in_opt)
         args = [i32(M), i32(N), i32(K), A, i32(sam), B, i32(sbk), C, i32(ldc), offs_buf, *epi]
         args += res_args
         ctx.launch(node, k, (math.ceil(N / 16) * 16, 16, nb), (16, 16, 1), args)
         return
-    rule = SPLIT_GRAPH if dev.launches_from_graph else SPLIT_HOST
-    ts, splits, klen = choose_tiling(
-        M, N, K, nb, int(dev.dev.max_compute_units), dev.gemm_splits, rule
-    )
-    opts = f"-DTS={ts} -DA_KC={int(sak == 1)} -DB_NC={int(sbn == 1)}" + (" -DCONV" if conv else "")
-    k = ctx.kernel("gemm.cl", "gemm", opts + res_opt + in_opt)
+    splits, klen, gsize, lsize, prog = _shape(M, N, K, nb, dev, cpu)
+    opts = f"-DA_KC={int(sak == 1)} -DB_NC={int(sbn == 1)}" + (" -DCONV" if conv else "")
+    k = ctx.kernel(prog[0], prog[1], prog[2] + opts + res_opt + in_opt)
     cp = ctx.ints(list(conv) if conv else [0] * 11)
-    ktab = ctx.upload(_conv_table(conv, K), dtype="int32") if conv else ctx.ints([0, 0, 0, 0])
+    ktab = ctx.upload(conv_table(conv, K), dtype="int32") if conv else ctx.ints([0, 0, 0, 0])
     dst, csplit = (C, 0) if splits == 1 else (ctx.scratch(splits * nb * M * N), M * N)
-    gsize = (math.ceil(N / ts) * 16, math.ceil(M / ts) * 16, nb * splits)
     args = [i32(M), i32(N), i32(K), A, i32(sam), i32(sak), B, i32(sbk), i32(sbn), dst, i32(ldc)]
     args += [i32(csplit), offs_buf, i32(splits), i32(klen), *epi, cp, ktab, *res_args]
-    ctx.launch(node, k, gsize, (16, 16, 1), args)
+    ctx.launch(node, k, gsize, lsize, args)
     if splits > 1:  # a second launch sums the partials
         r = ctx.kernel("gemm.cl", "gemm_splitk", res_opt.strip())
         args = [i32(M), i32(N), i32(splits), i32(nb), dst, C, i32(ldc), offs_buf, *epi, *res_args]
         ctx.launch(node, r, (N, M, nb), (16, 16, 1), args)
+
+
+def _shape(M: int, N: int, K: int, nb: int, dev: Any, cpu: bool) -> tuple:
+    """(K splits, K per split, global size, work-group size, (file, kernel, option))."""
+    if cpu:  # gemm_cpu.cl: ts rows x 16 columns per work-item, all of K, no split
+        ts = min(M, CPU_ROWS)
+        return (1, K, *cpu_grid(M, N, nb), ("gemm_cpu.cl", "gemm_cpu", f"-DMB={ts} "))
+    rule = SPLIT_GRAPH if dev.launches_from_graph else SPLIT_HOST
+    ts, splits, klen = choose_tiling(
+        M, N, K, nb, int(dev.dev.max_compute_units), dev.gemm_splits, rule
+    )
+    gsize = (math.ceil(N / ts) * 16, math.ceil(M / ts) * 16, nb * splits)
+    return splits, klen, gsize, (16, 16, 1), ("gemm.cl", "gemm", f"-DTS={ts} ")
 
 
 def _epilogue(
@@ -158,17 +170,6 @@ def _fused_bias(ctx: Any, node: Node, N: int) -> tuple[Any, int, int]:
     if row is not None:
         return ctx.upload(row, key=("bias", node.id)), 0, 1
     return ctx.tensor_or_const(tensor), N, 1
-
-
-def _conv_table(conv: Sequence[int], K: int) -> np.ndarray:
-    """Per-k im2col offsets [K, 4]: (ci*H*W + kh*DH*W + kw*DW, kh*DH, kw*DW, 0)."""
-    H, W, _, KH, KW, _, _, _, _, DH, DW = conv
-    k = np.arange(K)
-    ci, r = np.divmod(k, KH * KW)
-    kh, kw = np.divmod(r, KW)
-    return np.stack([ci * H * W + kh * DH * W + kw * DW, kh * DH, kw * DW, 0 * k], axis=1).astype(
-        np.int32
-    )
 
 
 @register

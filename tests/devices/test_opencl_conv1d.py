@@ -1,0 +1,46 @@
+"""Long 1-D and long-row convolutions against onnxruntime: the vector, strided and edge
+paths of the CPU device's kernels (gemm_cpu.cl, conv_cpu.cl, col2im) and the GPU kernels
+alike, with rows long enough that every path is taken."""
+
+from __future__ import annotations
+
+import pytest
+from onnx import helper
+
+from tests.devices.opencl_case import rnd, run_case
+
+pytest.importorskip("pyopencl")
+
+CASES = [
+    {"x": (1, 1, 1000), "w": (16, 1, 10), "kw": {"strides": [5], "pads": [3, 2]}},
+    {"x": (1, 6, 700), "w": (8, 6, 3), "kw": {"dilations": [2], "pads": [2, 2]}},
+    {"x": (2, 5, 301), "w": (7, 5, 4), "kw": {"strides": [2], "pads": [1, 1]}},
+    {"x": (1, 8, 500), "w": (8, 1, 5), "kw": {"group": 8, "pads": [2, 2]}},
+    {"x": (1, 4, 333), "w": (8, 1, 3), "kw": {"group": 4, "strides": [2], "pads": [1, 1]}},
+    {"x": (1, 3, 9, 100), "w": (5, 3, 3, 3), "kw": {"strides": [2, 3], "pads": [1, 1, 1, 1]}},
+    {"x": (1, 6, 5, 90), "w": (6, 1, 3, 5), "kw": {"group": 6, "pads": [1, 2, 1, 2]}},
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c['x']}-{c['w']}-{c['kw']}")
+@pytest.mark.parametrize("pre_relu", [False, True])
+def test_long_conv(dev, case, pre_relu):
+    conv = helper.make_node("Conv", ["r" if pre_relu else "x", "w", "b"], ["y"], **case["kw"])
+    nodes = [helper.make_node("Relu", ["x"], ["r"]), conv] if pre_relu else [conv]
+    inits = {"w": rnd(*case["w"], seed=1), "b": rnd(case["w"][0], seed=2)}
+    run_case(dev, nodes, {"x": rnd(*case["x"])}, inits)
+
+
+@pytest.mark.parametrize(
+    "shapes",
+    [
+        ((1, 8, 400), (8, 4, 4), {"strides": [2], "pads": [1, 1]}),
+        ((2, 6, 150), (6, 2, 5), {"strides": [3], "group": 2, "output_padding": [1]}),
+        ((1, 4, 200), (4, 3, 3), {"dilations": [2]}),
+    ],
+)
+def test_long_conv_transpose(dev, shapes):
+    xs, ws, kw = shapes
+    cout = ws[1] * kw.get("group", 1)
+    node = helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], **kw)
+    run_case(dev, [node], {"x": rnd(*xs)}, {"w": rnd(*ws, seed=1), "b": rnd(cout, seed=2)})

@@ -33,6 +33,9 @@ class Device(ABC):
     # whether ``run`` times each node where its caller does not say (``Capabilities.node_times``)
     times_nodes = False
     cores: Sequence[int] = ()  # the host cores a CPU device computes on; none elsewhere
+    # the precision its convolutions and matrix products run at, one of its declared
+    # ``Capabilities.precisions`` (``precision.py``)
+    precision = "fp32"
 
     # --- identity -----------------------------------------------------------
     @abstractmethod

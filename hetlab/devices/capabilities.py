@@ -33,6 +33,8 @@ class Capabilities:
       them, never both).
     - ``share_key``: the run report's key for the fraction of the model that devices
       declaring it run (``opencl_share``); None: not counted.
+    - ``precisions``: the arithmetic precisions (``precision.py``) the device can run
+      convolutions and matrix products at; ``fp32`` always.
     """
 
     accelerator: bool = False
@@ -42,6 +44,7 @@ class Capabilities:
     unified_memory: bool | None = None
     covers: tuple[str, ...] = ()
     share_key: str | None = None
+    precisions: tuple[str, ...] = ("fp32",)
 
     def __post_init__(self) -> None:
         if self.runner not in (None, AHEAD_OF_TIME, GRAPH):

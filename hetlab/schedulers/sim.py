@@ -3,7 +3,8 @@ walk of a plan's units through it (``walk``), and the simulator every reported m
 comes from (``simulate``), which checks a whole plan and walks it. The schedulers'
 incremental timelines (``incremental.py``) apply the same rule unit by unit; the prediction
 walks the plan with its terms' edge costs (``calibrate/prediction.py``), and adds the host,
-shared rates and graph launches to the rule where those terms are on (``calibrate/events.py``).
+shared rates and graph launches to the rule where those terms are on (``calibrate/events.py``);
+a replay's virtual clock walks the executor's units (``devices/replay.py``).
 
 A schedule is a device per node, a global order (each device's order is its subsequence;
 any deadlock-free set of per-device orders has such a topological merge), optional fused
@@ -72,14 +73,17 @@ def walk(
     sequential: bool = False,
     comm: np.ndarray | None = None,
     on_inf: Callable[[list[int], list[float]], None] | None = None,
+    shared: bool = True,
 ) -> tuple[list[float], list[float]]:
     """(start, finish) of every node of ``problem`` (by index) when ``units`` run in their
     order, each ``(members, device index, cost)``, through ``unit_times``. ``dev``: each
     node's device index; ``comm``: each edge's receive cost between devices (the problem's
     ``comm_tensor`` unless given: the prediction passes its terms' own); ``on_inf``: called
     with a unit's members and the finishes so far when the unit finishes at inf (an input
-    not placed yet, or an infinite cost). A node of no unit keeps finish inf."""
-    preds, occ = problem.preds, problem.occupancy
+    not placed yet, or an infinite cost); ``shared``: whether devices that share cores are
+    one resource (a replay's devices only sleep, and share nothing). A node of no unit keeps
+    finish inf."""
+    preds, occ = problem.preds, problem.occupancy if shared else None
     comm = problem.comm_tensor if comm is None else comm
     n = len(problem.nodes)
     start = [0.0] * n

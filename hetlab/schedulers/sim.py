@@ -126,7 +126,7 @@ def unit_times(preds, comm, dev, finish, members: list[int], d: int, free: float
     ``comm`` as a problem's, ``dev`` and ``finish`` of the nodes placed so far (indexable
     by node; all of the unit's inputs from outside it placed), ``free``: when ``d`` may next
     start (the clock, for a sequential plan); ``cost``: the unit's compute on ``d``."""
-    inside = set(members)
+    inside = members if len(members) == 1 else set(members)  # one node: no set to build
     ready = 0.0
     recv = 0.0
     for m in members:

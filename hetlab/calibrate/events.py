@@ -13,7 +13,8 @@ has finished. A task passes through up to three phases:
   rate 1 / (1 + (k - 1)(s - 1)/(q - 1)) while k of the family's tasks are in ``work``
   (``share[family] = (s, q)``); any other task at rate 1.
 
-With no dispatch, no surcharge and no family this is spec §3's timing model exactly.
+With no dispatch, no surcharge and no family this is spec §3's rule, which ``prediction``
+leaves to ``schedulers.sim.walk``: it runs this simulation only where one of them is on.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""A plan's predicted run time: one event simulation over the plan with named terms.
+"""A plan's predicted run time: spec §3's engine over the plan with named terms.
 
-``predict`` runs ``events.EventSim`` over the plan with these terms, each priced by one
-measurement of the problem (spec §5, "The prediction"):
+``predict`` times the plan with these terms, each priced by one measurement of the problem
+(spec §5, "The prediction"):
 
 - ``compute``: each node's cost on its device (``nodes[].cost``);
 - ``transfer``: each cross-device edge's transfer over the links (``comm``), a blocking
@@ -29,6 +29,13 @@ The terms are switched on one after another in that order; a term's share is how
 makespan grows when it is switched on (negative where it prices more cheaply what an
 earlier term priced), so the shares sum to the total. The first three are spec §3's
 makespan, the subset the schedulers optimise (``SCHEDULED``).
+
+Without ``host_dispatch``, ``queue_sharing`` and ``graph_run`` every task runs at full speed
+as soon as its inputs and its device allow, and the plan goes through the schedulers' own
+engine (``schedulers.sim.walk``, the one rule ``unit_times``) with the terms' edge costs:
+the scheduled terms alone give ``simulate``'s makespan to the last digit. Those three terms
+need a shared host, shared rates or a graph's launch, which ``events.EventSim`` adds to the
+same rule.
 """
 
 from __future__ import annotations
@@ -38,10 +45,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from hetlab.calibrate.events import EventSim
-from hetlab.calibrate.tasks import Setting, build_tasks, setting
+from hetlab.calibrate.tasks import Setting, build_tasks, edge_costs, plain_units, setting
 from hetlab.cost.problem import Problem
 from hetlab.graph.ir import OpGraph
 from hetlab.schedulers.plan import Plan
+from hetlab.schedulers.sim import walk
 
 TERMS = (
     "compute",
@@ -54,6 +62,7 @@ TERMS = (
     "graph_run",
 )
 SCHEDULED = TERMS[:3]  # spec §3's makespan
+EVENTS = frozenset({"host_dispatch", "queue_sharing", "graph_run"})  # terms beyond §3's rule
 
 
 @dataclass(frozen=True)
@@ -122,7 +131,12 @@ def predict(
 
 def simulate(st: Setting, on: frozenset[str]) -> tuple[float, dict[str, float], int]:
     """(makespan, each model node's finish, units overlapped) with the terms ``on``."""
-    tasks, lanes, share = build_tasks(st, on)
+    comm = edge_costs(st, on)
+    if not on & EVENTS:
+        _, fin = walk(st.p, st.dev, plain_units(st, on), st.sequential, comm)
+        idx = st.p.index
+        return max(fin, default=0.0), {v: fin[idx[v]] for v in st.model_nodes}, 0
+    tasks, lanes, share = build_tasks(st, on, comm)
     sim = EventSim(tasks, lanes, share, st.surcharge if "concurrency" in on else 0.0)
     fin = sim.run()
     finish = {v: fin[st.task_of[v]] for v in st.model_nodes}

@@ -19,12 +19,12 @@ from hetlab.calibrate.prediction import predict
 from hetlab.calibrate.replayed import replay_report, replays
 from hetlab.devices.base import Device, is_accelerator
 from hetlab.devices.binding import bind
-from hetlab.devices.bound import BoundPlan
+from hetlab.devices.bound import BoundPlan, UnitSpec
 from hetlab.devices.choice import implied_queues, platform_devices
 from hetlab.errors import HetlabError
 from hetlab.executor.api import RunReport
 from hetlab.executor.api import run as execute
-from hetlab.executor.critical import predicted_unit_ms, summary
+from hetlab.executor.critical import summary
 from hetlab.graph import load
 from hetlab.graph.ir import OpGraph
 from hetlab.schedulers.plan import Plan
@@ -135,9 +135,21 @@ def _profiled_path(report: RunReport, bound: BoundPlan, problem: Any) -> None:
     if not cp:
         return
     specs = list(bound.units)
-    priced = summary(specs, report.events, 0.0, predicted_unit_ms(problem, specs))
+    priced = summary(specs, report.events, 0.0, _unit_ms(problem, specs))
     if "predicted_run_ms" in priced:
         cp["predicted_run_ms"] = priced["predicted_run_ms"]
+
+
+def _unit_ms(problem: Any, specs: list[UnitSpec]) -> dict[int, float]:
+    """Unit -> the profile's cost of its nodes on its device (ms); units with an unpriced
+    node are left out."""
+    out: dict[int, float] = {}
+    cost = {n.id: n.cost for n in problem.nodes}
+    for s in specs:
+        vals = [cost.get(v, {}).get(s.device) for v in s.nodes]
+        if all(x is not None for x in vals):
+            out[s.index] = float(sum(vals))
+    return out
 
 
 def run_prediction(

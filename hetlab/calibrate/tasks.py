@@ -1,16 +1,21 @@
-"""The plan as ``events.EventSim``'s tasks and lanes, with each term of ``prediction`` on or off.
+"""The plan as priced tasks, with each term of ``prediction`` on or off.
 
 ``setting`` reads what does not depend on the terms once: the plan with the host's source
 and sink added, its tasks (a node, or a fused group at its last member's place), the
-executor's units, the device families and their calibrations. ``build_tasks`` prices the
-tasks for one set of terms; a task on a device that shares cores with others (spec §3) also
-waits for the tasks before it in the plan's order on those devices.
+executor's units, the device families and their calibrations. ``edge_costs`` prices each
+edge's blocking receive for one set of terms. ``plain_units`` gives the tasks as units of
+spec §3's engine (``schedulers.sim.walk``), which times them when no term needs the host, a
+shared rate or a graph's launch; ``build_tasks`` gives them as ``events.EventSim``'s tasks
+and lanes, where a task on a device that shares cores with others (spec §3) also waits for
+the tasks before it in the plan's order on those devices.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from hetlab.calibrate.events import Task
 from hetlab.cost.calibration import families
@@ -39,6 +44,8 @@ class Setting:
     graphs: dict[str, float] = field(default_factory=dict)  # family run as one graph -> run_ms
     surcharge: float = 0.0
     fused: set[int] = field(default_factory=set)  # tasks that are fused groups
+    sequential: bool = False
+    dev: list[int] = field(default_factory=list)  # node index -> its device's index in ``p``
 
     def applies(self, term: str) -> bool:
         cal = self.p.calibration
@@ -69,6 +76,8 @@ def setting(
     members, task_of, lane_of, fused = _tasks(p, dev_of, order, plan.fused, plan.sequential)
     cal = problem.calibration
     st = Setting(p, dev_of, lane_of, members, task_of, ids, io, fused=fused)
+    st.sequential = plan.sequential
+    st.dev = [p.dev_index[dev_of[x.id]] for x in p.nodes]
     st.surcharge = cal.concurrent_ms if surcharge is None else surcharge
     st.fam = families(problem.extra)
     queues = problem.extra.get("queues") or {}
@@ -192,14 +201,44 @@ def _units(st: Setting, graph: OpGraph, plan: Plan | BoundPlan) -> None:
         st.host_ms[t] = float(ms)  # type: ignore[arg-type]
 
 
-def build_tasks(st: Setting, on: frozenset[str]) -> tuple[list[Task], dict[str, list[int]], dict]:
-    """(tasks, lane -> its tasks in order, the shared families) with the terms ``on``."""
+def edge_costs(st: Setting, on: frozenset[str]) -> np.ndarray:
+    """``[n_edges, n_devices, n_devices]`` each edge's blocking receive between devices with
+    the terms ``on``: its transfer (a model edge with ``transfer``, an io edge with
+    ``host_io``) plus, with ``boundary``, its pair's latency unless a later term on prices it
+    (``host_dispatch`` the pairs calibrated per unit, ``graph_run`` a graph's links). With
+    the scheduled terms alone it is the problem's ``comm_tensor``."""
+    p = st.p
+    io = np.zeros(len(p.edges), dtype=bool)
+    io[sorted(st.io_edges)] = True
+    keep = np.where(io, "host_io" in on, "transfer" in on)
+    cost = p.link_tensor
+    if "boundary" in on:
+        per_unit = p.calibration.priced_per_unit if "host_dispatch" in on else frozenset()
+        graphs = set(st.graphs) if "graph_run" in on else set()
+        root = [st.fam.get(d, d) for d in p.devices]
+        mask = [[f"{a}->{b}" not in per_unit and not {a, b} & graphs for b in root] for a in root]
+        cost = cost + (p.boundary_matrix * np.array(mask, dtype=bool))[None, :, :]
+    return cost * keep[:, None, None]
+
+
+def plain_units(st: Setting, on: frozenset[str]) -> list[tuple[list[int], int, float]]:
+    """The tasks as ``schedulers.sim.walk``'s units ``(members, device, compute)``."""
+    return [
+        (ms, st.dev[ms[0]], _work(st, t, st.p.devices[st.dev[ms[0]]]) if "compute" in on else 0.0)
+        for t, ms in enumerate(st.members)
+    ]
+
+
+def build_tasks(
+    st: Setting, on: frozenset[str], comm: np.ndarray
+) -> tuple[list[Task], dict[str, list[int]], dict]:
+    """(tasks, lane -> its tasks in order, the shared families) with the terms ``on`` and
+    the edges' receives ``comm`` (``edge_costs``)."""
     p = st.p
     share = st.share if "queue_sharing" in on else {}
     graphs = st.graphs if "graph_run" in on else {}
     tasks: list[Task] = []
     lanes: dict[str, list[int]] = {}
-    bound = st.p.boundary_matrix
     occ, last_on = p.occupancy, {}  # devices sharing cores: the last task of each so far
     for t, ms in enumerate(st.members):
         d = st.dev_of[p.nodes[ms[0]].id]
@@ -213,7 +252,7 @@ def build_tasks(st: Setting, on: frozenset[str]) -> tuple[list[Task], dict[str, 
         task = Task(
             lane=st.lane_of[t],
             work=_work(st, t, shared or d) if "compute" in on else 0.0,
-            recv=_recv(st, ms, d, on, graphs, bound),
+            recv=_recv(st, ms, comm),
             family=shared,
             not_before=graphs.get(root, 0.0) if root is not None else 0.0,
             name=p.nodes[ms[-1]].id,
@@ -241,24 +280,14 @@ def _work(st: Setting, t: int, device: str) -> float:
     return float(c)
 
 
-def _recv(st: Setting, ms: list[int], d: str, on: frozenset[str], graphs: Mapping, bound) -> float:
-    """The task's blocking receives on device ``d``: each input from another device's
-    transfer and, unless a later term prices it, its pair's boundary latency."""
-    p = st.p
-    dix, inside = p.dev_index, set(ms)
-    links = p.link_tensor
-    per_unit = p.calibration.priced_per_unit if "host_dispatch" in on else frozenset()
+def _recv(st: Setting, ms: list[int], comm: np.ndarray) -> float:
+    """The task's blocking receives: each input from another device, priced by ``comm``,
+    summed as ``schedulers.sim.unit_times`` sums them."""
+    dev, inside = st.dev, set(ms)
+    d = dev[ms[0]]
     out = 0.0
     for m in ms:
-        for u, k in p.preds[m]:
-            du = st.dev_of[p.nodes[u].id]
-            if u in inside or du == d:
-                continue
-            io = k in st.io_edges
-            if io and "host_io" not in on or not io and "transfer" not in on:
-                continue
-            out += float(links[k, dix[du], dix[d]])
-            fa, fb = st.fam.get(du, du), st.fam.get(d, d)
-            if "boundary" in on and f"{fa}->{fb}" not in per_unit and not {fa, fb} & set(graphs):
-                out += float(bound[dix[du], dix[d]])
-    return out
+        for u, k in st.p.preds[m]:
+            if u not in inside and dev[u] != d:
+                out += comm[k, dev[u], d]
+    return float(out)

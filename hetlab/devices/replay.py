@@ -30,6 +30,7 @@ from hetlab.devices.capabilities import Capabilities
 from hetlab.devices.unit import RunResult, Unit, now
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Edge, Node, OpGraph, Tensor
+from hetlab.schedulers.sim import walk
 
 # How far a replay may miss its own prediction and still rank plans: the virtual clock
 # reproduces the profile's compute and transfers, not the profiled host's dispatch and
@@ -167,36 +168,38 @@ def virtual_clock(
     profile alone (see the module doc): a unit starts once its device's previous unit (any
     previous unit, for a ``sequential`` plan) and every unit it reads from have finished,
     and lasts its ``unit_cost_ms`` plus the transfer of each edge entering it from another
-    device. Raises ``HetlabError`` for a node or device the problem lacks."""
+    device: spec §3's rule (``schedulers.sim.walk``) on units, with no shared cores (the
+    replay's devices only sleep). Raises ``HetlabError`` for a node or device the problem
+    lacks, and for a unit that reads a node of no earlier unit."""
     idx, dix = problem.index, problem.dev_index
-    unit_of: dict[int, int] = {}
-    for i, (_d, nodes) in enumerate(units):
+    for _d, nodes in units:
         for v in nodes:
             if v not in idx:
                 raise HetlabError(f"replay: the problem has no node {v!r}")
-            unit_of[idx[v]] = i
-    finish: list[float] = []
-    free: dict[str, float] = {}
-    clock = 0.0
-    out: list[tuple[str, list[str], float, float]] = []
-    for i, (d, nodes) in enumerate(units):
+    dev = [0] * len(problem.nodes)
+    walked: list[tuple[list[int], int, float]] = []
+    for d, nodes in units:
         if d not in dix:
             raise HetlabError(f"replay: the problem has no device {d!r}")
-        ready = recv = 0.0
-        for v in nodes:
-            for u, k in problem.preds[idx[v]]:
-                j = unit_of.get(u)
-                if j is None or j == i:
-                    continue
-                ready = max(ready, finish[j] if j < i else 0.0)
-                if units[j][0] != d:
-                    recv += float(problem.comm_tensor[k, dix[units[j][0]], dix[d]])
-        start = max(ready, clock if sequential else free.get(d, 0.0))
-        end = start + unit_cost_ms(problem, d, nodes) + recv
-        finish.append(end)
-        free[d] = clock = end
-        out.append((d, list(nodes), start, end))
-    return VirtualRun(out, max(finish, default=0.0))
+        members = [idx[v] for v in nodes]
+        for m in members:
+            dev[m] = dix[d]
+        walked.append((members, dix[d], unit_cost_ms(problem, d, nodes)))
+
+    def unplaced(members: list[int], finish: list[float]) -> None:
+        inside = set(members)
+        for m in members:
+            for u, _ in problem.preds[m]:
+                if u not in inside and finish[u] == float("inf"):
+                    v, w = problem.nodes[m].id, problem.nodes[u].id
+                    raise HetlabError(f"replay: unit of {v!r} reads {w!r} before it runs")
+
+    start, finish = walk(problem, dev, walked, sequential, on_inf=unplaced, shared=False)
+    out = [
+        (d, list(nodes), start[m[0]], finish[m[0]])
+        for (d, nodes), (m, _, _) in zip(units, walked, strict=True)
+    ]
+    return VirtualRun(out, max((f for *_, f in out), default=0.0))
 
 
 def sleep_until(deadline: float) -> None:

@@ -106,15 +106,3 @@ def summary(
     if predicted_run is not None and all(st.unit in predicted_run for st in path):
         out["predicted_run_ms"] = round(sum(predicted_run[st.unit] for st in path), 4)
     return out
-
-
-def predicted_unit_ms(problem: Any, specs: Sequence[UnitSpec]) -> dict[int, float]:
-    """Unit -> the profile's cost of its nodes on its device (ms); units with an unpriced
-    node are left out."""
-    out: dict[int, float] = {}
-    cost = {n.id: n.cost for n in problem.nodes}
-    for s in specs:
-        vals = [cost.get(v, {}).get(s.device) for v in s.nodes]
-        if all(x is not None for x in vals):
-            out[s.index] = float(sum(vals))
-    return out

@@ -21,6 +21,7 @@ import numpy as np
 from hetlab.cost.problem import Problem
 from hetlab.cost.shared import occupy
 from hetlab.schedulers.incremental import Timeline
+from hetlab.schedulers.sim import unit_times
 
 
 class _Window:
@@ -150,12 +151,7 @@ def completion_makespan(problem: Problem, tl: Timeline, rest: list[int], dev) ->
     fin, where, free = tl.finish.tolist(), tl.dev.tolist(), tl.dev_free.tolist()
     for v in rest:
         d = int(dev[v])
-        ready, recv = 0.0, 0.0
-        for u, k in preds[v]:
-            ready = max(ready, fin[u])
-            if where[u] != d:
-                recv += comm[k, where[u], d]
-        f = max(ready, free[d]) + cost[v, d] + recv
+        _, f = unit_times(preds, comm, where, fin, [v], d, free[d], cost[v, d])
         fin[v], where[v] = f, d
         occupy(free, d, f, tl.occ)
     return max(fin, default=0.0)

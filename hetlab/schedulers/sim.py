@@ -1,8 +1,10 @@
-"""Spec §3's timing engine: the one rule of a unit's start and finish (``unit_times``), and the
-simulator every reported makespan comes from (``simulate``), which checks a whole plan and
-walks it through that rule. The schedulers' incremental timelines (``incremental.py``) apply
-the same rule unit by unit; the prediction's calibrated terms extend it with the host and
-shared rates (``calibrate/events.py``).
+"""Spec §3's timing engine: the one rule of a unit's start and finish (``unit_times``), the
+walk of a plan's units through it (``walk``), and the simulator every reported makespan
+comes from (``simulate``), which checks a whole plan and walks it. The schedulers'
+incremental timelines (``incremental.py``) apply the same rule unit by unit; the prediction
+walks the plan with its terms' edge costs (``calibrate/prediction.py``), and adds the host,
+shared rates and graph launches to the rule where those terms are on (``calibrate/events.py``);
+a replay's virtual clock walks the executor's units (``devices/replay.py``).
 
 A schedule is a device per node, a global order (each device's order is its subsequence;
 any deadlock-free set of per-device orders has such a topological merge), optional fused
@@ -14,8 +16,10 @@ unit placed earlier in the order on its device or on one sharing its cores has f
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from hetlab.cost.problem import Problem
 from hetlab.cost.shared import occupy
@@ -43,19 +47,68 @@ def simulate(
     ``order`` must list every node once, in an order where each node follows its
     predecessors; a fused group runs at the position of its last member.
     """
-    idx = problem.index
     n = len(problem.nodes)
     if len(order) != n or len(set(order)) != n:
         raise HetlabError(f"plan order must list each of the {n} nodes exactly once")
-    group_of, groups = _groups(problem, fused)
     dev = _devices(problem, device_of)
-    pos = {idx[v]: i for i, v in enumerate(order)}
-    last_pos = [max(pos[m] for m in g) for g in groups]
+    start, finish = walk(
+        problem,
+        dev,
+        _units(problem, dev, order, fused),
+        sequential,
+        on_inf=lambda members, finish: _placed_inputs(problem, members, finish),
+    )
+    names = [x.id for x in problem.nodes]
+    return Timing(
+        start=dict(zip(names, start, strict=False)),
+        finish=dict(zip(names, finish, strict=False)),
+        makespan=max(finish, default=0.0),
+    )
+
+
+def walk(
+    problem: Problem,
+    dev: Sequence[int],
+    units: Iterable[tuple[list[int], int, float]],
+    sequential: bool = False,
+    comm: np.ndarray | None = None,
+    on_inf: Callable[[list[int], list[float]], None] | None = None,
+    shared: bool = True,
+) -> tuple[list[float], list[float]]:
+    """(start, finish) of every node of ``problem`` (by index) when ``units`` run in their
+    order, each ``(members, device index, cost)``, through ``unit_times``. ``dev``: each
+    node's device index; ``comm``: each edge's receive cost between devices (the problem's
+    ``comm_tensor`` unless given: the prediction passes its terms' own); ``on_inf``: called
+    with a unit's members and the finishes so far when the unit finishes at inf (an input
+    not placed yet, or an infinite cost); ``shared``: whether devices that share cores are
+    one resource (a replay's devices only sleep, and share nothing). A node of no unit keeps
+    finish inf."""
+    preds, occ = problem.preds, problem.occupancy if shared else None
+    comm = problem.comm_tensor if comm is None else comm
+    n = len(problem.nodes)
     start = [0.0] * n
     finish = [INF] * n  # INF until placed: a unit reading such a node finishes at INF
     dev_free = [0.0] * len(problem.devices)  # when each device may next start
-    occ, preds, comm = problem.occupancy, problem.preds, problem.comm_tensor
     clock = 0.0
+    for members, d, c in units:
+        free = clock if sequential else dev_free[d]
+        s, f = unit_times(preds, comm, dev, finish, members, d, free, c)
+        if f == INF and on_inf is not None:
+            on_inf(members, finish)
+        for m in members:
+            start[m], finish[m] = s, f
+        occupy(dev_free, d, f, occ)
+        clock = f
+    return start, finish
+
+
+def _units(problem: Problem, dev: list[int], order: Sequence[str], fused):
+    """``simulate``'s units in run order, each ``(members, device, cost)``, checked as they
+    come: a fused group runs at the position of its last member, on one device."""
+    idx = problem.index
+    group_of, groups = _groups(problem, fused)
+    pos = {idx[v]: i for i, v in enumerate(order)}
+    last_pos = [max(pos[m] for m in g) for g in groups]
     for i, v in enumerate(order):
         vi = idx[v]
         gi = group_of.get(vi)
@@ -65,21 +118,7 @@ def simulate(
         d = dev[vi]
         if gi is not None:
             _same_device(problem, members, dev, d)
-        c = _unit_cost(problem, members, d, gi is not None)
-        free = clock if sequential else dev_free[d]
-        s, f = unit_times(preds, comm, dev, finish, members, d, free, c)
-        if f == INF:  # an input not placed yet (its finish is still INF), or an infinite cost
-            _placed_inputs(problem, members, finish)
-        for m in members:
-            start[m], finish[m] = s, f
-        occupy(dev_free, d, f, occ)
-        clock = f
-    names = [x.id for x in problem.nodes]
-    return Timing(
-        start=dict(zip(names, start, strict=False)),
-        finish=dict(zip(names, finish, strict=False)),
-        makespan=max(finish, default=0.0),
-    )
+        yield members, d, _unit_cost(problem, members, d, gi is not None)
 
 
 def unit_times(preds, comm, dev, finish, members: list[int], d: int, free: float, cost):
@@ -87,7 +126,7 @@ def unit_times(preds, comm, dev, finish, members: list[int], d: int, free: float
     ``comm`` as a problem's, ``dev`` and ``finish`` of the nodes placed so far (indexable
     by node; all of the unit's inputs from outside it placed), ``free``: when ``d`` may next
     start (the clock, for a sequential plan); ``cost``: the unit's compute on ``d``."""
-    inside = set(members)
+    inside = members if len(members) == 1 else set(members)  # one node: no set to build
     ready = 0.0
     recv = 0.0
     for m in members:

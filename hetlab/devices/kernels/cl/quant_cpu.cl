@@ -1,0 +1,161 @@
+// Integer products shaped for a CPU device (PoCL): MatMulInteger (and every op that ends in
+// quant.cl's integer GEMM: QLinearMatMul, MatMulIntegerToFloat, DynamicQuantizeMatMul, the
+// products of DynamicQuantizeLSTM) and ConvInteger/QLinearConv as an implicit-im2col GEMM.
+// CPU-only (the CUDA backend does not build this file). OpenCL 1.2 C.
+//
+// gemm_cpu.cl's shape over integers: a work-item owns an MB x 16 block of the product in
+// explicit int8 vectors (eight int32 lanes each), walks all of K itself, and uses no local
+// memory and no barrier. Each operand has its zero point subtracted as it is loaded, and the
+// products accumulate in int32, so the sums are those of quant.cl's kernels bit for bit; the
+// epilogues (OUTPUT, EPI_ARGS: none, REQUANT, TOFLOAT) and the element types (TX, TW, TY)
+// are quant.cl's. Global (ceil(N/16), ceil(M/MB), batches).
+#include "quant.cl"
+
+#ifndef MB
+#define MB 6
+#endif
+#define NBLK 16
+
+// eight consecutive 8-bit values from element i as int32 lanes (one vector load: vload8 is a
+// call in PoCL), and eight s apart
+#define LDI8(b, i) ((int8)((int)LD(b, (i)), (int)LD(b, (i) + 1), (int)LD(b, (i) + 2), \
+                           (int)LD(b, (i) + 3), (int)LD(b, (i) + 4), (int)LD(b, (i) + 5), \
+                           (int)LD(b, (i) + 6), (int)LD(b, (i) + 7)))
+#define LDSI8(b, i, s) ((int8)((int)LD(b, (i)), (int)LD(b, (i) + (s)), (int)LD(b, (i) + 2 * (s)), \
+                               (int)LD(b, (i) + 3 * (s)), (int)LD(b, (i) + 4 * (s)), \
+                               (int)LD(b, (i) + 5 * (s)), (int)LD(b, (i) + 6 * (s)), \
+                               (int)LD(b, (i) + 7 * (s))))
+// the block's rows += (A(m0 + i, k) - its zero point) * (b0, b1)
+#define ROWS_MAD(A, k) \
+    _Pragma("unroll") for (int i = 0; i < MB; ++i) { \
+        const int8 av = (int8)((int)LD(A, arow[i] + (k) * sak) - zrow[i]); \
+        acc0[i] += av * b0; \
+        acc1[i] += av * b1; \
+    }
+// write the block: OUTPUT(acc, row, column) of each element inside the product, at c[base +
+// m * N + n] (ROW_OF and COL_OF name the epilogue's row and column of block row i, column j)
+#define STORE_BLOCK(c, base, ROW_OF, COL_OF) \
+    _Pragma("unroll") for (int i = 0; i < MB; ++i) { \
+        if (m0 + i >= M) break; \
+        *(int8*)ct = acc0[i]; \
+        *(int8*)(ct + 8) = acc1[i]; \
+        for (int j = 0; j < NBLK && n0 + j < N; ++j) \
+            ST(c, (base) + (m0 + i) * N + n0 + j, OUTPUT(ct[j], ROW_OF, COL_OF)); \
+    }
+
+// matmul_integer's arguments: c = OUTPUT((a - za) @ (b - zb)) per batch.
+__kernel void matmul_integer_cpu(__global const TX* a, __global const TW* b,
+                                 __global const TX* za, const int za_n, __global const TW* zb,
+                                 const int zb_n, __global OUT_T* c, const int M, const int N,
+                                 const int K, __constant int* offs EPI_ARGS
+                                 HL_ARGS HL_N(a) HL_N(b) HL_N(za) HL_N(zb) HL_N(c))
+{
+    const int n0 = get_global_id(0) * NBLK, m0 = get_global_id(1) * MB, t = get_global_id(2);
+    if (n0 >= N || m0 >= M) return;
+    const int sak = 1;
+    VIEW(__global const TX*, ab, a, offs[3 * t]);
+    VIEW(__global const TW*, bb, b, offs[3 * t + 1]);
+    int arow[MB], zrow[MB];  // rows past M repeat the last row (their C is not written)
+    #pragma unroll
+    for (int i = 0; i < MB; ++i) {
+        const int m = min(m0 + i, M - 1);
+        arow[i] = m * K;
+        zrow[i] = za_n == 0 ? 0 : (int)LD(za, za_n == 1 ? 0 : m);
+    }
+    int ct[NBLK] __attribute__((aligned(32)));
+    int col[NBLK];  // columns past N repeat the last column
+    for (int j = 0; j < NBLK; ++j) {
+        col[j] = min(n0 + j, N - 1);
+        ct[j] = zb_n == 0 ? 0 : (int)LD(zb, zb_n == 1 ? 0 : col[j]);
+    }
+    const int8 z0 = *(int8*)ct, z1 = *(int8*)(ct + 8);
+    int8 acc0[MB], acc1[MB];
+    #pragma unroll
+    for (int i = 0; i < MB; ++i) {
+        acc0[i] = (int8)(0);
+        acc1[i] = (int8)(0);
+    }
+    if (n0 + NBLK <= N) {
+        for (int k = 0; k < K; ++k) {
+            const int p = k * N + n0;
+            const int8 b0 = LDI8(bb, p) - z0, b1 = LDI8(bb, p + 8) - z1;
+            ROWS_MAD(ab, k);
+        }
+    } else {
+        for (int k = 0; k < K; ++k) {
+            for (int j = 0; j < NBLK; ++j) ct[j] = (int)LD(bb, k * N + col[j]);
+            const int8 b0 = *(int8*)ct - z0, b1 = *(int8*)(ct + 8) - z1;
+            ROWS_MAD(ab, k);
+        }
+    }
+    STORE_BLOCK(c, offs[3 * t + 2], m0 + i, n0 + j);
+}
+
+// ConvInteger and QLinearConv (conv_integer's arguments, p as there) as C[co, pos] = the sum
+// over k = (ci, kh, kw) of (w[co, k] - zw[co]) * (x[ci, pos's tap k] - zx) per image and
+// group: M = output channels of a group, N = OH * OW, K = its input channels * KH * KW; a
+// padded tap adds 0 (onnxruntime pads with the zero point). ktab: gemm_shape.conv_table's
+// per-k offsets. Global (ceil(N/16), ceil(M/MB), images * groups).
+__kernel void conv_integer_cpu(__global const TX* x, __global const TW* w, __global const TX* zx,
+                               const int has_zx, __global const TW* zw, const int zw_n,
+                               __global OUT_T* y, __constant int* p,
+                               __global const int4* ktab EPI_ARGS
+                               HL_ARGS HL_N(x) HL_N(w) HL_N(zx) HL_N(zw) HL_N(y) HL_N(ktab))
+{
+    const int H = p[0], W = p[1], OH = p[2], OW = p[3], KH = p[4], KW = p[5];
+    const int SH = p[6], SW = p[7], PH = p[8], PW = p[9], Cin = p[12], Cout = p[13], G = p[14];
+    const int M = Cout / G, N = OH * OW, K = Cin / G * KH * KW;
+    const int n0 = get_global_id(0) * NBLK, m0 = get_global_id(1) * MB, t = get_global_id(2);
+    if (n0 >= N || m0 >= M) return;
+    const int nb = t / G, g = t % G, sak = 1;
+    VIEW(__global const TW*, wb, w, g * M * K);
+    VIEW(__global const TX*, xb, x, (nb * Cin + g * (Cin / G)) * H * W);
+    const int zxv = has_zx ? (int)LD(zx, 0) : 0;
+    int arow[MB], zrow[MB];
+    #pragma unroll
+    for (int i = 0; i < MB; ++i) {
+        const int m = min(m0 + i, M - 1);
+        arow[i] = m * K;
+        zrow[i] = zw_n == 0 ? 0 : (int)LD(zw, zw_n == 1 ? 0 : g * M + m);
+    }
+    int ih0[NBLK], iw0[NBLK];  // each column's input origin; columns past N repeat the last
+    for (int j = 0; j < NBLK; ++j) {
+        const int n = min(n0 + j, N - 1), oh = n / OW;
+        ih0[j] = oh * SH - PH;
+        iw0[j] = (n - oh * OW) * SW - PW;
+    }
+    const int row = n0 + NBLK <= N && ih0[0] == ih0[NBLK - 1];  // all 16 in one output row
+    const int span = (NBLK - 1) * SW;
+    int8 acc0[MB], acc1[MB];
+    #pragma unroll
+    for (int i = 0; i < MB; ++i) {
+        acc0[i] = (int8)(0);
+        acc1[i] = (int8)(0);
+    }
+    int ct[NBLK] __attribute__((aligned(32)));
+    for (int k = 0; k < K; ++k) {
+        int8 b0, b1;
+        const int4 tk = LD(ktab, k);
+        const int ih = ih0[0] + tk.y, iw = iw0[0] + tk.z;
+        if (row && ih >= 0 && ih < H && iw >= 0 && iw + span < W) {
+            const int q = tk.x + ih0[0] * W + iw0[0];
+            if (SW == 1) {
+                b0 = LDI8(xb, q) - zxv;
+                b1 = LDI8(xb, q + 8) - zxv;
+            } else {  // strided: no bounds to check inside the row
+                b0 = LDSI8(xb, q, SW) - zxv;
+                b1 = LDSI8(xb, q + 8 * SW, SW) - zxv;
+            }
+        } else {
+            for (int j = 0; j < NBLK; ++j) {
+                const int hj = ih0[j] + tk.y, wj = iw0[j] + tk.z;
+                ct[j] = hj >= 0 && hj < H && wj >= 0 && wj < W
+                            ? (int)LD(xb, tk.x + ih0[j] * W + iw0[j]) - zxv : 0;
+            }
+            b0 = *(int8*)ct;
+            b1 = *(int8*)(ct + 8);
+        }
+        ROWS_MAD(wb, k);
+    }
+    STORE_BLOCK(y, (nb * Cout + g * M) * N, nb, g * M + m0 + i);
+}

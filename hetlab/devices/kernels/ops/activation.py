@@ -26,6 +26,8 @@ from hetlab.devices.kernels.ops.common import (
 from hetlab.graph.ir import Node, OpGraph
 
 FMAX = float(np.finfo(np.float32).max)
+# eltwise_cpu.cl's unary_cpu: elements per work-item (EW) and work-items per group
+CPU_ELEMENTS, CPU_GROUP = 16, 64
 CODES = {
     "Relu": 0,
     "LeakyRelu": 0,
@@ -122,8 +124,12 @@ class Unary(Op):
             p0 = attr(node, "alpha", 1.0)
         elif node.op_type == "Gelu" and attr(node, "approximate", "none") == "tanh":
             code = 15
-        k = ctx.kernel("eltwise.cl", "unary")
-        g, l = grid1(n)
+        if ctx.device.cpu_kernels:  # eltwise_cpu.cl: 16 elements per work-item, OP built in
+            k = ctx.kernel("eltwise_cpu.cl", "unary_cpu", f"-DOP={code}")
+            g, l = (-(-n // CPU_ELEMENTS),), (CPU_GROUP,)
+        else:
+            k = ctx.kernel("eltwise.cl", "unary")
+            g, l = grid1(n)
         ctx.launch(
             node,
             k,

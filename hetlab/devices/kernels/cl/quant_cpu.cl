@@ -159,3 +159,62 @@ __kernel void conv_integer_cpu(__global const TX* x, __global const TW* w, __glo
     }
     STORE_BLOCK(y, (nb * Cout + g * M) * N, nb, g * M + m0 + i);
 }
+
+// QuantizeLinear and DequantizeLinear (quant.cl's `quantize` and `dequantize`, same
+// arguments) with QW consecutive elements per work-item: a block whose elements share one
+// parameter index (per tensor, or inside one run of `inner`) as float8 vectors, the same
+// operations lane by lane; any other block element by element. Global ceil(n / QW).
+#define QW 16
+#define LDF8(b, i) ((float8)(LD(b, (i)), LD(b, (i) + 1), LD(b, (i) + 2), LD(b, (i) + 3), \
+                             LD(b, (i) + 4), LD(b, (i) + 5), LD(b, (i) + 6), LD(b, (i) + 7)))
+#define ONE_PARAM(i0) \
+    ((i0) + QW <= n && (C == 1 || ((i0) + QW - 1) / inner == (i0) / inner))
+
+__kernel void quantize_cpu(__global const float* x, const int xoff, __global const float* scale,
+                           __global const TY* zp, const int has_zp, __global TY* y, const int n,
+                           const int inner, const int C, const float qmin,
+                           const float qmax HL_ARGS HL_N(x) HL_N(scale) HL_N(zp) HL_N(y))
+{
+    const int i0 = get_global_id(0) * QW;
+    if (i0 >= n) return;
+    VIEW(__global const float*, xv, x, xoff);
+    if (ONE_PARAM(i0)) {
+        const int c = (i0 / inner) % C;
+        const float s = LD(scale, c), z = has_zp ? (float)LD(zp, c) : 0.0f;
+        float t[QW] __attribute__((aligned(32)));
+        *(float8*)t = clamp(rint(LDF8(xv, i0) / s) + z, qmin, qmax);
+        *(float8*)(t + 8) = clamp(rint(LDF8(xv, i0 + 8) / s) + z, qmin, qmax);
+        for (int j = 0; j < QW; ++j) ST(y, i0 + j, (TY)(int)t[j]);
+        return;
+    }
+    for (int i = i0; i < min(n, i0 + QW); ++i) {
+        const int c = (i / inner) % C;
+        const float z = has_zp ? (float)LD(zp, c) : 0.0f;
+        ST(y, i, (TY)(int)clamp(rint(LD(xv, i) / LD(scale, c)) + z, qmin, qmax));
+    }
+}
+
+__kernel void dequantize_cpu(__global const TX* x, const int xoff, __global const float* scale,
+                             __global const TX* zp, const int has_zp, __global float* y,
+                             const int n, const int inner,
+                             const int C HL_ARGS HL_N(x) HL_N(scale) HL_N(zp) HL_N(y))
+{
+    const int i0 = get_global_id(0) * QW;
+    if (i0 >= n) return;
+    VIEW(__global const TX*, xv, x, xoff);
+    if (ONE_PARAM(i0)) {
+        const int c = (i0 / inner) % C;
+        const int z = has_zp ? (int)LD(zp, c) : 0;
+        const float s = LD(scale, c);
+        float t[QW] __attribute__((aligned(32)));
+        *(float8*)t = convert_float8(LDI8(xv, i0) - z) * s;
+        *(float8*)(t + 8) = convert_float8(LDI8(xv, i0 + 8) - z) * s;
+        for (int j = 0; j < QW; ++j) ST(y, i0 + j, t[j]);
+        return;
+    }
+    for (int i = i0; i < min(n, i0 + QW); ++i) {
+        const int c = (i / inner) % C;
+        const int z = has_zp ? (int)LD(zp, c) : 0;
+        ST(y, i, (float)((int)LD(xv, i) - z) * LD(scale, c));
+    }
+}

@@ -16,6 +16,7 @@ from hetlab.devices.kernels.ops import FLOAT, Op, check_tensor, register
 from hetlab.devices.kernels.ops.common import (
     NUMERIC,
     attr,
+    cpu_grid1,
     f32,
     grid1,
     i32,
@@ -26,8 +27,6 @@ from hetlab.devices.kernels.ops.common import (
 from hetlab.graph.ir import Node, OpGraph
 
 FMAX = float(np.finfo(np.float32).max)
-# eltwise_cpu.cl's unary_cpu: elements per work-item (EW) and work-items per group
-CPU_ELEMENTS, CPU_GROUP = 16, 64
 CODES = {
     "Relu": 0,
     "LeakyRelu": 0,
@@ -126,7 +125,7 @@ class Unary(Op):
             code = 15
         if ctx.device.cpu_kernels:  # eltwise_cpu.cl: 16 elements per work-item, OP built in
             k = ctx.kernel("eltwise_cpu.cl", "unary_cpu", f"-DOP={code}")
-            g, l = (-(-n // CPU_ELEMENTS),), (CPU_GROUP,)
+            g, l = cpu_grid1(n)
         else:
             k = ctx.kernel("eltwise.cl", "unary")
             g, l = grid1(n)

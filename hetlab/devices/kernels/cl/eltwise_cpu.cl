@@ -55,5 +55,8 @@ __kernel void unary_cpu(__global const float* x, __global float* y, const int n,
     }
 #endif
     const int e = min(n, i0 + EW);
-    for (int j = i0; j < e; ++j) ST(y, j, act(unary_op(LD(x, j), OP, p0, p1), slope, lo, hi));
+    for (int j = i0; j < e; ++j) {
+        const float v = act(unary_op(LD(x, j), OP, p0, p1), slope, lo, hi);
+        ST(y, j, v);
+    }
 }

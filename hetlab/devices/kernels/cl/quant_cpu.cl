@@ -3,12 +3,15 @@
 // products of DynamicQuantizeLSTM) and ConvInteger/QLinearConv as an implicit-im2col GEMM.
 // CPU-only (the CUDA backend does not build this file). OpenCL 1.2 C.
 //
-// gemm_cpu.cl's shape over integers: a work-item owns an MB x 16 block of the product in
-// explicit int8 vectors (eight int32 lanes each), walks all of K itself, and uses no local
-// memory and no barrier. Each operand has its zero point subtracted as it is loaded, and the
-// products accumulate in int32, so the sums are those of quant.cl's kernels bit for bit; the
-// epilogues (OUTPUT, EPI_ARGS: none, REQUANT, TOFLOAT) and the element types (TX, TW, TY)
-// are quant.cl's. Global (ceil(N/16), ceil(M/MB), batches).
+// gemm_cpu.cl's shape over integers: a work-item owns an MB x 16 block of the product, walks
+// all of K itself, and uses no local memory and no barrier. Each operand has its zero point
+// subtracted as it is loaded, so every product is an integer of magnitude at most 255 * 255.
+// The matrix product sums them in int8 vectors (eight int32 lanes); the convolution in float8
+// vectors over chunks of KCH = 256 values of k (exact: 256 such products stay below 2**24),
+// each chunk's sums then added to int32 accumulators (there the float multiply-adds were the
+// faster, in the matrix product the int32 ones). Either way the sums are those of quant.cl's
+// kernels bit for bit. The epilogues (OUTPUT, EPI_ARGS: none, REQUANT, TOFLOAT) and the
+// element types (TX, TW, TY) are quant.cl's.
 #include "quant.cl"
 
 #ifndef MB
@@ -25,21 +28,40 @@
                                (int)LD(b, (i) + 3 * (s)), (int)LD(b, (i) + 4 * (s)), \
                                (int)LD(b, (i) + 5 * (s)), (int)LD(b, (i) + 6 * (s)), \
                                (int)LD(b, (i) + 7 * (s))))
-// the block's rows += (A(m0 + i, k) - its zero point) * (b0, b1)
+// the block's rows += (A(m0 + i, k) - its zero point) * (b0, b1), in int8 vectors
 #define ROWS_MAD(A, k) \
     _Pragma("unroll") for (int i = 0; i < MB; ++i) { \
-        const int8 av = (int8)((int)LD(A, arow[i] + (k) * sak) - zrow[i]); \
+        const int8 av = (int8)((int)LD(A, arow[i] + (k)) - zrow[i]); \
         acc0[i] += av * b0; \
         acc1[i] += av * b1; \
     }
-// write the block: OUTPUT(acc, row, column) of each element inside the product, at c[base +
-// m * N + n] (ROW_OF and COL_OF name the epilogue's row and column of block row i, column j)
-#define STORE_BLOCK(c, base, ROW_OF, COL_OF) \
+#define KCH 256
+// the same in float8 vectors: f0, f1 (a chunk's sums, exact integers), cleared and added to
+// the int32 accumulators per chunk
+#define ROWS_FMAD(A, k) \
+    _Pragma("unroll") for (int i = 0; i < MB; ++i) { \
+        const float8 av = (float8)((float)((int)LD(A, arow[i] + (k)) - zrow[i])); \
+        f0[i] += av * b0; \
+        f1[i] += av * b1; \
+    }
+#define CLEAR_CHUNK \
+    _Pragma("unroll") for (int i = 0; i < MB; ++i) { \
+        f0[i] = (float8)(0.0f); \
+        f1[i] = (float8)(0.0f); \
+    }
+#define ADD_CHUNK \
+    _Pragma("unroll") for (int i = 0; i < MB; ++i) { \
+        acc0[i] += convert_int8(f0[i]); \
+        acc1[i] += convert_int8(f1[i]); \
+    }
+// write the block's first jn columns: OUTPUT(acc, row, column) at c[base + m * N + n0 + j]
+// (ROW_OF and COL_OF name the epilogue's row and column of block row i, column j)
+#define STORE_BLOCK(c, base, jn, ROW_OF, COL_OF) \
     _Pragma("unroll") for (int i = 0; i < MB; ++i) { \
         if (m0 + i >= M) break; \
         *(int8*)ct = acc0[i]; \
         *(int8*)(ct + 8) = acc1[i]; \
-        for (int j = 0; j < NBLK && n0 + j < N; ++j) \
+        for (int j = 0; j < (jn); ++j) \
             ST(c, (base) + (m0 + i) * N + n0 + j, OUTPUT(ct[j], ROW_OF, COL_OF)); \
     }
 
@@ -52,7 +74,6 @@ __kernel void matmul_integer_cpu(__global const TX* a, __global const TW* b,
 {
     const int n0 = get_global_id(0) * NBLK, m0 = get_global_id(1) * MB, t = get_global_id(2);
     if (n0 >= N || m0 >= M) return;
-    const int sak = 1;
     VIEW(__global const TX*, ab, a, offs[3 * t]);
     VIEW(__global const TW*, bb, b, offs[3 * t + 1]);
     int arow[MB], zrow[MB];  // rows past M repeat the last row (their C is not written)
@@ -88,14 +109,17 @@ __kernel void matmul_integer_cpu(__global const TX* a, __global const TW* b,
             ROWS_MAD(ab, k);
         }
     }
-    STORE_BLOCK(c, offs[3 * t + 2], m0 + i, n0 + j);
+    STORE_BLOCK(c, offs[3 * t + 2], min(NBLK, N - n0), m0 + i, n0 + j);
 }
 
 // ConvInteger and QLinearConv (conv_integer's arguments, p as there) as C[co, pos] = the sum
 // over k = (ci, kh, kw) of (w[co, k] - zw[co]) * (x[ci, pos's tap k] - zx) per image and
 // group: M = output channels of a group, N = OH * OW, K = its input channels * KH * KW; a
 // padded tap adds 0 (onnxruntime pads with the zero point). ktab: gemm_shape.conv_table's
-// per-k offsets. Global (ceil(N/16), ceil(M/MB), images * groups).
+// per-k offsets. A block's 16 columns are 16 outputs of one output row (a row's last block
+// may hold fewer), so that its inputs at a tap are one vector load, or 16 strided ones,
+// wherever the tap's row and the 16 inputs lie inside the image; a gather otherwise.
+// Global (OH * ceil(OW/16), ceil(M/MB), images * groups).
 __kernel void conv_integer_cpu(__global const TX* x, __global const TW* w, __global const TX* zx,
                                const int has_zx, __global const TW* zw, const int zw_n,
                                __global OUT_T* y, __constant int* p,
@@ -105,9 +129,11 @@ __kernel void conv_integer_cpu(__global const TX* x, __global const TW* w, __glo
     const int H = p[0], W = p[1], OH = p[2], OW = p[3], KH = p[4], KW = p[5];
     const int SH = p[6], SW = p[7], PH = p[8], PW = p[9], Cin = p[12], Cout = p[13], G = p[14];
     const int M = Cout / G, N = OH * OW, K = Cin / G * KH * KW;
-    const int n0 = get_global_id(0) * NBLK, m0 = get_global_id(1) * MB, t = get_global_id(2);
-    if (n0 >= N || m0 >= M) return;
-    const int nb = t / G, g = t % G, sak = 1;
+    const int OWB = (OW + NBLK - 1) / NBLK, oh = get_global_id(0) / OWB;
+    const int ow0 = (get_global_id(0) - oh * OWB) * NBLK, n0 = oh * OW + ow0;
+    const int m0 = get_global_id(1) * MB, t = get_global_id(2);
+    if (oh >= OH || m0 >= M) return;
+    const int nb = t / G, g = t % G, jn = min(NBLK, OW - ow0);
     VIEW(__global const TW*, wb, w, g * M * K);
     VIEW(__global const TX*, xb, x, (nb * Cin + g * (Cin / G)) * H * W);
     const int zxv = has_zx ? (int)LD(zx, 0) : 0;
@@ -118,14 +144,8 @@ __kernel void conv_integer_cpu(__global const TX* x, __global const TW* w, __glo
         arow[i] = m * K;
         zrow[i] = zw_n == 0 ? 0 : (int)LD(zw, zw_n == 1 ? 0 : g * M + m);
     }
-    int ih0[NBLK], iw0[NBLK];  // each column's input origin; columns past N repeat the last
-    for (int j = 0; j < NBLK; ++j) {
-        const int n = min(n0 + j, N - 1), oh = n / OW;
-        ih0[j] = oh * SH - PH;
-        iw0[j] = (n - oh * OW) * SW - PW;
-    }
-    const int row = n0 + NBLK <= N && ih0[0] == ih0[NBLK - 1];  // all 16 in one output row
-    const int span = (NBLK - 1) * SW;
+    const int ih0 = oh * SH - PH, iw0 = ow0 * SW - PW;  // the block's first input
+    const int full = jn == NBLK, span = (NBLK - 1) * SW;
     int8 acc0[MB], acc1[MB];
     #pragma unroll
     for (int i = 0; i < MB; ++i) {
@@ -133,31 +153,38 @@ __kernel void conv_integer_cpu(__global const TX* x, __global const TW* w, __glo
         acc1[i] = (int8)(0);
     }
     int ct[NBLK] __attribute__((aligned(32)));
-    for (int k = 0; k < K; ++k) {
-        int8 b0, b1;
-        const int4 tk = LD(ktab, k);
-        const int ih = ih0[0] + tk.y, iw = iw0[0] + tk.z;
-        if (row && ih >= 0 && ih < H && iw >= 0 && iw + span < W) {
-            const int q = tk.x + ih0[0] * W + iw0[0];
-            if (SW == 1) {
-                b0 = LDI8(xb, q) - zxv;
-                b1 = LDI8(xb, q + 8) - zxv;
-            } else {  // strided: no bounds to check inside the row
-                b0 = LDSI8(xb, q, SW) - zxv;
-                b1 = LDSI8(xb, q + 8 * SW, SW) - zxv;
+    float8 f0[MB], f1[MB];
+    for (int kc = 0; kc < K; kc += KCH) {
+        const int ke = min(K, kc + KCH);
+        CLEAR_CHUNK;
+        for (int k = kc; k < ke; ++k) {
+            int8 i0, i1;
+            const int4 tk = LD(ktab, k);
+            const int ih = ih0 + tk.y, iw = iw0 + tk.z;
+            if (full && ih >= 0 && ih < H && iw >= 0 && iw + span < W) {
+                const int q = tk.x + ih0 * W + iw0;
+                if (SW == 1) {
+                    i0 = LDI8(xb, q) - zxv;
+                    i1 = LDI8(xb, q + 8) - zxv;
+                } else {  // strided: no bounds to check inside the row
+                    i0 = LDSI8(xb, q, SW) - zxv;
+                    i1 = LDSI8(xb, q + 8 * SW, SW) - zxv;
+                }
+            } else {  // at the image's edges, and past the row's last output (jn < 16)
+                for (int j = 0; j < NBLK; ++j) {
+                    const int wj = iw + j * SW;
+                    ct[j] = j < jn && ih >= 0 && ih < H && wj >= 0 && wj < W
+                                ? (int)LD(xb, tk.x + ih0 * W + iw0 + j * SW) - zxv : 0;
+                }
+                i0 = *(int8*)ct;
+                i1 = *(int8*)(ct + 8);
             }
-        } else {
-            for (int j = 0; j < NBLK; ++j) {
-                const int hj = ih0[j] + tk.y, wj = iw0[j] + tk.z;
-                ct[j] = hj >= 0 && hj < H && wj >= 0 && wj < W
-                            ? (int)LD(xb, tk.x + ih0[j] * W + iw0[j]) - zxv : 0;
-            }
-            b0 = *(int8*)ct;
-            b1 = *(int8*)(ct + 8);
+            const float8 b0 = convert_float8(i0), b1 = convert_float8(i1);
+            ROWS_FMAD(wb, k);
         }
-        ROWS_MAD(wb, k);
+        ADD_CHUNK;
     }
-    STORE_BLOCK(y, (nb * Cout + g * M) * N, nb, g * M + m0 + i);
+    STORE_BLOCK(y, (nb * Cout + g * M) * N, jn, nb, g * M + m0 + i);
 }
 
 // QuantizeLinear and DequantizeLinear (quant.cl's `quantize` and `dequantize`, same

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hetlab.devices.kernels.ops.gemm_shape import CPU_ROWS, conv_table, cpu_grid
+from hetlab.devices.kernels.ops.gemm_shape import COLUMNS, CPU_ROWS, conv_table, cpu_grid
 from hetlab.graph.ir import Node
 
 
@@ -27,10 +27,11 @@ def cpu_conv(ctx: Any, node: Node, p: list[int], operands: list[Any], extra: lis
     ([H, W, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW, Cin, Cout, G]) for a batch of
     ``ctx.shape(x)[0]`` images; ``operands`` x, w and their zero points."""
     H, W, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW, Cin, Cout, G = p
-    M, N, K = Cout // G, OH * OW, Cin // G * KH * KW
+    M, K = Cout // G, Cin // G * KH * KW
     ktab = conv_table((H, W, OW, KH, KW, SH, SW, PH, PW, DH, DW), K)
     batch = ctx.shape(node.inputs[0])[0] * G
     k = ctx.kernel("quant_cpu.cl", "conv_integer_cpu", f"{opts} -DMB={min(M, CPU_ROWS)}")
     args = [*operands, ctx.t(node.outputs[0]), ctx.ints(p)]
     args += [ctx.upload(ktab, key=("int_ktab", node.id), dtype="int32"), *extra]
-    ctx.launch(node, k, *cpu_grid(M, N, batch), args)
+    blocks = OH * -(-OW // COLUMNS)  # 16 outputs of one output row a block
+    ctx.launch(node, k, *cpu_grid(M, blocks * COLUMNS, batch), args)

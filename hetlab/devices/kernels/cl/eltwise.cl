@@ -99,16 +99,8 @@ __kernel void unary(__global const float* x, __global float* y, const int n, con
 // op: 0 add, 1 sub, 2 mul, 3 div, 4 pow, 5 max, 6 min, 7 prelu (b = slope), 8 fmod,
 // 9 pow by a one-element exponent: x * x for 2 and x * x * x for 3 (two roundings), as
 // onnxruntime's Pow computes them, pow() otherwise
-__kernel void binary(__global const float* a, __global const float* b, __global float* y,
-                     __constant int* meta, const int n, const int op,
-                     const float slope, const float lo, const float hi
-                     HL_ARGS HL_N(a) HL_N(b) HL_N(y))
+inline float binary_op(const float u, const float w, const int op)
 {
-    const int i = get_global_id(0);
-    if (i >= n) return;
-    int ia, ib;
-    nd_offsets(meta, i, &ia, &ib);
-    const float u = LD(a, ia), w = LD(b, ib);
     float v;
     switch (op) {
         case 0: v = u + w; break;
@@ -122,7 +114,19 @@ __kernel void binary(__global const float* a, __global const float* b, __global 
         case 9: v = w == 2.0f ? u * u : (w == 3.0f ? u * u * u : pow(u, w)); break;
         default: v = u < 0.0f ? u * w : u; break;
     }
-    ST(y, i, act(v, slope, lo, hi));
+    return v;
+}
+
+__kernel void binary(__global const float* a, __global const float* b, __global float* y,
+                     __constant int* meta, const int n, const int op,
+                     const float slope, const float lo, const float hi
+                     HL_ARGS HL_N(a) HL_N(b) HL_N(y))
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    int ia, ib;
+    nd_offsets(meta, i, &ia, &ib);
+    ST(y, i, act(binary_op(LD(a, ia), LD(b, ib), op), slope, lo, hi));
 }
 
 // dst[offb + ...] = src[offa + ...] over the meta shape (Transpose, Slice, Concat, Split, Expand).

@@ -144,12 +144,14 @@ WIDE_CASES = [{}, {"strides": [1, 2], "pads": [1, 1, 1, 1]}, {"group": 2, "pads"
 
 @pytest.mark.parametrize("kw", WIDE_CASES, ids=str)
 @pytest.mark.parametrize("tx,tw", [(np.uint8, np.int8), (np.int8, np.uint8)], ids=["u8i8", "i8u8"])
-def test_conv_integer_wide(dev, kw, tx, tw):
+@pytest.mark.parametrize("const_w", [True, False], ids=["const_w", "input_w"])
+def test_conv_integer_wide(dev, kw, tx, tw, const_w):
     g = kw.get("group", 1)
-    inits = {"w": ints(tw, 16, 4 // g, 3, 3, seed=2), "zx": ints(tx, seed=3)}
-    inits["zw"] = ints(tw, 16, seed=4)
+    w = {"w": ints(tw, 16, 4 // g, 3, 3, seed=2)}
+    inits = {"zx": ints(tx, seed=3), "zw": ints(tw, 16, seed=4), **(w if const_w else {})}
     node = helper.make_node("ConvInteger", ["x", "w", "zx", "zw"], ["y"], **kw)
-    why = agree_with_exact(dev, node, {"x": ints(tx, 2, 4, 5, 40, seed=1)}, inits)
+    x = {"x": ints(tx, 2, 4, 5, 40, seed=1), **({} if const_w else w)}
+    why = agree_with_exact(dev, node, x, inits)
     assert why is None, why
 
 

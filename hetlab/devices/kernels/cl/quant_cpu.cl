@@ -40,10 +40,18 @@
 // the int32 accumulators per chunk
 #define ROWS_FMAD(A, k) \
     _Pragma("unroll") for (int i = 0; i < MB; ++i) { \
-        const float8 av = (float8)((float)((int)LD(A, arow[i] + (k)) - zrow[i])); \
+        const float8 av = (float8)(A_VAL(A, i, k)); \
         f0[i] += av * b0; \
         f1[i] += av * b1; \
     }
+// A's value less its zero point, as a float: W_FLOAT (constant weights) has it precomputed
+#ifdef W_FLOAT
+#define WT float
+#define A_VAL(A, i, k) LD(A, arow[i] + (k))
+#else
+#define WT TW
+#define A_VAL(A, i, k) ((float)((int)LD(A, arow[i] + (k)) - zrow[i]))
+#endif
 #define CLEAR_CHUNK \
     _Pragma("unroll") for (int i = 0; i < MB; ++i) { \
         f0[i] = (float8)(0.0f); \
@@ -116,11 +124,12 @@ __kernel void matmul_integer_cpu(__global const TX* a, __global const TW* b,
 // over k = (ci, kh, kw) of (w[co, k] - zw[co]) * (x[ci, pos's tap k] - zx) per image and
 // group: M = output channels of a group, N = OH * OW, K = its input channels * KH * KW; a
 // padded tap adds 0 (onnxruntime pads with the zero point). ktab: gemm_shape.conv_table's
-// per-k offsets. A block's 16 columns are 16 outputs of one output row (a row's last block
+// per-k offsets. With W_FLOAT, w holds the constant weights less their zero points as
+// floats (exact small integers), and zw is not read. A block's 16 columns are 16 outputs of one output row (a row's last block
 // may hold fewer), so that its inputs at a tap are one vector load, or 16 strided ones,
 // wherever the tap's row and the 16 inputs lie inside the image; a gather otherwise.
 // Global (OH * ceil(OW/16), ceil(M/MB), images * groups).
-__kernel void conv_integer_cpu(__global const TX* x, __global const TW* w, __global const TX* zx,
+__kernel void conv_integer_cpu(__global const TX* x, __global const WT* w, __global const TX* zx,
                                const int has_zx, __global const TW* zw, const int zw_n,
                                __global OUT_T* y, __constant int* p,
                                __global const int4* ktab EPI_ARGS
@@ -134,7 +143,7 @@ __kernel void conv_integer_cpu(__global const TX* x, __global const TW* w, __glo
     const int m0 = get_global_id(1) * MB, t = get_global_id(2);
     if (oh >= OH || m0 >= M) return;
     const int nb = t / G, g = t % G, jn = min(NBLK, OW - ow0);
-    VIEW(__global const TW*, wb, w, g * M * K);
+    VIEW(__global const WT*, wb, w, g * M * K);
     VIEW(__global const TX*, xb, x, (nb * Cin + g * (Cin / G)) * H * W);
     const int zxv = has_zx ? (int)LD(zx, 0) : 0;
     int arow[MB], zrow[MB];

@@ -223,14 +223,14 @@ class IntegerConv(Signature):
         return _rank_check(node, graph)
 
     def build(self, node: Node, ctx: Any) -> None:
-        x, _, w, _ = SLOTS[node.op_type]
+        x, _, w, zw = SLOTS[node.op_type]
         xs, ws = ctx.shape(node.inputs[x]), ctx.shape(node.inputs[w])
         g = geometry(node, xs, ctx.shape(node.outputs[0]), list(ws[2:]))
         keys = ("H", "W", "OH", "OW", "KH", "KW", "SH", "SW", "PH", "PW", "DH", "DW")
         p = [g[k] for k in keys] + [xs[1], ws[0], int(attr(node, "group", 1))]
         opts, args, extra = _operands(ctx, node)
         if ctx.device.cpu_kernels:
-            cpu_conv(ctx, node, p, args, extra, opts)
+            cpu_conv(ctx, node, p, args, extra, opts, (node.inputs[w], input_at(node, zw)))
             return
         k = ctx.kernel("quant.cl", "conv_integer", opts)
         args += [ctx.t(node.outputs[0]), ctx.ints(p), *extra]

@@ -130,6 +130,10 @@ DQL_INPUTS = {
     "zeros": np.zeros((3, 5), np.float32),
     "ties": ties(6, 85),
     "scalar": np.array(2.5, np.float32),
+    # a CPU device's range in parts of whole vectors and a tail: the extremes near the end
+    "long": np.concatenate([np.random.default_rng(14).normal(0, 1, 70001), [-7.5, 9.25]]).astype(
+        np.float32
+    ),
 }
 
 

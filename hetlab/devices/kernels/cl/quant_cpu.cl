@@ -254,3 +254,45 @@ __kernel void dequantize_cpu(__global const TX* x, const int xoff, __global cons
         ST(y, i, (float)((int)LD(xv, i) - z) * LD(scale, c));
     }
 }
+
+// DynamicQuantizeLinear's parameters (quant.cl's `dynamic_qparams`) in two launches. First,
+// work-item g takes the range of elements [g * chunk, (g + 1) * chunk) of the n from xoff,
+// widened to include 0, in float8 vectors, into part[2g] (min) and part[2g + 1] (max);
+// then one work-item combines the parts. Minimum and maximum are exact in any order, so the
+// parameters are dynamic_qparams' bit for bit.
+__kernel void range_parts_cpu(__global const float* x, const int xoff, const int n,
+                              const int chunk, __global float* part HL_ARGS HL_N(x) HL_N(part))
+{
+    const int g = get_global_id(0), b = min(n, g * chunk), e = min(n, b + chunk);
+    VIEW(__global const float*, xv, x, xoff);
+    float8 lo = (float8)(0.0f), hi = (float8)(0.0f);
+    int i = b;
+    for (; i + 8 <= e; i += 8) {
+        const float8 v = LDF8(xv, i);
+        lo = fmin(lo, v);
+        hi = fmax(hi, v);
+    }
+    const float4 lo4 = fmin(lo.lo, lo.hi), hi4 = fmax(hi.lo, hi.hi);
+    float a = fmin(fmin(lo4.x, lo4.y), fmin(lo4.z, lo4.w));
+    float c = fmax(fmax(hi4.x, hi4.y), fmax(hi4.z, hi4.w));
+    for (; i < e; ++i) {
+        a = fmin(a, LD(xv, i));
+        c = fmax(c, LD(xv, i));
+    }
+    ST(part, 2 * g, a);
+    ST(part, 2 * g + 1, c);
+}
+
+__kernel void dynamic_qparams_parts(__global const float* part, const int parts,
+                                    __global float* scale,
+                                    __global U8* zp HL_ARGS HL_N(part) HL_N(scale) HL_N(zp))
+{
+    float mn = 0.0f, mx = 0.0f;
+    for (int g = 0; g < parts; ++g) {
+        mn = fmin(mn, LD(part, 2 * g));
+        mx = fmax(mx, LD(part, 2 * g + 1));
+    }
+    const float s = mx == mn ? 1.0f : (mx - mn) / 255.0f;
+    ST(scale, 0, s);
+    ST(zp, 0, (U8)(int)dynamic_zero_point(mn, s));
+}

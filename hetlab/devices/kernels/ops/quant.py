@@ -21,6 +21,7 @@ Q8 = ("uint8", "int8")
 CL_TYPE = {"uint8": "U8", "int8": "I8", "int32": "int"}
 RANGE = {"uint8": (0.0, 255.0), "int8": (-128.0, 127.0)}
 FLOAT = ("float32",)
+RANGE_PARTS = 64  # a CPU device's DynamicQuantizeLinear range: at most this many parts
 
 
 def _typed(graph: OpGraph, name: str, dtypes: tuple[str, ...], role: str) -> str | None:
@@ -194,8 +195,17 @@ def dynamic_quantize(
     y = ctx.scratch(n, "uint8") if y is None else y
     ys = ctx.scratch(1) if ys is None else ys
     yz = ctx.scratch(1, "uint8") if yz is None else yz
-    k = ctx.kernel("quant.cl", "dynamic_qparams")
-    ctx.launch(node, k, (256,), (256,), [x[0], i32(x[1]), i32(n), ys, yz])
+    if ctx.device.cpu_kernels:  # quant_cpu.cl: the range in parts, one per work-group
+        parts = min(RANGE_PARTS, -(-n // 4096))
+        chunk = -(-n // (8 * parts)) * 8
+        part = ctx.scratch(2 * parts)
+        k = ctx.kernel("quant_cpu.cl", "range_parts_cpu")
+        ctx.launch(node, k, (parts,), (1,), [x[0], i32(x[1]), i32(n), i32(chunk), part])
+        k = ctx.kernel("quant_cpu.cl", "dynamic_qparams_parts")
+        ctx.launch(node, k, (1,), (1,), [part, i32(parts), ys, yz])
+    else:
+        k = ctx.kernel("quant.cl", "dynamic_qparams")
+        ctx.launch(node, k, (256,), (256,), [x[0], i32(x[1]), i32(n), ys, yz])
     k = elementwise_kernel(ctx, "quantize", "-DTY=U8")
     args = [x[0], i32(x[1]), ys, yz, i32(1), y, i32(n), i32(1), i32(1), f32(0.0), f32(255.0)]
     ctx.launch(node, k, *elementwise_grid(ctx, n), args)

@@ -94,8 +94,8 @@ def test_a_launch_one_element_too_far_fails_its_run(checked, case):
     node, inputs, (kernel, arg, value), (kind, lo, hi, count) = WRONG[case]
     unit = _unit(checked, node, inputs)
     (launch,) = unit.handle.launches
-    if kernel == "gemm" and checked.cpu_kernels:  # gemm_cpu.cl on a CPU device
-        kernel = "gemm_cpu"
+    if kernel in ("gemm", "unary") and checked.cpu_kernels:  # *_cpu.cl on a CPU device
+        kernel += "_cpu"
     assert launch.kernel.function_name == kernel
     checked.run(unit, inputs)  # as built: every index in range
     launch.kernel.set_arg(arg, np.int32(value))

@@ -29,6 +29,8 @@ MM_SHAPES = {
     "long_k": ((3, 700), (700, 4)),  # sums past 2**24: exact only in int32
     # split over K (K >= 64) with several batches: groups along the launch's third dimension
     "long_k_batch": ((2, 3, 130), (2, 130, 21)),
+    # a CPU device's blocks of 6 rows x 16 columns: full ones, and edges in both directions
+    "blocks": ((2, 13, 40), (40, 37)),
 }
 
 
@@ -135,6 +137,24 @@ def test_conv_integer_1d(dev, kw):
     assert agree_with_exact(dev, node, {"x": ints(np.uint8, 1, 4, 19)}, inits) is None
 
 
+# rows of 40 outputs: a CPU device's 16-wide blocks inside a row (stride 1 and 2), across rows
+# and at their edges; 16 output channels: blocks of 6 of them and the rest
+WIDE_CASES = [{}, {"strides": [1, 2], "pads": [1, 1, 1, 1]}, {"group": 2, "pads": [0, 2, 0, 1]}]
+
+
+@pytest.mark.parametrize("kw", WIDE_CASES, ids=str)
+@pytest.mark.parametrize("tx,tw", [(np.uint8, np.int8), (np.int8, np.uint8)], ids=["u8i8", "i8u8"])
+@pytest.mark.parametrize("const_w", [True, False], ids=["const_w", "input_w"])
+def test_conv_integer_wide(dev, kw, tx, tw, const_w):
+    g = kw.get("group", 1)
+    w = {"w": ints(tw, 16, 4 // g, 3, 3, seed=2)}
+    inits = {"zx": ints(tx, seed=3), "zw": ints(tw, 16, seed=4), **(w if const_w else {})}
+    node = helper.make_node("ConvInteger", ["x", "w", "zx", "zw"], ["y"], **kw)
+    x = {"x": ints(tx, 2, 4, 5, 40, seed=1), **({} if const_w else w)}
+    why = agree_with_exact(dev, node, x, inits)
+    assert why is None, why
+
+
 # --- QLinearMatMul, QLinearConv ---------------------------------------------------------
 def _qparams(tx, tw, ty, k, per=1, seed=0):
     """Scales (no powers of two: the requantization rounds) and zero points for a product
@@ -154,7 +174,14 @@ def _qparams(tx, tw, ty, k, per=1, seed=0):
 @pytest.mark.parametrize("ty", QTYPES, ids=["y_u8", "y_i8"])
 @pytest.mark.parametrize(
     "shapes,per,zrow",
-    [("2d", 1, False), ("2d", 6, False), ("2d", 6, True), ("batch", 1, True), ("long_k", 4, False)],
+    [
+        ("2d", 1, False),
+        ("2d", 6, False),
+        ("2d", 6, True),
+        ("batch", 1, True),
+        ("long_k", 4, False),
+        ("blocks", 37, True),
+    ],
 )
 def test_qlinear_matmul(dev, ta, tb, ty, shapes, per, zrow):
     sa, sb = MM_SHAPES[shapes]

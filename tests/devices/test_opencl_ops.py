@@ -318,10 +318,11 @@ BCAST = [
     ((7,), (3, 1)),
     ((2, 3, 4, 5), ()),
     ((1, 1), (6, 7)),
+    ((3, 40), (40,)),  # rows of 40: a CPU device's 16-element blocks inside and across rows
 ]
 
 
-@pytest.mark.parametrize("op", ["Add", "Sub", "Mul", "Div"])
+@pytest.mark.parametrize("op", ["Add", "Sub", "Mul", "Div", "Max", "Min"])
 @pytest.mark.parametrize("sa,sb", BCAST)
 def test_binary_broadcast(dev, op, sa, sb):
     b = rnd(*sb, seed=1, lo=0.5, hi=2) if sb else np.array(1.7, dtype=np.float32)

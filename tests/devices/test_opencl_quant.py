@@ -66,6 +66,20 @@ def test_quantize_linear_random_scale_and_runtime_params(dev):
     assert agree_exactly(dev, [node], {"x": x, "s": s, "z": z}) is None
 
 
+def test_quantize_dequantize_long_rows(dev):
+    """Rows of 48 along the axis: a CPU device's 16-element blocks all inside one scale's
+    run, as vectors (the smaller cases above straddle runs)."""
+    rng = np.random.default_rng(4)
+    x = rng.uniform(-40, 40, (2, 5, 48)).astype(np.float32)
+    s = rng.uniform(0.05, 0.4, 5).astype(np.float32)
+    z = np.array([120, 3, 250, 0, 77], np.uint8)
+    node = helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], axis=1)
+    assert agree_exactly(dev, [node], {"x": x}, {"s": s, "z": z}) is None
+    q = rng.integers(0, 256, (2, 5, 48)).astype(np.uint8)
+    node = helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], axis=1)
+    assert agree_exactly(dev, [node], {"q": q}, {"s": s, "z": z}) is None
+
+
 def test_quantize_linear_blocked_refused(dev):
     x = ties(4, 6)
     node = helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], axis=1, block_size=2)
@@ -116,6 +130,10 @@ DQL_INPUTS = {
     "zeros": np.zeros((3, 5), np.float32),
     "ties": ties(6, 85),
     "scalar": np.array(2.5, np.float32),
+    # a CPU device's range in parts of whole vectors and a tail: the extremes near the end
+    "long": np.concatenate([np.random.default_rng(14).normal(0, 1, 70001), [-7.5, 9.25]]).astype(
+        np.float32
+    ),
 }
 
 

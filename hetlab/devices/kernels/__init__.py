@@ -19,9 +19,22 @@ KERNEL_DIR = Path(__file__).parent / "cl"
 def source(filename: str) -> str:
     """The OpenCL C of ``cl/<filename>``: the access macros of ``bounds.h`` and
     onnxruntime's activations of ``mlas.h``, then the file, numbered from its own first line
-    (``#line 1``)."""
+    (``#line 1``), with each line ``#include "other.cl"`` replaced by that file of ``cl/``
+    (a program is built from one string, so the compiler has no directory to look in)."""
     header = (KERNEL_DIR / "bounds.h").read_text() + (KERNEL_DIR / "mlas.h").read_text()
-    return f"{header}#line 1\n{(KERNEL_DIR / filename).read_text()}"
+    return f"{header}{_inlined(filename)}"
+
+
+def _inlined(filename: str) -> str:
+    lines = (KERNEL_DIR / filename).read_text().splitlines(keepends=True)
+    out = ["#line 1\n"]
+    for i, line in enumerate(lines):
+        word = line.split()
+        if len(word) == 2 and word[0] == "#include" and word[1].startswith('"'):
+            out += [_inlined(word[1].strip('"')), f"#line {i + 2}\n"]
+        else:
+            out.append(line)
+    return "".join(out)
 
 
 @dataclass

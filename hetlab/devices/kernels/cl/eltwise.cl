@@ -49,13 +49,8 @@ inline void nd_offsets(__constant int* m, int i, int* ia, int* ib) {
 //     13 elu(p0=alpha), 14 gelu (erf), 15 gelu (tanh approximation), 16 floor, 17 ceil,
 //     18 round (half to even), 19 sin, 20 cos, 21 tan, 22 asin, 23 acos, 24 atan, 25 sinh,
 //     26 cosh, 27 asinh, 28 acosh, 29 atanh, 30 sign (0 for zeros and NaN)
-__kernel void unary(__global const float* x, __global float* y, const int n, const int op,
-                    const float p0, const float p1,
-                    const float slope, const float lo, const float hi HL_ARGS HL_N(x) HL_N(y))
+inline float unary_op(float v, const int op, const float p0, const float p1)
 {
-    const int i = get_global_id(0);
-    if (i >= n) return;
-    float v = LD(x, i);
     switch (op) {
         case 1: v = logistic(v); break;
         case 2: v = fmin(fmax(p0 * v + p1, 0.0f), 1.0f); break;
@@ -89,22 +84,23 @@ __kernel void unary(__global const float* x, __global float* y, const int n, con
         case 30: v = v > 0.0f ? 1.0f : (v < 0.0f ? -1.0f : 0.0f); break;
         default: break;
     }
-    ST(y, i, act(v, slope, lo, hi));
+    return v;
+}
+
+__kernel void unary(__global const float* x, __global float* y, const int n, const int op,
+                    const float p0, const float p1,
+                    const float slope, const float lo, const float hi HL_ARGS HL_N(x) HL_N(y))
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    ST(y, i, act(unary_op(LD(x, i), op, p0, p1), slope, lo, hi));
 }
 
 // op: 0 add, 1 sub, 2 mul, 3 div, 4 pow, 5 max, 6 min, 7 prelu (b = slope), 8 fmod,
 // 9 pow by a one-element exponent: x * x for 2 and x * x * x for 3 (two roundings), as
 // onnxruntime's Pow computes them, pow() otherwise
-__kernel void binary(__global const float* a, __global const float* b, __global float* y,
-                     __constant int* meta, const int n, const int op,
-                     const float slope, const float lo, const float hi
-                     HL_ARGS HL_N(a) HL_N(b) HL_N(y))
+inline float binary_op(const float u, const float w, const int op)
 {
-    const int i = get_global_id(0);
-    if (i >= n) return;
-    int ia, ib;
-    nd_offsets(meta, i, &ia, &ib);
-    const float u = LD(a, ia), w = LD(b, ib);
     float v;
     switch (op) {
         case 0: v = u + w; break;
@@ -118,7 +114,19 @@ __kernel void binary(__global const float* a, __global const float* b, __global 
         case 9: v = w == 2.0f ? u * u : (w == 3.0f ? u * u * u : pow(u, w)); break;
         default: v = u < 0.0f ? u * w : u; break;
     }
-    ST(y, i, act(v, slope, lo, hi));
+    return v;
+}
+
+__kernel void binary(__global const float* a, __global const float* b, __global float* y,
+                     __constant int* meta, const int n, const int op,
+                     const float slope, const float lo, const float hi
+                     HL_ARGS HL_N(a) HL_N(b) HL_N(y))
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    int ia, ib;
+    nd_offsets(meta, i, &ia, &ib);
+    ST(y, i, act(binary_op(LD(a, ia), LD(b, ib), op), slope, lo, hi));
 }
 
 // dst[offb + ...] = src[offa + ...] over the meta shape (Transpose, Slice, Concat, Split, Expand).

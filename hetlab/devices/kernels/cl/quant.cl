@@ -61,6 +61,12 @@ __kernel void dequantize(__global const TX* x, const int xoff, __global const fl
     ST(y, i, (float)((int)LD(xv, i) - z) * LD(scale, c));
 }
 
+// DynamicQuantizeLinear's zero point of a range from mn (<= 0) with scale s
+inline float dynamic_zero_point(const float mn, const float s)
+{
+    return rint(clamp(0.0f - mn / s, 0.0f, 255.0f));
+}
+
 // DynamicQuantizeLinear's parameters, one work-group of WG: the range of x widened to
 // include 0, scale = (max - min) / 255 (1 when the range is empty), zero point =
 // rint(clamp(0 - min / scale, 0, 255)). x: the n elements from element xoff of its buffer.
@@ -91,9 +97,8 @@ void dynamic_qparams(__global const float* x, const int xoff, const int n,
     if (l == 0) {
         const float mn = lo[0], mx = hi[0];
         const float s = mx == mn ? 1.0f : (mx - mn) / 255.0f;
-        const float z = rint(clamp(0.0f - mn / s, 0.0f, 255.0f));
         ST(scale, 0, s);
-        ST(zp, 0, (U8)(int)z);
+        ST(zp, 0, (U8)(int)dynamic_zero_point(mn, s));
     }
 }
 

@@ -16,6 +16,7 @@ from hetlab.devices.kernels.ops import FLOAT, Op, check_tensor, register
 from hetlab.devices.kernels.ops.common import (
     NUMERIC,
     attr,
+    cpu_grid1,
     f32,
     grid1,
     i32,
@@ -122,8 +123,12 @@ class Unary(Op):
             p0 = attr(node, "alpha", 1.0)
         elif node.op_type == "Gelu" and attr(node, "approximate", "none") == "tanh":
             code = 15
-        k = ctx.kernel("eltwise.cl", "unary")
-        g, l = grid1(n)
+        if ctx.device.cpu_kernels:  # eltwise_cpu.cl: 16 elements per work-item, OP built in
+            k = ctx.kernel("eltwise_cpu.cl", "unary_cpu", f"-DOP={code}")
+            g, l = cpu_grid1(n)
+        else:
+            k = ctx.kernel("eltwise.cl", "unary")
+            g, l = grid1(n)
         ctx.launch(
             node,
             k,

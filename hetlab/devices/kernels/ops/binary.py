@@ -23,6 +23,7 @@ from hetlab.devices.kernels.ops.common import (
     NUMERIC,
     attr,
     bcast_strides,
+    cpu_grid1,
     f32,
     grid1,
     i32,
@@ -60,11 +61,15 @@ def pairwise(
     ins: list[str],
     dtype: str,
     tail: Callable[[bool], list],
+    cpu: tuple[str, str] | None = None,
 ) -> None:
     """Fold ``ins`` left to right with eltwise.cl's ``kernel`` (name, build options)
     ``(a, b, dst, meta, n, *tail(last))``, one kernel object per launch (each holds its own
     arguments); constant operands are uploaded and intermediate results kept as ``dtype``,
-    the last result goes to the output."""
+    the last result goes to the output. ``cpu``: eltwise_cpu.cl's kernel of the same
+    arguments that a CPU device runs instead (16 elements a work-item)."""
+    on_cpu = cpu is not None and ctx.device.cpu_kernels
+    file, kernel = ("eltwise_cpu.cl", cpu) if on_cpu else ("eltwise.cl", kernel)
     oshape = ctx.shape(node.outputs[0])
     cur, cur_shape = _operand(ctx, ins[0], dtype)
     for j, other in enumerate(ins[1:]):
@@ -73,8 +78,8 @@ def pairwise(
         shp = oshape if last else tuple(np.broadcast_shapes(cur_shape, bshape))
         meta = nd_meta(shp, bcast_strides(cur_shape, shp), bcast_strides(bshape, shp))
         dst = ctx.t(ctx.out(node)) if last else ctx.scratch(numel(shp), dtype)
-        g, l = grid1(numel(shp))
-        k = ctx.kernel("eltwise.cl", *kernel)
+        g, l = cpu_grid1(numel(shp)) if on_cpu else grid1(numel(shp))
+        k = ctx.kernel(file, *kernel)
         ctx.launch(node, k, g, l, [cur, b, dst, ctx.ints(meta), i32(numel(shp)), *tail(last)])
         cur, cur_shape = dst, shp
 
@@ -131,6 +136,7 @@ class Binary(Op):
             ins,
             dtype,
             lambda last: [i32(code), *(act if last else NO_ACT)],
+            cpu=("binary_cpu", f"-DOP={code}"),
         )
 
 

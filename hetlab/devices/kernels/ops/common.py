@@ -11,6 +11,7 @@ from hetlab.graph.ir import Node, OpGraph
 
 MAXD = 6
 LOCAL = 256
+CPU_ELEMENTS, CPU_GROUP = 16, 64  # cpu_grid1
 INTS = ("int32", "int64")
 NUMERIC = ("float32", *INTS)
 ANY = (*NUMERIC, "bool")
@@ -132,6 +133,13 @@ def f32(v: Any) -> np.float32:
 
 def grid1(n: int) -> tuple[tuple[int], tuple[int]]:
     return (n,), (LOCAL,)
+
+
+def cpu_grid1(n: int) -> tuple[tuple[int], tuple[int]]:
+    """(global size, work-group size) of a CPU device's element-wise kernel over ``n``
+    elements (eltwise_cpu.cl, quant_cpu.cl): CPU_ELEMENTS a work-item, CPU_GROUP items a
+    group (a PoCL work-group is one thread's loop, and costly to start)."""
+    return (-(-n // CPU_ELEMENTS),), (CPU_GROUP,)
 
 
 def conv_pads(

@@ -1,7 +1,8 @@
 """The integer products on quant.cl: MatMulInteger and ConvInteger (int32 outputs), and the
 requantizing QLinearMatMul and QLinearConv (uint8/int8 outputs).
 
-One work-item per output element sums in int32, so the sums are exact, as ONNX defines
+One work-item per output element sums in int32 (on a CPU device, a block of them:
+``integer_cpu.py``), so the sums are exact, as ONNX defines
 them (onnxruntime's saturate on some CPUs: ``hetlab.graph.onnx_exact``). Zero points:
 MatMul's A per tensor or per row, its B per tensor or per column; Conv's X per tensor, its
 W per tensor or per output channel; each the same for every batch. QLinear* requantize as
@@ -19,6 +20,7 @@ import numpy as np
 from hetlab.devices.kernels.ops import register
 from hetlab.devices.kernels.ops.common import attr, bcast_strides, f32, i32, numel
 from hetlab.devices.kernels.ops.conv import geometry
+from hetlab.devices.kernels.ops.integer_cpu import cpu_conv, cpu_gemm
 from hetlab.devices.kernels.ops.quant import (
     CL_TYPE,
     FLOAT,
@@ -194,7 +196,9 @@ def integer_gemm(
     key = ("int_gemm_offs", tuple(offs))
     args = [*operands, out, i32(M), i32(N), i32(K), ctx.upload(offs, key=key, dtype="int32")]
     args += extra
-    if K >= SPLIT_K:  # quant.cl's matmul_integer_split: KS items share each output's sum
+    if ctx.device.cpu_kernels:
+        cpu_gemm(ctx, node, mnk, args, len(offs) // 3, opts)
+    elif K >= SPLIT_K:  # quant.cl's matmul_integer_split: KS items share each output's sum
         k = ctx.kernel("quant.cl", "matmul_integer_split", opts)
         grid = (-(-N // TILE_N) * TILE_N, M * K_SLICES, len(offs) // 3)
         ctx.launch(node, k, grid, (TILE_N, K_SLICES, 1), args)
@@ -219,12 +223,15 @@ class IntegerConv(Signature):
         return _rank_check(node, graph)
 
     def build(self, node: Node, ctx: Any) -> None:
-        x, _, w, _ = SLOTS[node.op_type]
+        x, _, w, zw = SLOTS[node.op_type]
         xs, ws = ctx.shape(node.inputs[x]), ctx.shape(node.inputs[w])
         g = geometry(node, xs, ctx.shape(node.outputs[0]), list(ws[2:]))
         keys = ("H", "W", "OH", "OW", "KH", "KW", "SH", "SW", "PH", "PW", "DH", "DW")
         p = [g[k] for k in keys] + [xs[1], ws[0], int(attr(node, "group", 1))]
         opts, args, extra = _operands(ctx, node)
+        if ctx.device.cpu_kernels:
+            cpu_conv(ctx, node, p, args, extra, opts, (node.inputs[w], input_at(node, zw)))
+            return
         k = ctx.kernel("quant.cl", "conv_integer", opts)
         args += [ctx.t(node.outputs[0]), ctx.ints(p), *extra]
         ctx.launch(node, k, (g["OW"], g["OH"], xs[0] * ws[0]), None, args)

@@ -14,13 +14,14 @@ from typing import Any
 import numpy as np
 
 from hetlab.devices.kernels.ops import Op, register
-from hetlab.devices.kernels.ops.common import attr, f32, grid1, i32, numel
+from hetlab.devices.kernels.ops.common import attr, cpu_grid1, f32, grid1, i32, numel
 from hetlab.graph.ir import Node, OpGraph
 
 Q8 = ("uint8", "int8")
 CL_TYPE = {"uint8": "U8", "int8": "I8", "int32": "int"}
 RANGE = {"uint8": (0.0, 255.0), "int8": (-128.0, 127.0)}
 FLOAT = ("float32",)
+RANGE_PARTS = 64  # a CPU device's DynamicQuantizeLinear range: at most this many parts
 
 
 def _typed(graph: OpGraph, name: str, dtypes: tuple[str, ...], role: str) -> str | None:
@@ -104,6 +105,19 @@ def _axis_layout(node: Node, graph: OpGraph) -> tuple[int, int] | str:
     return numel(xs[axis + 1 :]), ss[0]
 
 
+def elementwise_kernel(ctx: Any, name: str, opts: str) -> Any:
+    """quant.cl's ``quantize`` or ``dequantize``; on a CPU device quant_cpu.cl's, which takes
+    16 elements a work-item (``elementwise_grid``)."""
+    if ctx.device.cpu_kernels:
+        return ctx.kernel("quant_cpu.cl", f"{name}_cpu", opts)
+    return ctx.kernel("quant.cl", name, opts)
+
+
+def elementwise_grid(ctx: Any, n: int) -> tuple[tuple[int], tuple[int]]:
+    """(global size, work-group size) of ``elementwise_kernel`` over ``n`` elements."""
+    return cpu_grid1(n) if ctx.device.cpu_kernels else grid1(n)
+
+
 class _LinearQuant(Signature):
     """QuantizeLinear and DequantizeLinear: x, a scale and an optional zero point, per
     tensor or along an axis, one work-item per element."""
@@ -127,7 +141,9 @@ class _LinearQuant(Signature):
         n = numel(ctx.shape(x))
         args = [typed_buffer(ctx, x), i32(0), typed_buffer(ctx, s), zbuf, i32(has)]
         args.append(ctx.t(node.outputs[0]))
-        ctx.launch(node, kernel, *grid1(n), [*args, i32(n), i32(inner), i32(C), *extra])
+        ctx.launch(
+            node, kernel, *elementwise_grid(ctx, n), [*args, i32(n), i32(inner), i32(C), *extra]
+        )
 
 
 @register
@@ -138,7 +154,7 @@ class QuantizeLinear(_LinearQuant):
 
     def build(self, node: Node, ctx: Any) -> None:
         ty = ctx.dtype(node.outputs[0])
-        k = ctx.kernel("quant.cl", "quantize", f"-DTY={CL_TYPE[ty]}")
+        k = elementwise_kernel(ctx, "quantize", f"-DTY={CL_TYPE[ty]}")
         self.launch_each(node, ctx, k, *map(f32, RANGE[ty]))
 
 
@@ -151,7 +167,7 @@ class DequantizeLinear(_LinearQuant):
 
     def build(self, node: Node, ctx: Any) -> None:
         tx = ctx.dtype(node.inputs[0])
-        self.launch_each(node, ctx, ctx.kernel("quant.cl", "dequantize", f"-DTX={CL_TYPE[tx]}"))
+        self.launch_each(node, ctx, elementwise_kernel(ctx, "dequantize", f"-DTX={CL_TYPE[tx]}"))
 
 
 @register
@@ -179,9 +195,18 @@ def dynamic_quantize(
     y = ctx.scratch(n, "uint8") if y is None else y
     ys = ctx.scratch(1) if ys is None else ys
     yz = ctx.scratch(1, "uint8") if yz is None else yz
-    k = ctx.kernel("quant.cl", "dynamic_qparams")
-    ctx.launch(node, k, (256,), (256,), [x[0], i32(x[1]), i32(n), ys, yz])
-    k = ctx.kernel("quant.cl", "quantize", "-DTY=U8")
+    if ctx.device.cpu_kernels:  # quant_cpu.cl: the range in parts, one per work-group
+        parts = min(RANGE_PARTS, -(-n // 4096))
+        chunk = -(-n // (8 * parts)) * 8
+        part = ctx.scratch(2 * parts)
+        k = ctx.kernel("quant_cpu.cl", "range_parts_cpu")
+        ctx.launch(node, k, (parts,), (1,), [x[0], i32(x[1]), i32(n), i32(chunk), part])
+        k = ctx.kernel("quant_cpu.cl", "dynamic_qparams_parts")
+        ctx.launch(node, k, (1,), (1,), [part, i32(parts), ys, yz])
+    else:
+        k = ctx.kernel("quant.cl", "dynamic_qparams")
+        ctx.launch(node, k, (256,), (256,), [x[0], i32(x[1]), i32(n), ys, yz])
+    k = elementwise_kernel(ctx, "quantize", "-DTY=U8")
     args = [x[0], i32(x[1]), ys, yz, i32(1), y, i32(n), i32(1), i32(1), f32(0.0), f32(255.0)]
-    ctx.launch(node, k, *grid1(n), args)
+    ctx.launch(node, k, *elementwise_grid(ctx, n), args)
     return y, ys, yz

@@ -1,0 +1,63 @@
+"""The integer products' launches on a CPU device (PoCL): ``quant_cpu.cl``, gemm_cpu.cl's
+shape over integers (an MB x 16 block per work-item, all of K, no local memory or barrier),
+for every op that ``integer.py`` and the contrib ops launch on ``quant.cl`` elsewhere. The
+sums are the same int32 sums, so the results are bit for bit those of ``quant.cl``. Why a
+CPU gets kernels of its own: docs/decisions.md#gemm-on-a-cpu-device."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from hetlab.devices.kernels.ops.common import i32
+from hetlab.devices.kernels.ops.gemm_shape import COLUMNS, CPU_ROWS, conv_table, cpu_grid
+from hetlab.graph.ir import Node
+
+
+def cpu_gemm(
+    ctx: Any, node: Node, mnk: tuple[int, int, int], args: list[Any], nb: int, opts: str
+) -> None:
+    """quant_cpu.cl's ``matmul_integer_cpu`` over ``nb`` batches; ``args`` as quant.cl's
+    ``matmul_integer`` takes them."""
+    M, N, _ = mnk
+    k = ctx.kernel("quant_cpu.cl", "matmul_integer_cpu", f"{opts} -DMB={min(M, CPU_ROWS)}")
+    ctx.launch(node, k, *cpu_grid(M, N, nb), args)
+
+
+def cpu_conv(
+    ctx: Any,
+    node: Node,
+    p: list[int],
+    operands: list[Any],
+    extra: list[Any],
+    opts: str,
+    weights: tuple[str, str],
+) -> None:
+    """quant_cpu.cl's ``conv_integer_cpu``: ``p`` is quant.cl's ``conv_integer`` geometry
+    ([H, W, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW, Cin, Cout, G]) for a batch of
+    ``ctx.shape(x)[0]`` images; ``operands`` x, w and their zero points (as quant.cl's
+    kernels take them), ``weights`` the names of w and its zero point ("" if none)."""
+    H, W, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW, Cin, Cout, G = p
+    wf = _float_weights(ctx, *weights)
+    if wf is not None:  # constant weights less their zero points, as floats
+        operands = [operands[0], ctx.upload(wf, key=("int_wf", node.id)), *operands[2:5], i32(0)]
+        opts += " -DW_FLOAT"
+    M, K = Cout // G, Cin // G * KH * KW
+    ktab = conv_table((H, W, OW, KH, KW, SH, SW, PH, PW, DH, DW), K)
+    batch = ctx.shape(node.inputs[0])[0] * G
+    k = ctx.kernel("quant_cpu.cl", "conv_integer_cpu", f"{opts} -DMB={min(M, CPU_ROWS)}")
+    args = [*operands, ctx.t(node.outputs[0]), ctx.ints(p)]
+    args += [ctx.upload(ktab, key=("int_ktab", node.id), dtype="int32"), *extra]
+    blocks = OH * -(-OW // COLUMNS)  # 16 outputs of one output row a block
+    ctx.launch(node, k, *cpu_grid(M, blocks * COLUMNS, batch), args)
+
+
+def _float_weights(ctx: Any, w: str, zw: str) -> np.ndarray | None:
+    """``w - zw`` (zw per tensor or per output channel) as float32 where both are
+    constants, else None; the values are integers of at most 255 in magnitude, exact."""
+    wv, zv = ctx.const(w), ctx.const(zw) if zw else np.zeros(1)
+    if wv is None or zv is None:
+        return None
+    zv = np.asarray(zv, np.float32).reshape(-1, *([1] * (wv.ndim - 1)))
+    return np.asarray(wv, np.float32) - zv

@@ -66,7 +66,8 @@ def test_compare_and_where(dev):
 
 
 def test_data_movement_bit_for_bit(dev):
-    """Transpose, Slice, Concat, Split, Expand, Tile, Pad, Gather, views: the 16 bits moved."""
+    """Transpose, Slice, Concat, Split, Expand, Tile, Pad, Gather, views: the 16 bits moved
+    (and the Shape of a float16 tensor)."""
     x = h(2, 3, 4, 5)
     i = np.array([2, 0, 1], np.int64)
     inits = {
@@ -93,8 +94,9 @@ def test_data_movement_bit_for_bit(dev):
         N("Reshape", ["g", "flat"], ["rs"]),
         N("DepthToSpace", ["tl"], ["d"], blocksize=2),
         N("Cast", ["d"], ["same"], to=TP.FLOAT16),
+        N("Shape", ["d"], ["shape"]),
     ]
-    outs = ["t", "s", "c", "p0", "e", "tl", "pd", "g", "rs", "d", "same"]
+    outs = ["t", "s", "c", "p0", "e", "tl", "pd", "g", "rs", "d", "same", "shape"]
     run_case(dev, nodes, {"x": x, "i": i}, inits, outputs=outs, opset=18, exact=True)
 
 

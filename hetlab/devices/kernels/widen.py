@@ -70,8 +70,10 @@ def _is_half(graph: Any, weights: dict[str, np.ndarray], name: str) -> bool:
 
 
 def computes_half(node: Node, graph: Any, weights: dict[str, np.ndarray]) -> bool:
-    """Whether ``node`` has float16 tensors and an op whose kernels take float32 only."""
-    if HALF in op_for(node.op_type, node.domain).dtypes(node):
+    """Whether ``node`` has float16 tensors and an op whose kernels compute on float32 and
+    not on float16 (Shape, which reads no value, is neither)."""
+    dtypes = op_for(node.op_type, node.domain).dtypes(node)
+    if HALF in dtypes or "float32" not in dtypes:
         return False
     return any(_is_half(graph, weights, t) for t in [*node.inputs, *node.outputs])
 

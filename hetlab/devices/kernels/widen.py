@@ -95,7 +95,7 @@ def plan_widen(nodes: list[Node], graph: Any, weights: dict) -> tuple[dict, dict
             twin = t + OUT_TWIN if t in weights else f"{t}{IN_TWIN}{n.id}"
             if t in weights:
                 consts[twin] = np.asarray(weights[t], np.float32)
-            else:
+            elif (t, twin) not in w.ins:  # read twice (Mul(x, x)): converted once
                 w.ins.append((t, twin))
             tensors[twin] = Tensor(twin, tuple(graph.tensors[t].shape), "float32")
             ins.append(twin)

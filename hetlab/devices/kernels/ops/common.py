@@ -42,7 +42,9 @@ def type_options(dtype: str, macro: str = "DT") -> str:
 
 
 def scalar(dtype: str, v: Any) -> np.generic:
-    """``v`` as a kernel argument of ``dtype``'s C type."""
+    """``v`` as a kernel argument of ``dtype``'s C type (float16: its 16 bits, a ushort)."""
+    if dtype == "float16":
+        return np.float16(v).view(np.uint16)
     return np.dtype(dtype).type(v)
 
 

@@ -97,7 +97,8 @@ def plan_widen(nodes: list[Node], graph: Any, weights: dict) -> tuple[dict, dict
                 consts[twin] = np.asarray(weights[t], np.float32)
             elif (t, twin) not in w.ins:  # read twice (Mul(x, x)): converted once
                 w.ins.append((t, twin))
-            tensors[twin] = Tensor(twin, tuple(graph.tensors[t].shape), "float32")
+            shape = weights[t].shape if t in weights else graph.tensors[t].shape
+            tensors[twin] = Tensor(twin, tuple(int(d) for d in shape), "float32")
             ins.append(twin)
         outs = []
         for t in n.outputs:

@@ -21,6 +21,7 @@ BOUNDS_CHECKED = (
     "test_opencl_scatter",
     "test_opencl_more_ops",
     "test_opencl_half",
+    "test_opencl_half_ops",
     "test_opencl_contrib",
 )  # modules run under both builds
 

@@ -4,8 +4,8 @@ The CUDA device runs the very kernels the OpenCL device runs, so both compute th
 thing and one set of op builders serves both. The kernels keep to a small part of OpenCL C:
 address-space qualifiers, work-item functions, ``barrier``, ``mad``/``clamp``, ``int4`` and
 scalar math (no OpenCL vector types beyond CUDA's). Of the scalar types the typed kernels are
-compiled for (``DT``, ``IT``, ``OT`` of ``eltwise.cl``: float, int, long, uchar), ``uchar``
-gets a typedef and ``long`` is CUDA's own, 64 bits as in OpenCL wherever the host is LP64
+compiled for (``DT``, ``IT``, ``OT`` of ``eltwise.cl``: float, int, long, uchar, ushort),
+``uchar`` and ``ushort`` get a typedef and ``long`` is CUDA's own, 64 bits as in OpenCL wherever the host is LP64
 (Linux; the prelude asserts it). A prelude maps the rest onto CUDA, and three rewrites handle
 what a macro cannot:
 
@@ -34,6 +34,7 @@ PRELUDE = r"""
 #define NAN __int_as_float(0x7fffffff)
 #define FLT_MAX 3.402823466e+38F
 typedef unsigned char uchar;
+typedef unsigned short ushort;
 static_assert(sizeof(long) == 8, "OpenCL C's long is 64 bits; this host's CUDA long is not");
 __device__ __forceinline__ unsigned int _hl_dim(const uint3 v, int d) {
     return d == 0 ? v.x : (d == 1 ? v.y : v.z);

@@ -19,6 +19,7 @@ from hetlab.devices.kernels.launches import Launch, LaunchPlan, Ref
 from hetlab.devices.kernels.ops import op_for, why_not
 from hetlab.devices.kernels.ops.activation import act_params
 from hetlab.devices.kernels.ops.common import const_weights
+from hetlab.devices.kernels.widen import apply_widen, convert, half_names
 from hetlab.devices.unit import Unit
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
@@ -60,6 +61,7 @@ class UnitBuilder:
         self._uploads: dict[tuple, Any] = {}
         self.files: dict[int, str] = {}  # id(kernel) -> its kernel file, for error messages
         self._plan_outputs()
+        self._widen()
         plan_fusion(self)
         plan_prologue(self)
         plan_concat(self)
@@ -81,6 +83,20 @@ class UnitBuilder:
             for t in self.produced
             if t in gout or any(c not in inside for c in self.consumers.get(t, []))
         ]
+
+    def _widen(self) -> None:
+        """Rewrite the nodes that compute on float16 tensors (``widen.py``); the unit's
+        outputs stay those of the original nodes; the conversions write the input twins
+        and the float16 outputs of a rewritten node."""
+        outputs = self.outputs
+        if not apply_widen(self):
+            return
+        self._plan_outputs()
+        for w in self.widened.values():  # tensors the conversions write
+            for t in [twin for _, twin in w.ins] + [t for _, t in w.outs]:
+                self.producer[t] = w.node
+                self.produced.append(t)
+        self.outputs = outputs
 
     def dest(self, node: Node) -> tuple[Ref, int]:
         """The buffer and element offset where ``node``'s (final) output is written."""
@@ -174,8 +190,11 @@ class UnitBuilder:
     def build(self) -> Unit:
         for n in self.nodes:
             if n.id not in self.fused:
+                w = self.widened.get(n.id)
                 try:
+                    convert(self, n, w.ins if w else [], "from_half")
                     op_for(n.op_type, n.domain).build(n, self)
+                    convert(self, n, w.outs if w else [], "to_half")
                 except (KeyError, IndexError, TypeError, ValueError) as e:
                     raise HetlabError(
                         f"{self.device.name} cannot build node {n.id} ({n.op_type}): "
@@ -185,6 +204,7 @@ class UnitBuilder:
         slots: dict[str, list[tuple[Launch, int]]] = {}
         inputs: list[str] = []
         shapes = {t: self.shape(t) for n in self.nodes for t in n.inputs + n.outputs if t}
+        shapes.update({t: self.shape(t) for t in half_names(self)})
         dtypes = {self.alias.get(t, t): d for t in shapes if (d := self.dtype(t)) != "float32"}
         own = {t for t in self.produced if t not in self.alias}
         self._set_args(own, buffers, slots, inputs)

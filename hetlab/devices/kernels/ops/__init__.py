@@ -1,8 +1,8 @@
 """Registry of OpenCL op builders, keyed by ONNX op type.
 
 Each op class answers ``why_not(node, graph)`` (None when supported: checks attributes,
-dtypes -- float32 unless the op's ``dtypes`` names more -- and which inputs must be
-constant) and ``build(node, ctx)``, which
+dtypes -- float32 unless the op's ``dtypes`` names more; float16 wherever float32, computed
+in float32 between conversions (``kernels/widen.py``) -- and which inputs must be constant) and ``build(node, ctx)``, which
 adds kernel launches through the ``UnitBuilder`` context. Ops of the ONNX domain are keyed
 by op type in ``REGISTRY``; the few of onnxruntime's contrib domain (``com.microsoft``) that
 have kernels, by op type in ``CONTRIB``.
@@ -70,9 +70,11 @@ def check_tensor(
     t = graph.tensors.get(name)
     if t is None or t.shape is None:
         return f"{role} has no fixed shape"
-    if t.dtype not in dtypes and dtypes == FLOAT:
+    if t.dtype == "float16" and "float32" in dtypes:
+        pass  # computed in float32 between conversions (``kernels/widen.py``)
+    elif t.dtype not in dtypes and dtypes == FLOAT:
         return f"{role} is {t.dtype} (OpenCL kernels compute in float32)"
-    if t.dtype not in dtypes:
+    elif t.dtype not in dtypes:
         return f"{role} is {t.dtype} (this op's kernels take {', '.join(dtypes)})"
     if len(t.shape) > max_rank:
         return f"{role} has rank {len(t.shape)} > {max_rank}"

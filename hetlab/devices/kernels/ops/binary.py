@@ -107,7 +107,7 @@ class Binary(Op):
             t = graph.tensors.get(e)
             if not is_const(graph, e) and (t is None or check_tensor(graph, e, 6, "exponent")):
                 return "Pow exponent must be float32 or a constant"
-        floats = graph.tensors[node.inputs[0]].dtype == "float32"
+        floats = graph.tensors[node.inputs[0]].dtype in ("float32", "float16")
         if node.op_type == "Mod" and floats and not int(attr(node, "fmod", 0)):
             return "Mod of floats needs fmod=1"
         return None

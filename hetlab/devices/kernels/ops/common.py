@@ -16,9 +16,9 @@ INTS = ("int32", "int64")
 NUMERIC = ("float32", *INTS)
 ANY = (*NUMERIC, "bool")
 BYTES = ("int8", "uint8")
-# what the ops that move, gather or cast values take: every kernel dtype and the 1-byte
-# integers of quantized models (no arithmetic on those here)
-MOVED = (*ANY, *BYTES)
+# what the ops that move, gather or cast values take: every kernel dtype, the 1-byte
+# integers of quantized models and float16 (no arithmetic on those here: 16 bits moved)
+MOVED = (*ANY, *BYTES, "float16")
 # the OpenCL C type of each dtype the kernels take (eltwise.cl's DT, IT, OT; I8 is a signed
 # char in OpenCL C and in the CUDA translation alike, where plain char's sign is the host's)
 CTYPE = {
@@ -28,6 +28,7 @@ CTYPE = {
     "bool": "uchar",
     "int8": "I8",
     "uint8": "uchar",
+    "float16": "ushort",  # its 16 bits, moved as they are
 }
 
 
@@ -42,7 +43,9 @@ def type_options(dtype: str, macro: str = "DT") -> str:
 
 
 def scalar(dtype: str, v: Any) -> np.generic:
-    """``v`` as a kernel argument of ``dtype``'s C type."""
+    """``v`` as a kernel argument of ``dtype``'s C type (float16: its 16 bits, a ushort)."""
+    if dtype == "float16":
+        return np.float16(v).view(np.uint16)
     return np.dtype(dtype).type(v)
 
 

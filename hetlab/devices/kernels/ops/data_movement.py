@@ -1,5 +1,5 @@
-"""Data movement on tensors of any kernel dtype (float32, int32, int64, bool, and the int8
-and uint8 of quantized models): views
+"""Data movement on tensors of any kernel dtype (float32, int32, int64, bool, the int8 and
+uint8 of quantized models, and float16 as its 16 bits): views
 (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout -- no kernel, the output aliases
 the input buffer) and strided copies (Transpose, Slice, Concat, Split, Expand, Tile), compiled
 per element type. Shape inputs are never read: output shapes are fixed in
@@ -54,9 +54,6 @@ class Move(Op):
 @register
 class View(Move):
     op_types = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout")
-
-    def dtypes(self, node: Node) -> tuple[str, ...]:
-        return (*MOVED, "float16")  # a view: no kernel reads the values
 
     def check(self, node: Node, graph: OpGraph) -> str | None:
         if node.op_type == "Dropout" and len(node.outputs) > 1 and node.outputs[1]:

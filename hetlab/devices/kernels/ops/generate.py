@@ -38,7 +38,7 @@ class Cast(Op):
         return [0]
 
     def dtypes(self, node: Node) -> tuple[str, ...]:
-        return (*MOVED, HALF)
+        return MOVED
 
     def build(self, node: Node, ctx: Any) -> None:
         src, dst = ctx.dtype(node.inputs[0]), ctx.dtype(node.outputs[0])

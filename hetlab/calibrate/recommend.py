@@ -84,7 +84,7 @@ def recommend(
     if devices is None:
         devices = problem_devices(problem, platform)
     devmap = dict(devices) if isinstance(devices, Mapping) else {d.name: d for d in devices}
-    candidates = _candidates(problem, algo, MEASURED_EXTRA if measure > 0 else (), params)
+    candidates = candidate_plans(problem, algo, MEASURED_EXTRA if measure > 0 else (), params)
     predicted, basis = _predicted(problem, graph, devmap, candidates)
     times: Mapping[str, float | None] = predicted
     rec: dict[str, Any] = {}
@@ -153,7 +153,7 @@ def _replayed(
     return predicted, "prediction", rec
 
 
-def _candidates(
+def candidate_plans(
     problem: Problem, algo: str, extra: Sequence[str], params: Mapping[str, Any]
 ) -> dict[str, Plan]:
     """``algo``'s plan, every ``single:DEVICE`` plan and ``extra``'s plans, by name; an

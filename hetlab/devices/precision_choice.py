@@ -84,3 +84,32 @@ def precisions_of(devices: Sequence[Device]) -> dict[str, str]:
 
 def _declares(device: Device, precision: str) -> bool:
     return precision in device.capabilities().precisions
+
+
+def check_recorded(
+    choice: PrecisionChoice, recorded: Mapping[str, str], names: Sequence[str]
+) -> None:
+    """One clear line where a profile whose devices ``names`` were measured at ``recorded``
+    (spec §2's ``extra.precision``) is not what ``choice`` asks: its costs are those of the
+    precision it was measured at, so it is profiled again rather than relabelled. One
+    precision for all agrees with devices at it or at fp32 (those that do not declare it)."""
+    choice = parse_precision(choice)
+    if choice is None:
+        return
+    at = {n: recorded.get(n, FP32) for n in names}
+    if isinstance(choice, str):
+        wrong = [n for n, p in at.items() if p not in (choice, FP32)]
+        if choice != FP32 and choice not in at.values():
+            wrong = wrong or list(names)[:1]
+        want = dict.fromkeys(wrong, choice)
+    else:
+        unknown = sorted(set(choice) - set(names))
+        if unknown:
+            raise HetlabError(f"--precision names {unknown[0]!r}, which the profile does not have")
+        want = {n: p for n, p in choice.items() if at[n] != p}
+    if want:
+        n, p = next(iter(want.items()))
+        raise HetlabError(
+            f"the profile measured {n} at {at[n]}, not {p}: profile again with --precision "
+            f"{n}={p} (a plan's costs are those of the precision its profile measured)"
+        )

@@ -7,26 +7,10 @@ from __future__ import annotations
 import pytest
 
 from hetlab.devices import at_precision, parse_precision, select
-from hetlab.devices.capabilities import Capabilities
 from hetlab.devices.precision_choice import precision_note, precisions_of
 from hetlab.errors import HetlabError
+from tests.precision_fakes import Tf32Device
 from tests.profiling.cost_helpers import OrtTestDevice
-
-
-class Tf32Device(OrtTestDevice):
-    """An onnxruntime test device that declares tf32, with queue views sharing it."""
-
-    def capabilities(self) -> Capabilities:
-        return Capabilities(precisions=("fp32", "tf32"))
-
-    def queue_view(self, index: int) -> Tf32Device:
-        view = Tf32Device(f"{self.name}.q{index}")
-        view.parent = self
-        return view
-
-    @property
-    def root(self) -> Tf32Device:
-        return self if self.parent is None else self.parent
 
 
 def test_parse_one_precision_or_one_per_device():

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from hetlab.calibrate import run
+from hetlab.calibrate import profile, run
 from hetlab.calibrate.recommend_precision import combinations, label, recommend_within
 from hetlab.commands.recommend import format_within
 from hetlab.errors import HetlabError
@@ -67,3 +67,10 @@ def test_a_budget_nothing_meets_is_one_line(chain):
     devs = [Tf32Device("g", err=ERR).with_precision("tf32")]
     with pytest.raises(HetlabError, match="no candidate ran within the error budget"):
         recommend_within(chain, devs, 1e-4, measure=1, profile_options=FAST)
+
+
+def test_a_profile_records_its_devices_precisions(chain):
+    gpu = Tf32Device("g")
+    p = profile(chain, [OrtTestDevice("c"), gpu], precision="tf32", **FAST)
+    assert p.extra["precision"] == {"g": "tf32"} and p.to_json()["precision"] == {"g": "tf32"}
+    assert "precision" not in profile(chain, [gpu], **FAST).extra  # absent: fp32

@@ -47,12 +47,7 @@ def run(graph: OpGraph | str, plan: Any, devices: Any = None, **kw: Any) -> RunR
     if devices is None:
         devices = plan_devices(plan, problem, precision=precision)
     elif not isinstance(plan, BoundPlan):
-        devices = list(_values(devices))
-        names = {d.name for d in devices}
-        recorded = {
-            k: v for k, v in (recorded_precision(plan, problem) or {}).items() if k in names
-        }
-        devices = at_precision(devices, precision or recorded)
+        devices = at_recorded(devices, plan, problem, precision)
     bound = bind(plan, graph, devices)
     report = execute(graph, bound, devices, **kw)
     if problem is not None:
@@ -97,8 +92,17 @@ def recorded_precision(plan: Any, problem: Any) -> dict[str, str] | None:
     return None
 
 
-def _values(devices: Any) -> Any:
-    return devices.values() if isinstance(devices, Mapping) else devices
+def at_recorded(devices: Any, plan: Any, problem: Any, precision: Any = None) -> list[Device]:
+    """``devices`` (a list or a mapping) at ``precision``, else at what ``plan`` or
+    ``problem`` records for those of them it names; devices that replay ``problem`` are left
+    as they are (its costs are already the recorded precision's)."""
+    named = dict(devices) if isinstance(devices, Mapping) else {d.name: d for d in devices}
+    devs = list(named.values())
+    if precision is None and problem is not None and replays(named, problem):
+        return devs
+    names = {d.name for d in devs}
+    recorded = {k: v for k, v in (recorded_precision(plan, problem) or {}).items() if k in names}
+    return at_precision(devs, precision or recorded)
 
 
 def problem_devices(problem: Any, platform: Any = None, **options: Any) -> list[Device]:

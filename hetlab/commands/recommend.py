@@ -130,6 +130,7 @@ def _within(args: argparse.Namespace, graph: Any, options: dict, given: dict, fe
     if args.profile or args.replay:
         raise HetlabError("--error-budget profiles each precision: give --devices, not --profile")
     devs = select(args.devices, **options, precision=precision_option(args))
+    note_precision(devs, precision_option(args))
     with progress_bar(graph.name, args.quiet) as progress:
         plan = recommend_within(
             graph,

@@ -11,6 +11,7 @@ from hetlab.devices.precision import UNIT_ROUNDOFF
 from hetlab.executor import run
 from hetlab.executor.check import check_line
 from hetlab.executor.check_verdict import failure
+from hetlab.executor.report_text import format_report
 from hetlab.executor.tolerance import TOLERANCE_U, tolerance
 from hetlab.graph.onnx_io import load
 from tests.precision_fakes import Tf32Device, chain_model
@@ -40,6 +41,7 @@ def test_tf32_declares_its_tolerance_and_fails_above_it(chain, err, fails):
     assert rep["precision"] == {"gpu": "tf32"}
     assert rep["max_rel_err"] == pytest.approx(err, rel=1e-3)
     assert (failure(rep) is not None) == fails
+    assert "gpu 3 nodes at tf32" in format_report(rep)
     line = check_line(rep)
     assert ("FAILED: max_rel_err" in line) if fails else ("within the tf32 tolerance" in line)
 

@@ -3,8 +3,8 @@
 Each device runs at each precision it declares (``Capabilities.precisions``, fp32 always),
 one precision per device and its queue views; every combination is profiled (the profile
 cache keys each device by its precision, ``Device.fingerprint``), its candidates are
-scheduled and timed as ``recommend`` does with ``measure``, and each candidate's first run is
-checked against plain onnxruntime (``max_rel_err``). The fastest candidate whose error is at
+scheduled and timed as ``recommend`` does with ``measure`` (``measured.measured_ms``), and each
+candidate's first run is checked against plain onnxruntime (``max_rel_err``). The fastest candidate whose error is at
 most ``error_budget`` wins; one whose error was not measured is never chosen. The plan
 records its devices' precisions (spec §4's ``extra.precision``), so running it runs them at
 those precisions."""
@@ -15,9 +15,9 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from hetlab.calibrate.measured import measured_ms
 from hetlab.calibrate.profile import profile
-from hetlab.calibrate.recommend import DEFAULT_ALGO, MEASURED_EXTRA, MIXED_MARGIN, candidate_plans
-from hetlab.calibrate.recommend import recommend as recommend_one
+from hetlab.calibrate.recommend import DEFAULT_ALGO, MEASURED_EXTRA, candidate_plans
 from hetlab.devices.base import Device
 from hetlab.devices.precision import FP32, PRECISIONS
 from hetlab.devices.precision_choice import at_precision
@@ -63,14 +63,14 @@ def recommend_within(
     measure: int,
     inputs: Mapping[str, Any] | None = None,
     algo: str = DEFAULT_ALGO,
-    margin: float = MIXED_MARGIN,
     profile_options: Mapping[str, Any] | None = None,
 ) -> Plan:
     """The fastest candidate over every combination of precisions (see the module doc) whose
     measured ``max_rel_err`` is at most ``error_budget``; its ``extra["recommended"]`` holds
     ``error_budget``, ``chosen`` (``"<precision> <candidate>"``) and ``candidates``: one row
-    per precision and candidate with its ``precision``, ``candidate``, ``measured`` ms and
-    ``max_rel_err``. ``profile_options``: ``calibrate.profile``'s keywords."""
+    per precision and candidate with its ``precision``, ``candidate``, ``measured`` ms,
+    ``max_rel_err`` and, where its run failed, ``error``. ``profile_options``:
+    ``calibrate.profile``'s keywords."""
     if measure < 1 or error_budget <= 0:
         raise HetlabError("--error-budget needs a positive budget and --measure N > 0 (it runs)")
     rows: list[dict[str, Any]] = []
@@ -78,18 +78,17 @@ def recommend_within(
     for choice in combinations(devices):
         devs = at_precision(list(devices), choice)
         problem = profile(graph, devs, **dict(profile_options or {}))
-        got = recommend_one(problem, graph, devs, algo, margin, measure, inputs)
-        rec = got.extra["recommended"]
-        names = candidate_plans(problem, algo, MEASURED_EXTRA, {})
-        for name, plan in names.items():
-            key = f"{label(choice)} {name}"
-            plans[key] = plan
+        candidates = candidate_plans(problem, algo, MEASURED_EXTRA, {})
+        got = measured_ms(candidates, graph, {d.name: d for d in devs}, measure, inputs=inputs)
+        for name, plan in candidates.items():
+            plans[f"{label(choice)} {name}"] = plan
             rows.append(
                 {
                     "precision": label(choice),
                     "candidate": name,
-                    "measured": rec.get("measured", {}).get(name),
-                    "max_rel_err": rec.get("max_rel_err", {}).get(name),
+                    "measured": got.ms.get(name),
+                    "max_rel_err": got.max_rel_err.get(name),
+                    **({"error": got.errors[name]} if name in got.errors else {}),
                 }
             )
     return _chosen(rows, plans, error_budget)

@@ -139,7 +139,6 @@ def _within(args: argparse.Namespace, graph: Any, options: dict, given: dict, fe
             args.measure,
             inputs=feed,
             algo=args.algo,
-            margin=args.margin,
             profile_options={"inputs": given, "progress": progress},
         )
     atomic_write_json(args.out, plan.to_json())
@@ -165,13 +164,17 @@ def format_within(rec: dict[str, Any]) -> str:
         err = r["max_rel_err"]
         within = "ok" if err is not None and err <= budget else "over"
         mark = " *" if f"{r['precision']} {r['candidate']}" == rec["chosen"] else ""
+        ms = "failed" if r.get("error") else _ms(r["measured"])
         lines.append(
-            f"{r['precision']:<{wp}}{r['candidate']:<{wc}}{_ms(r['measured']):>10}"
+            f"{r['precision']:<{wp}}{r['candidate']:<{wc}}{ms:>10}"
             f"{'-' if err is None else f'{err:.1e}':>13}  {within}{mark}"
         )
     lines.append(
         f"(ms; the fastest within the error budget {budget:.1e}; * marks the plan written)"
     )
+    lines += [
+        f"{r['precision']} {r['candidate']} failed: {r['error']}" for r in rows if "error" in r
+    ]
     return "\n".join(lines)
 
 

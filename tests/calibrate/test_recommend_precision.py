@@ -74,3 +74,17 @@ def test_a_profile_records_its_devices_precisions(chain):
     p = profile(chain, [OrtTestDevice("c"), gpu], precision="tf32", **FAST)
     assert p.extra["precision"] == {"g": "tf32"} and p.to_json()["precision"] == {"g": "tf32"}
     assert "precision" not in profile(chain, [gpu], **FAST).extra  # absent: fp32
+
+
+def test_the_table_marks_the_budget_the_choice_and_a_failed_run():
+    rows = [
+        {"precision": "fp32", "candidate": "single:g", "measured": 2.0, "max_rel_err": 0.0},
+        {"precision": "g=tf32", "candidate": "single:g", "measured": 1.0, "max_rel_err": 3e-3},
+        {"precision": "g=tf32", "candidate": "heft", "measured": None, "max_rel_err": None}
+        | {"error": "boom"},
+    ]
+    rec = {"chosen": "fp32 single:g", "error_budget": 1e-3, "candidates": rows}
+    lines = format_within(rec).splitlines()
+    assert lines[1].split() == ["g=tf32", "single:g", "1.000", "3.0e-03", "over"]
+    assert lines[2].split() == ["fp32", "single:g", "2.000", "0.0e+00", "ok", "*"]
+    assert lines[3].split()[2] == "failed" and lines[-1] == "g=tf32 heft failed: boom"

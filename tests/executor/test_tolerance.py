@@ -62,3 +62,14 @@ def test_a_model_with_float16_outputs_uses_the_fp16_rule(tmp_path):
     g = load(save_model(tmp_path / "half.onnx", nodes, *half))
     tol = tolerance(g, {"relu": "c"}, {"c": OrtTestDevice("c")})
     assert tol["precision"] == "fp16" and "the model's outputs are float16 (y)" in tol["why"]
+
+
+def test_the_public_run_takes_precision_as_the_cli_does(chain):
+    import hetlab
+    from hetlab.errors import HetlabError
+
+    dev = Tf32Device("gpu", err=1e-3)
+    rep = hetlab.run(chain, "gpu", [dev], precision="gpu=tf32", check=True).to_json()
+    assert rep["precision"] == {"gpu": "tf32"} and dev.precision == "fp32"  # never mutated
+    with pytest.raises(HetlabError, match="c cannot run at tf32"):
+        hetlab.run(chain, "c", [OrtTestDevice("c")], precision={"c": "tf32"})

@@ -8,13 +8,15 @@ profiler's measurements (``profiling.profile``), then ``calibrate`` (those calib
 a new Problem), ``run`` the executor's run with the
 predictions added to its report: the two that ``hetlab.profile`` and ``hetlab.run`` are.
 ``program_key`` says whether two plans run the same program (``measured``, which times
-``recommend``'s candidates).
+``recommend``'s candidates); ``recommend_within`` is ``recommend`` over the devices'
+precisions under an error budget.
 """
 
 from hetlab.calibrate.measured import program_key
 from hetlab.calibrate.prediction import Prediction, predict
 from hetlab.calibrate.profile import calibrate, profile
 from hetlab.calibrate.recommend import recommend
+from hetlab.calibrate.recommend_precision import recommend_within
 from hetlab.calibrate.report import run, with_predictions
 
 __all__ = [
@@ -24,6 +26,7 @@ __all__ = [
     "profile",
     "program_key",
     "recommend",
+    "recommend_within",
     "run",
     "with_predictions",
 ]

@@ -19,6 +19,7 @@ from hetlab.cost.queues import queues_pay, with_queues
 from hetlab.devices.base import Device, is_accelerator
 from hetlab.devices.capabilities import GRAPH
 from hetlab.devices.choice import select
+from hetlab.devices.precision_choice import PrecisionChoice, precisions_of
 from hetlab.errors import HetlabError
 from hetlab.graph import load
 from hetlab.graph.ir import OpGraph
@@ -36,13 +37,16 @@ def profile(
     queues: Mapping[str, int] | None = None,
     whole_cpu: str | None = None,
     platform: Any = None,
+    precision: PrecisionChoice = None,
     **overrides: Any,
 ) -> Problem:
     """``profiling.profile`` (same arguments), then ``calibrate`` on what it returns.
     ``devices`` may be named, as ``hetlab devices`` lists them (``"cpu0,cuda0"`` or a list);
     ``queues`` (``{"cuda0": 4}``: the device as four queues, each of its views profiled
-    too), ``whole_cpu`` and ``platform`` are the platform options (``devices.choice``)."""
-    devs = select(devices, platform, queues, whole_cpu)
+    too), ``whole_cpu`` and ``platform`` are the platform options (``devices.choice``);
+    ``precision`` what the devices run at (``"tf32"`` or ``{"cuda0": "tf32"}``,
+    ``devices.precision_choice``), recorded in ``extra.precision`` (spec §2)."""
+    devs = select(devices, platform, queues, whole_cpu, precision)
     graph = load(graph) if isinstance(graph, str) else graph
     views = [d for d in devs if d.root is not d]
     measured = [d for d in devs if d not in views]
@@ -54,6 +58,8 @@ def profile(
     sets = exclusive_sets(devs)
     if sets:
         p.extra["exclusive"] = sets
+    if precisions_of(devs):
+        p.extra["precision"] = precisions_of(devs)
     return p
 
 

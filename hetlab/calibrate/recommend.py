@@ -29,7 +29,7 @@ from typing import Any
 from hetlab.calibrate.measured import measured_ms
 from hetlab.calibrate.prediction import predict
 from hetlab.calibrate.replayed import replay_times, replays
-from hetlab.calibrate.report import host_and_remote, problem_devices, problem_graph
+from hetlab.calibrate.report import at_recorded, host_and_remote, problem_devices, problem_graph
 from hetlab.cost.problem import Problem
 from hetlab.devices.base import Device
 from hetlab.devices.replay import REPLAY_TOLERANCE
@@ -84,7 +84,8 @@ def recommend(
     if devices is None:
         devices = problem_devices(problem, platform)
     devmap = dict(devices) if isinstance(devices, Mapping) else {d.name: d for d in devices}
-    candidates = _candidates(problem, algo, MEASURED_EXTRA if measure > 0 else (), params)
+    devmap = dict(zip(devmap, at_recorded(devmap, None, problem), strict=True))  # its precisions
+    candidates = candidate_plans(problem, algo, MEASURED_EXTRA if measure > 0 else (), params)
     predicted, basis = _predicted(problem, graph, devmap, candidates)
     times: Mapping[str, float | None] = predicted
     rec: dict[str, Any] = {}
@@ -153,7 +154,7 @@ def _replayed(
     return predicted, "prediction", rec
 
 
-def _candidates(
+def candidate_plans(
     problem: Problem, algo: str, extra: Sequence[str], params: Mapping[str, Any]
 ) -> dict[str, Plan]:
     """``algo``'s plan, every ``single:DEVICE`` plan and ``extra``'s plans, by name; an

@@ -21,6 +21,7 @@ from hetlab.devices.base import Device, is_accelerator
 from hetlab.devices.binding import bind
 from hetlab.devices.bound import BoundPlan, UnitSpec
 from hetlab.devices.choice import implied_queues, platform_devices
+from hetlab.devices.precision_choice import at_precision
 from hetlab.errors import HetlabError
 from hetlab.executor.api import RunReport
 from hetlab.executor.api import run as execute
@@ -36,12 +37,17 @@ def run(graph: OpGraph | str, plan: Any, devices: Any = None, **kw: Any) -> RunR
     problem's replay devices, the report is the replay's on the virtual clock
     (``replayed.replay_report``). ``devices``
     defaults to this machine's, with the queues that the plan's device names need and the
-    whole CPU where the problem has one (``plan_devices``)."""
+    whole CPU where the problem has one (``plan_devices``). ``precision`` (``"tf32"``,
+    ``{"cuda0": "tf32"}``): what the devices run at, by default what the plan or the
+    problem records (``extra.precision``, spec §4, §2)."""
     if isinstance(plan, BoundPlan):
         graph, devices = plan.graph, plan.devices
     graph = load(str(graph)) if isinstance(graph, (str, Path)) else graph
-    problem = kw.pop("problem", None)
-    devices = plan_devices(plan, problem) if devices is None else devices
+    problem, precision = kw.pop("problem", None), kw.pop("precision", None)
+    if devices is None:
+        devices = plan_devices(plan, problem, precision=precision)
+    elif not isinstance(plan, BoundPlan):
+        devices = at_recorded(devices, plan, problem, precision)
     bound = bind(plan, graph, devices)
     report = execute(graph, bound, devices, **kw)
     if problem is not None:
@@ -57,9 +63,11 @@ def plan_devices(
     platform: Any = None,
     queues: Mapping[str, int] | None = None,
     whole_cpu: str | None = None,
+    precision: Any = None,
 ) -> list[Device]:
     """This machine's devices as ``plan`` needs them: the queue views it names (``cuda0.q2``)
-    and the whole-CPU device of ``problem``'s exclusive sets, besides the options given."""
+    and the whole-CPU device of ``problem``'s exclusive sets, besides the options given, at
+    ``precision`` or else at what the plan or the problem records (``recorded_precision``)."""
     names = set(problem.devices if problem is not None else ())
     if isinstance(plan, str):
         names.add(plan)
@@ -70,7 +78,31 @@ def plan_devices(
     need = implied_queues(names)
     for dev, n in (queues or {}).items():
         need[dev] = max(n, need.get(dev, 1))
-    return platform_devices(platform, need, whole_cpu or _whole_cpu(problem))
+    found = platform_devices(platform, need, whole_cpu or _whole_cpu(problem))
+    return at_precision(found, precision or recorded_precision(plan, problem))
+
+
+def recorded_precision(plan: Any, problem: Any) -> dict[str, str] | None:
+    """The precision of each device that ``plan`` (spec §4) or else ``problem`` (spec §2)
+    records in ``extra.precision``; None where neither records one (fp32)."""
+    for doc in (plan, problem):
+        got = getattr(doc, "extra", {}).get("precision") if doc is not None else None
+        if got:
+            return dict(got)
+    return None
+
+
+def at_recorded(devices: Any, plan: Any, problem: Any, precision: Any = None) -> list[Device]:
+    """``devices`` (a list or a mapping) at ``precision``, else at what ``plan`` or
+    ``problem`` records for those of them it names; devices that replay ``problem`` are left
+    as they are (its costs are already the recorded precision's)."""
+    named = dict(devices) if isinstance(devices, Mapping) else {d.name: d for d in devices}
+    devs = list(named.values())
+    if precision is None and problem is not None and replays(named, problem):
+        return devs
+    names = {d.name for d in devs}
+    recorded = {k: v for k, v in (recorded_precision(plan, problem) or {}).items() if k in names}
+    return at_precision(devs, precision or recorded)
 
 
 def problem_devices(problem: Any, platform: Any = None, **options: Any) -> list[Device]:

@@ -55,14 +55,18 @@ def main(args: argparse.Namespace) -> int:
     from hetlab.devices.choice import platform_devices
     from hetlab.devices.cuda.runtime import why_no_cuda
 
-    infos = [d.info() for d in platform_devices(**platform_options(args))]
+    infos = [
+        {**d.info(), "precisions": list(d.capabilities().precisions)}
+        for d in platform_devices(**platform_options(args))
+    ]
     if args.json:
         print(json.dumps(infos, indent=1, default=str))
         return 0
     w = max(len(i["name"]) for i in infos)
     k = max(len(i["kind"]) for i in infos)
     for i in infos:
-        print(f"{i['name']:<{w}}  {i['kind']:<{k}}  {describe(i)}")
+        more = f"; precisions {', '.join(i['precisions'])}" if len(i["precisions"]) > 1 else ""
+        print(f"{i['name']:<{w}}  {i['kind']:<{k}}  {describe(i)}{more}")
     why = None if any(i["kind"] == "cuda" for i in infos) else why_no_cuda()
     if why:
         print(f"note: {why}", file=sys.stderr)

@@ -64,6 +64,35 @@ def add_platform_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_precision_arg(p: argparse.ArgumentParser) -> None:
+    """``--precision P`` or ``--precision DEVICE=P,...`` (``devices.precision_choice``)."""
+    p.add_argument(
+        "--precision",
+        action="append",
+        default=[],
+        metavar="[DEVICE=]P",
+        help="the precision of convolutions and matrix products: fp32 (default), tf32, fp16 "
+        "or bf16; one for every device that declares it (the others stay fp32), or per "
+        "device, e.g. --precision cuda0=tf32,cl0=fp32",
+    )
+
+
+def precision_option(args: argparse.Namespace) -> Any:
+    """``--precision`` parsed (None when not given), one clear line for a bad one."""
+    from hetlab.devices.precision_choice import parse_precision  # lazy: see platform_options
+
+    return parse_precision(getattr(args, "precision", None))
+
+
+def note_precision(devices: Any, choice: Any) -> None:
+    """The line on stderr naming the devices a precision for all leaves at fp32."""
+    from hetlab.devices.precision_choice import precision_note
+
+    line = precision_note(devices, choice)
+    if line:
+        print(f"note: {line}", file=sys.stderr)
+
+
 def platform_options(args: argparse.Namespace) -> dict[str, Any]:
     """``{"platform", "queues", "whole_cpu"}`` from ``add_platform_args``' flags."""
     from hetlab.devices.choice import parse_queues  # lazy: the parser is built at every start

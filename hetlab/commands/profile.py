@@ -11,8 +11,11 @@ from typing import Any
 from hetlab.commands.options import (
     add_input_arg,
     add_platform_args,
+    add_precision_arg,
     add_shape_arg,
+    note_precision,
     platform_options,
+    precision_option,
     progress_bar,
 )
 from hetlab.errors import HetlabError
@@ -57,6 +60,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--no-cache", action="store_true", help="measure everything again, cache nothing"
     )
     add_platform_args(p)
+    add_precision_arg(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument(
         "--out", required=True, metavar="PROBLEM.json", help="where to write the problem"
@@ -122,7 +126,9 @@ def main(args: argparse.Namespace) -> int:
         raise HetlabError("--warmup must be >= 0, --seconds > 0 and --rounds >= 1")
     patterns = parse_patterns(args.pattern) if args.pattern else list(DEFAULT_PATTERNS)
     shapes, values = parse_shape_args(args.shape), parse_input_args(args.input)
-    devs = select(args.devices, **platform_options(args))
+    precision = precision_option(args)
+    devs = select(args.devices, **platform_options(args), precision=precision)
+    note_precision(devs, precision)
     graph = load(args.model, shapes, values, args.fold)
     if values:  # the model's own run judges given inputs, as ``hetlab run`` does
         check_inputs(graph, model_inputs(graph, values))

@@ -15,8 +15,11 @@ from typing import Any
 from hetlab.commands.options import (
     add_input_arg,
     add_platform_args,
+    add_precision_arg,
     add_shape_arg,
+    note_precision,
     platform_options,
+    precision_option,
     progress_bar,
 )
 from hetlab.errors import HetlabError
@@ -34,6 +37,14 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="devices to profile (see `hetlab devices`); not needed with --profile",
     )
     add_platform_args(p)
+    add_precision_arg(p)
+    p.add_argument(
+        "--error-budget",
+        type=float,
+        metavar="E",
+        help="try every device at each precision it declares (and fp32), check each candidate "
+        "against onnxruntime, and keep the fastest whose max_rel_err is at most E",
+    )
     add_shape_arg(p)
     add_input_arg(p)
     p.add_argument(
@@ -76,6 +87,7 @@ def main(args: argparse.Namespace) -> int:
     from hetlab.calibrate import recommend
     from hetlab.calibrate.report import problem_devices
     from hetlab.cost.problem import Problem
+    from hetlab.devices.precision_choice import check_recorded
     from hetlab.executor.bad_inputs import check_inputs
     from hetlab.graph.inputs import model_inputs
     from hetlab.graph.onnx_io import load
@@ -92,14 +104,78 @@ def main(args: argparse.Namespace) -> int:
     if given:  # the model's own run judges given inputs, as ``hetlab run`` does
         check_inputs(graph, model_inputs(graph, given))
     options = platform_options(args)
-    problem = Problem.load(args.profile) if args.profile else _profiled(args, graph, options, given)
-    devs = problem_devices(problem, **options)  # the profile's own devices when made here
     feed = model_inputs(graph, given, 0) if args.measure else None
+    if args.error_budget is not None:
+        return _within(args, graph, options, given, feed)
+    problem = Problem.load(args.profile) if args.profile else _profiled(args, graph, options, given)
+    if args.profile:
+        check_recorded(
+            precision_option(args), problem.extra.get("precision") or {}, problem.devices
+        )
+    devs = problem_devices(problem, **options)  # the profile's own devices when made here
     plan = recommend(
         problem, graph, devs, algo=args.algo, margin=args.margin, measure=args.measure, inputs=feed
     )
     _write(args, plan)
     return 0
+
+
+def _within(args: argparse.Namespace, graph: Any, options: dict, given: dict, feed: Any) -> int:
+    """``--error-budget``: the candidates over every device's precisions
+    (``recommend_precision``), the fastest within the budget written."""
+    from hetlab.calibrate.recommend_precision import recommend_within
+    from hetlab.devices import select
+    from hetlab.fileio import atomic_write_json
+
+    if args.profile or args.replay:
+        raise HetlabError("--error-budget profiles each precision: give --devices, not --profile")
+    devs = select(args.devices, **options, precision=precision_option(args))
+    note_precision(devs, precision_option(args))
+    with progress_bar(graph.name, args.quiet) as progress:
+        plan = recommend_within(
+            graph,
+            devs,
+            args.error_budget,
+            args.measure,
+            inputs=feed,
+            algo=args.algo,
+            profile_options={"inputs": given, "progress": progress},
+        )
+    atomic_write_json(args.out, plan.to_json())
+    rec = plan.extra["recommended"]
+    if args.json:
+        json.dump(rec, sys.stdout, default=str)
+        sys.stdout.write("\n")
+    else:
+        print(format_within(rec))
+        print(f"recommended {rec['chosen']} -> {args.out}")
+    return 0
+
+
+def format_within(rec: dict[str, Any]) -> str:
+    """The candidates over precisions as a table: measured ms and error against plain
+    onnxruntime, those within the budget marked ``ok``, the chosen one ``*``."""
+    rows = sorted(rec["candidates"], key=lambda r: (r["measured"] is None, r["measured"] or 0))
+    budget = rec["error_budget"]
+    wp = max(len("precision"), *(len(r["precision"]) for r in rows)) + 2
+    wc = max(len("candidate"), *(len(r["candidate"]) for r in rows)) + 2
+    lines = [f"{'precision':<{wp}}{'candidate':<{wc}}{'measured':>10}{'max_rel_err':>13}"]
+    for r in rows:
+        err = r["max_rel_err"]
+        within = "ok" if err is not None and err <= budget else "over"
+        mark = " *" if f"{r['precision']} {r['candidate']}" == rec["chosen"] else ""
+        ms = "failed" if r.get("error") else _ms(r["measured"])
+        lines.append(
+            f"{r['precision']:<{wp}}{r['candidate']:<{wc}}{ms:>10}"
+            f"{'-' if err is None else f'{err:.1e}':>13}  {within}{mark}"
+        )
+    lines.append(
+        f"(ms; the fastest within the error budget {budget:.1e}; * marks the plan written)"
+    )
+    lines += [
+        f"{r['precision']} {r['candidate']} failed: {r['error']}" for r in rows if "error" in r
+    ]
+    return "\n".join(lines)
 
 
 def _replayed(args: argparse.Namespace) -> int:
@@ -143,7 +219,9 @@ def _profiled(args: argparse.Namespace, graph: Any, options: dict, given: dict) 
     from hetlab.devices import select
     from hetlab.fileio import atomic_write_json
 
-    devs = select(args.devices, **options)  # a bad name fails before any bar is drawn
+    precision = precision_option(args)
+    devs = select(args.devices, **options, precision=precision)  # a bad name fails early
+    note_precision(devs, precision)
     with progress_bar(graph.name, args.quiet) as progress:
         problem = profile(graph, devs, inputs=given, progress=progress)
     if args.save_profile:

@@ -10,8 +10,11 @@ from typing import Any
 from hetlab.commands.options import (
     add_input_arg,
     add_platform_args,
+    add_precision_arg,
     add_shape_arg,
+    note_precision,
     platform_options,
+    precision_option,
 )
 from hetlab.commands.run_adaptive import check_status, main_adaptive
 from hetlab.commands.run_per_node import main_per_node
@@ -60,6 +63,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     add_input_arg(p)
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     add_platform_args(p)
+    add_precision_arg(p)
     p.add_argument(
         "--profile",
         metavar="PROBLEM.json",
@@ -147,7 +151,8 @@ def main(args: argparse.Namespace) -> int:
 
 def _plan_and_devices(args: argparse.Namespace) -> tuple[Any, Any, list]:
     """What runs where: the ``--plan`` (or the ``--device`` name), the ``--profile``'s
-    problem (or None) and the devices they name; an unknown ``--device`` is one clear line."""
+    problem (or None) and the devices they name, at ``--precision`` or else at what the plan
+    or the problem records; an unknown ``--device`` is one clear line."""
     # lazy: building the command-line parser imports this module; the run needs these
     from hetlab.calibrate.report import plan_devices
 
@@ -161,7 +166,11 @@ def _plan_and_devices(args: argparse.Namespace) -> tuple[Any, Any, list]:
         from hetlab.cost.problem import Problem
 
         problem = Problem.load(args.profile)
-    devs = plan_devices(plan if args.plan else args.device, problem, **platform_options(args))
+    precision = precision_option(args)
+    devs = plan_devices(
+        plan if args.plan else args.device, problem, **platform_options(args), precision=precision
+    )
+    note_precision(devs, precision)
     if args.device:
         names = [d.name for d in devs]
         if args.device not in names:

@@ -14,8 +14,10 @@ import json
 import sys
 from pathlib import Path
 
+from hetlab.commands.options import add_precision_arg, precision_option
 from hetlab.cost.problem import Problem
 from hetlab.cost.queues import only_devices
+from hetlab.devices.precision_choice import check_recorded
 from hetlab.errors import HetlabError
 from hetlab.schedulers.base import MODULES, algorithm, schedule
 from hetlab.schedulers.bounds import lower_bound, validate_plan
@@ -52,6 +54,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="A,B",
         help="schedule over these of the problem's devices only (e.g. a GPU and its streams)",
     )
+    add_precision_arg(parser)  # checked against the profile's: its costs are that precision's
     parser.add_argument(
         "--epsilon", type=float, help="ilp, ilp+: balance of the up-rank bisection [0, 1]"
     )
@@ -180,6 +183,8 @@ def _load_problem(args: argparse.Namespace) -> Problem:
     problem = Problem.load(src)
     if args.devices:
         problem = only_devices(problem, [d for d in args.devices.split(",") if d])
+    recorded = problem.extra.get("precision") or {}
+    check_recorded(precision_option(args), recorded, problem.devices)
     return problem
 
 

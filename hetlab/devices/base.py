@@ -9,6 +9,7 @@ are seconds on ``unit.now()``'s clock unless a name says ms.
 
 from __future__ import annotations
 
+import copy
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -17,9 +18,11 @@ import numpy as np
 
 from hetlab.devices.capabilities import Capabilities
 from hetlab.devices.cgroup import memory_bytes as host_memory_bytes
+from hetlab.devices.precision import FP32, check_precision
 from hetlab.devices.queue_measures import QueueMeasures
 from hetlab.devices.runner import QueueRunner, RunContext
 from hetlab.devices.unit import RunResult, Unit
+from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
 
 
@@ -35,7 +38,9 @@ class Device(ABC):
     cores: Sequence[int] = ()  # the host cores a CPU device computes on; none elsewhere
     # the precision its convolutions and matrix products run at, one of its declared
     # ``Capabilities.precisions`` (``precision.py``)
-    precision = "fp32"
+    precision = FP32
+    # the device whose context and memory a queue view shares (None: this is no view)
+    parent: Device | None = None
 
     # --- identity -----------------------------------------------------------
     @abstractmethod
@@ -55,7 +60,33 @@ class Device(ABC):
     def fingerprint(self) -> str:
         """A stable string that changes when the hardware or driver changes (profile cache key)."""
         i = self.info()
-        return "|".join(f"{k}={i[k]}" for k in sorted(i) if k not in ("name",))
+        key = "|".join(f"{k}={i[k]}" for k in sorted(i) if k not in ("name",))
+        return key if self.precision == FP32 else f"{key}|precision={self.precision}"
+
+    def with_precision(self, precision: str) -> Device:
+        """This device at ``precision``: itself where it runs at it already, else a copy that
+        shares its context, memory and compiled programs, as a queue view does (the device
+        object itself never changes). A queue view's copy is a view of its device's copy, and
+        one device and precision give one object, so roots stay shared. A precision the
+        device does not declare (``Capabilities.precisions``) is one clear line."""
+        check_precision(precision)
+        if precision == self.precision:
+            return self
+        declared = self.capabilities().precisions
+        if precision not in declared:
+            raise HetlabError(
+                f"{self.name} cannot run at {precision}: it declares {', '.join(declared)} only"
+            )
+        family = self.root.__dict__.setdefault("precision_family", {})
+        family.setdefault((self.name, self.precision), self)
+        key = (self.name, precision)
+        if key not in family:
+            dup = copy.copy(self)
+            dup.precision = precision
+            if self.parent is not None:
+                dup.parent = self.parent.with_precision(precision)
+            family[key] = dup
+        return family[key]
 
     def hardware_id(self) -> str | None:
         """Where the device sits (a GPU's PCI address), the same whichever driver reaches

@@ -17,6 +17,7 @@ from typing import Any
 from hetlab.devices import platform as machine
 from hetlab.devices.base import Device
 from hetlab.devices.platform_file import NAME_RE, read_platform
+from hetlab.devices.precision_choice import PrecisionChoice, at_precision
 from hetlab.errors import HetlabError
 
 Platform = str | os.PathLike | dict | None
@@ -109,9 +110,11 @@ def select(
     platform: Platform = None,
     queues: Mapping[str, int] | None = None,
     whole_cpu: str | None = None,
+    precision: PrecisionChoice = None,
 ) -> list[Device]:
     """The devices called ``names`` (a list, or ``"a,b"``), in that order, each queue view
-    of ``queues`` included after its device; devices given as objects are kept as they are."""
+    of ``queues`` included after its device; devices given as objects are kept as they are.
+    ``precision``: what they run at (``precision_choice.at_precision``)."""
     wanted = [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
     wanted = [n for n in wanted if n != ""]
     if not wanted:
@@ -135,4 +138,4 @@ def select(
             )
         out.append(have[n])
         out += [have[f"{n}.q{k}"] for k in range(1, queues.get(n, 1)) if f"{n}.q{k}" not in labels]
-    return list(dict.fromkeys(out))
+    return at_precision(list(dict.fromkeys(out)), precision)

@@ -32,6 +32,7 @@ from hetlab.executor.check import reference
 from hetlab.executor.critical import summary
 from hetlab.executor.interpreter import Executor, Repetition
 from hetlab.executor.left_behind import left_behind
+from hetlab.executor.tolerance import precisions_ran, tolerance
 from hetlab.executor.trace import Event, node_timeline, write_trace
 from hetlab.graph import load
 from hetlab.graph.inputs import model_inputs
@@ -108,6 +109,8 @@ def run(
     walls = np.array([r.wall_ms for r in reps])
     mid = reps[int(np.argsort(walls)[len(walls) // 2])]
     checked = ref.report(mid.outputs) if ref is not None else {}
+    if ref is not None:  # the rule of the precisions the run's devices ran at
+        checked["tolerance"] = tolerance(graph, device_of, devmap)
     err = checked.pop("max_rel_err", None)
     report = RunReport(
         model_path=str(Path(graph.model_path).resolve()) if graph.model_path else None,
@@ -184,6 +187,7 @@ def _extra(
         "model": graph.name,
         **({"source_path": str(Path(graph.source_path).resolve())} if folded else {}),
         "algo": bound.algo,
+        "precision": precisions_ran(bound.device_of, devmap),
         "warmup_runs": warmed,
         "critical_path": summary(ex.specs, mid.events, mid.wall_ms),
         **node_shares(graph, bound.device_of, devmap, ex),

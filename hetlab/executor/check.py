@@ -229,6 +229,9 @@ def check_line(doc: Mapping[str, Any]) -> str | None:
             f" ({where}onnxruntime's own spread {spread:.2e}: graph optimisations off vs on, "
             "same inputs)"
         )
+    tol = doc.get("tolerance") or {}
+    if tol.get("value") is not None and err <= tol["value"]:
+        line += f"; within the {tol['precision']} tolerance {tol['value']:.2e} ({tol['why']})"
     if doc.get("tie_aware"):
         line += f"; compared tie-aware: {', '.join(doc['tie_aware'])}"
     if doc.get("selection_dependent"):

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from hetlab.executor.tolerance import above
 from hetlab.graph.onnx_exact import SATURATION_NOTE
 
 __all__ = ["SATURATION_NOTE", "failure", "non_finite", "verdict_notes"]
@@ -34,8 +35,9 @@ def non_finite(outs: Mapping[str, Any], ref: Mapping[str, Any]) -> dict[str, lis
 
 
 def failure(doc: Mapping[str, Any]) -> str | None:
-    """Why the check in ``doc`` (a run report) failed whatever its error, or None: a
-    non-finite reference or result."""
+    """Why the check in ``doc`` (a run report) failed, or None: a non-finite reference or
+    result whatever the error, or an error above the tolerance of a precision other than
+    fp32 (``tolerance.py``)."""
     bad = doc.get("non_finite") or {}
     if bad.get("reference"):
         return (
@@ -47,7 +49,7 @@ def failure(doc: Mapping[str, Any]) -> str | None:
             f"the run's output {', '.join(bad['result'])} is not finite (inf or NaN) where "
             "onnxruntime's is"
         )
-    return None
+    return above(doc)
 
 
 def verdict_notes(doc: Mapping[str, Any]) -> list[str]:

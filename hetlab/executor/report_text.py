@@ -34,7 +34,7 @@ def format_report(doc: dict[str, Any]) -> str:
         lines.append(f"check      {line}")
     lines.append(
         "devices    "
-        + ", ".join(f"{k} {v} nodes" for k, v in doc["devices"].items())
+        + ", ".join(f"{k} {v} nodes{_at(doc, k)}" for k, v in doc["devices"].items())
         + f"; {doc['units']} units"
     )
     lines += _opencl_share_lines(doc)
@@ -95,3 +95,9 @@ def _opencl_share_lines(doc: dict[str, Any]) -> list[str]:
             f"({100 * share['with_host_resolved']:.1f}% on OpenCL counting them)"
         )
     return lines
+
+
+def _at(doc: dict[str, Any], device: str) -> str:
+    """`` at tf32`` where ``device`` ran at another precision than fp32, else nothing."""
+    p = (doc.get("precision") or {}).get(device, "fp32")
+    return "" if p == "fp32" else f" at {p}"

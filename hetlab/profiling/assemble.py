@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from hetlab.cost.problem import Group, Link, PEdge, PNode, Problem
 from hetlab.cost.shared import KEY as SHARED_KEY
 from hetlab.cost.shared import derive
+from hetlab.devices.precision_choice import precisions_of
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import OpGraph
 from hetlab.profiling import calibrator as cal
@@ -176,6 +177,8 @@ def _extra(job: Job, meas: Measured, costs: NodeCosts, wall_s: float) -> dict[st
             for k, f in meas.links.items()
         },
     }
+    if precisions_of(job.devs):  # spec §2: absent, every device ran at fp32
+        extra["precision"] = precisions_of(job.devs)
     if job.opts.comm:
         extra["calibration"]["distinct_shapes"] = len(job.shapes)
     if job.wins:

@@ -158,7 +158,11 @@ def schedule(problem: Problem, algo: str, **params: Any) -> Plan:
     plan = a.func(problem, **kw)
     dt = time.perf_counter() - t0
     shown = {k: v for k, v in kw.items() if k != "progress"}
-    return plan.timed(problem, algo, shown, dt, plan.sequential or a.sequential)
+    out = plan.timed(problem, algo, shown, dt, plan.sequential or a.sequential)
+    at = {d: p for d, p in (problem.extra.get("precision") or {}).items() if d in problem.devices}
+    if at:  # spec §4: what each device was scheduled at (absent: fp32)
+        out.extra["precision"] = at
+    return out
 
 
 def best_alternative(problem: Problem, algo: str, **params: Any) -> Plan:

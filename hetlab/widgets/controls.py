@@ -53,6 +53,12 @@ class Controls:
             style={"description_width": "initial"},
             layout=W.Layout(width="160px"),
         )
+        self.precision_select = W.Dropdown(
+            options=["fp32"],
+            value="fp32",
+            description="precision",
+            layout=W.Layout(width="160px"),
+        )
         self.profile_button = W.Button(description="Profile", icon="stopwatch", button_style="info")
         self.progress = W.IntProgress(
             value=0, min=0, max=100, description="", layout=W.Layout(width="200px")

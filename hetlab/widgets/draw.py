@@ -33,7 +33,7 @@ def layout(wb: Any) -> list[W.Widget]:
                 c.device_select,
                 W.VBox(
                     [
-                        c.queue_count,
+                        W.HBox([c.queue_count, c.precision_select]),
                         c.profile_button,
                         W.HBox([c.progress, c.cancel_button]),
                         c.progress_text,

@@ -10,7 +10,7 @@ from hetlab.calibrate import profile as measure_profile
 from hetlab.errors import HetlabError
 from hetlab.viz import compare_figure
 from hetlab.viz.common import fmt_ms
-from hetlab.widgets import draw
+from hetlab.widgets import draw, precision
 from hetlab.widgets.controls import disable, say
 from hetlab.widgets.recommending import RECOMMENDED
 from hetlab.widgets.runs import (
@@ -34,7 +34,9 @@ class Running:
     # --- profiling -------------------------------------------------------------------
     def _chosen_devices(self) -> list[Any]:
         sel = set(self.device_select.value)
-        return [d for d in self.devices if d.name in sel]
+        return precision.at_chosen(
+            [d for d in self.devices if d.name in sel], self.precision_select
+        )
 
     def _profile_reason(self) -> str | None:
         if self.state.graph is None:

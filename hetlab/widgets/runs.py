@@ -84,6 +84,9 @@ def summary(doc: dict[str, Any], plan: Plan, replay: bool) -> tuple[str, float |
         )
     if doc.get("max_rel_err") is not None:
         msg += f"; max rel err vs onnxruntime {doc['max_rel_err']:.2g}"
+        tol = doc.get("tolerance") or {}
+        if tol.get("value") is not None:  # a precision other than fp32 ran
+            msg += f" (the {tol['precision']} tolerance {tol['value']:.2g})"
     if replay:
         msg += f" ({replay_line(doc) or REPLAY_NOTE})"
     return msg, err

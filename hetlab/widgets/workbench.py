@@ -25,7 +25,7 @@ from hetlab.errors import HetlabError
 from hetlab.graph.ir import OpGraph
 from hetlab.graph.onnx_io import load
 from hetlab.schedulers.base import MODULES
-from hetlab.widgets import draw, nodepanel
+from hetlab.widgets import draw, nodepanel, precision
 from hetlab.widgets.controls import Controls, disable
 from hetlab.widgets.figwidget import FigureSlot
 from hetlab.widgets.files import Files
@@ -195,6 +195,7 @@ class Workbench(States, Solving, Recommending, Files, Running, W.VBox):
         self.devices = devices
         self.device_select.options = [d.name for d in devices]
         self.device_select.value = tuple(d.name for d in one_driver_per_gpu(devices))
+        precision.set_choices(self.precision_select, devices)
         self._devices_line()
         self._update_profile_state()
         self._update_run_state()

@@ -128,7 +128,7 @@ def test_measured_times_choose_and_identical_plans_share_one_measurement(counted
         "ilp+", "single:x", "single:y", *R.MEASURED_EXTRA
     }  # fmt: skip
     assert "measure_errors" not in rec and "max_rel_err" not in rec  # no ONNX file here
-    candidates = R._candidates(p, "ilp+", R.MEASURED_EXTRA, {})
+    candidates = R.candidate_plans(p, "ilp+", R.MEASURED_EXTRA, {})
     keys = {n: M.program_key(g, c) for n, c in candidates.items()}
     # one run per distinct program and round; names of one program share its value
     assert len(set(keys.values())) < len(keys)  # ilp+, greedy and heft split fork alike
@@ -222,7 +222,7 @@ def test_outputs_are_checked_once_per_program_against_one_reference(monkeypatch,
         return {t: np.ones(g.tensors[t].shape, "float32") for t in outputs}
 
     monkeypatch.setattr(M, "reference_outputs", reference_outputs)
-    candidates = R._candidates(p, "ilp+", R.MEASURED_EXTRA, {})
+    candidates = R.candidate_plans(p, "ilp+", R.MEASURED_EXTRA, {})
     got = M.measured_ms(candidates, g, {d.name: d for d in replay_devices(p)}, repeat=1)
     assert refs == ["fork.onnx"]  # one reference for every candidate
     # replay devices return zeros: every candidate is checked, and is 100% off

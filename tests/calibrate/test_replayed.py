@@ -162,5 +162,5 @@ def test_recommend_ranks_by_replays_that_match_their_predictions():
     plan = R.recommend(p, g, replay_devices(p), algo="heft", measure=1)
     rec = plan.extra["recommended"]
     assert rec["basis"] == "replayed" and "why" not in rec
-    candidates = R._candidates(p, "heft", R.MEASURED_EXTRA, {})
+    candidates = R.candidate_plans(p, "heft", R.MEASURED_EXTRA, {})
     assert rec["replayed"] == replay_times(candidates, g, p)

@@ -128,6 +128,7 @@ def test_cli_devices_json_and_bad_platform(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     cpu = [d for d in doc if d["kind"] == "onnxruntime-cpu"]
     assert cpu and all({"name", "threads", "cores"} <= set(d) for d in cpu)
+    assert all("fp32" in d["precisions"] for d in doc)  # what each device declares
     assert cli_main(["devices"]) == 0
     assert "onnxruntime-cpu" in capsys.readouterr().out
     f = tmp_path / "p.toml"

@@ -7,6 +7,7 @@ checks. A backend supplies the buffers, the compiler and the queue; this package
 what to run.
 """
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,12 +17,18 @@ import numpy as np
 KERNEL_DIR = Path(__file__).parent / "cl"
 
 
+# a kernel file's line ``//! uses other.cl``: the other file's helpers are part of it
+_USES = re.compile(r"^//! uses (\S+\.cl)$", re.MULTILINE)
+
+
 def source(filename: str) -> str:
     """The OpenCL C of ``cl/<filename>``: the access macros of ``bounds.h`` and
-    onnxruntime's activations of ``mlas.h``, then the file, numbered from its own first line
-    (``#line 1``)."""
+    onnxruntime's activations of ``mlas.h``, then the files it names on a ``//! uses`` line,
+    then the file, numbered from its own first line (``#line 1``)."""
     header = (KERNEL_DIR / "bounds.h").read_text() + (KERNEL_DIR / "mlas.h").read_text()
-    return f"{header}#line 1\n{(KERNEL_DIR / filename).read_text()}"
+    text = (KERNEL_DIR / filename).read_text()
+    used = "".join(f"#line 1\n{(KERNEL_DIR / u).read_text()}" for u in _USES.findall(text))
+    return f"{header}{used}#line 1\n{text}"
 
 
 @dataclass

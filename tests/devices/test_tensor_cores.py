@@ -192,3 +192,41 @@ def test_the_path_is_operands_gemm_epilogue(lib):
     assert len(plan.launches) == 3
     plan = _run(lib, [N("Conv", ["x", "w"])], {"x": rnd(1, 6, 9, 9)}, {"w": rnd(5, 6, 1, 1)})
     assert len(plan.launches) == (1 if lib.precision in ("fp32", "tf32") else 2)
+
+
+def _launch(dev, kernel, gsize, lsize, args):
+    for i, a in enumerate(args):
+        kernel.set_arg(i, a)
+    if hasattr(kernel, "launch"):  # CUDA
+        with dev.cp.cuda.Device(dev.index), dev.stream:
+            kernel.launch(gsize, lsize)
+        dev.stream.synchronize()
+        return
+    import pyopencl as cl
+
+    cl.enqueue_nd_range_kernel(dev.plain_queue, kernel, gsize, lsize).wait()
+
+
+@pytest.mark.parametrize("option", ["-DOUT_F16", "-DOUT_BF16"])
+def test_operands_round_to_nearest_even_on_the_device(dev, bounds, option):
+    """``tensor.cl``'s rounding is numpy's float16 cast and ``bf16_bits``, bit for bit:
+    ties, subnormals, overflow and infinities."""
+    if bounds:
+        pytest.skip("launched by hand: the checked build's extra arguments are the plan's")
+    x = np.concatenate(
+        [
+            rnd(300, seed=9, lo=-70000.0, hi=70000.0),
+            rnd(300, seed=8, lo=-1e-6, hi=1e-6),
+            np.array([1 + 2**-11, 1 + 3 * 2**-11, 1 + 2**-8, 65520.0, -np.inf], np.float32),
+        ]
+    )
+    n = x.size
+    src, dst, off = dev.copy_in(x), dev.alloc((n,), "uint16"), dev.copy_in(np.zeros(1, np.int32))
+    k = dev.kernel("tensor.cl", "pack", option)
+    args = [src.buf, dst.buf, off.buf, np.int32(1), np.int32(n), np.int32(0), np.int32(1)]
+    _launch(dev, k, (-(-n // 64) * 64, 1, 1), (64, 1, 1), args)
+    got = dev.copy_out(dst)
+    with np.errstate(over="ignore"):
+        half = x.astype(np.float16).view(np.uint16)
+    want = half if option == "-DOUT_F16" else bf16_bits(x)
+    assert np.array_equal(got, want), np.flatnonzero(got != want)[:5]

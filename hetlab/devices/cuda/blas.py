@@ -30,8 +30,17 @@ from hetlab.devices.cuda.runtime import cublas_module
 # cudaDataType_t: CUDA_R_32F, CUDA_R_16F, CUDA_R_16BF
 DATA_TYPE = {"float32": 0, "float16": 2, "bfloat16": 14}
 ITEM_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
-# cublasComputeType_t: CUBLAS_COMPUTE_32F (68), CUBLAS_COMPUTE_32F_FAST_TF32 (77)
-COMPUTE = {"fp32": 68, "tf32": 77, "fp16": 68, "bf16": 68}
+# cublasComputeType_t by (precision, operand type): CUBLAS_COMPUTE_32F (68) on operands of
+# the precision's own type; on float32 operands, _FAST_TF32 (77), _FAST_16F (74) and
+# _FAST_16BF (75) let cuBLAS round them as it loads them
+COMPUTE = {
+    ("fp32", "float32"): 68,
+    ("tf32", "float32"): 77,
+    ("fp16", "float16"): 68,
+    ("bf16", "bfloat16"): 68,
+    ("fp16", "float32"): 74,
+    ("bf16", "float32"): 75,
+}
 OP_N, OP_T = 0, 1
 ALGO_DEFAULT = -1  # CUBLAS_GEMM_DEFAULT: cuBLAS's heuristics pick the tiles
 
@@ -96,7 +105,7 @@ class BlasGemm:
         c = int(self.args[2].data.ptr) + s.oc * 4
         op_a, op_b = (OP_T if s.ta else OP_N), (OP_T if s.tb else OP_N)
         alpha, beta = int(self.alpha.ctypes.data), int(self.beta.ctypes.data)
-        f32, compute = DATA_TYPE["float32"], COMPUTE[s.precision]
+        f32, compute = DATA_TYPE["float32"], COMPUTE[(s.precision, s.operand)]
         if s.batch == 1:
             cublas.gemmEx(h, op_b, op_a, s.N, s.M, s.K, alpha, b, dt, s.ldb, a, dt, s.lda,
                           beta, c, f32, s.ldc, compute, ALGO_DEFAULT)  # fmt: skip

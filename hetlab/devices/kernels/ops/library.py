@@ -15,10 +15,15 @@ A product C[b] = act(alpha * A[b] @ B[b] + beta * bias[b] + R[b]) (``gemm_launch
 
 On a device without a library GEMM, ``force_library`` runs steps 1 and 3 around the device's
 own float32 GEMM (``own``): the tests check the layouts, offsets and epilogue that way.
+
+``HETLAB_TENSOR_OPERANDS=float32`` (a measurement switch of benchmarks/tensor_probe.py) keeps
+fp16 and bf16 operands in float32 and lets the library round them as it loads them
+(``CUBLAS_COMPUTE_32F_FAST_16F``/``_16BF``): no rounding pass, twice the operand bytes.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -98,6 +103,14 @@ class Operand:
     offs: list[int]
 
 
+def operand_type(precision: str) -> str:
+    """The element type of the GEMM operands at ``precision`` (``OPERAND``, or float32
+    where ``HETLAB_TENSOR_OPERANDS=float32`` asks the library to round them)."""
+    if os.environ.get("HETLAB_TENSOR_OPERANDS") == "float32":
+        return "float32"
+    return OPERAND[precision]
+
+
 def wanted(device: Any) -> bool:
     """Whether ``device``'s products go through the library path: a precision other than
     fp32, or ``force_library`` (tests)."""
@@ -111,7 +124,7 @@ def library_launch(
     and ``resid`` (R, shift) to ``ctx``: see the module docstring. ``own(ctx, node, p)``
     adds the device's own float32 GEMM of a product without epilogue."""
     dev = ctx.device
-    od = OPERAND[dev.precision]
+    od = operand_type(dev.precision)
     nb, M, N = len(p.offs), p.M, p.N
     a = _operand_a(ctx, node, p, od)
     b = _operand_b(ctx, node, p, od)

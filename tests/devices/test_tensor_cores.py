@@ -223,7 +223,7 @@ def test_operands_round_to_nearest_even_on_the_device(dev, bounds, option):
     n = x.size
     src, dst, off = dev.copy_in(x), dev.alloc((n,), "uint16"), dev.copy_in(np.zeros(1, np.int32))
     k = dev.kernel("tensor.cl", "pack", option)
-    args = [src.buf, dst.buf, off.buf, np.int32(1), np.int32(n), np.int32(0), np.int32(1)]
+    args = [src.buf, dst.buf, off.buf, *np.int32([1, n, 0, 1, n])]
     _launch(dev, k, (-(-n // 64) * 64, 1, 1), (64, 1, 1), args)
     got = dev.copy_out(dst)
     with np.errstate(over="ignore"):

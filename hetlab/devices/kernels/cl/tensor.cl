@@ -5,6 +5,8 @@
 //   im2col:  dst[b][k][n] = OP(x[off[b] + ...])                 the im2col matrix of an NCHW
 //            input, as gemm.cl's CONV reads it implicitly (the per-k table ktab and the conv
 //            params cp: H, W, OW, KH, KW, SH, SW, PH, PW, DH, DW)
+// dst's rows are ld elements apart (ld >= the row's length: rows aligned for the library),
+// and its batch matrices rows * ld.
 //
 // Compile-time options:
 //   OUT_F16   dst holds float16 bits (round to nearest, ties to even: half.cl's float_to_half)
@@ -40,18 +42,18 @@ inline OPERAND to_operand(float v) {
 
 // Global (C, R, batch).
 __kernel void pack(__global const float* src, __global OPERAND* dst, __global const int* off,
-                   const int R, const int C, const int sr, const int sc
+                   const int R, const int C, const int sr, const int sc, const int ld
                    HL_ARGS HL_N(src) HL_N(dst) HL_N(off))
 {
     const int c = get_global_id(0), r = get_global_id(1), b = get_global_id(2);
     if (c >= C || r >= R) return;
-    ST(dst, (b * R + r) * C + c, to_operand(LD(src, LD(off, b) + r * sr + c * sc)));
+    ST(dst, (b * R + r) * ld + c, to_operand(LD(src, LD(off, b) + r * sr + c * sc)));
 }
 
 // Global (N, K, batch): N output positions (OH * OW), K = channels x KH x KW.
 __kernel void im2col(__global const float* x, __global OPERAND* dst, __global const int* off,
-                     const int K, const int N, __constant int* cp, __global const int4* ktab
-                     HL_ARGS HL_N(x) HL_N(dst) HL_N(off) HL_N(ktab))
+                     const int K, const int N, const int ld, __constant int* cp,
+                     __global const int4* ktab HL_ARGS HL_N(x) HL_N(dst) HL_N(off) HL_N(ktab))
 {
     const int n = get_global_id(0), k = get_global_id(1), b = get_global_id(2);
     if (n >= N || k >= K) return;
@@ -63,5 +65,5 @@ __kernel void im2col(__global const float* x, __global OPERAND* dst, __global co
     const int ih = ih0 + t.y, iw = iw0 + t.z;
     float v = 0.0f;
     if (ih >= 0 && ih < H && iw >= 0 && iw < W) v = LD(x, LD(off, b) + t.x + ih0 * W + iw0);
-    ST(dst, (b * K + k) * N + n, to_operand(v));
+    ST(dst, (b * K + k) * ld + n, to_operand(v));
 }

@@ -39,6 +39,11 @@ from hetlab.errors import HetlabError
 OPERAND = {FP32: "float32", TF32: "float32", FP16: "float16", BF16: "bfloat16"}
 BUFFER_DTYPE = {"float32": "float32", "float16": "float16", "bfloat16": "uint16"}
 OPTION = {"float32": "", "float16": "-DOUT_F16", "bfloat16": "-DOUT_BF16"}
+ALIGN = 8  # elements between the rows of a packed operand: a multiple of 16 bytes
+
+
+def aligned(n: int) -> int:
+    return -(-n // ALIGN) * ALIGN
 
 
 @dataclass(frozen=True)
@@ -184,40 +189,44 @@ def _operand_a(ctx: Any, node: Any, p: Product, od: str) -> Operand:
     if form is not None and p.a_host is not None:
         return Operand(rounded(ctx, node, "A", p.a_host, od), form[0], form[1], offs)
     buf = _pack(ctx, node, p.A, offs, (p.M, p.K, p.sam, p.sak), od, False)
-    return Operand(buf, False, p.K, [i * p.M * p.K for i in range(len(offs))])
+    return Operand(buf, False, aligned(p.K), [i * p.M * aligned(p.K) for i in range(len(offs))])
 
 
 def _operand_b(ctx: Any, node: Any, p: Product, od: str) -> Operand:
     offs = [int(o[1]) for o in p.offs]
-    dense = [i * p.K * p.N for i in range(len(offs))]
+    ld = aligned(p.N)
+    dense = [i * p.K * ld for i in range(len(offs))]
     if p.conv is not None:
-        return Operand(_im2col(ctx, node, p, offs, od), False, p.N, dense)
+        return Operand(_im2col(ctx, node, p, offs, od), False, ld, dense)
     form = _readable(p.K, p.N, p.sbk, p.sbn)
     if form is not None and od == "float32" and not p.pre_relu:
         return Operand(p.B, form[0], form[1], offs)
     if form is not None and p.b_host is not None and not p.pre_relu:
         return Operand(rounded(ctx, node, "B", p.b_host, od), form[0], form[1], offs)
     buf = _pack(ctx, node, p.B, offs, (p.K, p.N, p.sbk, p.sbn), od, p.pre_relu)
-    return Operand(buf, False, p.N, dense)
+    return Operand(buf, False, ld, dense)
 
 
 def _pack(ctx: Any, node: Any, src: Any, offs: list[int], shape: tuple, od: str, relu: bool) -> Any:
-    """``src``'s batch matrices (rows, cols, row stride, column stride) packed densely."""
+    """``src``'s batch matrices (rows, cols, row stride, column stride) packed, their rows
+    ``aligned``."""
     R, Cc, sr, sc = shape
-    dst = ctx.scratch(len(offs) * R * Cc, BUFFER_DTYPE[od])
+    dst = ctx.scratch(len(offs) * R * aligned(Cc), BUFFER_DTYPE[od])
     opt = OPTION[od] + (" -DPRE_RELU" if relu else "")
-    args = [src, dst, ctx.ints(offs), i32(R), i32(Cc), i32(sr), i32(sc)]
+    args = [src, dst, ctx.ints(offs), i32(R), i32(Cc), i32(sr), i32(sc), i32(aligned(Cc))]
     ctx.launch(node, ctx.kernel("tensor.cl", "pack", opt.strip()), (Cc, R, len(offs)),
                (64, 4, 1), args)  # fmt: skip
     return dst
 
 
 def _im2col(ctx: Any, node: Any, p: Product, offs: list[int], od: str) -> Any:
-    """The convolution's im2col matrices [batch][K][N], in the operand type."""
-    dst = ctx.scratch(len(offs) * p.K * p.N, BUFFER_DTYPE[od])
+    """The convolution's im2col matrices [batch][K][N], in the operand type, their rows
+    ``aligned``."""
+    ld = aligned(p.N)
+    dst = ctx.scratch(len(offs) * p.K * ld, BUFFER_DTYPE[od])
     opt = OPTION[od] + (" -DPRE_RELU" if p.pre_relu else "")
     ktab = ctx.upload(conv_table(p.conv, p.K), dtype="int32")
-    args = [p.B, dst, ctx.ints(offs), i32(p.K), i32(p.N), ctx.ints(list(p.conv)), ktab]
+    args = [p.B, dst, ctx.ints(offs), i32(p.K), i32(p.N), i32(ld), ctx.ints(list(p.conv)), ktab]
     ctx.launch(node, ctx.kernel("tensor.cl", "im2col", opt.strip()), (p.N, p.K, len(offs)),
                (64, 4, 1), args)  # fmt: skip
     return dst

@@ -85,6 +85,8 @@ def test_build_options_keep_only_defines():
         "-DTX=I8 -DTW=I8 -DTY=I8",
         "-DTX=U8 -DTW=I8 -DTY=U8 -DREQUANT",
         "-DTX=U8 -DTW=I8 -DTOFLOAT -DMLAS_GATES",
+        "-DOUT_F16 -DPRE_RELU",
+        "-DOUT_BF16",
     ],
 )
 def test_every_kernel_file_translates_to_valid_cuda_c(path: Path, defines: str, tmp_path):

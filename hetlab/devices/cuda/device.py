@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from hetlab.devices.capabilities import GRAPH, Capabilities
+from hetlab.devices.cuda.blas import Blas, BlasGemm, tensor_precisions, timer_stream, uses_blas
 from hetlab.devices.cuda.graph import GraphRunner
 from hetlab.devices.cuda.kernel import CudaBuffer, CudaKernel
 from hetlab.devices.cuda.runtime import cupy_module
@@ -55,6 +56,7 @@ class CudaDevice(KernelDevice):
         # what the op builders read of an OpenCL device (``dev.max_compute_units``)
         self.dev = SimpleNamespace(max_compute_units=int(props["multiProcessorCount"]))
         self._modules: dict[tuple[str, str], Any] = {}
+        self.blas = Blas(cp, index)  # cuBLAS handles, shared with the stream views
         self.parent: CudaDevice | None = None
         self.queue_index = 0
         self.host_cores: list[int] | None = None
@@ -81,7 +83,12 @@ class CudaDevice(KernelDevice):
             node_times=True,
             writes_inputs=True,
             unified_memory=self.unified,
+            precisions=tensor_precisions(int(self.props["major"])),
         )
+
+    def library_gemm(self, spec: Any) -> BlasGemm:
+        """cuBLAS's GEMM of ``spec`` (``blas.py``)."""
+        return BlasGemm(self.blas, spec)
 
     def queue_runner(self, ctx: RunContext, names: Sequence[str]) -> GraphRunner | None:
         """The units on this device's streams as one captured graph (``graph.py``)."""
@@ -104,6 +111,7 @@ class CudaDevice(KernelDevice):
             "global_mem_bytes": int(p["totalGlobalMem"]),
             "type": "GPU",
             "profiled_as": "captured graph",  # graph_timer; part of the profile cache's key
+            **({"precision": self.precision} if self.precision != "fp32" else {}),
             "host_cores": self.host_cores,
             **({"queue_of": self.parent.name, "queue": self.queue_index} if self.parent else {}),
         }
@@ -225,7 +233,7 @@ class CudaDevice(KernelDevice):
         h = self._bound(unit, inputs)
         cp = self.cp
         with cp.cuda.Device(self.index):
-            stream = cp.cuda.Stream(non_blocking=True)
+            stream = self._capture_stream(h.launches)
             stream.begin_capture()
             try:
                 with stream:
@@ -235,6 +243,13 @@ class CudaDevice(KernelDevice):
                 graph = stream.end_capture()
 
         return GraphTimer(graph, stream, (unit, h, dict(inputs)))
+
+    def _capture_stream(self, launches: Sequence[Any]) -> Any:
+        """A fresh stream to capture ``launches`` on; the device's timer stream where they
+        include cuBLAS products (``blas.timer_stream``)."""
+        if not uses_blas(launches):
+            return self.cp.cuda.Stream(non_blocking=True)
+        return timer_stream(self)
 
     def profile_timer(
         self, unit: Unit, inputs: dict[str, Any]
@@ -264,6 +279,8 @@ class CudaDevice(KernelDevice):
 
     def close(self) -> None:
         self._modules.clear()
+        if self.parent is None:
+            self.blas.close()
 
 
 def discover() -> list[CudaDevice]:

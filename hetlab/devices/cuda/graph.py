@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from hetlab.devices.buffer_pool import BufferPool
+from hetlab.devices.cuda.blas import uses_blas
 from hetlab.devices.cuda.launch_deps import issue_order, launch_waits
 from hetlab.devices.runner import Event, QueueRunner, RunContext, one_queue
 from hetlab.devices.unit import now
@@ -150,6 +151,8 @@ class GraphRunner(QueueRunner):
         streams = {d: dev.stream for d, dev in self.devs.items()}
         needed = {j for w in self.waits for j in w}
         done: dict[int, Any] = {}
+        if uses_blas(self.program.launches):
+            self.root.blas.ready(streams.values())
         st.begin_capture()
         try:
             start = st.record()

@@ -1,4 +1,4 @@
-"""CuPy and the NVIDIA driver: importing CuPy with one clear error, and saying why no CUDA
+"""CuPy and the NVIDIA driver: importing CuPy (and its cuBLAS binding) with one clear error, and saying why no CUDA
 device is listed where the machine has an NVIDIA driver."""
 
 from __future__ import annotations
@@ -19,6 +19,17 @@ def cupy_module() -> Any:
             f"CuPy is not importable ({e}); install hetlab[cuda] to use CUDA"
         ) from None
     return cupy
+
+
+def cublas_module() -> Any:
+    """CuPy's cuBLAS binding (``cupy_backends.cuda.libs.cublas``), or a HetlabError."""
+    cupy_module()
+    try:
+        # lazy: part of CuPy, optional as CuPy is
+        from cupy_backends.cuda.libs import cublas
+    except (ImportError, OSError) as e:
+        raise HetlabError(f"cuBLAS is not loadable through CuPy ({e})") from None
+    return cublas
 
 
 CUDA_EXTRAS = {12: "cuda12", 13: "cuda13"}  # CUDA major version -> hetlab's extra

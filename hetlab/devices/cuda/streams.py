@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from hetlab.devices.cuda.blas import uses_blas
 from hetlab.devices.queue_measures import ChainTimers, QueueMeasures, Timer
 
 TICK = r"""
@@ -99,6 +100,8 @@ class CudaStreams(QueueMeasures):
                     L.kernel.launch(L.gsize, L.lsize)
 
         with dev.cp.cuda.Device(dev.index):
+            if any(uses_blas(units[i].handle.launches) for i in which):
+                dev.blas.ready(queues[i].stream for i in which)
             graph, origin = _captured(dev, [queues[i].stream for i in which], record)
         return _Launch(dev, graph, origin, holds=units)
 

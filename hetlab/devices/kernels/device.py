@@ -21,14 +21,27 @@ class KernelDevice(Device):
       graph, so a launch costs no host time of its own and GEMMs split more readily.
     - ``cpu_kernels``: the device is a CPU (PoCL): GEMMs and convolutions run on kernels
       shaped for a CPU compiler (``cl/gemm_cpu.cl``), without local memory or barriers.
+    - ``force_library``: convolutions and matrix products take the library path
+      (``ops/library.py``: im2col, a library GEMM, the epilogue) at any precision; on a
+      device without a library GEMM, around its own float32 GEMM (tests of that path).
     - ``dev.max_compute_units``: the device's compute units, which size the GEMM splits.
+
+    ``precision`` (``Device``'s) is read when a unit is built: at a precision other than
+    fp32, convolutions and matrix products run on ``library_gemm``'s kernels.
     """
 
     bounds_check: bool = False
     gemm_splits: int | None = None
     launches_from_graph: bool = False
     cpu_kernels: bool = False
+    force_library: bool = False
     dev: Any
+
+    def library_gemm(self, spec: Any) -> Any:
+        """A kernel-like object (``set_arg``, ``launch``) that runs the library GEMM of
+        ``spec`` (``ops/library.GemmSpec``: its arguments are A's, B's and C's buffers), or
+        None on a device without one."""
+        return None
 
     @abstractmethod
     def kernel(self, filename: str, name: str, options: str = "") -> Any:

@@ -1,5 +1,7 @@
 """Conv (implicit-im2col tiled GEMM; 1x1 stride-1 as a plain GEMM; depthwise direct) and
-ConvTranspose (direct gather kernel). 1-D convolutions run as 2-D with H = 1.
+ConvTranspose (direct gather kernel). 1-D convolutions run as 2-D with H = 1. At a precision
+other than fp32, a Conv's GEMM runs on the device's library GEMM (``library.py``: im2col,
+the tensor cores, the epilogue); depthwise stays on its direct kernel.
 
 A BatchNormalization fused by the builder is folded into the weights and bias here:
 ``W' = W * s``, ``b' = (b - mean) * s + beta`` with ``s = gamma / sqrt(var + eps)``. An Add
@@ -91,7 +93,7 @@ class Conv(Op):
         Nb, Cin = xs[0], xs[1]
         Cout = ws[0]
         g = geometry(node, xs, ys, list(ws[2:]))
-        Wb, Bb = _folded_weights(ctx, node, w, b, len(ws))
+        Wb, Bb, W_host = _folded_weights(ctx, node, w, b, len(ws))
         cig, cog = Cin // G, Cout // G
         y, yoff = ctx.dest(node)
         if cig == 1 and G > 1:
@@ -136,12 +138,14 @@ class Conv(Op):
             conv=conv,
             resid=(ctx.t(ctx.resid_of[node.id]), yoff) if node.id in ctx.resid_of else None,
             pre_relu=node.id in ctx.pre_relu,
+            library=True,
+            hosts=(W_host, None),
         )
 
 
-def _folded_weights(ctx: Any, node: Node, w: str, b: str, rank: int) -> tuple[Any, Any]:
-    """(weight buffer, bias buffer or None) of a Conv, with the BatchNormalization that
-    follows it folded in when the builder fused one."""
+def _folded_weights(ctx: Any, node: Node, w: str, b: str, rank: int) -> tuple[Any, Any, Any]:
+    """(weight buffer, bias buffer or None, the weights' values or None) of a Conv, with
+    the BatchNormalization that follows it folded in when the builder fused one."""
     W_arr, B_arr = ctx.const(w), ctx.const(b) if b else None
     bn = ctx.bn_of.get(node.id)
     if bn is not None:
@@ -155,7 +159,7 @@ def _folded_weights(ctx: Any, node: Node, w: str, b: str, rank: int) -> tuple[An
         ) * s + beta
     Wb = ctx.upload(W_arr, key=("W", node.id)) if W_arr is not None else ctx.t(w)
     Bb = ctx.upload(B_arr, key=("B", node.id)) if B_arr is not None else (ctx.t(b) if b else None)
-    return Wb, Bb
+    return Wb, Bb, W_arr
 
 
 def _depthwise(

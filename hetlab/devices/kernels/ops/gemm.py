@@ -1,10 +1,12 @@
 """Gemm and MatMul on the tiled GEMM kernel (gemm.cl), plus ``gemm_launch``, shared with Conv.
+At a precision other than fp32, Gemm, MatMul and Conv run on the device's library GEMM
+instead (``library.py``: cuBLAS on the tensor cores).
 
 Skinny products (M <= 4: FC layers, LSTM steps at batch 1) use the ``gemv`` kernel instead.
 On a CPU device (PoCL) every product runs on ``gemm_cpu.cl`` (``ops/gemm_cpu.py``).
 Tile choice: 64x64 tiles (4x4 outputs per work-item) when they give at least two work-groups
 per compute unit, else 32x32 (2x2); when the tiles still leave compute units short of work
-(``SplitRule``, which depends on what a launch costs the device), K is split across
+(``gemm_shape.SplitRule``, which depends on what a launch costs the device), K is split across
 work-groups and a second launch sums the partials (split-K).
 """
 
@@ -12,61 +14,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from hetlab.devices.kernels.ops import Op, register
 from hetlab.devices.kernels.ops.common import attr, bcast_strides, f32, i32, is_const
-from hetlab.devices.kernels.ops.gemm_shape import CPU_ROWS, conv_table, cpu_grid
+from hetlab.devices.kernels.ops.gemm_shape import (
+    CPU_ROWS,
+    SPLIT_GRAPH,
+    SPLIT_HOST,
+    choose_tiling,
+    conv_table,
+    cpu_grid,
+)
+from hetlab.devices.kernels.ops.library import Product, library_launch, wanted
 from hetlab.graph.ir import Node, OpGraph
-
-TK = 16
-
-
-@dataclass(frozen=True)
-class SplitRule:
-    """Split-K: a GEMM of fewer than ``below`` tiles per compute unit splits K into slices of
-    at least ``min_k``, aiming at ``target`` work-groups per compute unit (at most ``most``
-    slices). Batch-1 convolutions at 8x8 to 35x35 are such GEMMs: a few dozen tiles, K in the
-    thousands."""
-
-    below: int
-    target: int
-    min_k: int
-    most: int
-
-
-# Where the host issues every launch (an OpenCL queue), the partial sums' extra launch costs
-# microseconds of host time: split only GEMMs of fewer tiles than compute units. Where a
-# captured graph replays the launches (CUDA), a launch costs the GPU about a microsecond:
-# split far more (docs/decisions.md#split-k).
-SPLIT_HOST = SplitRule(below=1, target=2, min_k=256, most=16)
-SPLIT_GRAPH = SplitRule(below=4, target=16, min_k=32, most=64)
-
-
-def choose_tiling(
-    M: int,
-    N: int,
-    K: int,
-    batch: int,
-    cu: int,
-    force_splits: int | None = None,
-    rule: SplitRule = SPLIT_HOST,
-) -> tuple[int, int, int]:
-    """(tile edge, K splits, K elements per split) for a GEMM on ``cu`` compute units."""
-    tiles64 = math.ceil(M / 64) * math.ceil(N / 64) * batch
-    ts = 64 if tiles64 >= 2 * cu and min(M, N) > 32 else 32
-    tiles = math.ceil(M / ts) * math.ceil(N / ts) * batch
-    splits = 1
-    if force_splits:
-        splits = force_splits
-    elif tiles < rule.below * cu and 2 * rule.min_k <= K:
-        splits = max(1, min(math.ceil(rule.target * cu / tiles), K // rule.min_k, rule.most))
-    klen = math.ceil(math.ceil(K / splits) / TK) * TK
-    splits = max(1, math.ceil(K / klen))
-    return ts, splits, klen
 
 
 def gemm_launch(
@@ -94,35 +57,54 @@ def gemm_launch(
     conv: Sequence[int] | None = None,
     resid: tuple[Any, int] | None = None,
     pre_relu: bool = False,
+    library: bool = False,
+    hosts: tuple[Any, Any] = (None, None),
 ) -> None:
     """Add the launch(es) of C[b] = act(alpha * A[b] @ B[b] + beta * bias[b] + R[b]) to
     ``ctx``. ``resid`` = (R, shift): a tensor of C's shape, read at C's element index less
-    ``shift`` (C may be a slice of a larger buffer). ``pre_relu``: B is read through a Relu."""
-    nb, dev = len(offs), ctx.device
+    ``shift`` (C may be a slice of a larger buffer). ``pre_relu``: B is read through a Relu.
+    ``library``: through the device's library GEMM where its precision asks for one
+    (``library.py``), ``hosts`` the values of a constant A and B (None where not)."""
     epi = _epilogue(ctx, node, bias, sbias_m, sbias_n, alpha, beta, act)
-    offs_buf = ctx.upload(np.asarray(offs, dtype=np.int32).reshape(nb, 4), dtype="int32")
+    p = Product(M, N, K, A, sam, sak, B, sbk, sbn, C, ldc, offs, conv, pre_relu, *hosts)
+    if library and wanted(ctx.device):
+        library_launch(ctx, node, p, epi, resid, _plain)
+    else:
+        _own_launch(ctx, node, p, epi, resid)
+
+
+def _plain(ctx: Any, node: Node, p: Product) -> None:
+    """The device's own GEMM of ``p`` with no epilogue (the library path's stand-in)."""
+    _own_launch(ctx, node, p, _epilogue(ctx, node, None, 0, 0, 1.0, 1.0, no_act()), None)
+
+
+def _own_launch(ctx: Any, node: Node, p: Product, epi: list[Any], resid: Any) -> None:
+    """``p`` on the device's own kernels: gemv (M <= 4), gemm_cpu (a CPU) or the tiled gemm
+    with split-K, the epilogue ``epi`` in the same launch (or split-K's sum)."""
+    M, N, K, nb, dev = p.M, p.N, p.K, len(p.offs), ctx.device
+    offs_buf = ctx.upload(np.asarray(p.offs, dtype=np.int32).reshape(nb, 4), dtype="int32")
     res_opt, res_args = ("", []) if resid is None else (" -DRESID", [resid[0], i32(resid[1])])
-    in_opt = " -DPRE_RELU" if pre_relu else ""
+    in_opt = " -DPRE_RELU" if p.pre_relu else ""
     cpu = dev.cpu_kernels and not dev.gemm_splits
-    if M <= 4 and sak == 1 and sbn == 1 and not conv and not dev.gemm_splits and not cpu:
+    if M <= 4 and p.sak == 1 and p.sbn == 1 and not p.conv and not dev.gemm_splits and not cpu:
         k = ctx.kernel("gemm.cl", "gemv", "-DTS=32 -DA_KC=1 -DB_NC=1" + res_opt + in_opt)
-        args = [i32(M), i32(N), i32(K), A, i32(sam), B, i32(sbk), C, i32(ldc), offs_buf, *epi]
-        args += res_args
-        ctx.launch(node, k, (math.ceil(N / 16) * 16, 16, nb), (16, 16, 1), args)
+        args = [i32(M), i32(N), i32(K), p.A, i32(p.sam), p.B, i32(p.sbk), p.C, i32(p.ldc)]
+        ctx.launch(node, k, (math.ceil(N / 16) * 16, 16, nb), (16, 16, 1),
+                   [*args, offs_buf, *epi, *res_args])  # fmt: skip
         return
     splits, klen, gsize, lsize, prog = _shape(M, N, K, nb, dev, cpu)
-    opts = f"-DA_KC={int(sak == 1)} -DB_NC={int(sbn == 1)}" + (" -DCONV" if conv else "")
+    opts = f"-DA_KC={int(p.sak == 1)} -DB_NC={int(p.sbn == 1)}" + (" -DCONV" if p.conv else "")
     k = ctx.kernel(prog[0], prog[1], prog[2] + opts + res_opt + in_opt)
-    cp = ctx.ints(list(conv) if conv else [0] * 11)
-    ktab = ctx.upload(conv_table(conv, K), dtype="int32") if conv else ctx.ints([0, 0, 0, 0])
-    dst, csplit = (C, 0) if splits == 1 else (ctx.scratch(splits * nb * M * N), M * N)
-    args = [i32(M), i32(N), i32(K), A, i32(sam), i32(sak), B, i32(sbk), i32(sbn), dst, i32(ldc)]
-    args += [i32(csplit), offs_buf, i32(splits), i32(klen), *epi, cp, ktab, *res_args]
-    ctx.launch(node, k, gsize, lsize, args)
+    cp = ctx.ints(list(p.conv) if p.conv else [0] * 11)
+    ktab = ctx.upload(conv_table(p.conv, K), dtype="int32") if p.conv else ctx.ints([0, 0, 0, 0])
+    dst, csplit = (p.C, 0) if splits == 1 else (ctx.scratch(splits * nb * M * N), M * N)
+    args = [i32(M), i32(N), i32(K), p.A, i32(p.sam), i32(p.sak), p.B, i32(p.sbk), i32(p.sbn)]
+    args += [dst, i32(p.ldc), i32(csplit), offs_buf, i32(splits), i32(klen), *epi, cp, ktab]
+    ctx.launch(node, k, gsize, lsize, [*args, *res_args])
     if splits > 1:  # a second launch sums the partials
         r = ctx.kernel("gemm.cl", "gemm_splitk", res_opt.strip())
-        args = [i32(M), i32(N), i32(splits), i32(nb), dst, C, i32(ldc), offs_buf, *epi, *res_args]
-        ctx.launch(node, r, (N, M, nb), (16, 16, 1), args)
+        args = [i32(M), i32(N), i32(splits), i32(nb), dst, p.C, i32(p.ldc), offs_buf, *epi]
+        ctx.launch(node, r, (N, M, nb), (16, 16, 1), [*args, *res_args])
 
 
 def _shape(M: int, N: int, K: int, nb: int, dev: Any, cpu: bool) -> tuple:
@@ -193,8 +175,10 @@ class Gemm(Op):
         K = ashape[0] if ta else ashape[1]
         sam, sak = (1, M) if ta else (K, 1)
         bconst = ctx.const(b)
+        b_host = bconst
         if bconst is not None and tb:  # pre-transpose constant weights to row-major [K, N]
-            B, sbk, sbn = ctx.upload(np.asarray(bconst).T, key=("T", b)), N, 1
+            b_host = np.ascontiguousarray(np.asarray(bconst).T)
+            B, sbk, sbn = ctx.upload(b_host, key=("T", b)), N, 1
         else:
             B = ctx.tensor_or_const(b)
             sbk, sbn = (1, K) if tb else (N, 1)
@@ -225,6 +209,8 @@ class Gemm(Op):
             sbias_n=sbn_,
             alpha=attr(node, "alpha", 1.0),
             beta=attr(node, "beta", 1.0),
+            library=True,
+            hosts=(ctx.const(a), b_host),
         )
 
 
@@ -270,6 +256,8 @@ class MatMul(Op):
             ldc=N,
             offs=offs,
             **bias,
+            library=True,
+            hosts=(ctx.const(a), ctx.const(b)),
         )
 
 

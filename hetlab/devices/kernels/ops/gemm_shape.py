@@ -1,5 +1,6 @@
-"""Launch shapes of the GEMM kernels: ``gemm_cpu.cl``'s grid (the GEMM and convolution
-kernel of a CPU device) and the implicit-im2col table of a convolution.
+"""Launch shapes of the GEMM kernels: the tiling and split-K of ``gemm.cl``,
+``gemm_cpu.cl``'s grid (the GEMM and convolution kernel of a CPU device) and the
+implicit-im2col table of a convolution.
 
 A work-item owns ``CPU_ROWS`` rows x 16 columns of C: 2 x CPU_ROWS float8 accumulators, two
 vectors of B and a broadcast of A fit AVX2's 16 vector registers. Why a CPU gets a kernel of
@@ -10,9 +11,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
+TK = 16
 CPU_ROWS = 6
 COLUMNS = 16  # columns of C per work-item (NBLK in gemm_cpu.cl)
 
@@ -35,3 +38,47 @@ def conv_table(conv: Sequence[int], K: int) -> np.ndarray:
     return np.stack([ci * H * W + kh * DH * W + kw * DW, kh * DH, kw * DW, 0 * k], axis=1).astype(
         np.int32
     )
+
+
+@dataclass(frozen=True)
+class SplitRule:
+    """Split-K: a GEMM of fewer than ``below`` tiles per compute unit splits K into slices of
+    at least ``min_k``, aiming at ``target`` work-groups per compute unit (at most ``most``
+    slices). Batch-1 convolutions at 8x8 to 35x35 are such GEMMs: a few dozen tiles, K in the
+    thousands."""
+
+    below: int
+    target: int
+    min_k: int
+    most: int
+
+
+# Where the host issues every launch (an OpenCL queue), the partial sums' extra launch costs
+# microseconds of host time: split only GEMMs of fewer tiles than compute units. Where a
+# captured graph replays the launches (CUDA), a launch costs the GPU about a microsecond:
+# split far more (docs/decisions.md#split-k).
+SPLIT_HOST = SplitRule(below=1, target=2, min_k=256, most=16)
+SPLIT_GRAPH = SplitRule(below=4, target=16, min_k=32, most=64)
+
+
+def choose_tiling(
+    M: int,
+    N: int,
+    K: int,
+    batch: int,
+    cu: int,
+    force_splits: int | None = None,
+    rule: SplitRule = SPLIT_HOST,
+) -> tuple[int, int, int]:
+    """(tile edge, K splits, K elements per split) for a GEMM on ``cu`` compute units."""
+    tiles64 = math.ceil(M / 64) * math.ceil(N / 64) * batch
+    ts = 64 if tiles64 >= 2 * cu and min(M, N) > 32 else 32
+    tiles = math.ceil(M / ts) * math.ceil(N / ts) * batch
+    splits = 1
+    if force_splits:
+        splits = force_splits
+    elif tiles < rule.below * cu and 2 * rule.min_k <= K:
+        splits = max(1, min(math.ceil(rule.target * cu / tiles), K // rule.min_k, rule.most))
+    klen = math.ceil(math.ceil(K / splits) / TK) * TK
+    splits = max(1, math.ceil(K / klen))
+    return ts, splits, klen

@@ -37,17 +37,18 @@ MODELS = "googlenet,inception_v3,resnet50,squeezenet"
 def devices_at(precision: str, queues: int) -> dict[str, Any]:
     """This machine's CPU group ``cpu0``, ``cuda0`` and its stream views, the GPU's at
     ``precision``."""
-    found = platform_devices(queues={CUDA: queues}, precision={CUDA: precision})
-    return {d.name: d for d in found if d.name == "cpu0" or d.root.name == CUDA}
+    found = platform_devices(queues={CUDA: queues})
+    at = [d.with_precision(precision) if d.root.name == CUDA else d for d in found]
+    return {d.name: d for d in at if d.name == "cpu0" or d.root.name == CUDA}
 
 
 def report_row(rep: Any) -> dict[str, Any]:
-    check = rep.extra.get("check", {})
     return {
         "measured_ms": rep.latency_ms["median"],
         "max_rel_err": rep.max_rel_err,
-        "tolerance": check.get("tolerance"),
-        "passed": rep.passed if hasattr(rep, "passed") else None,
+        "tolerance": rep.extra.get("tolerance"),
+        "precision": rep.extra.get("precision"),
+        "devices": rep.devices,
     }
 
 

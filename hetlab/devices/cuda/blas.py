@@ -19,13 +19,14 @@ graph never share one.
 
 from __future__ import annotations
 
+import ctypes
 import threading
 from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
-from hetlab.devices.cuda.runtime import cublas_module
+from hetlab.devices.cuda.runtime import cublas_library, cublas_module
 
 # cudaDataType_t: CUDA_R_32F, CUDA_R_16F, CUDA_R_16BF
 DATA_TYPE = {"float32": 0, "float16": 2, "bfloat16": 14}
@@ -42,6 +43,7 @@ COMPUTE = {
     ("bf16", "float32"): 75,
 }
 OP_N, OP_T = 0, 1
+WORKSPACE_BYTES = 32 << 20  # a handle's own workspace: cuBLAS allocates none in a capture
 ALGO_DEFAULT = -1  # CUBLAS_GEMM_DEFAULT: cuBLAS's heuristics pick the tiles
 
 
@@ -51,7 +53,9 @@ class Blas:
     def __init__(self, cp: Any, index: int) -> None:
         self.cp, self.index = cp, index
         self._handles: dict[int, int] = {}
+        self._workspaces: list[Any] = []
         self._lock = threading.Lock()
+        self.lib = cublas_library()
 
     def handle(self, stream_ptr: int) -> int:
         """The handle that enqueues on stream ``stream_ptr``, made on first use."""
@@ -62,6 +66,11 @@ class Blas:
                 with self.cp.cuda.Device(self.index):
                     h = cublas.create()
                     cublas.setStream(h, stream_ptr)
+                    ws = self.cp.empty(WORKSPACE_BYTES, dtype=self.cp.uint8)
+                    self.lib.cublasSetWorkspace_v2(
+                        _p(h), _p(ws.data.ptr), ctypes.c_size_t(WORKSPACE_BYTES)
+                    )
+                    self._workspaces.append(ws)
                 self._handles[stream_ptr] = h
             return h
 
@@ -78,6 +87,7 @@ class Blas:
                 for h in self._handles.values():
                     cublas.destroy(h)
             self._handles.clear()
+            self._workspaces.clear()
 
 
 class BlasGemm:
@@ -96,23 +106,33 @@ class BlasGemm:
         self.args[i] = value
 
     def launch(self, gsize: Any = None, lsize: Any = None) -> None:
-        """Enqueue the product on the current CuPy stream."""
-        s, cublas = self.spec, cublas_module()
+        """Enqueue the product on the current CuPy stream (cuBLAS's C entry points: CuPy's
+        binding refuses calls during a capture)."""
+        s, lib = self.spec, self.blas.lib
         h = self.blas.handle(int(self.blas.cp.cuda.get_current_stream().ptr))
         dt, item = DATA_TYPE[s.operand], ITEM_BYTES[s.operand]
-        a = int(self.args[0].data.ptr) + s.oa * item
-        b = int(self.args[1].data.ptr) + s.ob * item
-        c = int(self.args[2].data.ptr) + s.oc * 4
+        a = _p(int(self.args[0].data.ptr) + s.oa * item)
+        b = _p(int(self.args[1].data.ptr) + s.ob * item)
+        c = _p(int(self.args[2].data.ptr) + s.oc * 4)
         op_a, op_b = (OP_T if s.ta else OP_N), (OP_T if s.tb else OP_N)
-        alpha, beta = int(self.alpha.ctypes.data), int(self.beta.ctypes.data)
+        alpha, beta = _p(self.alpha.ctypes.data), _p(self.beta.ctypes.data)
         f32, compute = DATA_TYPE["float32"], COMPUTE[(s.precision, s.operand)]
+        head = (_p(h), op_b, op_a, s.N, s.M, s.K, alpha)
+        tail = (f32, s.ldc)
         if s.batch == 1:
-            cublas.gemmEx(h, op_b, op_a, s.N, s.M, s.K, alpha, b, dt, s.ldb, a, dt, s.lda,
-                          beta, c, f32, s.ldc, compute, ALGO_DEFAULT)  # fmt: skip
-            return
-        cublas.gemmStridedBatchedEx(h, op_b, op_a, s.N, s.M, s.K, alpha, b, dt, s.ldb, s.sb,
-                                    a, dt, s.lda, s.sa, beta, c, f32, s.ldc, s.sc, s.batch,
-                                    compute, ALGO_DEFAULT)  # fmt: skip
+            args = (*head, b, dt, s.ldb, a, dt, s.lda, beta, c, *tail, compute, ALGO_DEFAULT)
+            status = lib.cublasGemmEx(*args)
+        else:
+            ll = ctypes.c_longlong
+            b_, a_ = (b, dt, s.ldb, ll(s.sb)), (a, dt, s.lda, ll(s.sa))
+            args = (*head, *b_, *a_, beta, c, *tail, ll(s.sc), s.batch, compute, ALGO_DEFAULT)
+            status = lib.cublasGemmStridedBatchedEx(*args)
+        if status != 0:
+            raise RuntimeError(f"cuBLAS GEMM {s.M}x{s.N}x{s.K} failed with status {status}")
+
+
+def _p(ptr: int) -> ctypes.c_void_p:
+    return ctypes.c_void_p(int(ptr))
 
 
 def uses_blas(launches: Iterable[Any]) -> bool:

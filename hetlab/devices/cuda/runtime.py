@@ -4,6 +4,7 @@ device is listed where the machine has an NVIDIA driver."""
 from __future__ import annotations
 
 import ctypes
+from pathlib import Path
 from typing import Any
 
 from hetlab.errors import HetlabError
@@ -30,6 +31,17 @@ def cublas_module() -> Any:
     except (ImportError, OSError) as e:
         raise HetlabError(f"cuBLAS is not loadable through CuPy ({e})") from None
     return cublas
+
+
+def cublas_library() -> Any:
+    """The cuBLAS shared library CuPy's binding loaded, through ctypes: CuPy's binding
+    refuses every cuBLAS call while a stream captures, which cuBLAS itself supports."""
+    cublas_module()  # its import loads the library
+    for line in Path("/proc/self/maps").read_text().splitlines():
+        path = line.split()[-1] if line.split() else ""
+        if "libcublas.so" in path and "libcublasLt" not in path:
+            return ctypes.CDLL(path)
+    raise HetlabError("cuBLAS is loaded by CuPy but its library file was not found")
 
 
 CUDA_EXTRAS = {12: "cuda12", 13: "cuda13"}  # CUDA major version -> hetlab's extra

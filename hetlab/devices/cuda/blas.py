@@ -32,15 +32,13 @@ from hetlab.devices.cuda.runtime import cublas_library, cublas_module
 DATA_TYPE = {"float32": 0, "float16": 2, "bfloat16": 14}
 ITEM_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
 # cublasComputeType_t by (precision, operand type): CUBLAS_COMPUTE_32F (68) on operands of
-# the precision's own type; on float32 operands, _FAST_TF32 (77), _FAST_16F (74) and
-# _FAST_16BF (75) let cuBLAS round them as it loads them
+# the precision's own type; on float32 operands at tf32, _FAST_TF32 (77) lets cuBLAS round
+# them as it loads them
 COMPUTE = {
     ("fp32", "float32"): 68,
     ("tf32", "float32"): 77,
     ("fp16", "float16"): 68,
     ("bf16", "bfloat16"): 68,
-    ("fp16", "float32"): 74,
-    ("bf16", "float32"): 75,
 }
 OP_N, OP_T = 0, 1
 WORKSPACE_BYTES = 32 << 20  # a handle's own workspace: cuBLAS allocates none in a capture

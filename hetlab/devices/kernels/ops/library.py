@@ -16,14 +16,10 @@ A product C[b] = act(alpha * A[b] @ B[b] + beta * bias[b] + R[b]) (``gemm_launch
 On a device without a library GEMM, ``force_library`` runs steps 1 and 3 around the device's
 own float32 GEMM (``own``): the tests check the layouts, offsets and epilogue that way.
 
-``HETLAB_TENSOR_OPERANDS=float32`` (a measurement switch of benchmarks/tensor_probe.py) keeps
-fp16 and bf16 operands in float32 and lets the library round them as it loads them
-(``CUBLAS_COMPUTE_32F_FAST_16F``/``_16BF``): no rounding pass, twice the operand bytes.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -109,10 +105,8 @@ class Operand:
 
 
 def operand_type(precision: str) -> str:
-    """The element type of the GEMM operands at ``precision`` (``OPERAND``, or float32
-    where ``HETLAB_TENSOR_OPERANDS=float32`` asks the library to round them)."""
-    if os.environ.get("HETLAB_TENSOR_OPERANDS") == "float32":
-        return "float32"
+    """The element type of the GEMM operands at ``precision``: fp16 and bf16 operands are
+    rounded by our own pass (docs/decisions.md, "Tensor cores through cuBLAS")."""
     return OPERAND[precision]
 
 

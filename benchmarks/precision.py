@@ -24,8 +24,8 @@ from benchmarks.gpu_commands import profile_options
 from benchmarks.torch_precision import torch_columns
 from hetlab.devices import platform_devices
 from hetlab.errors import HetlabError
-from hetlab.executor import random_inputs
-from hetlab.executor.check import reference_outputs
+from hetlab.executor import random_inputs, reference_outputs
+
 from hetlab.fileio import atomic_write_json
 from hetlab.version import __version__
 from hetlab.zoo import path as zoo_path

@@ -1,7 +1,7 @@
 """A probe of the tensor-core path: zoo models on ``cuda0`` at each precision, through
 ``hetlab.run`` with ``check`` (medians of ``--repeat`` runs, ``max_rel_err`` against
-onnxruntime in float32). A first device check of the library GEMM; its figures go to
-docs/decisions.md#tensor-cores-through-cublas, then the probe goes (benchmarks/README.md).
+onnxruntime in float32): the quick check of the library GEMM on one device, beside the
+whole table of ``precision.py``.
 
     python -m benchmarks.tensor_probe --models googlenet,resnet50 --repeat 50 --out probe.json
 """

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.gpu_timing import median_ms
-from hetlab.executor.check import max_rel_err
+from hetlab.executor import max_rel_err
 
 STREAMS = 4
 COLUMNS = ("fp32", "tf32", "tf32_streams", "fp16_cl", "bf16_cl")

@@ -25,7 +25,6 @@ from benchmarks.torch_precision import torch_columns
 from hetlab.devices import platform_devices
 from hetlab.errors import HetlabError
 from hetlab.executor import random_inputs, reference_outputs
-
 from hetlab.fileio import atomic_write_json
 from hetlab.version import __version__
 from hetlab.zoo import path as zoo_path

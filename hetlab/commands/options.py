@@ -72,7 +72,8 @@ def add_precision_arg(p: argparse.ArgumentParser) -> None:
         default=[],
         metavar="[DEVICE=]P",
         help="the precision of convolutions and matrix products: fp32 (default), tf32, fp16 "
-        "or bf16; one for every device that declares it (the others stay fp32), or per "
+        "or bf16; one for every device that declares it (the others stay fp32; refused where "
+        "none does), or per "
         "device, e.g. --precision cuda0=tf32,cl0=fp32",
     )
 

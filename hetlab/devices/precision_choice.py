@@ -1,5 +1,6 @@
 """The precision a user asks devices to run at: ``"tf32"`` (every device that declares it;
-the others stay at fp32, which ``precision_note`` says in one line) or per device
+the others stay at fp32, which ``precision_note`` says in one line; none declaring it is one
+clear line) or per device
 ``"cuda0=tf32,cl0=fp32"`` (a device that does not declare what it is asked for refuses in one
 line). A device's queue views run at their device's precision: ``cuda0=tf32`` covers
 ``cuda0.q1`` too. The result is new device objects (``Device.with_precision``); the ones
@@ -47,6 +48,12 @@ def at_precision(devices: Sequence[Device], choice: PrecisionChoice) -> list[Dev
     if choice is None:
         return list(devices)
     if isinstance(choice, str):
+        if choice != FP32 and devices and not any(_declares(d, choice) for d in devices):
+            raise HetlabError(
+                f"--precision {choice}: no device here declares it "
+                f"({', '.join(d.name for d in devices if d.root is d)} run at fp32 only); "
+                "`hetlab devices` lists each device's precisions"
+            )
         return [d.with_precision(choice) if _declares(d, choice) else d for d in devices]
     names = {d.root.name for d in devices} | {d.name for d in devices}
     unknown = sorted(set(choice) - names)

@@ -44,12 +44,15 @@ def test_pocl_refuses_fp16_in_one_line(model, capsys):
     _one_line_refusal(capsys, argv, "cl0 cannot run at fp16: it declares fp32 only")
 
 
-def test_one_precision_for_all_runs_fp32_where_undeclared_and_reports_it(model, capsys):
-    argv = ["run", model, "--device", "cpu0", "--precision", "tf32", "--check", "--json"]
+def test_one_precision_for_all_that_no_device_declares_is_refused(model, capsys):
+    argv = ["run", model, "--device", "cpu0", "--precision", "tf32", "--repeat", "1"]
+    _one_line_refusal(capsys, argv, "--precision tf32: no device here declares it")
+
+
+def test_fp32_for_all_runs_and_reports_its_precision_and_rule(model, capsys):
+    argv = ["run", model, "--device", "cpu0", "--precision", "fp32", "--check", "--json"]
     assert cli_main([*argv, "--repeat", "1", "--warmup", "0"]) == 0
-    got = capsys.readouterr()
-    assert "cpu0" in got.err and "not declare tf32: fp32 there" in got.err
-    doc = json.loads(got.out)
+    doc = json.loads(capsys.readouterr().out)
     assert doc["precision"] == {"cpu0": "fp32"}
     assert doc["tolerance"]["precision"] == "fp32" and doc["tolerance"]["value"] is None
 

@@ -26,7 +26,6 @@ from hetlab.devices import platform_devices
 from hetlab.errors import HetlabError
 from hetlab.executor import random_inputs, reference_outputs
 from hetlab.fileio import atomic_write_json
-from hetlab.version import __version__
 from hetlab.zoo import path as zoo_path
 
 CUDA = "cuda0"
@@ -117,7 +116,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    doc: dict[str, Any] = {"hetlab": __version__, "command": " ".join(sys.argv), "rows": []}
+    doc: dict[str, Any] = {"command": " ".join(sys.argv), "rows": []}
     try:
         doc["device"] = devices_at("fp32", 1)[CUDA].info()
     except (HetlabError, KeyError):

@@ -95,22 +95,31 @@ def torch_times(onnx_path: str, feed: dict[str, np.ndarray], repeat: int) -> dic
         torch.cuda.synchronize()
 
     out: dict[str, Any] = {"torch_eager_ms": median_ms(eager, repeat)}
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream), torch.no_grad():
-        for _ in range(3):
-            model(*xs)
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
     try:
-        with torch.cuda.graph(graph), torch.no_grad():
-            model(*xs)
+        replay, _ = graph_replay(model, xs)
     except RuntimeError as e:  # a converted op that reads back to the host cannot be captured
         return {**out, "torch_note": f"no CUDA graph: {str(e).splitlines()[0][:80]}"}
+    out["torch_graph_ms"] = median_ms(replay, repeat)
+    return out
 
-    def replay():
+
+def graph_replay(fn: Callable[..., Any], xs: list[Any]) -> tuple[Callable[[], None], Any]:
+    """``fn(*xs)`` captured into a CUDA graph after three runs on a side stream: (a replay
+    that waits for the GPU, the captured output)."""
+    import torch
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side), torch.no_grad():
+        for _ in range(3):
+            fn(*xs)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph), torch.no_grad():
+        out = fn(*xs)
+
+    def replay() -> None:
         graph.replay()
         torch.cuda.synchronize()
 
-    out["torch_graph_ms"] = median_ms(replay, repeat)
-    return out
+    return replay, out

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.gpu_timing import median_ms
+from benchmarks.gpu_timing import graph_replay, median_ms
 from hetlab.executor import max_rel_err
 
 STREAMS = 4
@@ -77,27 +77,6 @@ def stream_interpreter(gm: Any, n: int) -> Callable[..., Any]:
 
     interp = OnStreams(gm, garbage_collect_values=False)
     return lambda *xs: interp.run(*xs)
-
-
-def graph_replay(fn: Callable[..., Any], xs: list[Any]) -> tuple[Callable[[], None], Any]:
-    """``fn(*xs)`` captured into a CUDA graph: (a replay that waits for the GPU, the output)."""
-    import torch
-
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side), torch.no_grad():
-        for _ in range(3):
-            fn(*xs)
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph), torch.no_grad():
-        out = fn(*xs)
-
-    def replay() -> None:
-        graph.replay()
-        torch.cuda.synchronize()
-
-    return replay, out
 
 
 def _setup(column: str, model: Any, feed: dict[str, np.ndarray]) -> tuple[Callable, list]:

@@ -125,7 +125,6 @@ def _within(args: argparse.Namespace, graph: Any, options: dict, given: dict, fe
     (``recommend_precision``), the fastest within the budget written."""
     from hetlab.calibrate.recommend_precision import recommend_within
     from hetlab.devices import select
-    from hetlab.fileio import atomic_write_json
 
     if args.profile or args.replay:
         raise HetlabError("--error-budget profiles each precision: give --devices, not --profile")
@@ -141,14 +140,7 @@ def _within(args: argparse.Namespace, graph: Any, options: dict, given: dict, fe
             algo=args.algo,
             profile_options={"inputs": given, "progress": progress},
         )
-    atomic_write_json(args.out, plan.to_json())
-    rec = plan.extra["recommended"]
-    if args.json:
-        json.dump(rec, sys.stdout, default=str)
-        sys.stdout.write("\n")
-    else:
-        print(format_within(rec))
-        print(f"recommended {rec['chosen']} -> {args.out}")
+    _write(args, plan, format_within)
     return 0
 
 
@@ -199,8 +191,9 @@ def _replayed(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write(args: argparse.Namespace, plan: Any) -> None:
-    """Write the chosen plan to ``--out`` and print the candidates."""
+def _write(args: argparse.Namespace, plan: Any, table: Any = None) -> None:
+    """Write the chosen plan to ``--out`` and print the candidates (``table``: their
+    formatter, ``format_candidates`` by default)."""
     from hetlab.fileio import atomic_write_json
 
     atomic_write_json(args.out, plan.to_json())
@@ -209,7 +202,7 @@ def _write(args: argparse.Namespace, plan: Any) -> None:
         json.dump(rec, sys.stdout, default=str)
         sys.stdout.write("\n")
     else:
-        print(format_candidates(rec))
+        print((table or format_candidates)(rec))
         print(f"recommended {rec['chosen']} -> {args.out}")
 
 

@@ -32,8 +32,9 @@ def at_precision(dev: Any, precision: str) -> Any:
 
 def row(graph: Any, dev: Any, precision: str, repeat: int) -> dict[str, Any]:
     try:
-        rep = hetlab.run(graph, "cuda0", {"cuda0": at_precision(dev, precision)},
-                         repeat=repeat, check=True)  # fmt: skip
+        rep = hetlab.run(
+            graph, "cuda0", {"cuda0": at_precision(dev, precision)}, repeat=repeat, check=True
+        )
     except (HetlabError, RuntimeError, ValueError) as e:
         return {"precision": precision, "error": f"{type(e).__name__}: {str(e)[:300]}"}
     return {

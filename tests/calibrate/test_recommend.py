@@ -124,9 +124,11 @@ def test_measured_times_choose_and_identical_plans_share_one_measurement(counted
     plan = recommend(p, g, stand_ins(p), measure=2)
     rec = plan.extra["recommended"]
     assert rec["basis"] == "measured"
-    assert set(rec["measured"]) == set(rec["predicted"]) == {
-        "ilp+", "single:x", "single:y", *R.MEASURED_EXTRA
-    }  # fmt: skip
+    assert (
+        set(rec["measured"])
+        == set(rec["predicted"])
+        == {"ilp+", "single:x", "single:y", *R.MEASURED_EXTRA}
+    )
     assert "measure_errors" not in rec and "max_rel_err" not in rec  # no ONNX file here
     candidates = R.candidate_plans(p, "ilp+", R.MEASURED_EXTRA, {})
     keys = {n: M.program_key(g, c) for n, c in candidates.items()}

@@ -265,8 +265,23 @@ def _transpose_by_gemm(
         for g in range(G)
     ]
     A, B = ctx.tensor_or_const(w), ctx.t(x)
-    gemm_launch(ctx, node, M=M, N=HW, K=cig, A=A, sam=1, sak=M, B=B, sbk=HW, sbn=1, C=cols,
-                ldc=HW, offs=offs, act=no_act())  # fmt: skip
+    gemm_launch(
+        ctx,
+        node,
+        M=M,
+        N=HW,
+        K=cig,
+        A=A,
+        sam=1,
+        sak=M,
+        B=B,
+        sbk=HW,
+        sbn=1,
+        C=cols,
+        ldc=HW,
+        offs=offs,
+        act=no_act(),
+    )
     has = bool(b)
     ctx.launch(
         node,

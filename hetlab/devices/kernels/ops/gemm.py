@@ -89,8 +89,13 @@ def _own_launch(ctx: Any, node: Node, p: Product, epi: list[Any], resid: Any) ->
     if M <= 4 and p.sak == 1 and p.sbn == 1 and not p.conv and not dev.gemm_splits and not cpu:
         k = ctx.kernel("gemm.cl", "gemv", "-DTS=32 -DA_KC=1 -DB_NC=1" + res_opt + in_opt)
         args = [i32(M), i32(N), i32(K), p.A, i32(p.sam), p.B, i32(p.sbk), p.C, i32(p.ldc)]
-        ctx.launch(node, k, (math.ceil(N / 16) * 16, 16, nb), (16, 16, 1),
-                   [*args, offs_buf, *epi, *res_args])  # fmt: skip
+        ctx.launch(
+            node,
+            k,
+            (math.ceil(N / 16) * 16, 16, nb),
+            (16, 16, 1),
+            [*args, offs_buf, *epi, *res_args],
+        )
         return
     splits, klen, gsize, lsize, prog = _shape(M, N, K, nb, dev, cpu)
     opts = f"-DA_KC={int(p.sak == 1)} -DB_NC={int(p.sbn == 1)}" + (" -DCONV" if p.conv else "")

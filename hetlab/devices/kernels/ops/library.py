@@ -208,8 +208,9 @@ def _pack(ctx: Any, node: Any, src: Any, offs: list[int], shape: tuple, od: str,
     dst = ctx.scratch(len(offs) * R * aligned(Cc), BUFFER_DTYPE[od])
     opt = OPTION[od] + (" -DPRE_RELU" if relu else "")
     args = [src, dst, ctx.ints(offs), i32(R), i32(Cc), i32(sr), i32(sc), i32(aligned(Cc))]
-    ctx.launch(node, ctx.kernel("tensor.cl", "pack", opt.strip()), (Cc, R, len(offs)),
-               (64, 4, 1), args)  # fmt: skip
+    ctx.launch(
+        node, ctx.kernel("tensor.cl", "pack", opt.strip()), (Cc, R, len(offs)), (64, 4, 1), args
+    )
     return dst
 
 
@@ -221,8 +222,13 @@ def _im2col(ctx: Any, node: Any, p: Product, offs: list[int], od: str) -> Any:
     opt = OPTION[od] + (" -DPRE_RELU" if p.pre_relu else "")
     ktab = ctx.upload(conv_table(p.conv, p.K), dtype="int32")
     args = [p.B, dst, ctx.ints(offs), i32(p.K), i32(p.N), i32(ld), ctx.ints(list(p.conv)), ktab]
-    ctx.launch(node, ctx.kernel("tensor.cl", "im2col", opt.strip()), (p.N, p.K, len(offs)),
-               (64, 4, 1), args)  # fmt: skip
+    ctx.launch(
+        node,
+        ctx.kernel("tensor.cl", "im2col", opt.strip()),
+        (p.N, p.K, len(offs)),
+        (64, 4, 1),
+        args,
+    )
     return dst
 
 

@@ -159,13 +159,21 @@ class Executor:
             dev = self.devices[d]
             if dev.capabilities().runner is not None:
                 by_root.setdefault(id(dev.root), []).append(d)
+        # one runner for every device the plan uses: the main thread drives it, as it drives
+        # the first CPU group otherwise (a thread of its own would cost two hand-offs a run)
+        alone = (
+            self.main_thread
+            and len(by_root) == 1
+            and len(next(iter(by_root.values()))) == len(used)
+        )
         together: set[str] = set()
         for names in by_root.values():
             runner = self.devices[names[0]].root.queue_runner(self.ctx, names)
             if runner is None:
                 continue
             self._runners.append(runner)
-            self._workers[names[0]] = QueueWorker(self.ctx, runner)
+            self._workers[names[0]] = QueueWorker(self.ctx, runner, threaded=not alone)
+            self._inline = names[0] if alone else self._inline
             together.update(names)
         return together
 

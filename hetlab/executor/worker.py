@@ -248,9 +248,9 @@ class QueueWorker(Worker):
     (``devices/runner.py``: an OpenCL context's units enqueued ahead of time, a CUDA device's
     units as one graph)."""
 
-    def __init__(self, ctx: RunContext, runner: QueueRunner) -> None:
+    def __init__(self, ctx: RunContext, runner: QueueRunner, threaded: bool = True) -> None:
         self.runner = runner
-        super().__init__(ctx, runner.names[0], runner.specs, threaded=True)
+        super().__init__(ctx, runner.names[0], runner.specs, threaded=threaded)
 
     def _run_all(self) -> None:
         try:

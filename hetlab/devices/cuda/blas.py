@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.cuda.runtime import cublas_library, cublas_module
+from hetlab.devices.cuda.runtime import cublas_library, cublas_module, cublaslt_library
 
 # cudaDataType_t: CUDA_R_32F, CUDA_R_16F, CUDA_R_16BF
 DATA_TYPE = {"float32": 0, "float16": 2, "bfloat16": 14}
@@ -51,9 +51,10 @@ class Blas:
     def __init__(self, cp: Any, index: int) -> None:
         self.cp, self.index = cp, index
         self._handles: dict[int, int] = {}
-        self._workspaces: list[Any] = []
+        self._workspaces: dict[int, Any] = {}
         self._lock = threading.Lock()
         self.lib = cublas_library()
+        self._lt: tuple[Any, ctypes.c_void_p] | None = None
 
     def handle(self, stream_ptr: int) -> int:
         """The handle that enqueues on stream ``stream_ptr``, made on first use."""
@@ -68,9 +69,26 @@ class Blas:
                     self.lib.cublasSetWorkspace_v2(
                         _p(h), _p(ws.data.ptr), ctypes.c_size_t(WORKSPACE_BYTES)
                     )
-                    self._workspaces.append(ws)
+                    self._workspaces[stream_ptr] = ws
                 self._handles[stream_ptr] = h
             return h
+
+    def workspace(self, stream_ptr: int) -> int:
+        """The device pointer of the workspace of stream ``stream_ptr``'s handle."""
+        self.handle(stream_ptr)
+        return int(self._workspaces[stream_ptr].data.ptr)
+
+    def lt(self) -> tuple[Any, ctypes.c_void_p]:
+        """cuBLASLt's library and this GPU's cuBLASLt handle (one for every stream: its
+        calls name their stream and workspace), made on first use."""
+        with self._lock:
+            if self._lt is None:
+                lib, handle = cublaslt_library(), ctypes.c_void_p()
+                with self.cp.cuda.Device(self.index):
+                    if lib.cublasLtCreate(ctypes.byref(handle)) != 0:
+                        raise RuntimeError("cublasLtCreate failed")
+                self._lt = (lib, handle)
+            return self._lt
 
     def ready(self, streams: Iterable[Any]) -> None:
         """Make the handles of ``streams`` now, before a capture on them begins: making
@@ -86,9 +104,17 @@ class Blas:
                     cublas.destroy(h)
             self._handles.clear()
             self._workspaces.clear()
+            if self._lt is not None:
+                self._lt[0].cublasLtDestroy(self._lt[1])
+                self._lt = None
 
 
-class BlasGemm:
+class LibraryCall:
+    """A kernel-like object whose launch is a cuBLAS or cuBLASLt call on the handle and
+    workspace of its stream (``Blas``)."""
+
+
+class BlasGemm(LibraryCall):
     """One library GEMM (a ``GemmSpec``) with argument slots 0, 1, 2: A, B, C."""
 
     name = "cublasGemmEx"
@@ -136,7 +162,7 @@ def _p(ptr: int) -> ctypes.c_void_p:
 def uses_blas(launches: Iterable[Any]) -> bool:
     """Whether any of ``launches`` is a cuBLAS product (its stream needs a handle before a
     capture on it begins)."""
-    return any(isinstance(L.kernel, BlasGemm) for L in launches)
+    return any(isinstance(L.kernel, LibraryCall) for L in launches)
 
 
 def tensor_precisions(major: int) -> tuple[str, ...]:

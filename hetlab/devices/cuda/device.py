@@ -24,6 +24,7 @@ import numpy as np
 
 from hetlab.devices.capabilities import GRAPH, Capabilities
 from hetlab.devices.cuda.blas import Blas, BlasGemm, tensor_precisions, timer_stream, uses_blas
+from hetlab.devices.cuda.blas_lt import LtGemm
 from hetlab.devices.cuda.graph import GraphRunner
 from hetlab.devices.cuda.kernel import CudaBuffer, CudaKernel
 from hetlab.devices.cuda.runtime import cupy_module
@@ -45,6 +46,7 @@ class CudaDevice(KernelDevice):
 
     kind = "cuda"
     launches_from_graph = True  # plans replay their launches from a captured graph (graph.py)
+    library_epilogue = True  # cuBLASLt applies a product's bias and ReLU in its own call
 
     def __init__(self, index: int, name: str) -> None:
         cp = cupy_module()
@@ -86,9 +88,14 @@ class CudaDevice(KernelDevice):
             precisions=tensor_precisions(int(self.props["major"])),
         )
 
-    def library_gemm(self, spec: Any) -> BlasGemm:
-        """cuBLAS's GEMM of ``spec`` (``blas.py``)."""
-        return BlasGemm(self.blas, spec)
+    def library_gemm(self, spec: Any) -> BlasGemm | LtGemm | None:
+        """cuBLAS's GEMM of ``spec``, or cuBLASLt's with its epilogue; None: no algorithm."""
+        if not (spec.relu or spec.plane):
+            return BlasGemm(self.blas, spec)
+        try:
+            return LtGemm(self.blas, spec) if self.library_epilogue else None
+        except (RuntimeError, HetlabError):
+            return None
 
     def queue_runner(self, ctx: RunContext, names: Sequence[str]) -> GraphRunner | None:
         """The units on this device's streams as one captured graph (``graph.py``)."""

@@ -58,6 +58,7 @@ class GraphRunner(QueueRunner):
         )
         self.stream_of = [stream_of[L.node] for L in launches]
         self.pool = BufferPool(self.root)  # the model inputs' buffers the graph reads
+        self.staged: dict[str, np.ndarray] = {}  # their page-locked host copies
         self.graph: Any = None
         self.span: tuple[float, float] | None = None  # the last run's interval
         with self.cp.cuda.Device(self.root.index):
@@ -134,15 +135,30 @@ class GraphRunner(QueueRunner):
         ]
 
     def _write_inputs(self) -> None:
+        """Each model input copied into page-locked host memory, then to its device buffer
+        on the run's stream: a copy from pageable memory is a staged, blocking one, about
+        twice as long for an image (docs/decisions.md#page-locked-inputs). The run waits for
+        its stream before the next one overwrites the page-locked copy."""
         host_arrays = self.ctx.live.host
         for t in self.inputs:
-            host = np.ascontiguousarray(host_arrays[t])
+            host = np.asarray(host_arrays[t])
             buf, new = self.pool.get(t, host.shape, str(host.dtype))
             if new:
                 self.graph = None  # the captured graph reads the old buffer
                 self.program.bind(t, buf)
             if host.size:
-                buf.buf[: host.size].set(host.reshape(-1), stream=self.stream)
+                staged = self._staging(t, host)
+                buf.buf[: host.size].set(staged, stream=self.stream)
+
+    def _staging(self, name: str, host: np.ndarray) -> np.ndarray:
+        """``host``'s values in the page-locked array kept for input ``name``."""
+        staged = self.staged.get(name)
+        if staged is None or staged.size != host.size or staged.dtype != host.dtype:
+            mem = self.cp.cuda.alloc_pinned_memory(max(host.nbytes, 1))
+            staged = np.frombuffer(mem, dtype=host.dtype, count=host.size)
+            self.staged[name] = staged
+        np.copyto(staged, host.reshape(-1))
+        return staged
 
     def _capture(self) -> None:
         """Record every launch on its node's stream, forked from and joined to ours; a launch
@@ -174,5 +190,6 @@ class GraphRunner(QueueRunner):
 
     def release(self) -> None:
         self.graph = None
+        self.staged.clear()
         self.pool.release()
         self.program = None

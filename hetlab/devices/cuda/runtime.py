@@ -36,12 +36,22 @@ def cublas_module() -> Any:
 def cublas_library() -> Any:
     """The cuBLAS shared library CuPy's binding loaded, through ctypes: CuPy's binding
     refuses every cuBLAS call while a stream captures, which cuBLAS itself supports."""
-    cublas_module()  # its import loads the library
+    return _loaded("libcublas.so")
+
+
+def cublaslt_library() -> Any:
+    """cuBLASLt, which cuBLAS loads beside itself (``blas_lt.py``), through ctypes."""
+    return _loaded("libcublasLt.so")
+
+
+def _loaded(name: str) -> Any:
+    """The shared library ``name`` (a file name's start) that CuPy's cuBLAS import mapped."""
+    cublas_module()  # its import loads cuBLAS and cuBLASLt
     for line in Path("/proc/self/maps").read_text().splitlines():
         path = line.split()[-1] if line.split() else ""
-        if "libcublas.so" in path and "libcublasLt" not in path:
+        if Path(path).name.startswith(name):
             return ctypes.CDLL(path)
-    raise HetlabError("cuBLAS is loaded by CuPy but its library file was not found")
+    raise HetlabError(f"{name} is loaded by CuPy but its file was not found")
 
 
 CUDA_EXTRAS = {12: "cuda12", 13: "cuda13"}  # CUDA major version -> hetlab's extra

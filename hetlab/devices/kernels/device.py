@@ -24,6 +24,8 @@ class KernelDevice(Device):
     - ``force_library``: convolutions and matrix products take the library path
       (``ops/library.py``: im2col, a library GEMM, the epilogue) at any precision; on a
       device without a library GEMM, around its own float32 GEMM (tests of that path).
+    - ``library_epilogue``: the library GEMM also applies a bias and a ReLU in the same
+      call (``library.py``'s fused path), which saves the epilogue's launch.
     - ``dev.max_compute_units``: the device's compute units, which size the GEMM splits.
 
     ``precision`` (``Device``'s) is read when a unit is built: at a precision other than
@@ -35,12 +37,14 @@ class KernelDevice(Device):
     launches_from_graph: bool = False
     cpu_kernels: bool = False
     force_library: bool = False
+    library_epilogue: bool = False
     dev: Any
 
     def library_gemm(self, spec: Any) -> Any:
         """A kernel-like object (``set_arg``, ``launch``) that runs the library GEMM of
-        ``spec`` (``ops/library.GemmSpec``: its arguments are A's, B's and C's buffers), or
-        None on a device without one."""
+        ``spec`` (``ops/library.GemmSpec``: its arguments are A's, B's and C's buffers; with
+        ``spec.relu`` or ``spec.plane``, A, B, the bias plane and D), or None on a device
+        without one. ``library_epilogue``: whether the library can take the epilogue."""
         return None
 
     @abstractmethod

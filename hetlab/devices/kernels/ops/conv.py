@@ -93,7 +93,7 @@ class Conv(Op):
         Nb, Cin = xs[0], xs[1]
         Cout = ws[0]
         g = geometry(node, xs, ys, list(ws[2:]))
-        Wb, Bb, W_host = _folded_weights(ctx, node, w, b, len(ws))
+        Wb, Bb, W_host, B_host = _folded_weights(ctx, node, w, b, len(ws))
         cig, cog = Cin // G, Cout // G
         y, yoff = ctx.dest(node)
         if cig == 1 and G > 1:
@@ -139,13 +139,14 @@ class Conv(Op):
             resid=(ctx.t(ctx.resid_of[node.id]), yoff) if node.id in ctx.resid_of else None,
             pre_relu=node.id in ctx.pre_relu,
             library=True,
-            hosts=(W_host, None),
+            hosts=(W_host, None, B_host),
         )
 
 
-def _folded_weights(ctx: Any, node: Node, w: str, b: str, rank: int) -> tuple[Any, Any, Any]:
-    """(weight buffer, bias buffer or None, the weights' values or None) of a Conv, with
-    the BatchNormalization that follows it folded in when the builder fused one."""
+def _folded_weights(ctx: Any, node: Node, w: str, b: str, rank: int) -> tuple[Any, ...]:
+    """(weight buffer, bias buffer or None, the weights' values, the bias's values: None
+    where not constant) of a Conv, with the BatchNormalization that follows it folded in
+    when the builder fused one."""
     W_arr, B_arr = ctx.const(w), ctx.const(b) if b else None
     bn = ctx.bn_of.get(node.id)
     if bn is not None:
@@ -159,7 +160,7 @@ def _folded_weights(ctx: Any, node: Node, w: str, b: str, rank: int) -> tuple[An
         ) * s + beta
     Wb = ctx.upload(W_arr, key=("W", node.id)) if W_arr is not None else ctx.t(w)
     Bb = ctx.upload(B_arr, key=("B", node.id)) if B_arr is not None else (ctx.t(b) if b else None)
-    return Wb, Bb, W_arr
+    return Wb, Bb, W_arr, B_arr
 
 
 def _depthwise(

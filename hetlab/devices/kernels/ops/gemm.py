@@ -58,13 +58,13 @@ def gemm_launch(
     resid: tuple[Any, int] | None = None,
     pre_relu: bool = False,
     library: bool = False,
-    hosts: tuple[Any, Any] = (None, None),
+    hosts: tuple[Any, ...] = (None, None, None),
 ) -> None:
     """Add the launch(es) of C[b] = act(alpha * A[b] @ B[b] + beta * bias[b] + R[b]) to
     ``ctx``. ``resid`` = (R, shift): a tensor of C's shape, read at C's element index less
     ``shift`` (C may be a slice of a larger buffer). ``pre_relu``: B is read through a Relu.
     ``library``: through the device's library GEMM where its precision asks for one
-    (``library.py``), ``hosts`` the values of a constant A and B (None where not)."""
+    (``library.py``), ``hosts`` the values of a constant A, B and bias (None where not)."""
     epi = _epilogue(ctx, node, bias, sbias_m, sbias_n, alpha, beta, act)
     p = Product(M, N, K, A, sam, sak, B, sbk, sbn, C, ldc, offs, conv, pre_relu, *hosts)
     if library and wanted(ctx.device):
@@ -159,6 +159,12 @@ def _fused_bias(ctx: Any, node: Node, N: int) -> tuple[Any, int, int]:
     return ctx.tensor_or_const(tensor), N, 1
 
 
+def _fused_bias_values(ctx: Any, node: Node) -> np.ndarray | None:
+    """The values of the Add folded into this GEMM where they are constant, else None."""
+    row, tensor = ctx.bias_of[node.id]
+    return row if row is not None else ctx.const(tensor)
+
+
 @register
 class Gemm(Op):
     op_types = ("Gemm",)
@@ -187,13 +193,14 @@ class Gemm(Op):
         else:
             B = ctx.tensor_or_const(b)
             sbk, sbn = (1, K) if tb else (N, 1)
-        bias, sbm, sbn_ = None, 0, 0
+        bias, sbm, sbn_, bias_host = None, 0, 0, None
         if node.id in ctx.bias_of:
             bias, sbm, sbn_ = _fused_bias(ctx, node, N)
+            bias_host = _fused_bias_values(ctx, node)
         if c:
             cshape = ctx.shape(c) if ctx.const(c) is None else np.shape(ctx.const(c))
             sbm, sbn_ = bcast_strides(cshape, (M, N))
-            bias = ctx.tensor_or_const(c)
+            bias, bias_host = ctx.tensor_or_const(c), ctx.const(c)
         gemm_launch(
             ctx,
             node,
@@ -215,7 +222,7 @@ class Gemm(Op):
             alpha=attr(node, "alpha", 1.0),
             beta=attr(node, "beta", 1.0),
             library=True,
-            hosts=(ctx.const(a), b_host),
+            hosts=(ctx.const(a), b_host, bias_host),
         )
 
 
@@ -262,7 +269,7 @@ class MatMul(Op):
             offs=offs,
             **bias,
             library=True,
-            hosts=(ctx.const(a), ctx.const(b)),
+            hosts=(ctx.const(a), ctx.const(b), _fused_bias_values(ctx, node) if bias else None),
         )
 
 

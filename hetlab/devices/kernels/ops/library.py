@@ -28,6 +28,7 @@ import numpy as np
 
 from hetlab.devices.kernels.ops.common import i32
 from hetlab.devices.kernels.ops.gemm_shape import conv_table
+from hetlab.devices.kernels.ops.library_epilogue import in_call, no_activation
 from hetlab.devices.precision import BF16, FP16, FP32, TF32
 from hetlab.errors import HetlabError
 
@@ -67,6 +68,8 @@ class GemmSpec:
     sc: int
     operand: str
     precision: str
+    relu: bool = False
+    plane: bool = False
 
 
 @dataclass
@@ -91,6 +94,7 @@ class Product:
     pre_relu: bool = False
     a_host: np.ndarray | None = None
     b_host: np.ndarray | None = None
+    bias_host: np.ndarray | None = None
 
 
 @dataclass
@@ -127,7 +131,9 @@ def library_launch(
     nb, M, N = len(p.offs), p.M, p.N
     a = _operand_a(ctx, node, p, od)
     b = _operand_b(ctx, node, p, od)
-    plain = resid is None and not int(epi[5]) and float(epi[3]) == 1.0 and _no_act(epi[6:9])
+    if _fused_launch(ctx, node, p, (a, b), od, in_call(p, epi, resid)):
+        return
+    plain = resid is None and not int(epi[5]) and float(epi[3]) == 1.0 and no_activation(epi[6:9])
     if plain:
         C, coffs, ldc = p.C, [int(o[2]) for o in p.offs], p.ldc
     else:
@@ -152,9 +158,24 @@ def library_launch(
         ctx.launch(node, k, (N, M, nb), (16, 16, 1), args)
 
 
-def _no_act(act: Sequence[Any]) -> bool:
-    m = float(np.finfo(np.float32).max)
-    return float(act[0]) == 1.0 and float(act[1]) == -m and float(act[2]) == m
+def _fused_launch(
+    ctx: Any, node: Any, p: Product, ab: tuple[Operand, Operand], od: str, fused: Any
+) -> bool:
+    """Add ``p`` as one library call with its epilogue ``fused`` (``in_call``'s) where the
+    device's library takes it; whether it did."""
+    dev, (a, b) = ctx.device, ab
+    if fused is None or not getattr(dev, "library_epilogue", False):
+        return False
+    relu, plane = fused
+    lay = (p.M, p.N, p.K, a.trans, b.trans, a.ld, b.ld, p.ldc, 1)
+    offs = (a.offs[0], 0, b.offs[0], 0, int(p.offs[0][2]), 0)
+    spec = GemmSpec(*lay, *offs, od, dev.precision, relu=relu, plane=plane is not None)
+    k = dev.library_gemm(spec)
+    if k is None:
+        return False
+    bias = p.C if plane is None else ctx.upload(plane, key=("plane", node.id))
+    ctx.launch(node, k, (1,), None, [a.buf, b.buf, bias, p.C])
+    return True
 
 
 def _as_product(p: Product, a: Operand, b: Operand, C: Any, coffs: list[int], ldc: int) -> Product:

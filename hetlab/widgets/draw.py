@@ -67,7 +67,9 @@ def layout(wb: Any) -> list[W.Widget]:
             ]
         ),
         W.HBox([c.recommend_button, c.recommend_info]),
+        W.HBox([c.budget_button, c.budget_slider]),
         bx["rec_fig"],
+        bx["budget_fig"],
         section("6 · run for real, or replay"),
         W.HBox(
             [c.run_choice, c.run_where, c.repeat, c.run_button, c.trace_button],

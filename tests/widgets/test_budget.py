@@ -81,6 +81,25 @@ def test_the_candidates_figure_draws_the_budget_as_a_line(measured):
     assert any(n.startswith("chosen: ") for n in names)
 
 
+def test_measuring_shows_its_progress_and_cancel_stops_it(measured, monkeypatch):
+    from hetlab.widgets import budgeting
+
+    def endless(graph, devices, measure, profile_options, progress):
+        for i in range(10_000):
+            progress(i, 10_000, "fp32: profiling")  # raises once cancelled
+            time.sleep(0.01)
+
+    monkeypatch.setattr(budgeting, "measure_precisions", endless)
+    wb = measured
+    wb.measure_budget()
+    deadline = time.time() + 30
+    while "measuring precisions 0%: fp32" not in wb.solve_status.value and time.time() < deadline:
+        time.sleep(0.02)
+    assert not wb.cancel_button.disabled
+    wb.cancel_button.click()
+    assert wb.wait(30) and "measuring precisions cancelled" in wb.solve_status.value
+
+
 def test_a_new_profile_drops_the_measurement(measured):
     wb = measured
     wb.use_problem(wb.base_problem, "again")  # a new state

@@ -7,22 +7,28 @@ scheduled and timed as ``recommend`` does with ``measure`` (``measured.measured_
 candidate's first run is checked against plain onnxruntime (``max_rel_err``). The fastest candidate whose error is at
 most ``error_budget`` wins; one whose error was not measured is never chosen. The plan
 records its devices' precisions (spec §4's ``extra.precision``), so running it runs them at
-those precisions."""
+those precisions.
+
+The measuring (``measure_precisions``, slow) and the choice (``within_budget``, pure and
+instant) are apart, so the workbench's budget slider re-chooses without running anything."""
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from hetlab.calibrate.measured import measured_ms
 from hetlab.calibrate.profile import profile
 from hetlab.calibrate.recommend import DEFAULT_ALGO, MEASURED_EXTRA, candidate_plans
+from hetlab.cost.problem import Problem
 from hetlab.devices.base import Device
 from hetlab.devices.precision import FP32, PRECISIONS
 from hetlab.devices.precision_choice import at_precision
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import OpGraph
+from hetlab.profiling.options import Progress
 from hetlab.schedulers.plan import Plan
 
 # combinations of precisions tried at most (devices that declare several multiply them)
@@ -56,6 +62,72 @@ def label(choice: Mapping[str, str]) -> str:
     return ",".join(f"{d}={p}" for d, p in choice.items()) or FP32
 
 
+@dataclass
+class OverPrecisions:
+    """Every candidate measured at every combination of precisions, once: ``rows`` (one per
+    combination and candidate, spec §4's ``candidates``), ``plans`` by ``"<precision>
+    <candidate>"`` and ``problems``, each combination's profile by its ``label``."""
+
+    rows: list[dict[str, Any]]
+    plans: dict[str, Plan]
+    problems: dict[str, Problem]
+
+
+def measure_precisions(
+    graph: OpGraph,
+    devices: Sequence[Device],
+    measure: int,
+    inputs: Mapping[str, Any] | None = None,
+    algo: str = DEFAULT_ALGO,
+    profile_options: Mapping[str, Any] | None = None,
+    progress: Progress | None = None,
+) -> OverPrecisions:
+    """The slow part of ``recommend_within``: each combination of precisions profiled, its
+    candidates scheduled, timed (``measure`` runs per round) and checked. ``progress(done,
+    total, message)`` follows the combinations and each one's profile (it may raise to
+    stop); without it, ``profile_options`` may carry the profiler's own."""
+    if measure < 1:
+        raise HetlabError("--error-budget needs --measure N > 0 (it runs)")
+    out = OverPrecisions([], {}, {})
+    choices = combinations(devices)
+    for i, choice in enumerate(choices):
+        name = label(choice)
+        opts = dict(profile_options or {})
+        if progress is not None:
+            opts["progress"] = _step(progress, i, len(choices), name)
+        devs = at_precision(list(devices), choice)
+        problem = profile(graph, devs, **opts)
+        out.problems[name] = problem
+        candidates = candidate_plans(problem, algo, MEASURED_EXTRA, {})
+        if progress is not None:
+            progress(100 * i + 99, 100 * len(choices), f"{name}: timing the candidates")
+        got = measured_ms(candidates, graph, {d.name: d for d in devs}, measure, inputs=inputs)
+        for cand, plan in candidates.items():
+            out.plans[f"{name} {cand}"] = plan
+            out.rows.append(
+                {
+                    "precision": name,
+                    "candidate": cand,
+                    "measured": got.ms.get(cand),
+                    "max_rel_err": got.max_rel_err.get(cand),
+                    **({"error": got.errors[cand]} if cand in got.errors else {}),
+                }
+            )
+    if progress is not None:
+        progress(len(choices), len(choices), "measured")
+    return out
+
+
+def _step(progress: Progress, i: int, n: int, name: str) -> Progress:
+    """The profiler's progress of combination ``i`` of ``n`` as a share of the whole."""
+
+    def report(done: int, total: int, message: str = "") -> None:
+        share = int(99 * done / total) if total else 0
+        progress(100 * i + share, 100 * n, f"{name}: {message}")
+
+    return report
+
+
 def recommend_within(
     graph: OpGraph,
     devices: Sequence[Device],
@@ -66,36 +138,20 @@ def recommend_within(
     profile_options: Mapping[str, Any] | None = None,
 ) -> Plan:
     """The fastest candidate over every combination of precisions (see the module doc) whose
-    measured ``max_rel_err`` is at most ``error_budget``; its ``extra["recommended"]`` holds
-    ``error_budget``, ``chosen`` (``"<precision> <candidate>"``) and ``candidates``: one row
-    per precision and candidate with its ``precision``, ``candidate``, ``measured`` ms,
-    ``max_rel_err`` and, where its run failed, ``error``. ``profile_options``:
-    ``calibrate.profile``'s keywords."""
+    measured ``max_rel_err`` is at most ``error_budget``: ``measure_precisions`` then
+    ``within_budget``. ``profile_options``: ``calibrate.profile``'s keywords."""
     if measure < 1 or error_budget <= 0:
         raise HetlabError("--error-budget needs a positive budget and --measure N > 0 (it runs)")
-    rows: list[dict[str, Any]] = []
-    plans: dict[str, Plan] = {}
-    for choice in combinations(devices):
-        devs = at_precision(list(devices), choice)
-        problem = profile(graph, devs, **dict(profile_options or {}))
-        candidates = candidate_plans(problem, algo, MEASURED_EXTRA, {})
-        got = measured_ms(candidates, graph, {d.name: d for d in devs}, measure, inputs=inputs)
-        for name, plan in candidates.items():
-            plans[f"{label(choice)} {name}"] = plan
-            rows.append(
-                {
-                    "precision": label(choice),
-                    "candidate": name,
-                    "measured": got.ms.get(name),
-                    "max_rel_err": got.max_rel_err.get(name),
-                    **({"error": got.errors[name]} if name in got.errors else {}),
-                }
-            )
-    return _chosen(rows, plans, error_budget)
+    got = measure_precisions(graph, devices, measure, inputs, algo, profile_options)
+    return within_budget(got.rows, got.plans, error_budget)
 
 
-def _chosen(rows: list[dict[str, Any]], plans: Mapping[str, Plan], budget: float) -> Plan:
-    """The fastest row within ``budget``'s plan, with the ``recommended`` section."""
+def within_budget(rows: list[dict[str, Any]], plans: Mapping[str, Plan], budget: float) -> Plan:
+    """The plan of the fastest measured row whose ``max_rel_err`` is at most ``budget`` (a
+    row without an error is never chosen), a copy whose ``extra["recommended"]`` holds
+    ``chosen`` (``"<precision> <candidate>"``), ``basis``, ``error_budget`` and the
+    ``candidates`` rows. Pure and instant: a slider re-chooses with it. No row within the
+    budget is one line (HetlabError). A larger budget never gives a slower plan."""
     ok = [
         r
         for r in rows
@@ -110,11 +166,10 @@ def _chosen(rows: list[dict[str, Any]], plans: Mapping[str, Plan], budget: float
         )
     best = min(ok, key=lambda r: r["measured"])
     chosen = f"{best['precision']} {best['candidate']}"
-    plan = plans[chosen]
-    plan.extra["recommended"] = {
+    recommended = {
         "chosen": chosen,
         "basis": "measured",
         "error_budget": budget,
         "candidates": rows,
     }
-    return plan
+    return replace(plans[chosen], extra={**plans[chosen].extra, "recommended": recommended})

@@ -4,6 +4,7 @@ Nothing here imports ipywidgets; notebooks, tests and the widgets all call these
 """
 
 from hetlab.viz.accuracy import op_scatter_figure
+from hetlab.viz.budget import budget_figure
 from hetlab.viz.dag import dag_figure
 from hetlab.viz.dag_overlay import match_nodes
 from hetlab.viz.diff import moved_ops, plan_diff_figure
@@ -14,6 +15,7 @@ from hetlab.viz.layout import dag_layout
 from hetlab.viz.scopes import collapse_scopes
 
 __all__ = [
+    "budget_figure",
     "collapse_scopes",
     "compare_figure",
     "critical_path",

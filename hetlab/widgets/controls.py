@@ -126,6 +126,25 @@ class Controls:
             "on the devices, or on the replay, and keep the fastest",
         )
         self.recommend_info = W.HTML()
+        self.budget_button = W.Button(
+            description="Measure precisions",
+            icon="balance-scale",
+            tooltip="profile and time the candidate plans at every precision the devices "
+            "declare, each checked against onnxruntime; the slider then picks among them",
+            layout=W.Layout(width="190px"),
+        )
+        self.budget_slider = W.FloatLogSlider(
+            value=1e-3,
+            base=10,
+            min=-6,
+            max=-1,
+            step=0.25,
+            description="error budget",
+            readout_format=".1e",
+            continuous_update=True,
+            style={"description_width": "initial"},
+            layout=W.Layout(width="360px"),
+        )
         self.whatif_banner = W.HTML()
 
     def _run_and_files(self, shipped: list[tuple[str, str]]) -> None:

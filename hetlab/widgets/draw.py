@@ -66,8 +66,7 @@ def layout(wb: Any) -> list[W.Widget]:
                 W.VBox([bx["greedy_fig"], c.compared_info], layout=half),
             ]
         ),
-        W.HBox([c.recommend_button, c.recommend_info]),
-        bx["rec_fig"],
+        *_recommend_rows(c, bx),
         section("6 · run for real, or replay"),
         W.HBox(
             [c.run_choice, c.run_where, c.repeat, c.run_button, c.trace_button],
@@ -78,6 +77,17 @@ def layout(wb: Any) -> list[W.Widget]:
         section("7 · files"),
         _files_row(c),
         c.file_status,
+    ]
+
+
+def _recommend_rows(c: Any, bx: dict[str, W.Widget]) -> list[W.Widget]:
+    """Recommend and the error budget, the recommended plan's Gantt and the candidates'
+    speed against error."""
+    return [
+        W.HBox([c.recommend_button, c.recommend_info]),
+        W.HBox([c.budget_button, c.budget_slider]),
+        bx["rec_fig"],
+        bx["budget_fig"],
     ]
 
 

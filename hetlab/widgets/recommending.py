@@ -89,21 +89,36 @@ class Recommending:
             self._busy()
 
     def _recommended(self, plan: Plan, problem: Any, replay: bool) -> None:
-        st = self.state
-        if problem is not st.problem:  # a what-if changed the problem meanwhile
+        if problem is not self.state.problem:  # a what-if changed the problem meanwhile
             return
-        st.rec, st.rec_replay = plan, replay
+        self._show_rec(plan, problem, replay, rec_info_html(plan, replay))
+        self._note("rec", str(plan.extra["recommended"]["chosen"]), "ok")
+
+    def _show_rec(self, plan: Plan, problem: Any, replay: bool, info: str, title: str = "") -> None:
+        """Show ``plan`` as the recommended one: its Gantt (on ``problem``, the profile it
+        was scheduled on), ``info`` beside the button, and a third choice of Run."""
+        st = self.state
+        st.rec, st.rec_replay, st.rec_problem = plan, replay, problem
         self._publish()
-        self.recommend_info.value = rec_info_html(plan, replay)
-        title = f"{draw.whatif_prefix(self)}{RECOMMENDED}: {plan.extra['recommended']['chosen']}"
-        g = gantt_figure(plan, problem, title=title)
+        self.recommend_info.value = info
+        chosen = plan.extra["recommended"]["chosen"]
+        g = gantt_figure(
+            plan, problem, title=f"{draw.whatif_prefix(self)}{title or RECOMMENDED}: {chosen}"
+        )
         g.update_layout(height=draw.gantt_height(g))
         if replay:
             g.update_layout(title_text=f"{g.layout.title.text} · {REPLAY_NOTE}")
         g.update_layout(title_font_size=12)
         self.slots["rec_fig"].show(g)
-        self._note("rec", str(plan.extra["recommended"]["chosen"]), "ok")
         self._update_run_state()
 
     def _update_recommend_state(self) -> None:
         disable(self.recommend_button, self._recommend_reason())
+        self._update_budget_state()
+
+    def _settle_rec(self) -> None:
+        """Once nothing runs in the background, a recommendation still said to be timing or
+        measuring lost its task (dropped by Cancel before it started): say so."""
+        text, kind = self.state.rec_note
+        if kind == "info" and text.endswith("..."):
+            self._note("rec", "cancelled: press the button again", "warn")

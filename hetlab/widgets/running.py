@@ -168,9 +168,11 @@ class Running:
             say(self.run_status, f"Run disabled: {reason}", "warn")
             return
         st = self.state
-        plan, problem, graph = self.chosen_plan(), st.problem, st.graph
+        plan, graph, choice = self.chosen_plan(), st.graph, self.run_choice.value
+        # a recommended plan is predicted on the profile it was scheduled on (its precision's)
+        problem = st.rec_problem if choice == RECOMMENDED and st.rec_problem else st.problem
         replay, repeat = self.run_where.value == REPLAY, int(self.repeat.value)
-        devices, choice = list(self.devices), self.run_choice.value
+        devices = list(self.devices)
         with self._ui:
             st.run_note = ("replaying..." if replay else "running...", "info")
             self._update_run_state()

@@ -39,6 +39,8 @@ class State:
     rec: Any = None  # the recommended plan
     rec_replay: bool = False
     rec_note: tuple[str, str] = ("", "info")
+    rec_problem: Any = None  # the profile the recommended plan was scheduled on
+    budget: Any = None  # the candidates measured over precisions (``OverPrecisions``)
     run: dict | None = None  # the last run's report (spec §5)
     run_error: float | None = None
     run_note: tuple[str, str] = ("", "info")  # what Run did or does

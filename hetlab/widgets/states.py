@@ -139,9 +139,10 @@ class States:
         st.problem = problem
         st.pkey = problem_key(problem) if problem is not None else None
         self._default_run_where()
-        st.rec, st.rec_note = None, ("", "info")
+        st.rec, st.rec_problem, st.rec_note = None, None, ("", "info")
         self.recommend_info.value = ""
         self.slots["rec_fig"].message("press Recommend to time the candidate plans")
+        self._clear_budget()
         for panel in self._panels.values():
             panel.resolve(problem)
         draw.problem(self)

@@ -26,6 +26,7 @@ from hetlab.graph.ir import OpGraph
 from hetlab.graph.onnx_io import load
 from hetlab.schedulers.base import MODULES
 from hetlab.widgets import draw, nodepanel, precision
+from hetlab.widgets.budgeting import Budgeting
 from hetlab.widgets.controls import Controls, disable
 from hetlab.widgets.figwidget import FigureSlot
 from hetlab.widgets.files import Files
@@ -42,10 +43,10 @@ from hetlab.widgets.tasks import Lanes
 from hetlab.widgets.whatif import WhatIf
 from hetlab.zoo import names as zoo_names
 
-FIGURES = ("dag_fig", "heat_fig", "ilp_fig", "greedy_fig", "rec_fig", "run_fig")
+FIGURES = ("dag_fig", "heat_fig", "ilp_fig", "greedy_fig", "rec_fig", "budget_fig", "run_fig")
 
 
-class Workbench(States, Solving, Recommending, Files, Running, W.VBox):
+class Workbench(States, Solving, Recommending, Budgeting, Files, Running, W.VBox):
     """The JupyterLab workbench. ``model``: zoo name, .onnx path or ``OpGraph``; ``problem``:
     a ``Problem``, a saved profile's path or a shipped profile's name (``hope/<name>`` or
     ``<platform>/<model>``, explorable and replayable without its devices); ``plan``/
@@ -90,6 +91,7 @@ class Workbench(States, Solving, Recommending, Files, Running, W.VBox):
         self.whatif = WhatIf()
         half, full = draw.GANTT_WIDTH, 2 * draw.GANTT_WIDTH + 10
         widths = {"ilp_fig": half, "greedy_fig": half, "rec_fig": full, "run_fig": full}
+        widths["budget_fig"] = full
         self.slots = {n: FigureSlot(widths.get(n)) for n in FIGURES}
         self.nodes = nodepanel.NodePanel()
         self.critical_toggle = draw.critical_checkbox()
@@ -115,6 +117,7 @@ class Workbench(States, Solving, Recommending, Files, Running, W.VBox):
     ilp_fig = property(lambda self: self.slots["ilp_fig"].fig)
     greedy_fig = property(lambda self: self.slots["greedy_fig"].fig)
     rec_fig = property(lambda self: self.slots["rec_fig"].fig)
+    budget_fig = property(lambda self: self.slots["budget_fig"].fig)
     run_fig = property(lambda self: self.slots["run_fig"].fig)
     # the state's profile as measured or loaded (``problem`` may be its what-if copy)
     base_problem = property(lambda self: self.state.base)
@@ -154,6 +157,8 @@ class Workbench(States, Solving, Recommending, Files, Running, W.VBox):
         c.cancel_button.on_click(lambda _: self.cancel())
         c.run_button.on_click(lambda _: self.run())
         c.recommend_button.on_click(lambda _: self.recommend())
+        c.budget_button.on_click(lambda _: self.measure_budget())
+        c.budget_slider.observe(lambda _: self._redraw(Budgeting.choose_within), "value")
         c.queue_count.observe(lambda _: self._queues_changed(), "value")
         c.trace_button.on_click(lambda _: self.export_trace())
         c.save_profile_button.on_click(lambda _: self.save_profile())
@@ -224,6 +229,7 @@ class Workbench(States, Solving, Recommending, Files, Running, W.VBox):
     def _on_idle(self) -> None:
         disable(self.cancel_button, "nothing runs in the background")
         self._settle()
+        self._settle_rec()
 
     def _busy(self) -> None:
         disable(self.cancel_button, None)

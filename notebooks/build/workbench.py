@@ -25,6 +25,13 @@ GPU, as HOPE measured them), where the knobs visibly change the plans:
   measured. A profile measured elsewhere is replayed on fake devices, labelled as such;
   one measured here runs for real.
 * **Run** executes the plan on screen and draws its timeline under the prediction.
+* **Measure precisions** (beside the **error budget** slider) profiles and times the candidate
+  plans at every precision the devices declare (tf32, bf16, fp16 on a GPU with tensor cores),
+  each checked against onnxruntime. Then moving the slider picks, at once, the fastest plan
+  whose error stays within the budget, and the figure under it shows every candidate's time
+  against its error, with the budget as a line: how much speed a looser check buys. Where
+  the devices offer only fp32 (the CPU groups, PoCL) there is no error to trade, and the
+  slider says so.
 """),
     code("""
 from hetlab.widgets import Workbench

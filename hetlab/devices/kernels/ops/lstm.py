@@ -15,6 +15,7 @@ from hetlab.devices.kernels.ops import Op, register
 from hetlab.devices.kernels.ops.common import attr, const_value, f32, grid1, i32, is_const
 from hetlab.devices.kernels.ops.data_movement import copy_launch
 from hetlab.devices.kernels.ops.gemm import gemm_launch, no_act
+from hetlab.devices.kernels.ops.rnn_cpu import float_sequence, whole_sequence
 from hetlab.graph.ir import Node, OpGraph
 
 
@@ -47,6 +48,9 @@ class LSTM(Op):
         return bias_and_lengths("LSTM", graph, ins)
 
     def build(self, node: Node, ctx: Any) -> None:
+        if whole_sequence(ctx, node):  # a CPU device: rnn_cpu.cl, two launches in all
+            float_sequence(ctx, node)
+            return
         ins = node.inputs + [""] * (8 - len(node.inputs))
         outs = node.outputs + [""] * (3 - len(node.outputs))
         x, w, r, b, _, h0, c0 = ins[:7]

@@ -1,4 +1,4 @@
-// The GRU cell of ops/gru.py. OpenCL 1.2 C. Gates in ONNX order (z, r, h); per step,
+// The GRU cell of ops/gru.py (and the RNN cell of ops/rnn.py, last). OpenCL 1.2 C. Gates in ONNX order (z, r, h); per step,
 // xw = [B, 3H] is the input projection X[t] @ W^T plus the biases folded into it, at offset
 // xoff, and z = [B, 3H] the recurrent pre-activations (h @ R^T, see gru.py for which bias).
 // The previous state is hp[poff + b*Hd + j]. Global (Hd, B) for both kernels.
@@ -37,4 +37,15 @@ __kernel void gru_cell(__global const float* xw, const int xoff, __global const 
 #endif
     const float hv = LD(hp, poff + b * Hd + j);
     ST(h, hoff + b * Hd + j, (1.0f - zg) * n + zg * hv);
+}
+
+// The ONNX RNN's step (ops/rnn.py): h = tanh(z), z = [B, Hd] the step's pre-activations
+// (h_prev @ R^T plus the input projection); MLAS's tanh, as onnxruntime's. Writes
+// h[hoff + i]. Global (n) with n = B * Hd.
+__kernel void rnn_cell(__global const float* z, __global float* h, const int hoff,
+                       const int n HL_ARGS HL_N(z) HL_N(h))
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    ST(h, hoff + i, mlas_tanh(LD(z, i)));
 }

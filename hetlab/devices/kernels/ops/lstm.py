@@ -7,6 +7,7 @@ followed by ``lstm_cell`` (gates i, o, f, c) writing h straight into Y[t, d].
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -27,7 +28,8 @@ class LSTM(Op):
         return [i for i in (0, 1, 2, 3, 5, 6) if i < len(node.inputs) and node.inputs[i]]
 
     def why_not(self, node: Node, graph: OpGraph) -> str | None:
-        r = super().why_not(node, graph)
+        # the base checks the first output: Y, or Y_h where Y is omitted
+        r = super().why_not(replace(node, outputs=[o for o in node.outputs if o]), graph)
         if r:
             return r
         acts = attr(node, "activations", None)

@@ -6,14 +6,14 @@
 // work-group as one thread's loop, so the directions run on threads of their own and a step
 // costs no launch (a launch per step, a GEMM and a cell, cost 0.1-1 ms each). The input
 // projection of every step (biases folded in) comes from one GEMM before: xw[t, b, d, j] at
-// t * xs_t + b * xs_b + d * xs_d + j. A step's recurrent product walks k over Hd with 16 gate
-// columns at a time in float8 vectors (int8 for the quantized LSTM) from the weights laid out [D, Hd, G]
-// (G = gates x Hd, n-contiguous). The gates are onnxruntime's functions (MLAS's logistic and
-// tanh, mlas.h); the LSTM cell rounds as conv_misc.cl's lstm_cell with MLAS_GATES.
+// t * xs_t + b * xs_b + d * xs_d + j. A step's recurrent product (rec_product) walks k over
+// Hd with 32 gate columns at a time. The gates are onnxruntime's functions (MLAS's logistic
+// and tanh, mlas.h, built with FAST_FMA); the LSTM cell rounds as conv_misc.cl's lstm_cell
+// with MLAS_GATES.
 //
 // h of step t goes to y[t, d] (y = [T, D, B, Hd]) and the next step reads it there; h0, c0
 // are [D, B, Hd] (zeros where the node has none); yh (where has_yh) and c (the cell state,
-// which is the Y_c output where the node has one) are [D, B, Hd]; z = [D, B, G] is scratch.
+// which is the Y_c output where the node has one) are [D, B, Hd]; z = [D, B, Gp] is scratch (Gp: the gates padded as the panels, below).
 
 // A helper function that reads through LD takes the bounds build's arguments: FN_ARGS and
 // HL_N per buffer where declared, FN_PASS and N_PASS per buffer where called.
@@ -44,8 +44,8 @@
 // each gate's Hd columns padded to Hp = a multiple of 32 (zeros), so that a step streams
 // them in order: rows Gp * 4 bytes apart (4 KB at Hd = 256) kept the cache sets busy and ran
 // at 1.4 GMAC/s. Four float8 per panel; each row read through a view at its start, so the
-// eight loads of a vector have constant offsets and become one; products added as
-// a += x * y (contracted into vfmadd): PoCL's fma() on float8 is a call per lane.
+// eight loads of a vector have constant offsets and become one (indices computed per load
+// ran 4x slower); products added as a += x * y, contracted into vfmadd.
 inline void rec_product(__global const float* v, const int vo, __global const float* rt,
                         const int pr, __global float* z, const int zo, const int p0,
                         const int p1, const int Hd FN_ARGS HL_N(v) HL_N(rt) HL_N(z))

@@ -1,4 +1,4 @@
-"""ONNX RNN, and LSTM and GRU over the shapes of the CPU device's whole-sequence kernels
+"""ONNX RNN, LSTM with peepholes, and LSTM and GRU over the shapes of the CPU device's whole-sequence kernels
 (``cl/rnn_cpu.cl``: 32-column panels, each gate padded), against onnxruntime: both shapes of
 the recurrence run on this device, the CPU one (``cpu_kernels``) and the GPU one (a launch
 per step), over directions, batch, initial states, outputs and hidden sizes that fill a panel,
@@ -79,6 +79,15 @@ def test_constant_states_and_only_the_last_h(shaped, op):
             inits[k] = inputs.pop(k)
     outs = ["Yh", "Yc"] if op == "LSTM" else ["Yh"]
     node.output[:] = ["", *outs]
+    run_case(shaped, [node], inputs, inits, outputs=outs)
+
+
+@pytest.mark.parametrize("direction,H", [("forward", 6), ("reverse", 25), ("bidirectional", 40)])
+def test_lstm_peepholes(shaped, direction, H):
+    """P [D, 3H] (i, o, f): i and f see the old cell state, o the new one (madmom's LSTMs)."""
+    node, inputs, inits, outs = _case("LSTM", direction, 5, 2, 7, H, True, seed=3)
+    inits["P"] = rnd(len(inits["W"]), 3 * H, seed=9)
+    node.input[:] = [*node.input, "P"]
     run_case(shaped, [node], inputs, inits, outputs=outs)
 
 

@@ -116,17 +116,20 @@ inline int step_time(const int s, const int T, const int backward)
 #define COPY_STATE(c, c0, zo, n) \
     for (int i = 0; i < (n); ++i) ST(c, (zo) + i, LD(c0, (zo) + i))
 
-// The LSTM cell of one batch row, gates (i, o, f, c): pre-activation g of unit j is PRE(g, j);
-// c in place at co, h to y at yo, rounded as conv_misc.cl's lstm_cell with MLAS_GATES.
+// The LSTM cell of one batch row, gates (i, o, f, c): pre-activation g of unit j is
+// PRE(g, j, cell), cell the state its peephole sees (the step's old c for i and f, the new
+// one for o); c in place at co, h to y at yo, rounded as conv_misc.cl's lstm_cell with
+// MLAS_GATES.
 #define LSTM_CELL(PRE, c, co, y, yo, Hd)                           \
     for (int j = 0; j < (Hd); ++j) {                             \
-        const float ig = logistic(PRE(0, j));                    \
-        const float og = logistic(PRE(1, j));                    \
-        const float fg = logistic(PRE(2, j));                    \
-        const float gg = mlas_tanh(PRE(3, j));                   \
-        const float kept = MUL_RN(LD(c, (co) + j), fg);          \
+        const float cp = LD(c, (co) + j);                        \
+        const float ig = logistic(PRE(0, j, cp));                \
+        const float fg = logistic(PRE(2, j, cp));                \
+        const float gg = mlas_tanh(PRE(3, j, cp));               \
+        const float kept = MUL_RN(cp, fg);                       \
         const float added = MUL_RN(ig, gg);                      \
         const float cn = ADD_RN(kept, added);                    \
+        const float og = logistic(PRE(1, j, cn));                \
         ST(c, (co) + j, cn);                                     \
         ST(y, (yo) + j, MUL_RN(mlas_tanh(cn), og));              \
     }
@@ -157,9 +160,11 @@ inline int step_time(const int s, const int T, const int backward)
         for (int i = 0; i < n; ++i) ST(yh, d * n + i, LD(y, last + i));            \
     }
 
-// ONNX LSTM (default activations): rt = R^T in panels ([D, 4 Hp / 32, Hd, 32]).
+// ONNX LSTM (default activations): rt = R^T in panels ([D, 4 Hp / 32, Hd, 32]); pp the
+// peepholes [D, 3 Hd] (i, o, f) where has_p.
 __kernel void lstm_seq(SEQ_ARGS, __global const float* rt, __global const float* c0,
-                       __global float* c HL_ARGS SEQ_N HL_N(rt) HL_N(c0) HL_N(c))
+                       __global float* c, __global const float* pp, const int has_p
+                       HL_ARGS SEQ_N HL_N(rt) HL_N(c0) HL_N(c) HL_N(pp))
 {
     COPY_STATE(c, c0, get_global_id(0) * B * Hd, B * Hd);
     STEP_BEGIN(4)
@@ -167,7 +172,9 @@ __kernel void lstm_seq(SEQ_ARGS, __global const float* rt, __global const float*
         const int xo = t * xs_t + b * xs_b + d * xs_d, zo = (d * B + b) * Gp;
         rec_product(hp, po + b * Hd, rt, pr, z, zo, 0, Gp / 32, Hd
                     FN_PASS N_PASS(hp) N_PASS(rt) N_PASS(z));
-#define PRE(g, j) (LD(xw, xo + (g) * Hd + (j)) + LD(z, zo + (g) * Hp + (j)))
+#define PRE(g, j, cell)                                                        \
+    (LD(xw, xo + (g) * Hd + (j)) + LD(z, zo + (g) * Hp + (j)) +                 \
+     ((has_p && (g) < 3) ? LD(pp, (d * 3 + (g)) * Hd + (j)) * (cell) : 0.0f))
         LSTM_CELL(PRE, c, (d * B + b) * Hd, y, ho + b * Hd, Hd);
 #undef PRE
     }
@@ -259,7 +266,7 @@ __kernel void dq_lstm_seq(SEQ_ARGS, __global const float* rq, __global const flo
                 if (has_bias) v = ADD_RN(v, LD(bias, d * 4 * Hd + col));
                 ST(z, zo + g * Hp + j, v);
             }
-#define PRE(g, j) LD(z, zo + (g) * Hp + (j))
+#define PRE(g, j, cell) LD(z, zo + (g) * Hp + (j))
         LSTM_CELL(PRE, c, (d * B + b) * Hd, y, ho + b * Hd, Hd);
 #undef PRE
     }

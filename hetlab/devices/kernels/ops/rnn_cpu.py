@@ -114,7 +114,8 @@ def float_sequence(ctx: Any, node: Node) -> None:
         outs = node.outputs + [""] * (3 - len(node.outputs))
         c = ctx.t(outs[2]) if outs[2] else ctx.scratch(D * B * H)
         k = ctx.kernel("rnn_cpu.cl", "lstm_seq", FAST)
-        args += [_state(ctx, ins[6], D * B * H), c]
+        pp = ctx.tensor_or_const(ins[7]) if ins[7] else ctx.scratch(1)
+        args += [_state(ctx, ins[6], D * B * H), c, pp, i32(bool(ins[7]))]
     elif kind == "GRU":
         lbr = int(attr(node, "linear_before_reset", 0))
         k = ctx.kernel("rnn_cpu.cl", "gru_seq", f"{FAST} -DLBR={lbr}")

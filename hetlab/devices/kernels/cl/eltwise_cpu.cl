@@ -32,23 +32,6 @@
 #define VEC8(v) rint(v)
 #endif
 
-// mlas.h's mlas_tanh on eight lanes, the same operations lane by lane
-inline float8 mlas_tanh8(float8 x) {
-    x = clamp(x, -9.0f, 9.0f);
-    const float8 x2 = x * x;
-    float8 p = fma(x2, (float8)(-2.76076847742355e-16f), (float8)(2.00018790482477e-13f));
-    p = fma(p, x2, (float8)(-8.60467152213735e-11f));
-    p = fma(p, x2, (float8)(5.12229709037114e-08f));
-    p = fma(p, x2, (float8)(1.48572235717979e-05f));
-    p = fma(p, x2, (float8)(6.37261928875436e-04f));
-    p = fma(p, x2, (float8)(4.89352455891786e-03f));
-    p = p * x;
-    float8 q = fma(x2, (float8)(1.19825839466702e-06f), (float8)(1.18534705686654e-04f));
-    q = fma(q, x2, (float8)(2.26843463243900e-03f));
-    q = fma(q, x2, (float8)(4.89352518554385e-03f));
-    return p / q;
-}
-
 // eight consecutive floats as one vector (one unaligned load; vload8 is a call in PoCL)
 #define LD8(b, i) ((float8)(LD(b, (i)), LD(b, (i) + 1), LD(b, (i) + 2), LD(b, (i) + 3), \
                             LD(b, (i) + 4), LD(b, (i) + 5), LD(b, (i) + 6), LD(b, (i) + 7)))

@@ -116,12 +116,12 @@ inline int step_time(const int s, const int T, const int backward)
 #define COPY_STATE(c, c0, zo, n) \
     for (int i = 0; i < (n); ++i) ST(c, (zo) + i, LD(c0, (zo) + i))
 
-// The LSTM cell of one batch row, gates (i, o, f, c): pre-activation g of unit j is
+// The LSTM cell of units j0.. of one batch row, gates (i, o, f, c): pre-activation g of unit j is
 // PRE(g, j, cell), cell the state its peephole sees (the step's old c for i and f, the new
 // one for o); c in place at co, h to y at yo, rounded as conv_misc.cl's lstm_cell with
 // MLAS_GATES.
-#define LSTM_CELL(PRE, c, co, y, yo, Hd)                           \
-    for (int j = 0; j < (Hd); ++j) {                             \
+#define LSTM_CELL(PRE, c, co, y, yo, j0, Hd)                       \
+    for (int j = (j0); j < (Hd); ++j) {                          \
         const float cp = LD(c, (co) + j);                        \
         const float ig = logistic(PRE(0, j, cp));                \
         const float fg = logistic(PRE(2, j, cp));                \
@@ -175,7 +175,31 @@ __kernel void lstm_seq(SEQ_ARGS, __global const float* rt, __global const float*
 #define PRE(g, j, cell)                                                        \
     (LD(xw, xo + (g) * Hd + (j)) + LD(z, zo + (g) * Hp + (j)) +                 \
      ((has_p && (g) < 3) ? LD(pp, (d * 3 + (g)) * Hd + (j)) * (cell) : 0.0f))
-        LSTM_CELL(PRE, c, (d * B + b) * Hd, y, ho + b * Hd, Hd);
+        const int co = (d * B + b) * Hd;
+        int j = 0;
+        for (; j + 8 <= Hd; j += 8) {  // eight units as float8, the same operations
+            VIEW(__global const float*, xj, xw, xo + j);
+            VIEW(__global const float*, zj, z, zo + j);
+            VIEW(__global const float*, pj, pp, d * 3 * Hd + j);
+            const float8 cp = LD8(c, co + j);
+            const float8 pi = has_p ? LD8(pj, 0) * cp : (float8)(0.0f);
+            const float8 pf = has_p ? LD8(pj, 2 * Hd) * cp : (float8)(0.0f);
+            const float8 ig = logistic8(LD8(xj, 0) + LD8(zj, 0) + pi);
+            const float8 fg = logistic8(LD8(xj, 2 * Hd) + LD8(zj, 2 * Hp) + pf);
+            const float8 gg = mlas_tanh8(LD8(xj, 3 * Hd) + LD8(zj, 3 * Hp));
+            const float8 kept = MUL_RN(cp, fg);
+            const float8 added = MUL_RN(ig, gg);
+            const float8 cn = ADD_RN(kept, added);
+            const float8 pn = has_p ? LD8(pj, Hd) * cn : (float8)(0.0f);
+            const float8 og = logistic8(LD8(xj, Hd) + LD8(zj, Hp) + pn);
+            float cv[16] __attribute__((aligned(32)));
+            *(float8*)cv = cn;
+            *(float8*)(cv + 8) = MUL_RN(mlas_tanh8(cn), og);
+            for (int i = 0; i < 8; ++i) ST(c, co + j + i, cv[i]);
+            for (int i = 0; i < 8; ++i) ST(y, ho + b * Hd + j + i, cv[8 + i]);
+        }
+        const int jt = j;  // the units left
+        LSTM_CELL(PRE, c, co, y, ho + b * Hd, jt, Hd);
 #undef PRE
     }
     STEP_END()
@@ -202,7 +226,24 @@ __kernel void gru_seq(SEQ_ARGS, __global const float* rt, __global const float* 
         rec_product(rh, rho, rt, pr, z, zo, 2 * Hp / 32, Gp / 32, Hd
                     FN_PASS N_PASS(rh) N_PASS(rt) N_PASS(z));
 #endif
-        for (int j = 0; j < Hd; ++j) {
+        int j = 0;
+        for (; j + 8 <= Hd; j += 8) {  // eight units as float8, the same operations
+            VIEW(__global const float*, xj, xw, xo + j);
+            VIEW(__global const float*, zj, z, zo + j);
+            VIEW(__global const float*, hj, hp, hb + j);
+            const float8 zg = logistic8(LD8(xj, 0) + LD8(zj, 0));
+#if LBR
+            VIEW(__global const float*, rj, rb, d * Hd + j);
+            const float8 r = logistic8(LD8(xj, Hd) + LD8(zj, Hp));
+            const float8 nn = mlas_tanh8(LD8(xj, 2 * Hd) + r * (LD8(zj, 2 * Hp) + LD8(rj, 0)));
+#else
+            const float8 nn = mlas_tanh8(LD8(xj, 2 * Hd) + LD8(zj, 2 * Hp));
+#endif
+            float hv[8] __attribute__((aligned(32)));
+            *(float8*)hv = (1.0f - zg) * nn + zg * LD8(hj, 0);
+            for (int i = 0; i < 8; ++i) ST(y, ho + b * Hd + j + i, hv[i]);
+        }
+        for (; j < Hd; ++j) {
             const float zg = logistic(LD(xw, xo + j) + LD(z, zo + j));
 #if LBR
             const float r = logistic(LD(xw, xo + Hd + j) + LD(z, zo + Hp + j));
@@ -267,7 +308,7 @@ __kernel void dq_lstm_seq(SEQ_ARGS, __global const float* rq, __global const flo
                 ST(z, zo + g * Hp + j, v);
             }
 #define PRE(g, j, cell) LD(z, zo + (g) * Hp + (j))
-        LSTM_CELL(PRE, c, (d * B + b) * Hd, y, ho + b * Hd, Hd);
+        LSTM_CELL(PRE, c, (d * B + b) * Hd, y, ho + b * Hd, 0, Hd);
 #undef PRE
     }
     STEP_END()

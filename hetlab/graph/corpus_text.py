@@ -92,9 +92,6 @@ TEXT = [
         "text2tashkeel/models/bilstm.int8.onnx",
         shapes={"input_ids": (1, 32)},
         sha256="106917dbd76e0ae6a07d28e71556b97d42a1de9f9a67973272ab5d304d40527e",
-        gap="its attention's Tanh on PoCL is an ulp from onnxruntime's (MLAS's approximation), "
-        "and the DynamicQuantizeLinear before the next MatMulInteger turns that into whole "
-        "quantization steps: 4.7e-2 with Tanh alone on cl0, 0 with every other op there",
     ),
     entry(
         "frspell_lemma_int8",

@@ -23,6 +23,7 @@ BOUNDS_CHECKED = (
     "test_opencl_half",
     "test_opencl_half_ops",
     "test_opencl_contrib",
+    "test_opencl_rnn",
     "test_tensor_cores",
 )  # modules run under both builds
 

@@ -1,5 +1,5 @@
 """OpenCL ops over their attribute space against onnxruntime: Resize, ConvTranspose,
-HardSigmoid and Sigmoid. One small case per combination. A combination onnxruntime runs is
+HardSigmoid, Sigmoid and Tanh. One small case per combination. A combination onnxruntime runs is
 either computed within tolerance or refused by ``why_not`` with a reason, never computed
 differently."""
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from onnx import helper
 
-from tests.devices.opencl_case import make_model, reference, rnd, to_graph
+from tests.devices.opencl_case import make_model, reference, rnd, run_case, to_graph
 from tests.devices.opencl_case import rel_err as _rel_err
 
 pytest.importorskip("pyopencl")
@@ -239,6 +239,15 @@ def test_sigmoid_tails(dev, lo, hi):
     node = helper.make_node("Sigmoid", ["x"], ["y"])
     why = agree_or_refuse(dev, node, {"x": x}, opset=17, tol=1e-6)
     assert why is None, why
+
+
+@pytest.mark.parametrize("lo,hi", [(-12, -2), (-2, 2), (2, 12)])
+def test_tanh_is_onnxruntimes_bit_for_bit(dev, lo, hi):
+    """Tanh computes MLAS's approximation, as onnxruntime's CPU does: an ulp of difference
+    turns into whole steps where a DynamicQuantizeLinear follows (tashkeel's attention).
+    4099 values: the CPU kernel's eight-lane blocks and its scalar tail."""
+    x = np.linspace(lo, hi, 4099, dtype=np.float32).reshape(1, 4099)
+    run_case(dev, [helper.make_node("Tanh", ["x"], ["y"])], {"x": x}, exact=True)
 
 
 def test_every_combination_is_named():

@@ -55,7 +55,7 @@ inline float unary_op(float v, const int op, const float p0, const float p1)
         case 1: v = logistic(v); break;
         case 2: v = fmin(fmax(p0 * v + p1, 0.0f), 1.0f); break;
         case 3: v = v * fmin(fmax(v / 6.0f + 0.5f, 0.0f), 1.0f); break;
-        case 4: v = tanh(v); break;
+        case 4: v = mlas_tanh(v); break;
         case 5: v = exp(v); break;
         case 6: v = sqrt(v); break;
         case 7: v = erf(v); break;

@@ -6,7 +6,8 @@
 // 20-30 ns an element. Here a work-item takes EW consecutive elements, the op is a build
 // option (OP, eltwise.cl's unary codes: the per-element switch folds away), and the ops that
 // are plain arithmetic run on explicit float8 vectors (VEC8), the same operations lane by
-// lane as the scalar code; the others call eltwise.cl's unary_op per element.
+// lane as the scalar code (tanh is mlas.h's rational approximation); the others call
+// eltwise.cl's unary_op per element.
 #include "eltwise.cl"
 
 #define EW 16
@@ -17,6 +18,8 @@
 #define VEC8(v) fmin(fmax(p0 * (v) + p1, 0.0f), 1.0f)
 #elif OP == 3
 #define VEC8(v) ((v) * fmin(fmax((v) / 6.0f + 0.5f, 0.0f), 1.0f))
+#elif OP == 4
+#define VEC8(v) mlas_tanh8(v)
 #elif OP == 8
 #define VEC8(v) (-(v))
 #elif OP == 9

@@ -144,6 +144,7 @@ from hetlab.devices.kernels.ops import (  # noqa: F401  (registration side effec
     quant,
     reduce,
     resize,
+    rnn,
     scatter,
     space_depth,
 )

@@ -38,6 +38,7 @@ from hetlab.devices.kernels.ops.quant import (
     dynamic_quantize,
     typed_buffer,
 )
+from hetlab.devices.kernels.ops.rnn_cpu import FAST, panels, seq_args, whole_sequence
 from hetlab.graph.ir import Node, OpGraph
 
 DEFAULT_ACTS = (["Sigmoid", "Tanh", "Tanh"], ["Sigmoid", "Tanh", "Tanh"] * 2)
@@ -105,6 +106,9 @@ class DynamicQuantizeLSTM(Signature):
         T, B, I = ctx.shape(ins[0])
         D, _, G4 = ctx.shape(ins[1])
         H = G4 // 4
+        if whole_sequence(ctx, node):
+            _whole_sequence(ctx, node, (T, B, I, H, D))
+            return
         Y = ctx.t(outs[0]) if outs[0] else ctx.scratch(T * D * B * H)
         # Xw, Z, c, Y, and h quantized (values, scale, zero point; one set for every step)
         hq = (ctx.scratch(B * H, "uint8"), ctx.scratch(1), ctx.scratch(1, "uint8"))
@@ -163,6 +167,51 @@ def _direction(ctx: Any, node: Node, d: int, xq: tuple, bufs: tuple, dims: tuple
         cell = ctx.kernel("conv_misc.cl", "lstm_cell", "-DMLAS_GATES")
         ctx.launch(node, cell, (H, B), None, [Z, c, Y, i32(H), i32(hoff)])
         prev = (Y, hoff)
+
+
+def _whole_sequence(ctx: Any, node: Node, dims: tuple) -> None:
+    """On a CPU device: the quantized input projection of each direction into [D, T, B, G],
+    then ``rnn_cpu.cl``'s ``dq_lstm_seq`` runs every step (R less its zero point in int32)."""
+    ins = node.inputs + [""] * (12 - len(node.inputs))
+    outs = node.outputs + [""] * (3 - len(node.outputs))
+    T, B, I, H, D = dims
+    G4 = 4 * H
+    xq = dynamic_quantize(ctx, node, (typed_buffer(ctx, ins[0]), 0), T * B * I)
+    xw = ctx.scratch(D * T * B * G4)
+    wb, opts = typed_buffer(ctx, ins[1]), f"-DTX=U8 -DTW={CL_TYPE[ctx.dtype(ins[1])]} -DTOFLOAT"
+    for d in range(D):
+        (ws, ns), (wz, nz) = (
+            _direction_params(ctx, n, d, t)
+            for n, t in ((ins[8], "float32"), (ins[9], ctx.dtype(ins[1])))
+        )
+        operands = [xq[0], wb, xq[2], i32(1), wz, i32(nz)]
+        extra = to_float_args(ctx, (xq[1], ws, ns), "")
+        offs = [0, d * I * G4, d * T * B * G4]
+        integer_gemm(ctx, node, (T * B, G4, I), operands, xw, offs, opts, extra)
+    rz = np.asarray(ctx.const(ins[11]), np.int32).reshape(D, 1, -1)
+    rq = panels(np.asarray(ctx.const(ins[2]), np.int32) - rz, 4)
+    rs = np.asarray(ctx.const(ins[10]), np.float32).reshape(D, -1)
+    bias = (
+        np.asarray(ctx.const(ins[3]), np.float32) if ins[3] else np.zeros((D, 2 * G4), np.float32)
+    )
+    c = ctx.t(outs[2]) if outs[2] else ctx.scratch(D * B * H)
+    c0 = (
+        ctx.tensor_or_const(ins[6])
+        if ins[6]
+        else ctx.upload(np.zeros(D * B * H), key=("zeros", D * B * H))
+    )
+    args = seq_args(ctx, node, (xw, B * G4, G4, T * B * G4), (T, B, H, D, 4))
+    args += [
+        ctx.upload(rq, key=("rq", ins[2], ins[11])),
+        ctx.upload(rs, key=("rs", ins[10])),
+        i32(rs.shape[1]),
+        ctx.upload(bias[:, :G4] + bias[:, G4:], key=("WbRb", ins[3])),
+        i32(bool(ins[3])),
+        ctx.scratch(D * B * H),
+        c0,
+        c,
+    ]
+    ctx.launch(node, ctx.kernel("rnn_cpu.cl", "dq_lstm_seq", FAST), (D,), (1,), args)
 
 
 def _bias(ctx: Any, name: str, d: int, G4: int) -> tuple[Any, int]:

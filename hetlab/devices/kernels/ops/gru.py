@@ -25,6 +25,7 @@ from hetlab.devices.kernels.ops.lstm import (
     weight_layout,
     weights_gemm,
 )
+from hetlab.devices.kernels.ops.rnn_cpu import float_sequence, whole_sequence
 from hetlab.graph.ir import Node, OpGraph
 
 
@@ -52,6 +53,9 @@ class GRU(Op):
         return bias_and_lengths("GRU", graph, ins)
 
     def build(self, node: Node, ctx: Any) -> None:
+        if whole_sequence(ctx, node):  # a CPU device: rnn_cpu.cl, two launches in all
+            float_sequence(ctx, node)
+            return
         ins = node.inputs + [""] * (6 - len(node.inputs))
         outs = node.outputs + [""] * (2 - len(node.outputs))
         x, w, r, b, _, h0 = ins[:6]

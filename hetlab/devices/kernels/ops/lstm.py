@@ -1,4 +1,4 @@
-"""ONNX LSTM (forward, reverse, bidirectional; default activations; layout 0).
+"""ONNX LSTM (forward, reverse, bidirectional; default activations; peepholes; layout 0).
 
 Per direction: one GEMM for the input projection of all time steps (``X @ W^T + Wb + Rb``),
 then per step a GEMM ``h @ R^T`` whose bias operand is that step's slice of the projection,
@@ -7,6 +7,7 @@ followed by ``lstm_cell`` (gates i, o, f, c) writing h straight into Y[t, d].
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -15,6 +16,7 @@ from hetlab.devices.kernels.ops import Op, register
 from hetlab.devices.kernels.ops.common import attr, const_value, f32, grid1, i32, is_const
 from hetlab.devices.kernels.ops.data_movement import copy_launch
 from hetlab.devices.kernels.ops.gemm import gemm_launch, no_act
+from hetlab.devices.kernels.ops.rnn_cpu import float_sequence, whole_sequence
 from hetlab.graph.ir import Node, OpGraph
 
 
@@ -23,10 +25,11 @@ class LSTM(Op):
     op_types = ("LSTM",)
 
     def float_inputs(self, node: Node) -> list[int]:
-        return [i for i in (0, 1, 2, 3, 5, 6) if i < len(node.inputs) and node.inputs[i]]
+        return [i for i in (0, 1, 2, 3, 5, 6, 7) if i < len(node.inputs) and node.inputs[i]]
 
     def why_not(self, node: Node, graph: OpGraph) -> str | None:
-        r = super().why_not(node, graph)
+        # the base checks the first output: Y, or Y_h where Y is omitted
+        r = super().why_not(replace(node, outputs=[o for o in node.outputs if o]), graph)
         if r:
             return r
         acts = attr(node, "activations", None)
@@ -42,11 +45,12 @@ class LSTM(Op):
         ):
             return "LSTM clip/input_forget/layout=1"
         ins = node.inputs + [""] * (8 - len(node.inputs))
-        if ins[7]:
-            return "LSTM peepholes"
         return bias_and_lengths("LSTM", graph, ins)
 
     def build(self, node: Node, ctx: Any) -> None:
+        if whole_sequence(ctx, node):  # a CPU device: rnn_cpu.cl, two launches in all
+            float_sequence(ctx, node)
+            return
         ins = node.inputs + [""] * (8 - len(node.inputs))
         outs = node.outputs + [""] * (3 - len(node.outputs))
         x, w, r, b, _, h0, c0 = ins[:7]
@@ -162,13 +166,13 @@ def _step(
     offs = (prev[1], d * G4 * H, 0, t * B * G4)
     weights_gemm(ctx, node, (B, G4, H), prev[0], rl, (Z, G4), offs, (Xw, G4))
     hoff = (t * D + d) * B * H
-    ctx.launch(
-        node,
-        ctx.kernel("conv_misc.cl", "lstm_cell"),
-        (H, B),
-        None,
-        [Z, c, Y, i32(H), i32(hoff)],
-    )
+    args = [Z, c, Y, i32(H), i32(hoff)]
+    peep = node.inputs[7] if len(node.inputs) > 7 else ""
+    if peep:  # gru.cl's cell with peepholes: i and f see the old c, o the new one
+        args += [ctx.tensor_or_const(peep), i32(d * 3 * H)]
+        ctx.launch(node, ctx.kernel("gru.cl", "lstm_cell_peep"), (H, B), None, args)
+    else:
+        ctx.launch(node, ctx.kernel("conv_misc.cl", "lstm_cell"), (H, B), None, args)
     return Y, hoff
 
 

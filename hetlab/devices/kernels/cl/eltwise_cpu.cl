@@ -4,9 +4,12 @@
 // PoCL runs a work-group as one loop on one thread, starts each group at a cost of
 // microseconds, and does not vectorise a one-element work-item: eltwise.cl's `unary` spent
 // 20-30 ns an element. Here a work-item takes EW consecutive elements, the op is a build
-// option (OP, eltwise.cl's unary codes: the per-element switch folds away), and the ops that
-// are plain arithmetic run on explicit float8 vectors (VEC8), the same operations lane by
-// lane as the scalar code; the others call eltwise.cl's unary_op per element.
+// option (OP, eltwise.cl's unary codes: the per-element switch folds away), and the common
+// ops run on explicit float8 vectors (VEC8): the plain-arithmetic ones and the logistic as
+// the same operations lane by lane as the scalar code; exp, erf and tanh as PoCL's vector
+// functions, about ten times faster than the scalar ones and at most an ulp from them
+// (docs/decisions.md#vector-functions-on-a-cpu-device). The others call eltwise.cl's
+// unary_op per element.
 #include "eltwise.cl"
 
 #define EW 16
@@ -27,7 +30,38 @@
 #define VEC8(v) ceil(v)
 #elif OP == 18
 #define VEC8(v) rint(v)
+#elif OP == 1
+#define VEC8(v) logistic8(v)
+#elif OP == 4
+#define VEC8(v) tanh(v)
+#elif OP == 5
+#define VEC8(v) exp(v)
+#elif OP == 6
+#define VEC8(v) sqrt(v)
+#elif OP == 7
+#define VEC8(v) erf(v)
+#elif OP == 13
+#define VEC8(v) select((v), p0 * (exp(v) - 1.0f), (v) < 0.0f)
+#elif OP == 14
+#define VEC8(v) (0.5f * (v) * (1.0f + erf((v) * 0.70710678118654752f)))
 #endif
+
+// mlas.h's logistic on eight lanes: the same operations lane by lane, so the same results.
+inline float8 logistic8(float8 x) {
+    x = clamp(x, -18.0f, 18.0f);
+    const float8 x2 = x * x;
+    float8 p = fma(x2, 4.37031012579801e-11f, 1.15627324459942e-07f);
+    p = fma(p, x2, 6.08574864600143e-05f);
+    p = fma(p, x2, 8.51377133304701e-03f);
+    p = fma(p, x2, 2.48287947061529e-01f);
+    p = p * x;
+    float8 q = fma(x2, 6.10247389755681e-13f, 5.76102136993427e-09f);
+    q = fma(q, x2, 6.29106785017040e-06f);
+    q = fma(q, x2, 1.70198817374094e-03f);
+    q = fma(q, x2, 1.16817656904453e-01f);
+    q = fma(q, x2, 9.93151921023180e-01f);
+    return clamp(p / q + 0.5f, 0.0f, 1.0f);
+}
 
 // eight consecutive floats as one vector (one unaligned load; vload8 is a call in PoCL)
 #define LD8(b, i) ((float8)(LD(b, (i)), LD(b, (i) + 1), LD(b, (i) + 2), LD(b, (i) + 3), \

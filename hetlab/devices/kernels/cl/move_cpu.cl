@@ -5,8 +5,20 @@
 // microseconds. eltwise.cl's copy_nd finds both offsets of every element by a division per
 // dimension, and pool.cl's reduce, softmax and pool2d use work-groups of 64 items with
 // barriers (or one group per output) for what is, on a CPU, a short loop. Here a work-item
-// walks a run of elements in order, with the same arithmetic per element as those kernels,
-// so the results are theirs; a reduction folds its values in order.
+// walks a run of elements in order, with the same arithmetic per element as those kernels.
+// A sum keeps their order too: 64 partial sums (value j into partial j % 64, in order), then
+// their tree, as the work-group of 64 adds them, so the results are theirs bit for bit (a
+// sum in another order moves an ulp, and a quantization step after it can move a whole step).
+
+#define RL 64
+// The partials' tree of pool.cl's work-group, in one work-item: sum (mode 0) or max (1) of
+// the first `used` partials (the others hold the fold's identity, which changes nothing).
+inline float tree(float* p, const int mode, const int used) {
+    for (int s = RL / 2; s > 0; s >>= 1)
+        for (int l = 0; l < s && l + s < used; ++l)
+            p[l] = mode == 1 ? fmax(p[l], p[l + s]) : p[l] + p[l + s];
+    return p[0];
+}
 #include "eltwise.cl"
 
 #define EW 16
@@ -41,7 +53,8 @@ inline int rm_at(__constant int* sh, __constant int* st, const int nd, int q) {
 }
 
 // pool.cl's reduce (same meta block, mode and scale) for nout outputs: a work-item per
-// output folds its R values in order, run by run of the innermost reduced dimension.
+// output folds its R values, run by run of the innermost reduced dimension, in pool.cl's
+// order.
 __kernel void reduce_cpu(__global const float* x, __global float* y, __constant int* rm,
                          const int R, const int mode, const float scale, const int nout
                          HL_ARGS HL_N(x) HL_N(y))
@@ -50,19 +63,21 @@ __kernel void reduce_cpu(__global const float* x, __global float* y, __constant 
     if (o >= nout) return;
     const int base = rm_at(rm + 1, rm + 7, rm[0], o);
     const int len = rm[19], st = rm[25];  // the innermost reduced dim (1 and 0 if none)
-    float acc = mode == 1 ? -INFINITY : 0.0f;
+    float p[RL];
+    for (int l = 0; l < RL; ++l) p[l] = mode == 1 ? -INFINITY : 0.0f;
     for (int j = 0; j < R; j += len) {
         int off = base + rm_at(rm + 14, rm + 20, rm[13], j);
         for (int k = 0; k < len; ++k, off += st) {
             const float v = LD(x, off);
-            acc = mode == 1 ? fmax(acc, v) : acc + v;
+            const int l = (j + k) % RL;
+            p[l] = mode == 1 ? fmax(p[l], v) : p[l] + v;
         }
     }
-    ST(y, o, acc * scale);
+    ST(y, o, tree(p, mode, R) * scale);
 }
 
 // reduce.cl's reduce_more (same meta block and mode) for nout outputs: a work-item per
-// output, its values folded in order (log-sum-exp: their maximum first).
+// output, its values folded in reduce.cl's order (log-sum-exp: their maximum first).
 __kernel void reduce_more_cpu(__global const float* x, __global float* y, __constant int* rm,
                               const int R, const int mode, const int nout
                               HL_ARGS HL_N(x) HL_N(y))
@@ -79,7 +94,8 @@ __kernel void reduce_more_cpu(__global const float* x, __global float* y, __cons
             for (int k = 0; k < len; ++k, off += st) m = fmax(m, LD(x, off));
         }
     }
-    float acc = mode == 5 ? INFINITY : (mode == 6 ? 1.0f : 0.0f);
+    float p[RL];
+    for (int l = 0; l < RL; ++l) p[l] = mode == 5 ? INFINITY : (mode == 6 ? 1.0f : 0.0f);
     for (int j = 0; j < R; j += len) {
         int off = base + rm_at(rm + 14, rm + 20, rm[13], j);
         for (int k = 0; k < len; ++k, off += st) {
@@ -87,17 +103,22 @@ __kernel void reduce_more_cpu(__global const float* x, __global float* y, __cons
             if (mode == 0) v = fabs(v);
             else if (mode == 1 || mode == 2) v = v * v;
             else if (mode == 3) v = exp(v - m);
-            acc = mode == 5 ? fmin(acc, v) : (mode == 6 ? acc * v : acc + v);
+            const int l = (j + k) % RL;
+            p[l] = mode == 5 ? fmin(p[l], v) : (mode == 6 ? p[l] * v : p[l] + v);
         }
     }
+    for (int s = RL / 2; s > 0; s >>= 1)  // reduce.cl's tree (rm_fold)
+        for (int l = 0; l < s && l + s < R; ++l)
+            p[l] = mode == 5 ? fmin(p[l], p[l + s]) : (mode == 6 ? p[l] * p[l + s] : p[l] + p[l + s]);
+    float acc = p[0];
     if (mode == 1) acc = sqrt(acc);
     else if (mode == 3) acc = log(acc) + m;
     else if (mode == 4) acc = log(acc);
     ST(y, o, acc);
 }
 
-// pool.cl's softmax (same arguments) for `rows` rows: a work-item per row; the
-// exponentials are written once and divided in place.
+// pool.cl's softmax (same arguments) for `rows` rows: a work-item per row, its sum in
+// pool.cl's order; the exponentials are written once and divided in place.
 __kernel void softmax_cpu(__global const float* x, __global float* y, const int L,
                           const int inner, const int log_, const int rows
                           HL_ARGS HL_N(x) HL_N(y))
@@ -107,12 +128,14 @@ __kernel void softmax_cpu(__global const float* x, __global float* y, const int 
     const int base = (row / inner) * L * inner + row % inner;
     float m = -INFINITY;
     for (int j = 0; j < L; ++j) m = fmax(m, LD(x, base + j * inner));
-    float sum = 0.0f;
+    float p[RL];
+    for (int l = 0; l < RL; ++l) p[l] = 0.0f;
     for (int j = 0; j < L; ++j) {
         const float e = exp(LD(x, base + j * inner) - m);
-        sum += e;
+        p[j % RL] += e;
         if (!log_) ST(y, base + j * inner, e);
     }
+    const float sum = tree(p, 0, L);
     if (log_) {
         const float ls = log(sum);
         for (int j = 0; j < L; ++j) ST(y, base + j * inner, LD(x, base + j * inner) - m - ls);

@@ -1,7 +1,7 @@
 """DepthToSpace/SpaceToDepth, GatherND/GatherElements and ScatterND/ScatterElements against
 onnxruntime, bit for bit, over their attributes, data types (float32, int32, int64, bool) and
-index types; and the refusals: scatter reductions whose indices repeat or are read at run
-time."""
+index types; ScatterElements' reductions over repeated indices, in onnxruntime's order; and
+the refusals: ScatterND reductions whose indices repeat or are read at run time."""
 
 from __future__ import annotations
 
@@ -142,16 +142,30 @@ def test_scatter_elements(dev, dtype, itype, axis, red):
     exact(dev, [node], inputs, {"i": idx})
 
 
-def test_scatter_refuses_reductions_over_repeated_or_run_time_indices(dev):
-    """onnxruntime reduces repeated indices in order; the kernels combine in parallel, so
-    they refuse reductions where indices repeat or are read at run time (reduction none keeps
-    the last update: test_opencl_more_ops.py)."""
+def test_scatter_refuses_nd_reductions_over_repeated_or_run_time_indices(dev):
+    """onnxruntime reduces repeated indices in order; ScatterND's updates of one element can
+    come from anywhere, so its reductions where indices repeat or are read at run time are
+    refused (reduction none keeps the last update: test_opencl_more_ops.py)."""
     x, u = rnd(4, 3), rnd(2, 3, seed=1)
     same = np.array([[1], [-3]], np.int64)  # the same row twice
     node = N("ScatterND", ["x", "i", "u"], reduction="mul")
     assert "repeat" in why(dev, [node], {"x": x, "u": u}, {"i": same})
     rt = why(dev, [node], {"x": x, "u": u, "i": np.array([[0], [1]])})
     assert "run time" in rt
-    ie = np.array([[0, 1, 2], [0, 2, 3]], np.int64)  # column 0 gets row 0 twice
-    node = N("ScatterElements", ["x", "i", "u"], axis=0, reduction="add")
-    assert "repeat" in why(dev, [node], {"x": x, "u": u}, {"i": ie})
+
+
+@pytest.mark.parametrize("red", ["add", "mul", "max", "min"])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("run_time", [False, True])
+def test_scatter_elements_reduces_repeated_indices_in_order(dev, red, axis, run_time):
+    """ScatterElements' reductions over repeated indices, constant or read at run time,
+    combine each output element's updates in onnxruntime's order: bit for bit."""
+    xs, ish = (4, 5, 6), {0: [7, 3, 4], 1: [2, 9, 4], -1: [2, 3, 10]}[axis]
+    rng = np.random.default_rng(3)
+    idx = rng.integers(-xs[axis], xs[axis], ish).astype(np.int64)  # repeats along the axis
+    node = N("ScatterElements", ["x", "i", "u"], axis=axis, reduction=red)
+    inputs = {"x": rnd(*xs), "u": rnd(*ish, seed=2)}
+    if run_time:
+        exact(dev, [node], {**inputs, "i": idx})
+    else:
+        exact(dev, [node], inputs, {"i": idx})

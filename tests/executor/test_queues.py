@@ -205,7 +205,7 @@ def test_a_bounds_checked_queue_runner_fails_the_run_that_indexes_past_a_buffer(
             # the element count one too many, and a work-group more to reach it
             sig.kernel.set_arg(2, np.int32(sig.args[2] + 1))
             sig.gsize = (sig.gsize[0] + 256,)
-            vars(sig).pop("raw", None)  # the C launcher's copy of the sizes (launcher.py)
+            vars(sig).pop("c_args", None)  # the C launcher's copy of the sizes (launcher.py)
             with pytest.raises(
                 HetlabError, match="kernel unary(_cpu)? of node b_sig .* (read|wrote) index"
             ):

@@ -14,11 +14,12 @@ import numpy as np
 
 from hetlab.devices.kernels.bounds import Checks
 from hetlab.devices.kernels.device import KernelDevice
-from hetlab.devices.kernels.fusion import plan_concat, plan_fusion, plan_prologue
+from hetlab.devices.kernels.fusion import plan_chains, plan_concat, plan_fusion, plan_prologue
 from hetlab.devices.kernels.launches import Launch, LaunchPlan, Ref
 from hetlab.devices.kernels.ops import op_for, why_not
 from hetlab.devices.kernels.ops.activation import act_params
 from hetlab.devices.kernels.ops.common import const_weights
+from hetlab.devices.kernels.ops.fused import build_chain
 from hetlab.devices.kernels.widen import apply_widen, convert, half_names
 from hetlab.devices.unit import Unit
 from hetlab.errors import HetlabError
@@ -64,6 +65,7 @@ class UnitBuilder:
         self._widen()
         plan_fusion(self)
         plan_prologue(self)
+        plan_chains(self)
         plan_concat(self)
 
     # --- planning -------------------------------------------------------------------
@@ -193,7 +195,10 @@ class UnitBuilder:
                 w = self.widened.get(n.id)
                 try:
                     convert(self, n, w.ins if w else [], "from_half")
-                    op_for(n.op_type, n.domain).build(n, self)
+                    if n.id in self.chains:
+                        build_chain(self, *self.chains[n.id])
+                    else:
+                        op_for(n.op_type, n.domain).build(n, self)
                     convert(self, n, w.outs if w else [], "to_half")
                 except (KeyError, IndexError, TypeError, ValueError) as e:
                     raise HetlabError(

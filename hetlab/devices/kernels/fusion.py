@@ -7,6 +7,8 @@
   GEMM epilogue's residual (after the Conv's own bias and any BatchNormalization folded in);
 - Relu/LeakyRelu/Clip into the epilogue of the op producing their input;
 - a Relu whose every reader is a Conv taking it as its input, into those Convs' loads;
+- on a CPU device, chains of float32 element-wise nodes, each one's output read only by the
+  next, into one launch (``ops/fused.py``);
 - Concat inputs written in place: producers whose kernels take an output offset write their
   slice of the Concat output directly when it is contiguous and the Concat is their only reader.
 """
@@ -18,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from hetlab.devices.kernels.ops.activation import act_params
+from hetlab.devices.kernels.ops.fused import Chain, fusable
 from hetlab.graph.ir import Node
 
 ACTIVATIONS = ("Relu", "LeakyRelu", "Clip")
@@ -171,6 +174,43 @@ def plan_prologue(ub: Any) -> None:
         for c in readers:
             ub.pre_relu[c.id] = n.inputs[0]
         ub.fused[n.id] = readers[0].id
+
+
+def _chain_next(ub: Any, n: Node) -> Node | None:
+    """The node that can extend a chain ending at ``n``: the only reader of its output, in
+    the unit, taken by no other fusion; None where ``n`` ends the chain."""
+    y = ub.final[n.id]
+    cons = ub.consumers.get(y, [])
+    if len(cons) != 1 or y in ub.outputs or cons[0] not in ub.position:
+        return None
+    c = ub.graph.node(cons[0])
+    skip = c.id in ub.fused or c.id in ub.widened or c.id in ub.chains
+    return None if skip or not fusable(c) else c
+
+
+def plan_chains(ub: Any) -> None:
+    """On a CPU device, where a launch costs microseconds of the driver's time: each chain of
+    two or more element-wise nodes into one launch (``ub.chains``: its last node -> the
+    members and their expression), the others fused into the last: the launch goes where
+    the last node is, after every input of the chain is computed."""
+    ub.chains = {}
+    if not ub.device.cpu_kernels:
+        return
+    for n in ub.nodes:
+        if n.id in ub.fused or n.id in ub.widened or n.id in ub.chains or not fusable(n):
+            continue
+        chain, members = Chain(ub, ub.shape(n.outputs[0])), [n]
+        if not chain.add(n):
+            continue
+        while (nxt := _chain_next(ub, members[-1])) is not None and chain.add(nxt):
+            members.append(nxt)
+        if len(members) < 2 or not chain.inputs:
+            continue
+        last, ids = members[-1].id, {m.id for m in members[:-1]}
+        for m in ub.nodes:  # the members, and what was fused into them, run in the last's launch
+            if m.id in ids or ub.fused.get(m.id) in ids:
+                ub.fused[m.id] = last
+        ub.chains[last] = (members, chain)
 
 
 def plan_concat(ub: Any) -> None:

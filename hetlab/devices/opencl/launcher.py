@@ -19,9 +19,6 @@ from typing import Any
 
 from hetlab.errors import HetlabError
 
-_ARGTYPES = [ctypes.c_void_p] * 2 + [ctypes.c_uint] + [ctypes.c_void_p] * 3
-_ARGTYPES += [ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p]
-
 
 def loaded_loader() -> str | None:
     """The path of the OpenCL ICD loader mapped into this process (pyopencl's), or None."""
@@ -38,7 +35,9 @@ def loaded_loader() -> str | None:
 
 @functools.cache
 def c_enqueue() -> Any:
-    """``clEnqueueNDRangeKernel`` of the loaded loader, or None where there is none."""
+    """``clEnqueueNDRangeKernel`` of the loaded loader, or None where there is none. It has
+    no ``argtypes``: every call passes ready ctypes values (``_c_args``), which ctypes hands
+    on without converting them (a third of the call's host cost)."""
     path = loaded_loader()
     if path is None:
         return None
@@ -46,20 +45,25 @@ def c_enqueue() -> Any:
         fn = ctypes.CDLL(path).clEnqueueNDRangeKernel
     except (OSError, AttributeError):
         return None
-    fn.argtypes, fn.restype = _ARGTYPES, ctypes.c_int
+    fn.restype = ctypes.c_int
     return fn
 
 
-def _raw(launch: Any) -> tuple[int, int, Any, Any]:
-    """(kernel handle, dimensions, global size, local size) as the C call takes them, kept on
-    the launch (its kernel object, and so its bound arguments, never changes)."""
-    raw = getattr(launch, "raw", None)
-    if raw is None:
+NO_WAIT = ctypes.c_uint(0)
+
+
+def _c_args(launch: Any) -> tuple[Any, ...]:
+    """The C call's arguments after the queue as ctypes values (kernel handle, dimensions,
+    no offset, global size, local size, no wait list, no event), kept on the launch: its
+    kernel object, and so its bound arguments, never changes."""
+    args = getattr(launch, "c_args", None)
+    if args is None:
         g = (ctypes.c_size_t * len(launch.gsize))(*launch.gsize)
         lsize = launch.lsize
         local = None if lsize is None else (ctypes.c_size_t * len(lsize))(*lsize)
-        raw = launch.raw = (launch.kernel.int_ptr, len(launch.gsize), g, local)
-    return raw
+        kernel, dims = ctypes.c_void_p(launch.kernel.int_ptr), ctypes.c_uint(len(launch.gsize))
+        args = launch.c_args = (kernel, dims, None, g, local, NO_WAIT, None, None)
+    return args
 
 
 def enqueue_each(
@@ -78,22 +82,37 @@ def enqueue_each(
 
 def enqueue(cl: Any, queue: Any, launches: Sequence[Any], wait_for: Sequence[Any] = ()) -> Any:
     """Enqueue ``launches`` in order on ``queue``, the first waiting on ``wait_for``; the
-    event of the last one (a marker's when there are none)."""
+    event of the last one (a marker's when there are none). Between the first and the last
+    launch, a launch is one C call with its stored arguments."""
     fn = c_enqueue()
     if fn is None or not launches:
         events = enqueue_each(cl, queue, launches, wait_for)
         return events[-1] if events else cl.enqueue_marker(queue, wait_for=list(wait_for) or None)
-    qp, last = queue.int_ptr, len(launches) - 1
-    waits = (ctypes.c_void_p * len(wait_for))(*[e.int_ptr for e in wait_for]) if wait_for else None
-    event = ctypes.c_void_p()
-    for i, L in enumerate(launches):
-        kernel, dims, g, local = _raw(L)
-        n_wait, wait_list = (len(wait_for), waits) if i == 0 and waits is not None else (0, None)
-        out = ctypes.byref(event) if i == last else None
-        rc = fn(qp, kernel, dims, None, g, local, n_wait, wait_list, out)
-        if rc != 0:
-            raise HetlabError(
-                f"OpenCL could not enqueue kernel {L.kernel.function_name} of node {L.node} "
-                f"(error {rc})"
-            )
+    qp, event = ctypes.c_void_p(queue.int_ptr), ctypes.c_void_p()
+    first, last = launches[0], launches[-1]
+    if wait_for or len(launches) == 1:
+        kernel, dims, _, g, local, *_ = _c_args(first)
+        waits = (ctypes.c_void_p * len(wait_for))(*[e.int_ptr for e in wait_for]) or None
+        out = ctypes.byref(event) if len(launches) == 1 else None
+        _check(
+            fn(qp, kernel, dims, None, g, local, ctypes.c_uint(len(wait_for)), waits, out), first
+        )
+        middle = launches[1:-1]
+    else:
+        middle = launches[:-1]
+    for L in middle:
+        rc = fn(qp, *_c_args(L))
+        if rc:
+            _check(rc, L)
+    if len(launches) > 1:
+        kernel, dims, _, g, local, *_ = _c_args(last)
+        _check(fn(qp, kernel, dims, None, g, local, NO_WAIT, None, ctypes.byref(event)), last)
     return cl.Event.from_int_ptr(event.value, retain=False)
+
+
+def _check(rc: int, launch: Any) -> None:
+    if rc != 0:
+        raise HetlabError(
+            f"OpenCL could not enqueue kernel {launch.kernel.function_name} of node "
+            f"{launch.node} (error {rc})"
+        )

@@ -4,10 +4,12 @@
 // PoCL runs a work-group as one loop on one thread, starts each group at a cost of
 // microseconds, and does not vectorise a one-element work-item: eltwise.cl's `unary` spent
 // 20-30 ns an element. Here a work-item takes EW consecutive elements, the op is a build
-// option (OP, eltwise.cl's unary codes: the per-element switch folds away), and the ops that
-// are plain arithmetic run on explicit float8 vectors (VEC8), the same operations lane by
-// lane as the scalar code (tanh is mlas.h's rational approximation); the others call
-// eltwise.cl's unary_op per element.
+// option (OP, eltwise.cl's unary codes: the per-element switch folds away), and the common
+// ops run on explicit float8 vectors (VEC8): the plain-arithmetic ones, the logistic and tanh
+// as mlas.h's rational approximations, the same operations lane by lane as the scalar code;
+// exp and erf as PoCL's vector functions, about ten times faster than the scalar ones and at
+// most an ulp from them (docs/decisions.md#vector-functions-on-a-cpu-device). The others
+// call eltwise.cl's unary_op per element.
 #include "eltwise.cl"
 
 #define EW 16
@@ -30,6 +32,18 @@
 #define VEC8(v) ceil(v)
 #elif OP == 18
 #define VEC8(v) rint(v)
+#elif OP == 1
+#define VEC8(v) logistic8(v)
+#elif OP == 5
+#define VEC8(v) exp(v)
+#elif OP == 6
+#define VEC8(v) sqrt(v)
+#elif OP == 7
+#define VEC8(v) erf(v)
+#elif OP == 13
+#define VEC8(v) select((v), p0 * (exp(v) - 1.0f), (v) < 0.0f)
+#elif OP == 14
+#define VEC8(v) (0.5f * (v) * (1.0f + erf((v) * 0.70710678118654752f)))
 #endif
 
 // eight consecutive floats as one vector (one unaligned load; vload8 is a call in PoCL)

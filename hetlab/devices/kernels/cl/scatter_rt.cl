@@ -69,3 +69,41 @@ __kernel void scatter_owned(__global DT* y, __global const int* at, __global con
     const int o = LD(at, i);
     if (o >= 0 && LD(owner, o) == i) ST(y, o, LD(upd, i));
 }
+
+// ScatterElements with a reduction (red: 1 add, 2 mul, 3 max, 4 min, as scatter.cl's
+// scatter_at) and indices read at run time. Work-item l is one lane: the updates that share
+// every coordinate but the axis. No two lanes meet at an output element, and a lane combines
+// its updates into y in order along the axis, so every output element takes its updates in
+// onnxruntime's order (its loop over the updates in row-major order). meta is
+// scatter_claim's ScatterElements block. An index out of range updates nothing.
+__kernel void scatter_lanes(__global DT* y, __global const IT* idx, __global const DT* upd,
+                            __constant int* meta, const int red, const int lanes
+                            HL_ARGS HL_N(y) HL_N(idx) HL_N(upd))
+{
+    const int l = get_global_id(0);
+    if (l >= lanes) return;
+    const int nd = meta[0], ax = meta[1], dim = meta[2], L = meta[3 + ax];
+    int inner = 1;
+    for (int d = ax + 1; d < nd; ++d) inner *= meta[3 + d];
+    const int u0 = (l / inner) * L * inner + l % inner;  // the lane's update at axis index 0
+    int t = u0, off = 0;
+    for (int d = nd - 1; d >= 0; --d) {
+        const int c = t % meta[3 + d];
+        t /= meta[3 + d];
+        off += d == ax ? 0 : c * meta[3 + nd + d];
+    }
+    for (int j = 0; j < L; ++j) {
+        const int i = u0 + j * inner;
+        IT q = LD(idx, i);
+        q = q < 0 ? q + dim : q;
+        if (q < 0 || q >= dim) continue;
+        const int o = off + (int)q * meta[3 + nd + ax];
+        const DT u = LD(upd, i), v = LD(y, o);
+        DT w = u;
+        if (red == 1) w = v + u;
+        else if (red == 2) w = v * u;
+        else if (red == 3) w = v < u ? u : v;
+        else if (red == 4) w = u < v ? u : v;
+        ST(y, o, w);
+    }
+}

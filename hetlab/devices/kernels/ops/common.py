@@ -12,6 +12,7 @@ from hetlab.graph.ir import Node, OpGraph
 MAXD = 6
 LOCAL = 256
 CPU_ELEMENTS, CPU_GROUP = 16, 64  # cpu_grid1
+CPU_ROWS = 8  # cpu_rows
 INTS = ("int32", "int64")
 NUMERIC = ("float32", *INTS)
 ANY = (*NUMERIC, "bool")
@@ -143,6 +144,13 @@ def cpu_grid1(n: int) -> tuple[tuple[int], tuple[int]]:
     elements (eltwise_cpu.cl, quant_cpu.cl): CPU_ELEMENTS a work-item, CPU_GROUP items a
     group (a PoCL work-group is one thread's loop, and costly to start)."""
     return (-(-n // CPU_ELEMENTS),), (CPU_GROUP,)
+
+
+def cpu_rows(n: int) -> tuple[tuple[int], tuple[int]]:
+    """(global size, work-group size) of a CPU device's kernel that runs a work-item per
+    row of ``n`` (move_cpu.cl): CPU_ROWS rows a group, or every row in one group when fewer."""
+    g = max(1, min(CPU_ROWS, n))
+    return (-(-n // g) * g,), (g,)
 
 
 def conv_pads(

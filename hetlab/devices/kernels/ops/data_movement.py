@@ -17,6 +17,7 @@ from hetlab.devices.kernels.ops.common import (
     MOVED,
     attr,
     bcast_strides,
+    cpu_grid1,
     grid1,
     i32,
     is_const,
@@ -30,13 +31,17 @@ from hetlab.graph.ir import Node, OpGraph
 
 def copy_launch(ctx: Any, node: Node, src: Any, dst: Any, shape, sa, sb, offa=0, offb=0) -> None:
     """Copy ``src`` into ``dst`` over ``shape`` with the given strides and offsets, in the
-    node's output type."""
+    node's output type (a CPU device: move_cpu.cl's ``copy_cpu``, 16 elements a work-item)."""
     meta = nd_meta(shape, sa, sb, offa, offb)
     n = numel(shape)
-    g, l = grid1(n)
     out = next((o for o in node.outputs if o), "")
     dtype = ctx.dtype(out) if out else "float32"
-    k = ctx.kernel("eltwise.cl", "copy_nd", type_options(dtype))
+    if ctx.device.cpu_kernels:
+        g, l = cpu_grid1(n)
+        k = ctx.kernel("move_cpu.cl", "copy_cpu", type_options(dtype))
+    else:
+        g, l = grid1(n)
+        k = ctx.kernel("eltwise.cl", "copy_nd", type_options(dtype))
     ctx.launch(node, k, g, l, [src, dst, ctx.ints(meta), i32(n)])
 
 

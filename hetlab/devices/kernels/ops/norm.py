@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from hetlab.devices.kernels.ops import Op, register
-from hetlab.devices.kernels.ops.common import attr, grid1, i32, is_const, numel
+from hetlab.devices.kernels.ops.common import attr, cpu_rows, grid1, i32, is_const, numel
 from hetlab.graph.ir import Node, OpGraph
 
 RL = 64
@@ -143,19 +143,13 @@ class Softmax(Op):
         xs = ctx.shape(node.inputs[0])
         L, inner = softmax_geometry(node, xs, model_opset(ctx.graph))
         rows = numel(xs) // L
-        ctx.launch(
-            node,
-            ctx.kernel("pool.cl", "softmax"),
-            (rows * RL,),
-            (RL,),
-            [
-                ctx.t(node.inputs[0]),
-                ctx.t(node.outputs[0]),
-                i32(L),
-                i32(inner),
-                i32(node.op_type == "LogSoftmax"),
-            ],
-        )
+        args = [ctx.t(node.inputs[0]), ctx.t(node.outputs[0]), i32(L), i32(inner)]
+        args.append(i32(node.op_type == "LogSoftmax"))
+        if ctx.device.cpu_kernels:  # move_cpu.cl: a work-item per row
+            k = ctx.kernel("move_cpu.cl", "softmax_cpu")
+            ctx.launch(node, k, *cpu_rows(rows), [*args, i32(rows)])
+            return
+        ctx.launch(node, ctx.kernel("pool.cl", "softmax"), (rows * RL,), (RL,), args)
 
 
 __all__ = ["grid1"]

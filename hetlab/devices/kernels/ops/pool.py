@@ -12,6 +12,7 @@ from hetlab.devices.kernels.ops import Op, register
 from hetlab.devices.kernels.ops.common import (
     attr,
     conv_pads,
+    cpu_rows,
     f32,
     grid1,
     i32,
@@ -69,13 +70,14 @@ class Pool(Op):
             ]
         mode = 0 if node.op_type == "MaxPool" else 1 + int(attr(node, "count_include_pad", 0))
         y, yoff = ctx.dest(node)
-        ctx.launch(
-            node,
-            ctx.kernel("pool.cl", "pool2d"),
-            (pp[3], pp[2], xs[0] * xs[1]),
-            None,
-            [ctx.t(node.inputs[0]), y, ctx.ints(pp), i32(mode), i32(yoff)],
-        )
+        args = [ctx.t(node.inputs[0]), y, ctx.ints(pp), i32(mode), i32(yoff)]
+        if ctx.device.cpu_kernels:  # move_cpu.cl: a work-item per output row
+            rows = pp[2] * xs[0] * xs[1]
+            built = zip(("KH", "KW", "SH", "SW", "DH", "DW"), pp[4:8] + pp[10:12], strict=True)
+            k = ctx.kernel("move_cpu.cl", "pool2d_cpu", " ".join(f"-D{m}={v}" for m, v in built))
+            ctx.launch(node, k, *cpu_rows(rows), [*args, i32(rows)])
+            return
+        ctx.launch(node, ctx.kernel("pool.cl", "pool2d"), (pp[3], pp[2], xs[0] * xs[1]), None, args)
 
 
 def _merge(shape: Sequence[int], st: Sequence[int]) -> tuple[list[int], list[int]]:
@@ -110,14 +112,20 @@ def reduce_meta(xs: Sequence[int], axes: Sequence[int]) -> tuple[list[int], int,
 def reduce_launch(
     ctx: Any, node: Node, x: str, y: str, axes: Sequence[int], mode: int, mean: bool
 ) -> None:
-    """y = reduction of x over ``axes`` (sum: mode 0, max: mode 1; mean scales by 1/R)."""
+    """y = reduction of x over ``axes`` (sum: mode 0, max: mode 1; mean scales by 1/R); on a
+    CPU device move_cpu.cl's ``reduce_cpu``, a work-item per output."""
     rm, R, nout = reduce_meta(ctx.shape(x), axes)
+    args = [ctx.t(x), ctx.t(y), ctx.ints(rm), i32(R), i32(mode), f32(1.0 / R if mean else 1.0)]
+    if ctx.device.cpu_kernels:
+        k = ctx.kernel("move_cpu.cl", "reduce_cpu")
+        ctx.launch(node, k, *cpu_rows(nout), [*args, i32(nout)])
+        return
     ctx.launch(
         node,
         ctx.kernel("pool.cl", "reduce"),
         (nout * RL,),
         (RL,),
-        [ctx.t(x), ctx.t(y), ctx.ints(rm), i32(R), i32(mode), f32(1.0 / R if mean else 1.0)],
+        args,
     )
 
 

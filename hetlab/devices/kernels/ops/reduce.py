@@ -16,6 +16,7 @@ from hetlab.devices.kernels.ops import Op, register
 from hetlab.devices.kernels.ops.common import (
     NUMERIC,
     attr,
+    cpu_rows,
     grid1,
     i32,
     numel,
@@ -45,14 +46,13 @@ class ReduceMore(Reduce):
         xs = ctx.shape(node.inputs[0])
         axes = reduce_axes(node, len(xs), ctx.const)
         rm, R, nout = reduce_meta(xs, axes)
-        ctx.launch(
-            node,
-            ctx.kernel("reduce.cl", "reduce_more"),
-            (nout * RL,),
-            (RL,),
-            [ctx.t(node.inputs[0]), ctx.t(node.outputs[0]), ctx.ints(rm), i32(R)]
-            + [i32(MODES[node.op_type])],
-        )
+        args = [ctx.t(node.inputs[0]), ctx.t(node.outputs[0]), ctx.ints(rm), i32(R)]
+        args.append(i32(MODES[node.op_type]))
+        if ctx.device.cpu_kernels:  # move_cpu.cl: a work-item per output
+            k = ctx.kernel("move_cpu.cl", "reduce_more_cpu")
+            ctx.launch(node, k, *cpu_rows(nout), [*args, i32(nout)])
+            return
+        ctx.launch(node, ctx.kernel("reduce.cl", "reduce_more"), (nout * RL,), (RL,), args)
 
 
 @register

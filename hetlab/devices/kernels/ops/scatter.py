@@ -2,8 +2,8 @@
 then each update is written (or combined by the reduction) at a flat offset the host computes
 from the constant indices (scatter.cl ``scatter_at``). Indices read at run time, and
 repeated constant ones, go to scatter_rt.py (reduction none: the last update wins, as in
-onnxruntime); a reduction over repeated constant indices is refused (onnxruntime reduces in
-order, which a parallel kernel cannot promise)."""
+onnxruntime; ScatterElements' reductions combine in onnxruntime's order, lane by lane;
+ScatterND's reductions over repeated indices are refused)."""
 
 from __future__ import annotations
 
@@ -25,10 +25,8 @@ from hetlab.devices.kernels.ops.common import (
 )
 from hetlab.devices.kernels.ops.data_movement import copy_launch
 from hetlab.devices.kernels.ops.gather_nd import index_reason, out_of_range
-from hetlab.devices.kernels.ops.scatter_rt import runtime_reason, runtime_scatter
+from hetlab.devices.kernels.ops.scatter_rt import REDUCTIONS, runtime_reason, runtime_scatter
 from hetlab.graph.ir import Node, OpGraph
-
-REDUCTIONS = {"none": 0, "add": 1, "mul": 2, "max": 3, "min": 4}
 
 
 def nd_offsets(idx: np.ndarray, xs) -> np.ndarray:
@@ -73,10 +71,8 @@ class ScatterOp(Op):
         at = self.offsets(node, np.asarray(idx), graph.tensors[node.inputs[0]].shape)
         if at is None:
             return f"{op} index out of range"
-        if np.unique(at).size != at.size and red != "none":
-            return f"{op} indices repeat (onnxruntime reduces in order; kernels do not)"
-        if np.unique(at).size != at.size:
-            return runtime_reason(node, graph)  # the last update wins, as in onnxruntime
+        if np.unique(at).size != at.size:  # the last update wins, or in order by lanes
+            return runtime_reason(node, graph)
         return None
 
     def build(self, node: Node, ctx: Any) -> None:

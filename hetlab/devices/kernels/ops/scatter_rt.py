@@ -1,7 +1,9 @@
-"""ScatterElements and ScatterND whose indices are read at run time (scatter_rt.cl), with
-reduction none. Repeated indices keep the last update, as onnxruntime's in-order loop does;
-reductions over repeated indices read at run time would combine in an order the kernels
-cannot fix, so they are refused. ONNX leaves repeated ScatterND indices undefined, and
+"""ScatterElements and ScatterND whose indices are read at run time (scatter_rt.cl).
+Repeated indices keep the last update, as onnxruntime's in-order loop does. ScatterElements
+with a reduction combines its updates lane by lane (the updates that differ only along the
+axis), each lane in order, so repeated indices combine in onnxruntime's order; ScatterND's
+updates of one output element can come from anywhere, so its reductions over indices read
+at run time are refused. ONNX leaves repeated ScatterND indices undefined, and
 onnxruntime's ScatterND spreads its updates over threads: with repeats its own result varies
 from run to run, and the last update is what it gives on one thread."""
 
@@ -13,14 +15,16 @@ from hetlab.devices.kernels.ops.common import attr, grid1, i32, numel, strides, 
 from hetlab.devices.kernels.ops.data_movement import copy_launch
 from hetlab.graph.ir import Node, OpGraph
 
+REDUCTIONS = {"none": 0, "add": 1, "mul": 2, "max": 3, "min": 4}  # scatter.cl's red
+
 
 def runtime_reason(node: Node, graph: OpGraph) -> str | None:
     """Why the node cannot scatter at indices read at run time (None when it can)."""
     red = attr(node, "reduction", "none")
-    if red != "none":
+    if red != "none" and node.op_type == "ScatterND":
         return (
-            f"{node.op_type} reduction {red!r} with indices read at run time (repeated "
-            "indices would combine in an order that differs from onnxruntime's)"
+            f"ScatterND reduction {red!r} over repeated indices or indices read at run time "
+            "(its updates would combine in an order that differs from onnxruntime's)"
         )
     xs = graph.tensors[node.inputs[0]].shape
     ids = graph.tensors[node.inputs[1]].shape
@@ -48,11 +52,21 @@ def meta_of(node: Node, xs, ids) -> tuple[list[int], int, int]:
 
 def runtime_scatter(node: Node, ctx: Any) -> None:
     """y = data; each update written where its indices point, the last one where they
-    repeat."""
+    repeat, or combined by the reduction in order (``scatter_lanes``)."""
     xs, ids = ctx.shape(node.inputs[0]), ctx.shape(node.inputs[1])
     dtype, itype = ctx.dtype(node.outputs[0]), ctx.dtype(node.inputs[1])
     y, ny, n = ctx.t(node.outputs[0]), numel(xs), numel(ctx.shape(node.inputs[2]))
     copy_launch(ctx, node, ctx.tensor_or_const(node.inputs[0], dtype), y, [ny], [1], [1])
+    red = REDUCTIONS[attr(node, "reduction", "none")]
+    if red:
+        meta, _, _ = meta_of(node, xs, ids)
+        lanes = n // max(int(ids[meta[1]]), 1)
+        k = ctx.kernel(
+            "scatter_rt.cl", "scatter_lanes", f"{type_options(dtype)} {type_options(itype, 'IT')}"
+        )
+        idx, upd = (ctx.tensor_or_const(node.inputs[i], t) for i, t in ((1, itype), (2, dtype)))
+        ctx.launch(node, k, *grid1(lanes), [y, idx, upd, ctx.ints(meta), i32(red), i32(lanes)])
+        return
     owner, at = ctx.scratch(ny, "int32"), ctx.scratch(n, "int32")
     fill = ctx.kernel("eltwise.cl", "fill", type_options("int32"))
     ctx.launch(node, fill, *grid1(ny), [owner, i32(ny), i32(-1)])

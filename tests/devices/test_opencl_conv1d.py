@@ -19,6 +19,19 @@ CASES = [
     {"x": (1, 4, 333), "w": (8, 1, 3), "kw": {"group": 4, "strides": [2], "pads": [1, 1]}},
     {"x": (1, 3, 9, 100), "w": (5, 3, 3, 3), "kw": {"strides": [2, 3], "pads": [1, 1, 1, 1]}},
     {"x": (1, 6, 5, 90), "w": (6, 1, 3, 5), "kw": {"group": 6, "pads": [1, 2, 1, 2]}},
+    # short output rows: blocks of 8 (7 x 7) or 16 with a partial last block, edges masked
+    {"x": (1, 8, 7, 7), "w": (16, 8, 3, 3), "kw": {"pads": [1, 1, 1, 1]}},
+    {"x": (2, 6, 6, 19), "w": (10, 3, 3, 3), "kw": {"group": 2, "pads": [1, 0, 2, 1]}},
+    {"x": (3, 4, 1, 21), "w": (9, 4, 1, 8), "kw": {}},
+    {"x": (1, 3, 23, 23), "w": (8, 3, 7, 7), "kw": {"strides": [2, 2], "pads": [3, 3, 3, 3]}},
+    {"x": (1, 4, 12, 40), "w": (5, 4, 3, 3), "kw": {"dilations": [2, 1], "pads": [1, 1, 1, 1]}},
+    # columns of width 1: the same convolution along the row
+    {"x": (1, 5, 40, 1), "w": (7, 5, 5, 1), "kw": {"strides": [2, 1], "pads": [2, 0, 1, 0]}},
+    {
+        "x": (1, 4, 30, 1),
+        "w": (4, 1, 3, 1),
+        "kw": {"group": 4, "dilations": [2, 1], "pads": [2, 0, 2, 0]},
+    },
 ]
 
 

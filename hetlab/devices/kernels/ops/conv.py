@@ -43,7 +43,7 @@ def geometry(node: Node, xs: tuple[int, ...], ys: tuple[int, ...], ksp: list[int
             "PHE": 0,
             "PWE": pe[0],
         }
-    return {
+    g = {
         "H": xs[2],
         "W": xs[3],
         "OH": ys[2],
@@ -59,6 +59,20 @@ def geometry(node: Node, xs: tuple[int, ...], ys: tuple[int, ...], ksp: list[int
         "PHE": pe[0],
         "PWE": pe[1],
     }
+    if g["W"] == g["OW"] == g["KW"] == 1 and g["H"] > 1:  # [.., H, 1]: a 1-D signal along H
+        return _as_row(g)
+    return g
+
+
+def _as_row(g: dict) -> dict:
+    """A convolution over columns of width 1 as the same convolution over rows of height 1:
+    the memory order of input, weights and output is unchanged, and the kernels' vector
+    paths run along a row."""
+    swap = {"H": "W", "OH": "OW", "KH": "KW", "SH": "SW", "PH": "PW", "DH": "DW", "PHE": "PWE"}
+    out = dict(g)
+    for a, b in swap.items():
+        out[a], out[b] = g[b], g[a]
+    return out
 
 
 def row_group(ctx: Any, width: int) -> tuple[int, int, int] | None:

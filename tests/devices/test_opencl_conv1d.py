@@ -1,6 +1,7 @@
 """Long 1-D and long-row convolutions against onnxruntime: the vector, strided and edge
 paths of the CPU device's kernels (gemm_cpu.cl, conv_cpu.cl, col2im) and the GPU kernels
-alike, with rows long enough that every path is taken."""
+alike, with rows long enough that every path is taken; and products whose constant operands
+a CPU device packs (gemm_pack.py)."""
 
 from __future__ import annotations
 
@@ -57,3 +58,38 @@ def test_long_conv_transpose(dev, shapes):
     cout = ws[1] * kw.get("group", 1)
     node = helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], **kw)
     run_case(dev, [node], {"x": rnd(*xs)}, {"w": rnd(*ws, seed=1), "b": rnd(cout, seed=2)})
+
+
+@pytest.mark.parametrize(
+    "sa,sb,const",
+    [
+        ((37, 45), (45, 29), "b"),
+        ((2, 3, 37, 45), (3, 45, 29), "b"),
+        ((4, 1, 5, 8), (3, 8, 6), "ab"),
+        ((45,), (2, 45, 7), "a"),
+        ((3, 7, 45), (45,), "b"),
+        ((2, 9, 130), (130, 70), "ab"),
+        ((13, 70), (70, 140), "a"),
+    ],
+)
+def test_matmul_packed_constants(dev, sa, sb, const):
+    """Constant operands of a product (packed on a CPU device), batched and broadcast."""
+    ops = {"a": rnd(*sa), "b": rnd(*sb, seed=1)}
+    inits = {k: v for k, v in ops.items() if k in const}
+    feeds = {k: v for k, v in ops.items() if k not in const}
+    if not feeds:  # a model needs an input: the product feeds an Add
+        feeds = {"z": rnd(1)}
+        nodes = [
+            helper.make_node("MatMul", ["a", "b"], ["p"]),
+            helper.make_node("Add", ["p", "z"], ["y"]),
+        ]
+    else:
+        nodes = [helper.make_node("MatMul", ["a", "b"], ["y"])]
+    run_case(dev, nodes, feeds, inits)
+
+
+@pytest.mark.parametrize("ta,tb", [(0, 0), (1, 1)])
+def test_gemm_packed_constants(dev, ta, tb):
+    a, b = rnd(*((33, 19) if ta else (19, 33))), rnd(*((29, 33) if tb else (33, 29)), seed=1)
+    node = helper.make_node("Gemm", ["x", "b", "c"], ["y"], transA=ta, transB=tb, alpha=0.7)
+    run_case(dev, [node], {"x": a}, {"b": b, "c": rnd(29, seed=2)})

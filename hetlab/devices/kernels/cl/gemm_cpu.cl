@@ -8,7 +8,8 @@
 // and work-items are vectorised implicitly if at all. Here a work-item owns an MB x (8 NV)
 // block of C in explicit float8 registers, walks all of K itself, and uses no local memory
 // and no barrier. Per k it loads NV vectors of B's row k and MB scalars of A, then does
-// MB * NV vector multiply-adds. Global (column blocks, ceil(M/MB), batch).
+// MB * NV vector multiply-adds. Global (column blocks, ceil(M/MB), batch). Constant operands
+// come packed (A_PACKED, B_PACKED: ops/gemm_pack.py), each work-item's one contiguous stream.
 //
 // A convolution's column block is 8 NV outputs of one output row (a row's last block is
 // partly idle). Per tap its inputs are one vector load each where they lie inside the input
@@ -45,10 +46,16 @@
                                 LD(b, (i) + 3 * (s)), LD(b, (i) + 4 * (s)), LD(b, (i) + 5 * (s)), \
                                 LD(b, (i) + 6 * (s)), LD(b, (i) + 7 * (s))))
 #define LD8(b, i) LDS8(b, i, 1)
+// A(m0 + i, k): A_PACKED, A packed as [row blocks][K][MB] (ops/gemm_pack.py)
+#ifdef A_PACKED
+#define A_AT(i, k) LD(Ab, (get_global_id(1) * K + (k)) * MB + (i))
+#else
+#define A_AT(i, k) LD(Ab, arow[i] + (k) * sak)
+#endif
 // C's MB x NBLK block += A(m0.., k) * bv
 #define ROWS_MAD(k) \
     _Pragma("unroll") for (int i = 0; i < MB; ++i) { \
-        const float8 a = (float8)(LD(Ab, arow[i] + (k) * sak)); \
+        const float8 a = (float8)(A_AT(i, k)); \
         _Pragma("unroll") for (int v = 0; v < NV; ++v) acc[i][v] += a * bv[v]; \
     }
 
@@ -121,6 +128,13 @@ __kernel void gemm_cpu(const int M, const int N, const int K,
             #pragma unroll
             for (int v = 0; v < NV; ++v) bv[v] = *(float8*)(bt + 8 * v);
         }
+        ROWS_MAD(k);
+    }
+#elif defined(B_PACKED)  // B packed as [column blocks][K][NBLK], zero past N
+    VIEW(__global const float*, Bp, Bb, get_global_id(0) * K * NBLK);
+    for (int k = 0; k < K; ++k) {
+        #pragma unroll
+        for (int v = 0; v < NV; ++v) bv[v] = IN_B8(LD8(Bp, k * NBLK + 8 * v));
         ROWS_MAD(k);
     }
 #else

@@ -20,6 +20,7 @@ import numpy as np
 
 from hetlab.devices.kernels.ops import Op, register
 from hetlab.devices.kernels.ops.common import attr, bcast_strides, f32, i32, is_const
+from hetlab.devices.kernels.ops.gemm_pack import cpu_packed
 from hetlab.devices.kernels.ops.gemm_shape import (
     SPLIT_GRAPH,
     SPLIT_HOST,
@@ -82,10 +83,13 @@ def _own_launch(ctx: Any, node: Node, p: Product, epi: list[Any], resid: Any) ->
     """``p`` on the device's own kernels: gemv (M <= 4), gemm_cpu (a CPU) or the tiled gemm
     with split-K, the epilogue ``epi`` in the same launch (or split-K's sum)."""
     M, N, K, nb, dev = p.M, p.N, p.K, len(p.offs), ctx.device
-    offs_buf = ctx.upload(np.asarray(p.offs, dtype=np.int32).reshape(nb, 4), dtype="int32")
     res_opt, res_args = ("", []) if resid is None else (" -DRESID", [resid[0], i32(resid[1])])
     in_opt = " -DPRE_RELU" if p.pre_relu else ""
     cpu = dev.cpu_kernels and not dev.gemm_splits
+    if cpu:  # constant operands packed for gemm_cpu
+        p, pk_opt = cpu_packed(ctx, p)
+        in_opt += pk_opt
+    offs_buf = ctx.upload(np.asarray(p.offs, dtype=np.int32).reshape(nb, 4), dtype="int32")
     if M <= 4 and p.sak == 1 and p.sbn == 1 and not p.conv and not dev.gemm_splits and not cpu:
         k = ctx.kernel("gemm.cl", "gemv", "-DTS=32 -DA_KC=1 -DB_NC=1" + res_opt + in_opt)
         args = [i32(M), i32(N), i32(K), p.A, i32(p.sam), p.B, i32(p.sbk), p.C, i32(p.ldc)]

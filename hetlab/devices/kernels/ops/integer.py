@@ -19,7 +19,7 @@ import numpy as np
 
 from hetlab.devices.kernels.ops import register
 from hetlab.devices.kernels.ops.common import attr, bcast_strides, f32, i32, numel
-from hetlab.devices.kernels.ops.conv import geometry
+from hetlab.devices.kernels.ops.conv_geometry import geometry
 from hetlab.devices.kernels.ops.integer_cpu import cpu_conv, cpu_gemm
 from hetlab.devices.kernels.ops.quant import (
     CL_TYPE,

@@ -1,0 +1,53 @@
+"""Constant GEMM operands packed for ``gemm_cpu.cl`` at build time: A (a convolution's or a
+Gemm's weights) as [row blocks][K][rows], so that a work-item's A values for one k are
+adjacent, and a plain product's B (a MatMul's weights) as [column blocks][K][columns], so
+that its B is one contiguous stream instead of a row K apart per k. Each distinct matrix of
+the batch (offsets' A or B) is packed once and the offsets point into the packed buffer.
+Why: docs/decisions.md#packed-operands-on-a-cpu-device."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from hetlab.devices.kernels.ops.gemm_shape import cpu_block
+from hetlab.devices.kernels.ops.library import Product
+
+
+def cpu_packed(ctx: Any, p: Product) -> tuple[Product, str]:
+    """``p`` with its constant operands packed for gemm_cpu (A always, B where the product
+    is not a convolution), and the build options that say so."""
+    rows, nv, _ = cpu_block(p.M, p.conv[2] if p.conv else p.N)
+    opts = ""
+    if p.a_host is not None:
+        a, xs = _pack(np.asarray(p.a_host).reshape(-1), [o[0] for o in p.offs], p, rows, True)
+        offs = [(x, *o[1:]) for x, o in zip(xs, p.offs, strict=True)]
+        p = dataclasses.replace(p, A=ctx.upload(a), offs=offs)
+        opts += " -DA_PACKED"
+    if p.b_host is not None and not p.conv:
+        b, ys = _pack(np.asarray(p.b_host).reshape(-1), [o[1] for o in p.offs], p, 8 * nv, False)
+        offs = [(o[0], y, *o[2:]) for y, o in zip(ys, p.offs, strict=True)]
+        p = dataclasses.replace(p, B=ctx.upload(b), offs=offs)
+        opts += " -DB_PACKED"
+    return p, opts
+
+
+def _pack(
+    flat: np.ndarray, starts: list[int], p: Product, width: int, is_a: bool
+) -> tuple[np.ndarray, list[int]]:
+    """The packed matrices of ``flat`` beginning at each distinct offset of ``starts``
+    (A: M x K at strides sam, sak, in blocks of ``width`` rows; B: K x N at sbk, sbn, in
+    blocks of ``width`` columns, transposed to columns x K first), zero past M or N, and
+    each start's offset in the result."""
+    outer, s_out, s_k = (p.M, p.sam, p.sak) if is_a else (p.N, p.sbn, p.sbk)
+    blocks = -(-outer // width)
+    parts, where = [], {}
+    for s in dict.fromkeys(starts):
+        idx = s + np.arange(outer)[:, None] * s_out + np.arange(p.K)[None, :] * s_k
+        m = np.zeros((blocks * width, p.K), np.float32)
+        m[:outer] = flat[idx]
+        where[s] = len(parts) * blocks * width * p.K
+        parts.append(m.reshape(blocks, width, p.K).transpose(0, 2, 1).reshape(-1))
+    return np.concatenate(parts), [where[s] for s in starts]

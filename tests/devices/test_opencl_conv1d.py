@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 from onnx import helper
 
+from hetlab.devices.kernels.ops import gemm_pack
 from tests.devices.opencl_case import rnd, run_case
 
 pytest.importorskip("pyopencl")
@@ -38,7 +39,10 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c['x']}-{c['w']}-{c['kw']}")
 @pytest.mark.parametrize("pre_relu", [False, True])
-def test_long_conv(dev, case, pre_relu):
+@pytest.mark.parametrize("packed", [False, True])
+def test_long_conv(dev, case, pre_relu, packed, monkeypatch):
+    if packed:  # every product's B packed by its own launch on a CPU device (gemm_pack.py)
+        monkeypatch.setattr(gemm_pack, "PACK_LEAST", 0)
     conv = helper.make_node("Conv", ["r" if pre_relu else "x", "w", "b"], ["y"], **case["kw"])
     nodes = [helper.make_node("Relu", ["x"], ["r"]), conv] if pre_relu else [conv]
     inits = {"w": rnd(*case["w"], seed=1), "b": rnd(case["w"][0], seed=2)}
@@ -72,8 +76,12 @@ def test_long_conv_transpose(dev, shapes):
         ((13, 70), (70, 140), "a"),
     ],
 )
-def test_matmul_packed_constants(dev, sa, sb, const):
-    """Constant operands of a product (packed on a CPU device), batched and broadcast."""
+@pytest.mark.parametrize("packed", [False, True])
+def test_matmul_packed_constants(dev, sa, sb, const, packed, monkeypatch):
+    """Constant operands of a product (packed on a CPU device), batched and broadcast; a B
+    that is not constant packed by a launch (``packed``)."""
+    if packed:
+        monkeypatch.setattr(gemm_pack, "PACK_LEAST", 0)
     ops = {"a": rnd(*sa), "b": rnd(*sb, seed=1)}
     inits = {k: v for k, v in ops.items() if k in const}
     feeds = {k: v for k, v in ops.items() if k not in const}

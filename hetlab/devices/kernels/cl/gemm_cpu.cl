@@ -99,7 +99,14 @@ __kernel void gemm_cpu(const int M, const int N, const int K,
         for (int v = 0; v < NV; ++v) acc[i][v] = (float8)(0.0f);
     }
     float bt[NBLK] __attribute__((aligned(32)));
-#ifdef CONV
+#if defined(B_PACKED)  // B packed as [column blocks][K][NBLK], zero past N
+    VIEW(__global const float*, Bp, Bb, (size_t)get_global_id(0) * K * NBLK);
+    for (int k = 0; k < K; ++k) {
+        #pragma unroll
+        for (int v = 0; v < NV; ++v) bv[v] = IN_B8(LD8(Bp, k * NBLK + 8 * v));
+        ROWS_MAD(k);
+    }
+#elif defined(CONV)
     const int ih0 = oh * SH - PH, iw0 = ow0 * SW - PW;
     const int span = (NBLK - 1) * SW, plane = K / (cp[3] * cp[4]) * H * W;
     const int8 lane = (int8)(0, 1, 2, 3, 4, 5, 6, 7) * SW;
@@ -128,13 +135,6 @@ __kernel void gemm_cpu(const int M, const int N, const int K,
             #pragma unroll
             for (int v = 0; v < NV; ++v) bv[v] = *(float8*)(bt + 8 * v);
         }
-        ROWS_MAD(k);
-    }
-#elif defined(B_PACKED)  // B packed as [column blocks][K][NBLK], zero past N
-    VIEW(__global const float*, Bp, Bb, get_global_id(0) * K * NBLK);
-    for (int k = 0; k < K; ++k) {
-        #pragma unroll
-        for (int v = 0; v < NV; ++v) bv[v] = IN_B8(LD8(Bp, k * NBLK + 8 * v));
         ROWS_MAD(k);
     }
 #else

@@ -20,7 +20,7 @@ import numpy as np
 
 from hetlab.devices.kernels.ops import Op, register
 from hetlab.devices.kernels.ops.common import attr, bcast_strides, f32, i32, is_const
-from hetlab.devices.kernels.ops.gemm_pack import cpu_packed
+from hetlab.devices.kernels.ops.gemm_pack import cpu_pack_b, cpu_packed
 from hetlab.devices.kernels.ops.gemm_shape import (
     SPLIT_GRAPH,
     SPLIT_HOST,
@@ -86,8 +86,13 @@ def _own_launch(ctx: Any, node: Node, p: Product, epi: list[Any], resid: Any) ->
     res_opt, res_args = ("", []) if resid is None else (" -DRESID", [resid[0], i32(resid[1])])
     in_opt = " -DPRE_RELU" if p.pre_relu else ""
     cpu = dev.cpu_kernels and not dev.gemm_splits
-    if cpu:  # constant operands packed for gemm_cpu
+    cp = ctx.ints(list(p.conv) if p.conv else [0] * 11)
+    ktab = ctx.upload(conv_table(p.conv, K), dtype="int32") if p.conv else ctx.ints([0, 0, 0, 0])
+    if cpu:  # operands packed for gemm_cpu: the constant ones now, B by a launch
         p, pk_opt = cpu_packed(ctx, p)
+        if "B_PACKED" not in pk_opt:
+            p, b_opt = cpu_pack_b(ctx, node, p, cp, ktab)
+            pk_opt += b_opt
         in_opt += pk_opt
     offs_buf = ctx.upload(np.asarray(p.offs, dtype=np.int32).reshape(nb, 4), dtype="int32")
     if M <= 4 and p.sak == 1 and p.sbn == 1 and not p.conv and not dev.gemm_splits and not cpu:
@@ -104,8 +109,6 @@ def _own_launch(ctx: Any, node: Node, p: Product, epi: list[Any], resid: Any) ->
     splits, klen, gsize, lsize, prog = _shape(M, N, K, nb, dev, cpu, p.conv)
     opts = f"-DA_KC={int(p.sak == 1)} -DB_NC={int(p.sbn == 1)}" + (" -DCONV" if p.conv else "")
     k = ctx.kernel(prog[0], prog[1], prog[2] + opts + res_opt + in_opt)
-    cp = ctx.ints(list(p.conv) if p.conv else [0] * 11)
-    ktab = ctx.upload(conv_table(p.conv, K), dtype="int32") if p.conv else ctx.ints([0, 0, 0, 0])
     dst, csplit = (p.C, 0) if splits == 1 else (ctx.scratch(splits * nb * M * N), M * N)
     args = [i32(M), i32(N), i32(K), p.A, i32(p.sam), i32(p.sak), p.B, i32(p.sbk), i32(p.sbn)]
     args += [dst, i32(p.ldc), i32(csplit), offs_buf, i32(splits), i32(klen), *epi, cp, ktab]

@@ -12,8 +12,14 @@ from typing import Any
 
 import numpy as np
 
+from hetlab.devices.kernels.ops.common import i32
 from hetlab.devices.kernels.ops.gemm_shape import cpu_block
 from hetlab.devices.kernels.ops.library import Product
+from hetlab.graph.ir import Node
+
+PACK_TAPS = 32  # taps (rows of B) per work-item of pack_b (KC in conv_cpu.cl)
+PACK_MOST = 1 << 26  # floats of a packed B at most (256 MB); a larger B is read in place
+PACK_LEAST = 1 << 21  # multiply-adds of a product at least, for its launch to pay
 
 
 def cpu_packed(ctx: Any, p: Product) -> tuple[Product, str]:
@@ -32,6 +38,29 @@ def cpu_packed(ctx: Any, p: Product) -> tuple[Product, str]:
         p = dataclasses.replace(p, B=ctx.upload(b), offs=offs)
         opts += " -DB_PACKED"
     return p, opts
+
+
+def cpu_pack_b(ctx: Any, node: Node, p: Product, cp: Any, ktab: Any) -> tuple[Product, str]:
+    """``p`` with a B that is not constant packed by a launch of conv_cpu.cl's ``pack_b``
+    into a scratch buffer (a convolution's implicit im2col, each tap once per column block,
+    or a plain B), where its rows are read by enough row blocks of A and the product is large
+    enough for the launch to pay; else ``p`` as it is."""
+    rows, nv, blocks = cpu_block(p.M, p.conv[2] if p.conv else p.N)
+    nb, width = len(p.offs), 8 * nv
+    if p.conv:
+        blocks *= p.N // p.conv[2]
+    size = nb * blocks * p.K * width
+    small = p.M * p.N * p.K * nb < PACK_LEAST
+    if not (p.conv or 4 * rows <= p.M) or small or size > PACK_MOST or p.sbn != 1:
+        return p, ""
+    P = ctx.scratch(size)
+    offs = [(o[0], b * blocks * p.K * width, *o[2:]) for b, o in enumerate(p.offs)]
+    opts = f"-DNBLK={width}" + (" -DCONV" if p.conv else "")
+    k = ctx.kernel("conv_cpu.cl", "pack_b", opts)
+    offs_in = ctx.upload(np.asarray(p.offs, dtype=np.int32).reshape(nb, 4), dtype="int32")
+    args = [p.B, i32(p.sbk), i32(p.N), i32(p.K), offs_in, P, cp, ktab]
+    ctx.launch(node, k, (blocks, -(-p.K // PACK_TAPS), nb), (1, 4 if p.K > 64 else 1, 1), args)
+    return dataclasses.replace(p, B=P, offs=offs), " -DB_PACKED"
 
 
 def _pack(

@@ -28,9 +28,11 @@
 #ifdef RESID
 #define RESID_ARGS , __global const float* R, const int rshift HL_N(R)
 #define ADD_RESID(v, c) ((v) + LD(R, (c) - rshift))
+#define ADD_RESID8(v, c) ((v) + LDS8(R, (c) - rshift, 1))
 #else
 #define RESID_ARGS
 #define ADD_RESID(v, c) (v)
+#define ADD_RESID8(v, c) (v)
 #endif
 
 #ifdef PRE_RELU
@@ -63,6 +65,21 @@ inline float act(float v, float slope, float lo, float hi) {
     v = v < 0.0f ? v * slope : v;
     return fmin(fmax(v, lo), hi);
 }
+
+// act() on eight lanes by compares and selects (fmin and fmax are calls in PoCL)
+inline float8 act8(float8 v, float slope, float lo, float hi) {
+    v = select(v, v * slope, v < (float8)(0.0f));
+    v = select(v, (float8)(lo), v < (float8)(lo));
+    return select(v, (float8)(hi), v > (float8)(hi));
+}
+
+// eight floats stored from element i on (eight stores the compiler joins into one
+// unaligned store)
+#define ST8(b, i, v) do { \
+        ST(b, (i), (v).s0); ST(b, (i) + 1, (v).s1); ST(b, (i) + 2, (v).s2); \
+        ST(b, (i) + 3, (v).s3); ST(b, (i) + 4, (v).s4); ST(b, (i) + 5, (v).s5); \
+        ST(b, (i) + 6, (v).s6); ST(b, (i) + 7, (v).s7); \
+    } while (0)
 
 __kernel void gemm_cpu(const int M, const int N, const int K,
                        __global const float* A, const int sam, const int sak,
@@ -160,6 +177,20 @@ __kernel void gemm_cpu(const int M, const int N, const int K,
     for (int i = 0; i < MB; ++i) {
         const int gm = m0 + i;
         if (gm >= M) break;
+        if (ncols == NBLK) {  // the whole row of the block, eight lanes at a time
+            #pragma unroll
+            for (int v = 0; v < NV; ++v) {
+                const int gn = n0 + 8 * v, c = off.z + gm * ldc + gn;
+                float8 r = alpha * acc[i][v];
+                if (has_bias) {
+                    const int o = off.w + gm * sbias_m + gn * sbias_n;
+                    r += beta * (sbias_n == 0 ? (float8)(LD(bias, o)) : LDS8(bias, o, sbias_n));
+                }
+                r = act8(ADD_RESID8(r, c), slope, lo, hi);
+                ST8(C, c, r);
+            }
+            continue;
+        }
         #pragma unroll
         for (int v = 0; v < NV; ++v) *(float8*)(bt + 8 * v) = acc[i][v];
         for (int j = 0; j < ncols; ++j) {

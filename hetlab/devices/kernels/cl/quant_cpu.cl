@@ -104,6 +104,13 @@ __kernel void matmul_integer_cpu(__global const TX* a, __global const TW* b,
         acc0[i] = (int8)(0);
         acc1[i] = (int8)(0);
     }
+#ifdef B_PACKED  // b packed as [column blocks][K][NBLK] (ops/gemm_pack.py), zero past N
+    VIEW(__global const TW*, bp, bb, get_global_id(0) * K * NBLK);
+    for (int k = 0; k < K; ++k) {
+        const int8 b0 = LDI8(bp, k * NBLK) - z0, b1 = LDI8(bp, k * NBLK + 8) - z1;
+        ROWS_MAD(ab, k);
+    }
+#else
     if (n0 + NBLK <= N) {
         for (int k = 0; k < K; ++k) {
             const int p = k * N + n0;
@@ -117,6 +124,7 @@ __kernel void matmul_integer_cpu(__global const TX* a, __global const TW* b,
             ROWS_MAD(ab, k);
         }
     }
+#endif
     STORE_BLOCK(c, offs[3 * t + 2], min(NBLK, N - n0), m0 + i, n0 + j);
 }
 

@@ -63,8 +63,18 @@ def cpu_pack_b(ctx: Any, node: Node, p: Product, cp: Any, ktab: Any) -> tuple[Pr
     return dataclasses.replace(p, B=P, offs=offs), " -DB_PACKED"
 
 
+def pack_b(
+    flat: np.ndarray, starts: list[int], mnk: tuple[int, int, int], width: int
+) -> tuple[np.ndarray, list[int]]:
+    """``_pack`` of a B (K x N, row-major, at each distinct offset of ``starts``) in its
+    own element type: the integer products' constant weights."""
+    M, N, K = mnk
+    p = Product(M, N, K, None, 0, 0, None, N, 1, None, 0, [])
+    return _pack(flat, starts, p, width, False, flat.dtype)
+
+
 def _pack(
-    flat: np.ndarray, starts: list[int], p: Product, width: int, is_a: bool
+    flat: np.ndarray, starts: list[int], p: Product, width: int, is_a: bool, dtype: Any = np.float32
 ) -> tuple[np.ndarray, list[int]]:
     """The packed matrices of ``flat`` beginning at each distinct offset of ``starts``
     (A: M x K at strides sam, sak, in blocks of ``width`` rows; B: K x N at sbk, sbn, in
@@ -75,7 +85,7 @@ def _pack(
     parts, where = [], {}
     for s in dict.fromkeys(starts):
         idx = s + np.arange(outer)[:, None] * s_out + np.arange(p.K)[None, :] * s_k
-        m = np.zeros((blocks * width, p.K), np.float32)
+        m = np.zeros((blocks * width, p.K), dtype)
         m[:outer] = flat[idx]
         where[s] = len(parts) * blocks * width * p.K
         parts.append(m.reshape(blocks, width, p.K).transpose(0, 2, 1).reshape(-1))

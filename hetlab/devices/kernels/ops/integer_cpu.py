@@ -11,18 +11,33 @@ from typing import Any
 import numpy as np
 
 from hetlab.devices.kernels.ops.common import i32
+from hetlab.devices.kernels.ops.gemm_pack import pack_b
 from hetlab.devices.kernels.ops.gemm_shape import COLUMNS, CPU_ROWS, conv_table, cpu_grid
 from hetlab.graph.ir import Node
 
 
 def cpu_gemm(
-    ctx: Any, node: Node, mnk: tuple[int, int, int], args: list[Any], nb: int, opts: str
+    ctx: Any,
+    node: Node,
+    mnk: tuple[int, int, int],
+    args: list[Any],
+    offs: list[int],
+    opts: str,
+    b_host: np.ndarray | None = None,
 ) -> None:
-    """quant_cpu.cl's ``matmul_integer_cpu`` over ``nb`` batches; ``args`` as quant.cl's
-    ``matmul_integer`` takes them."""
-    M, N, _ = mnk
+    """quant_cpu.cl's ``matmul_integer_cpu`` over the batches of ``offs`` ((a, b, c)
+    offsets each); ``args`` as quant.cl's ``matmul_integer`` takes them. A constant B
+    (``b_host``: its values) is packed as [column blocks][K][16] (gemm_pack.py)."""
+    M, N = mnk[0], mnk[1]
+    if b_host is not None:
+        flat = np.asarray(b_host).reshape(-1)
+        packed, starts = pack_b(flat, offs[1::3], mnk, COLUMNS)
+        offs = [v for t in range(len(starts)) for v in (offs[3 * t], starts[t], offs[3 * t + 2])]
+        args = [args[0], ctx.upload(packed, dtype=str(flat.dtype)), *args[2:]]
+        args[10] = ctx.upload(np.asarray(offs, np.int32), dtype="int32")
+        opts += " -DB_PACKED"
     k = ctx.kernel("quant_cpu.cl", "matmul_integer_cpu", f"{opts} -DMB={min(M, CPU_ROWS)}")
-    ctx.launch(node, k, *cpu_grid(M, N, nb), args)
+    ctx.launch(node, k, *cpu_grid(M, N, len(offs) // 3), args)
 
 
 def cpu_conv(

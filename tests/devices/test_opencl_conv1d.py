@@ -5,6 +5,7 @@ a CPU device packs (gemm_pack.py)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from onnx import helper
 
@@ -101,3 +102,24 @@ def test_gemm_packed_constants(dev, ta, tb):
     a, b = rnd(*((33, 19) if ta else (19, 33))), rnd(*((29, 33) if tb else (33, 29)), seed=1)
     node = helper.make_node("Gemm", ["x", "b", "c"], ["y"], transA=ta, transB=tb, alpha=0.7)
     run_case(dev, [node], {"x": a}, {"b": b, "c": rnd(29, seed=2)})
+
+
+@pytest.mark.parametrize(
+    "xs,ws,kw",
+    [
+        ((1, 6, 9, 37), (10, 6, 3, 3), {"pads": [1, 1, 1, 1]}),
+        ((2, 4, 8, 20), (6, 2, 3, 3), {"group": 2, "strides": [2, 1], "pads": [1, 0, 1, 2]}),
+        ((1, 3, 1, 50), (5, 3, 1, 4), {"dilations": [1, 2]}),
+    ],
+)
+@pytest.mark.parametrize("packed", [False, True])
+def test_conv_integer_packed(dev, xs, ws, kw, packed, monkeypatch):
+    """ConvInteger with constant weights (packed) and its input packed by pack_x or read in
+    place; uint8 operands with zero points, exact."""
+    if packed:
+        monkeypatch.setattr(gemm_pack, "PACK_LEAST", 0)
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 256, xs).astype(np.uint8)
+    inits = {"w": rng.integers(0, 256, ws).astype(np.uint8), "zx": np.uint8(7), "zw": np.uint8(130)}
+    node = helper.make_node("ConvInteger", ["x", "w", "zx", "zw"], ["y"], **kw)
+    run_case(dev, [node], {"x": x}, inits, exact=True)

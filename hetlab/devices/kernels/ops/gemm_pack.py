@@ -28,12 +28,12 @@ def cpu_packed(ctx: Any, p: Product) -> tuple[Product, str]:
     rows, nv, _ = cpu_block(p.M, p.conv[2] if p.conv else p.N)
     opts = ""
     if p.a_host is not None:
-        a, xs = _pack(np.asarray(p.a_host).reshape(-1), [o[0] for o in p.offs], p, rows, True)
+        a, xs = pack(np.asarray(p.a_host).reshape(-1), [o[0] for o in p.offs], p, rows, True)
         offs = [(x, *o[1:]) for x, o in zip(xs, p.offs, strict=True)]
         p = dataclasses.replace(p, A=ctx.upload(a), offs=offs)
         opts += " -DA_PACKED"
     if p.b_host is not None and not p.conv:
-        b, ys = _pack(np.asarray(p.b_host).reshape(-1), [o[1] for o in p.offs], p, 8 * nv, False)
+        b, ys = pack(np.asarray(p.b_host).reshape(-1), [o[1] for o in p.offs], p, 8 * nv, False)
         offs = [(o[0], y, *o[2:]) for y, o in zip(ys, p.offs, strict=True)]
         p = dataclasses.replace(p, B=ctx.upload(b), offs=offs)
         opts += " -DB_PACKED"
@@ -66,14 +66,14 @@ def cpu_pack_b(ctx: Any, node: Node, p: Product, cp: Any, ktab: Any) -> tuple[Pr
 def pack_b(
     flat: np.ndarray, starts: list[int], mnk: tuple[int, int, int], width: int
 ) -> tuple[np.ndarray, list[int]]:
-    """``_pack`` of a B (K x N, row-major, at each distinct offset of ``starts``) in its
+    """``pack`` of a B (K x N, row-major, at each distinct offset of ``starts``) in its
     own element type: the integer products' constant weights."""
     M, N, K = mnk
     p = Product(M, N, K, None, 0, 0, None, N, 1, None, 0, [])
-    return _pack(flat, starts, p, width, False, flat.dtype)
+    return pack(flat, starts, p, width, False, flat.dtype)
 
 
-def _pack(
+def pack(
     flat: np.ndarray, starts: list[int], p: Product, width: int, is_a: bool, dtype: Any = np.float32
 ) -> tuple[np.ndarray, list[int]]:
     """The packed matrices of ``flat`` beginning at each distinct offset of ``starts``

@@ -10,9 +10,11 @@ from typing import Any
 
 import numpy as np
 
+from hetlab.devices.kernels.ops import gemm_pack
 from hetlab.devices.kernels.ops.common import i32
-from hetlab.devices.kernels.ops.gemm_pack import pack_b
+from hetlab.devices.kernels.ops.gemm_pack import pack, pack_b
 from hetlab.devices.kernels.ops.gemm_shape import COLUMNS, CPU_ROWS, conv_table, cpu_grid
+from hetlab.devices.kernels.ops.library import Product
 from hetlab.graph.ir import Node
 
 
@@ -54,17 +56,33 @@ def cpu_conv(
     ``ctx.shape(x)[0]`` images; ``operands`` x, w and their zero points (as quant.cl's
     kernels take them), ``weights`` the names of w and its zero point ("" if none)."""
     H, W, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW, Cin, Cout, G = p
+    M, K, rows = Cout // G, Cin // G * KH * KW, min(Cout // G, CPU_ROWS)
     wf = _float_weights(ctx, *weights)
-    if wf is not None:  # constant weights less their zero points, as floats
-        operands = [operands[0], ctx.upload(wf, key=("int_wf", node.id)), *operands[2:5], i32(0)]
-        opts += " -DW_FLOAT"
-    M, K = Cout // G, Cin // G * KH * KW
+    if wf is not None:  # constant weights less their zero points, as floats, packed
+        flat = wf.reshape(-1)
+        a = pack(
+            flat,
+            [g * M * K for g in range(G)],
+            Product(M, 0, K, None, K, 1, None, 0, 0, None, 0, []),
+            rows,
+            True,
+        )[0]
+        operands = [operands[0], ctx.upload(a), *operands[2:5], i32(0)]
+        opts += " -DW_FLOAT -DA_PACKED"
     ktab = conv_table((H, W, OW, KH, KW, SH, SW, PH, PW, DH, DW), K)
+    ktab_buf = ctx.upload(ktab, key=("int_ktab", node.id), dtype="int32")
     batch = ctx.shape(node.inputs[0])[0] * G
-    k = ctx.kernel("quant_cpu.cl", "conv_integer_cpu", f"{opts} -DMB={min(M, CPU_ROWS)}")
-    args = [*operands, ctx.t(node.outputs[0]), ctx.ints(p)]
-    args += [ctx.upload(ktab, key=("int_ktab", node.id), dtype="int32"), *extra]
     blocks = OH * -(-OW // COLUMNS)  # 16 outputs of one output row a block
+    size = batch * blocks * K * COLUMNS
+    if M * OH * OW * K * batch >= gemm_pack.PACK_LEAST and size <= gemm_pack.PACK_MOST:
+        P = ctx.scratch(size)  # the im2col less the zero point, once per column block
+        pk = ctx.kernel("quant_cpu.cl", "pack_x", opts)
+        grid = (blocks, -(-K // 32), batch), (1, 4 if K > 64 else 1, 1)
+        ctx.launch(node, pk, *grid, [operands[0], *operands[2:4], P, ctx.ints(p), ktab_buf])
+        operands = [P, *operands[1:]]
+        opts += " -DB_PACKED"
+    k = ctx.kernel("quant_cpu.cl", "conv_integer_cpu", f"{opts} -DMB={rows}")
+    args = [*operands, ctx.t(node.outputs[0]), ctx.ints(p), ktab_buf, *extra]
     ctx.launch(node, k, *cpu_grid(M, blocks * COLUMNS, batch), args)
 
 

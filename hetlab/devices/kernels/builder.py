@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from hetlab.devices.kernels import precompute
 from hetlab.devices.kernels.bounds import Checks
 from hetlab.devices.kernels.device import KernelDevice
 from hetlab.devices.kernels.fusion import plan_chains, plan_concat, plan_fusion, plan_prologue
@@ -49,6 +50,9 @@ class UnitBuilder:
             if reason:
                 raise HetlabError(f"{self.device.name} cannot run node {n.id}: {reason}")
         self.weights = const_weights(graph)
+        self.precomputed: dict[str, np.ndarray] = {}
+        if device.cpu_kernels:  # nodes of constants computed now, as constants of the unit
+            precompute.apply(self)
         self.launches: list[Launch] = []
         self.alias: dict[str, str] = {}
         self.fused: dict[str, str] = {}
@@ -83,6 +87,11 @@ class UnitBuilder:
         self.outputs = [
             t
             for t in self.produced
+            if t in gout or any(c not in inside for c in self.consumers.get(t, []))
+        ]
+        self.outputs += [  # precomputed constants read outside the unit
+            t
+            for t in self.precomputed
             if t in gout or any(c not in inside for c in self.consumers.get(t, []))
         ]
 
@@ -210,6 +219,7 @@ class UnitBuilder:
         inputs: list[str] = []
         shapes = {t: self.shape(t) for n in self.nodes for t in n.inputs + n.outputs if t}
         shapes.update({t: self.shape(t) for t in half_names(self)})
+        shapes.update({t: self.shape(t) for t in self.outputs})
         dtypes = {self.alias.get(t, t): d for t in shapes if (d := self.dtype(t)) != "float32"}
         own = {t for t in self.produced if t not in self.alias}
         self._set_args(own, buffers, slots, inputs)

@@ -60,3 +60,90 @@ __kernel void depthwise8(__global const float* x, __global const float* w,
     const size_t o = ((size_t)z * OH + oh) * OW + ow0;
     for (int j = 0; j < 8 && ow0 + j < OW; ++j) ST(y, o + j, act(t[j], slope, lo, hi));
 }
+
+// B of a product packed for gemm_cpu's B_PACKED: [column blocks][K][NBLK] per batch entry,
+// zero where a column is past N or a tap falls in the padding. CONV: a block is NBLK outputs
+// of one output row and B the implicit im2col of gemm_cpu's CONV path (cp, ktab as there);
+// else B is plain, (k, n) at k * sbk + n. A work-item writes one block's taps k0 .. k0 + KC:
+// one vector load per tap inside the input row, the same load with the lanes outside the row
+// zeroed at its edges, a checked gather where that load would leave the image's channels.
+// Global (blocks, ceil(K / KC), batch).
+#define KC 32
+#ifndef NBLK
+#define NBLK 16
+#endif
+#define LD8(b, i) LDS8(b, i, 1)
+#ifdef HETLAB_BOUNDS  // a vector store, its first and last index checked
+#define ST8(b, i, v) (HL_OK(b, (i), 1) && HL_OK(b, (i) + 7, 1) ? (void)(*(__global float8*)((b) + (i)) = (v)) : (void)0)
+#else
+#define ST8(b, i, v) (*(__global float8*)((b) + (i)) = (v))
+#endif
+__kernel void pack_b(__global const float* B, const int sbk, const int N, const int K,
+                     __global const int4* offs, __global float* P, __constant int* cp,
+                     __global const int4* ktab HL_ARGS HL_N(B) HL_N(offs) HL_N(P) HL_N(ktab))
+{
+    const int blk = get_global_id(0), k0 = get_global_id(1) * KC, b = get_global_id(2);
+    const int blocks = get_global_size(0);
+    if (k0 >= K) return;
+    VIEW(__global const float*, Bb, B, LD(offs, b).y);
+    VIEW(__global float*, Pb, P, ((size_t)b * blocks + blk) * K * NBLK);
+    const int k1 = min(K, k0 + KC);
+    float t[NBLK] __attribute__((aligned(32)));
+#ifdef CONV
+    const int H = cp[0], W = cp[1], OW = cp[2];
+    const int SH = cp[5], SW = cp[6], PH = cp[7], PW = cp[8];
+    const int BW = (OW + NBLK - 1) / NBLK;
+    const int oh = blk / BW, ow0 = (blk - oh * BW) * NBLK;
+    const int ih0 = oh * SH - PH, iw0 = ow0 * SW - PW;
+    const int span = (NBLK - 1) * SW, plane = K / (cp[3] * cp[4]) * H * W;
+    const int8 lane = (int8)(0, 1, 2, 3, 4, 5, 6, 7) * SW;
+    for (int k = k0; k < k1; ++k) {
+        const int4 tk = LD(ktab, k);
+        const int ih = ih0 + tk.y, iw = iw0 + tk.z, p = tk.x + ih0 * W + iw0;
+        float8 v[NBLK / 8];
+        if (ih < 0 || ih >= H) {
+            #pragma unroll
+            for (int u = 0; u < NBLK / 8; ++u) v[u] = (float8)(0.0f);
+        } else if (iw >= 0 && iw + span < W) {
+            #pragma unroll
+            for (int u = 0; u < NBLK / 8; ++u)
+                v[u] = SW == 1 ? LD8(Bb, p + 8 * u) : LDS8(Bb, p + 8 * u * SW, SW);
+        } else if (p >= 0 && p + span < plane) {
+            #pragma unroll
+            for (int u = 0; u < NBLK / 8; ++u) {
+                const int8 c = (int8)(iw + 8 * u * SW) + lane;
+                v[u] = select((float8)(0.0f), LDS8(Bb, p + 8 * u * SW, SW), (c >= 0) & (c < W));
+            }
+        } else {
+            #pragma unroll
+            for (int j = 0; j < NBLK; ++j) {
+                const int wj = iw + j * SW;
+                t[j] = wj >= 0 && wj < W ? LD(Bb, p + j * SW) : 0.0f;
+            }
+            #pragma unroll
+            for (int u = 0; u < NBLK / 8; ++u) v[u] = *(float8*)(t + 8 * u);
+        }
+        #pragma unroll
+        for (int u = 0; u < NBLK / 8; ++u) ST8(Pb, k * NBLK + 8 * u, v[u]);
+    }
+#else
+    const int n0 = blk * NBLK, full = n0 + NBLK <= N;
+    for (int k = k0; k < k1; ++k) {
+        #pragma unroll
+        for (int u = 0; u < NBLK / 8; ++u) {
+            float8 v;
+            if (full) {
+                v = LD8(Bb, k * sbk + n0 + 8 * u);
+            } else {
+                #pragma unroll
+                for (int j = 0; j < 8; ++j) {
+                    const int n = n0 + 8 * u + j;
+                    t[j] = n < N ? LD(Bb, k * sbk + n) : 0.0f;
+                }
+                v = *(float8*)t;
+            }
+            ST8(Pb, k * NBLK + 8 * u, v);
+        }
+    }
+#endif
+}

@@ -5,24 +5,34 @@
 // Same arguments and options as gemm.cl's `gemm` without split-K (A_KC, B_NC, CONV, RESID,
 // PRE_RELU; cp and ktab as there). A CPU compiler does badly with gemm.cl's shape: a private
 // register block that lives across work-group barriers is spilled to memory per work-item,
-// and work-items are vectorised implicitly if at all. Here a work-item owns an MB x 16 block
-// of C in explicit float8 registers, walks all of K itself, and uses no local memory and no
-// barrier. Per k it loads 16 consecutive values of B's row k (a vector pair where B is
-// n-contiguous or the convolution's row lies inside the input, strided loads without bounds
-// checks where the convolution is strided, a gather otherwise) and MB scalars of A, then
-// does 2 * MB vector multiply-adds. Global (ceil(N/16), ceil(M/MB), batch).
+// and work-items are vectorised implicitly if at all. Here a work-item owns an MB x (8 NV)
+// block of C in explicit float8 registers, walks all of K itself, and uses no local memory
+// and no barrier. Per k it loads NV vectors of B's row k and MB scalars of A, then does
+// MB * NV vector multiply-adds. Global (column blocks, ceil(M/MB), batch). Constant operands
+// come packed (A_PACKED, B_PACKED: ops/gemm_pack.py), each work-item's one contiguous stream.
+//
+// A convolution's column block is 8 NV outputs of one output row (a row's last block is
+// partly idle). Per tap its inputs are one vector load each where they lie inside the input
+// row (strided loads at stride > 1), the same load with the lanes outside the row zeroed at
+// its edges (a padding column), a checked gather only where that load would leave the
+// image's channels; a padding row is skipped.
 
 #ifndef MB
 #define MB 6
 #endif
-#define NBLK 16
+#ifndef NV
+#define NV 2
+#endif
+#define NBLK (8 * NV)
 
 #ifdef RESID
 #define RESID_ARGS , __global const float* R, const int rshift HL_N(R)
 #define ADD_RESID(v, c) ((v) + LD(R, (c) - rshift))
+#define ADD_RESID8(v, c) ((v) + LDS8(R, (c) - rshift, 1))
 #else
 #define RESID_ARGS
 #define ADD_RESID(v, c) (v)
+#define ADD_RESID8(v, c) (v)
 #endif
 
 #ifdef PRE_RELU
@@ -33,25 +43,43 @@
 #define IN_B8(v) (v)
 #endif
 
-// eight consecutive floats as one vector (one unaligned load; vload8 is a call in PoCL)
-#define LD8(b, i) ((float8)(LD(b, (i)), LD(b, (i) + 1), LD(b, (i) + 2), LD(b, (i) + 3), \
-                            LD(b, (i) + 4), LD(b, (i) + 5), LD(b, (i) + 6), LD(b, (i) + 7)))
-// eight floats s apart as one vector
+// eight floats s apart as one vector (s = 1: one unaligned load; vload8 is a call in PoCL)
 #define LDS8(b, i, s) ((float8)(LD(b, (i)), LD(b, (i) + (s)), LD(b, (i) + 2 * (s)), \
                                 LD(b, (i) + 3 * (s)), LD(b, (i) + 4 * (s)), LD(b, (i) + 5 * (s)), \
                                 LD(b, (i) + 6 * (s)), LD(b, (i) + 7 * (s))))
-// C's MB x 16 block += A(m0.., k) * (b0, b1)
+#define LD8(b, i) LDS8(b, i, 1)
+// A(m0 + i, k): A_PACKED, A packed as [row blocks][K][MB] (ops/gemm_pack.py)
+#ifdef A_PACKED
+#define A_AT(i, k) LD(Ab, (get_global_id(1) * K + (k)) * MB + (i))
+#else
+#define A_AT(i, k) LD(Ab, arow[i] + (k) * sak)
+#endif
+// C's MB x NBLK block += A(m0.., k) * bv
 #define ROWS_MAD(k) \
     _Pragma("unroll") for (int i = 0; i < MB; ++i) { \
-        const float8 a = (float8)(LD(Ab, arow[i] + (k) * sak)); \
-        acc0[i] += a * b0; \
-        acc1[i] += a * b1; \
+        const float8 a = (float8)(A_AT(i, k)); \
+        _Pragma("unroll") for (int v = 0; v < NV; ++v) acc[i][v] += a * bv[v]; \
     }
 
 inline float act(float v, float slope, float lo, float hi) {
     v = v < 0.0f ? v * slope : v;
     return fmin(fmax(v, lo), hi);
 }
+
+// act() on eight lanes by compares and selects (fmin and fmax are calls in PoCL)
+inline float8 act8(float8 v, float slope, float lo, float hi) {
+    v = select(v, v * slope, v < (float8)(0.0f));
+    v = select(v, (float8)(lo), v < (float8)(lo));
+    return select(v, (float8)(hi), v > (float8)(hi));
+}
+
+// eight floats stored from element i on (eight stores the compiler joins into one
+// unaligned store)
+#define ST8(b, i, v) do { \
+        ST(b, (i), (v).s0); ST(b, (i) + 1, (v).s1); ST(b, (i) + 2, (v).s2); \
+        ST(b, (i) + 3, (v).s3); ST(b, (i) + 4, (v).s4); ST(b, (i) + 5, (v).s5); \
+        ST(b, (i) + 6, (v).s6); ST(b, (i) + 7, (v).s7); \
+    } while (0)
 
 __kernel void gemm_cpu(const int M, const int N, const int K,
                        __global const float* A, const int sam, const int sak,
@@ -64,76 +92,83 @@ __kernel void gemm_cpu(const int M, const int N, const int K,
                        __constant int* cp, __global const int4* ktab RESID_ARGS
                        HL_ARGS HL_N(A) HL_N(B) HL_N(C) HL_N(offs) HL_N(bias) HL_N(ktab))
 {
-    const int n0 = get_global_id(0) * NBLK, m0 = get_global_id(1) * MB;
-    const int b = get_global_id(2);
+    const int m0 = get_global_id(1) * MB, b = get_global_id(2);
+#ifdef CONV
+    const int H = cp[0], W = cp[1], OW = cp[2];
+    const int SH = cp[5], SW = cp[6], PH = cp[7], PW = cp[8];
+    const int BW = (OW + NBLK - 1) / NBLK;  // column blocks per output row
+    const int oh = get_global_id(0) / BW, ow0 = (get_global_id(0) - oh * BW) * NBLK;
+    const int n0 = oh * OW + ow0, ncols = min(NBLK, OW - ow0);
+#else
+    const int n0 = get_global_id(0) * NBLK, ncols = min(NBLK, N - n0);
+#endif
     if (n0 >= N || m0 >= M) return;
     const int4 off = LD(offs, b);
     VIEW(__global const float*, Ab, A, off.x);
     VIEW(__global const float*, Bb, B, off.y);
-    const int full = n0 + NBLK <= N;
     int arow[MB];  // A's row offsets; rows past M repeat the last row (their C is not written)
     #pragma unroll
     for (int i = 0; i < MB; ++i) arow[i] = min(m0 + i, M - 1) * sam;
-    float8 acc0[MB], acc1[MB];
+    float8 acc[MB][NV], bv[NV];
     #pragma unroll
     for (int i = 0; i < MB; ++i) {
-        acc0[i] = (float8)(0.0f);
-        acc1[i] = (float8)(0.0f);
+        #pragma unroll
+        for (int v = 0; v < NV; ++v) acc[i][v] = (float8)(0.0f);
     }
     float bt[NBLK] __attribute__((aligned(32)));
-#ifdef CONV
-    const int H = cp[0], W = cp[1], OW = cp[2];
-    const int SH = cp[5], SW = cp[6], PH = cp[7], PW = cp[8];
-    // the 16 columns' input origins; `row` = all 16 in one output row (1-D: always)
-    int ih0[NBLK], iw0[NBLK];
-    #pragma unroll
-    for (int j = 0; j < NBLK; ++j) {
-        const int n = min(n0 + j, N - 1), oh = n / OW;
-        ih0[j] = oh * SH - PH;
-        iw0[j] = (n - oh * OW) * SW - PW;
-    }
-    const int row = full && ih0[0] == ih0[NBLK - 1];
-    const int span = (NBLK - 1) * SW;
-#endif
-#ifdef CONV
+#if defined(B_PACKED)  // B packed as [column blocks][K][NBLK], zero past N
+    VIEW(__global const float*, Bp, Bb, (size_t)get_global_id(0) * K * NBLK);
     for (int k = 0; k < K; ++k) {
-        float8 b0, b1;
+        #pragma unroll
+        for (int v = 0; v < NV; ++v) bv[v] = IN_B8(LD8(Bp, k * NBLK + 8 * v));
+        ROWS_MAD(k);
+    }
+#elif defined(CONV)
+    const int ih0 = oh * SH - PH, iw0 = ow0 * SW - PW;
+    const int span = (NBLK - 1) * SW, plane = K / (cp[3] * cp[4]) * H * W;
+    const int8 lane = (int8)(0, 1, 2, 3, 4, 5, 6, 7) * SW;
+    for (int k = 0; k < K; ++k) {
         const int4 t = LD(ktab, k);
-        const int ih = ih0[0] + t.y, iw = iw0[0] + t.z;
-        if (row && ih >= 0 && ih < H && iw >= 0 && iw + span < W) {
-            const int p = t.x + ih0[0] * W + iw0[0];
-            if (SW == 1) {
-                b0 = IN_B8(LD8(Bb, p));
-                b1 = IN_B8(LD8(Bb, p + 8));
-            } else {  // strided: no bounds to check inside the row
-                b0 = IN_B8(LDS8(Bb, p, SW));
-                b1 = IN_B8(LDS8(Bb, p + 8 * SW, SW));
+        const int ih = ih0 + t.y;
+        if (ih < 0 || ih >= H) continue;  // a padding row adds nothing
+        const int iw = iw0 + t.z, p = t.x + ih0 * W + iw0;
+        if (iw >= 0 && iw + span < W) {  // inside the row
+            #pragma unroll
+            for (int v = 0; v < NV; ++v)
+                bv[v] = IN_B8(SW == 1 ? LD8(Bb, p + 8 * v) : LDS8(Bb, p + 8 * v * SW, SW));
+        } else if (p >= 0 && p + span < plane) {  // the lanes outside the row zeroed
+            #pragma unroll
+            for (int v = 0; v < NV; ++v) {
+                const int8 c = (int8)(iw + 8 * v * SW) + lane;
+                bv[v] = select((float8)(0.0f), IN_B8(LDS8(Bb, p + 8 * v * SW, SW)),
+                               (c >= 0) & (c < W));
             }
         } else {
             #pragma unroll
             for (int j = 0; j < NBLK; ++j) {
-                const int hj = ih0[j] + t.y, wj = iw0[j] + t.z;
-                bt[j] = (n0 + j < N && hj >= 0 && hj < H && wj >= 0 && wj < W)
-                            ? IN_B(LD(Bb, t.x + ih0[j] * W + iw0[j])) : 0.0f;
+                const int wj = iw + j * SW;
+                bt[j] = wj >= 0 && wj < W ? IN_B(LD(Bb, p + j * SW)) : 0.0f;
             }
-            b0 = *(float8*)bt;
-            b1 = *(float8*)(bt + 8);
+            #pragma unroll
+            for (int v = 0; v < NV; ++v) bv[v] = *(float8*)(bt + 8 * v);
         }
         ROWS_MAD(k);
     }
 #else
-    if (full && sbn == 1) {
+    if (ncols == NBLK && sbn == 1) {
         for (int k = 0; k < K; ++k) {
             const int p = k * sbk + n0;
-            const float8 b0 = IN_B8(LD8(Bb, p)), b1 = IN_B8(LD8(Bb, p + 8));
+            #pragma unroll
+            for (int v = 0; v < NV; ++v) bv[v] = IN_B8(LD8(Bb, p + 8 * v));
             ROWS_MAD(k);
         }
     } else {
         for (int k = 0; k < K; ++k) {
             #pragma unroll
             for (int j = 0; j < NBLK; ++j)
-                bt[j] = n0 + j < N ? IN_B(LD(Bb, k * sbk + (n0 + j) * sbn)) : 0.0f;
-            const float8 b0 = *(float8*)bt, b1 = *(float8*)(bt + 8);
+                bt[j] = j < ncols ? IN_B(LD(Bb, k * sbk + (n0 + j) * sbn)) : 0.0f;
+            #pragma unroll
+            for (int v = 0; v < NV; ++v) bv[v] = *(float8*)(bt + 8 * v);
             ROWS_MAD(k);
         }
     }
@@ -142,11 +177,24 @@ __kernel void gemm_cpu(const int M, const int N, const int K,
     for (int i = 0; i < MB; ++i) {
         const int gm = m0 + i;
         if (gm >= M) break;
-        *(float8*)bt = acc0[i];
-        *(float8*)(bt + 8) = acc1[i];
-        for (int j = 0; j < NBLK; ++j) {
+        if (ncols == NBLK) {  // the whole row of the block, eight lanes at a time
+            #pragma unroll
+            for (int v = 0; v < NV; ++v) {
+                const int gn = n0 + 8 * v, c = off.z + gm * ldc + gn;
+                float8 r = alpha * acc[i][v];
+                if (has_bias) {
+                    const int o = off.w + gm * sbias_m + gn * sbias_n;
+                    r += beta * (sbias_n == 0 ? (float8)(LD(bias, o)) : LDS8(bias, o, sbias_n));
+                }
+                r = act8(ADD_RESID8(r, c), slope, lo, hi);
+                ST8(C, c, r);
+            }
+            continue;
+        }
+        #pragma unroll
+        for (int v = 0; v < NV; ++v) *(float8*)(bt + 8 * v) = acc[i][v];
+        for (int j = 0; j < ncols; ++j) {
             const int gn = n0 + j;
-            if (gn >= N) break;
             float v = alpha * bt[j];
             if (has_bias) v += beta * LD(bias, off.w + gm * sbias_m + gn * sbias_n);
             const int c = off.z + gm * ldc + gn;

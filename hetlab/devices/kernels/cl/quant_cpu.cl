@@ -36,6 +36,8 @@
         acc1[i] += av * b1; \
     }
 #define KCH 256
+#define LDF8(b, i) ((float8)(LD(b, (i)), LD(b, (i) + 1), LD(b, (i) + 2), LD(b, (i) + 3), \
+                             LD(b, (i) + 4), LD(b, (i) + 5), LD(b, (i) + 6), LD(b, (i) + 7)))
 // the same in float8 vectors: f0, f1 (a chunk's sums, exact integers), cleared and added to
 // the int32 accumulators per chunk
 #define ROWS_FMAD(A, k) \
@@ -45,7 +47,10 @@
         f1[i] += av * b1; \
     }
 // A's value less its zero point, as a float: W_FLOAT (constant weights) has it precomputed
-#ifdef W_FLOAT
+#if defined(W_FLOAT) && defined(A_PACKED)  // packed as [groups][row blocks][K][MB]
+#define WT float
+#define A_VAL(A, i, k) LD(A, (get_global_id(1) * K + (k)) * MB + (i))
+#elif defined(W_FLOAT)
 #define WT float
 #define A_VAL(A, i, k) LD(A, arow[i] + (k))
 #else
@@ -104,6 +109,13 @@ __kernel void matmul_integer_cpu(__global const TX* a, __global const TW* b,
         acc0[i] = (int8)(0);
         acc1[i] = (int8)(0);
     }
+#ifdef B_PACKED  // b packed as [column blocks][K][NBLK] (ops/gemm_pack.py), zero past N
+    VIEW(__global const TW*, bp, bb, get_global_id(0) * K * NBLK);
+    for (int k = 0; k < K; ++k) {
+        const int8 b0 = LDI8(bp, k * NBLK) - z0, b1 = LDI8(bp, k * NBLK + 8) - z1;
+        ROWS_MAD(ab, k);
+    }
+#else
     if (n0 + NBLK <= N) {
         for (int k = 0; k < K; ++k) {
             const int p = k * N + n0;
@@ -117,6 +129,7 @@ __kernel void matmul_integer_cpu(__global const TX* a, __global const TW* b,
             ROWS_MAD(ab, k);
         }
     }
+#endif
     STORE_BLOCK(c, offs[3 * t + 2], min(NBLK, N - n0), m0 + i, n0 + j);
 }
 
@@ -129,7 +142,12 @@ __kernel void matmul_integer_cpu(__global const TX* a, __global const TW* b,
 // may hold fewer), so that its inputs at a tap are one vector load, or 16 strided ones,
 // wherever the tap's row and the 16 inputs lie inside the image; a gather otherwise.
 // Global (OH * ceil(OW/16), ceil(M/MB), images * groups).
-__kernel void conv_integer_cpu(__global const TX* x, __global const WT* w, __global const TX* zx,
+#ifdef B_PACKED  // x: the inputs less their zero point, packed by pack_x
+#define XT float
+#else
+#define XT TX
+#endif
+__kernel void conv_integer_cpu(__global const XT* x, __global const WT* w, __global const TX* zx,
                                const int has_zx, __global const TW* zw, const int zw_n,
                                __global OUT_T* y, __constant int* p,
                                __global const int4* ktab EPI_ARGS
@@ -143,8 +161,16 @@ __kernel void conv_integer_cpu(__global const TX* x, __global const WT* w, __glo
     const int m0 = get_global_id(1) * MB, t = get_global_id(2);
     if (oh >= OH || m0 >= M) return;
     const int nb = t / G, g = t % G, jn = min(NBLK, OW - ow0);
+#ifdef A_PACKED
+    VIEW(__global const WT*, wb, w, g * ((M + MB - 1) / MB) * MB * K);
+#else
     VIEW(__global const WT*, wb, w, g * M * K);
+#endif
+#ifdef B_PACKED
+    VIEW(__global const float*, xb, x, ((size_t)t * OH * OWB + get_global_id(0)) * K * NBLK);
+#else
     VIEW(__global const TX*, xb, x, (nb * Cin + g * (Cin / G)) * H * W);
+#endif
     const int zxv = has_zx ? (int)LD(zx, 0) : 0;
     int arow[MB], zrow[MB];
     #pragma unroll
@@ -166,6 +192,12 @@ __kernel void conv_integer_cpu(__global const TX* x, __global const WT* w, __glo
     for (int kc = 0; kc < K; kc += KCH) {
         const int ke = min(K, kc + KCH);
         CLEAR_CHUNK;
+#ifdef B_PACKED
+        for (int k = kc; k < ke; ++k) {
+            const float8 b0 = LDF8(xb, k * NBLK), b1 = LDF8(xb, k * NBLK + 8);
+            ROWS_FMAD(wb, k);
+        }
+#else
         for (int k = kc; k < ke; ++k) {
             int8 i0, i1;
             const int4 tk = LD(ktab, k);
@@ -191,6 +223,7 @@ __kernel void conv_integer_cpu(__global const TX* x, __global const WT* w, __glo
             const float8 b0 = convert_float8(i0), b1 = convert_float8(i1);
             ROWS_FMAD(wb, k);
         }
+#endif
         ADD_CHUNK;
     }
     STORE_BLOCK(y, (nb * Cout + g * M) * N, jn, nb, g * M + m0 + i);
@@ -201,8 +234,6 @@ __kernel void conv_integer_cpu(__global const TX* x, __global const WT* w, __glo
 // parameter index (per tensor, or inside one run of `inner`) as float8 vectors, the same
 // operations lane by lane; any other block element by element. Global ceil(n / QW).
 #define QW 16
-#define LDF8(b, i) ((float8)(LD(b, (i)), LD(b, (i) + 1), LD(b, (i) + 2), LD(b, (i) + 3), \
-                             LD(b, (i) + 4), LD(b, (i) + 5), LD(b, (i) + 6), LD(b, (i) + 7)))
 #define ONE_PARAM(i0) \
     ((i0) + QW <= n && (C == 1 || ((i0) + QW - 1) / inner == (i0) / inner))
 
@@ -295,4 +326,36 @@ __kernel void dynamic_qparams_parts(__global const float* part, const int parts,
     const float s = mx == mn ? 1.0f : (mx - mn) / 255.0f;
     ST(scale, 0, s);
     ST(zp, 0, (U8)(int)dynamic_zero_point(mn, s));
+}
+
+// conv_integer_cpu's B for B_PACKED: per image and group, [column blocks][K][NBLK] of the
+// inputs less their zero point as floats (exact small integers), zero at a padded tap and
+// past the row's last output; the block and tap geometry is conv_integer_cpu's. A
+// work-item writes one block's taps k0 .. k0 + 32. Global (OH * ceil(OW/16), ceil(K/32),
+// images * groups) with work-groups of one block.
+__kernel void pack_x(__global const TX* x, __global const TX* zx, const int has_zx,
+                     __global float* P, __constant int* p, __global const int4* ktab
+                     HL_ARGS HL_N(x) HL_N(zx) HL_N(P) HL_N(ktab))
+{
+    const int H = p[0], W = p[1], OH = p[2], OW = p[3], KH = p[4], KW = p[5];
+    const int SH = p[6], SW = p[7], PH = p[8], PW = p[9], Cin = p[12], G = p[14];
+    const int K = Cin / G * KH * KW, OWB = (OW + NBLK - 1) / NBLK;
+    const int blk = get_global_id(0), k0 = get_global_id(1) * 32, t = get_global_id(2);
+    const int oh = blk / OWB, ow0 = (blk - oh * OWB) * NBLK;
+    if (k0 >= K || oh >= OH) return;
+    const int nb = t / G, g = t % G, jn = min(NBLK, OW - ow0);
+    VIEW(__global const TX*, xb, x, (nb * Cin + g * (Cin / G)) * H * W);
+    VIEW(__global float*, pb, P, ((size_t)t * OH * OWB + blk) * K * NBLK);
+    const int zxv = has_zx ? (int)LD(zx, 0) : 0;
+    const int ih0 = oh * SH - PH, iw0 = ow0 * SW - PW;
+    for (int k = k0; k < min(K, k0 + 32); ++k) {
+        const int4 tk = LD(ktab, k);
+        const int ih = ih0 + tk.y, iw = iw0 + tk.z;
+        for (int j = 0; j < NBLK; ++j) {
+            const int wj = iw + j * SW;
+            const int in = j < jn && ih >= 0 && ih < H && wj >= 0 && wj < W;
+            ST(pb, k * NBLK + j,
+               in ? (float)((int)LD(xb, tk.x + ih0 * W + iw0 + j * SW) - zxv) : 0.0f);
+        }
+    }
 }

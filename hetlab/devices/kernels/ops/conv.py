@@ -16,49 +16,10 @@ from typing import Any
 import numpy as np
 
 from hetlab.devices.kernels.ops import Op, register
-from hetlab.devices.kernels.ops.common import attr, conv_pads, i32
+from hetlab.devices.kernels.ops.common import attr, i32
+from hetlab.devices.kernels.ops.conv_geometry import geometry
 from hetlab.devices.kernels.ops.gemm import gemm_launch, no_act
 from hetlab.graph.ir import Node, OpGraph
-
-
-def geometry(node: Node, xs: tuple[int, ...], ys: tuple[int, ...], ksp: list[int]) -> dict:
-    r = len(xs) - 2
-    s = list(attr(node, "strides", [1] * r))
-    d = list(attr(node, "dilations", [1] * r))
-    pb, pe = conv_pads(node, xs[2:], ys[2:], ksp, s, d)
-    if r == 1:  # 1-D as 2-D with H = 1
-        return {
-            "H": 1,
-            "W": xs[2],
-            "OH": 1,
-            "OW": ys[2],
-            "KH": 1,
-            "KW": ksp[0],
-            "SH": 1,
-            "SW": s[0],
-            "PH": 0,
-            "PW": pb[0],
-            "DH": 1,
-            "DW": d[0],
-            "PHE": 0,
-            "PWE": pe[0],
-        }
-    return {
-        "H": xs[2],
-        "W": xs[3],
-        "OH": ys[2],
-        "OW": ys[3],
-        "KH": ksp[0],
-        "KW": ksp[1],
-        "SH": s[0],
-        "SW": s[1],
-        "PH": pb[0],
-        "PW": pb[1],
-        "DH": d[0],
-        "DW": d[1],
-        "PHE": pe[0],
-        "PWE": pe[1],
-    }
 
 
 def row_group(ctx: Any, width: int) -> tuple[int, int, int] | None:

@@ -3,7 +3,7 @@ At a precision other than fp32, Gemm, MatMul and Conv run on the device's librar
 instead (``library.py``: cuBLAS on the tensor cores).
 
 Skinny products (M <= 4: FC layers, LSTM steps at batch 1) use the ``gemv`` kernel instead.
-On a CPU device (PoCL) every product runs on ``gemm_cpu.cl`` (``ops/gemm_cpu.py``).
+On a CPU device (PoCL) every product runs on ``gemm_cpu.cl`` (its shape: ``gemm_shape.py``).
 Tile choice: 64x64 tiles (4x4 outputs per work-item) when they give at least two work-groups
 per compute unit, else 32x32 (2x2); when the tiles still leave compute units short of work
 (``gemm_shape.SplitRule``, which depends on what a launch costs the device), K is split across
@@ -20,12 +20,13 @@ import numpy as np
 
 from hetlab.devices.kernels.ops import Op, register
 from hetlab.devices.kernels.ops.common import attr, bcast_strides, f32, i32, is_const
+from hetlab.devices.kernels.ops.gemm_pack import cpu_pack_b, cpu_packed
 from hetlab.devices.kernels.ops.gemm_shape import (
-    CPU_ROWS,
     SPLIT_GRAPH,
     SPLIT_HOST,
     choose_tiling,
     conv_table,
+    cpu_block,
     cpu_grid,
 )
 from hetlab.devices.kernels.ops.library import Product, library_launch, wanted
@@ -82,10 +83,18 @@ def _own_launch(ctx: Any, node: Node, p: Product, epi: list[Any], resid: Any) ->
     """``p`` on the device's own kernels: gemv (M <= 4), gemm_cpu (a CPU) or the tiled gemm
     with split-K, the epilogue ``epi`` in the same launch (or split-K's sum)."""
     M, N, K, nb, dev = p.M, p.N, p.K, len(p.offs), ctx.device
-    offs_buf = ctx.upload(np.asarray(p.offs, dtype=np.int32).reshape(nb, 4), dtype="int32")
     res_opt, res_args = ("", []) if resid is None else (" -DRESID", [resid[0], i32(resid[1])])
     in_opt = " -DPRE_RELU" if p.pre_relu else ""
     cpu = dev.cpu_kernels and not dev.gemm_splits
+    cp = ctx.ints(list(p.conv) if p.conv else [0] * 11)
+    ktab = ctx.upload(conv_table(p.conv, K), dtype="int32") if p.conv else ctx.ints([0, 0, 0, 0])
+    if cpu:  # operands packed for gemm_cpu: the constant ones now, B by a launch
+        p, pk_opt = cpu_packed(ctx, p)
+        if "B_PACKED" not in pk_opt:
+            p, b_opt = cpu_pack_b(ctx, node, p, cp, ktab)
+            pk_opt += b_opt
+        in_opt += pk_opt
+    offs_buf = ctx.upload(np.asarray(p.offs, dtype=np.int32).reshape(nb, 4), dtype="int32")
     if M <= 4 and p.sak == 1 and p.sbn == 1 and not p.conv and not dev.gemm_splits and not cpu:
         k = ctx.kernel("gemm.cl", "gemv", "-DTS=32 -DA_KC=1 -DB_NC=1" + res_opt + in_opt)
         args = [i32(M), i32(N), i32(K), p.A, i32(p.sam), p.B, i32(p.sbk), p.C, i32(p.ldc)]
@@ -97,11 +106,9 @@ def _own_launch(ctx: Any, node: Node, p: Product, epi: list[Any], resid: Any) ->
             [*args, offs_buf, *epi, *res_args],
         )
         return
-    splits, klen, gsize, lsize, prog = _shape(M, N, K, nb, dev, cpu)
+    splits, klen, gsize, lsize, prog = _shape(M, N, K, nb, dev, cpu, p.conv)
     opts = f"-DA_KC={int(p.sak == 1)} -DB_NC={int(p.sbn == 1)}" + (" -DCONV" if p.conv else "")
     k = ctx.kernel(prog[0], prog[1], prog[2] + opts + res_opt + in_opt)
-    cp = ctx.ints(list(p.conv) if p.conv else [0] * 11)
-    ktab = ctx.upload(conv_table(p.conv, K), dtype="int32") if p.conv else ctx.ints([0, 0, 0, 0])
     dst, csplit = (p.C, 0) if splits == 1 else (ctx.scratch(splits * nb * M * N), M * N)
     args = [i32(M), i32(N), i32(K), p.A, i32(p.sam), i32(p.sak), p.B, i32(p.sbk), i32(p.sbn)]
     args += [dst, i32(p.ldc), i32(csplit), offs_buf, i32(splits), i32(klen), *epi, cp, ktab]
@@ -112,11 +119,13 @@ def _own_launch(ctx: Any, node: Node, p: Product, epi: list[Any], resid: Any) ->
         ctx.launch(node, r, (N, M, nb), (16, 16, 1), [*args, *res_args])
 
 
-def _shape(M: int, N: int, K: int, nb: int, dev: Any, cpu: bool) -> tuple:
+def _shape(M: int, N: int, K: int, nb: int, dev: Any, cpu: bool, conv: Any) -> tuple:
     """(K splits, K per split, global size, work-group size, (file, kernel, option))."""
-    if cpu:  # gemm_cpu.cl: ts rows x 16 columns per work-item, all of K, no split
-        ts = min(M, CPU_ROWS)
-        return (1, K, *cpu_grid(M, N, nb), ("gemm_cpu.cl", "gemm_cpu", f"-DMB={ts} "))
+    if cpu:  # gemm_cpu.cl: a block of C per work-item (of one output row), all of K
+        width = conv[2] if conv else N
+        rows, nv, blocks = cpu_block(M, width)
+        grid = cpu_grid(M, blocks * (N // width) * 8 * nv, nb, 8 * nv, rows)
+        return (1, K, *grid, ("gemm_cpu.cl", "gemm_cpu", f"-DMB={rows} -DNV={nv} "))
     rule = SPLIT_GRAPH if dev.launches_from_graph else SPLIT_HOST
     ts, splits, klen = choose_tiling(
         M, N, K, nb, int(dev.dev.max_compute_units), dev.gemm_splits, rule

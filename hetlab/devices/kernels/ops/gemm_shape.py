@@ -3,7 +3,8 @@
 implicit-im2col table of a convolution.
 
 A work-item owns ``CPU_ROWS`` rows x 16 columns of C: 2 x CPU_ROWS float8 accumulators, two
-vectors of B and a broadcast of A fit AVX2's 16 vector registers. Why a CPU gets a kernel of
+vectors of B and a broadcast of A fit AVX2's 16 vector registers; or, where C's rows (a
+convolution's output rows) are short, twice the rows x 8 columns. Why a CPU gets a kernel of
 its own, and what it changed: docs/decisions.md#gemm-on-a-cpu-device.
 """
 
@@ -20,13 +21,28 @@ CPU_ROWS = 6
 COLUMNS = 16  # columns of C per work-item (NBLK in gemm_cpu.cl)
 
 
-def cpu_grid(M: int, N: int, batch: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
-    """(global size, work-group size) of gemm_cpu for C[batch] of M x N. A PoCL work-group
-    runs on one thread and costs some microseconds to start, so a group takes four column
-    blocks where the product has them; without a given size PoCL makes one group of the
-    whole grid, which leaves all but one core idle."""
-    blocks = math.ceil(N / COLUMNS)
-    return (blocks, math.ceil(M / min(M, CPU_ROWS)), batch), (4 if blocks > 3 else 1, 1, 1)
+def cpu_grid(
+    M: int, N: int, batch: int, columns: int = COLUMNS, rows: int = CPU_ROWS
+) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """(global size, work-group size) of gemm_cpu for C[batch] of M x N in blocks of
+    ``rows`` x ``columns``. A PoCL work-group runs on one thread and costs some microseconds
+    to start, so a group takes four column blocks where the product has them; without a
+    given size PoCL makes one group of the whole grid, which leaves all but one core idle."""
+    blocks = math.ceil(N / columns)
+    return (blocks, math.ceil(M / min(M, rows)), batch), (4 if blocks > 3 else 1, 1, 1)
+
+
+def cpu_block(M: int, width: int) -> tuple[int, int, int]:
+    """(rows, float8 vectors per row, columns of C in all) of a gemm_cpu work-item whose
+    column blocks lie in rows of ``width`` outputs (a convolution's output row; N of a plain
+    product): 16 columns, or 8 columns and twice the rows where 8 waste less of the row's
+    last block (a 7 x 7 map: 7 of 8 outputs used, not 7 of 16)."""
+    used16 = width / (16 * math.ceil(width / 16))
+    used8 = width / (8 * math.ceil(width / 8))
+    nv = 1 if used8 > used16 + 0.1 else 2
+    rows = min(M, CPU_ROWS * (2 // nv))
+    blocks = math.ceil(width / (8 * nv))
+    return rows, nv, blocks
 
 
 def conv_table(conv: Sequence[int], K: int) -> np.ndarray:

@@ -19,7 +19,7 @@ import numpy as np
 
 from hetlab.devices.kernels.ops import register
 from hetlab.devices.kernels.ops.common import attr, bcast_strides, f32, i32, numel
-from hetlab.devices.kernels.ops.conv import geometry
+from hetlab.devices.kernels.ops.conv_geometry import geometry
 from hetlab.devices.kernels.ops.integer_cpu import cpu_conv, cpu_gemm
 from hetlab.devices.kernels.ops.quant import (
     CL_TYPE,
@@ -187,17 +187,18 @@ def integer_gemm(
     offs: list[int],
     opts: str,
     extra: list[Any],
+    b_host: Any = None,
 ) -> None:
     """quant.cl's integer product ``out = OUTPUT((a - za) @ (b - zb))`` per batch:
     ``operands`` are a, b, za, za's count, zb, zb's count (``_operands``), ``offs`` the
     (a, b, out) element offsets of each batch, ``opts`` and ``extra`` the element types and
-    the epilogue's build options and arguments."""
+    the epilogue's build options and arguments; ``b_host``: b's values where constant."""
     M, N, K = mnk
     key = ("int_gemm_offs", tuple(offs))
     args = [*operands, out, i32(M), i32(N), i32(K), ctx.upload(offs, key=key, dtype="int32")]
     args += extra
     if ctx.device.cpu_kernels:
-        cpu_gemm(ctx, node, mnk, args, len(offs) // 3, opts)
+        cpu_gemm(ctx, node, mnk, args, offs, opts, b_host)
     elif K >= SPLIT_K:  # quant.cl's matmul_integer_split: KS items share each output's sum
         k = ctx.kernel("quant.cl", "matmul_integer_split", opts)
         grid = (-(-N // TILE_N) * TILE_N, M * K_SLICES, len(offs) // 3)
@@ -215,7 +216,8 @@ class IntegerMatMul(Signature):
         x, _, w, _ = SLOTS[node.op_type]
         mnk, offs = batch_offsets(list(ctx.shape(node.inputs[x])), list(ctx.shape(node.inputs[w])))
         opts, args, extra = _operands(ctx, node)
-        integer_gemm(ctx, node, mnk, args, ctx.t(node.outputs[0]), offs, opts, extra)
+        out, b_host = ctx.t(node.outputs[0]), ctx.const(node.inputs[w])
+        integer_gemm(ctx, node, mnk, args, out, offs, opts, extra, b_host)
 
 
 class IntegerConv(Signature):

@@ -50,7 +50,13 @@ def test_toml_platform_names_groups(tmp_path):
 def test_json_platform(tmp_path):
     f = tmp_path / "p.json"
     f.write_text(
-        json.dumps({"cpu": [{"name": "a", "cores": CORES[:1]}], "opencl": {"include": []}})
+        json.dumps(
+            {
+                "cpu": [{"name": "a", "cores": CORES[:1]}],
+                "opencl": {"include": []},
+                "cuda": {"include": []},
+            }
+        )
     )
     assert [d.name for d in pf.devices(f)] == ["a"]
 

@@ -194,8 +194,7 @@ class Gemm(Op):
         ashape = ctx.shape(a)
         K = ashape[0] if ta else ashape[1]
         sam, sak = (1, M) if ta else (K, 1)
-        bconst = ctx.const(b)
-        b_host = bconst
+        bconst = b_host = ctx.const(b)
         if bconst is not None and tb:  # pre-transpose constant weights to row-major [K, N]
             b_host = np.ascontiguousarray(np.asarray(bconst).T)
             B, sbk, sbn = ctx.upload(b_host, key=("T", b)), N, 1

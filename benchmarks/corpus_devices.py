@@ -48,8 +48,12 @@ def model_rows(name: str, singles: list[str], pairs: list[list[str]], repeat: in
     if not m.path.exists():
         yield {"model": name, "run": "missing"}
         return
-    g = hetlab.load(str(m.path), m.shapes or None, m.inputs() or None)
-    feed = load_inputs(g, m.inputs())
+    try:
+        g = hetlab.load(str(m.path), m.shapes or None, m.inputs() or None)
+        feed = load_inputs(g, m.inputs())
+    except HetlabError as e:
+        yield {"model": name, "run": "load", "error": str(e)[:300]}
+        return
     spread, base = None, None
     for d in singles:
         try:

@@ -46,6 +46,7 @@ def discover() -> list[OpenCLDevice]:
         cl = pyopencl()
     except HetlabError:
         return []
+    pocl.size_pool()  # before PoCL starts its pool, at the first enumeration
     try:
         with Started() as first:  # the ICD loader may start every vendor's driver here
             platforms = cl.get_platforms()

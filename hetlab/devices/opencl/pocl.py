@@ -1,4 +1,4 @@
-"""What PoCL needs to build hetlab's kernels right.
+"""What PoCL needs to build hetlab's kernels right, and the size of its thread pool.
 
 PoCL 5 builds a work-group, by default, as loops around its barriers, and that build of the
 tiled GEMM (``gemm.cl``) computes wrong results (zeros, or -FLT_MAX from the epilogue's
@@ -8,17 +8,29 @@ method, continuation-based barriers (``cbs``), builds it right, as an unoptimise
 does. So on PoCL 5 and later, programs are built under ``cbs`` unless the user chose a
 method; ``-DHETLAB_POCL_CBS`` among the build options keeps those builds apart from the
 others in PoCL's and hetlab's program caches. Figures: docs/decisions.md#pocl-5.
+
+PoCL's CPU driver starts one thread per core it sees, and every launch wakes the whole pool:
+a launch costs about 40 us with 16 threads and 15 us with 8. So on 4 or more physical cores,
+where the CPU groups are halves, PoCL's pool is sized as one group (``size_pool``, before the
+platform is enumerated), unless the user sized it (``POCL_CPU_MAX_CU_COUNT``). Figures:
+docs/decisions.md#pocls-pool.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import MutableMapping
 from typing import Any
+
+from hetlab.devices import cpu_groups
+from hetlab.devices.topology import physical_cores
 
 WORK_GROUP_METHOD = "cbs"
 CBS_OPTION = "-DHETLAB_POCL_CBS"
 FIRST_AFFECTED = 5  # PoCL's major version
+POOL_ENV = "POCL_CPU_MAX_CU_COUNT"
+SMALLEST_SPLIT = 4  # physical cores from which the CPU groups are halves (cpu_groups.py)
 
 
 def pocl_major(cl_device: Any) -> int | None:
@@ -43,3 +55,20 @@ def build_options(cl_device: Any) -> list[str]:
         return []
     os.environ["POCL_WORK_GROUP_METHOD"] = WORK_GROUP_METHOD  # PoCL reads it at each build
     return [CBS_OPTION]
+
+
+def size_pool(
+    cores: list[int] | None = None, environ: MutableMapping[str, str] = os.environ
+) -> int | None:
+    """Size PoCL's pool as one CPU group: one thread per physical core of the first half of
+    ``cores`` (default: the usable cores), on 4 or more physical cores and where the user
+    has not sized it; the threads set, else None. Takes effect only before PoCL starts, i.e.
+    before the platforms are first enumerated in this process."""
+    if environ.get(POOL_ENV) or environ.get("POCL_MAX_PTHREAD_COUNT"):
+        return None
+    phys = physical_cores(cpu_groups.usable_cores() if cores is None else sorted(cores))
+    if len(phys) < SMALLEST_SPLIT:
+        return None
+    threads = (len(phys) + 1) // 2
+    environ[POOL_ENV] = str(threads)
+    return threads

@@ -47,9 +47,15 @@ def _depthwise(node: Node, b: Any) -> bool:
     return g > 1 and b.shape(node.inputs[0])[1] // g == 1
 
 
+def _kept(ub: Any, t: str) -> bool:
+    """Whether a launch must write ``t`` as it is: a unit output, or a twin rounded to
+    float16 that other nodes read (``widen.py``): no fusion crosses it."""
+    return t in ub.outputs or t in ub.rounded
+
+
 def _sole_reader(ub: Any, t: str, ops: tuple[str, ...]) -> Node | None:
     cons = ub.consumers.get(t, [])
-    if len(cons) != 1 or t in ub.outputs or cons[0] not in ub.node_ids:
+    if len(cons) != 1 or _kept(ub, t) or cons[0] not in ub.node_ids:
         return None
     n = ub.graph.node(cons[0])
     return n if n.op_type in ops and n.inputs[0] == t and n.id not in ub.fused else None
@@ -96,7 +102,7 @@ def _sole_add(ub: Any, y: str) -> tuple[Node, str] | None:
     """(the Add of this unit that is ``y``'s only reader, its other operand), if any: ``y``
     is no unit output and the Add reads it once."""
     cons = ub.consumers.get(y, [])
-    if len(cons) != 1 or cons[0] not in ub.node_ids or y in ub.outputs:
+    if len(cons) != 1 or cons[0] not in ub.node_ids or _kept(ub, y):
         return None
     add = ub.graph.node(cons[0])
     if add.op_type != "Add" or add.id in ub.fused or list(add.inputs).count(y) != 1:
@@ -163,7 +169,7 @@ def plan_prologue(ub: Any) -> None:
     Conv -> the tensor it reads instead). The Relu's output is never written."""
     for n in ub.nodes:
         y = n.outputs[0]
-        if n.op_type != "Relu" or n.id in ub.fused or y in ub.outputs:
+        if n.op_type != "Relu" or n.id in ub.fused or _kept(ub, y):
             continue
         names = ub.consumers.get(y, [])
         readers = [ub.graph.node(r) for r in names if r in ub.node_ids]
@@ -181,7 +187,7 @@ def _chain_next(ub: Any, n: Node) -> Node | None:
     the unit, taken by no other fusion; None where ``n`` ends the chain."""
     y = ub.final[n.id]
     cons = ub.consumers.get(y, [])
-    if len(cons) != 1 or y in ub.outputs or cons[0] not in ub.position:
+    if len(cons) != 1 or _kept(ub, y) or cons[0] not in ub.position:
         return None
     c = ub.graph.node(cons[0])
     skip = c.id in ub.fused or c.id in ub.widened or c.id in ub.chains

@@ -23,6 +23,7 @@ from hetlab.devices.kernels.ops.common import const_weights
 from hetlab.devices.kernels.ops.fused import build_chain
 from hetlab.devices.kernels.widen import (
     apply_widen,
+    chain_half,
     convert_in,
     convert_out,
     half_names,
@@ -208,12 +209,14 @@ class UnitBuilder:
         for n in self.nodes:
             if n.id not in self.fused:
                 try:
-                    convert_in(self, n)
+                    members = self.chains[n.id][0] if n.id in self.chains else [n]
+                    for m in members:
+                        convert_in(self, m)
                     if n.id in self.chains:
-                        build_chain(self, *self.chains[n.id])
+                        build_chain(self, *self.chains[n.id], chain_half(self, n))
                     else:
                         op_for(n.op_type, n.domain).build(n, self)
-                    convert_out(self, n)
+                    convert_out(self, n, chained=n.id in self.chains)
                 except (KeyError, IndexError, TypeError, ValueError) as e:
                     raise HetlabError(
                         f"{self.device.name} cannot build node {n.id} ({n.op_type}): "

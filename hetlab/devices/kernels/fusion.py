@@ -8,7 +8,9 @@
 - Relu/LeakyRelu/Clip into the epilogue of the op producing their input;
 - a Relu whose every reader is a Conv taking it as its input, into those Convs' loads;
 - on a CPU device, chains of float32 element-wise nodes, each one's output read only by the
-  next, into one launch (``ops/fused.py``);
+  next, into one launch (``ops/fused.py``); likewise chains of nodes computing on float16
+  tensors (``widen.py``), each term rounded to float16, no other node reading the float16
+  tensors inside the chain;
 - Concat inputs written in place: producers whose kernels take an output offset write their
   slice of the Concat output directly when it is contiguous and the Concat is their only reader.
 """
@@ -21,6 +23,7 @@ import numpy as np
 
 from hetlab.devices.kernels.ops.activation import act_params
 from hetlab.devices.kernels.ops.fused import Chain, fusable
+from hetlab.devices.kernels.widen import ROUND_ONLY
 from hetlab.graph.ir import Node
 
 ACTIVATIONS = ("Relu", "LeakyRelu", "Clip")
@@ -187,10 +190,12 @@ def _chain_next(ub: Any, n: Node) -> Node | None:
     the unit, taken by no other fusion; None where ``n`` ends the chain."""
     y = ub.final[n.id]
     cons = ub.consumers.get(y, [])
-    if len(cons) != 1 or _kept(ub, y) or cons[0] not in ub.position:
+    if len(cons) != 1 or y in ub.outputs or cons[0] not in ub.position:
+        return None
+    if y in ub.rounded and ub.rounded[y] != ROUND_ONLY:  # its float16 is read elsewhere
         return None
     c = ub.graph.node(cons[0])
-    skip = c.id in ub.fused or c.id in ub.widened or c.id in ub.chains
+    skip = c.id in ub.fused or (c.id in ub.widened) != (n.id in ub.widened) or c.id in ub.chains
     return None if skip or not fusable(c) else c
 
 
@@ -203,7 +208,7 @@ def plan_chains(ub: Any) -> None:
     if not ub.device.cpu_kernels:
         return
     for n in ub.nodes:
-        if n.id in ub.fused or n.id in ub.widened or n.id in ub.chains or not fusable(n):
+        if n.id in ub.fused or n.id in ub.chains or not fusable(n):
             continue
         chain, members = Chain(ub, ub.shape(n.outputs[0])), [n]
         if not chain.add(n):

@@ -177,9 +177,10 @@ def plan_widen(ub: Any) -> tuple[dict, dict, dict, dict]:
 def apply_widen(ub: Any) -> bool:
     """Put the rewritten nodes of the builder's float16 nodes (``ub.widened``) in place of
     the originals, with the twins in its graph and constants (``ub.twin_views``: the views
-    of twins; ``ub.rounded``: the output twins read by other nodes); whether there were any."""
+    of twins; ``ub.rounded``: the output twins read by other nodes, with what their
+    conversion writes); whether there were any."""
     ub.widened, tensors, consts, ub.twin_views = plan_widen(ub)
-    ub.rounded = {o[0] for w in ub.widened.values() for o in w.outs if o[2] != WRITE_HALF}
+    ub.rounded = {o[0]: o[2] for w in ub.widened.values() for o in w.outs if o[2] != WRITE_HALF}
     if not ub.widened:
         return False
     ub.graph = UnitGraph(ub.graph, ub.widened, tensors, {**ub.weights, **consts})
@@ -208,11 +209,22 @@ def convert_in(ub: Any, node: Node) -> None:
         _launch(ub, node, "from_half", numel(ub.shape(dst)), [ub.t(src), ub.t(dst)])
 
 
-def convert_out(ub: Any, node: Node) -> None:
+def chain_half(ub: Any, node: Node) -> str:
+    """The float16 output a chain of element-wise nodes ending at ``node`` writes itself
+    (``ops/fused.py``, its terms rounded to float16): the node's, where no other node reads
+    its twin; else "" (the chain writes the twin, rounded)."""
+    w = ub.widened.get(node.id)
+    return w.outs[0][1] if w and w.outs and w.outs[0][2] == WRITE_HALF else ""
+
+
+def convert_out(ub: Any, node: Node, chained: bool = False) -> None:
     """After ``node``'s launches: its output twins to float16 (and rounded, where other
-    rewritten nodes read them); a view of a twin made a view."""
+    rewritten nodes read them); a view of a twin made a view. After a chain (``chained``),
+    only the float16 output of a twin that other nodes read: the rest the chain wrote."""
     w = ub.widened.get(node.id)
     for twin, half, mode in w.outs if w else []:
+        if chained and mode != WRITE_BOTH:
+            continue
         refs = [ub.t(twin)] + ([] if mode == ROUND_ONLY else [ub.t(half)])
         _launch(ub, node, mode, numel(ub.shape(twin)), refs)
     if node.id in ub.twin_views:

@@ -6,6 +6,9 @@ over float8 values, built into the kernel (``-DEXPR=...``): the running value, i
 output) and one-element constants as exact hexadecimal literals; a Relu, LeakyRelu or Clip
 fused into a node (``act_of``) is a term of its own. Each op computes what its one-op kernel
 computes (``eltwise.cl``'s ``unary_op`` and ``binary_op``, ``eltwise_cpu.cl``'s vector forms).
+A node rewritten to compute on float16 tensors (``kernels/widen.py``) rounds its term to
+float16, as the conversion after its own launch would; a chain of them writes its float16
+output itself where no other node reads the last one's twin.
 """
 
 from __future__ import annotations
@@ -127,6 +130,8 @@ class Chain:
         act = self.ctx.act_of.get(node.id)  # a Relu, LeakyRelu or Clip fused into the node
         if text is not None and act is not None:
             text = _term(act, [text], self.ctx)
+        if text is not None and node.id in self.ctx.widened:  # a float16 result: rounded
+            text = f"ROUND8({text})"
         if text is None or len(text) > MAX_TEXT:
             return False
         self.inputs, self.value[self.ctx.final.get(node.id, out)] = inputs, text
@@ -176,8 +181,9 @@ def chain_meta(shape: tuple[int, ...], strides: list[list[int]]) -> list[int]:
     return meta
 
 
-def build_chain(ctx: Any, members: list[Node], chain: Chain) -> None:
-    """One launch of fused_cpu.cl for the chain ``members`` (its expression ``chain``)."""
+def build_chain(ctx: Any, members: list[Node], chain: Chain, half: str = "") -> None:
+    """One launch of fused_cpu.cl for the chain ``members`` (its expression ``chain``),
+    writing the float16 tensor ``half`` instead of the last node's output where given."""
     last, shape = members[-1], chain.shape
     args, strides = [], []
     for name in chain.inputs:
@@ -187,7 +193,9 @@ def build_chain(ctx: Any, members: list[Node], chain: Chain) -> None:
     args += [args[0]] * (MAX_INPUTS - len(args))
     n = numel(shape)
     expr = chain.value[ctx.out(last)]
-    k = ctx.kernel("fused_cpu.cl", "fused_cpu", f"-DNIN={len(chain.inputs)} -DEXPR={expr}")
+    opts = f"-DNIN={len(chain.inputs)} -DEXPR={expr}" + (" -DHALF_OUT" if half else "")
+    k = ctx.kernel("fused_cpu.cl", "fused_cpu", opts)
     meta = ctx.ints(chain_meta(shape, strides))
     no_act = [f32(1.0), f32(-FMAX), f32(FMAX)]  # the nodes' activations are in the expression
-    ctx.launch(last, k, *cpu_grid1(n), [*args, ctx.t(ctx.out(last)), meta, i32(n), *no_act])
+    y = ctx.t(half or ctx.out(last))
+    ctx.launch(last, k, *cpu_grid1(n), [*args, y, meta, i32(n), *no_act])

@@ -129,17 +129,31 @@ def test_tensor_read_as_float16_and_from_its_twin(dev):
 
 
 def test_no_fusion_crosses_the_rounding(dev):
-    """MatMul -> Add(row) -> Relu on float16: a float32 unit folds the Add and the Relu into
-    the MatMul's epilogue; here each result is rounded to float16 before the next reads it."""
-    a, w, b = h(5, 16), h(16, 8, seed=1), h(8, seed=2)
-    nodes = [N("MatMul", ["a", "w"], ["m"]), N("Add", ["m", "b"], ["s"]), N("Relu", ["s"], ["y"])]
-    unit = build(dev, nodes, {"a": a}, {"w": w, "b": b}, ["y"])
-    assert sum(kernels(unit, "n0")[r] for r in ROUNDINGS) == 1
-    if dev.cpu_kernels:  # Add -> Relu: one launch, each term rounded
-        assert kernels(unit, "n1") == {} and kernels(unit, "n2") == {"fused": 1}
+    """MatMul -> Reshape -> Add(row) -> Relu on float16: a float32 unit folds the Add and the
+    Relu into the MatMul's epilogue; here each result is rounded to float16 before the next
+    reads it (on a CPU device the product as the Add -> Relu chain loads it). Integer
+    operands: the float32 products are exact, their float16 roundings numpy's."""
+    rng = np.random.default_rng(4)
+    a, w = (rng.integers(-40, 41, s).astype(np.float16) for s in ((5, 16), (16, 8)))
+    b = h(40, seed=2)
+    nodes = [
+        N("MatMul", ["a", "w"], ["m"]),
+        N("Reshape", ["m", "s"], ["v"]),
+        N("Add", ["v", "b"], ["t"]),
+        N("Relu", ["t"], ["y"]),
+    ]
+    inits = {"w": w, "b": b, "s": np.array([-1], np.int64)}
+    unit = build(dev, nodes, {"a": a}, inits, ["y"])
+    if dev.cpu_kernels:
+        assert kernels(unit, "n2") == {} and kernels(unit, "n3") == {"fused": 1}
+        assert sum(kernels(unit, "n0")[r] for r in ROUNDINGS) == 0
     else:
-        for node in ("n1", "n2"):
+        for node in ("n0", "n2", "n3"):
             assert sum(kernels(unit, node)[r] for r in ROUNDINGS) == 1, node
+    (y,) = run(dev, unit, {"a": a}, ["y"])
+    m = (a.astype(np.float32) @ w.astype(np.float32)).astype(np.float16)
+    assert np.abs(m).max() > 2048  # some products round
+    assert np.array_equal(y, np.maximum(m.reshape(-1) + b, np.float16(0)))
 
 
 def test_vector_conversions_exact(dev):

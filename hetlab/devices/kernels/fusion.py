@@ -204,7 +204,7 @@ def plan_chains(ub: Any) -> None:
     two or more element-wise nodes into one launch (``ub.chains``: its last node -> the
     members and their expression), the others fused into the last: the launch goes where
     the last node is, after every input of the chain is computed."""
-    ub.chains = {}
+    ub.chains, ub.deferred = {}, set()
     if not ub.device.cpu_kernels:
         return
     for n in ub.nodes:
@@ -222,6 +222,7 @@ def plan_chains(ub: Any) -> None:
             if m.id in ids or ub.fused.get(m.id) in ids:
                 ub.fused[m.id] = last
         ub.chains[last] = (members, chain)
+        ub.deferred |= chain.deferred
 
 
 def plan_concat(ub: Any) -> None:

@@ -114,6 +114,17 @@ class _Made:
                 return True
         return False
 
+    def readers(self, t: str, ub: Any) -> list[tuple[str, str]]:
+        """The rewritten nodes that read ``t`` from a twin, directly or through views, each
+        with the twin it reads."""
+        out = []
+        for c in ub.consumers.get(t, []):
+            if c in self.views:
+                out += self.readers(self.views[c], ub)
+            elif c in self.rewritten:
+                out += [(c, self.twin[t])] * list(ub.graph.node(c).inputs).count(t)
+        return out
+
 
 def _made(ub: Any) -> _Made:
     made = _Made()
@@ -166,6 +177,11 @@ def plan_widen(ub: Any) -> tuple[dict, dict, dict, dict]:
                 tensors[twin] = Tensor(twin, tuple(graph.tensors[t].shape), "float32")
         w.node = replace(n, inputs=ins, outputs=outs)
         widened[n.id] = w
+    ub.sole_twin = {}  # a twin read once, by one node (through views) -> the maker's twin
+    for w in widened.values():
+        for twin, t, mode in w.outs:
+            if mode == ROUND_ONLY and len(read := made.readers(t, ub)) == 1:
+                ub.sole_twin[read[0][1]] = twin
     views = {}
     for v, y in made.views.items():
         x = ub.graph.node(v).inputs[0]
@@ -220,10 +236,12 @@ def chain_half(ub: Any, node: Node) -> str:
 def convert_out(ub: Any, node: Node, chained: bool = False) -> None:
     """After ``node``'s launches: its output twins to float16 (and rounded, where other
     rewritten nodes read them); a view of a twin made a view. After a chain (``chained``),
-    only the float16 output of a twin that other nodes read: the rest the chain wrote."""
+    only the float16 output of a twin that other nodes read: the rest the chain wrote. A
+    twin whose one reader is in a chain that rounds it as it loads it (``ub.deferred``) is
+    left as it is."""
     w = ub.widened.get(node.id)
     for twin, half, mode in w.outs if w else []:
-        if chained and mode != WRITE_BOTH:
+        if chained and mode != WRITE_BOTH or twin in ub.deferred:
             continue
         refs = [ub.t(twin)] + ([] if mode == ROUND_ONLY else [ub.t(half)])
         _launch(ub, node, mode, numel(ub.shape(twin)), refs)

@@ -8,7 +8,8 @@ fused into a node (``act_of``) is a term of its own. Each op computes what its o
 computes (``eltwise.cl``'s ``unary_op`` and ``binary_op``, ``eltwise_cpu.cl``'s vector forms).
 A node rewritten to compute on float16 tensors (``kernels/widen.py``) rounds its term to
 float16, as the conversion after its own launch would; a chain of them writes its float16
-output itself where no other node reads the last one's twin.
+output itself where no other node reads the last one's twin, and rounds as it loads them the
+float16 results it alone reads (``ub.sole_twin``), whose makers then leave them unrounded.
 """
 
 from __future__ import annotations
@@ -99,6 +100,7 @@ class Chain:
         self.ctx, self.shape = ctx, shape
         self.inputs: list[str] = []
         self.value: dict[str, str] = {}  # tensors the chain computes -> their expression
+        self.deferred: set[str] = set()  # twins the chain rounds as it loads them
 
     def operand(self, name: str, inputs: list[str]) -> str | None:
         """The expression of tensor ``name`` (adding it to ``inputs`` if it is one), or None
@@ -114,6 +116,8 @@ class Chain:
             if len(inputs) >= MAX_INPUTS:
                 return None
             inputs.append(name)
+        if name in self.ctx.sole_twin:  # a float16 result not yet rounded: rounded here
+            return f"ROUND8(v{inputs.index(name)})"
         return f"v{inputs.index(name)}"
 
     def add(self, node: Node) -> bool:
@@ -135,6 +139,7 @@ class Chain:
         if text is None or len(text) > MAX_TEXT:
             return False
         self.inputs, self.value[self.ctx.final.get(node.id, out)] = inputs, text
+        self.deferred |= {self.ctx.sole_twin[t] for t in inputs if t in self.ctx.sole_twin}
         return True
 
 

@@ -203,7 +203,9 @@ def plan_chains(ub: Any) -> None:
     """On a CPU device, where a launch costs microseconds of the driver's time: each chain of
     two or more element-wise nodes into one launch (``ub.chains``: its last node -> the
     members and their expression), the others fused into the last: the launch goes where
-    the last node is, after every input of the chain is computed."""
+    the last node is, after every input of the chain is computed. A node alone is a chain
+    where it rounds a float16 result as it loads it (``ub.deferred``: its maker's rounding
+    launch goes)."""
     ub.chains, ub.deferred = {}, set()
     if not ub.device.cpu_kernels:
         return
@@ -215,8 +217,8 @@ def plan_chains(ub: Any) -> None:
             continue
         while (nxt := _chain_next(ub, members[-1])) is not None and chain.add(nxt):
             members.append(nxt)
-        if len(members) < 2 or not chain.inputs:
-            continue
+        if len(members) < 2 and not chain.deferred or not chain.inputs:
+            continue  # one node alone is a chain only where it rounds a float16 result
         last, ids = members[-1].id, {m.id for m in members[:-1]}
         for m in ub.nodes:  # the members, and what was fused into them, run in the last's launch
             if m.id in ids or ub.fused.get(m.id) in ids:

@@ -128,6 +128,23 @@ def test_tensor_read_as_float16_and_from_its_twin(dev):
     assert np.allclose(u.astype(np.float32), ref[2].astype(np.float32), atol=2e-3)
 
 
+def test_result_read_directly_and_through_a_view(dev):
+    """A float16 result read from its twin by one node and through a Reshape by another:
+    no chain keeps it in registers (the second reader reads the twin in memory)."""
+    x = h(4, 40)
+    nodes = [
+        N("Sigmoid", ["x"], ["r"]),
+        N("Neg", ["r"], ["a"]),
+        N("Reshape", ["r", "s"], ["v"]),
+        N("Abs", ["v"], ["b"]),
+    ]
+    inits = {"s": np.array([-1], np.int64)}
+    unit = build(dev, nodes, {"x": x}, inits, ["a", "b"])
+    assert sum(kernels(unit, "n0")[r] for r in ROUNDINGS) == 1
+    a, b = run(dev, unit, {"x": x}, ["a", "b"])
+    assert np.array_equal(b, np.abs(a).reshape(-1))
+
+
 def test_no_fusion_crosses_the_rounding(dev):
     """MatMul -> Reshape -> Add(row) -> Relu on float16: a float32 unit folds the Add and the
     Relu into the MatMul's epilogue; here each result is rounded to float16 before the next

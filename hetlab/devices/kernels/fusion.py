@@ -23,7 +23,6 @@ import numpy as np
 
 from hetlab.devices.kernels.ops.activation import act_params
 from hetlab.devices.kernels.ops.fused import Chain, fusable
-from hetlab.devices.kernels.widen import ROUND_ONLY
 from hetlab.graph.ir import Node
 
 ACTIVATIONS = ("Relu", "LeakyRelu", "Clip")
@@ -192,8 +191,8 @@ def _chain_next(ub: Any, n: Node) -> Node | None:
     cons = ub.consumers.get(y, [])
     if len(cons) != 1 or y in ub.outputs or cons[0] not in ub.position:
         return None
-    if y in ub.rounded and ub.rounded[y] != ROUND_ONLY:  # its float16 is read elsewhere
-        return None
+    if n.id in ub.widened and ub.sole_twin.get(y) != y:  # its float16 result read elsewhere
+        return None  # too (as float16, or from its twin through a view)
     c = ub.graph.node(cons[0])
     skip = c.id in ub.fused or (c.id in ub.widened) != (n.id in ub.widened) or c.id in ub.chains
     return None if skip or not fusable(c) else c

@@ -1,6 +1,7 @@
 """Float16 twins reused inside a unit (``kernels/widen.py``): a float16 tensor made by a
 rewritten node and read by others of the unit is read from the maker's rounded twin, with no
-conversion of its own, and written as float16 only where something else reads it. Counted
+conversion of its own, and written as float16 only where something else reads it; on a CPU
+device, chains of float16 element-wise nodes as one launch that rounds each term. Counted
 launches, and values those of each op rounded to float16 (numpy computes a float16 op in
 float32 and rounds); the vector conversions of a CPU device, bit for bit."""
 

@@ -21,7 +21,14 @@ from hetlab.devices.kernels.ops import op_for, why_not
 from hetlab.devices.kernels.ops.activation import act_params
 from hetlab.devices.kernels.ops.common import const_weights
 from hetlab.devices.kernels.ops.fused import build_chain
-from hetlab.devices.kernels.widen import apply_widen, convert, half_names
+from hetlab.devices.kernels.widen import (
+    apply_widen,
+    chain_half,
+    convert_in,
+    convert_out,
+    half_names,
+    written,
+)
 from hetlab.devices.unit import Unit
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import Node, OpGraph
@@ -104,9 +111,9 @@ class UnitBuilder:
             return
         self._plan_outputs()
         for w in self.widened.values():  # tensors the conversions write
-            for t in [twin for _, twin in w.ins] + [t for _, t in w.outs]:
+            for t in [twin for _, twin in w.ins] + [o[1] for o in w.outs]:
                 self.producer[t] = w.node
-                self.produced.append(t)
+        self.produced += written(self)
         self.outputs = outputs
 
     def dest(self, node: Node) -> tuple[Ref, int]:
@@ -201,14 +208,15 @@ class UnitBuilder:
     def build(self) -> Unit:
         for n in self.nodes:
             if n.id not in self.fused:
-                w = self.widened.get(n.id)
                 try:
-                    convert(self, n, w.ins if w else [], "from_half")
+                    members = self.chains[n.id][0] if n.id in self.chains else [n]
+                    for m in members:
+                        convert_in(self, m)
                     if n.id in self.chains:
-                        build_chain(self, *self.chains[n.id])
+                        build_chain(self, *self.chains[n.id], chain_half(self, n))
                     else:
                         op_for(n.op_type, n.domain).build(n, self)
-                    convert(self, n, w.outs if w else [], "to_half")
+                    convert_out(self, n, chained=n.id in self.chains)
                 except (KeyError, IndexError, TypeError, ValueError) as e:
                     raise HetlabError(
                         f"{self.device.name} cannot build node {n.id} ({n.op_type}): "

@@ -8,7 +8,9 @@
 - Relu/LeakyRelu/Clip into the epilogue of the op producing their input;
 - a Relu whose every reader is a Conv taking it as its input, into those Convs' loads;
 - on a CPU device, chains of float32 element-wise nodes, each one's output read only by the
-  next, into one launch (``ops/fused.py``);
+  next, into one launch (``ops/fused.py``); likewise chains of nodes computing on float16
+  tensors (``widen.py``), each term rounded to float16, no other node reading the float16
+  tensors inside the chain;
 - Concat inputs written in place: producers whose kernels take an output offset write their
   slice of the Concat output directly when it is contiguous and the Concat is their only reader.
 """
@@ -47,9 +49,15 @@ def _depthwise(node: Node, b: Any) -> bool:
     return g > 1 and b.shape(node.inputs[0])[1] // g == 1
 
 
+def _kept(ub: Any, t: str) -> bool:
+    """Whether a launch must write ``t`` as it is: a unit output, or a twin rounded to
+    float16 that other nodes read (``widen.py``): no fusion crosses it."""
+    return t in ub.outputs or t in ub.rounded
+
+
 def _sole_reader(ub: Any, t: str, ops: tuple[str, ...]) -> Node | None:
     cons = ub.consumers.get(t, [])
-    if len(cons) != 1 or t in ub.outputs or cons[0] not in ub.node_ids:
+    if len(cons) != 1 or _kept(ub, t) or cons[0] not in ub.node_ids:
         return None
     n = ub.graph.node(cons[0])
     return n if n.op_type in ops and n.inputs[0] == t and n.id not in ub.fused else None
@@ -96,7 +104,7 @@ def _sole_add(ub: Any, y: str) -> tuple[Node, str] | None:
     """(the Add of this unit that is ``y``'s only reader, its other operand), if any: ``y``
     is no unit output and the Add reads it once."""
     cons = ub.consumers.get(y, [])
-    if len(cons) != 1 or cons[0] not in ub.node_ids or y in ub.outputs:
+    if len(cons) != 1 or cons[0] not in ub.node_ids or _kept(ub, y):
         return None
     add = ub.graph.node(cons[0])
     if add.op_type != "Add" or add.id in ub.fused or list(add.inputs).count(y) != 1:
@@ -163,7 +171,7 @@ def plan_prologue(ub: Any) -> None:
     Conv -> the tensor it reads instead). The Relu's output is never written."""
     for n in ub.nodes:
         y = n.outputs[0]
-        if n.op_type != "Relu" or n.id in ub.fused or y in ub.outputs:
+        if n.op_type != "Relu" or n.id in ub.fused or _kept(ub, y):
             continue
         names = ub.consumers.get(y, [])
         readers = [ub.graph.node(r) for r in names if r in ub.node_ids]
@@ -183,8 +191,10 @@ def _chain_next(ub: Any, n: Node) -> Node | None:
     cons = ub.consumers.get(y, [])
     if len(cons) != 1 or y in ub.outputs or cons[0] not in ub.position:
         return None
+    if n.id in ub.widened and ub.sole_twin.get(y) != y:  # its float16 result read elsewhere
+        return None  # too (as float16, or from its twin through a view)
     c = ub.graph.node(cons[0])
-    skip = c.id in ub.fused or c.id in ub.widened or c.id in ub.chains
+    skip = c.id in ub.fused or (c.id in ub.widened) != (n.id in ub.widened) or c.id in ub.chains
     return None if skip or not fusable(c) else c
 
 
@@ -192,25 +202,28 @@ def plan_chains(ub: Any) -> None:
     """On a CPU device, where a launch costs microseconds of the driver's time: each chain of
     two or more element-wise nodes into one launch (``ub.chains``: its last node -> the
     members and their expression), the others fused into the last: the launch goes where
-    the last node is, after every input of the chain is computed."""
-    ub.chains = {}
+    the last node is, after every input of the chain is computed. A node alone is a chain
+    where it rounds a float16 result as it loads it (``ub.deferred``: its maker's rounding
+    launch goes)."""
+    ub.chains, ub.deferred = {}, set()
     if not ub.device.cpu_kernels:
         return
     for n in ub.nodes:
-        if n.id in ub.fused or n.id in ub.widened or n.id in ub.chains or not fusable(n):
+        if n.id in ub.fused or n.id in ub.chains or not fusable(n):
             continue
         chain, members = Chain(ub, ub.shape(n.outputs[0])), [n]
         if not chain.add(n):
             continue
         while (nxt := _chain_next(ub, members[-1])) is not None and chain.add(nxt):
             members.append(nxt)
-        if len(members) < 2 or not chain.inputs:
-            continue
+        if len(members) < 2 and not chain.deferred or not chain.inputs:
+            continue  # one node alone is a chain only where it rounds a float16 result
         last, ids = members[-1].id, {m.id for m in members[:-1]}
         for m in ub.nodes:  # the members, and what was fused into them, run in the last's launch
             if m.id in ids or ub.fused.get(m.id) in ids:
                 ub.fused[m.id] = last
         ub.chains[last] = (members, chain)
+        ub.deferred |= chain.deferred
 
 
 def plan_concat(ub: Any) -> None:

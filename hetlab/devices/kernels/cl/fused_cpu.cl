@@ -6,9 +6,22 @@
 // A work-item takes EW consecutive output elements, gathers each input's values at its
 // broadcast strides (offsets found once, then stepped along the innermost dimension), and
 // evaluates the expression on two float8. Each op rounds on its own, as the one-op kernels
-// do: no contraction into FMAs across the ops of the chain.
+// do: no contraction into FMAs across the ops of the chain. A node computing on float16
+// tensors (kernels/widen.py) is its term rounded to float16 (ROUND8); the chain's output is
+// then float16 (HALF_OUT) or its rounded float32 twin.
 #define OP 0  // eltwise_cpu.cl's one-op kernels, built alongside, take no op here
 #include "eltwise_cpu.cl"
+#include "half_cpu.cl"
+
+// a value rounded to float16 and back (the term of a node computing on float16 tensors:
+// its result as the float16 tensor holds it, half.cl's round_half)
+#define ROUND8(v) half_to_float8(float_to_half8(v))
+// HALF_OUT: y is the chain's float16 output, written as half.cl's to_half writes it
+#ifdef HALF_OUT
+#define YT U16
+#else
+#define YT float
+#endif
 
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -45,7 +58,7 @@
 
 // y = act(EXPR) over n elements (y contiguous). Global ceil(n / EW).
 __kernel void fused_cpu(__global const float* x0, __global const float* x1,
-                        __global const float* x2, __global const float* x3, __global float* y,
+                        __global const float* x2, __global const float* x3, __global YT* y,
                         __constant int* meta, const int n, const float slope, const float lo,
                         const float hi HL_ARGS HL_N(x0) HL_N(x1) HL_N(x2) HL_N(x3) HL_N(y))
 {
@@ -80,6 +93,13 @@ __kernel void fused_cpu(__global const float* x0, __global const float* x1,
 #endif
         *(float8*)(t + h) = act8(EXPR, slope, lo, hi);
     }
+#ifdef HALF_OUT
+    uint u[EW] __attribute__((aligned(32)));
+    *(uint8*)u = float_to_half8(*(float8*)t);
+    *(uint8*)(u + 8) = float_to_half8(*(float8*)(t + 8));
+    for (int i = i0; i < e; ++i) ST(y, i, (U16)u[i - i0]);
+#else
     for (int i = i0; i < e; ++i) ST(y, i, t[i - i0]);
+#endif
 }
 #endif

@@ -93,3 +93,22 @@ __kernel void from_half(__global const U16* x, __global OT* y, const int n
     ST(y, i, (OT)v);
 #endif
 }
+
+// to_half from float, and x rewritten as that float16 value back in float (the rounded twin
+// that float16 readers of the same unit read, so they need no from_half of their own)
+__kernel void to_half_round(__global float* x, __global U16* y, const int n
+                            HL_ARGS HL_N(x) HL_N(y))
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const U16 h = float_to_half(LD(x, i));
+    ST(y, i, h);
+    ST(x, i, half_to_float(h));
+}
+
+// x rewritten as its value rounded to float16 and back, where no float16 copy is needed
+__kernel void round_half(__global float* x, const int n HL_ARGS HL_N(x))
+{
+    const int i = get_global_id(0);
+    if (i < n) ST(x, i, half_to_float(float_to_half(LD(x, i))));
+}

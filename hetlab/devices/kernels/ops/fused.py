@@ -6,6 +6,10 @@ over float8 values, built into the kernel (``-DEXPR=...``): the running value, i
 output) and one-element constants as exact hexadecimal literals; a Relu, LeakyRelu or Clip
 fused into a node (``act_of``) is a term of its own. Each op computes what its one-op kernel
 computes (``eltwise.cl``'s ``unary_op`` and ``binary_op``, ``eltwise_cpu.cl``'s vector forms).
+A node rewritten to compute on float16 tensors (``kernels/widen.py``) rounds its term to
+float16, as the conversion after its own launch would; a chain of them writes its float16
+output itself where no other node reads the last one's twin, and rounds as it loads them the
+float16 results it alone reads (``ub.sole_twin``), whose makers then leave them unrounded.
 """
 
 from __future__ import annotations
@@ -96,6 +100,7 @@ class Chain:
         self.ctx, self.shape = ctx, shape
         self.inputs: list[str] = []
         self.value: dict[str, str] = {}  # tensors the chain computes -> their expression
+        self.deferred: set[str] = set()  # twins the chain rounds as it loads them
 
     def operand(self, name: str, inputs: list[str]) -> str | None:
         """The expression of tensor ``name`` (adding it to ``inputs`` if it is one), or None
@@ -111,6 +116,8 @@ class Chain:
             if len(inputs) >= MAX_INPUTS:
                 return None
             inputs.append(name)
+        if name in self.ctx.sole_twin:  # a float16 result not yet rounded: rounded here
+            return f"ROUND8(v{inputs.index(name)})"
         return f"v{inputs.index(name)}"
 
     def add(self, node: Node) -> bool:
@@ -127,9 +134,12 @@ class Chain:
         act = self.ctx.act_of.get(node.id)  # a Relu, LeakyRelu or Clip fused into the node
         if text is not None and act is not None:
             text = _term(act, [text], self.ctx)
+        if text is not None and node.id in self.ctx.widened:  # a float16 result: rounded
+            text = f"ROUND8({text})"
         if text is None or len(text) > MAX_TEXT:
             return False
         self.inputs, self.value[self.ctx.final.get(node.id, out)] = inputs, text
+        self.deferred |= {self.ctx.sole_twin[t] for t in inputs if t in self.ctx.sole_twin}
         return True
 
 
@@ -176,8 +186,9 @@ def chain_meta(shape: tuple[int, ...], strides: list[list[int]]) -> list[int]:
     return meta
 
 
-def build_chain(ctx: Any, members: list[Node], chain: Chain) -> None:
-    """One launch of fused_cpu.cl for the chain ``members`` (its expression ``chain``)."""
+def build_chain(ctx: Any, members: list[Node], chain: Chain, half: str = "") -> None:
+    """One launch of fused_cpu.cl for the chain ``members`` (its expression ``chain``),
+    writing the float16 tensor ``half`` instead of the last node's output where given."""
     last, shape = members[-1], chain.shape
     args, strides = [], []
     for name in chain.inputs:
@@ -187,7 +198,9 @@ def build_chain(ctx: Any, members: list[Node], chain: Chain) -> None:
     args += [args[0]] * (MAX_INPUTS - len(args))
     n = numel(shape)
     expr = chain.value[ctx.out(last)]
-    k = ctx.kernel("fused_cpu.cl", "fused_cpu", f"-DNIN={len(chain.inputs)} -DEXPR={expr}")
+    opts = f"-DNIN={len(chain.inputs)} -DEXPR={expr}" + (" -DHALF_OUT" if half else "")
+    k = ctx.kernel("fused_cpu.cl", "fused_cpu", opts)
     meta = ctx.ints(chain_meta(shape, strides))
     no_act = [f32(1.0), f32(-FMAX), f32(FMAX)]  # the nodes' activations are in the expression
-    ctx.launch(last, k, *cpu_grid1(n), [*args, ctx.t(ctx.out(last)), meta, i32(n), *no_act])
+    y = ctx.t(half or ctx.out(last))
+    ctx.launch(last, k, *cpu_grid1(n), [*args, y, meta, i32(n), *no_act])

@@ -245,6 +245,22 @@ class OpenCLDevice(OpenCLBuffers, KernelDevice):
         timed = self.times_nodes if node_times is None else node_times
         if hasattr(h, "executed_nodes"):  # a unit with control flow (if_runner.Composite)
             return h.run(self, unit, inputs, timed)
+        t0, events = self.enqueue_unit(unit, inputs, timed)
+        self.queue_for(timed).finish()
+        t1 = now()
+        if h.checks is not None:
+            h.checks.verify()
+        outs = {name: h.result(name) for name in unit.outputs}
+        times = LazyNodeTimes(lambda: run_node_times(h, events, t0, t1, self.name)) if timed else []
+        return RunResult(outputs=outs, start=t0, finish=t1, node_times=times)
+
+    def enqueue_unit(
+        self, unit: Unit, inputs: dict[str, Any], timed: bool
+    ) -> tuple[float, list[Any]]:
+        """Bind the inputs of a kernel unit and enqueue its launches on ``queue_for(timed)``
+        without waiting: its outputs (``unit.handle.result``) hold once that queue finishes.
+        The time just before the first enqueue, and each launch's event where ``timed``."""
+        h = unit.handle
         for name in unit.inputs:
             if name not in inputs:
                 raise HetlabError(f"unit on {self.name} needs input {name!r}; pass it to run()")
@@ -252,17 +268,9 @@ class OpenCLDevice(OpenCLBuffers, KernelDevice):
         cl, q = self.cl, self.queue_for(timed)
         t0 = now()
         if timed:  # an event per launch, to time each
-            events = enqueue_each(cl, q, h.launches)
-        else:
-            events = []
-            enqueue(cl, q, h.launches)
-        q.finish()
-        t1 = now()
-        if h.checks is not None:
-            h.checks.verify()
-        outs = {name: h.result(name) for name in unit.outputs}
-        times = LazyNodeTimes(lambda: run_node_times(h, events, t0, t1, self.name)) if timed else []
-        return RunResult(outputs=outs, start=t0, finish=t1, node_times=times)
+            return t0, enqueue_each(cl, q, h.launches)
+        enqueue(cl, q, h.launches)
+        return t0, []
 
     def _as_buffer(self, h: Any, name: str, value: Any) -> CLBuffer:
         if isinstance(value, CLBuffer) and value.device == self.name:

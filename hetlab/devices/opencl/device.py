@@ -269,7 +269,8 @@ class OpenCLDevice(OpenCLBuffers, KernelDevice):
         t0 = now()
         if timed:  # an event per launch, to time each
             return t0, enqueue_each(cl, q, h.launches)
-        enqueue(cl, q, h.launches)
+        if h.launches:  # a unit of views only (Identity, Reshape...) enqueues nothing
+            enqueue(cl, q, h.launches)
         return t0, []
 
     def _as_buffer(self, h: Any, name: str, value: Any) -> CLBuffer:

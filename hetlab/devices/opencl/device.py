@@ -85,6 +85,8 @@ class OpenCLDevice(OpenCLBuffers, KernelDevice):
         self.plain_queue = cl.CommandQueue(self.ctx)
         self._profiling_queue: Any = None
         self.unified = bool(getattr(cl_device, "host_unified_memory", False))
+        # zero-copy map/unmap for the host's copies, except on a CPU device (buffers.py)
+        self.map_io = self.unified and device_type(cl_device) != "CPU"
         self._programs: dict[tuple[str, str, bool], Any] = {}
         self.build_options = exact_divide_option(cl, cl_device) + pocl.build_options(cl_device)
         # programs built from now on check every global index (bounds.py, HETLAB_CL_BOUNDS)

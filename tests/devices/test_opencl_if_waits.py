@@ -1,9 +1,12 @@
 """A run of an ``If`` unit on OpenCL waits for its queue where it reads the condition and at
 its end, however many kernel segments and nested ``If`` s the taken branch has
-(``devices/opencl/composite.py``). The host waits are counted: every ``finish`` of the device's
+(``devices/opencl/composite.py``), and the executor writes a unit's inputs with one wait and
+reads its outputs with one. The host waits are counted: every ``finish`` of the device's
 queues and every blocking read, map or copy."""
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 import onnx
@@ -12,7 +15,10 @@ from onnx import TensorProto, helper, numpy_helper
 
 pytest.importorskip("pyopencl")
 
+from hetlab.devices.binding import bind
+from hetlab.devices.ort_cpu import OrtCpuDevice
 from hetlab.executor.check import max_rel_err, reference_outputs
+from hetlab.executor.interpreter import Executor
 from hetlab.graph.onnx_io import load
 
 
@@ -101,6 +107,14 @@ def _count_waits(dev, monkeypatch) -> dict[str, int]:
     return counts
 
 
+def _feed(depth: int, flag2: bool) -> dict[str, np.ndarray]:
+    return {
+        "x": np.random.default_rng(depth).standard_normal((1, 3, 5, 5)).astype(np.float32),
+        "flag": np.array(True),
+        "flag2": np.array(flag2),
+    }
+
+
 @pytest.mark.parametrize("timed", [False, True], ids=["untimed", "timed"])
 def test_if_run_waits_for_the_condition_and_the_end_only(dev, tmp_path, monkeypatch, timed):
     if dev.kind != "opencl":
@@ -108,11 +122,7 @@ def test_if_run_waits_for_the_condition_and_the_end_only(dev, tmp_path, monkeypa
     counts = _count_waits(dev, monkeypatch)
     for depth, flag2 in ((1, True), (5, False)):
         path = _model(tmp_path, depth)
-        feed = {
-            "x": np.random.default_rng(depth).standard_normal((1, 3, 5, 5)).astype(np.float32),
-            "flag": np.array(True),
-            "flag2": np.array(flag2),
-        }
+        feed = _feed(depth, flag2)
         g = load(path, values={"flag": feed["flag"], "flag2": feed["flag2"]})
         unit = dev.prepare(g, g.topo_order())
         bufs = {t: dev.copy_in(feed[t]) for t in unit.inputs}
@@ -128,3 +138,23 @@ def test_if_run_waits_for_the_condition_and_the_end_only(dev, tmp_path, monkeypa
         if timed:  # the If's interval covers its branch's launches
             times = {i.name: i for i in res.node_times}
             assert times["If_0"].finish > times["If_0"].start >= res.start
+
+
+def test_executor_run_of_an_if_model_waits_four_times(dev, tmp_path, monkeypatch):
+    if dev.kind != "opencl" or dev.map_io:
+        pytest.skip("If runs on OpenCL devices only; a mapped copy waits twice")
+    path = _model(tmp_path, 5)
+    feed = _feed(5, True)
+    g = load(path, values={"flag": feed["flag"], "flag2": feed["flag2"]})
+    ex = Executor(bind(dev.name, g, {"cpu0": OrtCpuDevice("cpu0", [0]), dev.name: dev}))
+    counts = _count_waits(dev, monkeypatch)
+    with ex:
+        ex.run_once(feed)
+        counts["waits"] = 0
+        rep = ex.run_once(feed)
+    # the three inputs' copies, the condition, the unit's end, the output's copy
+    assert counts["waits"] == 4, counts
+    assert max_rel_err(rep.outputs, reference_outputs(path, feed, ["y"])) <= 1e-5
+    recv = sorted((e for e in rep.events if e.kind == "recv"), key=lambda e: e.start)
+    assert sorted(e.name for e in recv) == ["flag", "flag2", "x"]  # one batch, split by bytes
+    assert all(a.finish == b.start for a, b in itertools.pairwise(recv))

@@ -83,6 +83,38 @@ class OpenCLBuffers:
             self.cl.enqueue_copy(self.queue, out, buf.buf, is_blocking=True)
         return out
 
+    def write_all(self, pairs: Sequence[tuple[CLBuffer, np.ndarray]]) -> None:
+        """Each (buffer, host array) pair written, with one wait for them all where the
+        copies do not map."""
+        if self.map_io:
+            for dst, array in pairs:
+                self.write(dst, array)
+            return
+        keep = []  # the host arrays, alive until the copies end
+        for dst, array in pairs:
+            a = np.ascontiguousarray(array, dtype=dst.dtype).reshape(-1)
+            if a.size:
+                self.cl.enqueue_copy(self.queue, dst.buf, a, is_blocking=False)
+                keep.append(a)
+        if keep:
+            self.queue.finish()
+
+    def copy_out_all(self, bufs: Sequence[Any]) -> list[np.ndarray]:
+        """Each buffer on the host, with one wait for them all where the copies do not map."""
+        if self.map_io:
+            return [self.copy_out(buf) for buf in bufs]
+        outs: list[np.ndarray] = []
+        for buf in bufs:
+            if not isinstance(buf, CLBuffer):
+                outs.append(np.asarray(buf))
+                continue
+            outs.append(np.empty(buf.shape, dtype=buf.dtype))
+            if outs[-1].size:
+                self.cl.enqueue_copy(self.queue, outs[-1], buf.buf, is_blocking=False)
+        if any(isinstance(buf, CLBuffer) for buf in bufs):
+            self.queue.finish()
+        return outs
+
     def free(self, buf: Any) -> None:
         if isinstance(buf, CLBuffer):
             buf.buf.release()

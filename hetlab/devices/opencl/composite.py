@@ -2,11 +2,12 @@
 segments of one run (``Pending``), enqueued on one in-order queue and waited for together.
 
 A unit with ``If`` (``if_runner.py``) is a chain of kernel segments and ``If`` steps, and a
-taken branch is another chain. Each segment's launches only read buffers that earlier segments of the same
-queue wrote, so none needs the host to wait for the one before: the host waits only where it
-reads a value (an ``If`` condition, or an int entering a branch, which picks the branch and
-its build) and once at the end of the run. ``Pending`` holds the segments enqueued so far,
-waits when asked (``wait``, counted in ``waits``), and gives their node times afterwards.
+taken branch is another chain. A segment's launches read only buffers that earlier segments
+on the same in-order queue write, so none needs the host to wait for the one before: the
+host waits only where it reads a value (an ``If`` condition, or an int entering a branch,
+which picks the branch and its build) and once at the end of the run. ``Pending`` holds the
+segments enqueued so far, waits when asked (counted in ``waits``), and gives their node
+times afterwards.
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """Running ``If`` on an OpenCL device: a unit holding control flow is a ``Composite`` of
 steps, kernel segments (``UnitBuilder`` units over consecutive plain nodes) and ``IfStep`` s.
 
-An ``IfStep`` reads its condition back to the host (one tiny read), then runs the taken
-branch as a ``Branch``: built at the first run per (branch, input signature), cached after.
-The signature is the shapes of the float tensors entering the body and the values of the
-others: together they fix every shape and every int inside the body (``ops/if_support.py``).
+An ``IfStep`` reads its condition back to the host (one tiny read, with the ints entering
+either branch), then runs the taken branch as a ``Branch``: built at the first run per
+(branch, input signature), cached after. The signature is the shapes of the float tensors
+entering the body and the values of the others: together they fix every shape and every int
+inside the body (``ops/if_support.py``).
 Building a branch:
 
 1. one recorded onnxruntime run of the body on the entering values (``onnx_bodies.record``)
@@ -16,9 +17,10 @@ Building a branch:
 
 Running a branch enqueues its segments (and nested branches) with our kernels on the unit's
 one queue; nothing of the body runs on the host per run, and the host waits for the queue
-only where it reads a condition and at the run's end (``composite.py``). ``executed`` counts the nodes of the last run's taken bodies
-(recursively): ``device`` (kernels and nested Ifs), ``shape`` and ``folded`` (host nodes
-resolved once per signature: shape arithmetic, and constant folding of float constants).
+only where it reads a condition and at the run's end (``composite.py``). ``executed`` counts
+the nodes of the last run's taken bodies (recursively): ``device`` (kernels and nested Ifs),
+``shape`` and ``folded`` (host nodes resolved once per signature: shape arithmetic, and
+constant folding of float constants).
 """
 
 from __future__ import annotations

@@ -123,6 +123,15 @@ class Device(ABC):
         ``writes_inputs``."""
         raise NotImplementedError(f"{self.name} does not write into its buffers")
 
+    def write_all(self, pairs: Sequence[tuple[Any, np.ndarray]]) -> None:
+        """``write`` of each (buffer, host array) pair; a device may wait once for them all."""
+        for dst, array in pairs:
+            self.write(dst, array)
+
+    def copy_out_all(self, bufs: Sequence[Any]) -> list[np.ndarray]:
+        """``copy_out`` of each buffer; a device may wait once for them all."""
+        return [self.copy_out(buf) for buf in bufs]
+
     def free(self, buf: Any) -> None:
         """Release a buffer after its last use (no-op where the GC does it)."""
 

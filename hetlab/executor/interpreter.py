@@ -13,6 +13,8 @@
   not queue behind another worker's Python loop (e.g. enqueueing hundreds of kernels) for
   up to 5 ms. The old interval is restored after the run. ``HETLAB_SWITCH_INTERVAL_US``
   sets another; docs/decisions.md#gil-switch-interval says why 0.1 ms.
+- The calling thread drives the first CPU group (HOPE), or the plan's one device or queue
+  runner where there is one: a thread of its own costs two hand-offs a run.
 - If a unit fails on an OpenCL device, it and the rest of that device's units run on the
   first other device (the first CPU group) from host copies; the report lists them.
 - What a run shares with the workers and the device runners is one frozen ``RunContext``
@@ -135,6 +137,8 @@ class Executor:
         used = self.plan.used()
         cpus = [d for d in used if not is_accelerator(self.devices[d])]
         self._inline = cpus[0] if self.main_thread and cpus else None
+        if self.main_thread and len(used) == 1:  # one device: no thread of its own either
+            self._inline = used[0]  # (docs/decisions.md#one-queue-runner-on-the-main-thread)
         self.state = RunState(
             self.fallback_device, self.failed, self.fallbacks, self.on_publish, self._runners
         )

@@ -151,10 +151,11 @@ class Worker:
         st, dev, routes = self.state, self.dev, self.ctx.routes
         local = self.local
         unit = self.ctx.units[s.index]
-        for t in routes.recv[s.index]:
+        recv = routes.recv[s.index]
+        if recv:
             a = now()
-            local[t] = self._receive(t, st.host[t])
-            st.events.append(Event("recv", dev.name, t, st.ms(a), st.ms(now()), {"unit": s.index}))
+            local.update(self._receive(recv))
+            self._copies("recv", recv, [st.host[t] for t in recv], a, s.index)
         res = dev.run(unit, {t: local[t] for t in unit.inputs}, **self.timing)
         local.update(res.outputs)
         st.events.append(
@@ -169,28 +170,48 @@ class Worker:
         )
         if res.node_times is not None:  # read after the run's clock stops (may be lazy)
             st.raw_node_times[s.index] = res.node_times
-        for t in routes.publish[s.index]:
+        publish = routes.publish[s.index]
+        if publish:
             a = now()
-            st.host[t] = dev.copy_out(local[t])
-            st.events.append(Event("send", dev.name, t, st.ms(a), st.ms(now()), {"unit": s.index}))
-            st.published(t)
+            arrays = dev.copy_out_all([local[t] for t in publish])
+            self._copies("send", publish, arrays, a, s.index)
+            for t, array in zip(publish, arrays, strict=True):
+                st.host[t] = array
+                st.published(t)
         for t in routes.free_after[s.index]:
             buf = local.pop(t, None)
             if buf is not None and t in self.received and t not in self.pool:
                 dev.free(buf)
 
-    def _receive(self, t: str, array: Any) -> Any:
+    def _receive(self, names: list[str]) -> dict[str, Any]:
         """Host -> this device. Devices that declare ``writes_inputs`` (OpenCL, CUDA) keep one
         buffer per received tensor across runs (allocated once, overwritten each run, freed at
-        ``close``); others get ``copy_in`` and ``free`` after the tensor's last use here.
-        Unit outputs belong to the unit (a device may reuse them next run): never freed here."""
-        self.received.add(t)
+        ``close``), all written by one ``write_all``; others get ``copy_in`` and ``free``
+        after the tensor's last use here. Unit outputs belong to the unit (a device may reuse
+        them next run): never freed here."""
+        self.received.update(names)
+        host = self.state.host
         if not self.writes:
-            return self.dev.copy_in(array)
-        array = np.asarray(array)
-        buf, _ = self.pool.get(t, array.shape, str(array.dtype))
-        self.dev.write(buf, array)
-        return buf
+            return {t: self.dev.copy_in(host[t]) for t in names}
+        out, pairs = {}, []
+        for t in names:
+            array = np.asarray(host[t])
+            out[t], _ = self.pool.get(t, array.shape, str(array.dtype))
+            pairs.append((out[t], array))
+        self.dev.write_all(pairs)
+        return out
+
+    def _copies(self, kind: str, names: list[str], arrays: list[Any], a: float, unit: int) -> None:
+        """One ``kind`` event per tensor of a batch of copies that ran from ``a`` to now,
+        the batch's interval split over its tensors by their bytes."""
+        st, b = self.state, now()
+        sizes = [max(int(getattr(x, "nbytes", 0)), 1) for x in arrays]
+        total, done = sum(sizes), 0
+        for t, n in zip(names, sizes, strict=True):
+            t0 = a + (b - a) * done / total
+            done += n
+            t1 = a + (b - a) * done / total
+            st.events.append(Event(kind, self.dev.name, t, st.ms(t0), st.ms(t1), {"unit": unit}))
 
     def release(self) -> None:
         """Free the receive buffers; give the calling thread its cores back (``run_here``)."""

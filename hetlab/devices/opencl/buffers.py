@@ -3,7 +3,10 @@
 Where the device shares memory with the host (``host_unified_memory``: integrated GPUs, CPU
 devices such as PoCL) buffers are allocated with ``CL_MEM_ALLOC_HOST_PTR`` and filled or read
 through ``clEnqueueMapBuffer``/unmap, so the CPU writes straight into the memory the kernels
-read (HOPE §4.4). Otherwise ``enqueue_copy`` moves the data.
+read (HOPE §4.4). Otherwise ``enqueue_copy`` moves the data, and so it does on a CPU device
+(PoCL): there the device's memory is the host's either way, and a copy is one memcpy and one
+host wait, where a map is the same memcpy and two waits (the blocking map, then the finish
+after the unmap); docs/decisions.md, "If bodies on a kernel device".
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from hetlab.devices.kernels import CLBuffer
 
 class OpenCLBuffers:
     """The buffer hooks of ``OpenCLDevice``, which gives them its pyopencl module, context,
-    queue in use, device and name, and says whether the memory is the host's."""
+    queue in use, device and name, and says whether the memory is the host's and whether
+    copies map it."""
 
     cl: Any
     ctx: Any
@@ -26,6 +30,7 @@ class OpenCLBuffers:
     dev: Any
     name: str
     unified: bool
+    map_io: bool  # fill and read buffers by map/unmap (see the module doc)
 
     def raw_buffer(self, nbytes: int) -> Any:
         mf = self.cl.mem_flags
@@ -38,11 +43,12 @@ class OpenCLBuffers:
         return CLBuffer(self.raw_buffer(n), shape, str(np.dtype(dtype)), self.name)
 
     def write(self, dst: CLBuffer, array: np.ndarray) -> None:
-        """Host array -> existing device buffer (mapped when zero-copy, else a copy)."""
+        """Host array -> existing device buffer (mapped where zero-copy, else a copy; see
+        the module doc)."""
         a = np.ascontiguousarray(array, dtype=dst.dtype).reshape(-1)
         if a.size == 0:
             return
-        if self.unified:
+        if self.map_io:
             cl = self.cl
             m, _ = cl.enqueue_map_buffer(
                 self.queue, dst.buf, cl.map_flags.WRITE_INVALIDATE_REGION, 0, a.shape, a.dtype
@@ -65,7 +71,7 @@ class OpenCLBuffers:
         out = np.empty(buf.shape, dtype=buf.dtype)
         if out.size == 0:
             return out
-        if self.unified:
+        if self.map_io:
             cl = self.cl
             m, _ = cl.enqueue_map_buffer(
                 self.queue, buf.buf, cl.map_flags.READ, 0, (out.size,), out.dtype
@@ -76,6 +82,38 @@ class OpenCLBuffers:
         else:
             self.cl.enqueue_copy(self.queue, out, buf.buf, is_blocking=True)
         return out
+
+    def write_all(self, pairs: Sequence[tuple[CLBuffer, np.ndarray]]) -> None:
+        """Each (buffer, host array) pair written, with one wait for them all where the
+        copies do not map."""
+        if self.map_io:
+            for dst, array in pairs:
+                self.write(dst, array)
+            return
+        keep = []  # the host arrays, alive until the copies end
+        for dst, array in pairs:
+            a = np.ascontiguousarray(array, dtype=dst.dtype).reshape(-1)
+            if a.size:
+                self.cl.enqueue_copy(self.queue, dst.buf, a, is_blocking=False)
+                keep.append(a)
+        if keep:
+            self.queue.finish()
+
+    def copy_out_all(self, bufs: Sequence[Any]) -> list[np.ndarray]:
+        """Each buffer on the host, with one wait for them all where the copies do not map."""
+        if self.map_io:
+            return [self.copy_out(buf) for buf in bufs]
+        outs: list[np.ndarray] = []
+        for buf in bufs:
+            if not isinstance(buf, CLBuffer):
+                outs.append(np.asarray(buf))
+                continue
+            outs.append(np.empty(buf.shape, dtype=buf.dtype))
+            if outs[-1].size:
+                self.cl.enqueue_copy(self.queue, outs[-1], buf.buf, is_blocking=False)
+        if any(isinstance(buf, CLBuffer) for buf in bufs):
+            self.queue.finish()
+        return outs
 
     def free(self, buf: Any) -> None:
         if isinstance(buf, CLBuffer):

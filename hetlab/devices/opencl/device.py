@@ -86,6 +86,8 @@ class OpenCLDevice(OpenCLBuffers, KernelDevice):
         self.plain_queue = cl.CommandQueue(self.ctx)
         self._profiling_queue: Any = None
         self.unified = bool(getattr(cl_device, "host_unified_memory", False))
+        # zero-copy map/unmap for the host's copies, except on a CPU device (buffers.py)
+        self.map_io = self.unified and device_type(cl_device) != "CPU"
         self._programs: dict[tuple[str, str, bool], Any] = {}
         self.build_options = exact_divide_option(cl, cl_device) + pocl.build_options(cl_device)
         # programs built from now on check every global index (bounds.py, HETLAB_CL_BOUNDS)
@@ -246,6 +248,22 @@ class OpenCLDevice(OpenCLBuffers, KernelDevice):
         timed = self.times_nodes if node_times is None else node_times
         if hasattr(h, "executed_nodes"):  # a unit with control flow (if_runner.Composite)
             return h.run(self, unit, inputs, timed)
+        t0, events = self.enqueue_unit(unit, inputs, timed)
+        self.queue_for(timed).finish()
+        t1 = now()
+        if h.checks is not None:
+            h.checks.verify()
+        outs = {name: h.result(name) for name in unit.outputs}
+        times = LazyNodeTimes(lambda: run_node_times(h, events, t0, t1, self.name)) if timed else []
+        return RunResult(outputs=outs, start=t0, finish=t1, node_times=times)
+
+    def enqueue_unit(
+        self, unit: Unit, inputs: dict[str, Any], timed: bool
+    ) -> tuple[float, list[Any]]:
+        """Bind the inputs of a kernel unit and enqueue its launches on ``queue_for(timed)``
+        without waiting: its outputs (``unit.handle.result``) hold once that queue finishes.
+        The time just before the first enqueue, and each launch's event where ``timed``."""
+        h = unit.handle
         for name in unit.inputs:
             if name not in inputs:
                 raise HetlabError(f"unit on {self.name} needs input {name!r}; pass it to run()")
@@ -253,17 +271,10 @@ class OpenCLDevice(OpenCLBuffers, KernelDevice):
         cl, q = self.cl, self.queue_for(timed)
         t0 = now()
         if timed:  # an event per launch, to time each
-            events = enqueue_each(cl, q, h.launches)
-        else:
-            events = []
+            return t0, enqueue_each(cl, q, h.launches)
+        if h.launches:  # a unit of views only (Identity, Reshape...) enqueues nothing
             enqueue(cl, q, h.launches)
-        q.finish()
-        t1 = now()
-        if h.checks is not None:
-            h.checks.verify()
-        outs = {name: h.result(name) for name in unit.outputs}
-        times = LazyNodeTimes(lambda: run_node_times(h, events, t0, t1, self.name)) if timed else []
-        return RunResult(outputs=outs, start=t0, finish=t1, node_times=times)
+        return t0, []
 
     def _as_buffer(self, h: Any, name: str, value: Any) -> CLBuffer:
         if isinstance(value, CLBuffer) and value.device == self.name:

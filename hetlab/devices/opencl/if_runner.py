@@ -1,10 +1,11 @@
 """Running ``If`` on an OpenCL device: a unit holding control flow is a ``Composite`` of
 steps, kernel segments (``UnitBuilder`` units over consecutive plain nodes) and ``IfStep`` s.
 
-An ``IfStep`` reads its condition back to the host (one tiny read), then runs the taken
-branch as a ``Branch``: built at the first run per (branch, input signature), cached after.
-The signature is the shapes of the float tensors entering the body and the values of the
-others: together they fix every shape and every int inside the body (``ops/if_support.py``).
+An ``IfStep`` reads its condition back to the host (one tiny read, with the ints entering
+either branch), then runs the taken branch as a ``Branch``: built at the first run per
+(branch, input signature), cached after. The signature is the shapes of the float tensors
+entering the body and the values of the others: together they fix every shape and every int
+inside the body (``ops/if_support.py``).
 Building a branch:
 
 1. one recorded onnxruntime run of the body on the entering values (``onnx_bodies.record``)
@@ -14,10 +15,12 @@ Building a branch:
    shapes) and nested ``Branch`` es (a nested condition is host-known: its branch is fixed
    per signature).
 
-Running a branch enqueues its segments (and nested branches) with our kernels; nothing of the
-body runs on the host per run. ``executed`` counts the nodes of the last run's taken bodies
-(recursively): ``device`` (kernels and nested Ifs), ``shape`` and ``folded`` (host nodes
-resolved once per signature: shape arithmetic, and constant folding of float constants).
+Running a branch enqueues its segments (and nested branches) with our kernels on the unit's
+one queue; nothing of the body runs on the host per run, and the host waits for the queue
+only where it reads a condition and at the run's end (``composite.py``). ``executed`` counts
+the nodes of the last run's taken bodies (recursively): ``device`` (kernels and nested Ifs),
+``shape`` and ``folded`` (host nodes resolved once per signature: shape arithmetic, and
+constant folding of float constants).
 """
 
 from __future__ import annotations
@@ -31,10 +34,10 @@ from hetlab.devices.kernels.builder import UnitBuilder
 from hetlab.devices.kernels.ops import why_not
 from hetlab.devices.kernels.ops.common import const_weights
 from hetlab.devices.kernels.ops.if_support import classify, is_float, node_reads
-from hetlab.devices.unit import RunResult, Unit, node_time, now
+from hetlab.devices.opencl.composite import Composite, Pending
+from hetlab.devices.unit import Unit
 from hetlab.errors import HetlabError
 from hetlab.graph.ir import OpGraph, Tensor
-from hetlab.timeline import Interval
 
 
 def _segments(graph: OpGraph, node_ids: list[str], is_step) -> list[tuple[str, list[str]]]:
@@ -51,8 +54,9 @@ def _segments(graph: OpGraph, node_ids: list[str], is_step) -> list[tuple[str, l
     return out
 
 
-def _host(device: Any, value: Any) -> np.ndarray:
-    return device.copy_out(value) if hasattr(value, "buf") else np.asarray(value)
+def _dtype(value: Any) -> str:
+    """The dtype of a device buffer or a host value, as numpy names it."""
+    return str(value.dtype) if hasattr(value, "dtype") else str(np.asarray(value).dtype)
 
 
 class BranchError(RuntimeError):
@@ -102,20 +106,19 @@ class Branch:
             counts["device"] += 1
         return cls(device, spec, steps, spec._hetlab_weights, counts)  # type: ignore[attr-defined]
 
-    def run(self, env: dict[str, Any], node_times: bool | None = None) -> dict[str, Any]:
-        """Run the body on ``env`` (outer tensors: device buffers or host arrays); returns
-        the body outputs by the body's output names. ``node_times``: ``Device.run``'s."""
+    def run(self, env: dict[str, Any], pending: Pending) -> dict[str, Any]:
+        """Enqueue the body on ``env`` (outer tensors: device buffers or host arrays); returns
+        the body outputs by the body's output names, which hold once ``pending`` is waited
+        for. No host wait: a nested condition is fixed by the signature."""
         env = dict(env)
-        dev = self.device
         for kind, step in self.steps:
             if kind == "kernels":
-                res = dev.run(step, {t: env[t] for t in step.inputs}, node_times)
-                env.update(res.outputs)
+                env.update(pending.enqueue(step, env))
             else:
                 n, child = step
                 outs = child.run(
                     {t: env[t] if t in env else self.known[t] for t in child.body.inputs},
-                    node_times,
+                    pending,
                 )
                 env.update(zip(n.outputs, (outs[o] for o in child.body.outputs), strict=False))
         return {o: env[o] if o in env else self.known[o] for o in self.body.outputs}
@@ -167,77 +170,45 @@ class IfStep:
             )
         return w[name]
 
-    def run(self, env: dict[str, Any], node_times: bool | None = None) -> dict[str, Any]:
+    def run(self, env: dict[str, Any], pending: Pending) -> dict[str, Any]:
+        """Read the condition (and the ints entering the body, which pick its build) on the
+        host, then enqueue the taken branch on ``pending``."""
         # lazy: onnx is slow to import; only If bodies need it
         from hetlab.graph.onnx_bodies import if_bodies
 
         n = self.graph.node(self.node_id)
-        cond = bool(_host(self.device, env[n.inputs[0]]).reshape(-1)[0])
+        bodies = if_bodies(self.graph, n)
+        ints = [
+            t
+            for t in dict.fromkeys(t for b in bodies.values() for t in b.inputs)
+            if t in env and not _dtype(env[t]).startswith("float")
+        ]  # read with the condition: one host wait
+        got = pending.read(env[n.inputs[0]], *(env[t] for t in ints))
+        cond = bool(got[0].reshape(-1)[0])
+        host = dict(zip(ints, got[1:], strict=True))
         branch = "then_branch" if cond else "else_branch"
-        body = if_bodies(self.graph, n)[branch]
+        body = bodies[branch]
         vals = {t: env[t] if t in env else self._const(t) for t in body.inputs}
         key: list[Any] = [branch]
         for t, v in vals.items():
-            dt = str(v.dtype) if hasattr(v, "dtype") else str(np.asarray(v).dtype)
+            dt = _dtype(v)
             if dt.startswith("float"):
                 key.append((t, tuple(v.shape), dt))
             else:
-                a = _host(self.device, v)
+                a = host[t] if t in host else np.asarray(v)
                 key.append((t, a.shape, str(a.dtype), a.tobytes()))
         b = self.branches.get(tuple(key))
         if b is None:
             try:
                 b = Branch.build(
-                    self.device, body, {t: _host(self.device, v) for t, v in vals.items()}
+                    self.device, body, dict(zip(vals, pending.read(*vals.values()), strict=True))
                 )
             except HetlabError as e:
                 raise BranchError(f"If {self.node_id}, {branch}: {e}") from None
             self.branches[tuple(key)] = b
-        outs = b.run(vals, node_times)
+        outs = b.run(vals, pending)
         self.executed = dict(b.counts)
         return dict(zip(n.outputs, (outs[o] for o in body.outputs), strict=False))
-
-
-@dataclass
-class Composite:
-    """The handle of an OpenCL unit with control flow: kernel segments and ``IfStep`` s."""
-
-    steps: list[tuple[str, Any]]
-    node_ids: list[str]
-
-    def executed_nodes(self) -> dict[str, int]:
-        """Nodes of the taken If bodies in the last run, recursively: ``device`` (kernels
-        and nested Ifs, run every time), ``shape`` and ``folded`` (host nodes resolved once
-        per input signature: shape arithmetic, constant folding)."""
-        out = {"device": 0, "shape": 0, "folded": 0}
-        for kind, s in self.steps:
-            if kind == "if":
-                for k, v in s.executed.items():
-                    out[k] = out.get(k, 0) + v
-        return out
-
-    def run(
-        self, device: Any, unit: Unit, inputs: dict[str, Any], node_times: bool | None = None
-    ) -> RunResult:
-        env = dict(inputs)
-        t0 = now()
-        times: list[Interval] = []
-        for kind, s in self.steps:
-            if kind == "kernels":
-                res = device.run(s, {t: env[t] for t in s.inputs}, node_times)
-                times.extend(res.node_times)
-                env.update(res.outputs)
-            else:
-                a = now()
-                env.update(s.run(env, node_times))  # each kernel segment waits for its queue
-                times.append(node_time(device.name, s.node_id, a, now()))
-        t1 = now()
-        missing = [t for t in unit.outputs if t not in env]
-        if missing:
-            raise HetlabError(f"OpenCL unit from {unit.nodes[0]} did not produce {missing[0]!r}")
-        return RunResult(
-            outputs={t: env[t] for t in unit.outputs}, start=t0, finish=t1, node_times=times
-        )
 
 
 def prepare_composite(device: Any, graph: OpGraph, node_ids: list[str]) -> Unit:

@@ -55,8 +55,12 @@ class CudaDevice(KernelDevice):
             props = cp.cuda.runtime.getDeviceProperties(index)
             self.stream = cp.cuda.Stream(non_blocking=True)
         self.props = props
-        # what the op builders read of an OpenCL device (``dev.max_compute_units``)
-        self.dev = SimpleNamespace(max_compute_units=int(props["multiProcessorCount"]))
+        # what the op builders read of an OpenCL device (``KernelDevice``'s ``dev``)
+        self.dev = SimpleNamespace(
+            max_compute_units=int(props["multiProcessorCount"]),
+            max_work_group_size=int(props["maxThreadsPerBlock"]),
+            local_mem_size=int(props["sharedMemPerBlock"]),
+        )
         self._modules: dict[tuple[str, str], Any] = {}
         self.blas = Blas(cp, index)  # cuBLAS handles, shared with the stream views
         self.parent: CudaDevice | None = None

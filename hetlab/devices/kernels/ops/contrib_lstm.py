@@ -29,7 +29,6 @@ from hetlab.devices.kernels.ops.common import attr, f32, grid1, i32, is_const
 from hetlab.devices.kernels.ops.contrib import shape_of, to_float_args
 from hetlab.devices.kernels.ops.data_movement import copy_launch
 from hetlab.devices.kernels.ops.integer import integer_gemm
-from hetlab.devices.kernels.ops.lstm import bias_and_lengths
 from hetlab.devices.kernels.ops.quant import (
     CL_TYPE,
     FLOAT,
@@ -38,6 +37,7 @@ from hetlab.devices.kernels.ops.quant import (
     dynamic_quantize,
     typed_buffer,
 )
+from hetlab.devices.kernels.ops.recurrence import bias_and_lengths
 from hetlab.devices.kernels.ops.rnn_cpu import FAST, panels, seq_args, whole_sequence
 from hetlab.graph.ir import Node, OpGraph
 

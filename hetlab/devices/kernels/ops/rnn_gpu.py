@@ -1,0 +1,74 @@
+"""Recurrences on a GPU: ``cl/rnn_gpu.cl``'s whole-sequence kernels for ONNX's LSTM, GRU and
+RNN, where W and R are constants and one step fits one work-group.
+
+Two launches a node instead of two to four a step: ``rnn_cpu.py``'s GEMM projects every
+step's input for every direction at once, then one work-group per direction and batch row
+runs every step, h in local memory and a barrier between a step's recurrent sums and its cell
+(docs/decisions.md, "Recurrences on a GPU, whole sequence"). It is chosen from what the
+device declares (``KernelDevice``): not ``cpu_kernels`` (those take ``rnn_cpu.py``) nor
+``step_launches``, every gate column of a step on a work-item of its own within
+``dev.max_work_group_size``, and the step's state within ``dev.local_mem_size``. Otherwise
+the step-by-step launches of ``lstm.py``, ``gru.py`` and ``rnn.py`` run it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from hetlab.devices.kernels.ops.common import attr, i32
+from hetlab.devices.kernels.ops.rnn_cpu import GATES, biases, project, reversed_bits, state
+from hetlab.graph.ir import Node
+
+# floats of local memory a kernel holds per hidden unit: h, the gates' pre-activations, and
+# the GRU's r * h
+LOCAL_FLOATS = {"LSTM": 5, "GRU": 5, "RNN": 2}
+
+
+def work_group(ctx: Any, node: Node) -> int:
+    """The work-group size ``rnn_gpu.cl`` runs ``node`` with, or 0 where the step-by-step
+    launches run it: a CPU device, ``step_launches``, W or R not constants, or a step that
+    does not fit one work-group."""
+    dev = ctx.device
+    if dev.cpu_kernels or dev.step_launches or node.op_type not in GATES:
+        return 0
+    if any(ctx.const(n) is None for n in node.inputs[1:3]):
+        return 0
+    H = ctx.shape(node.inputs[2])[-1]
+    columns = GATES[node.op_type] * H
+    limit = int(dev.dev.max_work_group_size)
+    if columns > limit or 4 * LOCAL_FLOATS[node.op_type] * H > int(dev.dev.local_mem_size):
+        return 0
+    return min(-(-columns // 32) * 32, limit)
+
+
+def gpu_sequence(ctx: Any, node: Node, wg: int) -> None:
+    """LSTM, GRU or RNN on ``rnn_gpu.cl`` with work-groups of ``wg``: the projection of
+    every step and direction, then one launch for the steps."""
+    kind = node.op_type
+    ins = node.inputs + [""] * (8 - len(node.inputs))
+    outs = node.outputs + [""] * (3 - len(node.outputs))
+    xw, (T, B, _, H, D) = project(ctx, node, GATES[kind])
+    rt = np.ascontiguousarray(np.transpose(ctx.const(ins[2]), (0, 2, 1)), np.float32)
+    n = D * B * H
+    args = [
+        xw,
+        ctx.upload(rt, key=("HG", ins[2])),
+        state(ctx, ins[5], n),
+        ctx.t(outs[0]) if outs[0] else ctx.scratch(T * n),
+        ctx.t(outs[1]) if outs[1] else ctx.scratch(n),
+        i32(T),
+        i32(B),
+        i32(reversed_bits(node)),
+    ]
+    opts = f"-DHD={H} -DWG={wg}"
+    if kind == "LSTM":
+        pp = ctx.tensor_or_const(ins[7]) if ins[7] else ctx.scratch(1)
+        c = ctx.t(outs[2]) if outs[2] else ctx.scratch(n)
+        args += [state(ctx, ins[6], n), c, pp, i32(bool(ins[7]))]
+    elif kind == "GRU":
+        opts += f" -DLBR={int(attr(node, 'linear_before_reset', 0))}"
+        args.append(biases(ctx, node, ins[3], (D, 3 * H, H))[1])
+    k = ctx.kernel("rnn_gpu.cl", f"{kind.lower()}_seq", opts)
+    ctx.launch(node, k, (wg, B, D), (wg, 1, 1), args)

@@ -16,6 +16,16 @@
 // h0 and c0 are [D, B, HD] (zeros where the node has none); y = [T, D, B, HD]; yh and c (the
 // final states) are [D, B, HD]. rev has bit d set where direction d runs backward.
 
+#ifndef HD
+#define HD 32
+#endif
+#ifndef WG
+#define WG 128
+#endif
+#ifndef LBR
+#define LBR 0
+#endif
+
 #define SEQ_ARGS                                                                            \
     __global const float *xw, __global const float *rt, __global const float *h0,          \
         __global float *y, __global float *yh, const int T, const int B, const int rev

@@ -7,6 +7,8 @@ linear_before_reset=0). Per step, with linear_before_reset=1: one GEMM Z = h @ R
 on the h gate) and ``gru_cell``, where n = tanh(Xw_h + r * Z_h). With linear_before_reset=0:
 a GEMM Z_zr = h @ R_zr^T, ``gru_reset`` forms r * h, a GEMM Z_h = (r * h) @ R_h^T, then
 ``gru_cell`` with n = tanh(Xw_h + Z_h). The cell writes h straight into Y[t, d].
+Where the device runs the whole sequence in one launch (``recurrence.py``: ``rnn_cpu.py``,
+``rnn_gpu.py``), these launches do not run.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 Per direction: one GEMM for the input projection of all time steps (``X @ W^T + Wb + Rb``),
 then per step a GEMM ``h @ R^T`` whose bias operand is that step's slice of the projection,
 followed by ``lstm_cell`` (gates i, o, f, c) writing h straight into Y[t, d].
+Where the device runs the whole sequence in one launch (``recurrence.py``: ``rnn_cpu.py``,
+``rnn_gpu.py``), these launches do not run.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """ONNX RNN (forward, reverse, bidirectional; the default Tanh; layout 0), composed like
 ``lstm.py``: one GEMM projects every step's input (``X @ W^T + Wb + Rb``), then per step a
 GEMM ``h @ R^T`` whose bias operand is that step's slice of the projection and ``rnn_cell``
-(``gru.cl``: h = tanh of it, MLAS's tanh) writing h into Y[t, d]. On a CPU device with
-constant weights the whole sequence is one launch (``rnn_cpu.py``).
+(``gru.cl``: h = tanh of it, MLAS's tanh) writing h into Y[t, d]. With constant weights the
+whole sequence is one launch on a CPU device (``rnn_cpu.py``) and, where a step fits one
+work-group, on a GPU (``rnn_gpu.py``; ``recurrence.py`` chooses).
 """
 
 from __future__ import annotations

@@ -6,8 +6,9 @@ step's input for every direction at once, X [T*B, I] times W laid out [I, D*G] (
 folded in), then one work-item per direction runs the steps (``lstm_seq``, ``gru_seq``,
 ``rnn_seq``). DynamicQuantizeLSTM keeps ``contrib_lstm.py``'s quantized input projection
 (per direction, into [D, T, B, G]) and runs its steps in ``dq_lstm_seq``, the same values bit
-for bit. A GPU keeps the step-by-step launches of ``lstm.py``, ``gru.py`` and ``rnn.py``
-(docs/decisions.md, "Recurrences on a CPU device").
+for bit. A GPU takes ``rnn_gpu.py``'s kernels after the same GEMM (``project``), or the
+step-by-step launches of ``lstm.py``, ``gru.py`` and ``rnn.py`` (docs/decisions.md,
+"Recurrences on a CPU device").
 """
 
 from __future__ import annotations

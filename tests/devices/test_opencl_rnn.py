@@ -8,11 +8,13 @@ empty or span three. What the kernels do not compute is refused."""
 from __future__ import annotations
 
 import itertools
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from onnx import helper
 
+from hetlab.devices.kernels.ops.rnn_gpu import work_group
 from tests.devices.opencl_case import make_model, rnd, run_case, to_graph
 
 pytest.importorskip("pyopencl")
@@ -160,18 +162,16 @@ def test_gpu_shape_is_two_launches(shaped, op, kw):
 def test_gpu_shape_needs_one_work_group():
     """rnn_gpu.py's choice from the device's declared limits: every gate column on a
     work-item of its own, the state in local memory; otherwise the launches per step."""
-    from types import SimpleNamespace
-
-    from hetlab.devices.kernels.ops.rnn_gpu import work_group
 
     def chosen(op, H, max_wg=1024, local=48 * 1024, cpu=False, steps=False):
-        shapes = {"X": (5, 1, 3), "W": (1, H, 3), "R": (1, H, H // {"LSTM": 4}.get(op, 1))}
+        shapes = {"X": (5, 1, 3), "W": (1, GATES[op] * H, 3), "R": (1, GATES[op] * H, H)}
         dev = SimpleNamespace(cpu_kernels=cpu, step_launches=steps)
         dev.dev = SimpleNamespace(max_work_group_size=max_wg, local_mem_size=local)
         ctx = SimpleNamespace(device=dev, shape=shapes.get, const=lambda n: np.zeros(1))
-        return work_group(ctx, helper.make_node(op, ["X", "W", "R"], ["Y"]))
+        return work_group(ctx, SimpleNamespace(op_type=op, inputs=["X", "W", "R"]))
 
     assert chosen("RNN", 20) == 32 and chosen("RNN", 1024) == 1024
-    assert chosen("LSTM", 4 * 256) == 1024 and chosen("LSTM", 4 * 257) == 0
+    assert chosen("LSTM", 256) == 1024 and chosen("LSTM", 257) == 0
+    assert chosen("GRU", 25) == 96 and chosen("GRU", 25, max_wg=64) == 0
     assert chosen("RNN", 600, local=4 * 2 * 600 - 4) == 0
     assert chosen("RNN", 20, cpu=True) == 0 and chosen("RNN", 20, steps=True) == 0

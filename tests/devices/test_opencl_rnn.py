@@ -23,23 +23,6 @@ DIRECTIONS = ["forward", "reverse", "bidirectional"]
 GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
 
 
-SHAPES = {"cpu_shape": (True, False), "gpu_shape": (False, False), "gpu_steps": (False, True)}
-
-
-@pytest.fixture(params=list(SHAPES))
-def shaped(dev, request):
-    """``dev`` with the recurrence's shape chosen: the CPU kernels (``cpu_kernels``,
-    ``rnn_cpu.cl``), the GPU's whole sequence in one work-group (``rnn_gpu.cl``), or the GPU's
-    launches per step (``step_launches``). The CPU kernels are OpenCL C with vector types,
-    which the CUDA backend does not build."""
-    if request.param == "cpu_shape" and dev.kind == "cuda":
-        pytest.skip("the CPU-shaped kernels are OpenCL's")
-    before = dev.cpu_kernels, dev.step_launches
-    dev.cpu_kernels, dev.step_launches = SHAPES[request.param]
-    yield dev
-    dev.cpu_kernels, dev.step_launches = before
-
-
 def _case(op, direction, T, B, I, H, states, seed=0, **kw):
     """(node, inputs, initializers, outputs) of one recurrence with constant weights."""
     D, G = (2 if direction == "bidirectional" else 1), GATES[op] * H
@@ -159,19 +142,41 @@ def test_gpu_shape_is_two_launches(shaped, op, kw):
     assert (len(unit.handle.launches) == 2) == (not shaped.step_launches)
 
 
+def _chosen(op, shapes, max_wg=1024, local=48 * 1024, cpu=False, steps=False):
+    """``work_group`` of a node with constant W and R of ``shapes`` on a device that
+    declares these limits."""
+    dev = SimpleNamespace(cpu_kernels=cpu, step_launches=steps)
+    dev.dev = SimpleNamespace(max_work_group_size=max_wg, local_mem_size=local)
+    ctx = SimpleNamespace(device=dev, shape=shapes.get, const=lambda n: np.zeros(1))
+    return work_group(ctx, SimpleNamespace(op_type=op, inputs=["X", "W", "R"]))
+
+
 def test_gpu_shape_needs_one_work_group():
     """rnn_gpu.py's choice from the device's declared limits: every gate column on a
     work-item of its own, the state in local memory; otherwise the launches per step."""
 
-    def chosen(op, H, max_wg=1024, local=48 * 1024, cpu=False, steps=False):
-        shapes = {"X": (5, 1, 3), "W": (1, GATES[op] * H, 3), "R": (1, GATES[op] * H, H)}
-        dev = SimpleNamespace(cpu_kernels=cpu, step_launches=steps)
-        dev.dev = SimpleNamespace(max_work_group_size=max_wg, local_mem_size=local)
-        ctx = SimpleNamespace(device=dev, shape=shapes.get, const=lambda n: np.zeros(1))
-        return work_group(ctx, SimpleNamespace(op_type=op, inputs=["X", "W", "R"]))
+    def chosen(op, H, **kw):
+        G = GATES[op] * H
+        return _chosen(op, {"X": (5, 1, 3), "W": (1, G, 3), "R": (1, G, H)}, **kw)
 
     assert chosen("RNN", 20) == 32 and chosen("RNN", 1024) == 1024
     assert chosen("LSTM", 256) == 1024 and chosen("LSTM", 257) == 0
     assert chosen("GRU", 25) == 96 and chosen("GRU", 25, max_wg=64) == 0
     assert chosen("RNN", 600, local=4 * 2 * 600 - 4) == 0
     assert chosen("RNN", 20, cpu=True) == 0 and chosen("RNN", 20, steps=True) == 0
+
+
+@pytest.mark.parametrize(
+    "B,local,wg",
+    [
+        (1, 48 * 1024, 128),
+        (400, 48 * 1024, 0),
+        (2, 4 * (7 * 64 + 256), 128),
+        (2, 4 * (7 * 64 + 256) - 4, 0),
+    ],
+)
+def test_quantized_lstm_work_group_holds_the_batch(B, local, wg):
+    """DynamicQuantizeLSTM (R [D, H, 4H]): one work-group holds every batch row's h, h
+    quantized, c and gates (7 B H floats) and the reduction of h's range (2 x its size)."""
+    shapes = {"X": (5, B, 3), "W": (1, 3, 128), "R": (1, 32, 128)}
+    assert _chosen("DynamicQuantizeLSTM", shapes, local=local) == wg

@@ -183,3 +183,102 @@ void rnn_seq(SEQ_ARGS HL_ARGS SEQ_N)
     STEP_END();
 }
 #undef G
+
+// onnxruntime's DynamicQuantizeLSTM as rnn_cpu.cl's dq_lstm_seq computes it, bit for bit: one
+// work-group per direction (global (WG, 1, D)) runs every batch row (-DNB=<batch>), since
+// the whole batch's h is quantized before each step (its range a tree over lo and hi, WGP
+// the power of two at or above WG), hq = q - zero point. Column l's int32 sum over k of
+// hq x rq (rq = R less its zero point, [D, HD, G]) becomes ((float)sum * (h_scale * rs) +
+// xw) + bias as quant.cl's TOFLOAT epilogue rounds it; then the cell. xw = [D, T, NB, G];
+// rs = [D, ns] (ns 1 or G); bias = [D, G] (Wb + Rb, where has_bias).
+#ifndef NB
+#define NB 1
+#endif
+#ifndef WGP
+#define WGP WG
+#endif
+#define G (4 * HD)
+#define NH (NB * HD)
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void dq_lstm_seq(__global const float* xw, __global const int* rq, __global const float* rs,
+                 const int ns, __global const float* bias, const int has_bias,
+                 __global const float* h0, __global const float* c0, __global float* y,
+                 __global float* yh, __global float* c, const int T, const int rev
+                 HL_ARGS HL_N(xw) HL_N(rq) HL_N(rs) HL_N(bias) HL_N(h0) HL_N(c0) HL_N(y)
+                 HL_N(yh) HL_N(c))
+{
+    __local float hl[NH];
+    __local float hq[NH];
+    __local float cs[NH];
+    __local float zl[NB * G];
+    __local float lo[WG];
+    __local float hi[WG];
+    const int l = get_local_id(0), d = get_group_id(2), D = get_num_groups(2);
+    const int backward = (rev >> d) & 1, so = d * NH, ro = d * HD * G + l, col = l < G;
+    for (int i = l; i < NH; i += WG) {
+        hl[i] = LD(h0, so + i);
+        cs[i] = LD(c0, so + i);
+    }
+    const float rsl = col ? LD(rs, d * ns + (ns == 1 ? 0 : l)) : 0.0f;
+    const float bl = col && has_bias ? LD(bias, d * G + l) : 0.0f;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = 0; s < T; ++s) {
+        const int t = backward ? T - 1 - s : s;
+        float mn = 0.0f, mx = 0.0f;
+        for (int i = l; i < NH; i += WG) {
+            mn = fmin(mn, hl[i]);
+            mx = fmax(mx, hl[i]);
+        }
+        lo[l] = mn;
+        hi[l] = mx;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int w = WGP / 2; w > 0; w >>= 1) {
+            if (l < w && l + w < WG) {
+                lo[l] = fmin(lo[l], lo[l + w]);
+                hi[l] = fmax(hi[l], hi[l + w]);
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        const float sc = hi[0] == lo[0] ? 1.0f : (hi[0] - lo[0]) / 255.0f;
+        const float zp = rint(clamp(0.0f - lo[0] / sc, 0.0f, 255.0f));
+        for (int i = l; i < NH; i += WG)
+            hq[i] = clamp(rint(hl[i] / sc) + zp, 0.0f, 255.0f) - zp;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (col) {
+            const float scale = sc * rsl;
+            for (int b = 0; b < NB; ++b) {
+                int acc = 0;
+                for (int k = 0; k < HD; ++k) acc += (int)hq[b * HD + k] * LD(rq, ro + k * G);
+                float v = MUL_RN((float)acc, scale);
+                v = ADD_RN(v, LD(xw, ((d * T + t) * NB + b) * G + l));
+                if (has_bias) v = ADD_RN(v, bl);
+                zl[b * G + l] = v;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (l < HD) {
+            for (int b = 0; b < NB; ++b) {
+                const int zo = b * G + l, u = b * HD + l;
+                const float cp = cs[u];
+                const float ig = logistic(zl[zo]);
+                const float fg = logistic(zl[zo + 2 * HD]);
+                const float gg = mlas_tanh(zl[zo + 3 * HD]);
+                const float kept = MUL_RN(cp, fg);
+                const float added = MUL_RN(ig, gg);
+                const float cn = ADD_RN(kept, added);
+                const float og = logistic(zl[zo + HD]);
+                const float hv = MUL_RN(mlas_tanh(cn), og);
+                cs[u] = cn;
+                hl[u] = hv;
+                ST(y, ((t * D + d) * NB + b) * HD + l, hv);
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    for (int i = l; i < NH; i += WG) {
+        ST(yh, so + i, hl[i]);
+        ST(c, so + i, cs[i]);
+    }
+}
+#undef G
+#undef NH

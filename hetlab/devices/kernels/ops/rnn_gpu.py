@@ -8,7 +8,9 @@ runs every step, h in local memory and a barrier between a step's recurrent sums
 device declares (``KernelDevice``): not ``cpu_kernels`` (those take ``rnn_cpu.py``) nor
 ``step_launches``, every gate column of a step on a work-item of its own within
 ``dev.max_work_group_size``, and the step's state within ``dev.local_mem_size``. Otherwise
-the step-by-step launches of ``lstm.py``, ``gru.py`` and ``rnn.py`` run it.
+the step-by-step launches of ``lstm.py``, ``gru.py`` and ``rnn.py`` run it. The same choice
+runs onnxruntime's DynamicQuantizeLSTM on ``rnn_gpu.cl``'s ``dq_lstm_seq`` (launched by
+``contrib_lstm.py``), a work-group per direction over the whole batch.
 """
 
 from __future__ import annotations
@@ -21,26 +23,36 @@ from hetlab.devices.kernels.ops.common import attr, i32
 from hetlab.devices.kernels.ops.rnn_cpu import GATES, biases, project, reversed_bits, state
 from hetlab.graph.ir import Node
 
-# floats of local memory a kernel holds per hidden unit: h, the gates' pre-activations, and
-# the GRU's r * h
-LOCAL_FLOATS = {"LSTM": 5, "GRU": 5, "RNN": 2}
+QLSTM = "DynamicQuantizeLSTM"  # contrib_lstm.py launches its kernel, dq_lstm_seq
+
+
+def _local_floats(kind: str, B: int, H: int, wg: int) -> int:
+    """The floats of local memory a kernel holds: h and the gates' pre-activations, the
+    GRU's r * h; the quantized LSTM's h, h quantized, c and the gates of every batch row and
+    its range's reduction."""
+    if kind == QLSTM:
+        return 7 * B * H + 2 * wg
+    return {"LSTM": 5, "GRU": 5, "RNN": 2}[kind] * H
 
 
 def work_group(ctx: Any, node: Node) -> int:
     """The work-group size ``rnn_gpu.cl`` runs ``node`` with, or 0 where the step-by-step
     launches run it: a CPU device, ``step_launches``, W or R not constants, or a step that
     does not fit one work-group."""
-    dev = ctx.device
-    if dev.cpu_kernels or dev.step_launches or node.op_type not in GATES:
+    dev, kind = ctx.device, node.op_type
+    if dev.cpu_kernels or dev.step_launches or kind not in (*GATES, QLSTM):
         return 0
     if any(ctx.const(n) is None for n in node.inputs[1:3]):
         return 0
-    H = ctx.shape(node.inputs[2])[-1]
-    columns = GATES[node.op_type] * H
+    R = ctx.shape(node.inputs[2])  # [D, G, H], the quantized LSTM's [D, H, G]
+    H = R[-1] // 4 if kind == QLSTM else R[-1]
+    columns = GATES.get(kind, 4) * H
     limit = int(dev.dev.max_work_group_size)
-    if columns > limit or 4 * LOCAL_FLOATS[node.op_type] * H > int(dev.dev.local_mem_size):
+    wg = min(-(-columns // 32) * 32, limit)
+    local = _local_floats(kind, ctx.shape(node.inputs[0])[1], H, wg)
+    if columns > limit or 4 * local > int(dev.dev.local_mem_size):
         return 0
-    return min(-(-columns // 32) * 32, limit)
+    return wg
 
 
 def gpu_sequence(ctx: Any, node: Node, wg: int) -> None:

@@ -1,6 +1,7 @@
-// Whole-sequence recurrences for a GPU: ONNX's LSTM, GRU and RNN, every step in one launch.
-// OpenCL 1.2 C; the CUDA backend builds it too (cuda/source.py: __local, barrier and
-// reqd_work_group_size as reduce.cl and quant.cl use them). ops/rnn_gpu.py launches them.
+// Whole-sequence recurrences for a GPU: ONNX's LSTM, GRU and RNN and onnxruntime's
+// DynamicQuantizeLSTM (at the end), every step in one launch. OpenCL 1.2 C; the CUDA backend
+// builds it too (cuda/source.py: __local, barrier and reqd_work_group_size as reduce.cl and
+// quant.cl use them). ops/rnn_gpu.py and ops/contrib_lstm.py launch them.
 //
 // One work-group per direction and batch row: global (WG, B, D), local (WG, 1, 1), built
 // with -DHD=<hidden size> -DWG=<work-group size>, WG >= G (the gate columns, GATES * HD).
@@ -9,9 +10,9 @@
 // the column's input projection, zl[l] = xw + sum; a barrier; work-item j < HD runs unit j's
 // cell and writes h; a barrier. xw = [T, B, D, G] is the input projection of every step and
 // direction with the biases folded in (rnn_cpu.py's GEMM); a work-item loads its column of
-// the next step while the present one runs, so no step waits for device memory. The gates are
-// MLAS's logistic and tanh, rounded as rnn_cpu.cl's cells (onnxruntime's), on the same
-// pre-activations: xw + sum, then the peephole's product.
+// the next step while the present one runs, so that a step need not wait for device memory.
+// The gates are MLAS's logistic and tanh, rounded as rnn_cpu.cl's cells (onnxruntime's), on
+// the same pre-activations: xw + sum, then the peephole's product.
 //
 // h0 and c0 are [D, B, HD] (zeros where the node has none); y = [T, D, B, HD]; yh and c (the
 // final states) are [D, B, HD]. rev has bit d set where direction d runs backward.

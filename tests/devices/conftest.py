@@ -71,3 +71,20 @@ def _cuda_device(bounds: bool):
     if not found:
         pytest.skip("no CUDA device (CuPy and an NVIDIA GPU)")
     return found[0]
+
+
+SHAPES = {"cpu_shape": (True, False), "gpu_shape": (False, False), "gpu_steps": (False, True)}
+
+
+@pytest.fixture(params=list(SHAPES))
+def shaped(dev, request):
+    """``dev`` with the shape of a recurrence (LSTM, GRU, RNN, DynamicQuantizeLSTM) chosen:
+    the CPU kernels (``cpu_kernels``, ``rnn_cpu.cl``), the GPU's whole sequence in one
+    work-group (``rnn_gpu.cl``), or the GPU's launches per step (``step_launches``). The CPU
+    kernels are OpenCL C with vector types, which the CUDA backend does not build."""
+    if request.param == "cpu_shape" and dev.kind == "cuda":
+        pytest.skip("the CPU-shaped kernels are OpenCL's")
+    before = dev.cpu_kernels, dev.step_launches
+    dev.cpu_kernels, dev.step_launches = SHAPES[request.param]
+    yield dev
+    dev.cpu_kernels, dev.step_launches = before

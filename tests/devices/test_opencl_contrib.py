@@ -180,7 +180,7 @@ def _lstm_params(tw, D, I, H, per: str, seed: int) -> dict:
 @pytest.mark.parametrize("tw", QTYPES, ids=["w_u8", "w_i8"])
 @pytest.mark.parametrize("per", ["tensor", "column"])
 @pytest.mark.parametrize("state", [True, False], ids=["bias_states", "bare"])
-def test_dynamic_quantize_lstm(dev, direction, tw, per, state):
+def test_dynamic_quantize_lstm(shaped, direction, tw, per, state):
     T, B, I, H = 5, 2, 7, 6
     D = 2 if direction == "bidirectional" else 1
     inits = _lstm_params(tw, D, I, H, per, seed=1)
@@ -194,15 +194,15 @@ def test_dynamic_quantize_lstm(dev, direction, tw, per, state):
     node = helper.make_node(
         "DynamicQuantizeLSTM", ins, ["Y", "Yh", "Yc"], hidden_size=H, direction=direction, domain=MS
     )
-    run_case(dev, [node], inputs, inits, outputs=["Y", "Yh", "Yc"], tol=TOL)
+    run_case(shaped, [node], inputs, inits, outputs=["Y", "Yh", "Yc"], tol=TOL)
 
 
-def test_dynamic_quantize_lstm_long_hidden(dev):
+def test_dynamic_quantize_lstm_long_hidden(shaped):
     """H >= 64: the recurrent products take quant.cl's split-K kernel; batch 1, Y_h only."""
     inits = _lstm_params(np.int8, 1, 20, 70, "column", seed=2)
     ins = ["X", "W", "R", "", "", "", "", "", "Ws", "Wz", "Rs", "Rz"]
     node = helper.make_node("DynamicQuantizeLSTM", ins, ["", "Yh"], hidden_size=70, domain=MS)
-    run_case(dev, [node], {"X": rnd(4, 1, 20)}, inits, outputs=["Yh"], tol=TOL)
+    run_case(shaped, [node], {"X": rnd(4, 1, 20)}, inits, outputs=["Yh"], tol=TOL)
 
 
 def test_lstm_variants_and_other_contrib_ops_are_refused(dev):

@@ -1,34 +1,26 @@
 """ONNX RNN, LSTM with peepholes, and LSTM and GRU over the shapes of the CPU device's whole-sequence kernels
-(``cl/rnn_cpu.cl``: 32-column panels, each gate padded), against onnxruntime: both shapes of
-the recurrence run on this device, the CPU one (``cpu_kernels``) and the GPU one (a launch
-per step), over directions, batch, initial states, outputs and hidden sizes that fill a panel,
-leave it part empty or span three. What the kernels do not compute is refused."""
+(``cl/rnn_cpu.cl``: 32-column panels, each gate padded), against onnxruntime: the three shapes
+of the recurrence run on this device, the CPU one (``cpu_kernels``), the GPU's whole sequence
+in one work-group (``rnn_gpu.cl``) and the GPU's launches per step (``step_launches``), over
+directions, batch, initial states, outputs and hidden sizes that fill a panel, leave it part
+empty or span three. What the kernels do not compute is refused."""
 
 from __future__ import annotations
 
 import itertools
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from onnx import helper
 
+from hetlab.devices.kernels.ops.rnn_gpu import work_group
 from tests.devices.opencl_case import make_model, rnd, run_case, to_graph
 
 pytest.importorskip("pyopencl")
 
 DIRECTIONS = ["forward", "reverse", "bidirectional"]
 GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
-
-
-@pytest.fixture(params=[True, False], ids=["cpu_shape", "gpu_shape"])
-def shaped(dev, request):
-    """``dev`` with its CPU kernels on or off (the step-by-step launches); the CPU kernels
-    are OpenCL C with vector types, which the CUDA backend does not build."""
-    if request.param and dev.kind == "cuda":
-        pytest.skip("the CPU-shaped kernels are OpenCL's")
-    before, dev.cpu_kernels = dev.cpu_kernels, request.param
-    yield dev
-    dev.cpu_kernels = before
 
 
 def _case(op, direction, T, B, I, H, states, seed=0, **kw):
@@ -117,3 +109,74 @@ def test_rnn_refusals(dev, kw, why):
     graph = to_graph(make_model([node], inputs, inits, ["Y"]), inputs, 17, {"Y": y})  # layout 1
     reason = dev.why_not(graph.nodes[0], graph)
     assert reason and why in reason
+
+
+VARIANTS = [
+    ("RNN", {}),
+    ("LSTM", {}),
+    ("GRU", {"linear_before_reset": 0}),
+    ("GRU", {"linear_before_reset": 1}),
+]
+
+
+@pytest.mark.parametrize("T,B", [(1, 3), (160, 2)])
+@pytest.mark.parametrize("op,kw", VARIANTS)
+def test_one_step_and_long_sequences(shaped, op, kw, T, B):
+    """A single step and a long one (R scaled down so that the recurrence contracts and an
+    ulp at one step does not grow over the next hundred), both directions, states, the
+    constant sequence_lens of the full length."""
+    node, inputs, inits, outs = _case(op, "bidirectional", T, B, 6, 20, True, seed=T, **kw)
+    inits["R"] *= 0.3
+    inits["L"] = np.full(B, T, np.int32)
+    node.input[4] = "L"
+    run_case(shaped, [node], inputs, inits, outputs=outs)
+
+
+@pytest.mark.parametrize("op,kw", VARIANTS)
+def test_gpu_shape_is_two_launches(shaped, op, kw):
+    """Either whole-sequence shape is the projection's GEMM and one launch for every step
+    and direction (on the GPU's, at a hidden size whose gate columns span several warps)."""
+    node, inputs, inits, outs = _case(op, "bidirectional", 7, 2, 5, 70, True, seed=1, **kw)
+    inits["R"] *= 0.3
+    _, (unit, _), _ = run_case(shaped, [node], inputs, inits, outputs=outs)
+    assert (len(unit.handle.launches) == 2) == (not shaped.step_launches)
+
+
+def _chosen(op, shapes, max_wg=1024, local=48 * 1024, cpu=False, steps=False):
+    """``work_group`` of a node with constant W and R of ``shapes`` on a device that
+    declares these limits."""
+    dev = SimpleNamespace(cpu_kernels=cpu, step_launches=steps)
+    dev.dev = SimpleNamespace(max_work_group_size=max_wg, local_mem_size=local)
+    ctx = SimpleNamespace(device=dev, shape=shapes.get, const=lambda n: np.zeros(1))
+    return work_group(ctx, SimpleNamespace(op_type=op, inputs=["X", "W", "R"]))
+
+
+def test_gpu_shape_needs_one_work_group():
+    """rnn_gpu.py's choice from the device's declared limits: every gate column on a
+    work-item of its own, the state in local memory; otherwise the launches per step."""
+
+    def chosen(op, H, **kw):
+        G = GATES[op] * H
+        return _chosen(op, {"X": (5, 1, 3), "W": (1, G, 3), "R": (1, G, H)}, **kw)
+
+    assert chosen("RNN", 20) == 32 and chosen("RNN", 1024) == 1024
+    assert chosen("LSTM", 256) == 1024 and chosen("LSTM", 257) == 0
+    assert chosen("GRU", 25) == 96 and chosen("GRU", 25, max_wg=64) == 0
+    assert chosen("RNN", 600, local=4 * 2 * 600 - 4) == 0
+    assert chosen("RNN", 20, cpu=True) == 0 and chosen("RNN", 20, steps=True) == 0
+
+
+@pytest.mark.parametrize(
+    "B,local,wg",
+    [
+        (1, 48 * 1024, 128),
+        (400, 48 * 1024, 0),
+        (2, 4 * (7 * 64 + 256), 128),
+        (2, 4 * (7 * 64 + 256) - 4, 0),
+    ],
+)
+def test_quantized_lstm_work_group_holds_the_batch(B, local, wg):
+    """DynamicQuantizeLSTM (R [D, H, 4H]): one work-group holds every batch row's h, h
+    quantized, c and gates (7 B H floats) and the reduction of h's range (2 x its size)."""
+    shapes = {"X": (5, B, 3), "W": (1, 3, 128), "R": (1, 32, 128)}
+    assert _chosen("DynamicQuantizeLSTM", shapes, local=local) == wg

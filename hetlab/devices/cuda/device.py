@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -27,7 +26,7 @@ from hetlab.devices.cuda.blas import Blas, BlasGemm, tensor_precisions, timer_st
 from hetlab.devices.cuda.blas_lt import LtGemm
 from hetlab.devices.cuda.graph import GraphRunner
 from hetlab.devices.cuda.kernel import CudaBuffer, CudaKernel
-from hetlab.devices.cuda.runtime import cupy_module
+from hetlab.devices.cuda.runtime import cupy_module, kernel_limits
 from hetlab.devices.cuda.source import options_to_nvrtc, to_cuda
 from hetlab.devices.cuda.streams import MEASURES, CudaStreams
 from hetlab.devices.cuda.timing import GraphTimer, launch_node_times
@@ -55,8 +54,7 @@ class CudaDevice(KernelDevice):
             props = cp.cuda.runtime.getDeviceProperties(index)
             self.stream = cp.cuda.Stream(non_blocking=True)
         self.props = props
-        # what the op builders read of an OpenCL device (``dev.max_compute_units``)
-        self.dev = SimpleNamespace(max_compute_units=int(props["multiProcessorCount"]))
+        self.dev = kernel_limits(props)
         self._modules: dict[tuple[str, str], Any] = {}
         self.blas = Blas(cp, index)  # cuBLAS handles, shared with the stream views
         self.parent: CudaDevice | None = None

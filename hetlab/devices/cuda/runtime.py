@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ctypes
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from hetlab.errors import HetlabError
@@ -20,6 +21,16 @@ def cupy_module() -> Any:
             f"CuPy is not importable ({e}); install hetlab[cuda] to use CUDA"
         ) from None
     return cupy
+
+
+def kernel_limits(props: dict[str, Any]) -> SimpleNamespace:
+    """What the op builders read of an OpenCL device's ``dev`` (``KernelDevice``), from a CUDA
+    device's properties: its multiprocessors, threads per block and shared memory per block."""
+    return SimpleNamespace(
+        max_compute_units=int(props["multiProcessorCount"]),
+        max_work_group_size=int(props["maxThreadsPerBlock"]),
+        local_mem_size=int(props["sharedMemPerBlock"]),
+    )
 
 
 def cublas_module() -> Any:

@@ -21,12 +21,16 @@ class KernelDevice(Device):
       graph, so a launch costs no host time of its own and GEMMs split more readily.
     - ``cpu_kernels``: the device is a CPU (PoCL): GEMMs and convolutions run on kernels
       shaped for a CPU compiler (``cl/gemm_cpu.cl``), without local memory or barriers.
+    - ``step_launches``: recurrences run a launch or more per step even where one work-group
+      could run the whole sequence (``ops/rnn_gpu.py``; tests of the step-by-step path).
     - ``force_library``: convolutions and matrix products take the library path
       (``ops/library.py``: im2col, a library GEMM, the epilogue) at any precision; on a
       device without a library GEMM, around its own float32 GEMM (tests of that path).
     - ``library_epilogue``: the library GEMM also applies a bias and a ReLU in the same
       call (``library.py``'s fused path), which saves the epilogue's launch.
-    - ``dev.max_compute_units``: the device's compute units, which size the GEMM splits.
+    - ``dev.max_compute_units``: the device's compute units, which size the GEMM splits;
+      ``dev.max_work_group_size`` and ``dev.local_mem_size`` (bytes), what one work-group
+      may hold, which decide whether a recurrence runs as one launch (``ops/rnn_gpu.py``).
 
     ``precision`` (``Device``'s) is read when a unit is built: at a precision other than
     fp32, convolutions and matrix products run on ``library_gemm``'s kernels.
@@ -36,6 +40,7 @@ class KernelDevice(Device):
     gemm_splits: int | None = None
     launches_from_graph: bool = False
     cpu_kernels: bool = False
+    step_launches: bool = False
     force_library: bool = False
     library_epilogue: bool = False
     dev: Any

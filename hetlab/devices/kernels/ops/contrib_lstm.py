@@ -29,7 +29,6 @@ from hetlab.devices.kernels.ops.common import attr, f32, grid1, i32, is_const
 from hetlab.devices.kernels.ops.contrib import shape_of, to_float_args
 from hetlab.devices.kernels.ops.data_movement import copy_launch
 from hetlab.devices.kernels.ops.integer import integer_gemm
-from hetlab.devices.kernels.ops.lstm import bias_and_lengths
 from hetlab.devices.kernels.ops.quant import (
     CL_TYPE,
     FLOAT,
@@ -38,7 +37,15 @@ from hetlab.devices.kernels.ops.quant import (
     dynamic_quantize,
     typed_buffer,
 )
-from hetlab.devices.kernels.ops.rnn_cpu import FAST, panels, seq_args, whole_sequence
+from hetlab.devices.kernels.ops.recurrence import bias_and_lengths
+from hetlab.devices.kernels.ops.rnn_cpu import (
+    FAST,
+    panels,
+    reversed_bits,
+    seq_args,
+    whole_sequence,
+)
+from hetlab.devices.kernels.ops.rnn_gpu import work_group
 from hetlab.graph.ir import Node, OpGraph
 
 DEFAULT_ACTS = (["Sigmoid", "Tanh", "Tanh"], ["Sigmoid", "Tanh", "Tanh"] * 2)
@@ -109,6 +116,10 @@ class DynamicQuantizeLSTM(Signature):
         if whole_sequence(ctx, node):
             _whole_sequence(ctx, node, (T, B, I, H, D))
             return
+        wg = work_group(ctx, node)
+        if wg:
+            _gpu_sequence(ctx, node, (T, B, I, H, D), wg)
+            return
         Y = ctx.t(outs[0]) if outs[0] else ctx.scratch(T * D * B * H)
         # Xw, Z, c, Y, and h quantized (values, scale, zero point; one set for every step)
         hq = (ctx.scratch(B * H, "uint8"), ctx.scratch(1), ctx.scratch(1, "uint8"))
@@ -169,11 +180,10 @@ def _direction(ctx: Any, node: Node, d: int, xq: tuple, bufs: tuple, dims: tuple
         prev = (Y, hoff)
 
 
-def _whole_sequence(ctx: Any, node: Node, dims: tuple) -> None:
-    """On a CPU device: the quantized input projection of each direction into [D, T, B, G],
-    then ``rnn_cpu.cl``'s ``dq_lstm_seq`` runs every step (R less its zero point in int32)."""
+def _projection(ctx: Any, node: Node, dims: tuple) -> Any:
+    """xw [D, T, B, G]: the quantized input projection of each direction, as the steps of
+    ``rnn_cpu.cl``'s and ``rnn_gpu.cl``'s ``dq_lstm_seq`` take it."""
     ins = node.inputs + [""] * (12 - len(node.inputs))
-    outs = node.outputs + [""] * (3 - len(node.outputs))
     T, B, I, H, D = dims
     G4 = 4 * H
     xq = dynamic_quantize(ctx, node, (typed_buffer(ctx, ins[0]), 0), T * B * I)
@@ -188,30 +198,59 @@ def _whole_sequence(ctx: Any, node: Node, dims: tuple) -> None:
         extra = to_float_args(ctx, (xq[1], ws, ns), "")
         offs = [0, d * I * G4, d * T * B * G4]
         integer_gemm(ctx, node, (T * B, G4, I), operands, xw, offs, opts, extra)
+    return xw
+
+
+def _step_operands(ctx: Any, node: Node, dims: tuple) -> tuple[np.ndarray, list[Any]]:
+    """R less its zero point (int32, [D, H, G]) and the steps' other operands: R's scales
+    and their count, Wb + Rb [D, G] and whether there is one, h0 and c0 (zeros where the
+    node has none), c (Y_c or scratch)."""
+    ins = node.inputs + [""] * (12 - len(node.inputs))
+    outs = node.outputs + [""] * (3 - len(node.outputs))
+    _, B, _, H, D = dims
+    G4, n = 4 * H, D * B * H
     rz = np.asarray(ctx.const(ins[11]), np.int32).reshape(D, 1, -1)
-    rq = panels(np.asarray(ctx.const(ins[2]), np.int32) - rz, 4)
+    rq = np.asarray(ctx.const(ins[2]), np.int32) - rz
     rs = np.asarray(ctx.const(ins[10]), np.float32).reshape(D, -1)
-    bias = (
-        np.asarray(ctx.const(ins[3]), np.float32) if ins[3] else np.zeros((D, 2 * G4), np.float32)
-    )
-    c = ctx.t(outs[2]) if outs[2] else ctx.scratch(D * B * H)
-    c0 = (
-        ctx.tensor_or_const(ins[6])
-        if ins[6]
-        else ctx.upload(np.zeros(D * B * H), key=("zeros", D * B * H))
-    )
-    args = seq_args(ctx, node, (xw, B * G4, G4, T * B * G4), (T, B, H, D, 4))
-    args += [
-        ctx.upload(rq, key=("rq", ins[2], ins[11])),
+    bias = np.asarray(ctx.const(ins[3]), np.float32) if ins[3] else np.zeros((D, 2 * G4))
+    zeros = ctx.upload(np.zeros(n), key=("zeros", n))
+    return rq, [
         ctx.upload(rs, key=("rs", ins[10])),
         i32(rs.shape[1]),
         ctx.upload(bias[:, :G4] + bias[:, G4:], key=("WbRb", ins[3])),
         i32(bool(ins[3])),
-        ctx.scratch(D * B * H),
-        c0,
-        c,
+        ctx.tensor_or_const(ins[5]) if ins[5] else zeros,
+        ctx.tensor_or_const(ins[6]) if ins[6] else zeros,
+        ctx.t(outs[2]) if outs[2] else ctx.scratch(n),
     ]
+
+
+def _whole_sequence(ctx: Any, node: Node, dims: tuple) -> None:
+    """On a CPU device: the quantized input projection of each direction into [D, T, B, G],
+    then ``rnn_cpu.cl``'s ``dq_lstm_seq`` runs every step (R less its zero point in int32)."""
+    T, B, _, H, D = dims
+    G4 = 4 * H
+    xw = _projection(ctx, node, dims)
+    rq, (rs, ns, bias, has_bias, _, c0, c) = _step_operands(ctx, node, dims)
+    args = seq_args(ctx, node, (xw, B * G4, G4, T * B * G4), (T, B, H, D, 4))
+    rq = ctx.upload(panels(rq, 4), key=("rq", node.inputs[2], node.inputs[11]))
+    args += [rq, rs, ns, bias, has_bias, ctx.scratch(D * B * H), c0, c]
     ctx.launch(node, ctx.kernel("rnn_cpu.cl", "dq_lstm_seq", FAST), (D,), (1,), args)
+
+
+def _gpu_sequence(ctx: Any, node: Node, dims: tuple, wg: int) -> None:
+    """On a GPU where a step fits one work-group of ``wg``: the same projection, then
+    ``rnn_gpu.cl``'s ``dq_lstm_seq``, a work-group per direction over the whole batch."""
+    T, B, _, H, D = dims
+    outs = node.outputs + [""] * (2 - len(node.outputs))
+    xw = _projection(ctx, node, dims)
+    rq, (rs, ns, bias, has_bias, h0, c0, c) = _step_operands(ctx, node, dims)
+    rq = ctx.upload(rq, key=("rq", node.inputs[2], node.inputs[11]), dtype="int32")
+    y = ctx.t(outs[0]) if outs[0] else ctx.scratch(T * D * B * H)
+    yh = ctx.t(outs[1]) if outs[1] else ctx.scratch(D * B * H)
+    args = [xw, rq, rs, ns, bias, has_bias, h0, c0, y, yh, c, i32(T), i32(reversed_bits(node))]
+    opts = f"-DHD={H} -DWG={wg} -DNB={B} -DWGP={1 << (wg - 1).bit_length()}"
+    ctx.launch(node, ctx.kernel("rnn_gpu.cl", "dq_lstm_seq", opts), (wg, 1, D), (wg, 1, 1), args)
 
 
 def _bias(ctx: Any, name: str, d: int, G4: int) -> tuple[Any, int]:

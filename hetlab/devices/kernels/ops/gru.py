@@ -7,84 +7,55 @@ linear_before_reset=0). Per step, with linear_before_reset=1: one GEMM Z = h @ R
 on the h gate) and ``gru_cell``, where n = tanh(Xw_h + r * Z_h). With linear_before_reset=0:
 a GEMM Z_zr = h @ R_zr^T, ``gru_reset`` forms r * h, a GEMM Z_h = (r * h) @ R_h^T, then
 ``gru_cell`` with n = tanh(Xw_h + Z_h). The cell writes h straight into Y[t, d].
+Where the device runs the whole sequence in one launch (``recurrence.py``: ``rnn_cpu.py``,
+``rnn_gpu.py``), these launches do not run.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from hetlab.devices.kernels.ops import Op, register
+from hetlab.devices.kernels.ops import register
 from hetlab.devices.kernels.ops.common import attr, i32
 from hetlab.devices.kernels.ops.data_movement import copy_launch
-from hetlab.devices.kernels.ops.lstm import (
-    bias_and_lengths,
-    input_projection,
-    weight_layout,
-    weights_gemm,
-)
-from hetlab.devices.kernels.ops.rnn_cpu import float_sequence, whole_sequence
-from hetlab.graph.ir import Node, OpGraph
+from hetlab.devices.kernels.ops.recurrence import Recurrence, input_projection, weights_gemm
+from hetlab.graph.ir import Node
 
 
 @register
-class GRU(Op):
+class GRU(Recurrence):
     op_types = ("GRU",)
-
-    def float_inputs(self, node: Node) -> list[int]:
-        return [i for i in (0, 1, 2, 3, 5) if i < len(node.inputs) and node.inputs[i]]
-
-    def why_not(self, node: Node, graph: OpGraph) -> str | None:
-        # the base checks the first output: Y, or Y_h where Y is omitted
-        r = super().why_not(replace(node, outputs=[o for o in node.outputs if o]), graph)
-        if r:
-            return r
-        acts = attr(node, "activations", None)
-        if acts and [a.decode() if isinstance(a, bytes) else a for a in acts] not in (
-            ["Sigmoid", "Tanh"],
-            ["Sigmoid", "Tanh"] * 2,
-        ):
-            return "GRU with non-default activations"
-        if "clip" in node.attrs or int(attr(node, "layout", 0)):
-            return "GRU clip/layout=1"
-        ins = node.inputs + [""] * (6 - len(node.inputs))
-        return bias_and_lengths("GRU", graph, ins)
+    activations = ("Sigmoid", "Tanh")
 
     def build(self, node: Node, ctx: Any) -> None:
-        if whole_sequence(ctx, node):  # a CPU device: rnn_cpu.cl, two launches in all
-            float_sequence(ctx, node)
+        if self.whole(node, ctx):
             return
-        ins = node.inputs + [""] * (6 - len(node.inputs))
-        outs = node.outputs + [""] * (2 - len(node.outputs))
-        x, w, r, b, _, h0 = ins[:6]
-        T, B, I = ctx.shape(x)
-        D, G3, _ = ctx.shape(w)
-        H = G3 // 3
+        s = self.steps(node, ctx)
+        x, _, _, b, _, h0 = s.ins[:6]
+        T, B, _, H, D = s.dims
         lbr = bool(int(attr(node, "linear_before_reset", 0)))
         direction = attr(node, "direction", "forward")
-        Y = ctx.t(outs[0]) if outs[0] else ctx.scratch(T * D * B * H)
         # Xw, Z, and r * h (linear_before_reset=0 only)
-        bufs = (ctx.scratch(T * B * G3), ctx.scratch(B * G3), ctx.scratch(B * H), Y)
-        wl = weight_layout(ctx, w, I, G3)
-        rl = weight_layout(ctx, r, H, G3)
-        zeros = ctx.upload(np.zeros(B * H, dtype=np.float32))
+        bufs = (ctx.scratch(T * B * 3 * H), ctx.scratch(B * 3 * H), ctx.scratch(B * H), s.Y)
         bias_val = ctx.const(b) if b else None
-        dims = (T, B, I, H, D)
         for d in range(D):
             proj, rec = _biases(ctx, bias_val, d, H, lbr)
-            input_projection(ctx, node, d, ctx.tensor_or_const(x), wl, bufs[0], proj, dims, gates=3)
+            X = ctx.tensor_or_const(x)
+            input_projection(ctx, node, d, X, s.wl, bufs[0], proj, s.dims, gates=3)
             steps = (
                 range(T)
                 if direction == "forward" or (direction == "bidirectional" and d == 0)
                 else range(T - 1, -1, -1)
             )
-            prev: tuple[Any, int] = (ctx.tensor_or_const(h0), d * B * H) if h0 else (zeros, 0)
+            prev: tuple[Any, int] = (ctx.tensor_or_const(h0), d * B * H) if h0 else (s.zeros, 0)
             for t in steps:
-                prev = _step(ctx, node, (d, t, lbr), prev, rl, rec, bufs, dims)
-            if outs[1]:
-                copy_launch(ctx, node, Y, ctx.t(outs[1]), (B * H,), (1,), (1,), prev[1], d * B * H)
+                prev = _step(ctx, node, (d, t, lbr), prev, s.rl, rec, bufs, s.dims)
+            if s.outs[1]:
+                copy_launch(
+                    ctx, node, s.Y, ctx.t(s.outs[1]), (B * H,), (1,), (1,), prev[1], d * B * H
+                )
 
 
 def _biases(ctx: Any, bias_val: Any, d: int, H: int, lbr: bool) -> tuple[Any, Any]:

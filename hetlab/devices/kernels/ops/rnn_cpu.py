@@ -6,8 +6,9 @@ step's input for every direction at once, X [T*B, I] times W laid out [I, D*G] (
 folded in), then one work-item per direction runs the steps (``lstm_seq``, ``gru_seq``,
 ``rnn_seq``). DynamicQuantizeLSTM keeps ``contrib_lstm.py``'s quantized input projection
 (per direction, into [D, T, B, G]) and runs its steps in ``dq_lstm_seq``, the same values bit
-for bit. A GPU keeps the step-by-step launches of ``lstm.py``, ``gru.py`` and ``rnn.py``
-(docs/decisions.md, "Recurrences on a CPU device").
+for bit. A GPU takes ``rnn_gpu.py``'s kernels after the same GEMM (``project``), or the
+step-by-step launches of ``lstm.py``, ``gru.py`` and ``rnn.py`` (docs/decisions.md,
+"Recurrences on a CPU device").
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def reversed_bits(node: Node) -> int:
     return {"forward": 0, "reverse": 1, "bidirectional": 2}[attr(node, "direction", "forward")]
 
 
-def _state(ctx: Any, name: str, n: int) -> Any:
+def state(ctx: Any, name: str, n: int) -> Any:
     """An initial state ([D, B, H]): the input, or zeros where the node has none."""
     if name:
         return ctx.tensor_or_const(name)
@@ -59,7 +60,7 @@ def seq_args(ctx: Any, node: Node, xw: tuple[Any, int, int, int], dims: tuple) -
     outs = node.outputs + [""] * (2 - len(node.outputs))
     Y = ctx.t(outs[0]) if outs[0] else ctx.scratch(T * D * B * H)
     yh = (ctx.t(outs[1]), 1) if outs[1] else (ctx.scratch(1), 0)
-    h0 = _state(ctx, node.inputs[5] if len(node.inputs) > 5 else "", D * B * H)
+    h0 = state(ctx, node.inputs[5] if len(node.inputs) > 5 else "", D * B * H)
     return [
         xw[0],
         *(i32(s) for s in xw[1:]),
@@ -75,27 +76,23 @@ def seq_args(ctx: Any, node: Node, xw: tuple[Any, int, int, int], dims: tuple) -
     ]
 
 
-def float_sequence(ctx: Any, node: Node) -> None:
-    """LSTM, GRU or RNN: the projection of every step and direction, then the steps."""
-    kind = node.op_type
-    ins = node.inputs + [""] * (8 - len(node.inputs))
+def project(ctx: Any, node: Node, gates: int) -> tuple[Any, tuple[int, int, int, int, int]]:
+    """xw [T, B, D * G]: X times W laid out [I, D * G], the biases folded in (``biases``),
+    one GEMM for every step and direction; with the dims (T, B, I, H, D)."""
+    ins = node.inputs + [""] * (4 - len(node.inputs))
     T, B, I = ctx.shape(ins[0])
     W = np.asarray(ctx.const(ins[1]), np.float32)
     D, G, _ = W.shape
-    H = G // GATES[kind]
     wt = ctx.upload(np.transpose(W, (2, 0, 1)), key=("IDG", ins[1]))
-    rt = panels(np.transpose(ctx.const(ins[2]), (0, 2, 1)), GATES[kind])
-    rt = ctx.upload(rt, key=("panels", ins[2]))
-    bias, rb = _biases(ctx, node, ins[3], (D, G, H))
+    bias, _ = biases(ctx, node, ins[3], (D, G, G // gates))
     xw = ctx.scratch(T * B * D * G)
-    X = ctx.tensor_or_const(ins[0])
     gemm_launch(
         ctx,
         node,
         M=T * B,
         N=D * G,
         K=I,
-        A=X,
+        A=ctx.tensor_or_const(ins[0]),
         sam=I,
         sak=1,
         B=wt,
@@ -109,23 +106,34 @@ def float_sequence(ctx: Any, node: Node) -> None:
         sbias_n=1,
         act=no_act(),
     )
+    return xw, (T, B, I, G // gates, D)
+
+
+def float_sequence(ctx: Any, node: Node) -> None:
+    """LSTM, GRU or RNN: the projection of every step and direction, then the steps."""
+    kind = node.op_type
+    ins = node.inputs + [""] * (8 - len(node.inputs))
+    xw, (T, B, _, H, D) = project(ctx, node, GATES[kind])
+    G = GATES[kind] * H
+    rt = panels(np.transpose(ctx.const(ins[2]), (0, 2, 1)), GATES[kind])
+    rt = ctx.upload(rt, key=("panels", ins[2]))
     args = seq_args(ctx, node, (xw, B * D * G, D * G, G), (T, B, H, D, GATES[kind])) + [rt]
     if kind == "LSTM":
         outs = node.outputs + [""] * (3 - len(node.outputs))
         c = ctx.t(outs[2]) if outs[2] else ctx.scratch(D * B * H)
         k = ctx.kernel("rnn_cpu.cl", "lstm_seq", FAST)
         pp = ctx.tensor_or_const(ins[7]) if ins[7] else ctx.scratch(1)
-        args += [_state(ctx, ins[6], D * B * H), c, pp, i32(bool(ins[7]))]
+        args += [state(ctx, ins[6], D * B * H), c, pp, i32(bool(ins[7]))]
     elif kind == "GRU":
         lbr = int(attr(node, "linear_before_reset", 0))
         k = ctx.kernel("rnn_cpu.cl", "gru_seq", f"{FAST} -DLBR={lbr}")
-        args += [rb, ctx.scratch(D * B * H)]
+        args += [biases(ctx, node, ins[3], (D, G, H))[1], ctx.scratch(D * B * H)]
     else:
         k = ctx.kernel("rnn_cpu.cl", "rnn_seq", FAST)
     ctx.launch(node, k, (D,), (1,), args)
 
 
-def _biases(ctx: Any, node: Node, b: str, dims: tuple[int, int, int]) -> tuple[Any, Any]:
+def biases(ctx: Any, node: Node, b: str, dims: tuple[int, int, int]) -> tuple[Any, Any]:
     """(the input projection's bias [D*G] or None, the GRU's recurrent bias inside its h
     gate [D, H]: Rb_h with linear_before_reset, else zeros and unused)."""
     D, G, H = dims

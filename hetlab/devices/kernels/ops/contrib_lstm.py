@@ -245,7 +245,7 @@ def _gpu_sequence(ctx: Any, node: Node, dims: tuple, wg: int) -> None:
     outs = node.outputs + [""] * (2 - len(node.outputs))
     xw = _projection(ctx, node, dims)
     rq, (rs, ns, bias, has_bias, h0, c0, c) = _step_operands(ctx, node, dims)
-    rq = ctx.upload(rq, key=("rq", node.inputs[2], node.inputs[11]), dtype="int32")
+    rq = ctx.upload(rq, key=("rq int32", node.inputs[2], node.inputs[11]), dtype="int32")
     y = ctx.t(outs[0]) if outs[0] else ctx.scratch(T * D * B * H)
     yh = ctx.t(outs[1]) if outs[1] else ctx.scratch(D * B * H)
     args = [xw, rq, rs, ns, bias, has_bias, h0, c0, y, yh, c, i32(T), i32(reversed_bits(node))]

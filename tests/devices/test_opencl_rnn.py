@@ -166,6 +166,14 @@ def test_gpu_shape_needs_one_work_group():
     assert chosen("RNN", 20, cpu=True) == 0 and chosen("RNN", 20, steps=True) == 0
 
 
+def test_one_step_keeps_the_step_launch():
+    """A sequence of one step is one launch either way; the step's launch spreads its gates
+    over many work-groups, so it stays."""
+    shapes = {"W": (1, 512, 257), "R": (1, 512, 128)}
+    assert _chosen("LSTM", {"X": (1, 1, 257), **shapes}) == 0
+    assert _chosen("LSTM", {"X": (2, 1, 257), **shapes}) == 512
+
+
 @pytest.mark.parametrize(
     "B,local,wg",
     [

@@ -37,10 +37,14 @@ def _local_floats(kind: str, B: int, H: int, wg: int) -> int:
 
 def work_group(ctx: Any, node: Node) -> int:
     """The work-group size ``rnn_gpu.cl`` runs ``node`` with, or 0 where the step-by-step
-    launches run it: a CPU device, ``step_launches``, W or R not constants, or a step that
-    does not fit one work-group."""
+    launches run it: a CPU device, ``step_launches``, W or R not constants, a step that
+    does not fit one work-group, or a single step (one launch either way, and the step's
+    launch spreads its gates over many work-groups; docs/decisions.md, "Recurrences on a
+    GPU, whole sequence")."""
     dev, kind = ctx.device, node.op_type
     if dev.cpu_kernels or dev.step_launches or kind not in (*GATES, QLSTM):
+        return 0
+    if ctx.shape(node.inputs[0])[0] < 2:
         return 0
     if any(ctx.const(n) is None for n in node.inputs[1:3]):
         return 0

@@ -47,6 +47,9 @@ RUN_ONLY = (
     "plcmos",
     "open_nsfw",
     "captcha_digits",
+    "leader_fingerprint",
+    "captcha_crnn",
+    "layout_cdla",
 )
 
 

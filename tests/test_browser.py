@@ -107,6 +107,7 @@ def lab(tmp_path_factory):
         JUPYTERLAB_SETTINGS_DIR=str(tmp_path / "settings"),
         JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "ws"),
         JUPYTER_RUNTIME_DIR=str(tmp_path / "rt"),
+        HETLAB_QUICK="1",  # the chapters' short sweeps: the test checks drawing, not the grid
     )
     cmd = [
         sys.executable,

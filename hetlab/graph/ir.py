@@ -156,7 +156,17 @@ class OpGraph:
 
     # --- structure ------------------------------------------------------------------
     def topo_order(self) -> list[str]:
-        """Node ids in a topological order (Kahn, stable in model order); raises on a cycle."""
+        """Node ids in a topological order (Kahn, stable in model order); raises on a cycle.
+        Kept per node and edge count, as ``_adj`` is: a profile builds one unit per node,
+        and each unit asks for the order."""
+        key = (len(self.nodes), len(self.edges))
+        cache = getattr(self, "_topo_cache", None)
+        if cache is None or cache[0] != key:
+            cache = (key, self._kahn())
+            self._topo_cache = cache
+        return list(cache[1])
+
+    def _kahn(self) -> list[str]:
         indeg = {n.id: 0 for n in self.nodes}
         for e in self.edges:
             indeg[e.dst] += 1

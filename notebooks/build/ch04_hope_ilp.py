@@ -238,7 +238,7 @@ passes, a local search and a floor at the best baseline. The sweep solves both o
     code("""
 QUICK = os.environ.get("HETLAB_QUICK") == "1"   # a 3 x 3 subset of the 5 x 5 grid
 EPS = [0.05, 0.2, 0.5] if QUICK else [0.05, 0.1, 0.2, 0.3, 0.5]
-NTS = [4, 12, 24] if QUICK else [4, 8, 12, 16, 24]
+NTS = [4, 12, 16] if QUICK else [4, 8, 12, 16, 24]
 greedy = schedule(phone, "greedy")
 rows = []
 for eps in EPS:

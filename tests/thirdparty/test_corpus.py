@@ -47,6 +47,9 @@ RUN_ONLY = (
     "plcmos",
     "open_nsfw",
     "captcha_digits",
+    "leader_fingerprint",
+    "captcha_crnn",
+    "layout_cdla",
 )
 
 
@@ -80,15 +83,26 @@ def test_profile_schedule_and_run_every_plan_checked(name, devices):
             assert (n.cost[d.name] is not None) == bool(d.supports(g.node(n.id), g)), (n.id, d)
     cost = {n.id: n.cost for n in prob.nodes}
     feed = load_inputs(g, m.inputs())
-    errs = {}
+    errs, seen = {}, {}
     for algo in ALGOS:
         plan = schedule(prob, algo)
         assert set(plan.device_of) == ids, f"{algo} leaves nodes out"
         assert all(cost[v][d] is not None for v, d in plan.device_of.items())
+        if _same_run(plan) in seen:  # a plan already run checked (on one device: all three)
+            errs[algo] = errs[seen[_same_run(plan)]]
+            continue
         rep = run(g, plan, devices, warmup=0, check=True, inputs=feed)
         assert sum(rep.devices.values()) == len(ids)
-        errs[algo] = rep.max_rel_err
+        errs[algo], seen[_same_run(plan)] = rep.max_rel_err, algo
     assert all(e is not None and e <= TOL for e in errs.values()), errs
+
+
+def _same_run(plan) -> tuple:
+    """What the executor takes of ``plan`` (``binding.bind``): its nodes in their order with
+    their devices, whether it runs them one at a time, and the fused groups; two plans equal
+    in it make the same run."""
+    placed = tuple((a.node, a.device) for a in plan.assignments)
+    return placed, plan.sequential, tuple(map(tuple, plan.fused))
 
 
 @pytest.mark.parametrize("name", corpus_params(XFAIL, names=RUN_ONLY))

@@ -1,8 +1,10 @@
-"""A fake device that declares tf32 and errs by a known amount there, and a tiny model with
-its ONNX file, for the tests of precision as a setting (CLI, check, recommend)."""
+"""A fake device that declares tf32 and errs by a known amount there, an fp32 one that is
+never the fastest, and a tiny model with its ONNX file, for the tests of precision as a
+setting (CLI, check, recommend, the workbench's error budget)."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,17 @@ from onnx import helper, numpy_helper
 from hetlab.devices.capabilities import Capabilities
 from hetlab.devices.unit import RunResult, Unit
 from tests.profiling.cost_helpers import OrtTestDevice, save_model, vi
+
+FAST = {"repeat": 3, "warmup": 1, "seconds": 0.02, "context": 0, "comm": False, "cache": False}
+ERR = 3e-3  # the tf32 device's error in the tests that choose within a budget
+
+
+class SlowDevice(OrtTestDevice):
+    """An fp32-only device that waits 5 ms a run: never the fastest."""
+
+    def run(self, unit, inputs, node_times=None):
+        time.sleep(0.005)
+        return super().run(unit, inputs)
 
 
 class Tf32Device(OrtTestDevice):

@@ -3,8 +3,6 @@ device whose tf32 runs are faster and off by a known amount (``precision_fakes``
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from hetlab.calibrate import profile, run
@@ -12,19 +10,8 @@ from hetlab.calibrate.recommend_precision import combinations, label, recommend_
 from hetlab.commands.recommend import format_within
 from hetlab.errors import HetlabError
 from hetlab.graph.onnx_io import load
-from tests.precision_fakes import Tf32Device, chain_model
+from tests.precision_fakes import ERR, FAST, SlowDevice, Tf32Device, chain_model
 from tests.profiling.cost_helpers import OrtTestDevice
-
-FAST = {"repeat": 3, "warmup": 1, "seconds": 0.02, "context": 0, "comm": False, "cache": False}
-ERR = 3e-3
-
-
-class SlowDevice(OrtTestDevice):
-    """An fp32-only device that waits 5 ms a run: never the fastest."""
-
-    def run(self, unit, inputs, node_times=None):
-        time.sleep(0.005)
-        return super().run(unit, inputs)
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from hetlab.devices import cpu_groups
 from hetlab.devices.opencl import pocl
 
 
@@ -41,7 +42,7 @@ def test_pocl_5_builds_under_cbs_unless_the_user_chose_a_method(monkeypatch):
 
 def _one_thread_per_core(monkeypatch):
     """Each logical id its own physical core (sysfs says nothing for these fakes)."""
-    monkeypatch.setattr(pocl, "physical_cores", lambda cores: [[c] for c in cores])
+    monkeypatch.setattr(cpu_groups, "physical_cores", lambda cores: [[c] for c in cores])
 
 
 def test_pocl_s_pool_is_one_cpu_group_on_four_or_more_cores(monkeypatch):

@@ -11,20 +11,8 @@ import pytest
 from hetlab.devices.replay import graph_from_problem, replay_devices
 from hetlab.graph.onnx_io import load
 from hetlab.widgets import Workbench, precision
-from tests.precision_fakes import Tf32Device, chain_model
-from tests.profiling.cost_helpers import OrtTestDevice
+from tests.precision_fakes import ERR, FAST, SlowDevice, Tf32Device, chain_model
 from tests.tiny import tiny_problem
-
-FAST = {"repeat": 3, "warmup": 1, "seconds": 0.02, "context": 0, "comm": False, "cache": False}
-ERR = 3e-3
-
-
-class SlowDevice(OrtTestDevice):
-    """An fp32-only device that waits 5 ms a run: never the fastest."""
-
-    def run(self, unit, inputs, node_times=None):
-        time.sleep(0.005)
-        return super().run(unit, inputs)
 
 
 def test_only_fp32_disables_the_slider_and_the_button_with_the_reason():

@@ -24,13 +24,11 @@ from collections.abc import MutableMapping
 from typing import Any
 
 from hetlab.devices import cpu_groups
-from hetlab.devices.topology import physical_cores
 
 WORK_GROUP_METHOD = "cbs"
 CBS_OPTION = "-DHETLAB_POCL_CBS"
 FIRST_AFFECTED = 5  # PoCL's major version
 POOL_ENV = "POCL_CPU_MAX_CU_COUNT"
-SMALLEST_SPLIT = 4  # physical cores from which the CPU groups are halves (cpu_groups.py)
 
 
 def pocl_major(cl_device: Any) -> int | None:
@@ -60,15 +58,15 @@ def build_options(cl_device: Any) -> list[str]:
 def size_pool(
     cores: list[int] | None = None, environ: MutableMapping[str, str] = os.environ
 ) -> int | None:
-    """Size PoCL's pool as one CPU group: one thread per physical core of the first half of
-    ``cores`` (default: the usable cores), on 4 or more physical cores and where the user
-    has not sized it; the threads set, else None. Takes effect only before PoCL starts, i.e.
-    before the platforms are first enumerated in this process."""
+    """Size PoCL's pool as the first default CPU group of ``cores`` (default: the usable
+    cores; ``cpu_groups.default_groups``) where those groups are halves, i.e. of more than
+    one physical core each, and where the user has not sized it; the threads set, else
+    None. Takes effect only before PoCL starts, i.e. before the platforms are first
+    enumerated in this process."""
     if environ.get(POOL_ENV) or environ.get("POCL_MAX_PTHREAD_COUNT"):
         return None
-    phys = physical_cores(cpu_groups.usable_cores() if cores is None else sorted(cores))
-    if len(phys) < SMALLEST_SPLIT:
+    threads = int(cpu_groups.default_groups(cores)[0]["threads"])
+    if threads < 2:  # groups of one core each: PoCL keeps every core
         return None
-    threads = (len(phys) + 1) // 2
     environ[POOL_ENV] = str(threads)
     return threads

@@ -46,6 +46,17 @@
 // at 1.4 GMAC/s. Four float8 per panel; each row read through a view at its start, so the
 // eight loads of a vector have constant offsets and become one (indices computed per load
 // ran 4x slower); products added as a += x * y, contracted into vfmadd.
+// a, b, c, e (panel jb's four float8 of columns) += v[vo + k] * row k of the panel in w,
+// for k in [k0, k1)
+#define PANEL_SUMS(w, jb, k0, k1)                                        \
+    for (int k = (k0); k < (k1); ++k) {                                  \
+        const float8 hk = (float8)(LD(v, vo + k));                       \
+        VIEW(__global const float*, r, w, pr + ((jb) * Hd + k) * 32);    \
+        a += hk * LD8(r, 0);                                             \
+        b += hk * LD8(r, 8);                                             \
+        c += hk * LD8(r, 16);                                            \
+        e += hk * LD8(r, 24);                                            \
+    }
 inline void rec_product(__global const float* v, const int vo, __global const float* rt,
                         const int pr, __global float* z, const int zo, const int p0,
                         const int p1, const int Hd FN_ARGS HL_N(v) HL_N(rt) HL_N(z))
@@ -53,14 +64,7 @@ inline void rec_product(__global const float* v, const int vo, __global const fl
     float t[32] __attribute__((aligned(32)));
     for (int jb = p0; jb < p1; ++jb) {
         float8 a = (float8)(0.0f), b = a, c = a, e = a;
-        for (int k = 0; k < Hd; ++k) {
-            const float8 hk = (float8)(LD(v, vo + k));
-            VIEW(__global const float*, r, rt, pr + (jb * Hd + k) * 32);
-            a += hk * LD8(r, 0);
-            b += hk * LD8(r, 8);
-            c += hk * LD8(r, 16);
-            e += hk * LD8(r, 24);
-        }
+        PANEL_SUMS(rt, jb, 0, Hd);
         *(float8*)t = a;
         *(float8*)(t + 8) = b;
         *(float8*)(t + 16) = c;
@@ -84,14 +88,7 @@ inline void int_product(__global const float* v, const int vo, __global const fl
         int8 s0 = (int8)(0), s1 = s0, s2 = s0, s3 = s0;
         for (int k0 = 0; k0 < Hd; k0 += KRUN) {
             float8 a = (float8)(0.0f), b = a, c = a, e = a;
-            for (int k = k0; k < min(Hd, k0 + KRUN); ++k) {
-                const float8 hk = (float8)(LD(v, vo + k));
-                VIEW(__global const float*, r, rq, pr + (jb * Hd + k) * 32);
-                a += hk * LD8(r, 0);
-                b += hk * LD8(r, 8);
-                c += hk * LD8(r, 16);
-                e += hk * LD8(r, 24);
-            }
+            PANEL_SUMS(rq, jb, k0, min(Hd, k0 + KRUN));
             s0 += convert_int8(a);
             s1 += convert_int8(b);
             s2 += convert_int8(c);

@@ -59,6 +59,16 @@
         out = acc_;                                                       \
     }
 
+// every gate column's pre-activation, its projection plus its recurrent sum, into zl; then
+// the barrier after which the cells read them
+#define GATE_SUMS()             \
+    if (col) {                  \
+        float z_;               \
+        REC_SUM(hl, z_);        \
+        zl[l] = xc + z_;        \
+    }                           \
+    barrier(CLK_LOCAL_MEM_FENCE)
+
 // unit l's h to y and hl (after the barrier that ends the reads of the old h)
 #define STORE_H(v)              \
     {                           \
@@ -89,12 +99,7 @@ void lstm_seq(SEQ_ARGS, __global const float* c0, __global float* c, __global co
     const float pn = unit && has_p ? LD(pp, po + HD) : 0.0f;
     float cp = unit ? LD(c0, so + l) : 0.0f;
     STEP_BEGIN();
-    if (col) {
-        float z;
-        REC_SUM(hl, z);
-        zl[l] = xc + z;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
+    GATE_SUMS();
     if (unit) {
         const float ig = logistic(zl[l] + (has_p ? pi * cp : 0.0f));
         const float fg = logistic(zl[2 * HD + l] + (has_p ? pf * cp : 0.0f));
@@ -174,12 +179,7 @@ void rnn_seq(SEQ_ARGS HL_ARGS SEQ_N)
     __local float zl[G];
     SEQ_BEGIN();
     STEP_BEGIN();
-    if (col) {
-        float z;
-        REC_SUM(hl, z);
-        zl[l] = xc + z;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
+    GATE_SUMS();
     if (l < HD) STORE_H(mlas_tanh(zl[l]));
     STEP_END();
 }

@@ -40,6 +40,23 @@ def test_buffer_roundtrip(dev):
         dev.free(b)
 
 
+@pytest.mark.parametrize("map_io", [False, True], ids=["copied", "mapped"])
+def test_batched_copies_roundtrip(dev, monkeypatch, map_io):
+    """write_all and copy_out_all, by copies and by maps (forced here: PoCL copies), with
+    an empty array and a host array among them."""
+    if not hasattr(dev, "map_io"):
+        pytest.skip("the batched copies under test are OpenCL's")
+    monkeypatch.setattr(dev, "map_io", map_io)
+    arrays = [rnd(4, 6), np.arange(9, dtype=np.int64), np.zeros((0, 2), np.float32)]
+    bufs = [dev.alloc(a.shape, str(a.dtype)) for a in arrays]
+    dev.write_all(list(zip(bufs, arrays, strict=True)))
+    outs = dev.copy_out_all([*bufs, arrays[0]])
+    for out, a in zip(outs, [*arrays, arrays[0]], strict=True):
+        np.testing.assert_array_equal(out, a)
+    for b in bufs:
+        dev.free(b)
+
+
 def test_program_cache_compiles_once(dev):
     p1 = dev.program("eltwise.cl")
     assert dev.program("eltwise.cl") is p1

@@ -45,19 +45,7 @@ class OpenCLBuffers:
     def write(self, dst: CLBuffer, array: np.ndarray) -> None:
         """Host array -> existing device buffer (mapped where zero-copy, else a copy; see
         the module doc)."""
-        a = np.ascontiguousarray(array, dtype=dst.dtype).reshape(-1)
-        if a.size == 0:
-            return
-        if self.map_io:
-            cl = self.cl
-            m, _ = cl.enqueue_map_buffer(
-                self.queue, dst.buf, cl.map_flags.WRITE_INVALIDATE_REGION, 0, a.shape, a.dtype
-            )
-            m[...] = a
-            m.base.release(self.queue)
-        else:
-            self.cl.enqueue_copy(self.queue, dst.buf, a, is_blocking=False)
-        self.queue.finish()
+        self.write_all([(dst, array)])
 
     def copy_in(self, array: np.ndarray) -> CLBuffer:
         array = np.asarray(array)
@@ -66,52 +54,48 @@ class OpenCLBuffers:
         return buf
 
     def copy_out(self, buf: Any) -> np.ndarray:
-        if not isinstance(buf, CLBuffer):
-            return np.asarray(buf)
-        out = np.empty(buf.shape, dtype=buf.dtype)
-        if out.size == 0:
-            return out
-        if self.map_io:
-            cl = self.cl
-            m, _ = cl.enqueue_map_buffer(
-                self.queue, buf.buf, cl.map_flags.READ, 0, (out.size,), out.dtype
-            )
-            out.reshape(-1)[...] = m
-            m.base.release(self.queue)
-            self.queue.finish()
-        else:
-            self.cl.enqueue_copy(self.queue, out, buf.buf, is_blocking=True)
-        return out
+        return self.copy_out_all([buf])[0]
 
     def write_all(self, pairs: Sequence[tuple[CLBuffer, np.ndarray]]) -> None:
-        """Each (buffer, host array) pair written, with one wait for them all where the
-        copies do not map."""
-        if self.map_io:
-            for dst, array in pairs:
-                self.write(dst, array)
-            return
-        keep = []  # the host arrays, alive until the copies end
+        """Each (buffer, host array) pair written (mapped, or copied without blocking), then
+        one wait for them all."""
+        cl, keep = self.cl, []  # keep: the host arrays, alive until the copies end
         for dst, array in pairs:
             a = np.ascontiguousarray(array, dtype=dst.dtype).reshape(-1)
-            if a.size:
-                self.cl.enqueue_copy(self.queue, dst.buf, a, is_blocking=False)
-                keep.append(a)
+            if not a.size:
+                continue
+            if self.map_io:
+                flags = cl.map_flags.WRITE_INVALIDATE_REGION
+                m, _ = cl.enqueue_map_buffer(self.queue, dst.buf, flags, 0, a.shape, a.dtype)
+                m[...] = a
+                m.base.release(self.queue)
+            else:
+                cl.enqueue_copy(self.queue, dst.buf, a, is_blocking=False)
+            keep.append(a)
         if keep:
             self.queue.finish()
 
     def copy_out_all(self, bufs: Sequence[Any]) -> list[np.ndarray]:
-        """Each buffer on the host, with one wait for them all where the copies do not map."""
-        if self.map_io:
-            return [self.copy_out(buf) for buf in bufs]
-        outs: list[np.ndarray] = []
+        """Each buffer on the host (a blocking map, or a copy without blocking), then one
+        wait for them all; what is no device buffer is returned as an array."""
+        cl, outs, waits = self.cl, [], False
         for buf in bufs:
             if not isinstance(buf, CLBuffer):
                 outs.append(np.asarray(buf))
                 continue
-            outs.append(np.empty(buf.shape, dtype=buf.dtype))
-            if outs[-1].size:
-                self.cl.enqueue_copy(self.queue, outs[-1], buf.buf, is_blocking=False)
-        if any(isinstance(buf, CLBuffer) for buf in bufs):
+            out = np.empty(buf.shape, dtype=buf.dtype)
+            outs.append(out)
+            if not out.size:
+                continue
+            if self.map_io:
+                flags = cl.map_flags.READ
+                m, _ = cl.enqueue_map_buffer(self.queue, buf.buf, flags, 0, (out.size,), out.dtype)
+                out.reshape(-1)[...] = m
+                m.base.release(self.queue)
+            else:
+                cl.enqueue_copy(self.queue, out, buf.buf, is_blocking=False)
+            waits = True
+        if waits:
             self.queue.finish()
         return outs
 

@@ -169,3 +169,87 @@ def test_scatter_elements_reduces_repeated_indices_in_order(dev, red, axis, run_
         exact(dev, [node], {**inputs, "i": idx})
     else:
         exact(dev, [node], inputs, {"i": idx})
+
+
+def copies_of(unit, node_id):
+    return sum(
+        L.kernel.function_name in ("copy_cpu", "copy_nd")
+        for L in unit.handle.launches
+        if L.node == node_id
+    )
+
+
+def scatter_case(dev, after, kind="ScatterND", red="none", run_time=False):
+    """``d = x + 1``, updates made from a Slice of ``d``, then ``y`` = a scatter into ``d``
+    (negative indices among them); ``after`` names what else reads ``d``: "" nothing,
+    "later" a node after the scatter, "view" a Reshape of ``d`` read after it, "output" the
+    caller. The unit and its scatter node's copies."""
+    xs = (4, 3, 5)
+    if kind == "ScatterND":  # rows of 5 at (1, -1), (3, 0), (-4, 2)
+        idx, ends, ush = np.array([[1, -1], [3, 0], [-4, 2]], np.int64), [3, 1, 5], [3, 5]
+    else:  # element (0, 0, k) to (idx[k], 0, k)
+        idx, ends, ush = np.array([[[0, -1, 2, 1, 3]]], np.int64), [1, 1, 5], [1, 1, 5]
+    nodes = [
+        N("Add", ["x", "one"], ["d"]),
+        N("Slice", ["d", "s0", "s1"], ["s"]),
+        N("Reshape", ["s", "ush"], ["r"]),
+        N("Mul", ["r", "two"], ["u"]),
+        N(kind, ["d", "i", "u"], ["y"], name="sc", reduction=red),
+    ]
+    outputs = ["y"]
+    if after == "later":
+        nodes.append(N("Mul", ["d", "two"], ["z"]))
+        outputs.append("z")
+    elif after == "view":
+        nodes += [N("Reshape", ["d", "flat"], ["v"]), N("Neg", ["v"], ["z"])]
+        outputs.append("z")
+    elif after == "output":
+        outputs.append("d")
+    inits = {
+        "one": np.float32(1.0),
+        "two": np.float32(2.0),
+        "s0": np.array([0, 0, 0], np.int64),
+        "s1": np.array(ends, np.int64),
+        "ush": np.array(ush, np.int64),
+        "flat": np.array([-1], np.int64),
+    }
+    inputs = {"x": rnd(*xs)}
+    if run_time:
+        inputs["i"] = idx
+    else:
+        inits["i"] = idx
+    _, (unit, _), _ = run_case(dev, nodes, inputs, inits, outputs, opset=18, exact=True)
+    return unit, copies_of(unit, "sc")
+
+
+@pytest.mark.parametrize("kind", ["ScatterND", "ScatterElements"])
+@pytest.mark.parametrize("red", ["none", "add", "mul"])
+@pytest.mark.parametrize("run_time", [False, True])
+def test_scatter_writes_in_place_where_nothing_reads_the_data_after(dev, kind, red, run_time):
+    """The data's other reader (a Slice making the updates) runs before the scatter: the
+    scatter writes into the data's buffer, no copy first."""
+    if run_time and red != "none" and kind == "ScatterND":
+        pytest.skip("refused: ScatterND reductions over indices read at run time")
+    _, copies = scatter_case(dev, "", kind, red, run_time)
+    assert copies == 0
+
+
+@pytest.mark.parametrize("after", ["later", "view", "output"])
+@pytest.mark.parametrize("kind", ["ScatterND", "ScatterElements"])
+def test_scatter_copies_data_read_after_it(dev, after, kind):
+    """A node after the scatter reads the data (itself or a view of it), or the caller does:
+    the scatter copies the data first, and every reader sees the data unscattered."""
+    _, copies = scatter_case(dev, after, kind)
+    assert copies == 1
+
+
+def test_scatter_copies_a_unit_input_and_chains_in_place(dev):
+    """Data that is a unit input is copied (the caller's buffer); a second scatter into the
+    first one's output, with nothing else reading it, writes in place too."""
+    x, u = rnd(4, 3), rnd(1, 3, seed=1)
+    i0, i1 = np.array([[1]], np.int64), np.array([[-1]], np.int64)
+    nodes = [N("ScatterND", ["x", "i0", "u"], ["a"], name="s0"), N("Neg", ["a"], ["n"])]
+    nodes.append(N("ScatterND", ["n", "i1", "u"], ["b"], name="s1"))
+    nodes.append(N("ScatterND", ["b", "i0", "u"], ["y"], name="s2"))
+    _, (unit, _), _ = run_case(dev, nodes, {"x": x, "u": u}, {"i0": i0, "i1": i1}, exact=True)
+    assert [copies_of(unit, s) for s in ("s0", "s1", "s2")] == [1, 0, 0]

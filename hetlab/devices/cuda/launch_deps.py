@@ -12,7 +12,10 @@ it (an activation, a BatchNormalization, a residual Add). A tensor is made by th
 of its producer's host node (the node a fused producer is fused into); a producer with no
 launch of its own (a view, an elided Concat whose producers write into their slices, a value
 folded at build time) is made by whatever makes its inputs. Every intermediate tensor has a
-buffer of its own (``builder.py``), so no launch overwrites what another still reads.
+buffer of its own (``builder.py``), so no launch overwrites what another still reads; the one
+exception, a scatter writing into its data's buffer (``kernels/in_place.py``), happens only
+where every other reader of that buffer is an ancestor of the scatter, which the waits
+below already order before it.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""ScatterND and ScatterElements on data of any kernel dtype: the output is a copy of the data,
-then each update is written (or combined by the reduction) at a flat offset the host computes
+"""ScatterND and ScatterElements on data of any kernel dtype: the output is a copy of the data
+(or the data's own buffer, where nothing reads it after the node: ``in_place.py``), then
+each update is written (or combined by the reduction) at a flat offset the host computes
 from the constant indices (scatter.cl ``scatter_at``). Indices read at run time, and
 repeated constant ones, go to scatter_rt.py (reduction none: the last update wins, as in
 onnxruntime; ScatterElements' reductions combine in onnxruntime's order, lane by lane;
@@ -23,9 +24,13 @@ from hetlab.devices.kernels.ops.common import (
     strides,
     type_options,
 )
-from hetlab.devices.kernels.ops.data_movement import copy_launch
 from hetlab.devices.kernels.ops.gather_nd import index_reason, out_of_range
-from hetlab.devices.kernels.ops.scatter_rt import REDUCTIONS, runtime_reason, runtime_scatter
+from hetlab.devices.kernels.ops.scatter_rt import (
+    REDUCTIONS,
+    data_into_output,
+    runtime_reason,
+    runtime_scatter,
+)
 from hetlab.graph.ir import Node, OpGraph
 
 
@@ -82,8 +87,7 @@ class ScatterOp(Op):
             runtime_scatter(node, ctx)
             return
         dtype = ctx.dtype(node.outputs[0])
-        y, n = ctx.t(node.outputs[0]), numel(xs)
-        copy_launch(ctx, node, ctx.tensor_or_const(node.inputs[0], dtype), y, [n], [1], [1])
+        y = data_into_output(node, ctx)
         offs = ctx.upload(at, key=("scatter", node.id), dtype="int32")
         upd = ctx.tensor_or_const(node.inputs[2], dtype)
         kern = ctx.kernel("scatter.cl", "scatter_at", type_options(dtype))

@@ -1,4 +1,5 @@
-"""ScatterElements and ScatterND whose indices are read at run time (scatter_rt.cl).
+"""ScatterElements and ScatterND whose indices are read at run time (scatter_rt.cl), and the
+data's way into the output that both paths take (a copy, or the data's buffer itself).
 Repeated indices keep the last update, as onnxruntime's in-order loop does. ScatterElements
 with a reduction combines its updates lane by lane (the updates that differ only along the
 axis), each lane in order, so repeated indices combine in onnxruntime's order; ScatterND's
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hetlab.devices.kernels.in_place import writable
 from hetlab.devices.kernels.ops.common import attr, grid1, i32, numel, strides, type_options
 from hetlab.devices.kernels.ops.data_movement import copy_launch
 from hetlab.graph.ir import Node, OpGraph
@@ -50,13 +52,26 @@ def meta_of(node: Node, xs, ids) -> tuple[list[int], int, int]:
     return [len(xs), ax, xs[ax], *ids, *st], 0, 1
 
 
+def data_into_output(node: Node, ctx: Any) -> Any:
+    """The output's buffer, holding the data: the data's own buffer where the node may write
+    into it (``in_place.py``: no launch), else a copy of the data."""
+    data, out = node.inputs[0], node.outputs[0]
+    if writable(ctx, node):
+        ctx.make_alias(out, data)
+        return ctx.t(out)
+    dtype, y = ctx.dtype(out), ctx.t(out)
+    n = numel(ctx.shape(data))
+    copy_launch(ctx, node, ctx.tensor_or_const(data, dtype), y, [n], [1], [1])
+    return y
+
+
 def runtime_scatter(node: Node, ctx: Any) -> None:
     """y = data; each update written where its indices point, the last one where they
     repeat, or combined by the reduction in order (``scatter_lanes``)."""
     xs, ids = ctx.shape(node.inputs[0]), ctx.shape(node.inputs[1])
     dtype, itype = ctx.dtype(node.outputs[0]), ctx.dtype(node.inputs[1])
-    y, ny, n = ctx.t(node.outputs[0]), numel(xs), numel(ctx.shape(node.inputs[2]))
-    copy_launch(ctx, node, ctx.tensor_or_const(node.inputs[0], dtype), y, [ny], [1], [1])
+    y = data_into_output(node, ctx)
+    ny, n = numel(xs), numel(ctx.shape(node.inputs[2]))
     red = REDUCTIONS[attr(node, "reduction", "none")]
     if red:
         meta, _, _ = meta_of(node, xs, ids)

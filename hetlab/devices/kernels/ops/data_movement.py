@@ -1,7 +1,7 @@
 """Data movement on tensors of any kernel dtype (float32, int32, int64, bool, the int8 and
 uint8 of quantized models, and float16 as its 16 bits): views
-(Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout -- no kernel, the output aliases
-the input buffer) and strided copies (Transpose, Slice, Concat, Split, Expand, Tile), compiled
+(Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout, and a Transpose that moves only
+axes of extent 1 -- no kernel, the output aliases the input buffer) and strided copies (Transpose, Slice, Concat, Split, Expand, Tile), compiled
 per element type. Shape inputs are never read: output shapes are fixed in
 the graph. Gather is in gather.py, Pad in pad.py."""
 
@@ -78,15 +78,18 @@ class Transpose(Move):
         perm = list(attr(node, "perm", list(range(len(xs)))[::-1]))
         st = strides(xs)
         ys = ctx.shape(node.outputs[0])
-        copy_launch(
-            ctx,
-            node,
-            ctx.t(node.inputs[0]),
-            ctx.t(node.outputs[0]),
-            ys,
-            [st[p] for p in perm],
-            strides(ys),
-        )
+        sa = [st[p] for p in perm]
+        if in_order(ys, sa):  # it moves only axes of extent 1: the same bytes, a view
+            ctx.make_alias(node.outputs[0], node.inputs[0])
+            return
+        copy_launch(ctx, node, ctx.t(node.inputs[0]), ctx.t(node.outputs[0]), ys, sa, strides(ys))
+
+
+def in_order(shape, sa) -> bool:
+    """Whether reading strides ``sa`` over ``shape`` visits the source in memory order, so
+    the copy to a row-major ``shape`` would be the source's bytes as they are."""
+    meta = nd_meta(shape, sa, strides(shape))
+    return meta[0] == 0 or (meta[0] == 1 and meta[2 * MAXD] == meta[3 * MAXD] == 1)
 
 
 def _slice_params(node: Node, graph_or_ctx_const) -> tuple[list, list, list] | None:

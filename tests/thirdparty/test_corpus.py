@@ -125,7 +125,8 @@ def test_runs_checked_on_each_device_alone(name, devices):
     assert all(e is not None and e <= tols[d] for d, e in errs.items()), (errs, tols)
 
 
-SMALL = ("mtcnn_onet", "silero_vad", "tabular_mlp")  # an If, an op only the CPU runs, PRelu
+# PRelu, an If, an ai.onnx.ml op with a kernel (Scaler), one only the CPU runs (TreeEnsemble)
+SMALL = ("mtcnn_onet", "silero_vad", "tabular_mlp", "tabular_trees")
 
 
 @pytest.mark.parametrize("name", SMALL)

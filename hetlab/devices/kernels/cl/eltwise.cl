@@ -152,6 +152,17 @@ __kernel void affine(__global const float* x, __global float* y, __global const 
     ST(y, i, act(mad(LD(x, i), LD(scale, c), LD(shift, c)), slope, lo, hi));
 }
 
+// ai.onnx.ml Scaler: y = ((float)x - offset[c]) * scale[c], c = i % C (C = 1: one value).
+__kernel void scaler(__global const DT* x, __global float* y, __global const float* offset,
+                     __global const float* scale, const int n, const int C
+                     HL_ARGS HL_N(x) HL_N(y) HL_N(offset) HL_N(scale))
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const int c = i % C;
+    ST(y, i, ((float)LD(x, i) - LD(offset, c)) * LD(scale, c));
+}
+
 __kernel void fill(__global DT* y, const int n, const DT value HL_ARGS HL_N(y))
 {
     const int i = get_global_id(0);

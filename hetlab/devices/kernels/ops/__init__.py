@@ -5,7 +5,8 @@ dtypes -- float32 unless the op's ``dtypes`` names more; float16 wherever float3
 in float32 between conversions (``kernels/widen.py``) -- and which inputs must be constant) and ``build(node, ctx)``, which
 adds kernel launches through the ``UnitBuilder`` context. Ops of the ONNX domain are keyed
 by op type in ``REGISTRY``; the few of onnxruntime's contrib domain (``com.microsoft``) that
-have kernels, by op type in ``CONTRIB``.
+have kernels, by op type in ``CONTRIB``; those of ``ai.onnx.ml`` (Scaler), in ``ML_OPS``. Any
+other op of another domain is refused.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from hetlab.graph.ir import Node, OpGraph
 
 REGISTRY: dict[str, Op] = {}
 CONTRIB: dict[str, Op] = {}
+ML_OPS: dict[str, Op] = {}
 MS = "com.microsoft"
+ML = "ai.onnx.ml"
 ONNX = ("", "ai.onnx")
 # ops whose output shape depends on input values: no fixed-shape kernel can run them
 DATA_DEPENDENT = ("NonZero", "Unique", "NonMaxSuppression", "Compress", "Loop", "Scan")
@@ -31,7 +34,7 @@ class Op:
     checked (``float_inputs``, with the first output), and the dtypes they may have."""
 
     op_types: tuple[str, ...] = ()
-    domain = ""  # "" (ONNX) or MS
+    domain = ""  # "" (ONNX), MS or ML
     max_rank = 6
 
     def float_inputs(self, node: Node) -> list[int]:
@@ -83,31 +86,38 @@ def check_tensor(
     return None
 
 
+def table_for(domain: str) -> dict[str, Op]:
+    """The registry of ``domain``'s ops (empty for a domain with no kernels)."""
+    return (
+        REGISTRY if domain in ONNX else CONTRIB if domain == MS else ML_OPS if domain == ML else {}
+    )
+
+
 def register(cls: type[Op]) -> type[Op]:
     inst = cls()
-    table = CONTRIB if cls.domain == MS else REGISTRY
+    table = table_for(cls.domain)
     for t in cls.op_types:
         table[t] = inst
     return cls
 
 
 def op_for(op_type: str, domain: str = "") -> Op:
-    table = REGISTRY if domain in ONNX else CONTRIB if domain == MS else {}
     try:
-        return table[op_type]
+        return table_for(domain)[op_type]
     except KeyError:
         raise UnsupportedOp(
             f"no OpenCL kernel for op type {op_type!r} of domain {domain or 'ai.onnx'!r}; "
-            f"registered: {', '.join(sorted(REGISTRY))}; {MS}: {', '.join(sorted(CONTRIB))}"
+            f"registered: {', '.join(sorted(REGISTRY))}; {MS}: {', '.join(sorted(CONTRIB))}; "
+            f"{ML}: {', '.join(sorted(ML_OPS))}"
         ) from None
 
 
 def why_not(node: Node, graph: OpGraph) -> str | None:
     if node.domain == MS and node.op_type not in CONTRIB:
         return f"{MS}.{node.op_type} has no kernel (of {MS}: {', '.join(sorted(CONTRIB))})"
-    if node.domain not in ONNX and node.domain != MS:
+    if node.domain not in ONNX and node.domain != MS and node.op_type not in table_for(node.domain):
         return f"{node.domain}.{node.op_type} is outside the ONNX domain"
-    op = (CONTRIB if node.domain == MS else REGISTRY).get(node.op_type)
+    op = table_for(node.domain).get(node.op_type)
     if op is None and node.op_type in DATA_DEPENDENT:
         return "data-dependent output shape (no OpenCL kernel)"
     if op is None:
@@ -138,6 +148,7 @@ from hetlab.devices.kernels.ops import (  # noqa: F401  (registration side effec
     if_support,
     integer,
     lstm,
+    ml,
     norm,
     pad,
     pool,

@@ -1,5 +1,5 @@
 """Nodes that move data with fewer launches, against onnxruntime: a Transpose that moves only
-axes of extent 1 is a view (no launch)."""
+axes of extent 1 is a view (no launch); a Concat copies up to four inputs a launch."""
 
 from __future__ import annotations
 
@@ -13,6 +13,11 @@ pytest.importorskip("pyopencl")
 
 def N(op, ins, outs=("y",), **kw):
     return helper.make_node(op, list(ins), list(outs), **kw)
+
+
+def data(dtype, shape, seed):
+    v = rnd(*shape, seed=seed)
+    return v if dtype == "float32" else (v > 0) if dtype == "bool" else (v * 100).astype(dtype)
 
 
 @pytest.mark.parametrize(
@@ -34,3 +39,39 @@ def test_transpose_of_unit_axes_is_a_view(dev, shape, perm, view):
     nodes = [N("Transpose", ["x"], perm=perm)]
     _, (unit, _), _ = run_case(dev, nodes, {"x": rnd(*shape)}, exact=True)
     assert len(unit.handle.launches) == (0 if view else 1)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool"])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("count", [2, 3, 5, 9])
+def test_concat_of_many_inputs_in_runs_of_four(dev, dtype, axis, count):
+    """Inputs of different extents on the axis, one a constant: a launch per run of up to
+    four inputs (a run of one is a strided copy)."""
+    shapes = [[2, 3, 4] for _ in range(count)]
+    for k, s in enumerate(shapes):
+        s[axis] = 1 + k % 3
+    inputs = {f"x{k}": data(dtype, s, k) for k, s in enumerate(shapes[1:], 1)}
+    inits = {"x0": data(dtype, shapes[0], 0)}
+    nodes = [N("Concat", [f"x{k}" for k in range(count)], axis=axis)]
+    _, (unit, _), _ = run_case(dev, nodes, inputs, inits, opset=18, exact=True)
+    assert len(unit.handle.launches) == -(-count // 4)
+
+
+def test_concat_runs_split_where_a_producer_writes_in_place(dev):
+    """Conv outputs written in place into the Concat split its runs; a nested Concat."""
+    x = rnd(1, 3, 5, 5)
+    nodes = [
+        N("Sigmoid", ["x"], ["s0"]),
+        N("Tanh", ["x"], ["s1"]),
+        N("Conv", ["x", "w"], ["c"]),
+        N("Neg", ["x"], ["s2"]),
+        N("Abs", ["x"], ["s3"]),
+        N("Concat", ["s2", "s3"], ["inner"], axis=1),
+        N("Concat", ["s0", "s1", "c", "inner", "x"], axis=1),
+    ]
+    _, (unit, _), _ = run_case(dev, nodes, {"x": x}, {"w": rnd(2, 3, 1, 1, seed=1)})
+    names = [(L.node, L.kernel.function_name) for L in unit.handle.launches]
+    names = [(v, "copy" if f.startswith("copy") else f) for v, f in names if v in ("n5", "n6")]
+    # the inner Concat writes its slice of the outer one: s2 and s3 in one launch; the outer
+    # one copies s0 and s1 in one launch, and x alone
+    assert names == [("n5", "concat4"), ("n6", "concat4"), ("n6", "copy")], names

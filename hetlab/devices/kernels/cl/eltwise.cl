@@ -152,6 +152,37 @@ __kernel void affine(__global const float* x, __global float* y, __global const 
     ST(y, i, act(mad(LD(x, i), LD(scale, c), LD(shift, c)), slope, lo, hi));
 }
 
+// Concat of up to four inputs along one axis, as one launch. The launch writes axis positions
+// [p0, p0 + at[4]) of y, (outer, A, inner) row-major from element base; input k holds the
+// positions [at[k], at[k+1]) of that range, (outer, at[k+1] - at[k], inner) row-major (at[k]
+// = at[4] past the inputs given). cm = [A, inner, base, p0, at[5]]; a work-item writes ew
+// consecutive elements of the range, n in all.
+__kernel void concat4(__global const DT* x0, __global const DT* x1, __global const DT* x2,
+                      __global const DT* x3, __global DT* y, __constant int* cm, const int n,
+                      const int ew HL_ARGS HL_N(x0) HL_N(x1) HL_N(x2) HL_N(x3) HL_N(y))
+{
+    const int i0 = get_global_id(0) * ew;
+    if (i0 >= n) return;
+    const int A = cm[0], inner = cm[1], base = cm[2], p0 = cm[3], Ag = cm[8];
+    const int end = min(n, i0 + ew);
+    int e = i0 % inner, a = (i0 / inner) % Ag, o = i0 / (inner * Ag);
+    for (int i = i0; i < end; ++i) {
+        int k = 0;
+        while (k < 3 && a >= cm[5 + k]) ++k;
+        const int lo = cm[4 + k];
+        const int src = (o * (cm[5 + k] - lo) + a - lo) * inner + e;
+        const DT v = k == 0 ? LD(x0, src) : k == 1 ? LD(x1, src) : k == 2 ? LD(x2, src) : LD(x3, src);
+        ST(y, base + (o * A + p0 + a) * inner + e, v);
+        if (++e == inner) {
+            e = 0;
+            if (++a == Ag) {
+                a = 0;
+                ++o;
+            }
+        }
+    }
+}
+
 // ai.onnx.ml Scaler: y = ((float)x - offset[c]) * scale[c], c = i % C (C = 1: one value).
 __kernel void scaler(__global const DT* x, __global float* y, __global const float* offset,
                      __global const float* scale, const int n, const int C

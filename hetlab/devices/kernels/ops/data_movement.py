@@ -13,6 +13,7 @@ import numpy as np
 
 from hetlab.devices.kernels.ops import Op, register
 from hetlab.devices.kernels.ops.common import (
+    CPU_ELEMENTS,
     MAXD,
     MOVED,
     attr,
@@ -148,26 +149,45 @@ class Concat(Move):
         return [i for i, t in enumerate(node.inputs) if t]  # every input is data
 
     def build(self, node: Node, ctx: Any) -> None:
+        """One launch per run of up to four consecutive inputs that no producer wrote in
+        place (``ctx.sub``); a run of one input is a strided copy."""
         ys = ctx.shape(node.outputs[0])
         ax = int(attr(node, "axis", 0)) % len(ys)
-        yst = strides(ys)
+        dtype = ctx.dtype(node.outputs[0])
         y, base = ctx.dest(node)
-        pos = 0
-        for t in node.inputs:
+        pos, run = 0, []
+        for t in [*node.inputs, None]:
+            if t is None or t in ctx.sub or len(run) == 4:
+                concat_run(ctx, node, run, ys, ax, y, base)
+                run = []
+            if t is None:
+                break
             xs = ctx.shape(t) if ctx.const(t) is None else tuple(np.shape(ctx.const(t)))
             if t not in ctx.sub:  # else its producer already wrote it in place
-                copy_launch(
-                    ctx,
-                    node,
-                    ctx.tensor_or_const(t, ctx.dtype(node.outputs[0])),
-                    y,
-                    xs,
-                    strides(xs),
-                    yst,
-                    0,
-                    base + pos * yst[ax],
-                )
+                run.append((ctx.tensor_or_const(t, dtype), xs, pos))
             pos += xs[ax]
+
+
+def concat_run(ctx: Any, node: Node, run: list, ys, ax: int, y: Any, base: int) -> None:
+    """Copy ``run`` (each input's buffer, shape and axis position, consecutive on the axis)
+    into its place in ``y`` (the Concat's output, from element ``base``)."""
+    if not run:
+        return
+    yst, dtype = strides(ys), ctx.dtype(node.outputs[0])
+    if len(run) == 1:
+        src, xs, pos = run[0]
+        copy_launch(ctx, node, src, y, xs, strides(xs), yst, 0, base + pos * yst[ax])
+        return
+    p0, inner = run[0][2], yst[ax]
+    at = [p - p0 for _, _, p in run]
+    end = run[-1][2] + run[-1][1][ax] - p0
+    meta = [ys[ax], inner, base, p0, *at, *[end] * (5 - len(at))]
+    n = numel(ys[:ax]) * end * inner
+    g, l = cpu_grid1(n) if ctx.device.cpu_kernels else grid1(n)
+    ew = CPU_ELEMENTS if ctx.device.cpu_kernels else 1
+    srcs = [r[0] for r in run] + [run[0][0]] * (4 - len(run))
+    k = ctx.kernel("eltwise.cl", "concat4", type_options(dtype))
+    ctx.launch(node, k, g, l, [*srcs, y, ctx.ints(meta), i32(n), i32(ew)])
 
 
 @register

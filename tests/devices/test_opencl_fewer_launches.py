@@ -1,5 +1,6 @@
 """Nodes that move data with fewer launches, against onnxruntime: a Transpose that moves only
-axes of extent 1 is a view (no launch); a Concat copies up to four inputs a launch."""
+axes of extent 1 is a view (no launch); a Concat copies up to four inputs a launch; a
+BatchNormalization after a ConvTranspose is folded into it."""
 
 from __future__ import annotations
 
@@ -75,3 +76,29 @@ def test_concat_runs_split_where_a_producer_writes_in_place(dev):
     # the inner Concat writes its slice of the outer one: s2 and s3 in one launch; the outer
     # one copies s0 and s1 in one launch, and x alone
     assert names == [("n5", "concat4"), ("n6", "concat4"), ("n6", "copy")], names
+
+
+@pytest.mark.parametrize("group,bias,rank", [(1, True, 2), (2, False, 2), (4, True, 1)])
+def test_conv_transpose_folds_the_batch_norm_after_it(dev, group, bias, rank):
+    """BatchNormalization (then Relu) after a ConvTranspose of constant weights: folded into
+    its weights and bias, as after a Conv; no launch of its own."""
+    cin, cout = 8, 4
+    k = [3] * rank
+    x = rnd(1, cin, *[5] * rank)
+    w = {"w": rnd(cin, cout // group, *k, seed=1)}
+    ins = ["x", "w"] + (["b"] if bias else [])
+    if bias:
+        w["b"] = rnd(cout, seed=2)
+    bn = {
+        "g": rnd(cout, seed=3, lo=0.5, hi=1.5),
+        "be": rnd(cout, seed=4),
+        "m": rnd(cout, seed=5),
+        "v": rnd(cout, seed=6, lo=0.5, hi=2.0),
+    }
+    nodes = [
+        N("ConvTranspose", ins, ["c"], group=group, strides=[2] * rank, pads=[1] * 2 * rank),
+        N("BatchNormalization", ["c", "g", "be", "m", "v"], ["n"]),
+        N("Relu", ["n"]),
+    ]
+    _, (unit, _), _ = run_case(dev, nodes, {"x": x}, {**w, **bn})
+    assert {L.node for L in unit.handle.launches} == {"n0"}

@@ -1,6 +1,7 @@
 """Fusion planning for a unit (run by ``UnitBuilder`` before any op builds):
 
-- BatchNormalization into a preceding Conv whose output only the BN reads (weights folded);
+- BatchNormalization into a preceding Conv or ConvTranspose whose output only the BN reads
+  (weights folded);
 - ``MatMul``/``Gemm`` + ``Add`` of a constant row vector or of a same-shape tensor computed
   earlier, into the GEMM epilogue's bias;
 - ``Conv`` (on the GEMM path) + ``Add`` of a same-shape tensor computed earlier, into the
@@ -68,7 +69,9 @@ def plan_fusion(ub: Any) -> None:
         if n.id in ub.fused:
             continue
         ub.final[n.id] = n.outputs[0]
-        if n.op_type == "Conv" and all(ub.const(t) is not None for t in n.inputs[1:] if t):
+        if n.op_type in ("Conv", "ConvTranspose") and all(
+            ub.const(t) is not None for t in n.inputs[1:] if t
+        ):
             bn = _sole_reader(ub, n.outputs[0], ("BatchNormalization",))
             if (
                 bn is not None

@@ -186,9 +186,10 @@ class ConvTranspose(Op):
         else:
             cp = [xs[2], xs[3], ys[2], ys[3], ws[2], ws[3], s[0], s[1], pb[0], pb[1], d[0], d[1]]
         Cin, Cout = xs[1], ys[1]
-        has = bool(b)
+        Wb, Bb = _transpose_folded(ctx, node, w, b, G)
+        has = Bb is not None
         if ctx.device.cpu_kernels:
-            _transpose_by_gemm(ctx, node, (x, w, b), cp, (xs[0], Cin, Cout, G))
+            _transpose_by_gemm(ctx, node, (x, Wb, Bb), cp, (xs[0], Cin, Cout, G))
             return
         k = ctx.kernel("conv_misc.cl", "conv_transpose")
         ctx.launch(
@@ -198,8 +199,8 @@ class ConvTranspose(Op):
             row_group(ctx, cp[3]),
             [
                 ctx.t(x),
-                ctx.tensor_or_const(w),
-                ctx.tensor_or_const(b) if has else ctx.scratch(1),
+                Wb,
+                Bb if has else ctx.scratch(1),
                 i32(has),
                 ctx.t(ctx.out(node)),
                 ctx.ints(cp + [Cin, Cout, G]),
@@ -208,14 +209,31 @@ class ConvTranspose(Op):
         )
 
 
+def _transpose_folded(ctx: Any, node: Node, w: str, b: str, G: int) -> tuple[Any, Any]:
+    """(weights, bias or None) of a ConvTranspose, with the BatchNormalization that follows
+    it folded in when the builder fused one: W is (Cin, Cout / G, ...), and the output
+    channel of W[ci, j] is (ci // (Cin / G)) * (Cout / G) + j."""
+    bn = ctx.bn_of.get(node.id)
+    if bn is None:
+        return ctx.tensor_or_const(w), ctx.tensor_or_const(b) if b else None
+    gamma, beta, mean, var = (np.asarray(ctx.const(t), dtype=np.float64) for t in bn.inputs[1:5])
+    s = gamma / np.sqrt(var + float(attr(bn, "epsilon", 1e-5)))
+    W = np.asarray(ctx.const(w), dtype=np.float64)
+    cig, cog = W.shape[0] // G, W.shape[1]
+    per = np.repeat(s.reshape(G, 1, cog), cig, axis=1).reshape(W.shape[0], cog)
+    W = W * per.reshape(*per.shape, *([1] * (W.ndim - 2)))
+    B = (np.asarray(ctx.const(b), dtype=np.float64) if b else 0.0) - mean
+    return ctx.upload(W, key=("W", node.id)), ctx.upload(B * s + beta, key=("B", node.id))
+
+
 def _transpose_by_gemm(
-    ctx: Any, node: Node, xwb: tuple[str, str, str], cp: list[int], dims: tuple[int, ...]
+    ctx: Any, node: Node, xwb: tuple[str, Any, Any], cp: list[int], dims: tuple[int, ...]
 ) -> None:
     """ConvTranspose on a CPU device: per batch and group, the GEMM cols = W^T @ x (every
     input's contribution to every tap, on gemm_cpu.cl), then ``col2im`` sums each output's
     taps and adds the bias. The direct kernel walks the input channels once per output
     with a scalar loop, 10-40x slower there on long 1-D signals."""
-    x, w, b = xwb
+    x, A, bias = xwb
     Nb, Cin, Cout, G = dims
     taps = cp[4] * cp[5]
     cig, cog, HW = Cin // G, Cout // G, cp[0] * cp[1]
@@ -226,7 +244,7 @@ def _transpose_by_gemm(
         for n in range(Nb)
         for g in range(G)
     ]
-    A, B = ctx.tensor_or_const(w), ctx.t(x)
+    B = ctx.t(x)
     gemm_launch(
         ctx,
         node,
@@ -244,7 +262,7 @@ def _transpose_by_gemm(
         offs=offs,
         act=no_act(),
     )
-    has = bool(b)
+    has = bias is not None
     ctx.launch(
         node,
         ctx.kernel("conv_misc.cl", "col2im"),
@@ -252,7 +270,7 @@ def _transpose_by_gemm(
         row_group(ctx, cp[3]),
         [
             cols,
-            ctx.tensor_or_const(b) if has else ctx.scratch(1),
+            bias if has else ctx.scratch(1),
             i32(has),
             ctx.t(ctx.out(node)),
             ctx.ints(cp + [Cin, Cout, G]),

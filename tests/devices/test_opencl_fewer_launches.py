@@ -1,9 +1,11 @@
 """Nodes that move data with fewer launches, against onnxruntime: a Transpose that moves only
 axes of extent 1 is a view (no launch); a Concat copies up to four inputs a launch; a
-BatchNormalization after a ConvTranspose is folded into it."""
+BatchNormalization after a ConvTranspose is folded into it; a Pow(x, 2) into the reduction
+that alone reads it."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from onnx import helper
 
@@ -102,3 +104,23 @@ def test_conv_transpose_folds_the_batch_norm_after_it(dev, group, bias, rank):
     ]
     _, (unit, _), _ = run_case(dev, nodes, {"x": x}, {**w, **bn})
     assert {L.node for L in unit.handle.launches} == {"n0"}
+
+
+@pytest.mark.parametrize(
+    "op,axes,keep", [("ReduceMean", [-1], 0), ("ReduceMean", [-2, -1], 1), ("ReduceSum", [1], 1)]
+)
+def test_pow_two_fused_into_the_reduction_that_reads_it(dev, op, axes, keep):
+    """A mean (sum) of squares: one launch; a Pow read elsewhere too, or of exponent 3,
+    keeps its launch."""
+    x = rnd(2, 8, 5, 33)
+    two, three = np.array(2.0, np.float32), np.array(3.0, np.float32)
+    red = {"axes": axes, "keepdims": keep}
+    nodes = [N("Pow", ["x", "two"], ["p"]), N(op, ["p"], **red)]
+    _, (unit, _), _ = run_case(dev, nodes, {"x": x}, {"two": two}, opset=12, tol=1e-5)
+    assert len(unit.handle.launches) == 1 and unit.handle.fused == {"n0": "n1"}
+    nodes = [N("Pow", ["x", "two"], ["p"]), N(op, ["p"], ["r"], **red), N("Neg", ["p"], ["y"])]
+    _, (unit, _), _ = run_case(dev, nodes, {"x": x}, {"two": two}, ["r", "y"], opset=12)
+    assert len(unit.handle.launches) == 3
+    nodes = [N("Pow", ["x", "three"], ["p"]), N(op, ["p"], **red)]
+    _, (unit, _), _ = run_case(dev, nodes, {"x": x}, {"three": three}, opset=12)
+    assert len(unit.handle.launches) == 2

@@ -7,6 +7,7 @@
 - ``Conv`` (on the GEMM path) + ``Add`` of a same-shape tensor computed earlier, into the
   GEMM epilogue's residual (after the Conv's own bias and any BatchNormalization folded in);
 - Relu/LeakyRelu/Clip into the epilogue of the op producing their input;
+- ``Pow(x, 2)`` into the ReduceMean/ReduceSum that alone reads it (``squares.py``);
 - a Relu whose every reader is a Conv taking it as its input, into those Convs' loads;
 - on a CPU device, chains of float32 element-wise nodes, each one's output read only by the
   next, into one launch (``ops/fused.py``); likewise chains of nodes computing on float16
@@ -24,6 +25,7 @@ import numpy as np
 
 from hetlab.devices.kernels.ops.activation import act_params
 from hetlab.devices.kernels.ops.fused import Chain, fusable
+from hetlab.devices.kernels.squares import plan_squares
 from hetlab.graph.ir import Node
 
 ACTIVATIONS = ("Relu", "LeakyRelu", "Clip")
@@ -65,6 +67,11 @@ def _sole_reader(ub: Any, t: str, ops: tuple[str, ...]) -> Node | None:
 
 
 def plan_fusion(ub: Any) -> None:
+    _plan_epilogues(ub)
+    plan_squares(ub)
+
+
+def _plan_epilogues(ub: Any) -> None:
     for n in ub.nodes:
         if n.id in ub.fused:
             continue

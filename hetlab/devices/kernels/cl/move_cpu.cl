@@ -68,7 +68,8 @@ __kernel void reduce_cpu(__global const float* x, __global float* y, __constant 
     for (int j = 0; j < R; j += len) {
         int off = base + rm_at(rm + 14, rm + 20, rm[13], j);
         for (int k = 0; k < len; ++k, off += st) {
-            const float v = LD(x, off);
+            const float u = LD(x, off);
+            const float v = mode == 2 ? u * u : u;
             const int l = (j + k) % RL;
             p[l] = mode == 1 ? fmax(p[l], v) : p[l] + v;
         }

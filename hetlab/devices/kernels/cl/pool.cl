@@ -41,7 +41,7 @@ __kernel void pool2d(__global const float* x, __global float* y, __constant int*
 
 // Reduce: one work-group of RL items per output element. rm = [ndo, oshape[6], ostr[6],
 // ndr, rshape[6], rstr[6]] (input strides of the kept and reduced dims, trailing nd used).
-// mode: 0 sum, 1 max. Result multiplied by `scale` (1/R for a mean).
+// mode: 0 sum, 1 max, 2 sum of squares. Result multiplied by `scale` (1/R for a mean).
 #ifndef RL
 #define RL 64
 #endif
@@ -65,7 +65,8 @@ void reduce(__global const float* x, __global float* y, __constant int* rm, cons
             q /= rm[14 + d];
             off += c * rm[20 + d];
         }
-        const float v = LD(x, off);
+        const float u = LD(x, off);
+        const float v = mode == 2 ? u * u : u;
         acc = mode == 1 ? fmax(acc, v) : acc + v;
     }
     buf[l] = acc;

@@ -112,8 +112,9 @@ def reduce_meta(xs: Sequence[int], axes: Sequence[int]) -> tuple[list[int], int,
 def reduce_launch(
     ctx: Any, node: Node, x: str, y: str, axes: Sequence[int], mode: int, mean: bool
 ) -> None:
-    """y = reduction of x over ``axes`` (sum: mode 0, max: mode 1; mean scales by 1/R); on a
-    CPU device move_cpu.cl's ``reduce_cpu``, a work-item per output."""
+    """y = reduction of x over ``axes`` (sum: mode 0, max: mode 1, sum of squares: mode 2;
+    mean scales by 1/R); on a CPU device move_cpu.cl's ``reduce_cpu``, a work-item per
+    output."""
     rm, R, nout = reduce_meta(ctx.shape(x), axes)
     args = [ctx.t(x), ctx.t(y), ctx.ints(rm), i32(R), i32(mode), f32(1.0 / R if mean else 1.0)]
     if ctx.device.cpu_kernels:
@@ -177,7 +178,10 @@ class Reduce(Op):
             ctx.make_alias(node.outputs[0], node.inputs[0])
             return
         mode, mean = REDUCE[node.op_type]
-        reduce_launch(ctx, node, node.inputs[0], node.outputs[0], axes, mode, mean)
+        x = ctx.square_of.get(node.id)  # the input of a Pow(x, 2) fused in (squares.py)
+        if x is not None:
+            mode = 2
+        reduce_launch(ctx, node, x or node.inputs[0], node.outputs[0], axes, mode, mean)
 
 
 @register

@@ -69,7 +69,7 @@ __kernel void reduce_cpu(__global const float* x, __global float* y, __constant 
         int off = base + rm_at(rm + 14, rm + 20, rm[13], j);
         for (int k = 0; k < len; ++k, off += st) {
             const float u = LD(x, off);
-            const float v = mode == 2 ? u * u : u;
+            const float v = mode == 2 ? MUL_RN(u, u) : u;  // rounded as Pow(x, 2) rounds it
             const int l = (j + k) % RL;
             p[l] = mode == 1 ? fmax(p[l], v) : p[l] + v;
         }

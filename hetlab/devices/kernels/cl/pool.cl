@@ -66,7 +66,7 @@ void reduce(__global const float* x, __global float* y, __constant int* rm, cons
             off += c * rm[20 + d];
         }
         const float u = LD(x, off);
-        const float v = mode == 2 ? u * u : u;
+        const float v = mode == 2 ? MUL_RN(u, u) : u;  // rounded as Pow(x, 2) rounds it
         acc = mode == 1 ? fmax(acc, v) : acc + v;
     }
     buf[l] = acc;

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from hetlab.devices.kernels.launches import Ref
+from hetlab.devices.kernels.ops.common import numel
 from hetlab.graph.ir import Node, OpGraph
 
 # ops whose output may share its input's buffer without going through ``make_alias`` (a
@@ -78,6 +79,8 @@ def writable(ctx: Any, node: Node) -> bool:
         return False
     root = ctx.alias.get(data, data)
     if not written_by_launch(ctx, root):
+        return False
+    if numel(ctx.shape(root)) != numel(ctx.shape(data)):  # a part of root: the offset is lost
         return False
     shared = sharers(ctx, root)
     if shared is None or any(t in shared for t in node.inputs[1:]):

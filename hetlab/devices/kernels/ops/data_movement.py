@@ -1,9 +1,9 @@
 """Data movement on tensors of any kernel dtype (float32, int32, int64, bool, the int8 and
-uint8 of quantized models, and float16 as its 16 bits): views
-(Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout, and a Transpose that moves only
-axes of extent 1 -- no kernel, the output aliases the input buffer) and strided copies (Transpose, Slice, Concat, Split, Expand, Tile), compiled
-per element type. Shape inputs are never read: output shapes are fixed in
-the graph. Gather is in gather.py, Pad in pad.py."""
+uint8 of quantized models, and float16 as its 16 bits): views (Reshape, Flatten, Squeeze,
+Unsqueeze, Identity, Dropout, and a Transpose that moves only axes of extent 1 -- no kernel,
+the output aliases the input buffer) and strided copies (Transpose, Slice, Concat, Split,
+Expand, Tile), compiled per element type. Shape inputs are never read: output shapes are
+fixed in the graph. Gather is in gather.py, Pad in pad.py."""
 
 from __future__ import annotations
 

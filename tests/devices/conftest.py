@@ -19,6 +19,7 @@ BOUNDS_CHECKED = (
     "test_opencl_integer",
     "test_opencl_bytes",
     "test_opencl_scatter",
+    "test_opencl_views",
     "test_opencl_more_ops",
     "test_opencl_half",
     "test_opencl_half_ops",

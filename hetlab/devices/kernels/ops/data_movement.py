@@ -2,7 +2,8 @@
 uint8 of quantized models, and float16 as its 16 bits): views
 (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout -- no kernel, the output aliases
 the input buffer) and strided copies (Transpose, Slice, Concat, Split, Expand, Tile), compiled
-per element type. Shape inputs are never read: output shapes are fixed in
+per element type. A Slice or Split part that is a contiguous range of its input is a view of
+it where the builder can make one (``views.py``), with no launch. Shape inputs are never read: output shapes are fixed in
 the graph. Gather is in gather.py, Pad in pad.py."""
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from hetlab.devices.kernels.ops.common import (
     strides,
     type_options,
 )
+from hetlab.devices.kernels.views import contiguous
 from hetlab.graph.ir import Node, OpGraph
 
 
@@ -124,7 +126,7 @@ class Slice(Move):
         xs, ys = ctx.shape(node.inputs[0]), ctx.shape(node.outputs[0])
         starts, axes, steps = _slice_params(node, ctx.const)
         st = strides(xs)
-        sa, off = list(st), 0
+        sa, off, forward = list(st), 0, True
         for s0, ax, step in zip(starts, axes, steps, strict=False):
             ax = ax % len(xs)
             dim = xs[ax]
@@ -132,6 +134,9 @@ class Slice(Move):
             s0 = min(max(s0, 0), dim if step > 0 else dim - 1)
             off += s0 * st[ax]
             sa[ax] = st[ax] * step
+            forward = forward and (step == 1 or ys[ax] == 1)
+        if forward and contiguous(xs, ys) and ctx.make_view(node.outputs[0], node.inputs[0], off):
+            return
         copy_launch(
             ctx, node, ctx.t(node.inputs[0]), ctx.t(node.outputs[0]), ys, sa, strides(ys), off, 0
         )
@@ -183,11 +188,11 @@ class Split(Move):
         st = strides(xs)
         pos = 0
         for o in node.outputs:
-            ys = ctx.shape(o)
-            copy_launch(
-                ctx, node, ctx.t(node.inputs[0]), ctx.t(o), ys, st, strides(ys), pos * st[ax], 0
-            )
+            ys, off = ctx.shape(o), pos * st[ax]
             pos += ys[ax]
+            if contiguous(xs, ys) and ctx.make_view(o, node.inputs[0], off):
+                continue
+            copy_launch(ctx, node, ctx.t(node.inputs[0]), ctx.t(o), ys, st, strides(ys), off, 0)
 
 
 @register

@@ -3,7 +3,8 @@ uint8 of quantized models, and float16 as its 16 bits): views
 (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout -- no kernel, the output aliases
 the input buffer) and strided copies (Transpose, Slice, Concat, Split, Expand, Tile), compiled
 per element type. A Slice or Split part that is a contiguous range of its input is a view of
-it where the builder can make one (``views.py``), with no launch. Shape inputs are never read: output shapes are fixed in
+it where the builder can make one (``views.py``), with no launch; a Split's other parts, of
+one size and evenly spaced, are views of one buffer that one copy fills. Shape inputs are never read: output shapes are fixed in
 the graph. Gather is in gather.py, Pad in pad.py."""
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from hetlab.devices.kernels.ops.common import (
     strides,
     type_options,
 )
-from hetlab.devices.kernels.views import contiguous
+from hetlab.devices.kernels.views import contiguous, pack
 from hetlab.graph.ir import Node, OpGraph
 
 
@@ -186,13 +187,36 @@ class Split(Move):
         xs = ctx.shape(node.inputs[0])
         ax = int(attr(node, "axis", 0)) % len(xs)
         st = strides(xs)
-        pos = 0
+        pos, rest = 0, []
         for o in node.outputs:
             ys, off = ctx.shape(o), pos * st[ax]
             pos += ys[ax]
-            if contiguous(xs, ys) and ctx.make_view(o, node.inputs[0], off):
-                continue
+            if not (contiguous(xs, ys) and ctx.make_view(o, node.inputs[0], off)):
+                rest.append((o, ys, off))
+        if len(rest) > 1 and _packed(ctx, node, xs, rest):
+            return
+        for o, ys, off in rest:
             copy_launch(ctx, node, ctx.t(node.inputs[0]), ctx.t(o), ys, st, strides(ys), off, 0)
+
+
+def _packed(ctx: Any, node: Node, xs: tuple[int, ...], parts: list[tuple]) -> bool:
+    """Whether ``parts`` (output, shape, offset in the input) are now views of one buffer of
+    the unit's that one copy fills (``views.pack``): parts of one size, each a contiguous
+    range of the input, evenly spaced in it."""
+    n = numel(parts[0][1])
+    offs = [p[2] for p in parts]
+    gap = offs[1] - offs[0]
+    if any(numel(p[1]) != n or not contiguous(xs, p[1]) for p in parts) or gap < n:
+        return False
+    if offs != list(range(offs[0], offs[0] + gap * len(offs), gap)):
+        return False
+    got = pack(ctx, [p[0] for p in parts], n)
+    if got is None:
+        return False
+    buf, step = got
+    shape = (len(parts), n)
+    copy_launch(ctx, node, ctx.t(node.inputs[0]), buf.buf, shape, (gap, 1), (step, 1), offs[0])
+    return True
 
 
 @register

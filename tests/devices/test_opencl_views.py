@@ -209,3 +209,21 @@ def test_no_views_of_unit_inputs_or_without_the_ability(dev, monkeypatch):
     outs = ["p0", "p1"]
     n = parts_after_relu(dev, rnd(1, 128), N("Split", ["r"], outs, axis=1), outs)
     assert n == 2
+
+
+def test_a_cuda_view_is_a_slice_of_its_buffer():
+    """CUDA's view: a slice of the buffer's flat array, the same memory at a pointer offset
+    (a NumPy array stands for CuPy's here)."""
+    from hetlab.devices.cuda.kernel import CudaBuffer
+
+    root = CudaBuffer(np.arange(12, dtype=np.float32), (3, 4), "float32", "cuda0")
+    part = root.part(4, (1, 4), "float32")
+    assert part.shape == (1, 4) and part.device == "cuda0"
+    part.buf[:] = -1
+    assert root.buf[4:8].tolist() == [-1] * 4 and root.buf[8] == 8
+
+
+def test_the_opencl_alignment_is_the_devices(dev):
+    if dev.kind == "opencl":
+        assert dev.view_align == dev.dev.mem_base_addr_align // 8
+    assert dev.view_align is None or dev.view_align % 4 == 0

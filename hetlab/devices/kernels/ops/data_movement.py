@@ -2,9 +2,7 @@
 uint8 of quantized models, and float16 as its 16 bits): views
 (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout -- no kernel, the output aliases
 the input buffer) and strided copies (Transpose, Slice, Concat, Split, Expand, Tile), compiled
-per element type. A Slice or Split part that is a contiguous range of its input is a view of
-it where the builder can make one (``views.py``), with no launch; a Split's other parts, of
-one size and evenly spaced, are views of one buffer that one copy fills. Shape inputs are never read: output shapes are fixed in
+per element type. Shape inputs are never read: output shapes are fixed in
 the graph. Gather is in gather.py, Pad in pad.py."""
 
 from __future__ import annotations
@@ -115,6 +113,9 @@ def _slice_params(node: Node, graph_or_ctx_const) -> tuple[list, list, list] | N
 
 @register
 class Slice(Move):
+    """A strided copy, or where the slice is a contiguous range of its input, a view of it
+    (``views.py``) where the builder can make one, with no launch."""
+
     op_types = ("Slice",)
 
     def check(self, node: Node, graph: OpGraph) -> str | None:
@@ -175,6 +176,10 @@ class Concat(Move):
 
 @register
 class Split(Move):
+    """Each part a view of the input where it is a contiguous range of it that the builder
+    can view (``views.py``); the other parts, of one size and evenly spaced, views of one
+    buffer that one copy fills, else a copy each."""
+
     op_types = ("Split",)
 
     def why_not(self, node: Node, graph: OpGraph) -> str | None:

@@ -63,7 +63,7 @@ class UnitBuilder:
             precompute.apply(self)
         self.launches: list[Launch] = []
         self.alias: dict[str, str] = {}
-        self.views: dict[str, tuple[str, int]] = {}  # view -> its root and offset (views.py)
+        self.views: dict[str, tuple[Any, int]] = {}  # view -> root (or buffer), offset: views.py
         self.fused: dict[str, str] = {}
         self.final: dict[str, str] = {}
         self.act_of: dict[str, Node] = {}

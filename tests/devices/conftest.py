@@ -19,12 +19,12 @@ BOUNDS_CHECKED = (
     "test_opencl_integer",
     "test_opencl_bytes",
     "test_opencl_scatter",
-    "test_opencl_views",
     "test_opencl_more_ops",
     "test_opencl_half",
     "test_opencl_half_ops",
     "test_opencl_contrib",
     "test_opencl_rnn",
+    "test_opencl_views",
     "test_tensor_cores",
 )  # modules run under both builds
 

@@ -26,6 +26,7 @@ BOUNDS_CHECKED = (
     "test_opencl_half_ops",
     "test_opencl_contrib",
     "test_opencl_rnn",
+    "test_opencl_views",
     "test_tensor_cores",
 )  # modules run under both builds
 

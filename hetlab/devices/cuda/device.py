@@ -16,6 +16,7 @@ its stamps). The profiler times a unit as a captured graph instead (``graph_time
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -46,6 +47,7 @@ class CudaDevice(KernelDevice):
     kind = "cuda"
     launches_from_graph = True  # plans replay their launches from a captured graph (graph.py)
     library_epilogue = True  # cuBLASLt applies a product's bias and ReLU in its own call
+    view_align = 256  # views start where cudaMalloc's buffers do, as cuBLASLt assumes
 
     def __init__(self, index: int, name: str) -> None:
         cp = cupy_module()
@@ -122,16 +124,13 @@ class CudaDevice(KernelDevice):
         }
 
     def hardware_id(self) -> str | None:
-        """The GPU's PCI domain and bus (as the OpenCL device gives them); None where the
-        properties lack the bus."""
+        """The GPU's PCI domain and bus (as OpenCL gives them); None where the props lack it."""
         p = self.props
         if "pciBusID" not in p:
             return None
         return f"pci:{int(p.get('pciDomainID', 0)):04x}:{int(p['pciBusID']):02x}"
 
     def bind_thread(self) -> None:
-        import os
-
         self.cp.cuda.Device(self.index).use()
         if self.host_cores and hasattr(os, "sched_setaffinity"):
             os.sched_setaffinity(0, self.host_cores)
@@ -168,6 +167,9 @@ class CudaDevice(KernelDevice):
         with self.cp.cuda.Device(self.index):
             raw = self.cp.empty((n,), dtype=dtype)
         return CudaBuffer(raw, shape, str(np.dtype(dtype)), self.name)
+
+    def view(self, buf: CudaBuffer, offset: int, shape: tuple[int, ...], dtype: str) -> CudaBuffer:
+        return buf.part(offset, shape, dtype)
 
     def write(self, dst: CudaBuffer, array: np.ndarray) -> None:
         a = np.ascontiguousarray(array, dtype=dst.dtype).reshape(-1)

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from hetlab.devices.kernels import CLBuffer
 
 
@@ -43,3 +45,9 @@ def dim3(t: tuple[int, ...]) -> tuple[int, int, int]:
 @dataclass
 class CudaBuffer(CLBuffer):
     """A device buffer (a flat CuPy array in ``buf``) holding one tensor."""
+
+    def part(self, offset: int, shape: tuple[int, ...], dtype: str) -> CudaBuffer:
+        """A buffer over this one's elements from ``offset`` on: a slice of its CuPy array,
+        the same memory at a pointer offset (a device's ``view``)."""
+        n = max(int(np.prod(shape, dtype=np.int64)), 1)
+        return CudaBuffer(self.buf[offset : offset + n], tuple(shape), dtype, self.device)

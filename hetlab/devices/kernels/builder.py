@@ -21,6 +21,7 @@ from hetlab.devices.kernels.ops import op_for, why_not
 from hetlab.devices.kernels.ops.activation import act_params
 from hetlab.devices.kernels.ops.common import const_weights
 from hetlab.devices.kernels.ops.fused import build_chain
+from hetlab.devices.kernels.views import make_view, view_buffer
 from hetlab.devices.kernels.widen import (
     apply_widen,
     chain_half,
@@ -62,6 +63,7 @@ class UnitBuilder:
             precompute.apply(self)
         self.launches: list[Launch] = []
         self.alias: dict[str, str] = {}
+        self.views: dict[str, tuple[Any, int]] = {}  # view -> root (or buffer), offset: views.py
         self.fused: dict[str, str] = {}
         self.final: dict[str, str] = {}
         self.act_of: dict[str, Node] = {}
@@ -191,18 +193,15 @@ class UnitBuilder:
             gsize = tuple(-(-g // l) * l for g, l in zip(gsize, lsize, strict=False))
         if min(gsize) <= 0:
             return
-        self.launches.append(
-            Launch(
-                node.id,
-                kernel,
-                tuple(int(g) for g in gsize),
-                None if lsize is None else tuple(lsize),
-                args,
-            )
-        )
+        lsize = None if lsize is None else tuple(lsize)
+        self.launches.append(Launch(node.id, kernel, tuple(int(g) for g in gsize), lsize, args))
 
     def make_alias(self, out: str, src: str) -> None:
         self.alias[out] = self.alias.get(src, src)
+
+    def make_view(self, out: str, src: str, offset: int) -> bool:
+        """Whether ``out`` is now ``src``'s elements from ``offset`` on (``views.py``)."""
+        return make_view(self, out, src, offset)
 
     # --- finishing -----------------------------------------------------------------------
     def build(self) -> Unit:
@@ -238,7 +237,7 @@ class UnitBuilder:
             elif root not in own and root not in inputs:
                 inputs.append(root)
             if root in own and root not in buffers:
-                buffers[root] = self._alloc(root)
+                buffers[root] = self._alloc(root, buffers)
         plan = LaunchPlan(
             self.device,
             self.launches,
@@ -276,7 +275,7 @@ class UnitBuilder:
                     L.kernel.set_arg(i, a)
                 elif a.name in own:
                     if a.name not in buffers:
-                        buffers[a.name] = self._alloc(a.name)
+                        buffers[a.name] = self._alloc(a.name, buffers)
                     L.kernel.set_arg(i, buffers[a.name].buf)
                 elif a.name in self.weights:  # a constant read as a tensor: the unit holds it
                     L.kernel.set_arg(i, self._const_buffer(a.name, buffers).buf)
@@ -285,7 +284,9 @@ class UnitBuilder:
                     if a.name not in inputs:
                         inputs.append(a.name)
 
-    def _alloc(self, name: str) -> Any:
+    def _alloc(self, name: str, buffers: dict[str, Any]) -> Any:
+        if name in self.views:
+            return view_buffer(self, name, buffers)
         return self.device.alloc(self.shape(name), self.dtype(name))
 
     def _const_buffer(self, name: str, buffers: dict[str, Any]) -> Any:

@@ -28,6 +28,8 @@ class KernelDevice(Device):
       device without a library GEMM, around its own float32 GEMM (tests of that path).
     - ``library_epilogue``: the library GEMM also applies a bias and a ReLU in the same
       call (``library.py``'s fused path), which saves the epilogue's launch.
+    - ``view_align``: the device makes views (``view``), each starting at a multiple of
+      this many bytes; None: it makes none, and Slice, Split and Gather copy (``views.py``).
     - ``dev.max_compute_units``: the device's compute units, which size the GEMM splits;
       ``dev.max_work_group_size`` and ``dev.local_mem_size`` (bytes), what one work-group
       may hold, which decide whether a recurrence runs as one launch (``ops/rnn_gpu.py``).
@@ -43,7 +45,13 @@ class KernelDevice(Device):
     step_launches: bool = False
     force_library: bool = False
     library_epilogue: bool = False
+    view_align: int | None = None
     dev: Any
+
+    def view(self, buf: Any, offset: int, shape: tuple[int, ...], dtype: str) -> Any:
+        """A buffer of ``shape`` over ``buf``'s elements from ``offset`` on, sharing its
+        memory (a device with ``view_align``; ``offset`` in elements of ``dtype``)."""
+        raise NotImplementedError(f"{self.name} makes no views")
 
     def library_gemm(self, spec: Any) -> Any:
         """A kernel-like object (``set_arg``, ``launch``) that runs the library GEMM of

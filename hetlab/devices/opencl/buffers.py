@@ -42,6 +42,13 @@ class OpenCLBuffers:
         n = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
         return CLBuffer(self.raw_buffer(n), shape, str(np.dtype(dtype)), self.name)
 
+    def view(self, buf: CLBuffer, offset: int, shape: tuple[int, ...], dtype: str) -> CLBuffer:
+        """A sub-buffer of ``buf`` from element ``offset`` on (its byte offset a multiple of
+        ``view_align``, the device's ``CL_DEVICE_MEM_BASE_ADDR_ALIGN``)."""
+        size = np.dtype(dtype).itemsize
+        n = int(np.prod(shape, dtype=np.int64)) * size
+        return CLBuffer(buf.buf.get_sub_region(offset * size, n), shape, dtype, self.name)
+
     def write(self, dst: CLBuffer, array: np.ndarray) -> None:
         """Host array -> existing device buffer (mapped where zero-copy, else a copy; see
         the module doc)."""

@@ -88,6 +88,8 @@ class OpenCLDevice(OpenCLBuffers, KernelDevice):
         self.unified = bool(getattr(cl_device, "host_unified_memory", False))
         # zero-copy map/unmap for the host's copies, except on a CPU device (buffers.py)
         self.map_io = self.unified and device_type(cl_device) != "CPU"
+        # sub-buffers start at multiples of the base address alignment (given in bits)
+        self.view_align = max(int(cl_device.mem_base_addr_align) // 8, 1)
         self._programs: dict[tuple[str, str, bool], Any] = {}
         self.build_options = exact_divide_option(cl, cl_device) + pocl.build_options(cl_device)
         # programs built from now on check every global index (bounds.py, HETLAB_CL_BOUNDS)

@@ -27,6 +27,7 @@ from hetlab.devices.kernels.ops.common import (
     strides,
     type_options,
 )
+from hetlab.devices.kernels.views import contiguous, pack
 from hetlab.graph.ir import Node, OpGraph
 
 
@@ -116,6 +117,9 @@ def _slice_params(node: Node, graph_or_ctx_const) -> tuple[list, list, list] | N
 
 @register
 class Slice(Move):
+    """A strided copy, or where the slice is a contiguous range of its input, a view of it
+    (``views.py``) where the builder can make one, with no launch."""
+
     op_types = ("Slice",)
 
     def check(self, node: Node, graph: OpGraph) -> str | None:
@@ -128,7 +132,7 @@ class Slice(Move):
         xs, ys = ctx.shape(node.inputs[0]), ctx.shape(node.outputs[0])
         starts, axes, steps = _slice_params(node, ctx.const)
         st = strides(xs)
-        sa, off = list(st), 0
+        sa, off, forward = list(st), 0, True
         for s0, ax, step in zip(starts, axes, steps, strict=False):
             ax = ax % len(xs)
             dim = xs[ax]
@@ -136,6 +140,9 @@ class Slice(Move):
             s0 = min(max(s0, 0), dim if step > 0 else dim - 1)
             off += s0 * st[ax]
             sa[ax] = st[ax] * step
+            forward = forward and (step == 1 or ys[ax] == 1)
+        if forward and contiguous(xs, ys) and ctx.make_view(node.outputs[0], node.inputs[0], off):
+            return
         copy_launch(
             ctx, node, ctx.t(node.inputs[0]), ctx.t(node.outputs[0]), ys, sa, strides(ys), off, 0
         )
@@ -192,6 +199,10 @@ def concat_run(ctx: Any, node: Node, run: list, ys, ax: int, y: Any, base: int) 
 
 @register
 class Split(Move):
+    """Each part a view of the input where it is a contiguous range of it that the builder
+    can view (``views.py``); the other parts, of one size and evenly spaced, views of one
+    buffer that one copy fills, else a copy each."""
+
     op_types = ("Split",)
 
     def why_not(self, node: Node, graph: OpGraph) -> str | None:
@@ -204,13 +215,36 @@ class Split(Move):
         xs = ctx.shape(node.inputs[0])
         ax = int(attr(node, "axis", 0)) % len(xs)
         st = strides(xs)
-        pos = 0
+        pos, rest = 0, []
         for o in node.outputs:
-            ys = ctx.shape(o)
-            copy_launch(
-                ctx, node, ctx.t(node.inputs[0]), ctx.t(o), ys, st, strides(ys), pos * st[ax], 0
-            )
+            ys, off = ctx.shape(o), pos * st[ax]
             pos += ys[ax]
+            if not (contiguous(xs, ys) and ctx.make_view(o, node.inputs[0], off)):
+                rest.append((o, ys, off))
+        if len(rest) > 1 and _packed(ctx, node, xs, rest):
+            return
+        for o, ys, off in rest:
+            copy_launch(ctx, node, ctx.t(node.inputs[0]), ctx.t(o), ys, st, strides(ys), off, 0)
+
+
+def _packed(ctx: Any, node: Node, xs: tuple[int, ...], parts: list[tuple]) -> bool:
+    """Whether ``parts`` (output, shape, offset in the input) are now views of one buffer of
+    the unit's that one copy fills (``views.pack``): parts of one size, each a contiguous
+    range of the input, evenly spaced in it."""
+    n = numel(parts[0][1])
+    offs = [p[2] for p in parts]
+    gap = offs[1] - offs[0]
+    if any(numel(p[1]) != n or not contiguous(xs, p[1]) for p in parts) or gap < n:
+        return False
+    if offs != list(range(offs[0], offs[0] + gap * len(offs), gap)):
+        return False
+    got = pack(ctx, [p[0] for p in parts], n)
+    if got is None:
+        return False
+    buf, step = got
+    shape = (len(parts), n)
+    copy_launch(ctx, node, ctx.t(node.inputs[0]), buf.buf, shape, (gap, 1), (step, 1), offs[0])
+    return True
 
 
 @register

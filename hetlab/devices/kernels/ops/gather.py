@@ -1,7 +1,9 @@
 """Gather on tensors of any kernel dtype or int8/uint8. A few constant indices (at most ``FEW``) become one
 strided copy each; indices read at run time, or many constants, run eltwise.cl ``gather``
 (compiled per data and index type), which counts a negative index from the end of the
-axis and writes 0 for one out of range (onnxruntime refuses the run)."""
+axis and writes 0 for one out of range (onnxruntime refuses the run). Constant indices that
+count up by one over a contiguous range of the data make the output a view of it where the
+builder can (``views.py``), with no launch."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from hetlab.devices.kernels.ops.common import (
     type_options,
 )
 from hetlab.devices.kernels.ops.data_movement import copy_launch
+from hetlab.devices.kernels.views import contiguous
 from hetlab.graph.ir import Node, OpGraph
 
 FEW = 64
@@ -30,6 +33,20 @@ FEW = 64
 def _few_constants(ctx: Any, node: Node) -> np.ndarray | None:
     idx = ctx.const(node.inputs[1])
     return None if idx is None or np.asarray(idx).size > FEW else np.asarray(idx).reshape(-1)
+
+
+def _as_view(ctx: Any, node: Node, xs: tuple[int, ...], ax: int) -> bool:
+    """Whether the output is now a view of the data (``views.py``): constant indices that
+    count up by one select a contiguous range of it."""
+    idx = ctx.const(node.inputs[1])
+    if idx is None or not np.asarray(idx).size:
+        return False
+    idx = np.asarray(idx, dtype=np.int64).reshape(-1) % xs[ax]
+    if np.any(np.diff(idx) != 1):
+        return False
+    box = list(xs[:ax]) + [idx.size] + list(xs[ax + 1 :])
+    off = int(idx[0]) * int(np.prod(xs[ax + 1 :], dtype=np.int64))
+    return contiguous(xs, box) and ctx.make_view(node.outputs[0], node.inputs[0], off)
 
 
 @register
@@ -56,6 +73,8 @@ class Gather(Op):
     def build(self, node: Node, ctx: Any) -> None:
         xs = ctx.shape(node.inputs[0])
         ax = int(attr(node, "axis", 0)) % len(xs)
+        if _as_view(ctx, node, xs, ax):
+            return
         dtype = ctx.dtype(node.outputs[0])
         x = ctx.tensor_or_const(node.inputs[0], dtype)
         idx = _few_constants(ctx, node)

@@ -63,27 +63,35 @@ __kernel void depthwise8(__global const float* x, __global const float* w,
 
 // Depthwise conv on a CPU device, its geometry fixed at build time (DW_ROWS; G_KH, G_KW, G_SH,
 // G_SW, G_PH, G_PW, G_DH, G_DW, G_H, G_W, G_OH, G_OW; G_RB, G_CV, G_NCH as ops/depthwise.py
-// chooses them). A work-item
-// computes RB output rows of one channel: it first copies the input rows they read into a
-// private plane, zero where a row or column falls in the padding, so that every tap is then
-// a branch-free vector read at a constant offset; each output row goes in NCH chunks of CV
+// chooses them). A work-item computes RB output rows of one channel. It first copies the
+// input rows they read into a private plane, zero where a row or column falls in the
+// padding, each row split into SW phases (phase q holds the padded row's columns q, q + SW,
+// ..), so that every tap is then a branch-free unit-stride vector read at a constant offset
+// (tap kw: phase kw*DW % SW from kw*DW / SW on). Each output row goes in NCH chunks of CV
 // float8 vectors (the last chunk's lanes past OW are computed and not stored). Same
 // arguments as depthwise8; global (ceil(OH/RB), N*Cout).
 #ifdef DW_ROWS
-// input rows a work-item reads; outputs per row computed; a plane row (a multiple of 8);
-// the input columns a plane row holds
+// input rows a work-item reads; outputs per row computed; a phase's length (a multiple of
+// 8) and a plane row's; the input columns a plane row holds
 #define DR_PR ((G_RB - 1) * G_SH + (G_KH - 1) * G_DH + 1)
 #define DR_OWP (G_NCH * G_CV * 8)
-#define DR_PRW ((((DR_OWP - 1) * G_SW + (G_KW - 1) * G_DW + 1) + 7) / 8 * 8)
-#define DR_CW (DR_PRW - G_PW < G_W ? DR_PRW - G_PW : G_W)
+#define DR_PHL ((((G_KW - 1) * G_DW) / G_SW + DR_OWP + 7) / 8 * 8)
+#define DR_RL (G_SW * DR_PHL)
+#define DR_SPAN ((DR_OWP - 1) * G_SW + (G_KW - 1) * G_DW + 1)
+#define DR_CW (DR_SPAN - G_PW < G_W ? DR_SPAN - G_PW : G_W)
 #ifdef PRE_RELU
 #define IN_X(v) ((v) < 0.0f ? 0.0f : (v))
+#define DR_IN8(v) select((v), (float8)(0.0f), (v) < (float8)(0.0f))
 #else
 #define IN_X(v) (v)
+#define DR_IN8(v) (v)
 #endif
-// eight private floats s apart (one unaligned vector load at s = 1)
-#define PLDS8(p, s) ((float8)((p)[0], (p)[s], (p)[2 * (s)], (p)[3 * (s)], (p)[4 * (s)], \
-                              (p)[5 * (s)], (p)[6 * (s)], (p)[7 * (s)]))
+// eight private floats from p on, read and written as one unaligned vector each
+#define PLD8(p) ((float8)((p)[0], (p)[1], (p)[2], (p)[3], (p)[4], (p)[5], (p)[6], (p)[7]))
+#define PST8(p, v) do { \
+        (p)[0] = (v).s0; (p)[1] = (v).s1; (p)[2] = (v).s2; (p)[3] = (v).s3; \
+        (p)[4] = (v).s4; (p)[5] = (v).s5; (p)[6] = (v).s6; (p)[7] = (v).s7; \
+    } while (0)
 
 inline float8 act8(float8 v, float slope, float lo, float hi) {
     v = select(v, v * slope, v < (float8)(0.0f));
@@ -105,43 +113,49 @@ __kernel void depthwise_rows(__global const float* x, __global const float* w,
     #pragma unroll
     for (int t = 0; t < G_KH * G_KW; ++t) wk[t] = LD(w, co * G_KH * G_KW + t);
     const float b = has_bias ? LD(bias, co) : 0.0f;
-    float pl[DR_PR * DR_PRW] __attribute__((aligned(32)));
-    const int ih0 = r0 * G_SH - G_PH;
-    for (int r = 0; r < DR_PR; ++r) {
-        float* row = pl + r * DR_PRW;
+    float pl[DR_PR * DR_RL] __attribute__((aligned(32)));
+    for (int r = 0; r < DR_PR; ++r) {  // zeros, then the input row's columns in their phases
+        float* row = pl + r * DR_RL;
         #pragma unroll
-        for (int j = 0; j < DR_PRW; j += 8) *(float8*)(row + j) = (float8)(0.0f);
-        const int ih = ih0 + r;
+        for (int j = 0; j < DR_RL; j += 8) *(float8*)(row + j) = (float8)(0.0f);
+        const int ih = r0 * G_SH - G_PH + r;
         if (ih < 0 || ih >= G_H) continue;
         const int p = ih * G_W;
         int j = 0;
-        for (; j + 8 <= DR_CW; j += 8) {
-            const float8 v = LDS8(xp, p + j, 1);
-            row[G_PW + j] = IN_X(v.s0); row[G_PW + j + 1] = IN_X(v.s1);
-            row[G_PW + j + 2] = IN_X(v.s2); row[G_PW + j + 3] = IN_X(v.s3);
-            row[G_PW + j + 4] = IN_X(v.s4); row[G_PW + j + 5] = IN_X(v.s5);
-            row[G_PW + j + 6] = IN_X(v.s6); row[G_PW + j + 7] = IN_X(v.s7);
+#if G_SW == 1
+        for (; j + 8 <= DR_CW; j += 8) PST8(row + G_PW + j, DR_IN8(LDS8(xp, p + j, 1)));
+#elif G_SW == 2  // sixteen columns: the even ones to one phase, the odd ones to the other
+        for (; j + 16 <= DR_CW; j += 16) {
+            const int e = G_PW + j;
+            const float16 v = (float16)(LDS8(xp, p + j, 1), LDS8(xp, p + j + 8, 1));
+            PST8(row + (e % 2) * DR_PHL + e / 2, DR_IN8(v.even));
+            PST8(row + ((e + 1) % 2) * DR_PHL + (e + 1) / 2, DR_IN8(v.odd));
         }
-        for (; j < DR_CW; ++j) row[G_PW + j] = IN_X(LD(xp, p + j));
+#endif
+        for (; j < DR_CW; ++j) {
+            const int c = G_PW + j;
+            row[(c % G_SW) * DR_PHL + c / G_SW] = IN_X(LD(xp, p + j));
+        }
     }
     for (int rr = 0; rr < G_RB; ++rr) {
         const int oh = r0 + rr;
         if (oh >= G_OH) break;
-        const float* base = pl + rr * G_SH * DR_PRW;
+        const float* base = pl + rr * G_SH * DR_RL;
         const size_t o = ((size_t)z * G_OH + oh) * G_OW;
         for (int ch = 0; ch < G_NCH; ++ch) {
             float8 acc[G_CV];
             #pragma unroll
             for (int v = 0; v < G_CV; ++v) acc[v] = (float8)(b);
-            const float* src = base + ch * G_CV * 8 * G_SW;
+            const float* src = base + ch * G_CV * 8;
             #pragma unroll
             for (int kh = 0; kh < G_KH; ++kh) {
                 #pragma unroll
                 for (int kw = 0; kw < G_KW; ++kw) {
                     const float wv = wk[kh * G_KW + kw];
-                    const float* tap = src + kh * G_DH * DR_PRW + kw * G_DW;
+                    const int q = kw * G_DW % G_SW, at = kw * G_DW / G_SW;
+                    const float* tap = src + kh * G_DH * DR_RL + q * DR_PHL + at;
                     #pragma unroll
-                    for (int v = 0; v < G_CV; ++v) acc[v] += wv * PLDS8(tap + v * 8 * G_SW, G_SW);
+                    for (int v = 0; v < G_CV; ++v) acc[v] += wv * PLD8(tap + 8 * v);
                 }
             }
             #pragma unroll

@@ -27,8 +27,8 @@ def rows_shape(g: dict, planes: int, units: int) -> dict[str, int] | None:
     owv = math.ceil(g["OW"] / 8)
     nch = math.ceil(owv / CHUNK_MOST)
     cv = math.ceil(owv / nch)
-    span = (nch * cv * 8 - 1) * g["SW"] + (g["KW"] - 1) * g["DW"] + 1
-    prw = math.ceil(span / 8) * 8
+    phase = math.ceil(((g["KW"] - 1) * g["DW"] // g["SW"] + nch * cv * 8) / 8) * 8
+    prw = g["SW"] * phase  # a plane row: SW phases
     reach = (g["KH"] - 1) * g["DH"] + 1
     if reach * prw > PLANE_MOST:
         return None

@@ -26,13 +26,30 @@
 #define NBLK (8 * NV)
 
 #ifdef RESID
-#define RESID_ARGS , __global const float* R, const int rshift HL_N(R)
+#define RESID_ARGS , __global const float* R, const int rshift
+#define RESID_HL HL_N(R)
 #define ADD_RESID(v, c) ((v) + LD(R, (c) - rshift))
 #define ADD_RESID8(v, c) ((v) + LDS8(R, (c) - rshift, 1))
 #else
 #define RESID_ARGS
+#define RESID_HL
 #define ADD_RESID(v, c) (v)
 #define ADD_RESID8(v, c) (v)
+#endif
+
+// PRELU: a PRelu after the product, its slope S at off.w + m * ssm + n * ssn (eight lanes
+// s apart in PRELU8)
+#ifdef PRELU
+#define PRELU_ARGS , __global const float* S, const int ssm, const int ssn
+#define PRELU_HL HL_N(S)
+#define PRELU1(v, o) ((v) < 0.0f ? (v) * LD(S, (o)) : (v))
+#define PRELU8(v, o, s) \
+    select((v), (v) * ((s) == 0 ? (float8)(LD(S, (o))) : LDS8(S, (o), (s))), (v) < (float8)(0.0f))
+#else
+#define PRELU_ARGS
+#define PRELU_HL
+#define PRELU1(v, o) (v)
+#define PRELU8(v, o, s) (v)
 #endif
 
 #ifdef PRE_RELU
@@ -90,8 +107,9 @@ __kernel void gemm_cpu(const int M, const int N, const int K,
                        __global const float* bias, const int sbias_m, const int sbias_n,
                        const float alpha, const float beta, const int has_bias,
                        const float slope, const float lo, const float hi,
-                       __constant int* cp, __global const int4* ktab RESID_ARGS
-                       HL_ARGS HL_N(A) HL_N(B) HL_N(C) HL_N(offs) HL_N(bias) HL_N(ktab))
+                       __constant int* cp, __global const int4* ktab RESID_ARGS PRELU_ARGS
+                       HL_ARGS HL_N(A) HL_N(B) HL_N(C) HL_N(offs) HL_N(bias) HL_N(ktab)
+                       RESID_HL PRELU_HL)
 {
     const int m0 = get_global_id(1) * MB, b = get_global_id(2);
 #ifdef CONV
@@ -187,7 +205,8 @@ __kernel void gemm_cpu(const int M, const int N, const int K,
                     const int o = off.w + gm * sbias_m + gn * sbias_n;
                     r += beta * (sbias_n == 0 ? (float8)(LD(bias, o)) : LDS8(bias, o, sbias_n));
                 }
-                r = act8(ADD_RESID8(r, c), slope, lo, hi);
+                r = PRELU8(ADD_RESID8(r, c), off.w + gm * ssm + gn * ssn, ssn);
+                r = act8(r, slope, lo, hi);
                 ST8(C, c, r);
             }
             continue;
@@ -199,7 +218,8 @@ __kernel void gemm_cpu(const int M, const int N, const int K,
             float v = alpha * bt[j];
             if (has_bias) v += beta * LD(bias, off.w + gm * sbias_m + gn * sbias_n);
             const int c = off.z + gm * ldc + gn;
-            ST(C, c, act(ADD_RESID(v, c), slope, lo, hi));
+            v = PRELU1(ADD_RESID(v, c), off.w + gm * ssm + gn * ssn);
+            ST(C, c, act(v, slope, lo, hi));
         }
     }
 }
@@ -220,8 +240,9 @@ __kernel void gemv_cpu(const int M, const int N, const int K,
                        __global const float* bias, const int sbias_m, const int sbias_n,
                        const float alpha, const float beta, const int has_bias,
                        const float slope, const float lo, const float hi,
-                       __constant int* cp, __global const int4* ktab RESID_ARGS
-                       HL_ARGS HL_N(A) HL_N(B) HL_N(C) HL_N(offs) HL_N(bias) HL_N(ktab))
+                       __constant int* cp, __global const int4* ktab RESID_ARGS PRELU_ARGS
+                       HL_ARGS HL_N(A) HL_N(B) HL_N(C) HL_N(offs) HL_N(bias) HL_N(ktab)
+                       RESID_HL PRELU_HL)
 {
     const int m0 = get_global_id(1) * MB, b = get_global_id(2);
     if (m0 >= M) return;
@@ -260,13 +281,15 @@ __kernel void gemv_cpu(const int M, const int N, const int K,
 #ifdef RESID
                 r += LDS8(R, c - rshift, ldc);
 #endif
+                r = PRELU8(r, off.w + m * ssm + n * ssn, ssm);
                 *(float8*)t = act8(r, slope, lo, hi);
             } else {  // the rows past M neither read nor written
                 *(float8*)t = acc[n][v];
                 for (int j = 0; j < 8 && m + j < M; ++j) {
                     float r = alpha * t[j];
                     if (has_bias) r += beta * LD(bias, o + j * sbias_m);
-                    t[j] = act(ADD_RESID(r, c + j * ldc), slope, lo, hi);
+                    r = PRELU1(ADD_RESID(r, c + j * ldc), off.w + (m + j) * ssm + n * ssn);
+                    t[j] = act(r, slope, lo, hi);
                 }
             }
             for (int j = 0; j < 8 && m + j < M; ++j) ST(C, c + j * ldc, t[j]);

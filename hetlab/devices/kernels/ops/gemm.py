@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from hetlab.devices.kernels.fusion import prelu_slopes
 from hetlab.devices.kernels.ops import Op, register
 from hetlab.devices.kernels.ops.common import attr, bcast_strides, f32, i32, is_const
 from hetlab.devices.kernels.ops.gemm_pack import cpu_pack_b, cpu_packed
@@ -65,12 +66,23 @@ def gemm_launch(
     ``shift`` (C may be a slice of a larger buffer). ``pre_relu``: B is read through a Relu.
     ``library``: through the device's library GEMM where its precision asks for one
     (``library.py``), ``hosts`` the values of a constant A, B and bias (None where not)."""
-    epi = _epilogue(ctx, node, bias, sbias_m, sbias_n, alpha, beta, act)
+    prelu = _prelu(ctx, node)
+    epi = _epilogue(ctx, node, bias, sbias_m, sbias_n, alpha, beta, no_act() if prelu else act)
     p = Product(M, N, K, A, sam, sak, B, sbk, sbn, C, ldc, offs, conv, pre_relu, *hosts)
     if library and wanted(ctx.device):
         library_launch(ctx, node, p, epi, resid, _plain)
     else:
-        _own_launch(ctx, node, p, epi, resid)
+        _own_launch(ctx, node, p, epi, resid, prelu)
+
+
+def _prelu(ctx: Any, node: Node) -> list[Any]:
+    """gemm_cpu's PRELU arguments (slopes, their strides along m and n) where fusion put a
+    PRelu into this product's epilogue (``fusion.prelu_slopes``), else none."""
+    a = ctx.act_of.get(node.id)
+    if a is None or a.op_type != "PRelu":
+        return []
+    slopes, sm, sn = prelu_slopes(ctx, node, a)
+    return [ctx.upload(slopes, key=("prelu", node.id)), i32(sm), i32(sn)]
 
 
 def _plain(ctx: Any, node: Node, p: Product) -> None:
@@ -78,12 +90,14 @@ def _plain(ctx: Any, node: Node, p: Product) -> None:
     _own_launch(ctx, node, p, _epilogue(ctx, node, None, 0, 0, 1.0, 1.0, no_act()), None)
 
 
-def _own_launch(ctx: Any, node: Node, p: Product, epi: list[Any], resid: Any) -> None:
+def _own_launch(
+    ctx: Any, node: Node, p: Product, epi: list[Any], resid: Any, prelu: Sequence[Any] = ()
+) -> None:
     """``p`` on the device's own kernels: gemv (M <= 4), gemm_cpu (a CPU; gemv_cpu where C
     has at most NARROW columns and A is constant) or the tiled gemm with split-K, the epilogue ``epi`` in the same launch (or split-K's sum)."""
     M, N, K, nb, dev = p.M, p.N, p.K, len(p.offs), ctx.device
     res_opt, res_args = ("", []) if resid is None else (" -DRESID", [resid[0], i32(resid[1])])
-    in_opt = " -DPRE_RELU" if p.pre_relu else ""
+    in_opt = (" -DPRE_RELU" if p.pre_relu else "") + (" -DPRELU" if prelu else "")
     cpu = dev.cpu_kernels and not dev.gemm_splits
     narrow = cpu and N <= NARROW and not p.conv and p.a_host is not None  # gemv_cpu
     cp = ctx.ints(list(p.conv) if p.conv else [0] * 11)
@@ -112,7 +126,7 @@ def _own_launch(ctx: Any, node: Node, p: Product, epi: list[Any], resid: Any) ->
     dst, csplit = (p.C, 0) if splits == 1 else (ctx.scratch(splits * nb * M * N), M * N)
     args = [i32(M), i32(N), i32(K), p.A, i32(p.sam), i32(p.sak), p.B, i32(p.sbk), i32(p.sbn)]
     args += [dst, i32(p.ldc), i32(csplit), offs_buf, i32(splits), i32(klen), *epi, cp, ktab]
-    ctx.launch(node, k, gsize, lsize, [*args, *res_args])
+    ctx.launch(node, k, gsize, lsize, [*args, *res_args, *prelu])
     if splits > 1:  # a second launch sums the partials
         r = ctx.kernel("gemm.cl", "gemm_splitk", res_opt.strip())
         args = [i32(M), i32(N), i32(splits), i32(nb), dst, p.C, i32(p.ldc), offs_buf, *epi]

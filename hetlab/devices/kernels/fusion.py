@@ -24,6 +24,7 @@ import numpy as np
 
 from hetlab.devices.kernels.ops.activation import act_params
 from hetlab.devices.kernels.ops.fused import Chain, fusable
+from hetlab.devices.kernels.ops.gemm_shape import prelu_slopes
 from hetlab.devices.kernels.ops.library import wanted
 from hetlab.graph.ir import Node
 
@@ -96,7 +97,7 @@ def plan_fusion(ub: Any) -> None:
 def _plan_prelu(ub: Any, n: Node) -> None:
     """On a CPU device, a PRelu with constant slopes per output channel (a Conv on the GEMM
     path) or per row or column (a Gemm, a 2-D MatMul) into gemm_cpu's epilogue, in the activation's place
-    (``act_of``; ``prelu_slopes``)."""
+    (``act_of``; ``gemm_shape.prelu_slopes``)."""
     dev = ub.device
     if not dev.cpu_kernels or dev.gemm_splits or wanted(dev) or n.id in ub.act_of:
         return
@@ -110,23 +111,6 @@ def _plan_prelu(ub: Any, n: Node) -> None:
     if prelu_slopes(ub, n, a) is not None:
         ub.act_of[n.id], ub.fused[a.id] = a, n.id
         ub.final[n.id] = a.outputs[0]
-
-
-def prelu_slopes(ub: Any, n: Node, a: Node) -> tuple[np.ndarray, int, int] | None:
-    """(slopes, stride along m, stride along n) of PRelu ``a`` after the product of Conv,
-    Gemm or MatMul ``n`` (a Conv's m: its output channels): None where its slope is not constant or
-    varies along other axes."""
-    s, ys = ub.const(a.inputs[1]), tuple(ub.shape(a.outputs[0]))
-    try:
-        full = np.broadcast_to(np.asarray(s, dtype=np.float32), ys)
-    except (TypeError, ValueError):  # no constant slope, or one of another shape
-        return None
-    for axis, sm, sn in ((1, 1, 0),) if n.op_type == "Conv" else ((1, 0, 1), (0, 1, 0)):
-        along = full[tuple(slice(None) if i == axis else 0 for i in range(len(ys)))]
-        shape = [-1 if i == axis else 1 for i in range(len(ys))]
-        if np.array_equal(np.broadcast_to(along.reshape(shape), ys), full):
-            return np.ascontiguousarray(along), sm, sn
-    return None
 
 
 def _earlier(ub: Any, t: str, n: Node) -> bool:

@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from hetlab.devices.kernels.fusion import prelu_slopes
 from hetlab.devices.kernels.ops import Op, register
 from hetlab.devices.kernels.ops.common import attr, bcast_strides, f32, i32, is_const
 from hetlab.devices.kernels.ops.gemm_pack import cpu_pack_b, cpu_packed
@@ -28,6 +27,7 @@ from hetlab.devices.kernels.ops.gemm_shape import (
     conv_table,
     launch_shape,
     narrow_rows,
+    prelu_slopes,
 )
 from hetlab.devices.kernels.ops.library import Product, library_launch, wanted
 from hetlab.graph.ir import Node, OpGraph
@@ -77,7 +77,7 @@ def gemm_launch(
 
 def _prelu(ctx: Any, node: Node) -> list[Any]:
     """gemm_cpu's PRELU arguments (slopes, their strides along m and n) where fusion put a
-    PRelu into this product's epilogue (``fusion.prelu_slopes``), else none."""
+    PRelu into this product's epilogue (``gemm_shape.prelu_slopes``), else none."""
     a = ctx.act_of.get(node.id)
     if a is None or a.op_type != "PRelu":
         return []

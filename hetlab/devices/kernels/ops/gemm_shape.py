@@ -1,6 +1,7 @@
 """Launch shapes of the GEMM kernels: the tiling and split-K of ``gemm.cl``,
 ``gemm_cpu.cl``'s grid (the GEMM and convolution kernel of a CPU device) and the
-implicit-im2col table of a convolution.
+implicit-im2col table of a convolution; and where the slopes of a PRelu fused into a
+product's epilogue lie.
 
 A work-item owns ``CPU_ROWS`` rows x 16 columns of C: 2 x CPU_ROWS float8 accumulators, two
 vectors of B and a broadcast of A fit AVX2's 16 vector registers; or, where C's rows (a
@@ -16,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from hetlab.graph.ir import Node
 
 TK = 16
 CPU_ROWS = 6
@@ -141,3 +144,20 @@ def launch_shape(
     )
     gsize = (math.ceil(N / ts) * 16, math.ceil(M / ts) * 16, nb * splits)
     return splits, klen, gsize, (16, 16, 1), ("gemm.cl", "gemm", f"-DTS={ts} ")
+
+
+def prelu_slopes(ub: Any, n: Node, a: Node) -> tuple[np.ndarray, int, int] | None:
+    """(slopes, stride along m, stride along n) of PRelu ``a`` after the product of Conv,
+    Gemm or MatMul ``n`` (a Conv's m: its output channels): None where its slope is not constant or
+    varies along other axes."""
+    s, ys = ub.const(a.inputs[1]), tuple(ub.shape(a.outputs[0]))
+    try:
+        full = np.broadcast_to(np.asarray(s, dtype=np.float32), ys)
+    except (TypeError, ValueError):  # no constant slope, or one of another shape
+        return None
+    for axis, sm, sn in ((1, 1, 0),) if n.op_type == "Conv" else ((1, 0, 1), (0, 1, 0)):
+        along = full[tuple(slice(None) if i == axis else 0 for i in range(len(ys)))]
+        shape = [-1 if i == axis else 1 for i in range(len(ys))]
+        if np.array_equal(np.broadcast_to(along.reshape(shape), ys), full):
+            return np.ascontiguousarray(along), sm, sn
+    return None

@@ -12,6 +12,7 @@ import pytest
 from onnx import helper
 
 from hetlab.devices.kernels import KERNEL_DIR, bounds
+from hetlab.devices.kernels.ops import depthwise
 from hetlab.errors import HetlabError
 from tests.devices.opencl_case import make_model, rnd, run_case, to_graph
 
@@ -120,9 +121,11 @@ def test_the_record_clears_after_an_error(checked):
     assert np.array_equal(out, np.maximum(inputs["x"], 0))
 
 
-def test_a_view_is_checked_against_its_whole_buffer(checked):
+def test_a_view_is_checked_against_its_whole_buffer(checked, monkeypatch):
     """Conv reads its input through a view at a per-plane offset; a depthwise conv given one
-    more output row than its planes have reads past the input's end."""
+    more output row than its planes have reads past the input's end (on a CPU device the
+    kernel whose geometry is an argument, ``depthwise8``: no private plane allowed)."""
+    monkeypatch.setattr(depthwise, "PLANE_MOST", 0)
     x, w = rnd(1, 4, 6, 6), rnd(4, 1, 3, 3, seed=2)
     node = helper.make_node("Conv", ["x", "w"], ["y"], name="dw", group=4, pads=[1, 1, 1, 1])
     _, (unit, _), _ = run_case(checked, [node], {"x": x}, {"w": w})
@@ -130,7 +133,7 @@ def test_a_view_is_checked_against_its_whole_buffer(checked):
     # conv_cpu.cl's depthwise8 on a CPU device, the same arguments
     kernel = "depthwise8" if checked.cpu_kernels else "depthwise"
     assert launch.kernel.function_name == kernel
-    cp = np.array([6, 6, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 4, 4], np.int32)
+    cp = np.array([6, 6, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 4, 4, 4], np.int32)
     cp[0] = 8  # H: the last plane's rows run past the buffer
     table = checked.copy_in(cp)
     launch.kernel.set_arg(5, table.buf)

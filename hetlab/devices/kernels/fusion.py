@@ -6,7 +6,8 @@
   earlier, into the GEMM epilogue's bias;
 - ``Conv`` (on the GEMM path) + ``Add`` of a same-shape tensor computed earlier, into the
   GEMM epilogue's residual (after the Conv's own bias and any BatchNormalization folded in);
-- Relu/LeakyRelu/Clip into the epilogue of the op producing their input;
+- Relu/LeakyRelu/Clip into the epilogue of the op producing their input; on a CPU device a
+  PRelu with per-channel slopes into a Conv's, Gemm's or 2-D MatMul's GEMM epilogue;
 - ``Pow(x, 2)`` into the ReduceMean/ReduceSum that alone reads it (``squares.py``);
 - a Relu whose every reader is a Conv taking it as its input, into those Convs' loads;
 - on a CPU device, chains of float32 element-wise nodes, each one's output read only by the
@@ -25,6 +26,8 @@ import numpy as np
 
 from hetlab.devices.kernels.ops.activation import act_params
 from hetlab.devices.kernels.ops.fused import Chain, fusable
+from hetlab.devices.kernels.ops.gemm_shape import prelu_slopes
+from hetlab.devices.kernels.ops.library import wanted
 from hetlab.devices.kernels.squares import plan_squares
 from hetlab.graph.ir import Node
 
@@ -98,6 +101,26 @@ def _plan_epilogues(ub: Any) -> None:
             if a is not None and act_params(a, ub) is not None:
                 ub.act_of[n.id], ub.fused[a.id] = a, n.id
                 ub.final[n.id] = a.outputs[0]
+        _plan_prelu(ub, n)
+
+
+def _plan_prelu(ub: Any, n: Node) -> None:
+    """On a CPU device, a PRelu with constant slopes per output channel (a Conv on the GEMM
+    path) or per row or column (a Gemm, a 2-D MatMul) into gemm_cpu's epilogue, in the activation's place
+    (``act_of``; ``gemm_shape.prelu_slopes``)."""
+    dev = ub.device
+    if not dev.cpu_kernels or dev.gemm_splits or wanted(dev) or n.id in ub.act_of:
+        return
+    if n.op_type not in ("Conv", "Gemm", "MatMul") or n.op_type == "Conv" and _depthwise(n, ub):
+        return
+    if n.op_type == "MatMul" and len(ub.shape(n.outputs[0])) != 2:  # one product, no batch
+        return
+    a = _sole_reader(ub, ub.final[n.id], ("PRelu",))
+    if a is None or ub.graph.tensors[a.outputs[0]].dtype != "float32":
+        return
+    if prelu_slopes(ub, n, a) is not None:
+        ub.act_of[n.id], ub.fused[a.id] = a, n.id
+        ub.final[n.id] = a.outputs[0]
 
 
 def _earlier(ub: Any, t: str, n: Node) -> bool:

@@ -61,6 +61,122 @@ __kernel void depthwise8(__global const float* x, __global const float* w,
     for (int j = 0; j < 8 && ow0 + j < OW; ++j) ST(y, o + j, act(t[j], slope, lo, hi));
 }
 
+// Depthwise conv on a CPU device, its geometry fixed at build time (DW_ROWS; G_KH, G_KW, G_SH,
+// G_SW, G_PH, G_PW, G_DH, G_DW, G_H, G_W, G_OH, G_OW; G_RB, G_CV, G_NCH as ops/depthwise.py
+// chooses them). A work-item computes RB output rows of one channel. It first copies the
+// input rows they read into a private plane, zero where a row or column falls in the
+// padding, each row split into SW phases (phase q holds the padded row's columns q, q + SW,
+// ..), so that every tap is then a branch-free unit-stride vector read at a constant offset
+// (tap kw: phase kw*DW % SW from kw*DW / SW on). Each output row goes in NCH chunks of CV
+// float8 vectors (the last chunk's lanes past OW are computed and not stored). Same
+// arguments as depthwise8; global (ceil(OH/RB), N*Cout).
+#ifdef DW_ROWS
+// input rows a work-item reads; outputs per row computed; a phase's length (a multiple of
+// 8) and a plane row's; the input columns a plane row holds
+#define DR_PR ((G_RB - 1) * G_SH + (G_KH - 1) * G_DH + 1)
+#define DR_OWP (G_NCH * G_CV * 8)
+#define DR_PHL ((((G_KW - 1) * G_DW) / G_SW + DR_OWP + 7) / 8 * 8)
+#define DR_RL (G_SW * DR_PHL)
+#define DR_SPAN ((DR_OWP - 1) * G_SW + (G_KW - 1) * G_DW + 1)
+#define DR_CW (DR_SPAN - G_PW < G_W ? DR_SPAN - G_PW : G_W)
+#ifdef PRE_RELU
+#define IN_X(v) ((v) < 0.0f ? 0.0f : (v))
+#define DR_IN8(v) select((v), (float8)(0.0f), (v) < (float8)(0.0f))
+#else
+#define IN_X(v) (v)
+#define DR_IN8(v) (v)
+#endif
+// eight private floats from p on, read and written as one unaligned vector each
+#define PLD8(p) ((float8)((p)[0], (p)[1], (p)[2], (p)[3], (p)[4], (p)[5], (p)[6], (p)[7]))
+#define PST8(p, v) do { \
+        (p)[0] = (v).s0; (p)[1] = (v).s1; (p)[2] = (v).s2; (p)[3] = (v).s3; \
+        (p)[4] = (v).s4; (p)[5] = (v).s5; (p)[6] = (v).s6; (p)[7] = (v).s7; \
+    } while (0)
+
+inline float8 act8(float8 v, float slope, float lo, float hi) {
+    v = select(v, v * slope, v < (float8)(0.0f));
+    v = select(v, (float8)(lo), v < (float8)(lo));
+    return select(v, (float8)(hi), v > (float8)(hi));
+}
+
+__kernel void depthwise_rows(__global const float* x, __global const float* w,
+                             __global const float* bias, const int has_bias, __global float* y,
+                             __constant int* cp, const float slope, const float lo,
+                             const float hi HL_ARGS HL_N(x) HL_N(w) HL_N(bias) HL_N(y))
+{
+    const int r0 = get_global_id(0) * G_RB, z = get_global_id(1);
+    const int Cin = cp[12], Cout = cp[13], planes = cp[14];
+    if (r0 >= G_OH || z >= planes) return;
+    const int co = z % Cout, nb = z / Cout, ci = co / (Cout / Cin);
+    VIEW(__global const float*, xp, x, ((size_t)nb * Cin + ci) * G_H * G_W);
+    float wk[G_KH * G_KW];
+    #pragma unroll
+    for (int t = 0; t < G_KH * G_KW; ++t) wk[t] = LD(w, co * G_KH * G_KW + t);
+    const float b = has_bias ? LD(bias, co) : 0.0f;
+    float pl[DR_PR * DR_RL] __attribute__((aligned(32)));
+    for (int r = 0; r < DR_PR; ++r) {  // zeros, then the input row's columns in their phases
+        float* row = pl + r * DR_RL;
+        #pragma unroll
+        for (int j = 0; j < DR_RL; j += 8) *(float8*)(row + j) = (float8)(0.0f);
+        const int ih = r0 * G_SH - G_PH + r;
+        if (ih < 0 || ih >= G_H) continue;
+        const int p = ih * G_W;
+        int j = 0;
+#if G_SW == 1
+        for (; j + 8 <= DR_CW; j += 8) PST8(row + G_PW + j, DR_IN8(LDS8(xp, p + j, 1)));
+#elif G_SW == 2  // sixteen columns: the even ones to one phase, the odd ones to the other
+        for (; j + 16 <= DR_CW; j += 16) {
+            const int e = G_PW + j;
+            const float16 v = (float16)(LDS8(xp, p + j, 1), LDS8(xp, p + j + 8, 1));
+            PST8(row + (e % 2) * DR_PHL + e / 2, DR_IN8(v.even));
+            PST8(row + ((e + 1) % 2) * DR_PHL + (e + 1) / 2, DR_IN8(v.odd));
+        }
+#endif
+        for (; j < DR_CW; ++j) {
+            const int c = G_PW + j;
+            row[(c % G_SW) * DR_PHL + c / G_SW] = IN_X(LD(xp, p + j));
+        }
+    }
+    for (int rr = 0; rr < G_RB; ++rr) {
+        const int oh = r0 + rr;
+        if (oh >= G_OH) break;
+        const float* base = pl + rr * G_SH * DR_RL;
+        const size_t o = ((size_t)z * G_OH + oh) * G_OW;
+        for (int ch = 0; ch < G_NCH; ++ch) {
+            float8 acc[G_CV];
+            #pragma unroll
+            for (int v = 0; v < G_CV; ++v) acc[v] = (float8)(b);
+            const float* src = base + ch * G_CV * 8;
+            #pragma unroll
+            for (int kh = 0; kh < G_KH; ++kh) {
+                #pragma unroll
+                for (int kw = 0; kw < G_KW; ++kw) {
+                    const float wv = wk[kh * G_KW + kw];
+                    const int q = kw * G_DW % G_SW, at = kw * G_DW / G_SW;
+                    const float* tap = src + kh * G_DH * DR_RL + q * DR_PHL + at;
+                    #pragma unroll
+                    for (int v = 0; v < G_CV; ++v) acc[v] += wv * PLD8(tap + 8 * v);
+                }
+            }
+            #pragma unroll
+            for (int v = 0; v < G_CV; ++v) {
+                const int ow0 = (ch * G_CV + v) * 8;
+                const float8 r = act8(acc[v], slope, lo, hi);
+                if (ow0 + 8 <= G_OW) {
+                    ST(y, o + ow0, r.s0); ST(y, o + ow0 + 1, r.s1); ST(y, o + ow0 + 2, r.s2);
+                    ST(y, o + ow0 + 3, r.s3); ST(y, o + ow0 + 4, r.s4); ST(y, o + ow0 + 5, r.s5);
+                    ST(y, o + ow0 + 6, r.s6); ST(y, o + ow0 + 7, r.s7);
+                } else {
+                    float t[8] __attribute__((aligned(32)));
+                    *(float8*)t = r;
+                    for (int j = 0; j < 8 && ow0 + j < G_OW; ++j) ST(y, o + ow0 + j, t[j]);
+                }
+            }
+        }
+    }
+}
+#endif
+
 // B of a product packed for gemm_cpu's B_PACKED: [column blocks][K][NBLK] per batch entry,
 // zero where a column is past N or a tap falls in the padding. CONV: a block is NBLK outputs
 // of one output row and B the implicit im2col of gemm_cpu's CONV path (cp, ktab as there);

@@ -26,13 +26,30 @@
 #define NBLK (8 * NV)
 
 #ifdef RESID
-#define RESID_ARGS , __global const float* R, const int rshift HL_N(R)
+#define RESID_ARGS , __global const float* R, const int rshift
+#define RESID_HL HL_N(R)
 #define ADD_RESID(v, c) ((v) + LD(R, (c) - rshift))
 #define ADD_RESID8(v, c) ((v) + LDS8(R, (c) - rshift, 1))
 #else
 #define RESID_ARGS
+#define RESID_HL
 #define ADD_RESID(v, c) (v)
 #define ADD_RESID8(v, c) (v)
+#endif
+
+// PRELU: a PRelu after the product, its slope S at off.w + m * ssm + n * ssn (eight lanes
+// s apart in PRELU8)
+#ifdef PRELU
+#define PRELU_ARGS , __global const float* S, const int ssm, const int ssn
+#define PRELU_HL HL_N(S)
+#define PRELU1(v, o) ((v) < 0.0f ? (v) * LD(S, (o)) : (v))
+#define PRELU8(v, o, s) \
+    select((v), (v) * ((s) == 0 ? (float8)(LD(S, (o))) : LDS8(S, (o), (s))), (v) < (float8)(0.0f))
+#else
+#define PRELU_ARGS
+#define PRELU_HL
+#define PRELU1(v, o) (v)
+#define PRELU8(v, o, s) (v)
 #endif
 
 #ifdef PRE_RELU
@@ -81,6 +98,7 @@ inline float8 act8(float8 v, float slope, float lo, float hi) {
         ST(b, (i) + 6, (v).s6); ST(b, (i) + 7, (v).s7); \
     } while (0)
 
+#ifndef NC  // gemv_cpu's build has no gemm_cpu
 __kernel void gemm_cpu(const int M, const int N, const int K,
                        __global const float* A, const int sam, const int sak,
                        __global const float* B, const int sbk, const int sbn,
@@ -89,8 +107,9 @@ __kernel void gemm_cpu(const int M, const int N, const int K,
                        __global const float* bias, const int sbias_m, const int sbias_n,
                        const float alpha, const float beta, const int has_bias,
                        const float slope, const float lo, const float hi,
-                       __constant int* cp, __global const int4* ktab RESID_ARGS
-                       HL_ARGS HL_N(A) HL_N(B) HL_N(C) HL_N(offs) HL_N(bias) HL_N(ktab))
+                       __constant int* cp, __global const int4* ktab RESID_ARGS PRELU_ARGS
+                       HL_ARGS HL_N(A) HL_N(B) HL_N(C) HL_N(offs) HL_N(bias) HL_N(ktab)
+                       RESID_HL PRELU_HL)
 {
     const int m0 = get_global_id(1) * MB, b = get_global_id(2);
 #ifdef CONV
@@ -186,7 +205,8 @@ __kernel void gemm_cpu(const int M, const int N, const int K,
                     const int o = off.w + gm * sbias_m + gn * sbias_n;
                     r += beta * (sbias_n == 0 ? (float8)(LD(bias, o)) : LDS8(bias, o, sbias_n));
                 }
-                r = act8(ADD_RESID8(r, c), slope, lo, hi);
+                r = PRELU8(ADD_RESID8(r, c), off.w + gm * ssm + gn * ssn, ssn);
+                r = act8(r, slope, lo, hi);
                 ST8(C, c, r);
             }
             continue;
@@ -198,7 +218,82 @@ __kernel void gemm_cpu(const int M, const int N, const int K,
             float v = alpha * bt[j];
             if (has_bias) v += beta * LD(bias, off.w + gm * sbias_m + gn * sbias_n);
             const int c = off.z + gm * ldc + gn;
-            ST(C, c, act(ADD_RESID(v, c), slope, lo, hi));
+            v = PRELU1(ADD_RESID(v, c), off.w + gm * ssm + gn * ssn);
+            ST(C, c, act(v, slope, lo, hi));
         }
     }
 }
+#endif
+
+// A product with few columns of C (NC = N, 1 to 4: a matrix times a vector, a 1x1
+// convolution on a 1x1 map) and A packed as [row blocks][K][MB] (A_PACKED, MB = 8 RV):
+// gemm_cpu's 16 columns would leave all but N lanes idle, so here the vectors run along M.
+// A work-item owns MB rows and every column of C; per k it loads RV vectors of A and NC
+// scalars of B, and does RV * NC vector multiply-adds. Same arguments as gemm_cpu (cp, ktab
+// unused). Global (1, ceil(M/MB), batch).
+#ifdef NC
+__kernel void gemv_cpu(const int M, const int N, const int K,
+                       __global const float* A, const int sam, const int sak,
+                       __global const float* B, const int sbk, const int sbn,
+                       __global float* C, const int ldc, const int csplit,
+                       __global const int4* offs, const int splits, const int klen,
+                       __global const float* bias, const int sbias_m, const int sbias_n,
+                       const float alpha, const float beta, const int has_bias,
+                       const float slope, const float lo, const float hi,
+                       __constant int* cp, __global const int4* ktab RESID_ARGS PRELU_ARGS
+                       HL_ARGS HL_N(A) HL_N(B) HL_N(C) HL_N(offs) HL_N(bias) HL_N(ktab)
+                       RESID_HL PRELU_HL)
+{
+    const int m0 = get_global_id(1) * MB, b = get_global_id(2);
+    if (m0 >= M) return;
+    const int4 off = LD(offs, b);
+    VIEW(__global const float*, Ap, A, off.x + (size_t)get_global_id(1) * K * MB);
+    VIEW(__global const float*, Bb, B, off.y);
+    float8 acc[NC][RV];
+    #pragma unroll
+    for (int n = 0; n < NC; ++n) {
+        #pragma unroll
+        for (int v = 0; v < RV; ++v) acc[n][v] = (float8)(0.0f);
+    }
+    for (int k = 0; k < K; ++k) {
+        float8 av[RV];
+        #pragma unroll
+        for (int v = 0; v < RV; ++v) av[v] = LD8(Ap, k * MB + 8 * v);
+        #pragma unroll
+        for (int n = 0; n < NC; ++n) {
+            const float8 bk = (float8)(IN_B(LD(Bb, k * sbk + n * sbn)));
+            #pragma unroll
+            for (int v = 0; v < RV; ++v) acc[n][v] += av[v] * bk;
+        }
+    }
+    float t[8] __attribute__((aligned(32)));
+    #pragma unroll
+    for (int n = 0; n < NC; ++n) {
+        #pragma unroll
+        for (int v = 0; v < RV; ++v) {
+            const int m = m0 + 8 * v;
+            if (m >= M) break;
+            const int c = off.z + m * ldc + n, o = off.w + m * sbias_m + n * sbias_n;
+            if (m + 8 <= M) {  // eight rows: C's and the bias's lanes ldc and sbias_m apart
+                float8 r = alpha * acc[n][v];
+                if (has_bias)
+                    r += beta * (sbias_m == 0 ? (float8)(LD(bias, o)) : LDS8(bias, o, sbias_m));
+#ifdef RESID
+                r += LDS8(R, c - rshift, ldc);
+#endif
+                r = PRELU8(r, off.w + m * ssm + n * ssn, ssm);
+                *(float8*)t = act8(r, slope, lo, hi);
+            } else {  // the rows past M neither read nor written
+                *(float8*)t = acc[n][v];
+                for (int j = 0; j < 8 && m + j < M; ++j) {
+                    float r = alpha * t[j];
+                    if (has_bias) r += beta * LD(bias, o + j * sbias_m);
+                    r = PRELU1(ADD_RESID(r, c + j * ldc), off.w + (m + j) * ssm + n * ssn);
+                    t[j] = act(r, slope, lo, hi);
+                }
+            }
+            for (int j = 0; j < 8 && m + j < M; ++j) ST(C, c + j * ldc, t[j]);
+        }
+    }
+}
+#endif

@@ -18,6 +18,7 @@ import numpy as np
 from hetlab.devices.kernels.ops import Op, register
 from hetlab.devices.kernels.ops.common import attr, i32
 from hetlab.devices.kernels.ops.conv_geometry import geometry
+from hetlab.devices.kernels.ops.depthwise import depthwise
 from hetlab.devices.kernels.ops.gemm import gemm_launch, no_act
 from hetlab.graph.ir import Node, OpGraph
 
@@ -58,7 +59,7 @@ class Conv(Op):
         cig, cog = Cin // G, Cout // G
         y, yoff = ctx.dest(node)
         if cig == 1 and G > 1:
-            _depthwise(ctx, node, x, Wb, Bb, g, (Nb, Cin, Cout), y)
+            depthwise(ctx, node, x, Wb, Bb, g, (Nb, Cin, Cout), y)
             return
         HW, OHW = g["H"] * g["W"], g["OH"] * g["OW"]
         Kd = cig * g["KH"] * g["KW"]
@@ -122,37 +123,6 @@ def _folded_weights(ctx: Any, node: Node, w: str, b: str, rank: int) -> tuple[An
     Wb = ctx.upload(W_arr, key=("W", node.id)) if W_arr is not None else ctx.t(w)
     Bb = ctx.upload(B_arr, key=("B", node.id)) if B_arr is not None else (ctx.t(b) if b else None)
     return Wb, Bb, W_arr, B_arr
-
-
-def _depthwise(
-    ctx: Any, node: Node, x: str, Wb: Any, Bb: Any, g: dict, chans: tuple[int, int, int], y: Any
-) -> None:
-    """A depthwise Conv (one input channel per group) on its own kernel."""
-    Nb, Cin, Cout = chans
-    cp = [g[k] for k in ("H", "W", "OH", "OW", "KH", "KW", "SH", "SW", "PH", "PW", "DH", "DW")]
-    opt = "-DPRE_RELU" if node.id in ctx.pre_relu else ""
-    if ctx.device.cpu_kernels:  # eight outputs of a row per work-item, as a float8
-        k, width = ctx.kernel("conv_cpu.cl", "depthwise8", opt), -(-g["OW"] // 8)
-        lsize = (min(4, width), 1, 1)
-    else:
-        k, width = ctx.kernel("conv_misc.cl", "depthwise", opt), g["OW"]
-        lsize = None if g["OW"] < 8 else (8, 8, 1)
-    has = Bb is not None
-    ctx.launch(
-        node,
-        k,
-        (width, g["OH"], Nb * Cout),
-        lsize,
-        [
-            ctx.t(x),
-            Wb,
-            Bb if has else ctx.scratch(1),
-            i32(has),
-            y,
-            ctx.ints(cp + [Cin, Cout]),
-            *ctx.act(node),
-        ],
-    )
 
 
 @register

@@ -22,12 +22,12 @@ from hetlab.devices.kernels.ops import Op, register
 from hetlab.devices.kernels.ops.common import attr, bcast_strides, f32, i32, is_const
 from hetlab.devices.kernels.ops.gemm_pack import cpu_pack_b, cpu_packed
 from hetlab.devices.kernels.ops.gemm_shape import (
-    SPLIT_GRAPH,
-    SPLIT_HOST,
+    NARROW,
     choose_tiling,
     conv_table,
-    cpu_block,
-    cpu_grid,
+    launch_shape,
+    narrow_rows,
+    prelu_slopes,
 )
 from hetlab.devices.kernels.ops.library import Product, library_launch, wanted
 from hetlab.graph.ir import Node, OpGraph
@@ -66,12 +66,23 @@ def gemm_launch(
     ``shift`` (C may be a slice of a larger buffer). ``pre_relu``: B is read through a Relu.
     ``library``: through the device's library GEMM where its precision asks for one
     (``library.py``), ``hosts`` the values of a constant A, B and bias (None where not)."""
-    epi = _epilogue(ctx, node, bias, sbias_m, sbias_n, alpha, beta, act)
+    prelu = _prelu(ctx, node)
+    epi = _epilogue(ctx, node, bias, sbias_m, sbias_n, alpha, beta, no_act() if prelu else act)
     p = Product(M, N, K, A, sam, sak, B, sbk, sbn, C, ldc, offs, conv, pre_relu, *hosts)
     if library and wanted(ctx.device):
         library_launch(ctx, node, p, epi, resid, _plain)
     else:
-        _own_launch(ctx, node, p, epi, resid)
+        _own_launch(ctx, node, p, epi, resid, prelu)
+
+
+def _prelu(ctx: Any, node: Node) -> list[Any]:
+    """gemm_cpu's PRELU arguments (slopes, their strides along m and n) where fusion put a
+    PRelu into this product's epilogue (``gemm_shape.prelu_slopes``), else none."""
+    a = ctx.act_of.get(node.id)
+    if a is None or a.op_type != "PRelu":
+        return []
+    slopes, sm, sn = prelu_slopes(ctx, node, a)
+    return [ctx.upload(slopes, key=("prelu", node.id)), i32(sm), i32(sn)]
 
 
 def _plain(ctx: Any, node: Node, p: Product) -> None:
@@ -79,18 +90,21 @@ def _plain(ctx: Any, node: Node, p: Product) -> None:
     _own_launch(ctx, node, p, _epilogue(ctx, node, None, 0, 0, 1.0, 1.0, no_act()), None)
 
 
-def _own_launch(ctx: Any, node: Node, p: Product, epi: list[Any], resid: Any) -> None:
-    """``p`` on the device's own kernels: gemv (M <= 4), gemm_cpu (a CPU) or the tiled gemm
-    with split-K, the epilogue ``epi`` in the same launch (or split-K's sum)."""
+def _own_launch(
+    ctx: Any, node: Node, p: Product, epi: list[Any], resid: Any, prelu: Sequence[Any] = ()
+) -> None:
+    """``p`` on the device's own kernels: gemv (M <= 4), gemm_cpu (a CPU; gemv_cpu where C
+    has at most NARROW columns and A is constant) or the tiled gemm with split-K, the epilogue ``epi`` in the same launch (or split-K's sum)."""
     M, N, K, nb, dev = p.M, p.N, p.K, len(p.offs), ctx.device
     res_opt, res_args = ("", []) if resid is None else (" -DRESID", [resid[0], i32(resid[1])])
-    in_opt = " -DPRE_RELU" if p.pre_relu else ""
+    in_opt = (" -DPRE_RELU" if p.pre_relu else "") + (" -DPRELU" if prelu else "")
     cpu = dev.cpu_kernels and not dev.gemm_splits
+    narrow = cpu and N <= NARROW and not p.conv and p.a_host is not None  # gemv_cpu
     cp = ctx.ints(list(p.conv) if p.conv else [0] * 11)
     ktab = ctx.upload(conv_table(p.conv, K), dtype="int32") if p.conv else ctx.ints([0, 0, 0, 0])
     if cpu:  # operands packed for gemm_cpu: the constant ones now, B by a launch
-        p, pk_opt = cpu_packed(ctx, p)
-        if "B_PACKED" not in pk_opt:
+        p, pk_opt = cpu_packed(ctx, p, narrow_rows(M, N) if narrow else None)
+        if "B_PACKED" not in pk_opt and not narrow:
             p, b_opt = cpu_pack_b(ctx, node, p, cp, ktab)
             pk_opt += b_opt
         in_opt += pk_opt
@@ -106,32 +120,17 @@ def _own_launch(ctx: Any, node: Node, p: Product, epi: list[Any], resid: Any) ->
             [*args, offs_buf, *epi, *res_args],
         )
         return
-    splits, klen, gsize, lsize, prog = _shape(M, N, K, nb, dev, cpu, p.conv)
+    splits, klen, gsize, lsize, prog = launch_shape(M, N, K, nb, dev, cpu, p.conv, narrow)
     opts = f"-DA_KC={int(p.sak == 1)} -DB_NC={int(p.sbn == 1)}" + (" -DCONV" if p.conv else "")
     k = ctx.kernel(prog[0], prog[1], prog[2] + opts + res_opt + in_opt)
     dst, csplit = (p.C, 0) if splits == 1 else (ctx.scratch(splits * nb * M * N), M * N)
     args = [i32(M), i32(N), i32(K), p.A, i32(p.sam), i32(p.sak), p.B, i32(p.sbk), i32(p.sbn)]
     args += [dst, i32(p.ldc), i32(csplit), offs_buf, i32(splits), i32(klen), *epi, cp, ktab]
-    ctx.launch(node, k, gsize, lsize, [*args, *res_args])
+    ctx.launch(node, k, gsize, lsize, [*args, *res_args, *prelu])
     if splits > 1:  # a second launch sums the partials
         r = ctx.kernel("gemm.cl", "gemm_splitk", res_opt.strip())
         args = [i32(M), i32(N), i32(splits), i32(nb), dst, p.C, i32(p.ldc), offs_buf, *epi]
         ctx.launch(node, r, (N, M, nb), (16, 16, 1), [*args, *res_args])
-
-
-def _shape(M: int, N: int, K: int, nb: int, dev: Any, cpu: bool, conv: Any) -> tuple:
-    """(K splits, K per split, global size, work-group size, (file, kernel, option))."""
-    if cpu:  # gemm_cpu.cl: a block of C per work-item (of one output row), all of K
-        width = conv[2] if conv else N
-        rows, nv, blocks = cpu_block(M, width)
-        grid = cpu_grid(M, blocks * (N // width) * 8 * nv, nb, 8 * nv, rows)
-        return (1, K, *grid, ("gemm_cpu.cl", "gemm_cpu", f"-DMB={rows} -DNV={nv} "))
-    rule = SPLIT_GRAPH if dev.launches_from_graph else SPLIT_HOST
-    ts, splits, klen = choose_tiling(
-        M, N, K, nb, int(dev.dev.max_compute_units), dev.gemm_splits, rule
-    )
-    gsize = (math.ceil(N / ts) * 16, math.ceil(M / ts) * 16, nb * splits)
-    return splits, klen, gsize, (16, 16, 1), ("gemm.cl", "gemm", f"-DTS={ts} ")
 
 
 def _epilogue(

@@ -22,17 +22,19 @@ PACK_MOST = 1 << 26  # floats of a packed B at most (256 MB); a larger B is read
 PACK_LEAST = 1 << 21  # multiply-adds of a product at least, for its launch to pay
 
 
-def cpu_packed(ctx: Any, p: Product) -> tuple[Product, str]:
+def cpu_packed(ctx: Any, p: Product, narrow: int | None = None) -> tuple[Product, str]:
     """``p`` with its constant operands packed for gemm_cpu (A always, B where the product
-    is not a convolution), and the build options that say so."""
+    is not a convolution), and the build options that say so. ``narrow``: for gemv_cpu, A
+    alone in blocks of that many rows."""
     rows, nv, _ = cpu_block(p.M, p.conv[2] if p.conv else p.N)
+    rows = narrow or rows
     opts = ""
     if p.a_host is not None:
         a, xs = pack(np.asarray(p.a_host).reshape(-1), [o[0] for o in p.offs], p, rows, True)
         offs = [(x, *o[1:]) for x, o in zip(xs, p.offs, strict=True)]
         p = dataclasses.replace(p, A=ctx.upload(a), offs=offs)
         opts += " -DA_PACKED"
-    if p.b_host is not None and not p.conv:
+    if p.b_host is not None and not p.conv and not narrow:
         b, ys = pack(np.asarray(p.b_host).reshape(-1), [o[1] for o in p.offs], p, 8 * nv, False)
         offs = [(o[0], y, *o[2:]) for y, o in zip(ys, p.offs, strict=True)]
         p = dataclasses.replace(p, B=ctx.upload(b), offs=offs)

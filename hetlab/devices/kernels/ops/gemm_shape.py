@@ -1,6 +1,7 @@
 """Launch shapes of the GEMM kernels: the tiling and split-K of ``gemm.cl``,
 ``gemm_cpu.cl``'s grid (the GEMM and convolution kernel of a CPU device) and the
-implicit-im2col table of a convolution.
+implicit-im2col table of a convolution; and where the slopes of a PRelu fused into a
+product's epilogue lie.
 
 A work-item owns ``CPU_ROWS`` rows x 16 columns of C: 2 x CPU_ROWS float8 accumulators, two
 vectors of B and a broadcast of A fit AVX2's 16 vector registers; or, where C's rows (a
@@ -13,8 +14,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+
+from hetlab.graph.ir import Node
 
 TK = 16
 CPU_ROWS = 6
@@ -98,3 +102,62 @@ def choose_tiling(
     klen = math.ceil(math.ceil(K / splits) / TK) * TK
     splits = max(1, math.ceil(K / klen))
     return ts, splits, klen
+
+
+NARROW = 4  # columns of C at most for gemm_cpu.cl's gemv_cpu
+
+
+def narrow_rows(M: int, N: int) -> int:
+    """Rows of C per gemv_cpu work-item (its packed A's row block): RV float8 vectors, with
+    RV * N accumulators in AVX2's 16 vector registers beside the RV vectors of A."""
+    return 8 * max(1, min(4 if N < 4 else 3, math.ceil(M / 8)))
+
+
+def narrow_grid(
+    M: int, N: int, batch: int, units: int
+) -> tuple[tuple[int, int, int], tuple[int, int, int], str]:
+    """(global size, work-group size, build options) of gemv_cpu for C[batch] of M x N: a
+    work-group takes up to four row blocks where there are two per compute unit besides."""
+    rows = narrow_rows(M, N)
+    blocks = math.ceil(M / rows)
+    group = max(1, min(4, blocks // (2 * units)))
+    return (1, blocks, batch), (1, group, 1), f"-DMB={rows} -DRV={rows // 8} -DNC={N} "
+
+
+def launch_shape(
+    M: int, N: int, K: int, nb: int, dev: Any, cpu: bool, conv: Any, narrow: bool
+) -> tuple:
+    """(K splits, K per split, global size, work-group size, (file, kernel, option)) of a
+    product of M x N x K over ``nb`` batch entries on ``dev``: gemv_cpu (``narrow``),
+    gemm_cpu (``cpu``; ``conv``: its geometry) or the tiled gemm with split-K."""
+    if narrow:  # few columns: gemv_cpu, vectors along M
+        gsize, lsize, opts = narrow_grid(M, N, nb, int(dev.dev.max_compute_units))
+        return 1, K, gsize, lsize, ("gemm_cpu.cl", "gemv_cpu", opts)
+    if cpu:  # gemm_cpu.cl: a block of C per work-item (of one output row), all of K
+        width = conv[2] if conv else N
+        rows, nv, blocks = cpu_block(M, width)
+        grid = cpu_grid(M, blocks * (N // width) * 8 * nv, nb, 8 * nv, rows)
+        return (1, K, *grid, ("gemm_cpu.cl", "gemm_cpu", f"-DMB={rows} -DNV={nv} "))
+    rule = SPLIT_GRAPH if dev.launches_from_graph else SPLIT_HOST
+    ts, splits, klen = choose_tiling(
+        M, N, K, nb, int(dev.dev.max_compute_units), dev.gemm_splits, rule
+    )
+    gsize = (math.ceil(N / ts) * 16, math.ceil(M / ts) * 16, nb * splits)
+    return splits, klen, gsize, (16, 16, 1), ("gemm.cl", "gemm", f"-DTS={ts} ")
+
+
+def prelu_slopes(ub: Any, n: Node, a: Node) -> tuple[np.ndarray, int, int] | None:
+    """(slopes, stride along m, stride along n) of PRelu ``a`` after the product of Conv,
+    Gemm or MatMul ``n`` (a Conv's m: its output channels): None where its slope is not constant or
+    varies along other axes."""
+    s, ys = ub.const(a.inputs[1]), tuple(ub.shape(a.outputs[0]))
+    try:
+        full = np.broadcast_to(np.asarray(s, dtype=np.float32), ys)
+    except (TypeError, ValueError):  # no constant slope, or one of another shape
+        return None
+    for axis, sm, sn in ((1, 1, 0),) if n.op_type == "Conv" else ((1, 0, 1), (0, 1, 0)):
+        along = full[tuple(slice(None) if i == axis else 0 for i in range(len(ys)))]
+        shape = [-1 if i == axis else 1 for i in range(len(ys))]
+        if np.array_equal(np.broadcast_to(along.reshape(shape), ys), full):
+            return np.ascontiguousarray(along), sm, sn
+    return None

@@ -39,6 +39,7 @@ from pathlib import Path
 import pytest
 
 from tests import browser_page as bp
+from tests.kernel_path import KERNEL_PATH
 
 ROOT = Path(__file__).resolve().parents[1]
 ART = ROOT / "tests" / "_artifacts"
@@ -103,7 +104,7 @@ def lab(tmp_path_factory):
     # every other setting is JupyterLab's default: notebook windowing on, as users have it
     env = dict(
         os.environ,
-        PYTHONPATH=str(ROOT),
+        PYTHONPATH=os.pathsep.join([str(ROOT), KERNEL_PATH]),
         JUPYTERLAB_SETTINGS_DIR=str(tmp_path / "settings"),
         JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "ws"),
         JUPYTER_RUNTIME_DIR=str(tmp_path / "rt"),

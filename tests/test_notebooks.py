@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.kernel_path import KERNEL_PATH
+
 NB_DIR = Path(__file__).resolve().parents[1] / "notebooks"
 NOTEBOOKS = sorted(p.name for p in NB_DIR.glob("*.ipynb"))
 LIMIT_S = 120  # per notebook, on a 2-core machine
@@ -23,7 +25,8 @@ def test_notebook_runs(name: str, monkeypatch) -> None:
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     root = str(NB_DIR.parent)  # the kernel imports this checkout's hetlab, not an installed one
-    monkeypatch.setenv("PYTHONPATH", root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    path = [root, KERNEL_PATH, os.environ.get("PYTHONPATH", "")]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(path))
     monkeypatch.setenv("HETLAB_QUICK", "1")
     nb = nbformat.read(NB_DIR / name, as_version=4)
     assert not any(c.get("outputs") for c in nb.cells if c.cell_type == "code"), (

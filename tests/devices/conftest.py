@@ -20,6 +20,7 @@ BOUNDS_CHECKED = (
     "test_opencl_bytes",
     "test_opencl_scatter",
     "test_opencl_fewer_launches",
+    "test_opencl_operand_views",
     "test_opencl_ml",
     "test_opencl_more_ops",
     "test_opencl_half",

@@ -185,6 +185,12 @@ def run_case(
     return errs, (unit, res), graph
 
 
+def kernel_name(launch: Any) -> str:
+    """The name of a launch's kernel on any kernel device (OpenCL's ``function_name``,
+    CUDA's ``name``)."""
+    return getattr(launch.kernel, "function_name", None) or launch.kernel.name
+
+
 def rnd(*shape: int, seed: int = 0, lo: float = -1.0, hi: float = 1.0) -> np.ndarray:
     return (
         np.random.default_rng(seed + len(shape) * 7 + sum(shape))

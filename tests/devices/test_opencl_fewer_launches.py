@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from onnx import helper
 
-from tests.devices.opencl_case import rnd, run_case
+from tests.devices.opencl_case import kernel_name, rnd, run_case
 
 pytest.importorskip("pyopencl")
 
@@ -73,7 +73,7 @@ def test_concat_runs_split_where_a_producer_writes_in_place(dev):
         N("Concat", ["s0", "s1", "c", "inner", "x"], axis=1),
     ]
     _, (unit, _), _ = run_case(dev, nodes, {"x": x}, {"w": rnd(2, 3, 1, 1, seed=1)})
-    names = [(L.node, L.kernel.function_name) for L in unit.handle.launches]
+    names = [(L.node, kernel_name(L)) for L in unit.handle.launches]
     names = [(v, "copy" if f.startswith("copy") else f) for v, f in names if v in ("n5", "n6")]
     # the inner Concat writes its slice of the outer one: s2 and s3 in one launch; the outer
     # one copies s0 and s1 in one launch, and x alone
@@ -124,3 +124,38 @@ def test_pow_two_fused_into_the_reduction_that_reads_it(dev, op, axes, keep):
     nodes = [N("Pow", ["x", "three"], ["p"]), N(op, ["p"], **red)]
     _, (unit, _), _ = run_case(dev, nodes, {"x": x}, {"three": three}, opset=12)
     assert len(unit.handle.launches) == 2
+
+
+def test_chain_takes_operands_made_for_it_alone(dev):
+    """On a CPU device: ``sqrt(a^2 + b^2)`` is one launch; a side operand with a side
+    operand of its own joins too; one that would make five inputs, or that a unit output
+    keeps, keeps its launch."""
+    if not dev.cpu_kernels:
+        pytest.skip("chains are a CPU device's")
+    x = {k: rnd(3, 4, 17, seed=i) for i, k in enumerate("abcde")}
+    two = {"two": np.array(2.0, np.float32)}
+    nodes = [
+        N("Pow", ["a", "two"], ["pa"]),
+        N("Pow", ["b", "two"], ["pb"]),
+        N("Add", ["pa", "pb"], ["s"]),
+        N("Sqrt", ["s"]),
+    ]
+    _, (unit, _), _ = run_case(dev, nodes, x, two, opset=12, tol=1e-6)
+    assert len(unit.handle.launches) == 1
+    nodes = [
+        N("Exp", ["a"], ["ea"]),
+        N("Neg", ["c"], ["nc"]),
+        N("Mul", ["nc", "b"], ["m"]),  # a side operand of the Add, made from a side operand
+        N("Add", ["ea", "m"], ["s"]),
+        N("Abs", ["s"]),
+    ]
+    _, (unit, _), _ = run_case(dev, nodes, x, tol=1e-6)
+    assert len(unit.handle.launches) == 1
+    nodes[2] = N("Mul", ["nc", "d"], ["m0"])
+    nodes.insert(3, N("Mul", ["m0", "e"], ["m"]))  # a, c, d, e and the Add's b: five inputs
+    nodes[4] = N("Add", ["ea", "m"], ["s0"])
+    nodes.insert(5, N("Add", ["s0", "b"], ["s"]))
+    _, (unit, _), _ = run_case(dev, nodes, x, tol=1e-6)
+    assert len(unit.handle.launches) == 2
+    _, (unit, _), _ = run_case(dev, nodes, x, outputs=["y", "nc"], tol=1e-6)
+    assert len(unit.handle.launches) == 3  # the Neg alone; a, nc, d, e; then the Add of b

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from onnx import helper
 
-from tests.devices.opencl_case import make_model, reference, rnd, run_case, to_graph
+from tests.devices.opencl_case import kernel_name, make_model, reference, rnd, run_case, to_graph
 
 pytest.importorskip("pyopencl")
 
@@ -173,9 +173,7 @@ def test_scatter_elements_reduces_repeated_indices_in_order(dev, red, axis, run_
 
 def copies_of(unit, node_id):
     return sum(
-        L.kernel.function_name in ("copy_cpu", "copy_nd")
-        for L in unit.handle.launches
-        if L.node == node_id
+        kernel_name(L) in ("copy_cpu", "copy_nd") for L in unit.handle.launches if L.node == node_id
     )
 
 

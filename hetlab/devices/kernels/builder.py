@@ -1,9 +1,9 @@
 """Turn a list of graph nodes into a prebuilt OpenCL launch plan (the unit's handle).
 
 ``UnitBuilder`` first plans fusions (``fusion.py``), then lets each op's ``build`` add
-launches through the context methods below. Intermediate
-tensors get one buffer each, allocated once per unit; kernel arguments are set once here, so
-a run only rebinds the buffers of the unit's inputs and enqueues.
+launches through the context methods below. Intermediate tensors get one buffer each,
+allocated once per unit; kernel arguments are set once here, so a run only rebinds the
+buffers of the unit's inputs and enqueues.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from hetlab.devices.kernels.ops import op_for, why_not
 from hetlab.devices.kernels.ops.activation import act_params
 from hetlab.devices.kernels.ops.common import const_weights
 from hetlab.devices.kernels.ops.fused import build_chain
+from hetlab.devices.kernels.ops.operand_strides import plan_operand_views
 from hetlab.devices.kernels.views import make_view, view_buffer
 from hetlab.devices.kernels.widen import (
     apply_widen,
@@ -80,6 +81,7 @@ class UnitBuilder:
         plan_prologue(self)
         plan_chains(self)
         plan_concat(self)
+        plan_operand_views(self)
 
     # --- planning -------------------------------------------------------------------
     def _plan_outputs(self) -> None:
@@ -206,7 +208,7 @@ class UnitBuilder:
     # --- finishing -----------------------------------------------------------------------
     def build(self) -> Unit:
         for n in self.nodes:
-            if n.id not in self.fused:
+            if n.id not in self.fused and n.outputs[0] not in self.operand_views:
                 try:
                     members = self.chains[n.id][0] if n.id in self.chains else [n]
                     for m in members:
@@ -217,10 +219,8 @@ class UnitBuilder:
                         op_for(n.op_type, n.domain).build(n, self)
                     convert_out(self, n, chained=n.id in self.chains)
                 except (KeyError, IndexError, TypeError, ValueError) as e:
-                    raise HetlabError(
-                        f"{self.device.name} cannot build node {n.id} ({n.op_type}): "
-                        f"{type(e).__name__}: {e}"
-                    ) from None
+                    why = f"{n.id} ({n.op_type}): {type(e).__name__}: {e}"
+                    raise HetlabError(f"{self.device.name} cannot build node {why}") from None
         buffers: dict[str, Any] = {}
         slots: dict[str, list[tuple[Launch, int]]] = {}
         inputs: list[str] = []

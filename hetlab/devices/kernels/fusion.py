@@ -11,7 +11,8 @@
 - ``Pow(x, 2)`` into the ReduceMean/ReduceSum that alone reads it (``squares.py``);
 - a Relu whose every reader is a Conv taking it as its input, into those Convs' loads;
 - on a CPU device, chains of float32 element-wise nodes, each one's output read only by the
-  next, into one launch (``ops/fused.py``); likewise chains of nodes computing on float16
+  next, into one launch (``ops/fused.py``), with the element-wise nodes that make an operand
+  for a member alone as sub-expressions (up to the chain's four inputs); likewise chains of nodes computing on float16
   tensors (``widen.py``), each term rounded to float16, no other node reading the float16
   tensors inside the chain;
 - Concat inputs written in place: producers whose kernels take an output offset write their
@@ -231,6 +232,33 @@ def _chain_next(ub: Any, n: Node) -> Node | None:
     return None if skip or not fusable(c) else c
 
 
+def _take_side(ub: Any, chain: Chain, node: Node, members: list[Node]) -> None:
+    """Before ``node`` joins ``chain``: each operand of it that an element-wise node makes
+    for ``node`` alone (of the chain's shape, no unit output, no float16) joins first, with
+    its own such operands, as a sub-expression (``Pow(a, 2) + Pow(b, 2)``: one launch)."""
+    for t in dict.fromkeys(node.inputs):
+        p = ub.producer.get(t)
+        if p is None or t in chain.value or ub.consumers.get(t) != [node.id] or _kept(ub, t):
+            continue
+        if p.id in ub.fused or p.id in ub.chains or ub.final.get(p.id) != t or not fusable(p):
+            continue
+        if p.id in ub.widened or node.id in ub.widened or p in members:
+            continue
+        _join(ub, chain, p, members)
+
+
+def _join(ub: Any, chain: Chain, node: Node, members: list[Node]) -> bool:
+    """Add ``node`` and its side operands (``_take_side``) to the chain, or none of them."""
+    saved = (list(chain.inputs), dict(chain.value), set(chain.deferred), len(members))
+    _take_side(ub, chain, node, members)
+    if chain.add(node):
+        members.append(node)
+        return True
+    chain.inputs, chain.value, chain.deferred = saved[:3]
+    del members[saved[3] :]
+    return False
+
+
 def plan_chains(ub: Any) -> None:
     """On a CPU device, where a launch costs microseconds of the driver's time: each chain of
     two or more element-wise nodes into one launch (``ub.chains``: its last node -> the
@@ -247,8 +275,8 @@ def plan_chains(ub: Any) -> None:
         chain, members = Chain(ub, ub.shape(n.outputs[0])), [n]
         if not chain.add(n):
             continue
-        while (nxt := _chain_next(ub, members[-1])) is not None and chain.add(nxt):
-            members.append(nxt)
+        while (nxt := _chain_next(ub, members[-1])) is not None and _join(ub, chain, nxt, members):
+            pass
         if len(members) < 2 and not chain.deferred or not chain.inputs:
             continue  # one node alone is a chain only where it rounds a float16 result
         last, ids = members[-1].id, {m.id for m in members[:-1]}

@@ -46,7 +46,12 @@ def written_by_launch(ctx: Any, root: str) -> bool:
     if prod is None or root in ctx.alias or root in ctx.weights or root in ctx.sub:
         return False
     host, ref = ctx.fused.get(prod.id, prod.id), Ref(root)
-    return any(L.node == host and ref in L.args for L in ctx.launches)
+    # compared as Refs: a launch's other arguments may be arrays, which ``in`` would compare
+    # element by element
+    return any(
+        L.node == host and any(isinstance(a, Ref) and a == ref for a in L.args)
+        for L in ctx.launches
+    )
 
 
 def sharers(ctx: Any, root: str) -> set[str] | None:
@@ -66,7 +71,12 @@ def sharers(ctx: Any, root: str) -> set[str] | None:
             todo += [
                 o
                 for o in n.outputs
-                if o and (ctx.alias.get(o) == root or (n.op_type in MAY_VIEW and t == n.inputs[0]))
+                if o
+                and (
+                    ctx.alias.get(o) == root
+                    or (n.op_type in MAY_VIEW and t == n.inputs[0])
+                    or o in ctx.operand_views  # read through strides by MatMuls
+                )
             ]
     return shared
 

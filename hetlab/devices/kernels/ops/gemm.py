@@ -30,6 +30,7 @@ from hetlab.devices.kernels.ops.gemm_shape import (
     prelu_slopes,
 )
 from hetlab.devices.kernels.ops.library import Product, library_launch, wanted
+from hetlab.devices.kernels.ops.operand_strides import view_operands
 from hetlab.graph.ir import Node, OpGraph
 
 
@@ -255,25 +256,20 @@ class MatMul(Op):
             b_, sm_, sn_ = _fused_bias(ctx, node, N)
             bias = {"bias": b_, "sbias_m": sm_, "sbias_n": sn_}
         full = bool(bias) and bias["sbias_m"] != 0
-        if all(d == 1 for d in bbat) and list(abat) == obat:  # fold A's batch into M
+        kw = view_operands(ctx, node, (ash, bsh), N, full)  # a Transpose or Slice folded in
+        if kw is None and all(d == 1 for d in bbat) and list(abat) == obat:  # A's batch in M
             M, offs = M * int(np.prod(abat, dtype=np.int64)), [(0, 0, 0, 0)]
-        else:
+        elif kw is None:
             offs = _batch_offsets(abat, bbat, obat, M, N, K, full)
+        kw = kw or {"M": M, "A": A, "sam": K, "sak": 1, "B": B, "sbk": N, "sbn": 1, "offs": offs}
+        kw.setdefault("ldc", N)
         gemm_launch(
             ctx,
             node,
-            M=M,
             N=N,
             K=K,
-            A=A,
-            sam=K,
-            sak=1,
-            B=B,
-            sbk=N,
-            sbn=1,
             C=C,
-            ldc=N,
-            offs=offs,
+            **kw,
             **bias,
             library=True,
             hosts=(ctx.const(a), ctx.const(b), _fused_bias_values(ctx, node) if bias else None),

@@ -1,4 +1,4 @@
-"""Chains of element-wise nodes as one launch on a CPU device (``fusion.plan_chains``,
+"""Chains of element-wise nodes as one launch on a CPU device (``chains.plan_chains``,
 ``ops/fused.py``), each against onnxruntime; elsewhere the same nodes run one launch each."""
 
 from __future__ import annotations

@@ -14,8 +14,9 @@ import numpy as np
 
 from hetlab.devices.kernels import precompute
 from hetlab.devices.kernels.bounds import Checks
+from hetlab.devices.kernels.chains import plan_chains
 from hetlab.devices.kernels.device import KernelDevice
-from hetlab.devices.kernels.fusion import plan_chains, plan_concat, plan_fusion, plan_prologue
+from hetlab.devices.kernels.fusion import plan_concat, plan_fusion, plan_prologue
 from hetlab.devices.kernels.launches import Launch, LaunchPlan, Ref
 from hetlab.devices.kernels.ops import op_for, why_not
 from hetlab.devices.kernels.ops.activation import act_params

@@ -1,6 +1,6 @@
 """A chain of float32 element-wise nodes as one launch on a CPU device (``cl/fused_cpu.cl``).
 
-``fusion.plan_chains`` finds the chains; here each node becomes a term of one expression
+``chains.plan_chains`` finds the chains; here each node becomes a term of one expression
 over float8 values, built into the kernel (``-DEXPR=...``): the running value, inputs
 ``v0..v3`` (tensors and non-scalar constants, each at its broadcast strides over the chain's
 output) and one-element constants as exact hexadecimal literals; a Relu, LeakyRelu or Clip

@@ -10,7 +10,7 @@ from tests.devices.opencl_case import make_model, rnd, run_case, to_graph
 
 pytest.importorskip("pyopencl")
 from hetlab.devices.kernels.ops import REGISTRY, op_for
-from hetlab.devices.kernels.ops.gemm import SPLIT_GRAPH, choose_tiling
+from hetlab.devices.kernels.ops.gemm_shape import SPLIT_GRAPH, choose_tiling
 from hetlab.devices.opencl import CLBuffer, discover
 from hetlab.errors import HetlabError
 

@@ -46,9 +46,16 @@ def bounds(request):
     return request.param
 
 
-@pytest.mark.parametrize("case", CASES, ids=_case_id)
-@pytest.mark.parametrize("mult", [1, 2])
-@pytest.mark.parametrize("epi", ["bias-relu", "none", "pre-relu-clip"])
+# each geometry is a program of its own (build options), so each case takes one of the six
+# (multiplier, epilogue) pairs in turn: every pair meets three geometries, every geometry
+# one pair
+PAIRS = [(m, e) for e in ("none", "bias-relu", "pre-relu-clip") for m in (1, 2)]
+ROTATED = [(case, *PAIRS[i % len(PAIRS)]) for i, case in enumerate(CASES)]
+
+
+@pytest.mark.parametrize(
+    "case,mult,epi", ROTATED, ids=[f"{_case_id(c)}-m{m}-{e}" for c, m, e in ROTATED]
+)
 def test_depthwise(dev, case, mult, epi):
     c, h, w, k, kw = case
     ins = ["r" if "pre" in epi else "x", "w"] + (["b"] if "bias" in epi else [])

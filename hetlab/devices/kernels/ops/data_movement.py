@@ -94,7 +94,7 @@ def in_order(shape, sa) -> bool:
     return meta[0] == 0 or (meta[0] == 1 and meta[2 * MAXD] == meta[3 * MAXD] == 1)
 
 
-def _slice_params(node: Node, graph_or_ctx_const) -> tuple[list, list, list] | None:
+def slice_params(node: Node, graph_or_ctx_const) -> tuple[list, list, list] | None:
     get = graph_or_ctx_const
     if len(node.inputs) > 1:
         vals = [
@@ -130,7 +130,7 @@ class Slice(Move):
 
     def build(self, node: Node, ctx: Any) -> None:
         xs, ys = ctx.shape(node.inputs[0]), ctx.shape(node.outputs[0])
-        starts, axes, steps = _slice_params(node, ctx.const)
+        starts, axes, steps = slice_params(node, ctx.const)
         st = strides(xs)
         sa, off, forward = list(st), 0, True
         for s0, ax, step in zip(starts, axes, steps, strict=False):

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from hetlab.devices.kernels.ops.common import attr, numel, strides
-from hetlab.devices.kernels.ops.data_movement import _slice_params, in_order
+from hetlab.devices.kernels.ops.data_movement import in_order, slice_params
 from hetlab.devices.kernels.ops.gemm_pack import PACK_LEAST
 from hetlab.graph.ir import Node
 
@@ -51,7 +51,7 @@ def _view(n: Node, ub: Any) -> OperandView | None:
         if in_order(ub.shape(n.outputs[0]), sa):  # the op is a view already
             return None
         return OperandView(n.inputs[0], 0, tuple(sa))
-    params = _slice_params(n, ub.const)
+    params = slice_params(n, ub.const)
     if params is None:
         return None
     sa, off = list(st), 0

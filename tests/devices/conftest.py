@@ -28,6 +28,9 @@ BOUNDS_CHECKED = (
     "test_opencl_contrib",
     "test_opencl_rnn",
     "test_opencl_views",
+    "test_opencl_narrow",
+    "test_opencl_prelu_epilogue",
+    "test_opencl_depthwise",
     "test_tensor_cores",
 )  # modules run under both builds
 

@@ -41,11 +41,6 @@ def _case_id(c):
     return f"{c[0]}x{c[1]}x{c[2]}-k{c[3]}-{c[4]}"
 
 
-@pytest.fixture(scope="module", params=[False, True], ids=["plain", "bounds"])
-def bounds(request):
-    return request.param
-
-
 # each geometry is a program of its own (build options), so each case takes one of the six
 # (multiplier, epilogue) pairs in turn: every pair meets three geometries, every geometry
 # one pair

@@ -15,11 +15,6 @@ from tests.devices.opencl_case import rnd, run_case
 pytest.importorskip("pyopencl")
 
 
-@pytest.fixture(scope="module", params=[False, True], ids=["plain", "bounds"])
-def bounds(request):
-    return request.param
-
-
 def N(op, ins, outs=("y",), **kw):
     return helper.make_node(op, list(ins), list(outs), **kw)
 
